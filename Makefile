@@ -1,0 +1,55 @@
+# payload_id: one-command set-up on a fresh machine (Python 3.10-3.13, gcc, cmake, x86_64).
+#   make demo   set-up, then the simulated cell end to end
+#   make test   set-up, then the whole test suite
+#   make bench  set-up, then every bench/ script -> out/bench.json
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMPS := $(VENV)/.stamps
+MSG_SOURCES := $(shell find src/payload_id_msgs -type f 2>/dev/null)
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test test-fast bench clean check-platform
+
+setup: $(STAMPS)/packages
+
+check-platform:
+	@$(PYTHON) tools/check_platform.py
+
+$(STAMPS)/venv: | check-platform
+	@$(PYTHON) tools/check_platform.py
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade "pip==26.3"
+	@mkdir -p $(STAMPS) && touch $@
+
+# Pinned dependencies; re-run only when requirements.lock changes (a second `make setup` does no network work).
+$(STAMPS)/deps: requirements.lock $(STAMPS)/venv
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	@touch $@
+
+# payload_id_msgs built with cmake + rosidl into the venv itself.
+$(STAMPS)/interfaces: $(STAMPS)/deps $(MSG_SOURCES) tools/build_interfaces.sh
+	tools/build_interfaces.sh $(VENV)
+	@touch $@
+
+$(STAMPS)/packages: $(STAMPS)/interfaces src/payload_id_core/setup.py src/payload_id_ros/setup.py
+	$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+		-e src/payload_id_core -e src/payload_id_ros
+	@touch $@
+
+demo: setup
+	$(VPY) -m payload_id_ros.demo
+
+test: setup
+	$(VPY) -m pytest test $(PYTEST_ARGS)
+
+# Everything except the slow multi-process end-to-end tests.
+test-fast: setup
+	$(VPY) -m pytest test -m "not slow" $(PYTEST_ARGS)
+
+bench: setup
+	$(VPY) tools/run_bench.py bench out/bench.json
+
+clean:
+	rm -rf $(VENV) build out .pytest_cache

@@ -1,0 +1,106 @@
+"""The data a recording holds, independent of where it came from (rosbag2, UR CSV, simulation).
+
+Readers (bag_io, ur_csv) produce a Recording; the identification code consumes it. Arrays are
+float64, time in seconds, joint columns in the order of `joint_names` (callers reorder to the
+model's order by name with RobotModel.match_joint_order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from payload_id_core.errors import PayloadIdError
+
+
+@dataclass
+class JointSamples:
+    """Measured joint states: /joint_states. `tau` is effort × effort_scale (N·m)."""
+
+    t: np.ndarray                     # (N,) s, strictly increasing
+    joint_names: list[str]
+    q: np.ndarray                     # (N, n) rad
+    qd: np.ndarray | None             # (N, n) rad/s, None when the source has no velocities
+    tau: np.ndarray                   # (N, n) N·m
+    temperature: np.ndarray | None = None  # (N, n) °C, when the drives report it
+
+    def __post_init__(self) -> None:
+        self.t = np.asarray(self.t, dtype=float)
+        n = len(self.joint_names)
+        for name in ("q", "qd", "tau", "temperature"):
+            arr = getattr(self, name)
+            if arr is None:
+                continue
+            arr = np.asarray(arr, dtype=float)
+            if arr.shape != (self.t.size, n):
+                raise PayloadIdError(f"joint samples: {name} has shape {arr.shape}, expected {(self.t.size, n)}",
+                                     "every sample must carry one value per joint")
+            setattr(self, name, arr)
+
+    def __len__(self) -> int:
+        return self.t.size
+
+    def reordered(self, idx: np.ndarray, names: list[str]) -> "JointSamples":
+        """Columns picked by `idx` (see RobotModel.match_joint_order)."""
+        pick = lambda a: None if a is None else a[:, idx]  # noqa: E731
+        return JointSamples(self.t, list(names), self.q[:, idx], pick(self.qd), self.tau[:, idx], pick(self.temperature))
+
+    def slice_time(self, t0: float, t1: float) -> "JointSamples":
+        m = (self.t >= t0) & (self.t <= t1)
+        pick = lambda a: None if a is None else a[m]  # noqa: E731
+        return JointSamples(self.t[m], self.joint_names, self.q[m], pick(self.qd), self.tau[m], pick(self.temperature))
+
+
+@dataclass
+class CommandedTrajectory:
+    """One trajectory_msgs/JointTrajectory as sent to a joint_trajectory_controller.
+
+    Point k is due at `start_time + time_from_start[k]` (start_time = header.stamp, or the
+    message's log time when the stamp is zero, as the controller does).
+    """
+
+    start_time: float                 # s, same clock as JointSamples.t
+    joint_names: list[str]
+    time_from_start: np.ndarray       # (M,) s, strictly increasing
+    positions: np.ndarray             # (M, n)
+    velocities: np.ndarray | None = None      # (M, n)
+    accelerations: np.ndarray | None = None   # (M, n)
+
+    def __post_init__(self) -> None:
+        self.time_from_start = np.asarray(self.time_from_start, dtype=float)
+        self.positions = np.asarray(self.positions, dtype=float)
+        if self.velocities is not None:
+            self.velocities = np.asarray(self.velocities, dtype=float)
+        if self.accelerations is not None:
+            self.accelerations = np.asarray(self.accelerations, dtype=float)
+
+    @property
+    def end_time(self) -> float:
+        return self.start_time + float(self.time_from_start[-1])
+
+
+@dataclass
+class WrenchSamples:
+    """geometry_msgs/WrenchStamped readings of a wrist F/T sensor, in its own frame."""
+
+    t: np.ndarray                     # (N,) s
+    frame_id: str
+    force: np.ndarray                 # (N, 3) N
+    torque: np.ndarray                # (N, 3) N·m
+
+    def __post_init__(self) -> None:
+        self.t = np.asarray(self.t, dtype=float)
+        self.force = np.asarray(self.force, dtype=float).reshape(-1, 3)
+        self.torque = np.asarray(self.torque, dtype=float).reshape(-1, 3)
+
+
+@dataclass
+class Recording:
+    """Everything one run recorded. `commanded` holds every JointTrajectory sent, in order."""
+
+    joints: JointSamples
+    commanded: list[CommandedTrajectory] = field(default_factory=list)
+    wrench: WrenchSamples | None = None
+    source: str = ""                  # file it came from, for messages
+    notes: list[str] = field(default_factory=list)  # e.g. "measured motion used as commanded"

@@ -1,0 +1,15 @@
+"""The one exception type that bad input raises.
+
+Every check on user input (files, joint names, frames, NaN samples, unexcited trajectories) raises
+PayloadIdError with a message that names the problem *and* what to do about it. The command line
+turns it into one line on stderr and exit code 2; the ROS nodes turn it into an aborted goal.
+"""
+
+
+class PayloadIdError(Exception):
+    """Bad input or an impossible request; str(err) is a complete, user-facing sentence."""
+
+    def __init__(self, problem: str, fix: str | None = None):
+        self.problem = problem
+        self.fix = fix
+        super().__init__(problem if not fix else f"{problem}; {fix}")

@@ -1,0 +1,50 @@
+"""Writing output files all-or-nothing: a failed command never leaves half a file behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same directory and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_yaml(path: str | os.PathLike, data: dict) -> None:
+    atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, default_flow_style=None))
+
+
+@contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary directory that replaces `path` only if the block finishes without error.
+
+    Used for rosbag2 output, which is a directory: a crash mid-write leaves no bag at `path`.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_parent = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    tmp = tmp_parent / path.name
+    try:
+        yield tmp
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp_parent, ignore_errors=True)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds src/payload_id_msgs with cmake + rosidl into the venv given as $1 (default .venv).
+# Works around the packaging bugs of the PyPI ROS 2 wheels (see DESIGN.md).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+venv=$(cd "${1:-$here/.venv}" && pwd)
+py="$venv/bin/python"
+build="$here/build/payload_id_msgs"
+
+# The wheels carry the Python and numpy include dirs of their build image.
+py_inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+np_inc=$("$py" -c 'import numpy; print(numpy.get_include())')
+for f in "$venv"/share/*/cmake/*__rosidl_generator_pyExport.cmake; do
+  if grep -q '/opt/python/cp3' "$f"; then
+    sed -i -E "s#/opt/python/cp3[0-9]+-cp3[0-9]+/include/python3\.[0-9]+#$py_inc#g; \
+               s#/opt/python/cp3[0-9]+-cp3[0-9]+/lib/python3\.[0-9]+/site-packages/numpy/_core/include#$np_inc#g" "$f"
+  fi
+done
+
+export AMENT_PREFIX_PATH="$venv"
+export CMAKE_PREFIX_PATH="$venv"
+export PATH="$venv/bin:$PATH"
+site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+# rosidl's cmake finds these python modules through PYTHONPATH, not the venv's site.
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+cmake -S "$here/src/payload_id_msgs" -B "$build" \
+  -DCMAKE_INSTALL_PREFIX="$venv" -DCMAKE_BUILD_TYPE=Release \
+  -DPython3_EXECUTABLE="$py" -DPYTHON_EXECUTABLE="$py" \
+  -DBUILD_TESTING=OFF >"$build.cmake.log" 2>&1 || { mkdir -p "$build"; tail -40 "$build.cmake.log"; exit 1; }
+cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -40 "$build.build.log"; exit 1; }
+cmake --install "$build" >"$build.install.log" 2>&1 || { tail -20 "$build.install.log"; exit 1; }
