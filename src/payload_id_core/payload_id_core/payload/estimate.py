@@ -1,0 +1,123 @@
+"""The result every payload method returns, and its payload.yaml form (DESIGN.md).
+
+Methods estimate φ_L (10 parameters in the payload frame, about its origin, pinocchio order) with
+a covariance. People read mass, CoM and inertia about the CoM; their standard deviations come from
+first-order propagation of the covariance of φ_L through that (nonlinear) conversion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from payload_id_core.inertia import PARAM_NAMES, from_mass_com_inertia, to_mass_com_inertia
+
+INERTIA_KEYS = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
+_I_INDEX = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}
+
+
+def readable_vector(phi: np.ndarray) -> np.ndarray:
+    """[mass, cx, cy, cz, ixx, ixy, ixz, iyy, iyz, izz] (inertia about the CoM)."""
+    m, c, ic = to_mass_com_inertia(phi)
+    return np.concatenate([[m], c, [ic[_I_INDEX[k]] for k in INERTIA_KEYS]])
+
+
+@dataclass
+class PayloadEstimate:
+    frame: str
+    phi: np.ndarray                        # (10,) in the payload frame, about its origin
+    covariance: np.ndarray                 # (10, 10) of phi; NaN rows/cols where not identifiable
+    method: str
+    identifiable: np.ndarray = field(default_factory=lambda: np.ones(10, dtype=bool))  # per entry of phi
+    converged: bool = True
+    convergence_time: float = float("nan")  # s of motion used until declared converged
+    physically_consistent: bool = True     # of the raw estimate; False -> phi was projected
+    notes: list[str] = field(default_factory=list)
+    history: dict | None = None            # online methods: {"t": (K,), "phi": (K,10), "std": (K,10)}
+
+    # -- what people read -----------------------------------------------------------------------
+    @property
+    def mass(self) -> float:
+        return float(self.phi[0])
+
+    @property
+    def com(self) -> np.ndarray:
+        return to_mass_com_inertia(self.phi)[1]
+
+    @property
+    def inertia_about_com(self) -> np.ndarray:
+        return to_mass_com_inertia(self.phi)[2]
+
+    def readable_std(self) -> np.ndarray:
+        """Standard deviations of readable_vector(phi), by a numerical Jacobian of the conversion."""
+        cov = np.where(np.isfinite(self.covariance), self.covariance, 0.0)
+        h = 1e-7 * np.maximum(1.0, np.abs(self.phi))
+        jac = np.zeros((10, 10))
+        for k in range(10):
+            dp = np.zeros(10)
+            dp[k] = h[k]
+            jac[:, k] = (readable_vector(self.phi + dp) - readable_vector(self.phi - dp)) / (2 * h[k])
+        std = np.sqrt(np.maximum(np.diag(jac @ cov @ jac.T), 0.0))
+        unknown = ~self.readable_identifiable()
+        std[unknown] = np.nan
+        return std
+
+    def readable_identifiable(self) -> np.ndarray:
+        """Which of [mass, cx, cy, cz, ixx..izz] the data determined (CoM needs m and m·c; inertia all)."""
+        ok = np.asarray(self.identifiable, dtype=bool)
+        com_ok = [ok[0] and ok[1 + k] for k in range(3)]
+        inertia_ok = bool(ok.all())
+        return np.array([ok[0], *com_ok] + [inertia_ok] * 6)
+
+    # -- payload.yaml -----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        val = readable_vector(self.phi)
+        std = self.readable_std()
+        known = self.readable_identifiable()
+        num = lambda x, ok=True: float(x) if ok and np.isfinite(x) else None  # noqa: E731
+        return {
+            "frame": self.frame,
+            "mass": num(val[0], known[0]),
+            "com": [num(v, k) for v, k in zip(val[1:4], known[1:4])],
+            "inertia": {k: num(v, known[4]) for k, v in zip(INERTIA_KEYS, val[4:])},
+            "std": {
+                "mass": num(std[0]),
+                "com": [num(s) for s in std[1:4]],
+                "inertia": {k: num(s) for k, s in zip(INERTIA_KEYS, std[4:])},
+            },
+            "method": self.method,
+            "converged": bool(self.converged),
+            "convergence_time": num(self.convergence_time),
+            "physically_consistent": bool(self.physically_consistent),
+            "identifiable": {name: bool(v) for name, v in zip(PARAM_NAMES, self.identifiable)},
+            "parameters_about_frame_origin": [float(v) for v in self.phi],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PayloadEstimate":
+        """Read payload.yaml (also a hand-written one with only frame, mass, com, inertia)."""
+        from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+
+        try:
+            if d.get("parameters_about_frame_origin"):
+                phi = np.array(d["parameters_about_frame_origin"], dtype=float)
+            else:
+                inertia = d.get("inertia") or {}
+                ic = np.zeros((3, 3))
+                for k, (i, j) in _I_INDEX.items():
+                    ic[i, j] = ic[j, i] = float(inertia.get(k) or 0.0)
+                phi = from_mass_com_inertia(float(d["mass"]), [float(c or 0.0) for c in d.get("com", [0, 0, 0])], ic)
+            ident = d.get("identifiable")
+            identifiable = (np.array([bool(ident[n]) for n in PARAM_NAMES]) if ident else np.ones(10, dtype=bool))
+        except (KeyError, TypeError, ValueError) as err:
+            raise PayloadIdError(f"payload file is malformed ({err})",
+                                 "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them") from err
+        ct = d.get("convergence_time")
+        return cls(frame=str(d.get("frame", "")), phi=phi, covariance=np.full((10, 10), np.nan),
+                   method=str(d.get("method", "given")), identifiable=identifiable,
+                   converged=bool(d.get("converged", True)),
+                   convergence_time=float("nan") if ct is None else float(ct),
+                   physically_consistent=bool(d.get("physically_consistent", True)),
+                   notes=list(d.get("notes", [])))
