@@ -33,3 +33,29 @@ def ros_env() -> dict:
     env = dict(os.environ)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     return env
+
+
+@pytest.fixture
+def spawn(ros_env):
+    """Start child processes with the venv's python; every one is ended by PID at teardown."""
+    import signal
+    import subprocess
+
+    procs: list[subprocess.Popen] = []
+
+    def _spawn(*args: str, env: dict | None = None) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, *args], env=env or ros_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        procs.append(proc)
+        return proc
+
+    yield _spawn
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)

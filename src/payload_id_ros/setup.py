@@ -29,6 +29,9 @@ setup(
     entry_points={
         "console_scripts": [
             "payload-id = payload_id_ros.cli.main:main",
+            "payload_estimator = payload_id_ros.payload_estimator:main",
+            "excitation_player = payload_id_ros.excitation_player:main",
+            "mock_hardware = payload_id_ros.mock_hardware:main",
         ],
     },
 )

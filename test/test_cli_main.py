@@ -1,0 +1,64 @@
+"""The payload-id entry point: subcommands listed, usage errors exit 2, platform check refuses in one line."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from payload_id_ros.cli.main import SUBCOMMANDS
+
+REPO = Path(__file__).resolve().parents[1]
+PAYLOAD_ID = str(Path(sys.executable).parent / "payload-id")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PAYLOAD_ID, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_subcommand_of_the_design():
+    proc = run("--help")
+    assert proc.returncode == 0
+    for name in ["identify-robot", "identify-payload", "excite", "simulate", "report"]:
+        assert name in proc.stdout
+    assert set(SUBCOMMANDS) >= {"identify-robot", "identify-payload", "excite", "simulate", "report"}
+
+
+def test_unknown_subcommand_prints_usage_and_exits_2():
+    proc = run("frobnicate")
+    assert proc.returncode == 2
+    assert "usage: payload-id" in proc.stderr
+    assert "invalid choice" in proc.stderr
+
+
+def test_missing_subcommand_exits_2():
+    proc = run()
+    assert proc.returncode == 2
+    assert "usage:" in proc.stderr
+
+
+def _check_platform(machine: str, version: tuple) -> subprocess.CompletedProcess:
+    code = (
+        "import platform, runpy, sys\n"
+        f"platform.machine = lambda: {machine!r}\n"
+        f"sys.version_info = type('V', (tuple,), {{}})({version!r})\n"
+        f"platform.python_version = lambda: {'.'.join(map(str, version))!r}\n"
+        f"runpy.run_path({str(REPO / 'tools' / 'check_platform.py')!r})\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_setup_refuses_other_architectures_in_one_line():
+    proc = _check_platform("aarch64", (3, 11, 7))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unsupported machine aarch64" in lines[0] and "x86_64" in lines[0]
+
+
+def test_setup_refuses_unsupported_python_in_one_line():
+    proc = _check_platform("x86_64", (3, 9, 18))
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unsupported Python 3.9.18" in lines[0]
+
+
+def test_setup_accepts_this_machine():
+    assert _check_platform("x86_64", (3, 11, 7)).returncode == 0
