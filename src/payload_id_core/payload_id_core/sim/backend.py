@@ -1,0 +1,59 @@
+"""The physics engine behind the simulated robot cell, as an interface.
+
+The cell (cell.py) only talks to a `PhysicsBackend`: MuJoCo today (mujoco_backend.py); a Gazebo
+(gz_ros2_control) backend can be added for cells that have Gazebo by implementing these methods.
+The backend owns the rigid-body dynamics only: links, payload, rotor inertia and gravity. Friction,
+noise, drive gains and the controller live in the cell, so every backend gets the same ones.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class PhysicsBackend(ABC):
+    """Rigid-body dynamics of the robot's actuated joints (model order = `joint_names`)."""
+
+    joint_names: list[str]
+    timestep: float                  # s, one call of step()
+
+    @abstractmethod
+    def reset(self, q: np.ndarray, qd: np.ndarray | None = None) -> None:
+        """Put the robot at joint positions q (velocities qd, default zero)."""
+
+    @abstractmethod
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(q, qd) now (copies)."""
+
+    @property
+    @abstractmethod
+    def time(self) -> float:
+        """Simulated time, s."""
+
+    @abstractmethod
+    def step(self, tau: np.ndarray, implicit_damping: np.ndarray | None = None) -> np.ndarray:
+        """Advance one timestep with joint torques `tau` applied; returns the joint acceleration used.
+
+        `implicit_damping` (n,) N·m·s/rad: extra viscous torque −d·qd_next integrated implicitly, so a
+        stiff friction law (caller linearises it) stays stable at any timestep; the caller has already
+        subtracted d·qd from `tau`.
+        """
+
+    @abstractmethod
+    def set_payload(self, phi: np.ndarray | None, frame: str) -> None:
+        """Rigidly attach a body with parameters φ (pinocchio order, about `frame`'s origin, `frame` axes)
+        at URDF frame `frame`; None removes it."""
+
+    @abstractmethod
+    def set_armature(self, armature: np.ndarray) -> None:
+        """Rotor inertia reflected to each joint (kg·m²), added to the mass matrix diagonal."""
+
+    @abstractmethod
+    def set_gravity(self, gravity: np.ndarray) -> None:
+        """Gravity vector in the robot's base frame (a tilted base rotates it)."""
+
+    @abstractmethod
+    def inverse_dynamics(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """Joint torques the rigid bodies (links, payload, rotor inertia) need for (q, qd, qdd)."""
