@@ -6,6 +6,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 venv=$(cd "${1:-$here/.venv}" && pwd)
 py="$venv/bin/python"
 build="$here/build/payload_id_msgs"
+mkdir -p "$build"
 
 # The wheels carry the Python and numpy include dirs of their build image.
 py_inc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
@@ -26,6 +27,6 @@ export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 cmake -S "$here/src/payload_id_msgs" -B "$build" \
   -DCMAKE_INSTALL_PREFIX="$venv" -DCMAKE_BUILD_TYPE=Release \
   -DPython3_EXECUTABLE="$py" -DPYTHON_EXECUTABLE="$py" \
-  -DBUILD_TESTING=OFF >"$build.cmake.log" 2>&1 || { mkdir -p "$build"; tail -40 "$build.cmake.log"; exit 1; }
+  -DBUILD_TESTING=OFF >"$build.cmake.log" 2>&1 || { tail -40 "$build.cmake.log"; exit 1; }
 cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -40 "$build.build.log"; exit 1; }
 cmake --install "$build" >"$build.install.log" 2>&1 || { tail -20 "$build.install.log"; exit 1; }
