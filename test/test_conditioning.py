@@ -1,0 +1,224 @@
+"""Signal conditioning: controller-exact trajectory sampling, filters, differentiation, delay, the pipeline."""
+
+import numpy as np
+import pytest
+
+from payload_id_core import conditioning as cond
+from payload_id_core.data import CommandedTrajectory, JointSamples, Recording
+from payload_id_core.errors import PayloadIdError
+
+
+def poly_trajectory(coeffs, knots, start=10.0, fields=("pos", "vel", "acc"), names=("a",)):
+    P = np.polynomial.Polynomial(coeffs)
+    col = lambda f: f(knots)[:, None]  # noqa: E731
+    return P, CommandedTrajectory(start, list(names), knots, col(P),
+                                  col(P.deriv()) if "vel" in fields else None,
+                                  col(P.deriv(2)) if "acc" in fields else None)
+
+
+def test_quintic_segments_reproduce_a_quintic_exactly():
+    P, traj = poly_trajectory([0.3, -0.2, 0.5, 0.1, -0.05, 0.02], np.array([0.0, 0.4, 1.0, 1.3, 2.0]))
+    t = 10.0 + np.linspace(0.0, 1.999, 2001)
+    q, qd, qdd = cond.sample_commanded([traj], t)
+    np.testing.assert_allclose(q[:, 0], P(t - 10), atol=1e-13)
+    np.testing.assert_allclose(qd[:, 0], P.deriv()(t - 10), atol=1e-12)
+    np.testing.assert_allclose(qdd[:, 0], P.deriv(2)(t - 10), atol=1e-11)
+
+
+def test_cubic_with_velocities_and_linear_with_positions_only():
+    P, traj = poly_trajectory([1.0, 0.5, -0.7, 0.25], np.array([0.0, 0.3, 0.9, 1.5]), fields=("pos", "vel"))
+    t = 10.0 + np.linspace(0.0, 1.49, 500)
+    q, qd, qdd = cond.sample_commanded([traj], t)
+    np.testing.assert_allclose(q[:, 0], P(t - 10), atol=1e-13)
+    np.testing.assert_allclose(qd[:, 0], P.deriv()(t - 10), atol=1e-12)
+    np.testing.assert_allclose(qdd[:, 0], P.deriv(2)(t - 10), atol=1e-11)
+    # Positions only: straight lines between points, the segment slope as velocity, zero acceleration.
+    knots = np.array([0.0, 0.3, 0.9, 1.5])
+    traj = CommandedTrajectory(10.0, ["a"], knots, np.array([[0.0], [0.6], [0.0], [3.0]]))
+    q, qd, qdd = cond.sample_commanded([traj], t)
+    np.testing.assert_allclose(q[:, 0], np.interp(t - 10, knots, [0.0, 0.6, 0.0, 3.0]), atol=1e-14)
+    seg = np.searchsorted(knots, t - 10, side="right") - 1
+    np.testing.assert_allclose(qd[:, 0], np.array([2.0, -1.0, 5.0])[seg], atol=1e-12)
+    assert np.all(qdd == 0.0)
+
+
+def test_hold_after_last_point_and_before_first():
+    _, traj = poly_trajectory([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], np.array([0.5, 1.0, 2.0]))
+    q, qd, qdd = cond.sample_commanded([traj], np.array([9.0, 10.2, 12.0, 13.0, 100.0]))
+    np.testing.assert_allclose(q[:, 0], [0.5, 0.5, 2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(qd[[0, 1, 2, 3, 4], 0], 0.0)
+    np.testing.assert_array_equal(qdd[:, 0], 0.0)
+    assert cond.commanded_span([traj]) == (10.5, 12.0)
+
+
+def test_later_trajectory_replaces_from_its_start_and_blends_from_the_current_command():
+    P1, first = poly_trajectory([0.0, 0.8, 0.3, -0.1, 0.0, 0.0], np.linspace(0.0, 4.0, 41), start=0.0)
+    # The second message starts at 1.5 s, its first point is due 0.25 s later.
+    knots2 = 0.25 + np.linspace(0.0, 2.0, 21)
+    P2 = np.polynomial.Polynomial([2.0, -0.5, 0.1])
+    second = CommandedTrajectory(1.5, ["a"], knots2, P2(knots2)[:, None], P2.deriv()(knots2)[:, None],
+                                 P2.deriv(2)(knots2)[:, None])
+    t = np.linspace(0.0, 4.0, 4001)
+    q, qd, qdd = cond.sample_commanded([second, first], t)  # any order: start times decide
+    before = t < 1.5
+    np.testing.assert_allclose(q[before, 0], P1(t[before]), atol=1e-12)
+    after = t >= 1.75
+    tail = after & (t <= 1.5 + knots2[-1])
+    np.testing.assert_allclose(q[tail, 0], P2(t[tail] - 1.5), atol=1e-12)
+    np.testing.assert_allclose(q[t > 3.75, 0], P2(knots2[-1]))  # held after the end
+    # The blend from the first trajectory's state at 1.5 s to the first point is a quintic
+    # matching position, velocity and acceleration at both ends (no jump the controller would not make).
+    blend = (t >= 1.5) & (t < 1.75)
+    tb = t[blend]
+    assert q[blend, 0][0] == pytest.approx(P1(1.5), abs=1e-12)
+    assert qd[blend, 0][0] == pytest.approx(P1.deriv()(1.5), abs=1e-12)
+    assert qdd[blend, 0][0] == pytest.approx(P1.deriv(2)(1.5), abs=1e-12)
+    end = cond.sample_commanded([second, first], np.array([1.75 - 1e-9]))
+    assert end[0][0, 0] == pytest.approx(P2(0.25), abs=1e-7)
+    assert end[1][0, 0] == pytest.approx(P2.deriv()(0.25), abs=1e-6)
+    assert np.all(np.isfinite(q[blend])) and tb.size == 250
+
+
+def test_joint_order_by_name_and_missing_joint():
+    knots = np.array([0.0, 1.0])
+    traj = CommandedTrajectory(0.0, ["b", "a"], knots, np.array([[1.0, 10.0], [2.0, 20.0]]))
+    q, _, _ = cond.sample_commanded([traj], np.array([0.5]), joint_names=["a", "b"])
+    np.testing.assert_allclose(q, [[15.0, 1.5]])
+    with pytest.raises(PayloadIdError, match=r"lacks joints \['c'\]"):
+        cond.sample_commanded([traj], np.array([0.5]), joint_names=["a", "c"])
+    with pytest.raises(PayloadIdError, match="no commanded trajectory"):
+        cond.sample_commanded([], np.array([0.5]))
+
+
+def test_central_difference_of_a_sine_on_non_uniform_times():
+    rng = np.random.default_rng(3)
+    t = np.cumsum(rng.uniform(0.0015, 0.0025, 4000))  # ~500 Hz with ±25 % jitter
+    w = 2 * np.pi * 0.7
+    x = np.column_stack([np.sin(w * t), np.cos(w * t)])
+    dx = cond.central_difference(x, t)
+    err = np.abs(dx - w * np.column_stack([np.cos(w * t), -np.sin(w * t)]))
+    assert err.max() < 2e-4 * w  # second-order: error ~ w^3 h^2 even at the ends
+
+
+def test_lowpass_has_zero_phase_and_attenuates():
+    fs = 500.0
+    t = np.arange(0, 10, 1 / fs)
+    slow = np.sin(2 * np.pi * 1.0 * t)
+    fast = 0.5 * np.sin(2 * np.pi * 100.0 * t)
+    y = cond.lowpass(slow + fast, fs, 10.0)
+    mid = slice(500, -500)
+    assert np.abs(y[mid] - slow[mid]).max() < 1e-3      # 1 Hz passes unchanged: no lag, no gain error
+    lag = np.argmax(np.correlate(y[mid], slow[mid], mode="full")) - (slow[mid].size - 1)
+    assert lag == 0
+    resid = cond.lowpass(fast, fs, 10.0)[mid]
+    assert np.abs(resid).max() < 0.5 * 1e-4           # 100 Hz: more than 80 dB down
+    with pytest.raises(PayloadIdError, match="Nyquist"):
+        cond.lowpass(slow, fs, 300.0)
+
+
+def test_decimate_parallel_keeps_the_linear_model():
+    fs, N = 500.0, 5000
+    rng = np.random.default_rng(0)
+    t = np.arange(N) / fs
+    Y = np.stack([np.sin(2 * np.pi * 0.3 * t), np.cos(2 * np.pi * 0.7 * t), np.ones(N)], axis=1)[:, None, :]
+    phi = np.array([2.0, -1.0, 0.5])
+    ripple = 0.3 * np.sin(2 * np.pi * 120.0 * t)[:, None]     # torque ripple the filter must remove
+    tau = Y @ phi + ripple
+    tau_d, Y_d, idx = cond.decimate_parallel(tau, Y, fs, 10)
+    assert idx.size == N // 10 and Y_d.shape == (N // 10, 1, 3)
+    # Same filter on both sides: the decimated data still satisfy tau = Y phi (ripple gone).
+    np.testing.assert_allclose(tau_d[50:-50, 0], (Y_d @ phi)[50:-50, 0], atol=1e-4)
+    est = np.linalg.lstsq(Y_d[:, 0, :], tau_d[:, 0], rcond=None)[0]
+    np.testing.assert_allclose(est, phi, atol=1e-3)
+
+
+def sine_motion(t):
+    w = 2 * np.pi * np.array([0.2, 0.35])
+    q = np.column_stack([0.8 * np.sin(w[0] * t) + 0.2 * np.sin(3 * w[0] * t), 0.5 * np.cos(w[1] * t)])
+    qd = np.column_stack([0.8 * w[0] * np.cos(w[0] * t) + 0.6 * w[0] * np.cos(3 * w[0] * t),
+                          -0.5 * w[1] * np.sin(w[1] * t)])
+    qdd = np.column_stack([-0.8 * w[0]**2 * np.sin(w[0] * t) - 1.8 * w[0]**2 * np.sin(3 * w[0] * t),
+                           -0.5 * w[1]**2 * np.cos(w[1] * t)])
+    return q, qd, qdd
+
+
+def delayed_recording(delay=0.004, noise=2e-5, rate=500.0, duration=12.0, seed=0):
+    """Commanded at 100 Hz (quintic points) from t=1 s; measured at `rate` lagging by `delay`."""
+    rng = np.random.default_rng(seed)
+    knots = np.arange(0.0, duration, 0.01)
+    qc, qdc, qddc = sine_motion(knots)
+    traj = CommandedTrajectory(1.0, ["j1", "j2"], knots, qc, qdc, qddc)
+    t = 0.5 + np.arange(int((duration + 1.0) * rate)) / rate
+    q = sine_motion(t - 1.0 - delay)[0] + rng.normal(0, noise, (t.size, 2))
+    tau = np.column_stack([np.sin(t), np.cos(t)])
+    return Recording(JointSamples(t, ["j2", "j1"], q[:, ::-1], None, tau[:, ::-1]), [traj])
+
+
+def test_delay_of_4ms_is_recovered_within_half_a_millisecond():
+    for seed in range(3):
+        rec = delayed_recording(delay=0.004, seed=seed)
+        j = rec.joints
+        q_cmd = cond.sample_commanded(rec.commanded, j.t, ["j2", "j1"])[0]
+        d = cond.estimate_delay(j.t, j.q, j.t, q_cmd)
+        assert abs(d - 0.004) < 0.5e-3, d
+    # Negative delay and a steady tracking offset do not confuse it either.
+    rec = delayed_recording(delay=-0.0123)
+    j = rec.joints
+    q_cmd = cond.sample_commanded(rec.commanded, j.t, ["j2", "j1"])[0]
+    assert cond.estimate_delay(j.t, j.q + [0.01, -0.02], j.t, q_cmd) == pytest.approx(-0.0123, abs=0.5e-3)
+
+
+def test_conditioned_signals_commanded():
+    rec = delayed_recording(delay=0.004)
+    sig = cond.conditioned_signals(rec, ["j1", "j2"], source="commanded")
+    assert sig.joint_names == ["j1", "j2"]
+    assert abs(sig.delay_used - 0.004) < 0.5e-3
+    # Commanded signals at t - delay are the true motion of the measured samples.
+    q, qd, qdd = sine_motion(sig.t - 1.0 - 0.004)
+    span = (sig.t - sig.delay_used >= 1.0) & (sig.t - sig.delay_used <= 1.0 + 11.99)
+    assert span.all()                                   # samples outside the command were dropped
+    assert len(sig) < len(rec.joints)
+    np.testing.assert_allclose(sig.q, q, atol=2e-5)
+    np.testing.assert_allclose(sig.qd, qd, atol=5e-4)
+    np.testing.assert_allclose(sig.qdd, qdd, atol=5e-3)
+    np.testing.assert_allclose(sig.tau, np.column_stack([np.sin(sig.t), np.cos(sig.t)]))  # reordered by name
+    fixed = cond.conditioned_signals(rec, ["j1", "j2"], delay=0.0)
+    assert fixed.delay_used == 0.0
+    assert any("estimated" in n for n in sig.notes)
+
+
+def test_conditioned_signals_measured_and_decimated():
+    rate = 500.0
+    t = np.arange(0, 20, 1 / rate)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = sine_motion(t)
+    rec = Recording(JointSamples(t, ["j1", "j2"], q + rng.normal(0, 1e-5, q.shape), None,
+                                 np.column_stack([np.sin(t), np.cos(t)]) + rng.normal(0, 0.05, q.shape)))
+    sig = cond.conditioned_signals(rec, ["j1", "j2"], source="measured")
+    inner = slice(500, -500)
+    assert sig.delay_used == 0.0
+    np.testing.assert_allclose(sig.q[inner], q[inner], atol=5e-5)
+    np.testing.assert_allclose(sig.qd[inner], qd[inner], atol=3e-3)
+    np.testing.assert_allclose(sig.qdd[inner], qdd[inner], atol=0.1)
+    # Torque noise 0.05 N·m is reduced by the 10 Hz filter (about sqrt(10/250)).
+    assert np.std(sig.tau[inner, 0] - np.sin(t[inner])) < 0.02
+    dec = cond.conditioned_signals(rec, ["j1", "j2"], source="measured", decimate=5)
+    assert len(dec) == t.size // 5
+    np.testing.assert_allclose(dec.t, t[::5])
+    np.testing.assert_allclose(dec.qd[100:-100], qd[::5][100:-100], atol=3e-3)
+
+
+def test_conditioned_signals_bad_input():
+    rate = 500.0
+    t = np.arange(0, 2, 1 / rate)
+    rec = Recording(JointSamples(t, ["j1"], np.zeros((t.size, 1)), None, np.zeros((t.size, 1))), source="x.bag")
+    with pytest.raises(PayloadIdError, match="x.bag holds no commanded trajectory"):
+        cond.conditioned_signals(rec, ["j1"])
+    with pytest.raises(PayloadIdError, match=r"lack joints \['j9'\]"):
+        cond.conditioned_signals(rec, ["j1", "j9"], source="measured")
+    with pytest.raises(PayloadIdError, match="unknown signal source"):
+        cond.conditioned_signals(rec, ["j1"], source="guess")
+    late = CommandedTrajectory(100.0, ["j1"], np.array([0.0, 1.0]), np.zeros((2, 1)))
+    rec.commanded = [late]
+    with pytest.raises(PayloadIdError, match="no joint state falls inside the commanded trajectory"):
+        cond.conditioned_signals(rec, ["j1"], delay=0.0)
