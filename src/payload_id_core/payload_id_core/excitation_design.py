@@ -1,0 +1,433 @@
+"""Optimal excitation: choose Fourier coefficients that make the identification well conditioned.
+
+Objectives (all minimised; each is evaluated on `n_samples` points of one period):
+
+- ``base``: condition number of the base regressor with linear friction (Gautier 1991 base
+  parameters, Swevers 1997's criterion; Tadese 2022 §4.3 reaches 80.25, Xu 2024 §4.2 79.67).
+- ``xu``: Xu 2024 eq. 18, 10 cond(Y) + 5 cond(Y_i) + cond(Y_g) + cond(Y_f), the full, inertial,
+  first-moment (with mass) and friction sub-regressors of the same matrix.
+- ``payload``: condition number of the payload regressor W_L (N n x 10), what payload
+  identification needs (Khalil 2007 §III; Xu 2024 eq. 15's unknowns).
+- ``dopt``: D-optimality, -log det(Yᵀ Y / N) of the base regressor with friction (Swevers 1997).
+
+Scaling. Xu 2024 §4.2 weights the stacked regressor's rows by Λ0^(-1/2), the inverse torque noise
+of each joint. Before data exist we take each joint's noise proportional to its effort limit (so
+rows are divided by the effort limit), and we scale every column to unit norm, which makes the
+condition number independent of the parameters' units (Gautier's practice); without column scaling
+the UR10 number is dominated by m vs. I magnitudes and says little about the motion. Both scalings
+are applied in every objective, the reported condition numbers and the bench.
+
+Constraints. q, q̇, q̈ are linear in the null-space coordinates z of excitation.rest_basis, so the
+joint position, velocity and acceleration limits on a coarse grid are linear inequalities (exact
+Jacobians for SLSQP); Cartesian limits are nonlinear, with Jacobians from pinocchio's frame Jacobian.
+The result is verified on a 1 ms grid and shrunk toward the offset pose (which scales q - q0, q̇, q̈
+together) until it passes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.optimize
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation import (
+    CartesianLimit, FourierTrajectory, MotionLimits, frame_positions, limit_violations, rest_basis,
+)
+
+OBJECTIVES = ("base", "xu", "payload", "dopt")
+# Xu 2024 eq. 18 weights: full, inertial, first-moment, friction.
+XU_WEIGHTS = (10.0, 5.0, 1.0, 1.0)
+
+
+def default_offsets(model) -> np.ndarray:
+    """A start pose away from singularities: Xu 2024's UR pose [0, -π/2, 0, -π/2, 0, 0], the Panda's
+    ready pose, otherwise the middle of each joint's range (clipped to ±π/2 around zero)."""
+    from payload_id_core.excitation import robot_key  # noqa: PLC0415
+
+    key = robot_key(model)
+    if key.startswith("ur") and model.n == 6:
+        return np.array([0.0, -math.pi / 2, 0.0, -math.pi / 2, 0.0, 0.0])
+    if key == "panda" and model.n == 7:
+        return np.array([0.0, 0.0, 0.0, -math.pi / 2, 0.0, math.pi / 2, math.pi / 4])
+    lim = model.limits
+    mid = 0.5 * (np.asarray(lim.lower) + np.asarray(lim.upper))
+    return np.clip(np.where(np.isfinite(mid), mid, 0.0), -math.pi / 2, math.pi / 2)
+
+
+def _cond_gram(g: np.ndarray) -> float:
+    """Condition number of M from its Gram matrix G = MᵀM (sqrt of the eigenvalue ratio); exact enough
+    below ~1e7 and ~20x faster than an SVD of the tall M, which matters inside the optimizer."""
+    ev = np.linalg.eigvalsh(g)
+    return float(math.sqrt(ev[-1] / ev[0])) if ev[0] > ev[-1] * 1e-15 else math.inf
+
+
+def _unit_gram(g: np.ndarray) -> np.ndarray:
+    """Gram matrix of M with every column scaled to unit norm."""
+    d = np.sqrt(np.diag(g))
+    d = np.where(d > 0, d, 1.0)
+    return g / np.outer(d, d)
+
+
+def payload_column_scale(size_m: float) -> np.ndarray:
+    """Column scales of the payload regressor for a payload of characteristic size L: φ_L in units of
+    [kg, kg·L (x3), kg·L² (x6)], so each parameter counts at the precision that matters for such a payload."""
+    return np.array([1.0] + [size_m] * 3 + [size_m**2] * 6)
+
+
+class RegressorMetrics:
+    """Condition numbers and D-optimality of one robot's regressors for given motion.
+
+    Built once per robot (base parameters, friction model, row weights); `evaluate(q, qd, qdd)` is the
+    inner loop of the optimizer.
+    """
+
+    def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
+                 payload_size_m: float = 0.1):
+        from payload_id_core.base_params import compute_base_parameters  # noqa: PLC0415
+        from payload_id_core.friction import make_friction_model  # noqa: PLC0415
+
+        self.model = model
+        self.frame = frame or model.default_payload_frame
+        model.frame_id(self.frame)
+        self.base = compute_base_parameters(model)
+        self.friction = make_friction_model(friction, list(model.joint_names))
+        effort = np.asarray(model.limits.effort, dtype=float)
+        if row_weights is None:
+            row_weights = 1.0 / np.where(np.isfinite(effort) & (effort > 0), effort, 1.0)
+        self.row_weights = np.asarray(row_weights, dtype=float)
+        if not payload_size_m > 0:
+            raise PayloadIdError(f"payload size {payload_size_m} m is not positive", "use e.g. 0.1 m")
+        self.payload_scale = payload_column_scale(payload_size_m)
+        kinds = self.base.independent % 10
+        nb = self.base.b
+        nf = self.friction.n_params
+        self.groups = {
+            "inertial": np.flatnonzero(kinds >= 4),
+            "first_moment": np.flatnonzero(kinds < 4),
+            "friction": nb + np.arange(nf),
+        }
+
+    def matrices(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:
+        """(stacked base+friction regressor, stacked payload regressor in size-L units), rows weighted."""
+        from payload_id_core.regressor import payload_columns, rigid_body_regressor  # noqa: PLC0415
+
+        y = rigid_body_regressor(self.model, q, qd, qdd)
+        w = self.row_weights[None, :, None]
+        full = np.concatenate([self.base.reduce(y), self.friction.columns(qd)], axis=2) * w
+        pay = payload_columns(self.model, self.frame, y) * w * self.payload_scale
+        return full.reshape(-1, full.shape[2]), pay.reshape(-1, 10)
+
+    def evaluate(self, q, qd, qdd, only: str | None = None) -> dict:
+        """Every figure (or, with `only` = an objective name, just what that objective needs)."""
+        full, pay = self.matrices(q, qd, qdd)
+        out = {}
+        if only in (None, "payload"):
+            out["payload_cond"] = _cond_gram(pay.T @ pay)
+            if only:
+                return out
+        g = full.T @ full
+        if only in (None, "dopt"):
+            sign, logdet = np.linalg.slogdet(g / full.shape[0])
+            out["logdet"] = float(logdet) if sign > 0 else -math.inf
+            if only:
+                return out
+        gs = _unit_gram(g)
+        out["base_cond"] = _cond_gram(gs)
+        if only == "base":
+            return out
+        for name, idx in self.groups.items():
+            out[f"{name}_cond"] = _cond_gram(gs[np.ix_(idx, idx)]) if idx.size else 1.0
+        c = (out["base_cond"], out["inertial_cond"], out["first_moment_cond"], out["friction_cond"])
+        out["xu"] = float(sum(wi * ci for wi, ci in zip(XU_WEIGHTS, c)))
+        return out
+
+
+def objective_value(metrics: dict, objective: str) -> float:
+    """The number the optimizer minimises for `objective` (log of a condition number: same minimiser,
+    better scaled)."""
+    if objective == "base":
+        return math.log(metrics["base_cond"])
+    if objective == "payload":
+        return math.log(metrics["payload_cond"])
+    if objective == "xu":
+        return math.log(metrics["xu"])
+    if objective == "dopt":
+        return -metrics["logdet"]
+    raise PayloadIdError(f"unknown excitation objective '{objective}'", f"use one of {', '.join(OBJECTIVES)}")
+
+
+@dataclass
+class ExcitationDesign:
+    """What to optimize: the robot, the trajectory's shape, its limits and the criterion."""
+
+    model: object
+    limits: MotionLimits
+    objective: str = "payload"
+    frame: str | None = None
+    duration: float = 10.0
+    harmonics: int = 5
+    base_frequency_hz: float | None = None       # default 1 / duration
+    offsets: np.ndarray | None = None            # default default_offsets(model)
+    joints: list[str] | None = None              # joints that move; the others hold their offset
+    cartesian: list[CartesianLimit] = field(default_factory=list)
+    n_samples: int = 150                         # regressor samples per objective evaluation
+    n_constraint_samples: int = 200              # coarse grid of the limits during optimization
+    friction: str = "linear"
+    payload_size_m: float = 0.1                  # characteristic payload size for the payload objective's scaling
+
+    def __post_init__(self) -> None:
+        m = self.model
+        if self.objective not in OBJECTIVES:
+            raise PayloadIdError(f"unknown excitation objective '{self.objective}'",
+                                 f"use one of {', '.join(OBJECTIVES)}")
+        if not (math.isfinite(self.duration) and self.duration > 0):
+            raise PayloadIdError(f"duration {self.duration} s is not positive", "use e.g. --duration 10")
+        if self.base_frequency_hz is None:
+            self.base_frequency_hz = 1.0 / self.duration
+        if not (self.base_frequency_hz > 0):
+            raise PayloadIdError(f"base frequency {self.base_frequency_hz} Hz is not positive",
+                                 "use e.g. 0.1 Hz, or leave it out for 1 / duration")
+        periods = self.duration * self.base_frequency_hz
+        if abs(periods - round(periods)) > 1e-6 or round(periods) < 1:
+            raise PayloadIdError(
+                f"duration {self.duration} s is not a whole number of periods of {self.base_frequency_hz} Hz",
+                "leave --base-frequency out (1 / duration) or use k / duration")
+        if self.harmonics < 2:
+            raise PayloadIdError(f"{self.harmonics} harmonic(s) cannot start and end at rest",
+                                 "use --harmonics 2 or more (5 is usual)")
+        if self.joints is None:
+            self.moving = np.arange(m.n)
+        else:
+            unknown = [j for j in self.joints if j not in m.joint_names]
+            if unknown or not self.joints:
+                raise PayloadIdError(f"joints {unknown or self.joints} are not actuated joints of the URDF",
+                                     f"choose among {', '.join(m.joint_names)}")
+            self.moving = np.array(sorted(m.joint_names.index(j) for j in self.joints))
+        self.offsets = default_offsets(m) if self.offsets is None else np.asarray(self.offsets, float).reshape(-1)
+        if self.offsets.shape != (m.n,):
+            raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints", f"give one per joint of {m.joint_names}")
+        lim = self.limits
+        outside = [j for j, x, lo, hi in zip(m.joint_names, self.offsets, lim.lower, lim.upper) if not lo <= x <= hi]
+        if outside:
+            raise PayloadIdError(f"the start pose is outside the joint limits (minus the margin) of {outside}",
+                                 "choose offsets inside the limits or reduce --margin")
+        if self.cartesian:
+            q0 = self.offsets[None, :]
+            for c in self.cartesian:
+                p = frame_positions(m, c.frame, q0)[0, c.axis]
+                if (c.lower is not None and p < c.lower) or (c.upper is not None and p > c.upper):
+                    raise PayloadIdError(
+                        f"no trajectory can keep {c.describe()}: the start pose already has "
+                        f"{c.frame} {'xyz'[c.axis]} = {p:.3f} m",
+                        "relax the Cartesian limit or choose a start pose (offsets) that satisfies it")
+        self.basis = rest_basis(self.harmonics)           # (2H, r)
+        self.r = self.basis.shape[1]
+
+    # -- the trajectory as a function of the free variables ----------------------------------
+    @property
+    def n_vars(self) -> int:
+        return self.moving.size * self.r
+
+    def trajectory(self, x: np.ndarray, design_info: dict | None = None) -> FourierTrajectory:
+        z = np.zeros((self.model.n, self.r))
+        z[self.moving] = np.asarray(x, float).reshape(self.moving.size, self.r)
+        return FourierTrajectory.from_rest_coordinates(self.model.joint_names, self.base_frequency_hz, self.offsets,
+                                                       z, self.harmonics, self.duration, design_info)
+
+    def _grid_maps(self, t: np.ndarray):
+        """Per-sample linear maps from one joint's z to (q - q0, q̇, q̈): each (N, r)."""
+        proto = self.trajectory(np.zeros(self.n_vars))
+        pos, vel, acc = proto.basis(t)
+        return pos @ self.basis, vel @ self.basis, acc @ self.basis
+
+    def motion(self, x: np.ndarray, t: np.ndarray):
+        return self.trajectory(x).evaluate(t)
+
+
+@dataclass
+class DesignResult:
+    trajectory: FourierTrajectory
+    metrics: dict
+    objective: str
+    objective_value: float
+    seconds: float
+    seeds_tried: int
+    seeds_feasible: int
+    random_metrics: dict | None = None
+
+
+def _linear_limit_constraints(design: ExcitationDesign, tightening: float):
+    """A x <= ub for the joint limits on the coarse grid (one block per moving joint)."""
+    t = np.linspace(0.0, design.duration, design.n_constraint_samples, endpoint=False)
+    mp, mv, ma = design._grid_maps(t)
+    lim = design.limits
+    rows, ub = [], []
+    k = design.moving.size
+    r = design.r
+    s = 1.0 - tightening
+    for i, j in enumerate(design.moving):
+        def block(m):
+            a = np.zeros((m.shape[0], k * r))
+            a[:, i * r:(i + 1) * r] = m
+            return a
+        q0 = design.offsets[j]
+        rows += [block(mp), block(-mp), block(mv), block(-mv), block(ma), block(-ma)]
+        n = t.size
+        # position: q0 + mp z <= q0 + s (upper - q0)  and  >= q0 - s (q0 - lower)
+        ub += [np.full(n, s * (lim.upper[j] - q0)), np.full(n, s * (q0 - lim.lower[j])),
+               np.full(n, s * lim.velocity[j]), np.full(n, s * lim.velocity[j]),
+               np.full(n, s * lim.acceleration[j]), np.full(n, s * lim.acceleration[j])]
+    return np.vstack(rows), np.concatenate(ub)
+
+
+def _cartesian_constraints(design: ExcitationDesign, tightening_m: float = 0.005):
+    """SLSQP 'ineq' dicts g(x) >= 0 for each Cartesian limit on a coarse grid, Jacobians from pinocchio."""
+    import pinocchio as pin  # noqa: PLC0415
+
+    if not design.cartesian:
+        return []
+    t = np.linspace(0.0, design.duration, max(60, design.n_constraint_samples // 2), endpoint=False)
+    mp, _, _ = design._grid_maps(t)
+    pm = design.model.model
+    data = pm.createData()
+    cons = []
+    for c in design.cartesian:
+        fid = design.model.frame_id(c.frame)
+
+        def values_and_jac(x, c=c, fid=fid):
+            q, _, _ = design.motion(x, t)
+            val = np.empty(t.size)
+            jac = np.empty((t.size, design.n_vars))
+            for k, qk in enumerate(q):
+                pin.computeJointJacobians(pm, data, qk)
+                pin.updateFramePlacements(pm, data)
+                val[k] = data.oMf[fid].translation[c.axis]
+                jrow = pin.getFrameJacobian(pm, data, fid, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)[c.axis]
+                # d p / d z_j = J[axis, j] * mp[k]
+                jac[k] = np.concatenate([jrow[j] * mp[k] for j in design.moving])
+            return val, jac
+
+        if c.lower is not None:
+            cons.append({"type": "ineq", "fun": lambda x, f=values_and_jac, c=c: f(x)[0] - c.lower - tightening_m,
+                         "jac": lambda x, f=values_and_jac: f(x)[1]})
+        if c.upper is not None:
+            cons.append({"type": "ineq", "fun": lambda x, f=values_and_jac, c=c: c.upper - tightening_m - f(x)[0],
+                         "jac": lambda x, f=values_and_jac: -f(x)[1]})
+    return cons
+
+
+def _shrink_until_feasible(design: ExcitationDesign, x: np.ndarray, dt: float, max_steps: int = 40):
+    """Scale x toward the offset pose until the dense-grid check passes (q - q0, q̇, q̈ all scale with x)."""
+    for _ in range(max_steps):
+        traj = design.trajectory(x)
+        if not limit_violations(traj, design.model, design.limits, design.cartesian, dt):
+            return x
+        x = 0.98 * x
+    return None
+
+
+def random_feasible(design: ExcitationDesign, rng: np.random.Generator, fill: float = 0.9) -> np.ndarray:
+    """Random coefficients scaled to use `fill` of the most binding joint limit on the coarse grid
+    (the baseline a hand-made "random" excitation would give, and the optimizer's seeds)."""
+    a, ub = _linear_limit_constraints(design, 0.0)
+    x = rng.standard_normal(design.n_vars)
+    use = a @ x
+    scale = fill * np.min(ub[use > 0] / use[use > 0])
+    return x * scale
+
+
+def optimize_excitation(design: ExcitationDesign, seeds: int = 3, seed: int = 0, maxiter: int = 150,
+                        final_dt: float = 1e-3, tightening: float = 0.01, max_cond: float = 1e4,
+                        log=None) -> DesignResult:
+    """Minimise the design's objective with SLSQP from `seeds` random feasible starts (Swevers 1997;
+    Xu 2024 eq. 18). Returns the best trajectory that passes the `final_dt` (1 ms) limit check.
+
+    Raises PayloadIdError when no start satisfies the limits, or when the best trajectory found
+    still leaves the chosen regressor ill conditioned (cond > max_cond): the limits are too tight
+    for the duration (too little motion to excite the parameters).
+    """
+    start = time.perf_counter()
+    metrics = RegressorMetrics(design.model, design.frame, design.friction, payload_size_m=design.payload_size_m)
+    t_obj = np.linspace(0.0, design.duration, design.n_samples, endpoint=False)
+    a_lin, ub_lin = _linear_limit_constraints(design, tightening)
+    cons = [{"type": "ineq", "fun": lambda x: ub_lin - a_lin @ x, "jac": lambda x: -a_lin}]
+    cons += _cartesian_constraints(design)
+
+    def f(x):
+        try:
+            return objective_value(metrics.evaluate(*design.motion(x, t_obj), only=design.objective), design.objective)
+        except (np.linalg.LinAlgError, ValueError):
+            return 1e3
+        
+    def fval(x):
+        v = f(x)
+        return v if math.isfinite(v) else 1e3
+
+    rng = np.random.default_rng(seed)
+    best = None
+    tried = feasible = 0
+    for _ in range(max(1, seeds)):
+        x0 = random_feasible(design, rng, fill=0.6)
+        tried += 1
+        res = scipy.optimize.minimize(fval, x0, method="SLSQP", constraints=cons,
+                                      options={"maxiter": maxiter, "ftol": 1e-6})
+        x = _shrink_until_feasible(design, res.x, final_dt)
+        if x is None:
+            x = _shrink_until_feasible(design, x0, final_dt)
+        if x is None:
+            continue
+        feasible += 1
+        value = fval(x)
+        if log:
+            log(f"seed {tried}: objective {value:.4g} ({res.message})")
+        if best is None or value < best[0]:
+            best = (value, x)
+    if best is None:
+        raise PayloadIdError(
+            "no trajectory satisfies the joint and Cartesian limits on the 1 ms grid",
+            "relax the limits (margin, Cartesian bounds) or change the start pose")
+    value, x = best
+    final = metrics.evaluate(*design.motion(x, t_obj))
+    key = {"base": "base_cond", "xu": "base_cond", "dopt": "base_cond", "payload": "payload_cond"}[design.objective]
+    if not final[key] < max_cond:
+        raise PayloadIdError(
+            f"the best trajectory within these limits leaves the {key.replace('_', ' ')} at {final[key]:.3g} "
+            f"(> {max_cond:g}): the limits are too tight for the duration to excite the parameters",
+            "lengthen --duration, relax the velocity/acceleration limits or --margin, or move more joints")
+    seconds = time.perf_counter() - start
+    info = {
+        "objective": design.objective,
+        "objective_value": float(value),
+        "base_cond": final["base_cond"],
+        "payload_cond": final["payload_cond"],
+        "xu_sum": final["xu"],
+        "inertial_cond": final["inertial_cond"],
+        "first_moment_cond": final["first_moment_cond"],
+        "friction_cond": final["friction_cond"],
+        "logdet": final["logdet"],
+        "frame": metrics.frame,
+        "moving_joints": [design.model.joint_names[j] for j in design.moving],
+        "margin": design.limits.margin,
+        "acceleration_limits": [float(a) for a in design.limits.acceleration],
+        "acceleration_limits_source": design.limits.acceleration_source,
+        "cartesian": [c.describe() for c in design.cartesian],
+        "scaling": "rows / effort limit (Xu 2024 §4.2 Λ0^-1/2 proxy); base columns to unit norm; "
+                   f"payload columns in kg, kg·L, kg·L² with L = {design.payload_size_m:g} m",
+        "samples": design.n_samples,
+        "seeds": tried,
+        "seconds": round(seconds, 2),
+    }
+    traj = design.trajectory(x, info)
+    return DesignResult(traj, final, design.objective, float(value), seconds, tried, feasible)
+
+
+def evaluate_trajectory(model, trajectory: FourierTrajectory, frame: str | None = None, n_samples: int = 1000,
+                        friction: str = "linear", payload_size_m: float = 0.1) -> dict:
+    """Condition numbers (same scaling as the optimizer) of a trajectory sampled at n_samples points."""
+    traj = trajectory.for_model(list(model.joint_names))
+    t = np.linspace(0.0, traj.duration, n_samples, endpoint=False)
+    return RegressorMetrics(model, frame, friction, payload_size_m=payload_size_m).evaluate(*traj.evaluate(t))
