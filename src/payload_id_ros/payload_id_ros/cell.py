@@ -1,0 +1,55 @@
+"""The robot cells: which executables run with which parameter files.
+
+launch/identify.launch.py and launch/sim_cell.launch.py (for cells with ROS 2 installed) and the
+supervisor (make demo, the end-to-end tests, where `launch` cannot be installed) both start these.
+The launch files cannot import this module and stay plain launch_ros; test_launch_supervisor_sync
+parses them and checks that they declare the same executables, node names and parameter files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = "payload_id_ros"
+ROBOTS = ("ur10", "ur10e", "panda")
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    executable: str                    # console script of payload_id_ros (setup.py entry point)
+    name: str                          # node name
+    parameter_files: tuple[str, ...]   # relative to the package share dir; "{robot}" = the robot argument
+
+
+ESTIMATOR = NodeSpec("payload_estimator", "payload_estimator", ("config/{robot}.yaml",))
+PLAYER = NodeSpec("excitation_player", "excitation_player", ("config/{robot}.yaml",))
+MOCK_HARDWARE = NodeSpec("mock_hardware", "mock_hardware", ("config/{robot}.yaml",))
+
+CELLS: dict[str, tuple[NodeSpec, ...]] = {
+    "identify": (ESTIMATOR, PLAYER),
+    # The simulated robot first, so the others find joint states when they come up.
+    "sim_cell": (MOCK_HARDWARE, ESTIMATOR, PLAYER),
+}
+
+
+def share_dir() -> Path:
+    """Where config/ and launch/ are: the source checkout, or share/payload_id_ros when installed."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "config").is_dir() and (parent / "launch").is_dir():
+            return parent
+    from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
+
+    return Path(get_package_share_directory(PACKAGE))
+
+
+def parameter_files(spec: NodeSpec, robot: str) -> list[Path]:
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+
+    files = [share_dir() / f.format(robot=robot) for f in spec.parameter_files]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise PayloadIdError(f"no parameter file {', '.join(missing)} for robot '{robot}'",
+                             f"use one of: {', '.join(ROBOTS)}")
+    return files

@@ -1,0 +1,199 @@
+"""ROS messages <-> core types. The nodes stay thin: every field mapping lives here.
+
+Nothing in this module keeps state; it needs the generated message packages (sensor_msgs,
+trajectory_msgs, visualization_msgs, payload_id_msgs) but no running ROS graph, so it is unit-tested
+in-process.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import Vector3
+from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
+from payload_id_msgs.msg import PayloadParameters
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
+
+from payload_id_core.data import CommandedTrajectory
+from payload_id_core.inertia import from_mass_com_inertia
+from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, readable_vector
+
+NAN = float("nan")
+
+
+# -- time -----------------------------------------------------------------------------------------
+def time_to_sec(stamp: Time) -> float:
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def sec_to_time(t: float) -> Time:
+    sec = math.floor(t)
+    return Time(sec=int(sec), nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
+
+
+def sec_to_duration(t: float) -> Duration:
+    sec = math.floor(t)
+    return Duration(sec=int(sec), nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
+
+
+def duration_to_sec(d: Duration) -> float:
+    return d.sec + 1e-9 * d.nanosec
+
+
+# -- trajectories ---------------------------------------------------------------------------------
+def commanded_to_msg(cmd: CommandedTrajectory, stamp: float | None = None) -> JointTrajectory:
+    """JointTrajectory with positions/velocities/accelerations. `stamp` None -> zero stamp ("start now",
+    as joint_trajectory_controller reads it); else the absolute start time in seconds."""
+    msg = JointTrajectory()
+    msg.joint_names = list(cmd.joint_names)
+    if stamp is not None:
+        msg.header.stamp = sec_to_time(stamp)
+    for k, tk in enumerate(cmd.time_from_start):
+        p = JointTrajectoryPoint()
+        p.positions = cmd.positions[k].tolist()
+        if cmd.velocities is not None:
+            p.velocities = cmd.velocities[k].tolist()
+        if cmd.accelerations is not None:
+            p.accelerations = cmd.accelerations[k].tolist()
+        p.time_from_start = sec_to_duration(float(tk))
+        msg.points.append(p)
+    return msg
+
+
+def msg_to_commanded(msg: JointTrajectory, receive_time: float) -> CommandedTrajectory:
+    """The controller's reading of a JointTrajectory: a zero header stamp means it starts on receipt."""
+    start = time_to_sec(msg.header.stamp)
+    if start == 0.0:
+        start = receive_time
+    pts = msg.points
+    tfs = np.array([duration_to_sec(p.time_from_start) for p in pts])
+    pos = np.array([list(p.positions) for p in pts], dtype=float)
+
+    def column(field: str):
+        rows = [list(getattr(p, field)) for p in pts]
+        return np.array(rows, dtype=float) if rows and all(len(r) == len(msg.joint_names) for r in rows) else None
+
+    return CommandedTrajectory(start, list(msg.joint_names), tfs, pos, column("velocities"), column("accelerations"))
+
+
+# -- payload estimates ----------------------------------------------------------------------------
+def parameters_msg(est: PayloadEstimate) -> PayloadParameters:
+    val = readable_vector(est.phi)
+    std = est.readable_std()
+    known = est.readable_identifiable()
+    p = PayloadParameters()
+    p.frame_id = est.frame
+    p.mass = float(val[0])
+    p.com = Vector3(x=float(val[1]), y=float(val[2]), z=float(val[3]))
+    for k, key in enumerate(INERTIA_KEYS):
+        setattr(p, key, float(val[4 + k]))
+        setattr(p, f"{key}_std", float(std[4 + k]))
+    p.mass_std = float(std[0])
+    p.com_std = Vector3(x=float(std[1]), y=float(std[2]), z=float(std[3]))
+    p.mass_identified = bool(known[0])
+    p.com_identified = bool(all(known[1:4]))
+    p.inertia_identified = bool(known[4])
+    return p
+
+
+def estimate_to_msg(est: PayloadEstimate, stamp: float, convergence_measure: float | None = None) -> PayloadEstimateMsg:
+    msg = PayloadEstimateMsg()
+    msg.header.stamp = sec_to_time(stamp)
+    msg.header.frame_id = est.frame
+    msg.payload = parameters_msg(est)
+    msg.method = est.method
+    msg.converged = bool(est.converged)
+    msg.convergence_measure = float(relative_mass_std(est) if convergence_measure is None else convergence_measure)
+    msg.convergence_time = float(est.convergence_time)
+    msg.physically_consistent = bool(est.physically_consistent)
+    return msg
+
+
+def msg_to_estimate(msg: PayloadEstimateMsg) -> PayloadEstimate:
+    """Back to the core type (covariance: diagonal in the readable parameters is not invertible to φ; NaN)."""
+    p = msg.payload
+    ic = np.array([[p.ixx, p.ixy, p.ixz], [p.ixy, p.iyy, p.iyz], [p.ixz, p.iyz, p.izz]])
+    phi = from_mass_com_inertia(p.mass, [p.com.x, p.com.y, p.com.z], ic)
+    ident = np.array([p.mass_identified] + [p.com_identified] * 3 + [p.inertia_identified] * 6)
+    return PayloadEstimate(frame=p.frame_id or msg.header.frame_id, phi=phi, covariance=np.full((10, 10), np.nan),
+                           method=msg.method, identifiable=ident, converged=msg.converged,
+                           convergence_time=msg.convergence_time, physically_consistent=msg.physically_consistent)
+
+
+def relative_mass_std(est: PayloadEstimate) -> float:
+    """The convergence measure of PayloadEstimate.msg: σ(mass) / |mass| (inf while the mass is ~0)."""
+    std = est.readable_std()[0]
+    m = abs(est.mass)
+    if not np.isfinite(std):
+        return NAN
+    return float(std / m) if m > 1e-9 else math.inf
+
+
+# -- rviz markers ---------------------------------------------------------------------------------
+def equivalent_box(mass: float, inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dims (3,), rotation (3, 3)) of the uniform box with this mass and inertia about its CoM.
+
+    Principal moments I_k = m/12 (d_j² + d_l²) give d_k² = 6 (I_j + I_l − I_k) / m; the box axes are
+    the principal axes (columns of the rotation, right-handed). Moments that no box can have (an
+    inconsistent estimate) give 0-length sides instead of NaN."""
+    ic = 0.5 * (inertia_com + inertia_com.T)
+    moments, axes = np.linalg.eigh(ic)
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    total = moments.sum()
+    sq = 6.0 * (total - 2.0 * moments) / mass if mass > 1e-9 else np.zeros(3)
+    return np.sqrt(np.clip(sq, 0.0, None)), axes
+
+
+def _quaternion(rot: np.ndarray) -> tuple[float, float, float, float]:
+    from scipy.spatial.transform import Rotation  # noqa: PLC0415
+
+    x, y, z, w = Rotation.from_matrix(rot).as_quat()
+    return float(x), float(y), float(z), float(w)
+
+
+def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> MarkerArray:
+    """CoM sphere, equivalent inertia box (principal axes) and a "mass ± σ" text, in the payload frame."""
+    m = est.mass
+    com = est.com
+    std = est.readable_std()
+    dims, axes = equivalent_box(m, est.inertia_about_com)
+    out = MarkerArray()
+
+    def base(mid: int, kind: int) -> Marker:
+        mk = Marker()
+        mk.header.frame_id = est.frame
+        mk.header.stamp = sec_to_time(stamp)
+        mk.ns = ns
+        mk.id = mid
+        mk.type = kind
+        mk.action = Marker.ADD
+        mk.pose.position.x, mk.pose.position.y, mk.pose.position.z = (float(v) for v in com)
+        mk.pose.orientation.w = 1.0
+        return mk
+
+    sphere = base(0, Marker.SPHERE)
+    sphere.scale.x = sphere.scale.y = sphere.scale.z = 0.03
+    sphere.color.r, sphere.color.g, sphere.color.b, sphere.color.a = 1.0, 0.2, 0.1, 1.0
+    out.markers.append(sphere)
+
+    box = base(1, Marker.CUBE)
+    box.pose.orientation.x, box.pose.orientation.y, box.pose.orientation.z, box.pose.orientation.w = _quaternion(axes)
+    box.scale.x, box.scale.y, box.scale.z = (max(float(d), 1e-3) for d in dims)
+    box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.5, 1.0, 0.4
+    out.markers.append(box)
+
+    text = base(2, Marker.TEXT_VIEW_FACING)
+    text.pose.position.z += 0.08
+    text.scale.z = 0.04
+    text.color.r = text.color.g = text.color.b = text.color.a = 1.0
+    text.text = mass_text(m, std[0])
+    out.markers.append(text)
+    return out
+
+
+def mass_text(mass: float, std: float) -> str:
+    return f"{mass:.3f} ± {std:.3f} kg" if np.isfinite(std) else f"{mass:.3f} kg"

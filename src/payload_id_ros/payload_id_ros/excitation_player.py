@@ -1,0 +1,312 @@
+"""excitation_player node: plays a Fourier excitation through a joint_trajectory_controller's topic.
+
+Action `~/excite` (payload_id_msgs/action/Excite). On a goal it loads the trajectory (YAML path or
+bundled name), checks it against the joint limits *before publishing anything*, moves the arm
+smoothly (rest-to-rest quintic) from its current joint state to the start pose, then publishes the
+excitation as one JointTrajectory stamped with its absolute start time, reporting progress. A
+cancel sends a short trajectory that brings the commanded velocity to zero smoothly from the
+current commanded state (a decelerating stop), never a jump to a held position.
+
+Parameters: urdf, controller, joint_states_topic, rate_hz (points per second), limit_margin,
+acceleration_limits ([] = payload_id defaults), start_delay (s between publishing and the
+excitation's start, so the controller has the message in time), joint_state_timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import rclpy
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from payload_id_msgs.action import Excite
+from payload_id_core.data import CommandedTrajectory
+from payload_id_core.errors import PayloadIdError
+from payload_id_ros.conversions import commanded_to_msg
+
+FEEDBACK_PERIOD = 0.1       # s
+SETTLE = 0.1                # s waited after the last point before declaring the motion done
+
+
+# -- pure motion helpers (unit-tested without a ROS graph) ------------------------------------------
+def time_scaled(trajectory, speed_scale: float):
+    """The same path played `speed_scale` times faster: q_s(t) = q(s t). `a`, `b` are velocity amplitudes,
+    so they scale by s while the base frequency does too (the position amplitudes a/(ω l) stay)."""
+    from payload_id_core.excitation import FourierTrajectory  # noqa: PLC0415
+
+    s = 1.0 if speed_scale == 0 else float(speed_scale)
+    if not (math.isfinite(s) and s > 0):
+        raise PayloadIdError(f"speed_scale {speed_scale} is not positive", "use e.g. 0.5 (slower) or 1.0")
+    if s == 1.0:
+        return trajectory
+    return FourierTrajectory(list(trajectory.joint_names), trajectory.base_frequency_hz * s, trajectory.offsets,
+                             trajectory.a * s, trajectory.b * s, trajectory.duration / s, dict(trajectory.design))
+
+
+def quintic_coefficients(q0, v0, a0, q1, v1, a1, T: float) -> np.ndarray:
+    """(6, n) coefficients c with q(t) = Σ c_k t^k meeting position, velocity, acceleration at 0 and T."""
+    q0, v0, a0, q1, v1, a1 = (np.asarray(x, dtype=float) for x in (q0, v0, a0, q1, v1, a1))
+    T2, T3, T4, T5 = T**2, T**3, T**4, T**5
+    m = np.array([[T3, T4, T5], [3 * T2, 4 * T3, 5 * T4], [6 * T, 12 * T2, 20 * T3]])
+    rhs = np.vstack([q1 - (q0 + v0 * T + 0.5 * a0 * T2), v1 - (v0 + a0 * T), a1 - a0])
+    c345 = np.linalg.solve(m, rhs)
+    return np.vstack([q0, v0, 0.5 * a0, c345])
+
+
+def _eval_poly(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    k = np.arange(6)
+    tp = t[:, None] ** k                                          # (N, 6)
+    dc = c[1:] * k[1:, None]
+    ddc = dc[1:] * k[1:-1, None]
+    return tp @ c, tp[:, :5] @ dc, tp[:, :4] @ ddc
+
+
+def stop_trajectory(joint_names, q0, v0, a0, acceleration_limit, rate_hz: float = 100.0,
+                    min_duration: float = 0.2) -> CommandedTrajectory:
+    """A decelerating stop from the commanded state (q0, q̇0, q̈0) to rest, as JointTrajectory points.
+
+    Quintic in time per joint ending at q0 + q̇0 T/2 (the distance a linear velocity ramp covers) with
+    zero velocity and acceleration; T grows until the peak acceleration of every joint stays within
+    its limit, so the arm slows down instead of jumping to a held position."""
+    q0, v0, a0 = (np.asarray(x, dtype=float) for x in (q0, v0, a0))
+    acc = np.asarray(acceleration_limit, dtype=float)
+    T = max(min_duration, float(np.max((2.0 * np.abs(v0) + 0.5 * np.abs(a0) * 0.2) / acc)))
+    for _ in range(30):
+        c = quintic_coefficients(q0, v0, a0, q0 + 0.5 * v0 * T, 0 * v0, 0 * v0, T)
+        t = np.linspace(0.0, T, 101)
+        _, _, qdd = _eval_poly(c, t)
+        if np.all(np.max(np.abs(qdd), axis=0) <= np.maximum(acc, np.abs(a0)) + 1e-9):
+            break
+        T *= 1.25
+    k = max(2, int(math.ceil(T * rate_hz)))
+    t = np.linspace(0.0, T, k + 1)[1:]            # the first point lies ahead: the controller starts from now
+    q, qd, qdd = _eval_poly(c, t)
+    return CommandedTrajectory(0.0, list(joint_names), t, q, qd, qdd)
+
+
+# -- the node ---------------------------------------------------------------------------------------
+class ExcitationPlayer(Node):
+    def __init__(self) -> None:
+        super().__init__("excitation_player")
+        self.declare_parameter("urdf", "ur10")
+        self.declare_parameter("controller", "joint_trajectory_controller")
+        self.declare_parameter("joint_states_topic", "/joint_states")
+        self.declare_parameter("rate_hz", 100.0)
+        self.declare_parameter("limit_margin", 0.05)
+        self.declare_parameter("acceleration_limits", [0.0])
+        self.declare_parameter("start_delay", 0.3)
+        self.declare_parameter("joint_state_timeout", 2.0)
+        self.declare_parameter("start_pose_tolerance", 0.05)
+
+        from payload_id_core.excitation import MotionLimits  # noqa: PLC0415
+        from payload_id_core.model import RobotModel  # noqa: PLC0415
+
+        p = self.get_parameter
+        self.model = RobotModel.from_urdf(p("urdf").value)
+        acc = [a for a in p("acceleration_limits").value if a > 0]
+        self.limits = MotionLimits.from_model(self.model, margin=float(p("limit_margin").value),
+                                              acceleration=acc or None)
+        self.rate_hz = float(p("rate_hz").value)
+        self.start_delay = float(p("start_delay").value)
+        self.joint_state_timeout = float(p("joint_state_timeout").value)
+        self.start_tol = float(p("start_pose_tolerance").value)
+        topic = f"/{p('controller').value.strip('/')}/joint_trajectory"
+        self.pub = self.create_publisher(JointTrajectory, topic, 10)
+        self._lock = threading.Lock()
+        self._joint_state: tuple[float, np.ndarray] | None = None   # (receipt time, q in model order)
+        self._busy = False
+        # What the controller is executing: (absolute start, CommandedTrajectory), for the stop.
+        self._active: tuple[float, CommandedTrajectory] | None = None
+        self.create_subscription(JointState, p("joint_states_topic").value, self._on_joint_state, 10,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self._server = ActionServer(self, Excite, "~/excite", execute_callback=self._execute,
+                                    goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
+                                    callback_group=ReentrantCallbackGroup())
+        self.get_logger().info(f"excitation player ready: {self.model.n} joints, publishing to {topic}")
+
+    # -- inputs ------------------------------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        try:
+            idx = [list(msg.name).index(j) for j in self.model.joint_names]
+        except ValueError:
+            return                          # a partial JointState (e.g. a gripper's): not ours
+        q = np.array(msg.position, dtype=float)[idx]
+        with self._lock:
+            self._joint_state = (time.monotonic(), q)
+
+    def _current_q(self) -> np.ndarray:
+        deadline = time.monotonic() + self.joint_state_timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                js = self._joint_state
+            if js is not None and time.monotonic() - js[0] < self.joint_state_timeout:
+                if not np.all(np.isfinite(js[1])):
+                    raise PayloadIdError("the joint states carry NaN positions", "check the robot driver")
+                return js[1]
+            time.sleep(0.02)
+        raise PayloadIdError(f"no joint states with all of {self.model.joint_names} for "
+                             f"{self.joint_state_timeout:g} s", "start the robot driver (or mock_hardware)")
+
+    def _on_goal(self, _goal) -> GoalResponse:
+        with self._lock:
+            if self._busy:
+                self.get_logger().warn("excite goal rejected: a trajectory is already playing")
+                return GoalResponse.REJECT
+            self._busy = True
+        return GoalResponse.ACCEPT
+
+    # -- commanded state and the decelerating stop ------------------------------------------------
+    def _commanded_state(self, t: float):
+        from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
+
+        start, cmd = self._active
+        shifted = CommandedTrajectory(start, cmd.joint_names, cmd.time_from_start, cmd.positions, cmd.velocities,
+                                      cmd.accelerations)
+        q, qd, qdd = sample_commanded([shifted], np.array([t]))
+        return q[0], qd[0], qdd[0]
+
+    def stop_motion(self) -> float:
+        """Publish a decelerating stop from the current commanded state; returns when the arm is at rest (s)."""
+        if self._active is None:
+            return 0.0
+        start, cmd = self._active
+        now = self._now() + 0.02          # the state when the controller receives the stop
+        if now >= start + float(cmd.time_from_start[-1]):
+            self._active = None
+            return 0.0
+        if now <= start:                  # not started yet: replace it by holding where the arm is
+            q, qd, qdd = cmd.positions[0], np.zeros(self.model.n), np.zeros(self.model.n)
+        else:
+            q, qd, qdd = self._commanded_state(now)
+        stop = stop_trajectory(cmd.joint_names, q, qd, qdd, self.limits.acceleration, self.rate_hz)
+        self._publish(stop, now)
+        return float(stop.time_from_start[-1])
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _publish(self, cmd: CommandedTrajectory, start: float) -> None:
+        self._active = (start, cmd)
+        self.pub.publish(commanded_to_msg(cmd, stamp=start))
+
+    # -- the action -------------------------------------------------------------------------------
+    def _execute(self, goal_handle):
+        result = Excite.Result()
+        try:
+            return self._play(goal_handle, result)
+        except PayloadIdError as err:
+            self.get_logger().error(f"excite aborted: {err}")
+            self.stop_motion()
+            result.success, result.message = False, str(err)
+            goal_handle.abort()
+            return result
+        except Exception as err:  # noqa: BLE001 - never leave a goal hanging or the arm moving
+            self.get_logger().error(f"excite failed: {err!r}")
+            self.stop_motion()
+            result.success, result.message = False, f"internal error: {err!r}"
+            goal_handle.abort()
+            return result
+        finally:
+            with self._lock:
+                self._busy = False
+
+    def _play(self, goal_handle, result):
+        from payload_id_core.excitation import check_limits, load_trajectory, move_to_start  # noqa: PLC0415
+
+        goal = goal_handle.request
+        traj = load_trajectory(goal.trajectory).for_model(self.model.joint_names)
+        traj = time_scaled(traj, goal.speed_scale)
+        check_limits(traj, self.model, self.limits)
+        q_now = self._current_q()
+        excitation = traj.to_commanded(self.rate_hz)
+        fb = Excite.Feedback()
+        t_motion = self._now()
+
+        if goal.skip_move_to_start:
+            far = np.max(np.abs(q_now - traj.offsets))
+            if far > self.start_tol:
+                raise PayloadIdError(f"the arm is {far:.3f} rad from the start pose but skip_move_to_start is set",
+                                     "clear skip_move_to_start so the player moves there first")
+        else:
+            move = move_to_start(q_now, traj, self.limits, self.rate_hz)
+            if np.max(np.abs(q_now - traj.offsets)) > 1e-4:
+                start = self._now() + self.start_delay
+                self._publish(move, start)
+                end = start + float(move.time_from_start[-1])
+                fb.phase = "move_to_start"
+                if self._wait_until(goal_handle, end + SETTLE, fb, lambda now: (0.0, now - t_motion)):
+                    return self._cancelled(goal_handle, result, 0.0)
+
+        start = self._now() + self.start_delay
+        self._publish(excitation, start)
+        end = start + traj.duration
+        self.get_logger().info(f"excitation '{goal.trajectory}' starts at {start:.3f} for {traj.duration:.2f} s")
+        fb.phase = "excitation"
+
+        def progress(now):
+            return min(max((now - start) / traj.duration, 0.0), 1.0), max(now - start, 0.0)
+
+        if self._wait_until(goal_handle, end + SETTLE, fb, progress):
+            return self._cancelled(goal_handle, result, max(0.0, self._now() - start))
+        self._active = None
+        result.success, result.message, result.duration = True, "excitation played", float(traj.duration)
+        goal_handle.succeed()
+        return result
+
+    def _wait_until(self, goal_handle, t_end: float, fb, progress) -> bool:
+        """Publish feedback until t_end; True when a cancel was requested (the stop is then under way)."""
+        while True:
+            now = self._now()
+            if goal_handle.is_cancel_requested:
+                return True
+            if not rclpy.ok():
+                raise PayloadIdError("the node is shutting down", "restart it")
+            fb.progress, fb.elapsed = progress(now)
+            goal_handle.publish_feedback(fb)
+            if now >= t_end:
+                return False
+            time.sleep(min(FEEDBACK_PERIOD, max(t_end - now, 0.005)))
+
+    def _cancelled(self, goal_handle, result, played: float):
+        duration = self.stop_motion()
+        fb = Excite.Feedback(phase="stopping", progress=0.0, elapsed=played)
+        goal_handle.publish_feedback(fb)
+        time.sleep(duration + SETTLE)
+        self._active = None
+        result.success, result.message, result.duration = False, "cancelled: decelerating stop sent", played
+        self.get_logger().info(f"excitation cancelled after {played:.2f} s; stopped in {duration:.2f} s")
+        goal_handle.canceled()
+        return result
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ExcitationPlayer()
+        executor = MultiThreadedExecutor(num_threads=3)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except PayloadIdError as err:
+        print(f"excitation_player: error: {err}", flush=True)
+        raise SystemExit(2) from err
+    finally:
+        if node is not None and rclpy.ok():
+            node.stop_motion()            # a player that dies mid-trajectory still stops the arm
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""The data path of one Identify goal, free of ROS: samples in, payload estimate out.
+
+The node hands over the commanded trajectories it heard and the measured joint states in batches.
+This class aligns them by time the way the controller executed them (conditioning.sample_commanded:
+commanded q, q̇, q̈ at each joint-state stamp, Xu 2024 §3.1 uses the commanded signals), keeps only
+the excitation itself (not the move to the start pose), feeds the online method sample by sample,
+and checks the inputs (NaN, stale stamps, a controller that does not move). At the end it computes
+the torque RMSE with the unloaded model and with the identified payload added, and the sensor
+offsets that the identified payload leaves in the wrist wrench, for compensation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from payload_id_core.data import CommandedTrajectory
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.payload.estimate import PayloadEstimate
+
+MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
+NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
+NO_MOTION_RAD = 2e-3       # rad the arm must have moved by then
+TRACKING_LIMIT = 0.2       # rad between commanded and measured: the controller does not follow
+
+
+def online_methods() -> tuple[str, ...]:
+    from payload_id_core.payload.online import ONLINE_METHODS  # noqa: PLC0415
+
+    return tuple(ONLINE_METHODS)
+
+
+def known_methods() -> list[str]:
+    names = set(online_methods())
+    try:
+        from payload_id_core.payload.methods import METHODS  # noqa: PLC0415
+
+        names |= set(METHODS)
+    except ImportError:
+        pass
+    return sorted(names)
+
+
+def check_method(method: str) -> None:
+    if method not in online_methods():
+        known = known_methods()
+        if method in known:
+            raise PayloadIdError(f"method '{method}' needs a whole recording (it is not online)",
+                                 f"on the cell use one of {', '.join(online_methods())}, or record a bag and run "
+                                 "payload-id identify-payload")
+        raise PayloadIdError(f"unknown method '{method}'", f"use one of: {', '.join(known)}")
+
+
+@dataclass
+class IdentificationRun:
+    model: object                    # RobotModel
+    robot: object                    # RobotIdentification of the unloaded robot
+    frame: str
+    method: str
+    excitation_duration: float       # s, as the player will publish it
+    max_duration: float = 0.0        # s of motion at most (0: the whole excitation)
+    effort_scale: np.ndarray | None = None
+    commanded: list[CommandedTrajectory] = field(default_factory=list)
+    window: tuple[float, float] | None = None
+    samples: int = 0
+    _t: list = field(default_factory=list)
+    _q: list = field(default_factory=list)
+    _qd: list = field(default_factory=list)
+    _qdd: list = field(default_factory=list)
+    _tau: list = field(default_factory=list)
+    _q_meas_first: np.ndarray | None = None
+    _moved: float = 0.0
+    history: list = field(default_factory=list)   # (elapsed, readable value (10,), readable std (10,))
+
+    def __post_init__(self) -> None:
+        check_method(self.method)
+        from payload_id_core.payload.online import OnlinePayloadEstimator  # noqa: PLC0415
+
+        # history_every=0: the node samples the estimate itself at the feedback rate.
+        self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0)
+        if self.effort_scale is None:
+            self.effort_scale = np.asarray(getattr(self.robot, "effort_scale", None) or np.ones(self.model.n), float)
+        self.effort_scale = np.broadcast_to(np.asarray(self.effort_scale, float), (self.model.n,)).copy()
+
+    # -- inputs -----------------------------------------------------------------------------------
+    def add_commanded(self, cmd: CommandedTrajectory) -> None:
+        """A JointTrajectory heard on the controller topic; the one as long as the excitation opens the window."""
+        self.commanded.append(cmd)
+        if self.window is None and abs(float(cmd.time_from_start[-1]) - self.excitation_duration) < MATCH_TOL:
+            length = float(cmd.time_from_start[-1])
+            if self.max_duration > 0:
+                length = min(length, self.max_duration)
+            self.window = (cmd.start_time, cmd.start_time + length)
+
+    def feed(self, t: np.ndarray, q_meas: np.ndarray, effort: np.ndarray) -> int:
+        """Joint states (model order) received so far; returns how many were used for identification."""
+        if t.size == 0:
+            return 0
+        bad = ~(np.all(np.isfinite(q_meas), axis=1) & np.all(np.isfinite(effort), axis=1) & np.isfinite(t))
+        if bad.any():
+            raise PayloadIdError(f"{int(bad.sum())} joint states carry NaN or infinite positions or efforts",
+                                 "check the robot driver; the identification needs clean samples")
+        if self.window is None:
+            return 0
+        t0, t1 = self.window
+        m = (t >= t0) & (t <= t1)
+        if not m.any():
+            return 0
+        from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
+
+        ts, qm, tau = t[m], q_meas[m], effort[m] * self.effort_scale
+        q, qd, qdd = sample_commanded(self.commanded, ts, self.model.joint_names)
+        if self._q_meas_first is None:
+            self._q_meas_first = qm[0].copy()
+        self._moved = max(self._moved, float(np.max(np.abs(qm - self._q_meas_first))))
+        tracking = float(np.max(np.abs(qm - q)))
+        if tracking > TRACKING_LIMIT:
+            raise PayloadIdError(f"the measured joint positions are {tracking:.3f} rad away from the commanded ones",
+                                 "the controller does not follow the trajectory: check that it is active and "
+                                 "listening on the trajectory topic")
+        for k in range(ts.size):
+            self.online.update(q[k], qd[k], qdd[k], tau[k], float(ts[k]))
+        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau)):
+            lst.append(arr)
+        self.samples += ts.size
+        return int(ts.size)
+
+    def check_motion(self, now: float) -> None:
+        """Raise when the excitation should have moved the arm by now but the joint states did not change."""
+        if self.window is None or now < self.window[0] + NO_MOTION_AFTER:
+            return
+        if self.samples == 0:
+            raise PayloadIdError(f"no joint states during the first {NO_MOTION_AFTER:g} s of the excitation",
+                                 "the robot driver stopped publishing /joint_states")
+        if self._moved < NO_MOTION_RAD:
+            raise PayloadIdError(f"the arm has not moved {NO_MOTION_AFTER:g} s into the excitation "
+                                 f"(at most {self._moved:.4f} rad)",
+                                 "the controller does not respond: check that it is active and listens on the "
+                                 "trajectory topic")
+
+    # -- progress ---------------------------------------------------------------------------------
+    def elapsed(self, now: float) -> float:
+        if self.window is None:
+            return 0.0
+        return float(min(max(now - self.window[0], 0.0), self.window[1] - self.window[0]))
+
+    def finished(self, now: float) -> bool:
+        return self.window is not None and now > self.window[1]
+
+    @property
+    def converged(self) -> bool:
+        return bool(self.online.converged)
+
+    def estimate(self) -> PayloadEstimate | None:
+        if self.online.samples == 0:
+            return None
+        return self.online.estimate()
+
+    def record_history(self, elapsed: float, est: PayloadEstimate) -> None:
+        from payload_id_core.payload.estimate import readable_vector  # noqa: PLC0415
+
+        self.history.append((elapsed, readable_vector(est.phi), est.readable_std()))
+
+    # -- results ----------------------------------------------------------------------------------
+    def arrays(self):
+        if not self._t:
+            return None
+        return tuple(np.concatenate(x) for x in (self._t, self._q, self._qd, self._qdd, self._tau))
+
+    def torque_rmse(self, est: PayloadEstimate | None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-joint RMSE of the measured torque against the unloaded model, and with the payload added."""
+        data = self.arrays()
+        if data is None:
+            nan = np.full(self.model.n, np.nan)
+            return nan, nan
+        from payload_id_core.regressor import payload_regressor  # noqa: PLC0415
+
+        _, q, qd, qdd, tau = data
+        res = tau - np.asarray(self.robot.predict(q, qd, qdd))
+        before = np.sqrt(np.mean(res**2, axis=0))
+        if est is None:
+            return before, np.full(self.model.n, np.nan)
+        res_after = res - payload_regressor(self.model, self.frame, q, qd, qdd) @ est.phi
+        return before, np.sqrt(np.mean(res_after**2, axis=0))
+
+
+def finalize(est: PayloadEstimate, convergence_time: float | None = None) -> PayloadEstimate:
+    """Project an infeasible estimate onto physically consistent parameters (mass > 0, pseudo-inertia ⪰ 0)."""
+    from payload_id_core.inertia import is_physically_consistent  # noqa: PLC0415
+
+    if is_physically_consistent(est.phi):
+        return est
+    try:
+        from payload_id_core.payload.consistency import project_feasible  # noqa: PLC0415
+    except ImportError:
+        est.notes.append("raw estimate is not physically consistent (projection unavailable)")
+        est.physically_consistent = False
+        return est
+    phi, _, _ = project_feasible(est.phi, est.covariance, est.identifiable)
+    est.phi = np.asarray(phi, dtype=float)
+    est.physically_consistent = False
+    est.notes.append("raw estimate was not physically consistent: projected onto the feasible set")
+    return est
+
+
+def sensor_offset(model, sensor_frame: str, est: PayloadEstimate, t_w: np.ndarray, wrench: np.ndarray,
+                  commanded: list[CommandedTrajectory]):
+    """FtParameters for compensation: the identified payload moved into the sensor frame, and the sensor
+    offsets as the mean of (measured − payload wrench) over the run (Duan 2022 eq. 1 with the payload known)."""
+    from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
+    from payload_id_core.ft.compensate import FtParameters, payload_wrench_batch  # noqa: PLC0415
+    from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame  # noqa: PLC0415
+
+    sensor = resolve_sensor_frame(model, sensor_frame)
+    phi_s = payload_transform(model, sensor, est.frame) @ est.phi
+    params = FtParameters(sensor, phi_s, np.zeros(6))
+    if t_w.size and commanded:
+        q, qd, qdd = sample_commanded(commanded, t_w, model.joint_names)
+        params.offset = np.mean(wrench - payload_wrench_batch(model, params, q, qd, qdd), axis=0)
+    return params
+
+
+def nan_if_none(x) -> float:
+    return float("nan") if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

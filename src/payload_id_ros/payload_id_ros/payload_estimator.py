@@ -1,0 +1,527 @@
+"""payload_estimator node: identifies the payload on the flange while the arm plays an excitation.
+
+Subscribes /joint_states (matched by name), the commanded trajectory topic and /ft_sensor/wrench.
+Action ~/identify (payload_id_msgs/action/Identify): asks the excitation player (its ~/excite
+action) to play the trajectory, runs the online method on the samples (identification_run), streams
+feedback a few times a second, stops early when converged if the goal asks, and returns the result.
+Cancel stops the motion (the player's decelerating stop) and returns the partial estimate; a
+second goal while one runs is rejected; bad input aborts with the reason and stops the motion.
+
+Publishes ~/payload (transient-local: late subscribers get the last estimate), ~/markers (rviz),
+~/wrench_compensated (sensor wrench minus offsets, payload gravity and inertia, at the sensor rate).
+Every successful result is written to `result_path` and read back at start, so compensation
+survives a restart.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+import numpy as np
+import rclpy
+import yaml
+from geometry_msgs.msg import WrenchStamped
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import MarkerArray
+
+from action_msgs.msg import GoalStatus
+from payload_id_msgs.action import Excite, Identify
+from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.fileio import atomic_write_yaml
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_ros import conversions as conv
+
+FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class PayloadEstimator(Node):
+    def __init__(self) -> None:
+        super().__init__("payload_estimator")
+        d = self.declare_parameter
+        d("urdf", "ur10")
+        d("robot_yaml", "")
+        d("payload_frame", "")
+        d("method", "difference-rls")
+        d("trajectory", "")
+        d("effort_scale", [0.0])                 # [] / [0] -> the robot.yaml's
+        d("joint_states_topic", "/joint_states")
+        d("trajectory_topic", "/joint_trajectory_controller/joint_trajectory")
+        d("wrench_topic", "/ft_sensor/wrench")
+        d("sensor_frame", "")                     # "" -> the WrenchStamped frame_id
+        d("excite_action", "excitation_player/excite")
+        d("result_path", "")
+        d("stale_timeout", 0.5)                   # s: older joint states are stale
+        d("excite_timeout", 5.0)                  # s to find the player's action server
+        d("use_wrench_inertia", True)
+        p = lambda name: self.get_parameter(name).value  # noqa: E731
+
+        from payload_id_core.model import RobotModel  # noqa: PLC0415
+
+        self.model = RobotModel.from_urdf(p("urdf"))
+        self.frame = p("payload_frame") or self.model.default_payload_frame
+        self.model.frame_id(self.frame)          # a frame the URDF lacks fails at start, with the list
+        self.default_method = p("method")
+        self.default_trajectory = p("trajectory")
+        scale = [s for s in p("effort_scale") if s != 0.0]
+        self.effort_scale = np.array(scale, dtype=float) if scale else None
+        self.robot_yaml = p("robot_yaml")
+        self.result_path = p("result_path")
+        self.sensor_frame_param = p("sensor_frame")
+        self.stale_timeout = float(p("stale_timeout"))
+        self.excite_timeout = float(p("excite_timeout"))
+        self.use_wrench_inertia = bool(p("use_wrench_inertia"))
+        self.robot = None
+        self.robot_error: str | None = None
+        self._load_robot()
+
+        self._lock = threading.Lock()
+        self._index_cache: dict[tuple, np.ndarray | str] = {}
+        self._latest: tuple | None = None          # (receipt, stamp, q, qd, effort) in model order
+        self._names_error: str | None = None
+        self._buffer: deque = deque()
+        self._collecting = False
+        self._busy = False
+        self._commanded: list = []                 # CommandedTrajectory heard while a goal runs
+        self._last_cmd = None
+        self._wrench_buf: deque = deque()
+        self.estimate: PayloadEstimate | None = None
+        self.ft_params = None
+        self._compensator = None
+        self._sensor_name: str | None = None
+
+        sensors = MutuallyExclusiveCallbackGroup()
+        self.create_subscription(JointState, p("joint_states_topic"), self._on_joint_state, qos_profile_sensor_data,
+                                 callback_group=sensors)
+        self.create_subscription(JointTrajectory, p("trajectory_topic"), self._on_trajectory, 10,
+                                 callback_group=sensors)
+        self.create_subscription(WrenchStamped, p("wrench_topic"), self._on_wrench, qos_profile_sensor_data,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.pub_payload = self.create_publisher(PayloadEstimateMsg, "~/payload", LATCHED)
+        self.pub_markers = self.create_publisher(MarkerArray, "~/markers", LATCHED)
+        self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", qos_profile_sensor_data)
+        actions = ReentrantCallbackGroup()
+        self.excite = ActionClient(self, Excite, p("excite_action"), callback_group=actions)
+        self._server = ActionServer(self, Identify, "~/identify", execute_callback=self._execute,
+                                    goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
+                                    callback_group=actions)
+        self._load_last_result()
+        self.get_logger().info(f"payload estimator ready: {self.model.n} joints, payload frame {self.frame}, "
+                               f"method {self.default_method}")
+
+    # -- configuration ----------------------------------------------------------------------------
+    def _load_robot(self) -> None:
+        if not self.robot_yaml:
+            self.robot_error = ("no robot.yaml of the unloaded robot (parameter robot_yaml is empty); "
+                                "run payload-id identify-robot on a bag of the robot without payload and set robot_yaml")
+            self.get_logger().warn(self.robot_error)
+            return
+        try:
+            from payload_id_core.identification import RobotIdentification  # noqa: PLC0415
+
+            self.robot = RobotIdentification.load(self.robot_yaml, self.model)
+        except PayloadIdError as err:
+            self.robot_error = str(err)
+            self.get_logger().error(f"robot_yaml {self.robot_yaml}: {err}")
+
+    def _load_last_result(self) -> None:
+        if not self.result_path:
+            return
+        try:
+            with open(self.result_path) as f:
+                d = yaml.safe_load(f)
+        except FileNotFoundError:
+            return
+        except (OSError, yaml.YAMLError) as err:
+            self.get_logger().warn(f"cannot read the last result {self.result_path}: {err}; starting without")
+            return
+        try:
+            est = PayloadEstimate.from_dict(d)
+            if d.get("covariance_about_frame_origin"):
+                est.covariance = np.array(d["covariance_about_frame_origin"], dtype=float)
+            offset = d.get("sensor_offset")
+            self._set_estimate(est, offset=None if offset is None else np.array(offset, dtype=float),
+                               sensor=d.get("sensor_frame"))
+            self.get_logger().info(f"loaded the last result from {self.result_path}: {conv.mass_text(est.mass, float('nan'))}")
+        except PayloadIdError as err:
+            self.get_logger().warn(f"last result {self.result_path}: {err}; starting without")
+
+    def _save_result(self, est: PayloadEstimate) -> None:
+        if not self.result_path:
+            return
+        d = est.to_dict()
+        d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
+        if self.ft_params is not None:
+            d["sensor_frame"] = self.ft_params.sensor.name
+            d["sensor_offset"] = [float(x) for x in self.ft_params.offset]
+        d["stamp"] = self._now()
+        atomic_write_yaml(self.result_path, d)
+
+    # -- subscriptions ----------------------------------------------------------------------------
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _index(self, names: tuple) -> np.ndarray | str:
+        idx = self._index_cache.get(names)
+        if idx is None:
+            missing = [j for j in self.model.joint_names if j not in names]
+            idx = (f"the joint states lack joints {missing} of the URDF" if missing
+                   else np.array([names.index(j) for j in self.model.joint_names]))
+            self._index_cache[names] = idx
+        return idx
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        idx = self._index(tuple(msg.name))
+        if isinstance(idx, str):
+            self._names_error = idx
+            return
+        self._names_error = None
+        stamp = conv.time_to_sec(msg.header.stamp)
+        q = np.asarray(msg.position, dtype=float)[idx]
+        qd = np.asarray(msg.velocity, dtype=float)[idx] if len(msg.velocity) == len(msg.name) else np.zeros(len(idx))
+        eff = np.asarray(msg.effort, dtype=float)[idx] if len(msg.effort) == len(msg.name) else np.full(len(idx), np.nan)
+        sample = (time.monotonic(), stamp, q, qd, eff)
+        self._latest = sample
+        if self._collecting:
+            self._buffer.append(sample)
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        if not msg.points:
+            return
+        cmd = conv.msg_to_commanded(msg, self._now())
+        self._last_cmd = cmd
+        if self._collecting:
+            self._commanded.append(cmd)
+
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        w = np.array([msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z,
+                      msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z])
+        t = conv.time_to_sec(msg.header.stamp)
+        if self._collecting:
+            self._wrench_buf.append((t, w))
+        if self._sensor_name is None:
+            self._sensor_name = self.sensor_frame_param or msg.header.frame_id
+        comp = self._compensator
+        latest = self._latest
+        if comp is None or latest is None:
+            return
+        q, qd = latest[2], latest[3]
+        qdd = np.zeros_like(q)
+        cmd = self._last_cmd
+        if cmd is not None and cmd.start_time <= t <= cmd.end_time:
+            from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
+
+            _, qd_c, qdd_c = sample_commanded([cmd], np.array([t]), self.model.joint_names)
+            qd, qdd = qd_c[0], qdd_c[0]
+        ext = comp(q, qd, qdd, w)
+        out = WrenchStamped()
+        out.header = msg.header
+        f, tq = out.wrench.force, out.wrench.torque
+        f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in ext)
+        self.pub_wrench.publish(out)
+
+    # -- estimate state ---------------------------------------------------------------------------
+    def _set_estimate(self, est: PayloadEstimate, offset=None, sensor: str | None = None, measure=None) -> None:
+        self.estimate = est
+        now = self._now()
+        self.pub_payload.publish(conv.estimate_to_msg(est, now, measure))
+        self.pub_markers.publish(conv.markers_msg(est, now))
+        sensor = sensor or self._sensor_name or self.sensor_frame_param
+        if not sensor:
+            return
+        try:
+            from payload_id_core.ft.compensate import Compensator, FtParameters  # noqa: PLC0415
+            from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame  # noqa: PLC0415
+
+            frame = resolve_sensor_frame(self.model, sensor)
+            phi_s = payload_transform(self.model, frame, est.frame) @ est.phi
+            params = FtParameters(frame, phi_s, np.zeros(6) if offset is None else np.asarray(offset, float))
+            self.ft_params = params
+            self._compensator = Compensator(self.model, params, inertial=self.use_wrench_inertia)
+        except PayloadIdError as err:
+            self.get_logger().warn(f"no wrench compensation: {err}")
+
+    # -- the action -------------------------------------------------------------------------------
+    def _on_goal(self, _goal) -> GoalResponse:
+        with self._lock:
+            if self._busy:
+                self.get_logger().warn("identify goal rejected: an identification is already running")
+                return GoalResponse.REJECT
+            self._busy = True
+        return GoalResponse.ACCEPT
+
+    def _execute(self, gh):
+        result = Identify.Result()
+        result.convergence_time = float("nan")
+        state = {"excite": None}
+        try:
+            return self._identify(gh, result, state)
+        except PayloadIdError as err:
+            self._stop_motion(state)
+            result.message = f"aborted: {err}"
+            self.get_logger().error(result.message)
+            gh.abort()
+            return result
+        except Exception as err:  # noqa: BLE001 - never leave a goal hanging or the arm moving
+            self._stop_motion(state)
+            result.message = f"aborted: internal error {err!r}"
+            self.get_logger().error(result.message)
+            gh.abort()
+            return result
+        finally:
+            self._collecting = False
+            self._buffer.clear()
+            self._wrench_buf.clear()
+            with self._lock:
+                self._busy = False
+
+    def _check_joint_states(self) -> None:
+        latest = self._latest
+        if self._names_error:
+            raise PayloadIdError(self._names_error, "publish every joint of the URDF on the joint states topic")
+        if latest is None:
+            raise PayloadIdError("no joint states received", "start the robot driver (or mock_hardware) so "
+                                 "/joint_states is published")
+        age = time.monotonic() - latest[0]
+        if age > self.stale_timeout:
+            raise PayloadIdError(f"the last joint state arrived {age:.2f} s ago", "the robot driver stopped "
+                                 "publishing /joint_states; restart it")
+        lag = self._now() - latest[1]
+        if abs(lag) > self.stale_timeout:
+            raise PayloadIdError(f"joint states are stamped {lag:.2f} s away from now (stale)",
+                                 "check the driver's clock (use_sim_time) and that it publishes live samples")
+        if not (np.all(np.isfinite(latest[2])) and np.all(np.isfinite(latest[4]))):
+            raise PayloadIdError("the joint states carry NaN positions or efforts",
+                                 "check the robot driver; the identification needs torques (effort) of every joint")
+
+    def _identify(self, gh, result, state):
+        from payload_id_core.excitation import load_trajectory  # noqa: PLC0415
+        from payload_id_ros.identification_run import IdentificationRun, finalize, sensor_offset  # noqa: PLC0415
+
+        goal = gh.request
+        method = goal.method or self.default_method
+        traj_name = goal.trajectory or self.default_trajectory
+        if not traj_name:
+            raise PayloadIdError("no trajectory given and no default", "set the goal's trajectory or the "
+                                 "node's trajectory parameter")
+        traj = load_trajectory(traj_name).for_model(self.model.joint_names)
+        if self.robot is None:
+            raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
+        run = IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
+                                float(goal.max_duration), self.effort_scale)
+        self._check_joint_states()
+        self._commanded.clear()
+        self._buffer.clear()
+        self._wrench_buf.clear()
+        self._collecting = True
+        self._send_excite(traj_name, state)
+
+        feedback = Identify.Feedback()
+        status = "running"
+        while True:
+            time.sleep(FEEDBACK_PERIOD)
+            now = self._now()
+            self._feed(run)
+            if gh.is_cancel_requested:
+                status = "cancelled"
+                break
+            if self._names_error:
+                raise PayloadIdError(self._names_error, "publish every joint of the URDF on the joint states topic")
+            self._check_joint_states()
+            run.check_motion(now)
+            est = run.estimate()
+            if est is not None:
+                measure = conv.relative_mass_std(est)
+                run.record_history(run.elapsed(now), est)
+                feedback.elapsed = run.elapsed(now)
+                feedback.estimate = conv.estimate_to_msg(est, now, measure)
+                feedback.convergence_measure = measure
+                gh.publish_feedback(feedback)
+                self.pub_payload.publish(feedback.estimate)
+            else:                       # moving to the start pose: no estimate yet
+                feedback.elapsed = 0.0
+                gh.publish_feedback(feedback)
+            if goal.stop_when_converged and run.converged:
+                status = "converged"
+                break
+            if run.finished(now):
+                status = "finished"
+                break
+            ex = state["excite"]
+            if ex["result"] is not None:
+                code, res = ex["result"]
+                if code != GoalStatus.STATUS_SUCCEEDED:
+                    raise PayloadIdError(f"the excitation player ended the motion: {res.message or code}",
+                                         "see the excitation_player log")
+                if run.window is None:
+                    raise PayloadIdError(
+                        "the excitation was played but no matching trajectory was heard on the trajectory topic",
+                        "check the estimator's trajectory_topic against the player's controller")
+                if now > run.window[1] + 0.5:
+                    status = "finished"
+                    break
+
+        if status != "finished":
+            self._stop_motion(state)
+        self._feed(run)
+        est = run.estimate()
+        if est is None:
+            if status == "cancelled":
+                result.message = "cancelled before the excitation started: no estimate"
+                gh.canceled()
+                return result
+            raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
+        est = finalize(est)
+        before, after = run.torque_rmse(est)
+        result.torque_rmse_before = [float(x) for x in before]
+        result.torque_rmse_after = [float(x) for x in after]
+        result.converged = bool(run.converged)
+        result.convergence_time = float(est.convergence_time)
+        if self._wrench_buf and (self._sensor_name or self.sensor_frame_param):
+            try:
+                wr = list(self._wrench_buf)
+                t_w = np.array([w[0] for w in wr])
+                keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
+                params = sensor_offset(self.model, self._sensor_name or self.sensor_frame_param, est, t_w[keep],
+                                       np.array([w[1] for w in wr])[keep], self._commanded)
+                offset = params.offset
+            except PayloadIdError as err:
+                self.get_logger().warn(f"no sensor offset: {err}")
+                offset = None
+        else:
+            offset = None
+        measure = conv.relative_mass_std(est)
+        result.estimate = conv.estimate_to_msg(est, self._now(), measure)
+        if status == "cancelled":
+            result.message = f"cancelled after {run.elapsed(self._now()):.2f} s of motion: partial estimate"
+            self.pub_payload.publish(result.estimate)
+            gh.canceled()
+            return result
+        self._set_estimate(est, offset=offset, measure=measure)
+        self._save_result(est)
+        applied, note = (self._apply_to_controller(est) if goal.apply_to_controller else (False, ""))
+        result.applied_to_controller = applied
+        why = {"converged": "converged; motion stopped early", "finished": "excitation finished"}[status]
+        result.message = f"{why}: {est.mass:.4f} kg with {est.method}" + (f"; {note}" if note else "")
+        self.get_logger().info(result.message)
+        gh.succeed()
+        return result
+
+    def _feed(self, run) -> None:
+        cmds = list(self._commanded)
+        for cmd in cmds[len(run.commanded):]:
+            run.add_commanded(cmd)
+        n = len(self._buffer)
+        if n == 0:
+            return
+        rows = [self._buffer.popleft() for _ in range(n)]
+        t = np.array([r[1] for r in rows])
+        q = np.array([r[2] for r in rows])
+        eff = np.array([r[4] for r in rows])
+        run.feed(t, q, eff)
+
+    # -- the excitation player --------------------------------------------------------------------
+    def _send_excite(self, trajectory: str, state: dict) -> None:
+        if not self.excite.wait_for_server(timeout_sec=self.excite_timeout):
+            raise PayloadIdError(f"no excitation player answers on {self.excite._action_name}",
+                                 "start the excitation_player node")
+        entry = {"handle": None, "result": None}
+        state["excite"] = entry
+        fut = self.excite.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0))
+        if not _wait(fut, 5.0):
+            raise PayloadIdError("the excitation player did not answer the goal", "check the excitation_player node")
+        handle = fut.result()
+        if not handle.accepted:
+            raise PayloadIdError("the excitation player rejected the goal (already playing?)",
+                                 "wait for the running excitation to end")
+        entry["handle"] = handle
+
+        def done(f):
+            r = f.result()
+            entry["result"] = (r.status, r.result)
+
+        handle.get_result_async().add_done_callback(done)
+
+    def _stop_motion(self, state: dict, timeout: float = 10.0) -> None:
+        """Cancel the excite goal (the player brings the arm to rest) and wait until it has."""
+        entry = state.get("excite")
+        if not entry or entry["handle"] is None or entry["result"] is not None:
+            return
+        entry["handle"].cancel_goal_async()
+        deadline = time.monotonic() + timeout
+        while entry["result"] is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if entry["result"] is None:
+            self.get_logger().error("the excitation player did not confirm the stop")
+
+    # -- applying the result to the controller ----------------------------------------------------
+    def _apply_to_controller(self, est: PayloadEstimate) -> tuple[bool, str]:
+        try:
+            from ur_msgs.srv import SetPayload as UrSetPayload  # noqa: PLC0415
+        except ImportError:
+            UrSetPayload = None
+        if UrSetPayload is not None:
+            cli = self.create_client(UrSetPayload, "/io_and_status_controller/set_payload")
+            if not cli.wait_for_service(timeout_sec=2.0):
+                return False, "UR set_payload service /io_and_status_controller/set_payload is not available"
+            req = UrSetPayload.Request()
+            req.mass = float(est.mass)
+            req.center_of_gravity.x, req.center_of_gravity.y, req.center_of_gravity.z = (float(c) for c in est.com)
+            ok = _wait(fut := cli.call_async(req), 5.0) and fut.result().success
+            return bool(ok), "applied to the UR controller" if ok else "UR set_payload failed"
+        try:
+            from franka_msgs.srv import SetLoad  # noqa: PLC0415
+        except ImportError:
+            msg = ("apply_to_controller: the controller interface is unavailable (neither ur_msgs nor franka_msgs "
+                   "is installed); the result was not applied")
+            self.get_logger().warn(msg)
+            return False, msg
+        cli = self.create_client(SetLoad, "/service_server/set_load")
+        if not cli.wait_for_service(timeout_sec=2.0):
+            return False, "Franka set_load service /service_server/set_load is not available"
+        req = SetLoad.Request()
+        req.mass = float(est.mass)
+        req.center_of_mass = [float(c) for c in est.com]
+        req.load_inertia = [float(x) for x in est.inertia_about_com.reshape(-1)]
+        ok = _wait(fut := cli.call_async(req), 5.0) and fut.result().success
+        return bool(ok), "applied to the Franka controller" if ok else "Franka set_load failed"
+
+
+def _wait(future, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return future.done()
+
+
+def main(args=None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = PayloadEstimator()
+        executor = MultiThreadedExecutor(num_threads=4)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except PayloadIdError as err:
+        print(f"payload_estimator: error: {err}", flush=True)
+        raise SystemExit(2) from err
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
