@@ -1,0 +1,36 @@
+"""Payload identification on a real cell: payload_estimator + excitation_player.
+
+    ros2 launch payload_id_ros identify.launch.py robot:=ur10e method:=difference-rls \
+        robot_yaml:=/path/robot.yaml
+
+Parameters come from config/<robot>.yaml; payload_id_ros.supervisor starts the same executables
+with the same files where `launch` is not installed (kept in step by test_launch_supervisor_sync).
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    robot = LaunchConfiguration("robot")
+    method = LaunchConfiguration("method")
+    robot_yaml = LaunchConfiguration("robot_yaml")
+    namespace = LaunchConfiguration("namespace")
+    params = PathJoinSubstitution([FindPackageShare("payload_id_ros"), "config", [robot, ".yaml"]])
+    return LaunchDescription([
+        DeclareLaunchArgument("robot", default_value="ur10e", choices=["ur10", "ur10e", "panda"],
+                              description="robot of the cell: selects config/<robot>.yaml"),
+        DeclareLaunchArgument("method", default_value="difference-rls",
+                              description="default identification method (a goal may choose another)"),
+        DeclareLaunchArgument("robot_yaml", default_value="",
+                              description="robot.yaml of the unloaded robot (payload-id identify-robot)"),
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of both nodes"),
+        Node(package="payload_id_ros", executable="payload_estimator", name="payload_estimator",
+             namespace=namespace, output="screen",
+             parameters=[params, {"method": method, "robot_yaml": robot_yaml}]),
+        Node(package="payload_id_ros", executable="excitation_player", name="excitation_player",
+             namespace=namespace, output="screen", parameters=[params]),
+    ])

@@ -1,0 +1,134 @@
+"""The launch files (for cells with ROS 2) and the supervisor (make demo, e2e tests) start the same cell.
+
+`launch` cannot be installed here, so the launch files are read as Python syntax trees: every
+launch_ros Node(...) gives its executable, node name and parameter files; they must equal the
+supervisor's table (payload_id_ros.cell.CELLS) in the same order, and the parameter files must
+exist for every robot and hold a section for every node that reads them.
+"""
+
+import ast
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from payload_id_ros.cell import CELLS, ROBOTS, share_dir
+from payload_id_ros.supervisor import Supervisor
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH = {"identify": REPO / "launch" / "identify.launch.py", "sim_cell": REPO / "launch" / "sim_cell.launch.py"}
+
+
+def _render(node, variables: dict) -> str:
+    """A substitution expression as a path pattern: LaunchConfiguration('robot') -> '{robot}'."""
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.Name):
+        return _render(variables[node.id], variables)
+    if isinstance(node, ast.List):
+        return "".join(_render(e, variables) for e in node.elts)
+    if isinstance(node, ast.Call):
+        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        if name == "LaunchConfiguration":
+            return "{" + node.args[0].value + "}"
+        if name == "FindPackageShare":
+            return "<share:" + node.args[0].value + ">"
+        if name == "PathJoinSubstitution":
+            return "/".join(_render(e, variables) for e in node.args[0].elts)
+    raise AssertionError(f"launch file uses a construct this test does not understand: {ast.dump(node)}")
+
+
+def launch_nodes(path: Path) -> list[dict]:
+    tree = ast.parse(path.read_text())
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description")
+    variables = {t.id: stmt.value for stmt in fn.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
+    nodes = []
+    for call in ast.walk(fn):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Node":
+            kw = {k.arg: k.value for k in call.keywords}
+            files = [_render(p, variables) for p in kw["parameters"].elts if not isinstance(p, ast.Dict)]
+            nodes.append({"package": kw["package"].value, "executable": kw["executable"].value,
+                          "name": kw["name"].value, "files": files})
+    return nodes
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_launch_file_declares_the_supervisor_cell(cell):
+    nodes = launch_nodes(LAUNCH[cell])
+    specs = CELLS[cell]
+    assert [n["executable"] for n in nodes] == [s.executable for s in specs]
+    assert [n["name"] for n in nodes] == [s.name for s in specs]
+    assert all(n["package"] == "payload_id_ros" for n in nodes)
+    for n, s in zip(nodes, specs):
+        assert n["files"] == [f"<share:payload_id_ros>/{f}" for f in s.parameter_files], n
+
+
+def test_every_launch_file_is_covered():
+    assert sorted(p.name for p in (REPO / "launch").glob("*.launch.py")) == sorted(p.name for p in LAUNCH.values())
+
+
+def test_executables_are_console_scripts():
+    setup = (REPO / "src" / "payload_id_ros" / "setup.py").read_text()
+    for specs in CELLS.values():
+        for s in specs:
+            assert f'"{s.executable} = payload_id_ros.{s.executable}:main"' in setup
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_parameter_files_exist_with_a_section_per_node(robot):
+    assert share_dir() == REPO
+    names = {s.name for specs in CELLS.values() for s in specs if s.name != "mock_hardware"}
+    for specs in CELLS.values():
+        for s in specs:
+            for f in s.parameter_files:
+                data = yaml.safe_load((REPO / f.format(robot=robot)).read_text())
+                for name in names & {s.name}:
+                    assert "ros__parameters" in data[f"/**/{name}"], (robot, name)
+
+
+def test_supervisor_command_uses_the_same_files_and_overrides(tmp_path):
+    sup = Supervisor(cell="sim_cell", robot="ur10e", namespace="cellA", log_dir=tmp_path,
+                     overrides={"payload_estimator": {"method": "direct-rls"}})
+    for spec in CELLS["sim_cell"]:
+        cmd = sup.command(spec)
+        assert Path(cmd[0]).name == spec.executable
+        files = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--params-file"]
+        assert files[0] == str(REPO / "config" / "ur10e.yaml")
+        assert f"__node:={spec.name}" in cmd and "__ns:=/cellA" in cmd
+        if spec.name == "payload_estimator":
+            assert yaml.safe_load(Path(files[1]).read_text()) == {
+                "/**/payload_estimator": {"ros__parameters": {"method": "direct-rls"}}}
+    assert sup.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert 0 <= int(sup.env["ROS_DOMAIN_ID"]) <= 232
+
+
+def test_unknown_robot_or_cell_is_refused(tmp_path):
+    from payload_id_core.errors import PayloadIdError
+
+    with pytest.raises(PayloadIdError, match="unknown cell"):
+        Supervisor(cell="nope", log_dir=tmp_path)
+    sup = Supervisor(cell="identify", robot="kuka", log_dir=tmp_path)
+    with pytest.raises(PayloadIdError, match="no parameter file"):
+        sup.command(CELLS["identify"][0])
+
+
+@pytest.mark.slow
+def test_supervisor_starts_and_stops_by_pid(tmp_path, ros_env):
+    """The player comes up with the robot's parameter file and ends on SIGINT (exit 0), leaving no process."""
+    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path)
+    sup.start(only=["excitation_player"])
+    try:
+        sup.wait_for_log("excitation_player", "excitation player ready", timeout=40)
+        assert "6 joints, publishing to /joint_trajectory_controller/joint_trajectory" in sup.log_text("excitation_player")
+        pid = sup.pid("excitation_player")
+    finally:
+        t0 = time.monotonic()
+        codes = sup.stop(timeout=10)
+    assert codes == {"excitation_player": 0}
+    assert time.monotonic() - t0 < 10
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
