@@ -122,6 +122,10 @@ class MujocoBackend(PhysicsBackend):
         jids = [names.index(j) for j in self.joint_names]
         self._qadr = np.array([model.jnt_qposadr[i] for i in jids])
         self._vadr = np.array([model.jnt_dofadr[i] for i in jids])
+        n = len(jids)
+        # Serial arms keep MuJoCo's order: plain slices then (views, no fancy-index copies per step).
+        if np.array_equal(self._qadr, np.arange(n)) and np.array_equal(self._vadr, np.arange(n)):
+            self._qadr = self._vadr = slice(0, n)
         model.dof_damping[:] = 0.0
         model.dof_frictionloss[:] = 0.0
         model.jnt_stiffness[:] = 0.0
@@ -168,14 +172,14 @@ class MujocoBackend(PhysicsBackend):
         return float(self.d.time)
 
     def step(self, tau, implicit_damping=None):
-        d = self.d
-        d.qfrc_applied[self._vadr] = tau
+        d, va = self.d, self._vadr
+        d.qfrc_applied[va] = tau
         if implicit_damping is not None:
-            self.m.dof_damping[self._vadr] = implicit_damping
-        v0 = d.qvel[self._vadr].copy()
+            self.m.dof_damping[va] = implicit_damping
+        v0 = d.qvel[va].copy()
         mujoco.mj_step(self.m, d)
         # The acceleration the integrator actually used (semi-implicit Euler: v1 = v0 + h·a).
-        return (d.qvel[self._vadr] - v0) / self.timestep
+        return (d.qvel[va] - v0) * (1.0 / self.timestep)
 
     def set_payload(self, phi, frame):
         self._phi = None if phi is None else np.asarray(phi, float).copy()

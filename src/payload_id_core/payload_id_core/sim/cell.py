@@ -1,0 +1,195 @@
+"""The simulated robot cell: physics backend + drives (friction, rotor inertia, gains, noise) +
+trajectory controller + wrist F/T sensor, advanced in chunks of control periods.
+
+The offline `simulate` runs one long chunk; the mock_hardware node advances one control period per
+timer tick. Samples are taken at the start of each control period: positions and velocities then,
+the motor torque the drive applies from then on, and the sensor wrench for the acceleration the
+physics step produced, so every sample satisfies the equations of motion at its own instant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.model import RobotModel
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.sim.backend import PhysicsBackend
+from payload_id_core.sim.controller import JointTrajectoryController
+from payload_id_core.sim.drive import ScalarFriction
+from payload_id_core.sim.profile import SimProfile, load_profile
+
+
+@dataclass
+class CellSamples:
+    t: np.ndarray          # (N,) s
+    q: np.ndarray          # (N, n) measured (with encoder noise)
+    qd: np.ndarray         # (N, n)
+    tau: np.ndarray        # (N, n) measured torque = K·(reported effort), noise included
+    effort: np.ndarray     # (N, n) reported effort (current for a UR-like profile)
+    tau_motor: np.ndarray  # (N, n) true motor torque (no noise)
+    qdd: np.ndarray        # (N, n) true acceleration of the physics step
+    q_ref: np.ndarray      # (N, n) desired position the controller tracked
+    wrench: np.ndarray | None  # (N, 6) F/T reading [force; torque] in the sensor frame
+
+
+class SimulatedCell:
+    """A robot (RobotModel or URDF/bundled name) with a profile (SimProfile or 'clean'/'ur10'/path)."""
+
+    def __init__(self, robot: RobotModel | str, profile: SimProfile | str = "clean",
+                 payload: PayloadEstimate | None = None, *, seed: int = 0, rate_hz: float = 500.0,
+                 q0: np.ndarray | None = None, backend: PhysicsBackend | None = None):
+        self.model = robot if isinstance(robot, RobotModel) else RobotModel.from_urdf(robot)
+        n = self.model.n
+        self.profile = profile if isinstance(profile, SimProfile) else load_profile(profile, n)
+        self.rate_hz = float(rate_hz)
+        ratio = 1.0 / (self.rate_hz * self.profile.timestep)
+        self.substeps = int(round(ratio))
+        if self.substeps < 1 or abs(ratio - self.substeps) > 1e-6:
+            raise PayloadIdError(f"control rate {rate_hz} Hz is not a whole fraction of the {1 / self.profile.timestep:.0f} Hz "
+                                 "physics rate", "use e.g. 500, 250 or 100 Hz")
+        self.rng = np.random.default_rng(seed)
+        frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
+        self.model.frame_id(frame)
+        if backend is None:
+            from payload_id_core.sim.mujoco_backend import MujocoBackend  # noqa: PLC0415 - mujoco only when simulating
+
+            backend = MujocoBackend(self.model, self.profile.timestep, payload_frame=frame)
+        self.backend = backend
+        self.backend.set_armature(self.profile.rotor_inertia)
+        self.backend.set_gravity(self.profile.gravity())
+        self.controller = JointTrajectoryController(self.model, self.profile.controller, self.profile.rotor_inertia)
+        # Truth model for the F/T sensor: the robot as simulated (tilted gravity).
+        self._pin = self.model.model.copy()
+        self._pin.gravity = pin.Motion(self.profile.gravity(), np.zeros(3))
+        self._pdata = self._pin.createData()
+        self._load = [0.0] * n
+        self.payload: PayloadEstimate | None = None
+        self._set_payload(payload, frame)
+        q0 = np.clip(np.zeros(n), self.model.limits.lower, self.model.limits.upper) if q0 is None else q0
+        self.reset(q0)
+
+    # -- configuration --------------------------------------------------------------------------
+    def reset(self, q0: np.ndarray, t: float = 0.0) -> None:
+        q0 = np.asarray(q0, float).reshape(-1)
+        if q0.size != self.model.n:
+            raise PayloadIdError(f"start pose has {q0.size} values", f"give {self.model.n} joint positions")
+        self.backend.reset(q0)
+        self._t0 = float(t)
+        self._k = 0                       # physics steps since reset
+        self._load = [0.0] * self.model.n
+        self.controller.reset(q0, self.time)
+
+    @property
+    def time(self) -> float:
+        return self._t0 + self._k * self.profile.timestep
+
+    def set_payload(self, payload: PayloadEstimate | None) -> None:
+        """Swap the payload at run time (None: nothing on the flange)."""
+        frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
+        self.model.frame_id(frame)
+        self._set_payload(payload, frame)
+
+    def _set_payload(self, payload: PayloadEstimate | None, frame: str) -> None:
+        phi = None if payload is None else np.asarray(payload.phi, float)
+        if phi is not None and (phi.shape != (10,) or not np.all(np.isfinite(phi)) or phi[0] < 0):
+            raise PayloadIdError("payload parameters are not 10 finite values with a mass >= 0",
+                                 "give mass >= 0, com [x,y,z] and inertia")
+        self.backend.set_payload(phi, frame)
+        self.payload = payload
+        self._payload_frame = frame
+        self._sensor_setup(frame)
+
+    def _sensor_setup(self, payload_frame: str) -> None:
+        ft = self.profile.ft
+        self._ft_on = ft.enabled
+        if not ft.enabled:
+            return
+        sensor = ft.frame or payload_frame
+        self.sensor_frame = sensor
+        self._sid = self.model.frame_id(sensor)
+        js, sensor_in_joint = self.model.frame_in_joint(sensor)
+        jp, payload_in_joint = self.model.frame_in_joint(payload_frame)
+        if js != jp:
+            raise PayloadIdError(f"F/T sensor frame '{sensor}' and payload frame '{payload_frame}' move with different joints",
+                                 "mount the sensor on the link that carries the payload")
+        phi = np.zeros(10) if self.payload is None else np.asarray(self.payload.phi, float)
+        if phi[0] > 0:
+            inertia = pin.Inertia.FromDynamicParameters(phi)
+            self._sensor_inertia = sensor_in_joint.actInv(payload_in_joint.act(inertia))
+        else:
+            self._sensor_inertia = None
+
+    def send(self, trajectory) -> object:
+        """Give the controller a JointTrajectory (CommandedTrajectory); PayloadIdError if refused."""
+        return self.controller.accept(trajectory, self.time)
+
+    # -- stepping -------------------------------------------------------------------------------
+    def _wrench(self, q, qd, qdd) -> np.ndarray:
+        """F/T reading: offsets − [I_S (a_S − a_g) + v_S ×* I_S v_S] (what the payload exerts on the sensor)."""
+        if self._sensor_inertia is None:
+            w = np.zeros(6)
+        else:
+            model, data = self._pin, self._pdata
+            pin.forwardKinematics(model, data, q, qd, qdd)
+            pin.updateFramePlacement(model, data, self._sid)
+            v = pin.getFrameVelocity(model, data, self._sid, pin.LOCAL)
+            a = pin.getFrameAcceleration(model, data, self._sid, pin.LOCAL)
+            g_s = data.oMf[self._sid].rotation.T @ model.gravity.linear
+            inertia = self._sensor_inertia
+            f = inertia * (a - pin.Motion(g_s, np.zeros(3))) + v.cross(inertia * v)
+            w = -f.vector
+        ft = self.profile.ft
+        return w + np.concatenate([ft.force_offset, ft.torque_offset])
+
+    def advance(self, samples: int) -> CellSamples:
+        """Run `samples` control periods; returns one sample per period (taken at its start)."""
+        n, h, sub = self.model.n, self.profile.timestep, self.substeps
+        steps = samples * sub
+        t_steps = self.time + np.arange(steps) * h
+        q_r, qd_r, qdd_r = self.controller.reference(t_steps)
+        ff = self.controller.feedforward(q_r, qd_r, qdd_r)
+        friction = ScalarFriction(self.profile.friction) if self.profile.friction.active else None
+        out_t = t_steps[::sub].copy()
+        out_q = np.empty((samples, n))
+        out_qd = np.empty((samples, n))
+        out_tau = np.empty((samples, n))
+        out_qdd = np.empty((samples, n))
+        backend, joints = self.backend, range(n)
+        kp, kd = self.controller.kp.tolist(), self.controller.kd.tolist()
+        qr_l, vr_l, ff_l = q_r.tolist(), qd_r.tolist(), ff.tolist()
+        load = self._load
+        # Python floats in the loop: per step this is cheaper than numpy on 6-vectors (see ScalarFriction).
+        for k in range(steps):
+            q, qd = backend.state()
+            ql, vl, qr, vr, f = q.tolist(), qd.tolist(), qr_l[k], vr_l[k], ff_l[k]
+            tau_m = [f[j] + kp[j] * (qr[j] - ql[j]) + kd[j] * (vr[j] - vl[j]) for j in joints]
+            if friction is not None:
+                tau_f, slope = friction(vl, load)
+                # Linearised about the current speed and integrated implicitly by the backend.
+                qdd = backend.step([tau_m[j] - tau_f[j] + slope[j] * vl[j] for j in joints], slope)
+            else:
+                qdd = backend.step(tau_m)
+            load = tau_m
+            if k % sub == 0:
+                i = k // sub
+                out_q[i], out_qd[i], out_tau[i], out_qdd[i] = q, qd, tau_m, qdd
+        self._load = load
+        self._k += steps
+        p = self.profile
+        rng = self.rng
+        noise_tau = rng.standard_normal((samples, n)) * p.torque_noise_std
+        tau_meas = out_tau + noise_tau
+        effort = tau_meas / p.effort_scale
+        q_meas = out_q + rng.standard_normal((samples, n)) * p.position_noise_std
+        qd_meas = out_qd + rng.standard_normal((samples, n)) * p.velocity_noise_std
+        wrench = None
+        if self._ft_on:
+            wrench = np.array([self._wrench(out_q[i], out_qd[i], out_qdd[i]) for i in range(samples)])
+            wrench[:, :3] += rng.standard_normal((samples, 3)) * p.ft.force_noise_std
+            wrench[:, 3:] += rng.standard_normal((samples, 3)) * p.ft.torque_noise_std
+        return CellSamples(out_t, q_meas, qd_meas, effort * p.effort_scale, effort, out_tau, out_qdd,
+                           q_r[::sub].copy(), wrench)
