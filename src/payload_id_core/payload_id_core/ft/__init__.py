@@ -1,11 +1,12 @@
 """Wrist force/torque sensor: payload identification and a gravity- and inertia-compensated wrench
 (Duan 2022, Atkeson 1986). See ft.compensate for the measurement model."""
 
+from payload_id_core.ft.api import identify_ft, identify_payload_ft, validate_ft
 from payload_id_core.ft.compensate import (Compensator, FtParameters, compensate, compensate_batch,
                                            payload_wrench_batch, residual_rmse)
 from payload_id_core.ft.identify import DuanStatic, FtIdentification, duan_static_linear
 from payload_id_core.ft.kinematics import SensorFrame, resolve_sensor_frame, tilt_gravity
 
 __all__ = ["Compensator", "DuanStatic", "FtIdentification", "FtParameters", "SensorFrame", "compensate",
-           "compensate_batch", "duan_static_linear", "payload_wrench_batch", "residual_rmse",
+           "compensate_batch", "identify_ft", "identify_payload_ft", "validate_ft", "duan_static_linear", "payload_wrench_batch", "residual_rmse",
            "resolve_sensor_frame", "tilt_gravity"]

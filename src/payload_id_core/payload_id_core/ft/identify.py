@@ -76,6 +76,7 @@ class FtIdentification:
     counts: dict[str, int] = field(default_factory=dict)   # samples used / dropped and why
     mode: str = "dynamic"
     duan: DuanStatic | None = None     # the closed-form Duan §2 solution on the same data
+    validation_rmse: dict[str, list[float]] | None = None   # residual_rmse on a validation recording
 
     @property
     def offset(self) -> np.ndarray:

@@ -1,0 +1,136 @@
+"""From a Recording with /ft_sensor/wrench to a payload estimate, sensor offsets and base tilt (method `ft`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from payload_id_core.conditioning import DEFAULT_MEASURED_CUTOFF_HZ, conditioned_signals, sampling_rate
+from payload_id_core.data import Recording
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.align import align_wrench
+from payload_id_core.ft.compensate import FtParameters, residual_rmse
+from payload_id_core.ft.identify import FtIdentification, fit_ft, phi_covariance, to_payload_frame
+from payload_id_core.ft.kinematics import SensorFrame, payload_transform, resolve_sensor_frame, sensor_motion
+from payload_id_core.inertia import is_physically_consistent
+from payload_id_core.model import RobotModel
+from payload_id_core.payload.estimate import PayloadEstimate
+
+# Samples within this many periods of the low-pass cutoff from either end are not trusted (source='measured').
+MEASURED_EDGE_PERIODS = 3.0
+
+
+def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | None,
+                sensor_mount: tuple[str, pin.SE3] | None, notes: list[str]) -> SensorFrame:
+    frame_id = recording.wrench.frame_id
+    name = sensor_frame or frame_id
+    if not name:
+        raise PayloadIdError(f"{recording.source or 'recording'}: the F/T readings carry no frame_id",
+                             "pass the sensor frame (sensor_frame / --sensor-frame)")
+    if sensor_frame and frame_id and frame_id != sensor_frame:
+        notes.append(f"ft: readings stamped in frame '{frame_id}' taken as frame '{sensor_frame}' as asked")
+    return resolve_sensor_frame(model, name, sensor_mount)
+
+
+def _aligned_data(model: RobotModel, recording: Recording, sensor: SensorFrame, source: str, cutoff_hz, delay,
+                  force_range, torque_range):
+    signals = conditioned_signals(recording, model.joint_names, source=source, cutoff_hz=cutoff_hz, delay=delay)
+    aligned = align_wrench(recording.wrench, signals.t, force_range=force_range, torque_range=torque_range,
+                           source=recording.source or "recording")
+    if source == "measured":
+        # Zero-phase filtering and central differences are wrong near both ends (filter transient,
+        # one-sided differences): accelerations there would be taken as payload inertia.
+        fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, sampling_rate(signals.t) / 4.0)
+        edge = max(MEASURED_EDGE_PERIODS / fc, 0.05)
+        at_edge = (signals.t < signals.t[0] + edge) | (signals.t > signals.t[-1] - edge)
+        aligned.counts["dropped_filter_edges"] = int((aligned.keep & at_edge).sum())
+        aligned.force, aligned.torque = aligned.force[~at_edge[aligned.keep]], aligned.torque[~at_edge[aligned.keep]]
+        aligned.keep = aligned.keep & ~at_edge
+        aligned.counts["used"] = int(aligned.keep.sum())
+        aligned.notes.append(f"ft: {aligned.counts['dropped_filter_edges']} samples within {edge * 1e3:.0f} ms "
+                             "of the ends dropped (filter and differentiation transients)")
+    k = aligned.keep
+    motion = sensor_motion(model, sensor, signals.q[k], signals.qd[k], signals.qdd[k])
+    return signals, aligned, motion
+
+
+def identify_ft(model: RobotModel, recording: Recording, frame: str | None = None, sensor_frame: str | None = None,
+                source: str = "commanded", *, sensor_mount: tuple[str, pin.SE3] | None = None,
+                mode: str = "dynamic", force_range=None, torque_range=None, cutoff_hz: float | None = None,
+                delay: str | float = "estimate", estimate_tilt: bool = True,
+                gravity_norm: float | None = None, validation: Recording | None = None) -> FtIdentification:
+    """Payload (in `frame`, default the model's payload frame), sensor offsets and base tilt from F/T readings.
+
+    The sensor frame is `sensor_frame` or the readings' frame_id: a URDF frame, or the name given
+    to `sensor_mount` = (URDF frame, SE3 of the sensor in it). Joint motion comes from the
+    commanded trajectory (delay-corrected) or the filtered measured positions (`source`).
+    mode 'static' is Duan 2022 §2 (mass, CoM, offsets, tilt); 'dynamic' adds the inertia from the
+    Newton–Euler wrench (Atkeson 1986). Readings at or beyond `force_range` / `torque_range` (N,
+    N·m, scalar or per axis) are dropped and counted. `validation`: a second contact-free
+    recording on which the residual RMSE before/after compensation is reported.
+    """
+    if mode not in ("static", "dynamic"):
+        raise PayloadIdError(f"unknown F/T identification mode '{mode}'", "use 'static' or 'dynamic'")
+    frame = frame or model.default_payload_frame
+    notes: list[str] = []
+    if recording.wrench is None:
+        raise PayloadIdError(f"{recording.source or 'recording'} holds no F/T sensor readings",
+                             "record /ft_sensor/wrench (geometry_msgs/WrenchStamped) or pick a joint-torque method")
+    sensor = _sensor_for(model, recording, sensor_frame, sensor_mount, notes)
+    model.frame_id(frame)
+    x_sp = payload_transform(model, sensor, frame)
+    g = float(np.linalg.norm(model.gravity)) if gravity_norm is None else float(gravity_norm)
+
+    signals, aligned, motion = _aligned_data(model, recording, sensor, source, cutoff_hz, delay,
+                                             force_range, torque_range)
+    fit, duan = fit_ft(motion, aligned.force, aligned.torque, g, mode=mode, estimate_tilt=estimate_tilt)
+
+    params = FtParameters(sensor, fit.phi, fit.offset, (float(fit.tilt[0]), float(fit.tilt[1])), g)
+    n_phi = int(fit.phi_mask.sum())
+    std = np.sqrt(np.maximum(np.diag(fit.cov), 0.0))
+    tilt_std = std[n_phi + 6:] if estimate_tilt else np.zeros(2)
+    k = aligned.keep
+    fit_rmse = residual_rmse(model, params, signals.q[k], signals.qd[k], signals.qdd[k],
+                             np.hstack([aligned.force, aligned.torque]))
+    phi_p, cov_p, ident_p = to_payload_frame(fit.phi, phi_covariance(fit), fit.phi_mask, x_sp)
+    ident = FtIdentification(
+        payload=PayloadEstimate(frame=frame, phi=phi_p, covariance=cov_p, method="ft", identifiable=ident_p,
+                                converged=True, convergence_time=float(signals.t[k][-1] - signals.t[k][0]),
+                                physically_consistent=(is_physically_consistent(phi_p) if mode == "dynamic"
+                                                       else bool(phi_p[0] > 0))),
+        params=params, offset_std=std[n_phi:n_phi + 6], tilt_std=tilt_std, noise_std=fit.sigma,
+        fit_rmse=fit_rmse, counts=dict(aligned.counts), mode=mode, duan=duan)
+    if validation is not None:
+        ident.validation_rmse = validate_ft(model, ident, validation, source=source, cutoff_hz=cutoff_hz,
+                                            delay=delay, force_range=force_range, torque_range=torque_range)
+    ident.payload.notes = [f"ft: {mode} identification, sensor frame '{sensor.name}', payload frame '{frame}'",
+                           *ident.summary_notes(), *_rmse_notes("identification data", fit_rmse),
+                           *(_rmse_notes("validation", ident.validation_rmse) if validation is not None else []),
+                           *aligned.notes, *notes, *signals.notes]
+    return ident
+
+
+def validate_ft(model: RobotModel, ident: FtIdentification, recording: Recording, *, source: str = "commanded",
+                cutoff_hz: float | None = None, delay: str | float = "estimate", force_range=None,
+                torque_range=None) -> dict[str, list[float]]:
+    """Per-axis residual RMSE on a contact-free recording: offsets only, gravity-only (Duan §2), full."""
+    if recording.wrench is None:
+        raise PayloadIdError(f"{recording.source or 'validation recording'} holds no F/T sensor readings",
+                             "record /ft_sensor/wrench during the validation run")
+    signals, aligned, _ = _aligned_data(model, recording, ident.params.sensor, source, cutoff_hz, delay,
+                                        force_range, torque_range)
+    k = aligned.keep
+    return residual_rmse(model, ident.params, signals.q[k], signals.qd[k], signals.qdd[k],
+                         np.hstack([aligned.force, aligned.torque]))
+
+
+def _rmse_notes(what: str, rmse: dict[str, list[float]]) -> list[str]:
+    fmt = lambda v: f"force {np.round(v[:3], 3).tolist()} N, torque {np.round(v[3:], 4).tolist()} N·m"  # noqa: E731
+    return [f"ft: residual RMSE on {what}, {kind.replace('_', ' ')}: {fmt(v)}" for kind, v in rmse.items()]
+
+
+def identify_payload_ft(model: RobotModel, recording: Recording, frame: str | None = None,
+                        sensor_frame: str | None = None, source: str = "commanded", **options) -> PayloadEstimate:
+    """Method `ft` for the identify-payload registry: identify_ft(...).payload (offsets, tilt, sample
+    counts and residual RMSEs are in its notes)."""
+    return identify_ft(model, recording, frame, sensor_frame, source, **options).payload
