@@ -48,7 +48,7 @@ def payload_wrench_batch(model: RobotModel, params: FtParameters, q, qd, qdd, *,
         qd = qdd = np.zeros_like(q)
     motion = sensor_motion(model, params.sensor, q, qd, qdd)
     g_s = np.einsum("nji,j->ni", motion.rotation, params.gravity_base)
-    grav = gravity_wrench_regressor(g_s) @ params.phi_sensor
+    grav = np.einsum("nij,j->ni", gravity_wrench_regressor(g_s), params.phi_sensor)
     if not inertial:
         return grav
     return grav - newton_euler_wrench(motion.velocity, motion.acceleration, params.phi_sensor)

@@ -39,6 +39,15 @@ class DuanStatic:
     tilt: tuple[float, float]
 
 
+def _lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Least squares through the (column-scaled) normal equations. einsum, not BLAS: these tall, thin
+    products are tiny, and a multi-threaded BLAS on a busy machine spends far longer waiting for its threads."""
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    a = a / scale
+    return np.linalg.solve(np.einsum("ki,kj->ij", a, a), np.einsum("ki,k->i", a, b)) / scale
+
+
 def duan_static_linear(rotation: np.ndarray, force: np.ndarray, torque: np.ndarray, gravity_norm: float) -> DuanStatic:
     """Duan 2022 §2.3–2.4 with the sensor orientation R_BS from forward kinematics.
 
@@ -47,7 +56,7 @@ def duan_static_linear(rotation: np.ndarray, force: np.ndarray, torque: np.ndarr
     """
     n = rotation.shape[0]
     a_f = np.concatenate([np.transpose(rotation, (0, 2, 1)), np.broadcast_to(np.eye(3), (n, 3, 3))], axis=2)
-    sol_f = np.linalg.lstsq(a_f.reshape(-1, 6), force.reshape(-1), rcond=None)[0]
+    sol_f = _lstsq(a_f.reshape(-1, 6), force.reshape(-1))
     big_l, f0 = sol_f[:3], sol_f[3:]
     # c × F = −[F]× c
     fx, fy, fz = force.T
@@ -56,7 +65,7 @@ def duan_static_linear(rotation: np.ndarray, force: np.ndarray, torque: np.ndarr
     skew_neg[:, 1, 0], skew_neg[:, 1, 2] = -fz, fx
     skew_neg[:, 2, 0], skew_neg[:, 2, 1] = fy, -fx
     a_t = np.concatenate([skew_neg, np.broadcast_to(np.eye(3), (n, 3, 3))], axis=2)
-    sol_t = np.linalg.lstsq(a_t.reshape(-1, 6), torque.reshape(-1), rcond=None)[0]
+    sol_t = _lstsq(a_t.reshape(-1, 6), torque.reshape(-1))
     com, k = sol_t[:3], sol_t[3:]
     t0 = k + np.cross(com, f0)
     return DuanStatic(float(np.linalg.norm(big_l) / gravity_norm), com, np.concatenate([f0, t0]),
@@ -133,12 +142,12 @@ def _fit(motion: SensorMotion, measured: np.ndarray, gravity_norm: float, *, ine
         reg = gravity_wrench_regressor(g_s)
         if dyn is not None:
             reg = reg - dyn
-        resid = measured - reg @ phi - offset
+        resid = measured - np.einsum("nij,j->ni", reg, phi) - offset
         cols = [reg[:, :, phi_mask], eye]
         if estimate_tilt:
             du, dv = tilt_gravity_derivatives(gravity_norm, *tilt)
-            cols.append(np.stack([gravity_wrench_regressor(rot_t @ du) @ phi,
-                                  gravity_wrench_regressor(rot_t @ dv) @ phi], axis=-1))
+            cols.append(np.stack([np.einsum("nij,j->ni", gravity_wrench_regressor(rot_t @ du), phi),
+                                  np.einsum("nij,j->ni", gravity_wrench_regressor(rot_t @ dv), phi)], axis=-1))
         jac = np.concatenate(cols, axis=2)
         p = jac.shape[2]
         if it > 0:
@@ -151,14 +160,14 @@ def _fit(motion: SensorMotion, measured: np.ndarray, gravity_norm: float, *, ine
         scale[scale == 0] = 1.0
         # Normal equations on unit-norm columns: p ≤ 18, so this is cheap and well conditioned enough
         # (the rank check below refuses what is not identifiable).
-        info = (jw.T @ jw) / np.outer(scale, scale)
+        info = np.einsum("ki,kj->ij", jw, jw) / np.outer(scale, scale)
         if it == 0:
             bad = _null_space_params(info)
             if bad.any():
                 names = [PARAM_NAMES[i] for i in np.flatnonzero(phi_mask)] + OFFSET_NAMES + ["U", "V"]
                 raise _Unidentifiable([names[i] for i in np.flatnonzero(bad)])
         info_inv = np.linalg.inv(info)
-        step = (info_inv @ ((jw.T @ rw) / scale)) / scale
+        step = (info_inv @ (np.einsum("ki,k->i", jw, rw) / scale)) / scale
         std = np.sqrt(np.diag(info_inv)) / scale
         phi[phi_mask] += step[:n_phi]
         offset += step[n_phi:n_phi + 6]

@@ -115,7 +115,9 @@ def sensor_motion(model: RobotModel, sensor: SensorFrame, q, qd, qdd, data: pin.
         vel[k] = data.v[j].vector
         acc[k] = data.a[j].vector
     x_sj = sensor.motion_from_joint
-    return SensorMotion(rot @ sensor.placement.rotation, vel @ x_sj.T, acc @ x_sj.T)
+    # einsum rather than BLAS for these (N, small) products: see identify._lstsq.
+    return SensorMotion(np.einsum("nij,jk->nik", rot, np.array(sensor.placement.rotation)),
+                        np.einsum("ij,nj->ni", x_sj, vel), np.einsum("ij,nj->ni", x_sj, acc))
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -135,9 +137,9 @@ def newton_euler_wrench(velocity: np.ndarray, acceleration: np.ndarray, phi: np.
     inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     h = np.broadcast_to(h, vl.shape)
     lin_mom = m * vl + _cross(w, h)
-    ang_mom = _cross(h, vl) + w @ inertia.T
+    ang_mom = _cross(h, vl) + np.einsum("ij,nj->ni", inertia, w)
     force = m * al + _cross(dw, h) + _cross(w, lin_mom)
-    torque = _cross(h, al) + dw @ inertia.T + _cross(w, ang_mom) + _cross(vl, lin_mom)
+    torque = _cross(h, al) + np.einsum("ij,nj->ni", inertia, dw) + _cross(w, ang_mom) + _cross(vl, lin_mom)
     return np.hstack([force, torque])
 
 
