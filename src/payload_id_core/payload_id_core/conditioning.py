@@ -217,6 +217,41 @@ def central_difference(x, t) -> np.ndarray:
     return np.gradient(x, t, axis=0, edge_order=2)
 
 
+def is_uniform(t, tolerance: float = 0.01) -> bool:
+    """True when every sample interval is within `tolerance` (relative) of the median one."""
+    dt = np.diff(np.asarray(t, dtype=float))
+    med = float(np.median(dt))
+    return bool(np.all(np.abs(dt - med) <= tolerance * med))
+
+
+def filtered_derivatives(t, x, cutoff_hz: float, order: int = 4, derivatives: int = 2) -> list[np.ndarray]:
+    """[x filtered, dx/dt, d²x/dt²] (up to `derivatives`) at the sample times t, for uniform or
+    irregular sampling.
+
+    A digital filter treats samples as equally spaced. Loggers such as the UR's write at irregular
+    instants (10 ms and 12 ms steps mixed, with exact time stamps): filtering those samples by
+    index warps the time axis, and differentiating against the true stamps then turns the warp
+    into noise (an acceleration RMS three times too large on the real UR10e files). So irregular
+    data are first interpolated (cubic spline) onto a uniform grid at the median rate, filtered and
+    differentiated there, and the results are interpolated back to t.
+    """
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(x, dtype=float)
+    fs = sampling_rate(t)
+    if is_uniform(t):
+        out = [lowpass(x, fs, cutoff_hz, order)]
+        for _ in range(derivatives):
+            out.append(central_difference(out[-1], t))
+        return out
+    n_grid = int(np.floor((t[-1] - t[0]) * fs)) + 1
+    grid = t[0] + np.arange(n_grid) / fs
+    xg = lowpass(CubicSpline(t, x, axis=0)(grid), fs, cutoff_hz, order)
+    out_grid = [xg]
+    for _ in range(derivatives):
+        out_grid.append(central_difference(out_grid[-1], grid))
+    return [CubicSpline(grid, y, axis=0, extrapolate=True)(t) for y in out_grid]
+
+
 def decimate_parallel(tau, Y, fs: float, factor: int, cutoff_hz: float | None = None, order: int = 4):
     """Khalil 2007 §III parallel filtering: torques `tau` (N, ...) and every column of the
     observation matrix `Y` (N, ...) pass the same zero-phase low-pass filter, then one sample in
@@ -311,7 +346,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     torques (zero phase).
     source='measured': positions low-pass filtered at `cutoff_hz` (default
     DEFAULT_MEASURED_CUTOFF_HZ, at most fs/4) without phase shift, then q̇, q̈ by central
-    differences; torques pass the same filter.
+    differences; torques pass the same filter (irregular sampling: see filtered_derivatives).
     decimate > 1: every signal passes the same anti-alias filter (cutoff 0.8·fs/(2·decimate))
     before one sample in `decimate` is kept (Khalil 2007 §III). Exact parallel filtering of the
     regressor columns is `decimate_parallel`, for callers who build Y at full rate.
@@ -365,10 +400,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     elif source == "measured":
         d = 0.0
         fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, fs / 4.0)
-        q = lowpass(joints.q, fs, fc)
-        qd = central_difference(q, t)
-        qdd = central_difference(qd, t)
-        tau = lowpass(joints.tau, fs, fc)
+        q, qd, qdd = filtered_derivatives(t, joints.q, fc)
+        tau = filtered_derivatives(t, joints.tau, fc, derivatives=0)[0]
         notes.append(f"measured positions and torques low-pass filtered at {fc:g} Hz (zero phase), "
                      "velocities and accelerations by central differences")
     else:

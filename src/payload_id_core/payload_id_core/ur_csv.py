@@ -1,0 +1,173 @@
+"""Reader for the real UR10e recordings of ../shared/data/ur10e (dynamic_calibration toolbox layout).
+
+31 comma-separated columns, no header, about 100 Hz: controller time; measured q1..q6 (rad);
+measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
+controller's own model (N·m). Torque = current × drive gain (effort_scale). The files hold no
+commanded trajectory, so the measured motion is also returned as the "commanded" one (points with
+the measured positions and velocities and accelerations from filtered differentiation), which lets
+source='commanded' pipelines run on them; Recording.notes says so.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from payload_id_core.conditioning import filtered_derivatives, sampling_rate
+from payload_id_core.data import CommandedTrajectory, JointSamples, Recording
+from payload_id_core.errors import PayloadIdError
+
+N_COLUMNS = 31
+UR_JOINT_NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
+                  "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+# Drive gains (N·m/A) identified by the data's source from the 14-harmonic pair and the known
+# 2.805 kg load (../shared/data/ur10e/README.md).
+README_DRIVE_GAINS = [10.0, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232]
+# Low-pass cutoff (Hz) before differentiating velocities into accelerations: the excitations of
+# these files hold 99.9 % of their velocity energy below 0.4 Hz; 5 Hz keeps the motion and drops
+# the 1e-4 rad/s quantisation steps of the logged velocities.
+ACCELERATION_CUTOFF_HZ = 5.0
+# Below this largest joint travel (rad) a file is a static pose (the validation-p* files are).
+STATIC_TRAVEL_RAD = 1e-3
+MEASURED_AS_COMMANDED_NOTE = "measured motion used as commanded: the file holds no commanded trajectory"
+
+_COLUMN_NAMES = (["time"] + [f"q{i}" for i in range(1, 7)] + [f"qd{i}" for i in range(1, 7)]
+                 + [f"i{i}" for i in range(1, 7)] + [f"i_target{i}" for i in range(1, 7)]
+                 + [f"tau_target{i}" for i in range(1, 7)])
+
+
+def _parse(path: Path) -> tuple[np.ndarray, list[str]]:
+    """Rows of floats; a last line cut short by the logger (no newline, fewer fields) is dropped
+    with a note, any other malformed line is an error naming its line number."""
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as err:
+        raise PayloadIdError(f"{path} is not a text CSV file", "give a UR CSV recording (31 columns)") from err
+    lines = text.splitlines()
+    notes = []
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise PayloadIdError(f"{path} is empty", "give a UR CSV recording (31 comma-separated columns)")
+    counts = [line.count(",") + 1 for line in lines]
+    if counts[-1] < N_COLUMNS and not text.endswith("\n") and len(lines) > 1 and counts[-2] == N_COLUMNS:
+        notes.append(f"{path.name}: the last line was cut short ({counts[-1]} of {N_COLUMNS} fields) and was ignored")
+        lines.pop()
+        counts.pop()
+    bad = [k for k, c in enumerate(counts) if c != N_COLUMNS]
+    if bad:
+        k = bad[0]
+        if len(bad) == len(lines):
+            problem = f"{path} has {counts[0]} columns, expected {N_COLUMNS}"
+        else:
+            problem = f"{path}: line {k + 1} has {counts[k]} columns, expected {N_COLUMNS} ({len(bad)} such lines)"
+        raise PayloadIdError(problem, "give a UR CSV in the layout of ../shared/data/ur10e/README.md "
+                                      "(time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6)")
+    try:
+        data = np.array([[float(v) for v in line.split(",")] for line in lines])
+    except ValueError as err:
+        k = next(k for k, line in enumerate(lines) if not _is_numeric_row(line))
+        raise PayloadIdError(f"{path}: line {k + 1} holds a value that is not a number ({err})",
+                             "the file must be numbers only, without a header line") from err
+    return data, notes
+
+
+def _is_numeric_row(line: str) -> bool:
+    try:
+        [float(v) for v in line.split(",")]
+    except ValueError:
+        return False
+    return True
+
+
+# Corrupt rows (a few in ur-20_02_19_15harm50secLoad.csv: time -0.12 s or 1e154 s, temperatures
+# in the position columns) are dropped only while they stay this rare; more means a broken file.
+MAX_GARBAGE_FRACTION = 0.01
+
+
+def _drop_logger_garbage(path: Path, data: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """Rows whose time lies far outside the recording are logger garbage: dropped if rare.
+
+    The recording's span is bounded from the bulk of the rows, which garbage cannot move: median
+    time ± (number of rows × median positive time step). A row inside that window that goes back
+    in time is not garbage but a file out of order, which is an error (the caller checks)."""
+    t = data[:, 0]
+    if np.all(np.diff(t) > 0):
+        return data, []
+    steps = np.diff(t)
+    steps = steps[(steps > 0) & np.isfinite(steps)]
+    if steps.size == 0:
+        return data, []
+    half_span = t.size * float(np.median(steps))
+    centre = float(np.median(t))
+    off = np.flatnonzero(np.abs(t - centre) > half_span)
+    if off.size == 0 or off.size > MAX_GARBAGE_FRACTION * t.size:
+        return data, []
+    return np.delete(data, off, axis=0), off.tolist()
+
+
+def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float | None = None,
+                joint_names: Sequence[str] | None = None,
+                acceleration_cutoff_hz: float = ACCELERATION_CUTOFF_HZ) -> Recording:
+    """Read a 31-column UR CSV into a Recording.
+
+    Args:
+        effort_scale: drive gains (N·m/A), one per joint or one for all; tau = current × gain.
+            None keeps currents (gain 1) and says so in the notes (e.g. to identify the gains).
+        joint_names: names of the six columns, default UR_JOINT_NAMES (the UR URDFs' names).
+        acceleration_cutoff_hz: zero-phase low-pass applied to the measured velocities before
+            differentiating them into the accelerations of the stand-in commanded trajectory.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise PayloadIdError(f"UR CSV file {path} does not exist", "check the --csv-ur path")
+    names = list(joint_names) if joint_names is not None else list(UR_JOINT_NAMES)
+    if len(names) != 6:
+        raise PayloadIdError(f"{len(names)} joint names given for the 6 joints of a UR CSV", "give six names")
+    data, notes = _parse(path)
+    if data.shape[0] < 10:
+        raise PayloadIdError(f"{path} holds only {data.shape[0]} rows", "give a recording of the motion")
+
+    finite = np.isfinite(data)
+    if not finite.all():
+        rows = np.flatnonzero(~finite.all(axis=1))
+        cols = [_COLUMN_NAMES[j] for j in np.flatnonzero(~finite.all(axis=0))]
+        raise PayloadIdError(f"{path}: {rows.size} of {data.shape[0]} rows hold NaN or inf (columns {', '.join(cols)}), "
+                             f"the first at line {rows[0] + 1}", "fix the file or cut the bad rows out")
+    data, dropped = _drop_logger_garbage(path, data)
+    if dropped:
+        notes.append(f"{path.name}: dropped {len(dropped)} corrupt logger rows whose time lies outside the "
+                     f"recording (lines {', '.join(str(k + 1) for k in dropped[:10])}{' ...' if len(dropped) > 10 else ''})")
+    t = data[:, 0]
+    dt = np.diff(t)
+    if np.any(dt <= 0):
+        k = int(np.flatnonzero(dt <= 0)[0])
+        raise PayloadIdError(f"{path}: time does not increase after row {k + 1} of the recording ({t[k + 1]} s "
+                             f"after {t[k]} s; {int(np.sum(dt <= 0))} such rows)",
+                             "give the rows in recording order, each with its own time stamp")
+
+    if effort_scale is None:
+        scale = np.ones(6)
+        notes.append("no drive gains given: torques are the motor currents (A)")
+    else:
+        scale = np.atleast_1d(np.asarray(effort_scale, dtype=float))
+        if scale.size == 1:
+            scale = np.full(6, scale[0])
+        if scale.size != 6 or not np.all(np.isfinite(scale)) or np.any(scale == 0):
+            raise PayloadIdError(f"effort scale {scale.tolist()} is not six finite, non-zero drive gains",
+                                 "give one gain (N·m/A) per joint, e.g. --effort-scale 10,10.7,8.5,9,9.5,10.1")
+
+    q, qd, current = data[:, 1:7], data[:, 7:13], data[:, 13:19]
+    joints = JointSamples(t, names, q, qd, current * scale)
+    fs = sampling_rate(t)
+    qdd = filtered_derivatives(t, qd, min(acceleration_cutoff_hz, 0.4 * fs), derivatives=1)[1]
+    commanded = CommandedTrajectory(float(t[0]), names, t - t[0], q.copy(), qd.copy(), qdd)
+    notes.append(MEASURED_AS_COMMANDED_NOTE)
+    travel = float(np.max(np.ptp(q, axis=0)))
+    if travel < STATIC_TRAVEL_RAD:
+        notes.append(f"{path.name}: the arm does not move (largest joint travel {travel * 1e3:.2f} mrad): "
+                     "these torques check gravity and friction at rest, not dynamics")
+    return Recording(joints=joints, commanded=[commanded], wrench=None, source=str(path), notes=notes)

@@ -1,0 +1,137 @@
+"""The real UR10e recordings of ../shared/data/ur10e: reading, the stand-in commanded motion, bad files."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from payload_id_core import conditioning as cond
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, UR_JOINT_NAMES,
+                                   read_ur_csv)
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"
+FILES = ["ur-20_01_31-load.csv", "ur-20_01_31-unload.csv", "ur-20_02_19_14harm50sec.csv",
+         "ur-20_02_19_14harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv", "ur-20_02_19_15harm50secLoad.csv",
+         "validation-p1.csv", "validation-p2.csv", "validation-p3.csv"]
+CLEAN = "ur-20_02_19_14harm50sec.csv"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_reads_every_real_file(name):
+    rec = read_ur_csv(DATA / name, README_DRIVE_GAINS)
+    j = rec.joints
+    assert j.joint_names == UR_JOINT_NAMES
+    assert len(j) > 700
+    assert np.all(np.diff(j.t) > 0)
+    assert np.median(np.diff(j.t)) == pytest.approx(0.010, abs=5e-4)   # about 100 Hz
+    assert np.abs(j.q).max() < 2 * np.pi                               # radians, within UR joint range
+    assert MEASURED_AS_COMMANDED_NOTE in rec.notes
+    (cmd,) = rec.commanded
+    np.testing.assert_array_equal(cmd.positions, j.q)
+    np.testing.assert_array_equal(cmd.velocities, j.qd)
+    assert cmd.start_time + cmd.time_from_start[-1] == pytest.approx(j.t[-1], abs=1e-9)
+    # The validation files are static poses (the velocity columns are zero): the reader says so.
+    static = any("does not move" in n for n in rec.notes)
+    assert static == name.startswith("validation")
+    assert (np.ptp(j.q, axis=0).max() < 1e-3) == static
+
+
+def test_columns_and_scaling():
+    raw = np.loadtxt(DATA / CLEAN, delimiter=",")
+    rec = read_ur_csv(DATA / CLEAN, README_DRIVE_GAINS)
+    assert len(rec.joints) == raw.shape[0] == 5375
+    np.testing.assert_array_equal(rec.joints.t, raw[:, 0])
+    np.testing.assert_array_equal(rec.joints.q, raw[:, 1:7])
+    np.testing.assert_array_equal(rec.joints.qd, raw[:, 7:13])
+    np.testing.assert_allclose(rec.joints.tau, raw[:, 13:19] * README_DRIVE_GAINS, rtol=1e-15)
+    unscaled = read_ur_csv(DATA / CLEAN)
+    np.testing.assert_array_equal(unscaled.joints.tau, raw[:, 13:19])
+    assert any("motor currents" in n for n in unscaled.notes)
+    # The velocity columns are the derivative of the position columns (so the mapping is right).
+    dq = cond.central_difference(rec.joints.q, rec.joints.t)
+    assert np.sqrt(np.mean((dq - rec.joints.qd) ** 2)) < 0.02 * np.sqrt(np.mean(rec.joints.qd ** 2))
+
+
+@pytest.mark.parametrize("name", [CLEAN, "ur-20_02_19_15harm50sec.csv"])
+def test_currents_times_gains_match_the_controller_torques_of_gravity_joints(name):
+    """Shoulder-lift and elbow torques are dominated by gravity, which the controller's own model
+    (columns 26-31) knows well: gain × measured current must follow it closely."""
+    raw = np.loadtxt(DATA / name, delimiter=",")
+    rec = read_ur_csv(DATA / name, README_DRIVE_GAINS)
+    for j in (1, 2):
+        target = raw[:, 25 + j]
+        assert np.corrcoef(rec.joints.tau[:, j], target)[0, 1] > 0.9
+        ratio = np.dot(rec.joints.tau[:, j], target) / np.dot(rec.joints.tau[:, j], rec.joints.tau[:, j])
+        assert ratio == pytest.approx(1.0, abs=0.1)  # the model is not ground truth
+
+
+def test_corrupt_logger_rows_and_cut_last_line_are_dropped_with_notes():
+    name = "ur-20_02_19_15harm50secLoad.csv"
+    rec = read_ur_csv(DATA / name, README_DRIVE_GAINS)
+    assert len(rec.joints) == 6107 - 1 - 9   # 6107 lines: the last has no newline
+    assert any("cut short (20 of 31 fields)" in n for n in rec.notes)
+    assert any("dropped 9 corrupt logger rows" in n and "lines 2, 3" in n for n in rec.notes)
+    assert rec.joints.t[0] == pytest.approx(3047.693)
+    assert np.abs(rec.joints.tau).max() < 250.0   # no garbage values (1e154 in the dropped rows)
+
+
+def test_commanded_pipeline_on_real_data():
+    rec = read_ur_csv(DATA / "ur-20_02_19_15harm50sec.csv", README_DRIVE_GAINS)
+    sig = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay="estimate")
+    assert abs(sig.delay_used) < 1e-3                        # measured used as commanded: no delay
+    exact = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay=0.0)
+    np.testing.assert_allclose(exact.q, rec.joints.q, atol=1e-12)
+    np.testing.assert_allclose(exact.qd, rec.joints.qd, atol=1e-12)
+    # Accelerations: filtered differentiation of the logged velocities, consistent with the
+    # measured-signal pipeline to within a few percent of their RMS.
+    meas = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="measured", cutoff_hz=5.0)
+    inner = slice(100, -100)
+    rms = np.sqrt(np.mean(meas.qdd[inner] ** 2, axis=0))
+    diff = np.sqrt(np.mean((exact.qdd[inner] - meas.qdd[inner]) ** 2, axis=0))
+    assert np.all(diff < 0.1 * rms), diff / rms
+    assert MEASURED_AS_COMMANDED_NOTE in sig.notes
+
+
+def _write(tmp_path, rows, name="bad.csv", trailing_newline=True):
+    path = tmp_path / name
+    path.write_text("\n".join(rows) + ("\n" if trailing_newline else ""))
+    return path
+
+
+def _real_rows(n=300):
+    return (DATA / CLEAN).read_text().splitlines()[:n]
+
+
+def _expect(path, match, **kw):
+    with pytest.raises(PayloadIdError, match=match) as err:
+        read_ur_csv(path, README_DRIVE_GAINS, **kw)
+    assert err.value.fix
+    return str(err.value)
+
+
+def test_bad_files(tmp_path):
+    rows = _real_rows()
+    _expect(_write(tmp_path, [",".join(r.split(",")[:30]) for r in rows]), "has 30 columns, expected 31")
+    mid = list(rows)
+    mid[100] = ",".join(mid[100].split(",")[:25])
+    _expect(_write(tmp_path, mid), "line 101 has 25 columns, expected 31")
+    swapped = list(rows)
+    swapped[150], swapped[151] = swapped[151], swapped[150]
+    _expect(_write(tmp_path, swapped), "time does not increase after row 151")
+    nan = list(rows)
+    fields = nan[42].split(",")
+    fields[15] = "nan"
+    nan[42] = ",".join(fields)
+    msg = _expect(_write(tmp_path, nan), "1 of 300 rows hold NaN or inf")
+    assert "columns i3" in msg and "line 43" in msg
+    _expect(_write(tmp_path, ["t," + ",".join(f"c{i}" for i in range(30))] + rows), "line 1 holds a value that is not a number")
+    _expect(_write(tmp_path, []), "is empty")
+    _expect(tmp_path / "missing.csv", "does not exist")
+    with pytest.raises(PayloadIdError, match="not six finite"):
+        read_ur_csv(_write(tmp_path, rows), [1.0, 2.0])
+    # A cut-short last line is only forgiven at the very end of a file without a final newline.
+    cut = list(rows)
+    cut[-1] = ",".join(cut[-1].split(",")[:20])
+    assert len(read_ur_csv(_write(tmp_path, cut, trailing_newline=False)).joints) == 299
+    _expect(_write(tmp_path, cut), "line 300 has 20 columns")
