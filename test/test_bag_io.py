@@ -249,3 +249,22 @@ def test_empty_topic(tmp_path):
     with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as w:
         w.add_connection("/joint_states", bag_io.JOINT_STATE, typestore=ts)
     _expect_error(tmp_path / "bag", "topic /joint_states holds no messages")
+
+
+def test_recording_for_model_reorders_by_name(tmp_path):
+    from payload_id_core.model import RobotModel
+
+    model = RobotModel.from_urdf("ur10")
+    n, N = model.n, 20
+    rng = np.random.default_rng(2)
+    names = list(model.joint_names)[::-1] + ["gripper_finger"]
+    q = rng.normal(size=(N, n + 1))
+    rec = Recording(JointSamples(np.arange(N) * 0.002, names, q, None, 2 * q))
+    bag_io.write_bag(tmp_path / "bag", rec)
+    mine = bag_io.read_bag(tmp_path / "bag").for_model(model)
+    assert mine.joints.joint_names == list(model.joint_names)
+    np.testing.assert_array_equal(mine.joints.q, q[:, :n][:, ::-1])
+    np.testing.assert_array_equal(mine.joints.tau, 2 * q[:, :n][:, ::-1])
+    rec.joints = rec.joints.reordered(np.arange(1, n + 1), names[1:])   # drop the last URDF joint
+    with pytest.raises(PayloadIdError, match=f"lack joints \\['{model.joint_names[-1]}'\\]"):
+        rec.for_model(model)

@@ -222,3 +222,19 @@ def test_conditioned_signals_bad_input():
     rec.commanded = [late]
     with pytest.raises(PayloadIdError, match="no joint state falls inside the commanded trajectory"):
         cond.conditioned_signals(rec, ["j1"], delay=0.0)
+
+
+def test_filtered_derivatives_on_irregular_sampling():
+    """UR-like logging: 10 ms and 12 ms steps mixed, exact stamps. Filtering by index would warp time."""
+    rng = np.random.default_rng(5)
+    t = np.cumsum(rng.choice([0.010, 0.012], size=3000, p=[0.7, 0.3]))
+    assert not cond.is_uniform(t)
+    q, qd, qdd = sine_motion(t)
+    qn = np.round(q, 4)                        # the logger's 1e-4 rad resolution
+    f, d1, d2 = cond.filtered_derivatives(t, qn, 5.0)
+    inner = slice(200, -200)
+    rel = lambda a, b: np.sqrt(np.mean((a[inner] - b[inner]) ** 2)) / np.sqrt(np.mean(b[inner] ** 2))  # noqa: E731
+    assert rel(d1, qd) < 0.005 and rel(d2, qdd) < 0.05
+    # What the naive index-based filter gives instead (the reason for the uniform grid):
+    naive = cond.central_difference(cond.central_difference(cond.lowpass(qn, 1 / np.median(np.diff(t)), 5.0), t), t)
+    assert rel(naive, qdd) > 5 * rel(d2, qdd)

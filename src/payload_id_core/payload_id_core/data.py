@@ -104,3 +104,12 @@ class Recording:
     wrench: WrenchSamples | None = None
     source: str = ""                  # file it came from, for messages
     notes: list[str] = field(default_factory=list)  # e.g. "measured motion used as commanded"
+
+    def for_model(self, model) -> "Recording":
+        """The same recording with joint columns in `model.joint_names` order, matched by name
+        (RobotModel.match_joint_order: joints the model lacks are dropped, missing ones are an error).
+        Commanded trajectories keep their own joint lists (sampling matches them by name) and the
+        wrench is untouched."""
+        idx = model.match_joint_order(self.joints.joint_names)
+        return Recording(self.joints.reordered(idx, list(model.joint_names)), list(self.commanded), self.wrench,
+                         self.source, list(self.notes))
