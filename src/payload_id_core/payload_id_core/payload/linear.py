@@ -1,0 +1,99 @@
+"""Linear estimation shared by the payload methods: weighted least squares with covariance.
+
+Khalil 2007 §III: the equations of joint j are weighted by the inverse standard deviation of that
+joint's residual (eq. 17–21: σ² = ‖r‖²/(r − c), C = σ² (WᵀW)⁻¹). Unknowns the data cannot
+determine (identifiable_entries) are solved for by the minimum-norm solution in column-scaled
+coordinates, which leaves every determined entry unique, and are then reported as unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.payload.jacobian import RANK_RTOL, identifiable_entries
+
+
+@dataclass
+class LinearSolution:
+    x: np.ndarray              # (u,) estimate (undetermined entries: minimum-norm value)
+    cov: np.ndarray            # (u, u); NaN rows/columns for undetermined entries
+    identifiable: np.ndarray   # (u,) bool
+    sigma: np.ndarray          # (n,) residual standard deviation per joint (or per row group)
+    rows: int
+
+
+def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum-norm LS in column-scaled coordinates; returns (x, (AᵀA)^# in original units)."""
+    norms = np.linalg.norm(A, axis=0)
+    norms[norms == 0] = 1.0
+    As = A / norms
+    u, s, vt = np.linalg.svd(As, full_matrices=False)
+    keep = s > RANK_RTOL * s[0] if s.size and s[0] > 0 else np.zeros_like(s, dtype=bool)
+    inv_s = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+    xs = vt.T @ (inv_s * (u.T @ y))
+    gram_pinv_s = (vt.T * inv_s**2) @ vt
+    x = xs / norms
+    gram_pinv = gram_pinv_s / np.outer(norms, norms)
+    return x, gram_pinv
+
+
+def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True,
+                   sigma: np.ndarray | None = None) -> LinearSolution:
+    """Per-joint weighted LS of y (N, n) ≈ W (N, n, u) x (Khalil 2007 §III, eq. 16–21).
+
+    Weights 1/σ_j come from the residuals of a first ordinary solution (iterate_weights), or are
+    given as `sigma` (n,). The covariance is σ-scaled (WᵀΣ⁻¹W)^# on the determined entries.
+    """
+    W = np.asarray(W, dtype=float)
+    y = np.asarray(y, dtype=float)
+    N, n, u = W.shape
+    if N * n <= u:
+        raise PayloadIdError(f"only {N} samples of {n} joints for {u} unknowns",
+                             "record a longer excitation")
+    A = W.reshape(N * n, u)
+    b = y.reshape(N * n)
+    ok = identifiable_entries(A)
+    if sigma is None:
+        x, _ = _scaled_pinv_solve(A, b, ok)
+        r = (b - A @ x).reshape(N, n)
+        dof = max(N - u / n, 1.0)
+        sigma = np.sqrt(np.sum(r**2, axis=0) / dof)
+        if not iterate_weights:
+            sigma = np.full(n, np.sqrt(np.sum(r**2) / max(N * n - u, 1)))
+    sigma = np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)
+    w = np.tile(1.0 / sigma, N)
+    x, gram_pinv = _scaled_pinv_solve(A * w[:, None], b * w, ok)
+    r = ((b - A @ x) * w)
+    # Residuals are normalised by σ_j: their variance should be 1; any misfit scales the covariance.
+    scale2 = float(r @ r) / max(N * n - int(ok.sum()), 1)
+    cov = gram_pinv * scale2
+    cov[~ok, :] = np.nan
+    cov[:, ~ok] = np.nan
+    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n)
+
+
+def generalized_lstsq(J: np.ndarray, eps: np.ndarray, C: np.ndarray) -> LinearSolution:
+    """z minimising (ε − J z)ᵀ C⁻¹ (ε − J z): the payload from a parameter difference weighted by its
+    covariance (Gaz 2017 eq. 28, J_ε^# ε, with the weighting asked for in Xu's conversion)."""
+    J = np.asarray(J, dtype=float)
+    eps = np.asarray(eps, dtype=float)
+    C = 0.5 * (np.asarray(C, dtype=float) + np.asarray(C, dtype=float).T)
+    d = np.sqrt(np.maximum(np.diag(C), 0.0))
+    d[d == 0] = 1.0
+    Cs = C / np.outer(d, d)
+    # Whitening by the symmetric inverse square root; near-singular directions (parameters the
+    # data fixed exactly, e.g. on noise-free data) are kept with a floor instead of dropped.
+    evals, evecs = np.linalg.eigh(Cs)
+    floor = evals.max() * 1e-12 if evals.max() > 0 else 1.0
+    L = (evecs / np.sqrt(np.maximum(evals, floor))) @ evecs.T / d[None, :]
+    A = L @ J
+    b = L @ eps
+    ok = identifiable_entries(A)
+    x, gram_pinv = _scaled_pinv_solve(A, b, ok)
+    cov = gram_pinv.copy()
+    cov[~ok, :] = np.nan
+    cov[:, ~ok] = np.nan
+    return LinearSolution(x, cov, ok, np.array([1.0]), J.shape[0])

@@ -1,0 +1,359 @@
+"""Online payload estimators: one update per control sample, an estimate with uncertainty at any time.
+
+Two forms (DESIGN.md method table):
+  direct-rls      RLS straight on z = [φ_L, Δφ_f] from τ − Y θ_a (Khalil 2007 method 1, recursive):
+                  10 (+ friction change) unknowns, so one update is a handful of rank-one steps.
+  difference-rls  Xu 2024 Algorithm 1: RLS on the loaded robot's whole θ_b, initialised at θ_a with
+                  P = 10·1 and ξ = 100 (§3.2), fed with the commanded motion and the unloaded nonlinear
+                  friction shape α_a (eq. 7); the payload follows from ε = θ_b − θ_a through the payload
+                  Jacobian (eq. 6, 12–16, generalised: z = J^# ε weighted by the covariance of ε).
+
+Convergence (seconds of motion until declared):
+  'xu'          Xu §3.2: 300 consecutive samples with max |Δπ| < 0.005 over the payload-sensitive
+                parameters (the base parameters J_ε moves, or φ_L itself for direct-rls).
+  'covariance'  the estimate's own uncertainty: relative standard deviation of the mass below
+                `mass_rel_std` (0.5 %), checked every `check_every` samples. Unlike the Xu rule it
+                cannot fire on a slowly drifting estimate, and it scales with the noise actually seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import scipy.linalg
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.inertia import PARAM_NAMES
+from payload_id_core.model import RobotModel
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries, theta_layout
+from payload_id_core.payload.linear import generalized_lstsq
+from payload_id_core.payload.rls import RecursiveLeastSquares
+from payload_id_core.regressor import payload_transform
+
+ONLINE_METHODS = ("direct-rls", "difference-rls")
+XU_XI = 100.0          # Xu 2024 §3.2: ξ
+XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
+XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
+XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples
+DIRECT_P0 = 1e4        # direct-rls: a vague prior on z (kg, kg·m, kg·m², N·m)
+
+
+def gram_identifiable(M: np.ndarray) -> np.ndarray:
+    """identifiable_entries for an information matrix M = AᵀA (its square root has A's row space)."""
+    M = 0.5 * (M + M.T)
+    d = np.sqrt(np.maximum(np.diag(M), 0.0))
+    live = d > 0
+    ok = np.zeros(M.shape[0], dtype=bool)
+    if not live.any():
+        return ok
+    Ms = M[np.ix_(live, live)] / np.outer(d[live], d[live])
+    w, V = np.linalg.eigh(Ms)
+    # Eigenvalues of a Gram matrix carry round-off ~1e-16·λmax; their square roots ~1e-8, so the
+    # rank threshold for the square root is looser than for a regressor.
+    root = (V * np.sqrt(np.maximum(w, 0.0))).T
+    ok[np.flatnonzero(live)] = identifiable_entries(root, rtol=1e-6)
+    return ok
+
+
+class FastRegressor:
+    """Per-sample regressor rows for one robot identification, without per-call Python overhead.
+
+    rows(q, qd, qdd) -> (Y_rb (n, 10n) pinocchio, friction columns (n, k n) of the robot's model).
+    Checked against the identification's own batch regressor when built.
+    """
+
+    def __init__(self, model: RobotModel, robot):
+        self.model = model
+        self.robot = robot
+        self.fm = robot.friction
+        self.kind = self.fm.kind
+        self.n = model.n
+        self.k = self.fm.per_joint
+        self.eps = float(self.fm.sign_epsilon)
+        self.shape = np.asarray(self.fm.shape, dtype=float)
+        self._rows = np.arange(self.n)
+        self._fast = self.kind in ("none", "linear", "nonlinear") and not self.fm.needs_temperature
+        self._alpha = self.shape[:, 0] if self.kind == "nonlinear" else None
+        # Scatter indices of the per-joint friction values into the block-diagonal rows.
+        self._fr_rows = np.repeat(self._rows, self.k)
+        self._fr_cols = (self._rows[:, None] * self.k + np.arange(self.k)).reshape(-1)
+
+    def friction_values(self, qd: np.ndarray) -> np.ndarray:
+        """(n, k): each joint's own friction columns (the nonzero entries of its row)."""
+        if not self._fast:
+            cols = self.fm.columns(qd[None, :])[0]
+            return cols[self._rows[:, None], self._rows[:, None] * self.k + np.arange(self.k)]
+        v = np.empty((self.n, self.k))
+        if self.k == 0:
+            return v
+        sgn = np.tanh(qd / self.eps) if self.eps > 0 else np.sign(qd)
+        v[:, 0] = sgn
+        v[:, 1] = qd if self.kind == "linear" else np.abs(qd) ** self._alpha * sgn
+        v[:, 2] = 1.0
+        return v
+
+    def friction_columns(self, qd: np.ndarray) -> np.ndarray:
+        """(n, k n) block-diagonal friction rows, as robot.friction.columns gives for one sample."""
+        out = np.zeros((self.n, self.k * self.n))
+        out[self._fr_rows, self._fr_cols] = self.friction_values(qd).reshape(-1)
+        return out
+
+    def rigid(self, q, qd, qdd) -> np.ndarray:
+        return pin.computeJointTorqueRegressor(self.model.model, self.model.data, q, qd, qdd)
+
+
+class OnlinePayloadEstimator:
+    """update(q, qd, qdd, tau[, t]) per sample; estimate() -> PayloadEstimate at any time; .converged.
+
+    Options:
+      method: 'direct-rls' or 'difference-rls'.
+      friction_change: estimate the change of the friction parameters under load (Xu eq. 5, W_f Δφ_f).
+        difference-rls always re-estimates the friction block (it is part of θ_b).
+      noise_std: per-joint torque noise (N·m) weighting the rows; default: the robot identification's
+        torque RMSE for direct-rls, √ξ = 10 N·m on every joint for difference-rls (Xu). Only ratios
+        matter for the estimate; the absolute level is re-estimated from the residuals.
+      p0: prior variance scale (direct-rls: 1e4; difference-rls: Xu's 10).
+      convergence: 'covariance' (default) or 'xu'; mass_rel_std, xu_tol, xu_count tune them.
+      rate_hz: sample rate used for the convergence time when update() gets no time stamps.
+      history_every: store (t, φ, std) every this many samples (0: none).
+      include_robot_uncertainty: add the robot identification's covariance to the payload's.
+    """
+
+    def __init__(self, model: RobotModel, robot, frame: str, method: str = "direct-rls", *,
+                 friction_change: bool = True, noise_std=None, p0: float | None = None, forgetting: float = 1.0,
+                 convergence: str = "covariance", mass_rel_std: float = 0.005, xu_tol: float = XU_TOL,
+                 xu_count: int = XU_COUNT, check_every: int = 25, min_time: float = 0.5, rate_hz: float = 500.0,
+                 history_every: int = 25, include_robot_uncertainty: bool = False, prior=None):
+        if method not in ONLINE_METHODS:
+            raise PayloadIdError(f"'{method}' is not an online method", f"use one of {', '.join(ONLINE_METHODS)}")
+        if convergence not in ("covariance", "xu"):
+            raise PayloadIdError(f"unknown convergence rule '{convergence}'", "use 'covariance' or 'xu'")
+        self.model, self.robot, self.frame, self.method = model, robot, frame, method
+        self.layout = theta_layout(robot)
+        lay = self.layout
+        self.theta_a = np.asarray(robot.theta, dtype=float)
+        self.n = model.n
+        self.reg = FastRegressor(model, robot)
+        self.joint, self.X = payload_transform(model, frame)
+        self.block = slice(10 * (self.joint - 1), 10 * self.joint)
+        self.independent = np.asarray(robot.base.independent)
+        # A standard-parameter vector reproducing π_a (K has full row rank): Y φ_a = reduce(Y) π_a.
+        K = np.asarray(robot.base.K, dtype=float)
+        self.phi_a_std = K.T @ np.linalg.solve(K @ K.T, self.theta_a[lay.base])
+        self.rotor_a = self.theta_a[lay.rotor]
+        # Rotor inertias with their own unknown (the others are absorbed into π_b by the identification).
+        self.rotor_free = np.asarray(getattr(getattr(robot, "rotor", None), "free", np.arange(lay.rotor.stop - lay.rotor.start)),
+                                     dtype=int)
+        self.fric_a = self.theta_a[lay.friction]
+        self.n_rotor = lay.rotor.stop - lay.rotor.start
+        self.kf = lay.friction.stop - lay.friction.start
+        self.friction_change = bool(friction_change) if method == "direct-rls" else True
+        self.convergence_rule = convergence
+        self.mass_rel_std, self.xu_tol, self.xu_count = float(mass_rel_std), float(xu_tol), int(xu_count)
+        self.check_every, self.min_time, self.dt = int(check_every), float(min_time), 1.0 / float(rate_hz)
+        self.history_every = int(history_every)
+        self.include_robot_uncertainty = bool(include_robot_uncertainty)
+        self.prior = np.zeros(10) if prior is None else np.asarray(getattr(prior, "phi", prior), dtype=float)
+        robot_cov = getattr(robot, "cov", None)
+        self.robot_cov = None if robot_cov is None else np.asarray(robot_cov, dtype=float)
+
+        rmse = np.asarray(getattr(robot, "rmse", np.ones(self.n)), dtype=float).reshape(-1)
+        if noise_std is None:
+            noise_std = rmse if (method == "direct-rls" and rmse.size == self.n and np.all(rmse > 0)) \
+                else np.full(self.n, np.sqrt(XU_XI))
+        self.noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), (self.n,)).copy()
+        row_var = self.noise_std**2
+
+        self.J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
+        if method == "direct-rls":
+            self.u = 10 + (self.kf if self.friction_change else 0)
+            z0 = np.zeros(self.u)
+            z0[:10] = self.prior
+            self.rls = RecursiveLeastSquares(z0, np.eye(self.u) * (DIRECT_P0 if p0 is None else p0), row_var, forgetting)
+            self.sensitive = np.arange(10)
+        else:
+            self.u = lay.p
+            self.rls = RecursiveLeastSquares(self.theta_a.copy(), np.eye(self.u) * (XU_P0 if p0 is None else p0),
+                                             row_var, forgetting)
+            self.sensitive = np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1))
+        self._struct_ok = identifiable_entries(self.J)
+        self._buf = np.zeros((self.n, self.u))
+        self._zero_n = np.zeros(self.n)
+        self._fric_a_joint = self.fric_a.reshape(self.n, -1) if self.kf else None
+        self.info = np.zeros((self.u, self.u))     # Σ Yᵀ R⁻¹ Y: which unknowns the motion determines
+        self.cross = np.zeros((self.u, lay.p)) if (method == "direct-rls" and self.include_robot_uncertainty) else None
+        self._w = 1.0 / row_var
+        self.samples = 0
+        self.t0: float | None = None
+        self.t_last = 0.0
+        self.converged = False
+        self.convergence_time = float("nan")
+        self._calm = 0
+        self._hist_t: list[float] = []
+        self._hist_phi: list[np.ndarray] = []
+        self._hist_std: list[np.ndarray] = []
+        self._check_regressor()
+
+    # -- per sample -------------------------------------------------------------------------------
+    def _rows(self, q, qd, qdd):
+        """(unknowns' rows (n, u), torque the unloaded robot explains (n,), full robot rows or None)."""
+        y_rb = self.reg.rigid(q, qd, qdd)
+        if self.method == "direct-rls":
+            fv = self.reg.friction_values(qd)
+            tau_a = y_rb @ self.phi_a_std
+            if self.kf:
+                tau_a += np.sum(fv * self._fric_a_joint, axis=1)
+            if self.n_rotor:
+                tau_a[self.rotor_free] += qdd[self.rotor_free] * self.rotor_a
+            rows = self._buf
+            rows[:, :10] = y_rb[:, self.block] @ self.X
+            if self.friction_change and self.kf:
+                rows[self.reg._fr_rows, 10 + self.reg._fr_cols] = fv.reshape(-1)
+            full = None
+            if self.cross is not None:
+                full = self._robot_rows(y_rb, self.reg.friction_columns(qd), qdd)
+            return rows, tau_a, full
+        full = self._robot_rows(y_rb, self.reg.friction_columns(qd), qdd)
+        return full, self._zero_n, full
+
+    def _robot_rows(self, y_rb, fric, qdd):
+        parts = [y_rb[:, self.independent]]
+        if self.n_rotor:
+            rot = np.zeros((self.n, self.n_rotor))
+            rot[self.rotor_free, np.arange(self.n_rotor)] = qdd[self.rotor_free]
+            parts.append(rot)
+        parts.append(fric)
+        return np.hstack(parts)
+
+    def _check_regressor(self) -> None:
+        """The fast rows must equal the identification's batch regressor (same θ layout)."""
+        rng = np.random.default_rng(1)
+        q, qd, qdd = rng.standard_normal((3, self.n)) * 0.5
+        y_rb = self.reg.rigid(q, qd, qdd)
+        mine = self._robot_rows(y_rb, self.reg.friction_columns(qd), qdd)
+        theirs = np.asarray(self.robot.regressor(q[None], qd[None], qdd[None]))[0]
+        if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-9, atol=1e-9):
+            raise PayloadIdError("the robot identification's regressor has a layout the online estimator does not know",
+                                 "re-run payload-id identify-robot with this version")
+
+    def update(self, q, qd, qdd, tau, t: float | None = None) -> None:
+        """Feed one sample (commanded q, q̇, q̈ as Xu recommends; measured torque)."""
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        qdd = np.asarray(qdd, dtype=float)
+        tau = np.asarray(tau, dtype=float)
+        rows, tau_a, full = self._rows(q, qd, qdd)
+        before = self.rls.theta[self.sensitive].copy() if self.convergence_rule == "xu" else None
+        self.rls.update(rows, tau - tau_a)
+        rw = rows * self._w[:, None]
+        self.info += rw.T @ rows
+        if self.cross is not None:
+            self.cross += rw.T @ full
+        if t is None:
+            t = self.t_last + self.dt if self.samples else 0.0
+        if self.t0 is None:
+            self.t0 = float(t)
+        self.t_last = float(t)
+        self.samples += 1
+        if not self.converged:
+            self._check_convergence(before)
+        if self.history_every and self.samples % self.history_every == 0:
+            z, std = self._quick_payload()
+            self._hist_t.append(self.t_last - self.t0)
+            self._hist_phi.append(z)
+            self._hist_std.append(std)
+
+    def _check_convergence(self, before) -> None:
+        elapsed = self.t_last - (self.t0 or 0.0)
+        if self.convergence_rule == "xu":
+            step = np.max(np.abs(self.rls.theta[self.sensitive] - before)) if before.size else 0.0
+            self._calm = self._calm + 1 if step < self.xu_tol else 0
+            if self._calm >= self.xu_count:
+                self._declare(elapsed)
+            return
+        if elapsed < self.min_time or self.samples % self.check_every:
+            return
+        z, std = self._quick_payload()
+        if z[0] > 0 and np.isfinite(std[0]) and std[0] < self.mass_rel_std * z[0]:
+            self._declare(elapsed)
+
+    def _declare(self, elapsed: float) -> None:
+        self.converged = True
+        self.convergence_time = elapsed + self.dt   # the sample that settled it counts as motion used
+
+    # -- estimate ---------------------------------------------------------------------------------
+    def _quick_payload(self) -> tuple[np.ndarray, np.ndarray]:
+        """(φ_L, its std) cheaply, for history and the convergence check: no rank analysis; the
+        difference form solves its weighted conversion with a Cholesky factor of cov(ε)."""
+        s2 = self.rls.noise_scale2()
+        if not np.isfinite(s2):
+            return np.full(10, np.nan), np.full(10, np.nan)
+        if self.method == "direct-rls":
+            return self.rls.theta[:10].copy(), np.sqrt(np.maximum(np.diag(self.rls.P)[:10], 0.0) * s2)
+        C = 0.5 * (self.rls.P + self.rls.P.T) * s2
+        if self.include_robot_uncertainty and self.robot_cov is not None:
+            C = C + self.robot_cov
+        Js = self.J[:, self._struct_ok]
+        try:
+            cf = scipy.linalg.cho_factor(C)
+            CiJ = scipy.linalg.cho_solve(cf, Js)
+            M_inv = np.linalg.inv(Js.T @ CiJ)
+        except (np.linalg.LinAlgError, ValueError):
+            return np.full(10, np.nan), np.full(10, np.nan)
+        zs = M_inv @ (CiJ.T @ (self.rls.theta - self.theta_a))
+        z = np.full(self.J.shape[1], np.nan)
+        std = np.full(self.J.shape[1], np.nan)
+        z[self._struct_ok] = zs
+        std[self._struct_ok] = np.sqrt(np.maximum(np.diag(M_inv), 0.0))
+        return z[:10], std[:10]
+
+    def _payload(self):
+        """(z = [φ_L, Δφ_f], its covariance, identifiable mask of z)."""
+        cov_theta = self.rls.covariance()
+        if self.method == "direct-rls":
+            z = self.rls.theta.copy()
+            cov = cov_theta
+            if self.cross is not None and self.robot_cov is not None:
+                sens = self.rls.P @ self.cross            # dz/dθ_a = −P Σ Yᵀ R⁻¹ Y_a
+                cov = cov + sens @ self.robot_cov @ sens.T
+            ok = gram_identifiable(self.info)
+            return z, cov, ok
+        eps = self.rls.theta - self.theta_a
+        C = cov_theta
+        if self.include_robot_uncertainty and self.robot_cov is not None:
+            C = C + self.robot_cov
+        sol = generalized_lstsq(self.J, eps, C)
+        ok = sol.identifiable & gram_identifiable(self.J.T @ self.info @ self.J)
+        return sol.x, np.nan_to_num(sol.cov, nan=0.0), ok
+
+    def estimate(self) -> PayloadEstimate:
+        """The current estimate (not projected onto physically consistent parameters: see consistency)."""
+        if self.samples == 0:
+            raise PayloadIdError("no sample fed to the estimator yet", "call update() while the robot moves")
+        z, cov, ok = self._payload()
+        phi = z[:10].copy()
+        ok10 = ok[:10].copy()
+        phi[~ok10] = self.prior[~ok10]
+        cov10 = cov[:10, :10].copy()
+        cov10[~ok10, :] = np.nan
+        cov10[:, ~ok10] = np.nan
+        notes = [f"{self.samples} samples, {self.t_last - (self.t0 or 0.0):.3f} s of motion; "
+                 f"convergence rule '{self.convergence_rule}'"]
+        if not ok10.all():
+            notes.append("not identifiable from this robot and motion (fixed to the prior): "
+                         + ", ".join(n for n, k in zip(PARAM_NAMES, ok10) if not k))
+        if self.method == "direct-rls" and self.friction_change or self.method == "difference-rls":
+            notes.append(f"friction change under load estimated ({self.kf} parameters)")
+        history = None
+        if self._hist_t:
+            history = {"t": np.array(self._hist_t), "phi": np.array(self._hist_phi), "std": np.array(self._hist_std)}
+        return PayloadEstimate(frame=self.frame, phi=phi, covariance=cov10, method=self.method, identifiable=ok10,
+                               converged=self.converged, convergence_time=self.convergence_time, notes=notes,
+                               history=history)
+
+    def run(self, t, q, qd, qdd, tau) -> PayloadEstimate:
+        """Feed a whole batch sample by sample (offline use of the online method)."""
+        for k in range(len(t)):
+            self.update(q[k], qd[k], qdd[k], tau[k], float(t[k]))
+        return self.estimate()
