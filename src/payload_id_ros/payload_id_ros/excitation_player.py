@@ -28,6 +28,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_msgs.action import Excite
+from payload_id_core.conditioning import sample_commanded   # imported up front: a stop must not wait for it
 from payload_id_core.data import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_ros.conversions import commanded_to_msg
@@ -165,8 +166,6 @@ class ExcitationPlayer(Node):
 
     # -- commanded state and the decelerating stop ------------------------------------------------
     def _commanded_state(self, t: float):
-        from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
-
         start, cmd = self._active
         shifted = CommandedTrajectory(start, cmd.joint_names, cmd.time_from_start, cmd.positions, cmd.velocities,
                                       cmd.accelerations)

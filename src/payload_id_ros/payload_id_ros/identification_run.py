@@ -16,9 +16,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from payload_id_core.conditioning import sample_commanded
 from payload_id_core.data import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.ft.compensate import FtParameters, payload_wrench_batch
+from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame
+from payload_id_core.inertia import is_physically_consistent
+from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
+from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
+from payload_id_core.regressor import payload_regressor
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
 NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
@@ -27,8 +33,6 @@ TRACKING_LIMIT = 0.2       # rad between commanded and measured: the controller 
 
 
 def online_methods() -> tuple[str, ...]:
-    from payload_id_core.payload.online import ONLINE_METHODS  # noqa: PLC0415
-
     return tuple(ONLINE_METHODS)
 
 
@@ -76,12 +80,11 @@ class IdentificationRun:
 
     def __post_init__(self) -> None:
         check_method(self.method)
-        from payload_id_core.payload.online import OnlinePayloadEstimator  # noqa: PLC0415
-
         # history_every=0: the node samples the estimate itself at the feedback rate.
         self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0)
         if self.effort_scale is None:
-            self.effort_scale = np.asarray(getattr(self.robot, "effort_scale", None) or np.ones(self.model.n), float)
+            scale = getattr(self.robot, "effort_scale", None)
+            self.effort_scale = np.ones(self.model.n) if scale is None else np.asarray(scale, float)
         self.effort_scale = np.broadcast_to(np.asarray(self.effort_scale, float), (self.model.n,)).copy()
 
     # -- inputs -----------------------------------------------------------------------------------
@@ -108,8 +111,6 @@ class IdentificationRun:
         m = (t >= t0) & (t <= t1)
         if not m.any():
             return 0
-        from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
-
         ts, qm, tau = t[m], q_meas[m], effort[m] * self.effort_scale
         q, qd, qdd = sample_commanded(self.commanded, ts, self.model.joint_names)
         if self._q_meas_first is None:
@@ -159,8 +160,6 @@ class IdentificationRun:
         return self.online.estimate()
 
     def record_history(self, elapsed: float, est: PayloadEstimate) -> None:
-        from payload_id_core.payload.estimate import readable_vector  # noqa: PLC0415
-
         self.history.append((elapsed, readable_vector(est.phi), est.readable_std()))
 
     # -- results ----------------------------------------------------------------------------------
@@ -175,8 +174,6 @@ class IdentificationRun:
         if data is None:
             nan = np.full(self.model.n, np.nan)
             return nan, nan
-        from payload_id_core.regressor import payload_regressor  # noqa: PLC0415
-
         _, q, qd, qdd, tau = data
         res = tau - np.asarray(self.robot.predict(q, qd, qdd))
         before = np.sqrt(np.mean(res**2, axis=0))
@@ -188,8 +185,6 @@ class IdentificationRun:
 
 def finalize(est: PayloadEstimate, convergence_time: float | None = None) -> PayloadEstimate:
     """Project an infeasible estimate onto physically consistent parameters (mass > 0, pseudo-inertia ⪰ 0)."""
-    from payload_id_core.inertia import is_physically_consistent  # noqa: PLC0415
-
     if is_physically_consistent(est.phi):
         return est
     try:
@@ -209,10 +204,6 @@ def sensor_offset(model, sensor_frame: str, est: PayloadEstimate, t_w: np.ndarra
                   commanded: list[CommandedTrajectory]):
     """FtParameters for compensation: the identified payload moved into the sensor frame, and the sensor
     offsets as the mean of (measured − payload wrench) over the run (Duan 2022 eq. 1 with the payload known)."""
-    from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
-    from payload_id_core.ft.compensate import FtParameters, payload_wrench_batch  # noqa: PLC0415
-    from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame  # noqa: PLC0415
-
     sensor = resolve_sensor_frame(model, sensor_frame)
     phi_s = payload_transform(model, sensor, est.frame) @ est.phi
     params = FtParameters(sensor, phi_s, np.zeros(6))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections import deque
 
 import numpy as np
@@ -35,10 +36,13 @@ from visualization_msgs.msg import MarkerArray
 from action_msgs.msg import GoalStatus
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
+from payload_id_core.conditioning import sample_commanded
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation import load_trajectory
 from payload_id_core.fileio import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_ros import conversions as conv
+from payload_id_ros import identification_run  # noqa: F401 - heavy imports paid at start, not in a goal
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -218,8 +222,6 @@ class PayloadEstimator(Node):
         qdd = np.zeros_like(q)
         cmd = self._last_cmd
         if cmd is not None and cmd.start_time <= t <= cmd.end_time:
-            from payload_id_core.conditioning import sample_commanded  # noqa: PLC0415
-
             _, qd_c, qdd_c = sample_commanded([cmd], np.array([t]), self.model.joint_names)
             qd, qdd = qd_c[0], qdd_c[0]
         ext = comp(q, qd, qdd, w)
@@ -274,7 +276,7 @@ class PayloadEstimator(Node):
         except Exception as err:  # noqa: BLE001 - never leave a goal hanging or the arm moving
             self._stop_motion(state)
             result.message = f"aborted: internal error {err!r}"
-            self.get_logger().error(result.message)
+            self.get_logger().error(f"{result.message}\n{traceback.format_exc()}")
             gh.abort()
             return result
         finally:
@@ -304,7 +306,6 @@ class PayloadEstimator(Node):
                                  "check the robot driver; the identification needs torques (effort) of every joint")
 
     def _identify(self, gh, result, state):
-        from payload_id_core.excitation import load_trajectory  # noqa: PLC0415
         from payload_id_ros.identification_run import IdentificationRun, finalize, sensor_offset  # noqa: PLC0415
 
         goal = gh.request

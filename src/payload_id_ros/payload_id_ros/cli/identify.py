@@ -1,0 +1,184 @@
+"""`payload-id identify --ros`: the command-line action client of a running payload_estimator.
+
+Sends one Identify goal, prints the streaming feedback (elapsed time, mass ± σ, CoM, convergence
+measure) and the final estimate, optionally next to a known truth (--truth payload.yaml), and can
+write everything to --out (YAML). Ctrl-C cancels the goal: the arm stops and the partial estimate
+is printed. An aborted goal prints the node's reason and exits 2.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from payload_id_core.errors import PayloadIdError
+
+STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--ros", action="store_true", required=True,
+                   help="talk to a running payload_estimator node (the only mode; offline: identify-payload)")
+    p.add_argument("--method", default="", help="difference-rls | direct-rls (default: the node's)")
+    p.add_argument("--trajectory", default="", help="bundled trajectory name or YAML path (default: the node's)")
+    p.add_argument("--namespace", default="", help="namespace of the payload_estimator node")
+    p.add_argument("--max-duration", type=float, default=0.0, help="s of motion at most (0: whole trajectory)")
+    p.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
+    p.add_argument("--apply", action="store_true", help="send the result to the robot controller (UR/Franka)")
+    p.add_argument("--timeout", type=float, default=300.0, help="s to wait for the result")
+    p.add_argument("--server-timeout", type=float, default=20.0, help="s to wait for the action server")
+    p.add_argument("--truth", default=None, help="payload.yaml of the true payload, printed beside the estimate")
+    p.add_argument("--out", default=None, help="write result, feedback history and errors to this YAML")
+
+
+def action_name(namespace: str) -> str:
+    ns = namespace.strip("/")
+    return f"/{ns}/payload_estimator/identify" if ns else "/payload_estimator/identify"
+
+
+def _readable(p) -> dict:
+    """PayloadParameters -> plain dict (NaN -> None)."""
+    num = lambda x: float(x) if math.isfinite(x) else None  # noqa: E731
+    keys = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
+    return {"frame": p.frame_id, "mass": num(p.mass), "com": [num(p.com.x), num(p.com.y), num(p.com.z)],
+            "inertia": {k: num(getattr(p, k)) for k in keys},
+            "std": {"mass": num(p.mass_std), "com": [num(p.com_std.x), num(p.com_std.y), num(p.com_std.z)],
+                    "inertia": {k: num(getattr(p, f"{k}_std")) for k in keys}}}
+
+
+def feedback_line(fb) -> str:
+    p = fb.estimate.payload
+    com = np.array([p.com.x, p.com.y, p.com.z]) * 1e3
+    return (f"  t={fb.elapsed:6.2f} s  mass {p.mass:7.3f} ± {p.mass_std:.3f} kg  "
+            f"CoM [{com[0]:6.1f} {com[1]:6.1f} {com[2]:6.1f}] mm  σm/m {100 * fb.convergence_measure:.2f} %")
+
+
+def compare(estimate: dict, truth: dict) -> dict:
+    """Errors of mass (kg, %) and CoM (mm) against the truth."""
+    m, mt = estimate["mass"], truth["mass"]
+    c, ct = np.array(estimate["com"], float), np.array(truth.get("com", [0, 0, 0]), float)
+    return {"mass_err_kg": float(m - mt), "mass_err_pct": float(100 * (m - mt) / mt),
+            "com_err_mm": float(1e3 * np.linalg.norm(c - ct))}
+
+
+def print_estimate(est: dict, truth: dict | None) -> None:
+    s = est["std"]
+    rows = [("mass [kg]", est["mass"], s["mass"], truth and truth["mass"])]
+    for k, axis in enumerate("xyz"):
+        rows.append((f"com {axis} [mm]", 1e3 * est["com"][k], s["com"][k] and 1e3 * s["com"][k],
+                     truth and 1e3 * truth["com"][k]))
+    for key in ["ixx", "iyy", "izz", "ixy", "ixz", "iyz"]:
+        rows.append((f"{key} [kg m²]", est["inertia"][key], s["inertia"][key], truth and truth["inertia"].get(key)))
+    print(f"  {'':14s} {'estimate':>12s} {'± σ':>10s}" + (f" {'truth':>12s}" if truth else ""))
+    for name, v, sd, tv in rows:
+        fmt = lambda x: f"{x:12.5g}" if x is not None else f"{'n/a':>12s}"  # noqa: E731
+        sdf = f"{sd:10.3g}" if sd is not None else f"{'n/a':>10s}"
+        print(f"  {name:14s} {fmt(v)} {sdf}" + (f" {fmt(tv)}" if truth else ""))
+
+
+def run(args) -> int:
+    import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.node import Node
+
+    from payload_id_msgs.action import Identify
+
+    truth = None
+    if args.truth:
+        import yaml
+
+        from payload_id_core.payload.estimate import PayloadEstimate
+
+        try:
+            with open(args.truth) as f:
+                truth = PayloadEstimate.from_dict(yaml.safe_load(f)).to_dict()
+        except OSError as err:
+            raise PayloadIdError(f"cannot read --truth {args.truth}: {err}", "give a payload.yaml") from err
+
+    rclpy.init()
+    node = Node("payload_id_identify_client")
+    history: list[dict] = []
+    try:
+        client = ActionClient(node, Identify, action_name(args.namespace))
+        if not client.wait_for_server(timeout_sec=args.server_timeout):
+            raise PayloadIdError(f"no payload_estimator answers on {action_name(args.namespace)}",
+                                 "start the cell (make demo, or ros2 launch payload_id_ros identify.launch.py)")
+
+        def on_feedback(msg):
+            fb = msg.feedback
+            if fb.estimate.method:          # before the excitation starts there is no estimate yet
+                print(feedback_line(fb), flush=True)
+                p = fb.estimate.payload
+                history.append({"elapsed": float(fb.elapsed), "mass": float(p.mass), "mass_std": float(p.mass_std),
+                                "com": [float(p.com.x), float(p.com.y), float(p.com.z)],
+                                "com_std": [float(p.com_std.x), float(p.com_std.y), float(p.com_std.z)],
+                                "convergence_measure": float(fb.convergence_measure)})
+
+        goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,
+                             stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply)
+        print(f"identify: goal sent to {action_name(args.namespace)} "
+              f"(method {args.method or 'node default'}, trajectory {args.trajectory or 'node default'})", flush=True)
+        t0 = time.monotonic()
+        send = client.send_goal_async(goal, feedback_callback=on_feedback)
+        rclpy.spin_until_future_complete(node, send, timeout_sec=10.0)
+        handle = send.result()
+        if handle is None or not handle.accepted:
+            raise PayloadIdError("the payload_estimator rejected the goal", "an identification is already running")
+        result_future = handle.get_result_async()
+        try:
+            while not result_future.done():
+                rclpy.spin_once(node, timeout_sec=0.1)
+                if time.monotonic() - t0 > args.timeout:
+                    handle.cancel_goal_async()
+                    rclpy.spin_until_future_complete(node, result_future, timeout_sec=15.0)
+                    break
+        except KeyboardInterrupt:
+            print("identify: cancelling (the arm decelerates to rest) ...", flush=True)
+            handle.cancel_goal_async()
+            rclpy.spin_until_future_complete(node, result_future, timeout_sec=15.0)
+        if not result_future.done():
+            raise PayloadIdError(f"no result within {args.timeout:g} s", "check the payload_estimator log")
+        wall = time.monotonic() - t0
+        response = result_future.result()
+        status = STATUS.get(response.status, str(response.status))
+        res = response.result
+        print(f"identify: {status}: {res.message}", flush=True)
+        out = {"status": status, "message": res.message, "wall_time_s": wall, "feedback": history}
+        if status == "aborted":
+            _write(args.out, out)
+            raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
+        est = _readable(res.estimate.payload)
+        out.update({"estimate": est, "method": res.estimate.method, "converged": bool(res.converged),
+                    "convergence_time": float(res.convergence_time) if math.isfinite(res.convergence_time) else None,
+                    "physically_consistent": bool(res.estimate.physically_consistent),
+                    "torque_rmse_before": [float(x) for x in res.torque_rmse_before],
+                    "torque_rmse_after": [float(x) for x in res.torque_rmse_after],
+                    "applied_to_controller": bool(res.applied_to_controller)})
+        if est["mass"] is not None:
+            print_estimate(est, truth)
+            if res.torque_rmse_before:
+                print("  torque RMSE before [N m]: " + " ".join(f"{x:.3f}" for x in res.torque_rmse_before))
+                print("  torque RMSE after  [N m]: " + " ".join(f"{x:.3f}" for x in res.torque_rmse_after))
+            ct = out["convergence_time"]
+            print(f"  converged: {out['converged']}" + (f" after {ct:.2f} s of motion" if ct is not None else ""))
+            if truth is not None:
+                out["truth"] = truth
+                out["errors"] = compare(est, truth)
+                e = out["errors"]
+                print(f"  error: mass {e['mass_err_kg']:+.4f} kg ({e['mass_err_pct']:+.2f} %), "
+                      f"CoM {e['com_err_mm']:.2f} mm", flush=True)
+        _write(args.out, out)
+        return 0 if status == "succeeded" else 1
+    finally:
+        node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+def _write(path, data) -> None:
+    if path:
+        from payload_id_core.fileio import atomic_write_yaml
+
+        atomic_write_yaml(path, data)

@@ -1,0 +1,41 @@
+"""Inputs the node tests build for themselves: a short excitation trajectory and a robot.yaml."""
+from pathlib import Path
+
+import numpy as np
+
+from payload_id_core.excitation import FourierTrajectory, MotionLimits, check_limits
+from payload_id_core.model import RobotModel
+
+START = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0])   # the fake hardware's rest pose (UR)
+
+
+def make_trajectory(path: Path, robot: str = "ur10", duration: float = 4.0, harmonics: int = 4, seed: int = 0,
+                    speed: float = 0.6, offsets=None) -> FourierTrajectory:
+    """A rest-to-rest Fourier trajectory around `offsets` within the player's limits, written to `path`."""
+    model = RobotModel.from_urdf(robot)
+    limits = MotionLimits.from_model(model, margin=0.05)
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((model.n, 2 * harmonics - 3))
+    offsets = START[: model.n] + np.array([0.3, 0.0, 0.0, 0.0, 0.0, 0.0])[: model.n] if offsets is None else offsets
+    for scale in speed * 0.8 ** np.arange(20):
+        traj = FourierTrajectory.from_rest_coordinates(model.joint_names, 1.0 / duration, offsets, z * scale, harmonics)
+        try:
+            check_limits(traj, model, limits)
+        except Exception:  # noqa: BLE001 - shrink until it fits
+            continue
+        traj.save(path)
+        return traj
+    raise AssertionError("no trajectory within limits")
+
+
+def make_robot_yaml(path: Path, robot: str = "ur10") -> Path:
+    """robot.yaml identified from a noise-free, friction-free synthetic run (what the fake hardware produces)."""
+    from payload_id_core.identification import identify_robot
+    from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+
+    model = RobotModel.from_urdf(robot)
+    t, q, qd, qdd = sum_of_sines(model, 10.0, 100.0, seed=1)
+    rec = synthetic_recording(model, t, q, qd, qdd, noise_std=0.01, seed=1)
+    ident = identify_robot(model, rec, friction="linear", delay=0.0)
+    ident.save(path)
+    return path

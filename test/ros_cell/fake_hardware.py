@@ -1,0 +1,70 @@
+"""A kinematic stand-in for a robot + joint_trajectory_controller, for node tests that need bad inputs.
+
+It follows every JointTrajectory on /joint_trajectory_controller/joint_trajectory exactly as the
+controller would interpolate it (conditioning.sample_commanded) and publishes /joint_states at
+200 Hz with effort = the rigid-body torque of the model (no payload). argv[1] picks a misbehaviour:
+  normal        as above
+  missing_joint the last joint is left out of every JointState
+  nan           efforts are NaN
+  static        ignores commands (a controller that does not respond)
+  stale         stamps lag 5 s behind the clock
+argv[2]: robot name (default ur10). Prints "fake hardware ready".
+"""
+import sys
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from payload_id_core.conditioning import sample_commanded
+from payload_id_core.model import RobotModel
+from payload_id_ros.conversions import msg_to_commanded, sec_to_time
+
+
+def main() -> None:
+    mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
+    robot = sys.argv[2] if len(sys.argv) > 2 else "ur10"
+    model = RobotModel.from_urdf(robot)
+    rclpy.init()
+    node = Node("fake_hardware")
+    q0 = np.clip(np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0][: model.n]), model.limits.lower, model.limits.upper)
+    cmds = []
+    pub = node.create_publisher(JointState, "/joint_states", 10)
+    now = lambda: node.get_clock().now().nanoseconds * 1e-9  # noqa: E731
+
+    def on_traj(msg):
+        if mode != "static":
+            cmds.append(msg_to_commanded(msg, now()))
+
+    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
+    names = list(model.joint_names)
+
+    def tick():
+        t = now()
+        if cmds:
+            q, qd, qdd = (a[0] for a in sample_commanded(cmds, np.array([t]), names))
+        else:
+            q, qd, qdd = q0, np.zeros(model.n), np.zeros(model.n)
+        tau = model.rnea(q, qd, qdd)
+        msg = JointState()
+        msg.header.stamp = sec_to_time(t - 5.0 if mode == "stale" else t)
+        keep = model.n - 1 if mode == "missing_joint" else model.n
+        msg.name = names[:keep]
+        msg.position = [float(x) for x in q[:keep]]
+        msg.velocity = [float(x) for x in qd[:keep]]
+        msg.effort = [float("nan")] * keep if mode == "nan" else [float(x) for x in tau[:keep]]
+        pub.publish(msg)
+
+    node.create_timer(0.005, tick)
+    print("fake hardware ready", flush=True)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+
+
+if __name__ == "__main__":
+    main()

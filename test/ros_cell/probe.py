@@ -1,0 +1,186 @@
+"""Test probe: drives the cell's actions and watches its topics, printing JSON lines.
+
+  probe.py identify [--method M] [--trajectory T] [--cancel-after S] [--second-goal] [--stop-when-converged]
+                    [--max-duration S] [--rest-window S]
+  probe.py excite TRAJECTORY [--cancel-after S] [--rest-window S]
+  probe.py latest [--timeout S]        a late subscriber of /payload_estimator/payload
+  probe.py wrench [--count N]          statistics of /payload_estimator/wrench_compensated
+
+identify/excite also record every JointTrajectory sent to the controller and, after the result,
+watch /joint_states for --rest-window seconds to tell whether the arm is at rest.
+"""
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from payload_id_msgs.action import Excite, Identify
+from payload_id_msgs.msg import PayloadEstimate
+
+STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
+
+
+def emit(**kw):
+    print(json.dumps(kw, default=float), flush=True)
+
+
+def traj_summary(msg: JointTrajectory, t_recv: float) -> dict:
+    pts = msg.points
+    end = pts[-1].time_from_start
+    return {"stamp": msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, "received": t_recv, "n": len(pts),
+            "t_end": end.sec + 1e-9 * end.nanosec, "q_first": list(pts[0].positions),
+            "v_first": list(pts[0].velocities), "v_last": list(pts[-1].velocities),
+            "a_last": list(pts[-1].accelerations),
+            "max_acc": float(np.max(np.abs([p.accelerations for p in pts]))) if pts[0].accelerations else None,
+            "max_vel": float(np.max(np.abs([p.velocities for p in pts]))) if pts[0].velocities else None}
+
+
+class Watcher:
+    def __init__(self, node: Node):
+        self.node = node
+        self.trajs = []
+        self.js = []
+        node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
+                                 lambda m: self.trajs.append(traj_summary(m, time.time())), 10)
+        node.create_subscription(JointState, "/joint_states",
+                                 lambda m: self.js.append((time.monotonic(), list(m.position), list(m.velocity))),
+                                 qos_profile_sensor_data)
+
+    def rest(self, window: float) -> dict:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < window:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        tail = [s for s in self.js if s[0] >= t0]
+        if not tail:
+            return {"rest_samples": 0}
+        q = np.array([s[1] for s in tail])
+        v = np.array([s[2] for s in tail]) if tail[0][2] else np.zeros_like(q)
+        return {"rest_samples": len(tail), "rest_max_qd": float(np.max(np.abs(v))),
+                "rest_q_span": float(np.max(np.ptp(q, axis=0)))}
+
+
+def run_goal(node, watcher, client, goal, args, feedback_fn, second=None) -> None:
+    if not client.wait_for_server(timeout_sec=20.0):
+        emit(error="no server")
+        return
+    send = client.send_goal_async(goal, feedback_callback=feedback_fn)
+    rclpy.spin_until_future_complete(node, send, timeout_sec=10.0)
+    handle = send.result()
+    if handle is None or not handle.accepted:
+        emit(status="rejected")
+        return
+    t0 = time.monotonic()
+    if second is not None:
+        send2 = client.send_goal_async(second)
+        rclpy.spin_until_future_complete(node, send2, timeout_sec=10.0)
+        emit(second_goal_accepted=bool(send2.result() and send2.result().accepted))
+    res_f = handle.get_result_async()
+    cancelled = False
+    while not res_f.done() and time.monotonic() - t0 < args.timeout:
+        rclpy.spin_once(node, timeout_sec=0.05)
+        if args.cancel_after and not cancelled and time.monotonic() - t0 > args.cancel_after:
+            handle.cancel_goal_async()
+            cancelled = True
+            emit(cancel_sent=time.monotonic() - t0)
+    if not res_f.done():
+        emit(error="timeout")
+        return
+    res = res_f.result()
+    emit(status=STATUS.get(res.status, res.status), wall=time.monotonic() - t0, **result_dict(res.result))
+    emit(trajectories=watcher.trajs, **watcher.rest(args.rest_window))
+
+
+def result_dict(r) -> dict:
+    if isinstance(r, Excite.Result):
+        return {"message": r.message, "success": r.success, "duration": r.duration}
+    p = r.estimate.payload
+    return {"message": r.message, "mass": p.mass, "mass_std": p.mass_std, "com": [p.com.x, p.com.y, p.com.z],
+            "com_std": [p.com_std.x, p.com_std.y, p.com_std.z], "converged": r.converged,
+            "convergence_time": r.convergence_time if math.isfinite(r.convergence_time) else None,
+            "rmse_before": list(r.torque_rmse_before), "rmse_after": list(r.torque_rmse_after),
+            "method": r.estimate.method, "frame": p.frame_id, "applied": r.applied_to_controller}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what")
+    ap.add_argument("trajectory", nargs="?", default="")
+    ap.add_argument("--method", default="")
+    ap.add_argument("--trajectory", dest="traj_opt", default="")
+    ap.add_argument("--cancel-after", type=float, default=0.0)
+    ap.add_argument("--second-goal", action="store_true")
+    ap.add_argument("--stop-when-converged", action="store_true")
+    ap.add_argument("--apply", action="store_true")
+    ap.add_argument("--max-duration", type=float, default=0.0)
+    ap.add_argument("--rest-window", type=float, default=0.5)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--count", type=int, default=200)
+    args = ap.parse_args()
+    rclpy.init()
+    node = Node("probe")
+    if args.what == "latest":
+        got = []
+        qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(PayloadEstimate, "/payload_estimator/payload", got.append, qos)
+        t0 = time.monotonic()
+        while not got and time.monotonic() - t0 < args.timeout:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        if got:
+            p = got[-1].payload
+            emit(mass=p.mass, com=[p.com.x, p.com.y, p.com.z], frame=p.frame_id, method=got[-1].method,
+                 after=time.monotonic() - t0)
+        else:
+            emit(error="no estimate")
+    elif args.what == "wrench":
+        got = []
+        node.create_subscription(WrenchStamped, "/payload_estimator/wrench_compensated", got.append,
+                                 qos_profile_sensor_data)
+        raw = []
+        node.create_subscription(WrenchStamped, "/ft_sensor/wrench", raw.append, qos_profile_sensor_data)
+        t0 = time.monotonic()
+        while len(got) < args.count and time.monotonic() - t0 < args.timeout:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        w = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+                       m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in got])
+        r = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+                       m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in raw])
+        emit(n=len(got), rate=len(got) / (time.monotonic() - t0), mean=w.mean(0).tolist() if len(w) else None,
+             std=w.std(0).tolist() if len(w) else None, raw_mean=r.mean(0).tolist() if len(r) else None)
+    else:
+        watcher = Watcher(node)
+        if args.what == "identify":
+            client = ActionClient(node, Identify, "/payload_estimator/identify")
+
+            def fb(msg):
+                f = msg.feedback
+                emit(feedback=f.elapsed, mass=f.estimate.payload.mass, mass_std=f.estimate.payload.mass_std,
+                     measure=f.convergence_measure, wall=time.time())
+
+            goal = Identify.Goal(method=args.method, trajectory=args.traj_opt, max_duration=args.max_duration,
+                                 stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply)
+            second = Identify.Goal(method=args.method, trajectory=args.traj_opt) if args.second_goal else None
+        else:
+            client = ActionClient(node, Excite, "/excitation_player/excite")
+
+            def fb(msg):
+                f = msg.feedback
+                emit(feedback=f.elapsed, progress=f.progress, phase=f.phase)
+
+            goal = Excite.Goal(trajectory=args.trajectory, speed_scale=1.0)
+            second = Excite.Goal(trajectory=args.trajectory) if args.second_goal else None
+        run_goal(node, watcher, client, goal, args, fb, second)
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
