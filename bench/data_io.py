@@ -1,0 +1,71 @@
+"""Data-layer speed: rosbag2 write/read of 60 s at 500 Hz (6 joints + commanded + wrench), commanded
+sampling and the conditioning pipeline on 30 000 samples, the real UR CSV reader.
+
+Prints one JSON object (figure -> median over repeats) as the last stdout line.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from payload_id_core import bag_io, conditioning
+from payload_id_core.data import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+from payload_id_core.ur_csv import README_DRIVE_GAINS, read_ur_csv
+
+REPEATS = 3
+NAMES = [f"joint{i}" for i in range(1, 7)]
+UR_FILE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e" / "ur-20_02_19_15harm50sec.csv"
+
+
+def recording(duration=60.0, rate=500.0, cmd_rate=100.0, delay=0.004):
+    t_cmd = np.arange(0.0, duration, 1.0 / cmd_rate)
+    w = 2 * np.pi * 0.1 * np.arange(1, 7)
+
+    def motion(t):
+        return (0.5 * np.sin(np.outer(t, w)), 0.5 * w * np.cos(np.outer(t, w)), -0.5 * w**2 * np.sin(np.outer(t, w)))
+
+    traj = CommandedTrajectory(1.0, NAMES, t_cmd, *motion(t_cmd))
+    t = 1.0 + np.arange(int(duration * rate)) / rate
+    rng = np.random.default_rng(0)
+    q = motion(t - 1.0 - delay)[0] + rng.normal(0, 1e-5, (t.size, 6))
+    joints = JointSamples(t, NAMES, q, motion(t - 1.0 - delay)[1], rng.normal(size=(t.size, 6)))
+    wrench = WrenchSamples(t, "ft", rng.normal(size=(t.size, 3)), rng.normal(size=(t.size, 3)))
+    return Recording(joints, [traj], wrench)
+
+
+def timed(fn):
+    times = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    rec = recording()
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for storage in ("mcap", "sqlite3"):
+            path = Path(tmp) / storage
+            figures[f"write_bag_60s_500hz_{storage}_s"], _ = timed(lambda: bag_io.write_bag(path, rec, storage))
+            figures[f"read_bag_60s_500hz_{storage}_s"], _ = timed(lambda: bag_io.read_bag(path))
+    t = rec.joints.t
+    figures["sample_commanded_30000_ms"] = 1e3 * timed(lambda: conditioning.sample_commanded(rec.commanded, t))[0]
+    sec, sig = timed(lambda: conditioning.conditioned_signals(rec, NAMES, source="commanded", delay="estimate"))
+    figures["conditioned_signals_commanded_estimate_delay_60s_s"] = sec
+    figures["delay_error_ms"] = abs(sig.delay_used - 0.004) * 1e3
+    figures["conditioned_signals_measured_60s_s"], _ = timed(
+        lambda: conditioning.conditioned_signals(rec, NAMES, source="measured"))
+    figures["read_ur_csv_s"], _ = timed(lambda: read_ur_csv(UR_FILE, README_DRIVE_GAINS))
+    print(json.dumps({k: round(v, 4) for k, v in figures.items()}))
+
+
+if __name__ == "__main__":
+    main()
