@@ -1,0 +1,59 @@
+"""Command-line options shared by the subcommands that read a recording (rosbag2 bag or UR CSV).
+
+One place decides how `--bag`, `--csv-ur`, the topic overrides and `--effort-scale` become a
+Recording, so identify-robot, identify-payload and report accept the same inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from payload_id_core.data import Recording
+from payload_id_core.errors import PayloadIdError
+
+
+def parse_effort_scale(text: str | None):
+    """'k' or 'k1,k2,...' -> float or list of floats (None when not given)."""
+    if text is None:
+        return None
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError as err:
+        raise PayloadIdError(f"--effort-scale '{text}' is not a comma-separated list of numbers",
+                             "give one gain, or one per joint: --effort-scale 10.0,10.7,8.5,9.0,9.5,10.1") from err
+    if not values:
+        raise PayloadIdError("--effort-scale is empty", "give one gain, or one per joint")
+    return values[0] if len(values) == 1 else values
+
+
+def add_recording_arguments(parser: argparse.ArgumentParser, prefix: str = "", what: str = "the run",
+                            required: bool = True) -> None:
+    """--{prefix}bag / --{prefix}csv-ur (one of them), topic overrides only once (prefix '')."""
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument(f"--{prefix}bag", metavar="BAG", help=f"rosbag2 directory of {what}")
+    group.add_argument(f"--{prefix}csv-ur", metavar="CSV",
+                       help=f"UR CSV recording of {what} (31 columns; measured motion serves as commanded)")
+    if not prefix:
+        parser.add_argument("--effort-scale", metavar="K[,K...]",
+                            help="drive gains: torque = effort × gain (one value or one per joint; UR reports currents)")
+        parser.add_argument("--joint-states-topic", default="/joint_states")
+        parser.add_argument("--trajectory-topic", default="/joint_trajectory_controller/joint_trajectory")
+        parser.add_argument("--wrench-topic", default="/ft_sensor/wrench")
+
+
+def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording | None:
+    """The Recording named by --{prefix}bag or --{prefix}csv-ur (None when neither was given)."""
+    attr = prefix.replace("-", "_")
+    bag = getattr(args, f"{attr}bag", None)
+    csv = getattr(args, f"{attr}csv_ur", None)
+    scale = parse_effort_scale(getattr(args, "effort_scale", None))
+    if bag:
+        from payload_id_core.bag_io import read_bag  # noqa: PLC0415
+
+        return read_bag(bag, joint_topic=args.joint_states_topic, trajectory_topic=args.trajectory_topic,
+                        wrench_topic=args.wrench_topic, effort_scale=scale, joint_names=joint_names)
+    if csv:
+        from payload_id_core.ur_csv import read_ur_csv  # noqa: PLC0415
+
+        return read_ur_csv(csv, effort_scale=scale, joint_names=joint_names)
+    return None
