@@ -91,7 +91,7 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     tilt_std = std[n_phi + 6:] if estimate_tilt else np.zeros(2)
     k = aligned.keep
     fit_rmse = residual_rmse(model, params, signals.q[k], signals.qd[k], signals.qdd[k],
-                             np.hstack([aligned.force, aligned.torque]))
+                             np.hstack([aligned.force, aligned.torque]), motion=motion)
     phi_p, cov_p, ident_p = to_payload_frame(fit.phi, phi_covariance(fit), fit.phi_mask, x_sp)
     ident = FtIdentification(
         payload=PayloadEstimate(frame=frame, phi=phi_p, covariance=cov_p, method="ft", identifiable=ident_p,
@@ -117,11 +117,11 @@ def validate_ft(model: RobotModel, ident: FtIdentification, recording: Recording
     if recording.wrench is None:
         raise PayloadIdError(f"{recording.source or 'validation recording'} holds no F/T sensor readings",
                              "record /ft_sensor/wrench during the validation run")
-    signals, aligned, _ = _aligned_data(model, recording, ident.params.sensor, source, cutoff_hz, delay,
-                                        force_range, torque_range)
+    signals, aligned, motion = _aligned_data(model, recording, ident.params.sensor, source, cutoff_hz, delay,
+                                             force_range, torque_range)
     k = aligned.keep
     return residual_rmse(model, ident.params, signals.q[k], signals.qd[k], signals.qdd[k],
-                         np.hstack([aligned.force, aligned.torque]))
+                         np.hstack([aligned.force, aligned.torque]), motion=motion)
 
 
 def _rmse_notes(what: str, rmse: dict[str, list[float]]) -> list[str]:

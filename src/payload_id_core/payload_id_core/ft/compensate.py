@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.ft.kinematics import (SensorFrame, gravity_wrench_regressor, newton_euler_wrench,
-                                           sensor_motion, tilt_gravity)
+from payload_id_core.ft.kinematics import (SensorFrame, SensorMotion, gravity_wrench_regressor,
+                                           newton_euler_wrench, sensor_motion, tilt_gravity)
 from payload_id_core.model import RobotModel
 
 
@@ -46,7 +46,11 @@ def payload_wrench_batch(model: RobotModel, params: FtParameters, q, qd, qdd, *,
     q = np.atleast_2d(np.asarray(q, dtype=float))
     if not inertial:
         qd = qdd = np.zeros_like(q)
-    motion = sensor_motion(model, params.sensor, q, qd, qdd)
+    return payload_wrench_from_motion(sensor_motion(model, params.sensor, q, qd, qdd), params, inertial=inertial)
+
+
+def payload_wrench_from_motion(motion: SensorMotion, params: FtParameters, *, inertial: bool = True) -> np.ndarray:
+    """payload_wrench_batch for sensor kinematics already computed."""
     g_s = np.einsum("nji,j->ni", motion.rotation, params.gravity_base)
     grav = np.einsum("nij,j->ni", gravity_wrench_regressor(g_s), params.phi_sensor)
     if not inertial:
@@ -116,13 +120,19 @@ def compensate(model: RobotModel, params: FtParameters, q, qd, qdd, measured, *,
     return entry[1](q, qd, qdd, np.asarray(measured, dtype=float))
 
 
-def residual_rmse(model: RobotModel, params: FtParameters, q, qd, qdd, measured) -> dict[str, list[float]]:
+def residual_rmse(model: RobotModel, params: FtParameters, q, qd, qdd, measured, *,
+                  motion: SensorMotion | None = None) -> dict[str, list[float]]:
     """Per-axis RMSE of the wrench left over on a contact-free trajectory: raw (minus offsets only),
-    after gravity-only compensation (Duan §2), after gravity + inertia compensation."""
+    after gravity-only compensation (Duan §2), after gravity + inertia compensation.
+    `motion`: the sensor kinematics along (q, q̇, q̈) when already computed."""
     measured = np.atleast_2d(np.asarray(measured, dtype=float))
+    if motion is None:
+        motion = sensor_motion(model, params.sensor, q, qd, qdd)
     rms = lambda r: np.sqrt(np.mean(r ** 2, axis=0)).tolist()  # noqa: E731
+    # Gravity depends on the orientation only, so the same kinematics serve both compensations.
+    left = measured - params.offset
     return {
-        "offset_only": rms(measured - params.offset),
-        "gravity_only": rms(compensate_batch(model, params, q, qd, qdd, measured, inertial=False)),
-        "full": rms(compensate_batch(model, params, q, qd, qdd, measured)),
+        "offset_only": rms(left),
+        "gravity_only": rms(left - payload_wrench_from_motion(motion, params, inertial=False)),
+        "full": rms(left - payload_wrench_from_motion(motion, params)),
     }

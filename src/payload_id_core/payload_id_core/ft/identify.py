@@ -205,13 +205,13 @@ def fit_ft(motion: SensorMotion, force: np.ndarray, torque: np.ndarray, gravity_
     mask = np.zeros(10, dtype=bool)
     mask[:4] = True
     tilt0 = duan.tilt if estimate_tilt else (0.0, 0.0)
+    if mode == "dynamic":
+        mask = np.ones(10, dtype=bool)
     try:
-        # The static fit is always run: it is Duan §2 itself and a good start for the dynamic fit.
-        fit = _fit(motion, measured, gravity_norm, inertial=False, phi_mask=mask, phi0=phi0,
+        # Duan's closed form starts the Gauss–Newton iterations: only the tilt enters nonlinearly,
+        # and it is small, so a few iterations reach the weighted least-squares solution.
+        fit = _fit(motion, measured, gravity_norm, inertial=mode == "dynamic", phi_mask=mask, phi0=phi0,
                    offset0=duan.offset, tilt0=tilt0, estimate_tilt=estimate_tilt)
-        if mode == "dynamic":
-            fit = _fit(motion, measured, gravity_norm, inertial=True, phi_mask=np.ones(10, dtype=bool),
-                       phi0=fit.phi, offset0=fit.offset, tilt0=fit.tilt, estimate_tilt=estimate_tilt)
     except _Unidentifiable as err:
         what = "sensor orientation" if mode == "static" else "sensor orientation, velocity and acceleration"
         raise PayloadIdError(
