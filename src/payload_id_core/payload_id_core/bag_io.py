@@ -167,7 +167,7 @@ def _read_joint_states(reader, conns, source: str, topic: str) -> JointSamples:
                 raise PayloadIdError(
                     f"{source}: {topic} message {k} (t = {stamp:.6f} s) {detail}; the joint list changes within the bag",
                     "record every joint in every JointState message (one joint_state_broadcaster for the arm), "
-                    "or give another --joint-topic",
+                    "or give another --joint-states-topic",
                 )
         pos, vel, effort = np.asarray(msg.position, float), np.asarray(msg.velocity, float), np.asarray(msg.effort, float)
         if pos.size != len(msg_names) or effort.size != len(msg_names):
@@ -294,7 +294,7 @@ def read_bag(path: str | os.PathLike, *, joint_topic: str = JOINT_TOPIC, traject
     reader = _open_reader(path)
     notes = _read_notes(path)
     try:
-        jconns = _topic_connections(reader, joint_topic, JOINT_STATE, source, True, "--joint-topic")
+        jconns = _topic_connections(reader, joint_topic, JOINT_STATE, source, True, "--joint-states-topic")
         joints = _read_joint_states(reader, jconns, source, joint_topic)
         if joint_names is not None:
             joint_names = list(joint_names)
