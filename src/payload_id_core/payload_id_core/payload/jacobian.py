@@ -32,6 +32,7 @@ from payload_id_core.regressor import payload_transform
 # zeros of J_ε are exact to ~1e-15; motion-related deficiencies (a joint that never moves) leave
 # singular values at round-off of the regressor, far below this.
 RANK_RTOL = 1e-8
+LIVE_RTOL = 1e-10
 
 
 def payload_jacobian(model: RobotModel, K: np.ndarray, frame: str) -> np.ndarray:
@@ -86,7 +87,8 @@ def identifiable_entries(A: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:
     """
     A = np.asarray(A, dtype=float).reshape(-1, np.shape(A)[-1])
     norms = np.linalg.norm(A, axis=0)
-    live = norms > 0
+    # Columns at round-off of the largest one (1e-17 from the frame transform) are structural zeros.
+    live = norms > LIVE_RTOL * norms.max() if norms.size and norms.max() > 0 else np.zeros(norms.size, dtype=bool)
     ok = np.zeros(A.shape[1], dtype=bool)
     if not live.any():
         return ok

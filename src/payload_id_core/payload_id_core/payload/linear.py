@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.jacobian import RANK_RTOL, identifiable_entries
+from payload_id_core.payload.jacobian import LIVE_RTOL, RANK_RTOL, identifiable_entries
 
 
 @dataclass
@@ -28,8 +28,10 @@ class LinearSolution:
 def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Minimum-norm LS in column-scaled coordinates; returns (x, (AᵀA)^# in original units)."""
     norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
+    dead = norms <= LIVE_RTOL * norms.max() if norms.size and norms.max() > 0 else np.ones(norms.size, dtype=bool)
+    norms[dead] = 1.0
     As = A / norms
+    As[:, dead] = 0.0
     u, s, vt = np.linalg.svd(As, full_matrices=False)
     keep = s > RANK_RTOL * s[0] if s.size and s[0] > 0 else np.zeros_like(s, dtype=bool)
     inv_s = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)

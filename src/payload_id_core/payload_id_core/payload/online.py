@@ -43,7 +43,7 @@ def gram_identifiable(M: np.ndarray) -> np.ndarray:
     """identifiable_entries for an information matrix M = AᵀA (its square root has A's row space)."""
     M = 0.5 * (M + M.T)
     d = np.sqrt(np.maximum(np.diag(M), 0.0))
-    live = d > 0
+    live = d > 1e-10 * d.max() if d.size and d.max() > 0 else np.zeros(d.size, dtype=bool)
     ok = np.zeros(M.shape[0], dtype=bool)
     if not live.any():
         return ok
