@@ -159,14 +159,20 @@ class SimulatedCell:
         out_tau = np.empty((samples, n))
         out_qdd = np.empty((samples, n))
         backend, joints = self.backend, range(n)
-        kp, kd = self.controller.kp.tolist(), self.controller.kd.tolist()
-        qr_l, vr_l, ff_l = q_r.tolist(), qd_r.tolist(), ff.tolist()
+        ctrl = self.controller
+        mass = ctrl.mass_matrices(q_r[::sub])           # once per control period, as a drive would
+        kp, kd, ki, i_max = ctrl.kp, ctrl.kd, ctrl.ki, ctrl.integral_limit
+        qr_l, vr_l = q_r.tolist(), qd_r.tolist()
         load = self._load
+        integral = ctrl.integral.tolist()
         # Python floats in the loop: per step this is cheaper than numpy on 6-vectors (see ScalarFriction).
         for k in range(steps):
             q, qd = backend.state()
-            ql, vl, qr, vr, f = q.tolist(), qd.tolist(), qr_l[k], vr_l[k], ff_l[k]
-            tau_m = [f[j] + kp[j] * (qr[j] - ql[j]) + kd[j] * (vr[j] - vl[j]) for j in joints]
+            ql, vl, qr, vr = q.tolist(), qd.tolist(), qr_l[k], vr_l[k]
+            e = [qr[j] - ql[j] for j in joints]
+            integral = [min(max(integral[j] + e[j] * h, -i_max), i_max) for j in joints]
+            acc = [kp * e[j] + kd * (vr[j] - vl[j]) + ki * integral[j] for j in joints]
+            tau_m = (ff[k] + mass[k // sub] @ acc).tolist()
             if friction is not None:
                 tau_f, slope = friction(vl, load)
                 # Linearised about the current speed and integrated implicitly by the backend.
@@ -178,6 +184,7 @@ class SimulatedCell:
                 i = k // sub
                 out_q[i], out_qd[i], out_tau[i], out_qdd[i] = q, qd, tau_m, qdd
         self._load = load
+        ctrl.integral = np.array(integral)
         self._k += steps
         p = self.profile
         rng = self.rng

@@ -60,8 +60,7 @@ class FtSettings:
 
 @dataclass
 class ControllerSettings:
-    bandwidth_hz: float          # closed-loop natural frequency of each joint's PD
-    damping_ratio: float
+    bandwidth_hz: float          # each joint's triple closed-loop pole (PID), Hz
     delay: float                 # s, reference applied this late (one read→write cycle of ros2_control)
     feedforward: str             # 'model' (rnea of the robot without payload), 'gravity', 'none'
 
@@ -121,7 +120,6 @@ class SimProfile:
                                torque_noise_std=float(ft.get("torque_noise_std", 0.0)))
             c = d.get("controller") or {}
             ctrl = ControllerSettings(bandwidth_hz=float(c.get("bandwidth_hz", 10.0)),
-                                      damping_ratio=float(c.get("damping_ratio", 1.0)),
                                       delay=float(c.get("delay", 0.002)),
                                       feedforward=str(c.get("feedforward", "model")))
             tilt = np.asarray(d.get("base_tilt", [0.0, 0.0]), dtype=float).reshape(-1)
