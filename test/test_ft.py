@@ -7,6 +7,8 @@ Simulated with pinocchio: a UR10 with a 2.5 kg tool behind a sensor at tool0 wit
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -294,3 +296,39 @@ def test_motion_that_does_not_excite_is_refused(ur10, truth):
 def test_payload_frame_on_another_body_is_refused(ur10, truth, recording):
     with pytest.raises(PayloadIdError, match="not rigidly attached"):
         identify_ft(ur10, recording, "wrist_2_link")
+
+
+def test_identifies_from_the_mujoco_cell(ur10):
+    """End to end against helper C's simulator (MuJoCo physics, PD controller with tracking lag,
+    its own F/T model): commanded motion, tilted base, Duan's noise level."""
+    import yaml
+
+    from payload_id_core.data import CommandedTrajectory
+    from payload_id_core.payload.estimate import PayloadEstimate
+    from payload_id_core.sim import simulate
+    from payload_id_core.sim.profile import SimProfile
+
+    config = Path(__file__).resolve().parents[1] / "config" / "sim_ur10.yaml"
+    raw = yaml.safe_load(config.read_text())
+    raw["base_tilt"] = [float(TILT[0]), float(TILT[1])]
+    raw["ft_sensor"].update(frame="tool0", force_noise_std=0.1, torque_noise_std=0.02)
+    profile = SimProfile.from_dict(raw, ur10.n, "ur10-tilted", str(config))
+    payload = PayloadEstimate(frame="tool0", phi=PHI_TOOL0, covariance=np.zeros((10, 10)), method="truth")
+
+    def run(joints, seed, speed, base_hz):
+        t, q, qd, qdd = sum_of_sines(ur10, 10.0, 100.0, joints=joints, q0=Q0, speed=speed,
+                                     base_frequency_hz=base_hz, seed=seed)
+        return simulate(ur10, CommandedTrajectory(0.0, ur10.joint_names, t, q, qd, qdd), payload, profile, seed=seed)
+
+    ident = identify_ft(ur10, run(WRIST, 1, 0.6, 0.1), "tool0", validation=run(None, 7, 0.7, 0.2))
+    est = ident.payload
+    std = np.sqrt(np.diag(est.covariance))
+    assert np.all(_z(est.phi, std, PHI_TOOL0) < 4), _z(est.phi, std, PHI_TOOL0)
+    assert abs(est.mass - 2.5) < 0.01 and np.abs(est.com - [0.03, -0.01, 0.08]).max() < 5e-4
+    assert np.abs(np.degrees(ident.tilt) - np.degrees(TILT)).max() < 0.05
+    offset_true = np.concatenate([raw["ft_sensor"]["force_offset"], raw["ft_sensor"]["torque_offset"]])
+    assert np.all(_z(ident.offset, ident.offset_std, offset_true) < 4)
+    full, grav = np.array(ident.validation_rmse["full"]), np.array(ident.validation_rmse["gravity_only"])
+    # The commanded motion is not exactly the one the PD controller produced: a little above the noise.
+    assert np.all(full < 2.5 * DUAN_NOISE_STD), full
+    assert grav[:3].max() > 20 * DUAN_NOISE_STD[0]
