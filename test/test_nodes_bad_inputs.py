@@ -1,0 +1,102 @@
+"""Bad inputs abort the Identify goal with a reason and never leave the robot moving.
+
+Real processes over Fast DDS on loopback: the estimator and the player (started by the supervisor
+with config/ur10.yaml, as the launch file does) and a kinematic fake robot (test/ros_cell/
+fake_hardware.py) that misbehaves on purpose: a missing joint, NaN efforts, stale stamps, or a
+controller that ignores commands.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from payload_id_ros.supervisor import Supervisor
+
+HERE = Path(__file__).parent / "ros_cell"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def assets(tmp_path_factory):
+    from ros_cell.assets import make_robot_yaml, make_trajectory
+
+    d = tmp_path_factory.mktemp("assets")
+    make_trajectory(d / "traj.yaml", duration=4.0)
+    make_robot_yaml(d / "robot.yaml")
+    return d
+
+
+@pytest.fixture(scope="module")
+def nodes(assets, ros_env, tmp_path_factory):
+    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path_factory.mktemp("logs"),
+                     overrides={"payload_estimator": {"robot_yaml": str(assets / "robot.yaml"),
+                                                      "trajectory": str(assets / "traj.yaml")}})
+    sup.start()
+    try:
+        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
+        sup.wait_for_log("excitation_player", "excitation player ready", 60)
+        yield sup
+    finally:
+        sup.stop()
+
+
+def _lines(out: str) -> list[dict]:
+    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+
+
+def _identify(spawn, *extra, timeout=60):
+    probe = spawn(str(HERE / "probe.py"), "identify", *extra)
+    out, err = probe.communicate(timeout=timeout)
+    lines = _lines(out)
+    final = next(d for d in lines if "status" in d)
+    watch = next((d for d in lines if "trajectories" in d), {})
+    return final, watch, err
+
+
+def _with_fake(spawn, mode):
+    fake = spawn(str(HERE / "fake_hardware.py"), mode)
+    assert "fake hardware ready" in fake.stdout.readline()
+    return fake
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("missing_joint", "lack joints ['wrist_3_joint']"),
+    ("nan", "NaN"),
+    ("stale", "stale"),
+])
+def test_bad_joint_states_abort_before_any_motion(nodes, spawn, mode, reason):
+    fake = _with_fake(spawn, mode)
+    final, watch, err = _identify(spawn, "--method", "direct-rls", "--rest-window", "0.3")
+    assert final["status"] == "aborted", (final, err)
+    assert reason in final["message"]
+    assert watch["trajectories"] == []          # nothing was ever sent to the controller
+    fake.terminate()
+
+
+def test_unknown_method_and_trajectory_abort_with_the_choices(nodes, spawn):
+    fake = _with_fake(spawn, "normal")
+    final, watch, _ = _identify(spawn, "--method", "magic-rls", "--rest-window", "0.2")
+    assert final["status"] == "aborted"
+    assert "unknown method 'magic-rls'" in final["message"] and "difference-rls" in final["message"]
+    final, watch2, _ = _identify(spawn, "--method", "direct-rls", "--trajectory", "no_such_traj",
+                                 "--rest-window", "0.2")
+    assert final["status"] == "aborted"
+    assert "unknown trajectory 'no_such_traj'" in final["message"]
+    assert watch["trajectories"] == [] and watch2["trajectories"] == []
+    fake.terminate()
+
+
+def test_controller_not_responding_aborts_and_stops_the_motion(nodes, spawn):
+    """The fake ignores commands: the estimator sees no motion, aborts, and the player sends a stop."""
+    fake = _with_fake(spawn, "static")
+    final, watch, err = _identify(spawn, "--method", "direct-rls", "--rest-window", "0.3")
+    assert final["status"] == "aborted", (final, err)
+    assert "the controller does not" in final["message"]   # respond (no motion) or follow (tracking)
+    sent = watch["trajectories"]
+    # move to start, excitation, then the decelerating stop ending at zero velocity
+    assert len(sent) == 3, sent
+    stop = sent[-1]
+    assert stop["t_end"] < 2.0 and max(abs(v) for v in stop["v_last"]) < 1e-9
+    assert max(abs(v) for v in stop["v_first"]) > 1e-3    # it starts from the moving command: no jump to rest
+    fake.terminate()
