@@ -1,0 +1,112 @@
+"""mock_hardware across processes: joint states at the configured rate, a JointTrajectory moves the
+simulated robot, a bad one is refused (robot holds still), the payload service changes the torques."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+Q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
+
+
+@pytest.mark.slow
+def test_mock_hardware_node(ros_env):
+    import rclpy
+    from builtin_interfaces.msg import Duration
+    from geometry_msgs.msg import WrenchStamped
+    from payload_id_msgs.srv import SetPayload
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    cmd = [sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
+           "-p", "profile:=clean", "-p", "rate_hz:=500.0", "-p", f"initial_positions:={Q0}"]
+    proc = subprocess.Popen(cmd, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rclpy.init()
+    node = rclpy.create_node("mock_hardware_probe")
+    states: list[tuple[float, float, np.ndarray, np.ndarray]] = []
+    wrenches: list[WrenchStamped] = []
+
+    def on_js(msg: JointState):
+        states.append((time.monotonic(), msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
+                       np.array(msg.position), np.array(msg.effort)))
+
+    node.create_subscription(JointState, "/joint_states", on_js, 100)
+    node.create_subscription(WrenchStamped, "/ft_sensor/wrench", wrenches.append, 100)
+    pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
+    client = node.create_client(SetPayload, "/mock_hardware/set_payload")
+
+    def spin_for(seconds: float):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.01)
+
+    def trajectory(names, target, t=1.0):
+        msg = JointTrajectory()
+        msg.joint_names = names
+        p = JointTrajectoryPoint()
+        p.positions = list(map(float, target))
+        p.velocities = [0.0] * len(target)
+        p.time_from_start = Duration(sec=int(t), nanosec=int((t % 1) * 1e9))
+        msg.points = [p]
+        return msg
+
+    names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+             "wrist_3_joint"]
+    try:
+        deadline = time.monotonic() + 20.0
+        while not states and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stdout.read()
+            spin_for(0.1)
+        assert states, "no joint states from mock_hardware"
+        spin_for(0.5)
+        states.clear()
+        spin_for(2.0)
+        arrival = np.array([s[0] for s in states])
+        stamps = np.array([s[1] for s in states])
+        rate = (len(states) - 1) / (arrival[-1] - arrival[0])
+        assert 400 < rate < 600, rate                       # configured 500 Hz, across processes
+        assert np.median(np.diff(stamps)) == pytest.approx(0.002, abs=1e-6)
+        assert wrenches and wrenches[-1].header.frame_id == "wrist_3_link"   # default payload frame
+        np.testing.assert_allclose(states[-1][2], Q0, atol=1e-6)
+
+        # Refused: an unknown joint. The robot holds still.
+        pub.publish(trajectory(names[:5] + ["gripper_joint"], np.array(Q0) + 0.3))
+        spin_for(1.0)
+        np.testing.assert_allclose(states[-1][2], Q0, atol=1e-6)
+
+        target = np.array(Q0) + np.array([0.2, -0.1, 0.15, 0.1, -0.2, 0.3])
+        pub.publish(trajectory(names, target, 1.0))
+        spin_for(0.5)
+        mid = states[-1][2]
+        assert 0.05 < np.abs(mid - Q0).max() < 0.3          # on its way
+        spin_for(1.5)
+        np.testing.assert_allclose(states[-1][2], target, atol=1e-4)
+
+        assert client.wait_for_service(timeout_sec=5.0)
+        before = states[-1][3].copy()
+        req = SetPayload.Request()
+        req.payload.frame_id = "tool0"
+        req.payload.mass = 5.0
+        req.payload.com.z = 0.05
+        req.payload.ixx = req.payload.iyy = req.payload.izz = 0.01
+        fut = client.call_async(req)
+        end = time.monotonic() + 5.0
+        while not fut.done() and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        assert fut.done() and fut.result().success, fut.result()
+        spin_for(1.5)
+        # 5 kg more on the flange: the shoulder lift holds tens of N·m more.
+        assert abs(states[-1][3][1] - before[1]) > 20.0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        node.destroy_node()
+        rclpy.try_shutdown()
