@@ -36,6 +36,7 @@ XU_XI = 100.0          # Xu 2024 §3.2: ξ
 XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
 XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
 XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples
+NOISE_FLOOR = 1e-3     # N·m
 DIRECT_P0 = 1e4        # direct-rls: a vague prior on z (kg, kg·m, kg·m², N·m)
 
 
@@ -118,13 +119,16 @@ class OnlinePayloadEstimator:
       rate_hz: sample rate used for the convergence time when update() gets no time stamps.
       history_every: store (t, φ, std) every this many samples (0: none).
       include_robot_uncertainty: add the robot identification's covariance to the payload's.
+      joseph: Joseph-form covariance update for direct-rls (always on for difference-rls): the plain
+        P − K Y P loses definiteness and diverges when the prior is much vaguer than the data.
     """
 
     def __init__(self, model: RobotModel, robot, frame: str, method: str = "direct-rls", *,
                  friction_change: bool = True, noise_std=None, p0: float | None = None, forgetting: float = 1.0,
                  convergence: str = "covariance", mass_rel_std: float = 0.005, xu_tol: float = XU_TOL,
                  xu_count: int = XU_COUNT, check_every: int = 25, min_time: float = 0.5, rate_hz: float = 500.0,
-                 history_every: int = 25, include_robot_uncertainty: bool = False, prior=None):
+                 history_every: int = 25, include_robot_uncertainty: bool = False, prior=None,
+                 joseph: bool = True):
         if method not in ONLINE_METHODS:
             raise PayloadIdError(f"'{method}' is not an online method", f"use one of {', '.join(ONLINE_METHODS)}")
         if convergence not in ("covariance", "xu"):
@@ -162,7 +166,8 @@ class OnlinePayloadEstimator:
         if noise_std is None:
             noise_std = rmse if (method == "direct-rls" and rmse.size == self.n and np.all(rmse > 0)) \
                 else np.full(self.n, np.sqrt(XU_XI))
-        self.noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), (self.n,)).copy()
+        # Only ratios weight the rows (the level is re-estimated); a floor keeps noise-free fits well posed.
+        self.noise_std = np.maximum(np.broadcast_to(np.asarray(noise_std, dtype=float), (self.n,)), NOISE_FLOOR)
         row_var = self.noise_std**2
 
         self.J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
@@ -170,12 +175,13 @@ class OnlinePayloadEstimator:
             self.u = 10 + (self.kf if self.friction_change else 0)
             z0 = np.zeros(self.u)
             z0[:10] = self.prior
-            self.rls = RecursiveLeastSquares(z0, np.eye(self.u) * (DIRECT_P0 if p0 is None else p0), row_var, forgetting)
+            self.rls = RecursiveLeastSquares(z0, np.eye(self.u) * (DIRECT_P0 if p0 is None else p0), row_var, forgetting,
+                                             joseph=bool(joseph))
             self.sensitive = np.arange(10)
         else:
             self.u = lay.p
             self.rls = RecursiveLeastSquares(self.theta_a.copy(), np.eye(self.u) * (XU_P0 if p0 is None else p0),
-                                             row_var, forgetting)
+                                             row_var, forgetting, joseph=True)
             self.sensitive = np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1))
         self._struct_ok = identifiable_entries(self.J)
         self._buf = np.zeros((self.n, self.u))
@@ -252,6 +258,8 @@ class OnlinePayloadEstimator:
             self.cross += rw.T @ full
         if t is None:
             t = self.t_last + self.dt if self.samples else 0.0
+        elif self.samples and t > self.t_last:
+            self.dt = float(t) - self.t_last
         if self.t0 is None:
             self.t0 = float(t)
         self.t_last = float(t)
@@ -324,7 +332,9 @@ class OnlinePayloadEstimator:
         if self.include_robot_uncertainty and self.robot_cov is not None:
             C = C + self.robot_cov
         sol = generalized_lstsq(self.J, eps, C)
-        ok = sol.identifiable & gram_identifiable(self.J.T @ self.info @ self.J)
+        # Structure (J) and motion (the data's information on θ seen through J); the weighting by C does
+        # not change which entries are determined.
+        ok = self._struct_ok & gram_identifiable(self.J.T @ self.info @ self.J)
         return sol.x, np.nan_to_num(sol.cov, nan=0.0), ok
 
     def estimate(self) -> PayloadEstimate:

@@ -24,7 +24,7 @@ class RecursiveLeastSquares:
     """θ̂ and P for rows y_jᵀ θ ≈ z_j with variance r_j (up to a common factor, estimated)."""
 
     def __init__(self, theta0: np.ndarray, P0: np.ndarray, row_variance: np.ndarray | float,
-                 forgetting: float = 1.0):
+                 forgetting: float = 1.0, joseph: bool = False):
         self.theta = np.array(theta0, dtype=float)
         self.P = np.array(P0, dtype=float)
         self.u = self.theta.size
@@ -33,6 +33,8 @@ class RecursiveLeastSquares:
         self.cost = 0.0
         self.rows = 0
         self.samples = 0
+        self.joseph = bool(joseph)
+        self._eye = np.eye(self.u)
         n_rows = self.row_variance.size
         self._diag = (np.arange(n_rows), np.arange(n_rows)) if n_rows > 1 else None
 
@@ -52,12 +54,21 @@ class RecursiveLeastSquares:
         e = z - Y @ self.theta
         K = PYt @ S_inv
         self.theta += K @ e
-        P -= K @ PYt.T
+        if self.joseph:
+            # Joseph form: stays symmetric positive definite under round-off when the prior P0 is far
+            # larger than what the data leave (the plain P − K Y P then loses definiteness and diverges).
+            A = self._eye - K @ Y
+            self.P = P = A @ P @ A.T + (K * self._r_vec(Y.shape[0])) @ K.T
+        else:
+            P -= K @ PYt.T
         if self.forgetting != 1.0:
             P /= self.forgetting
         self.cost += float(e @ S_inv @ e)
         self.rows += Y.shape[0]
         self.samples += 1
+
+    def _r_vec(self, n: int) -> np.ndarray:
+        return self.row_variance if self.row_variance.size > 1 else np.full(n, self.row_variance[0])
 
     def update_rows(self, Y: np.ndarray, z: np.ndarray) -> None:
         """The same update as n rank-one steps (no matrix inverse): for samples with many rows."""

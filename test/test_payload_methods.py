@@ -1,0 +1,205 @@
+"""Every payload method on synthetic recordings whose truth the test knows (UR10, Panda, planar 2R)."""
+
+import numpy as np
+import pytest
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.friction import make_friction_model
+from payload_id_core.identification import identify_from_signals
+from payload_id_core.inertia import from_mass_com_inertia, is_physically_consistent
+from payload_id_core.model import RobotModel
+from payload_id_core.payload.consistency import project_feasible
+from payload_id_core.payload.methods import METHODS, identify_payload
+from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.regressor import rigid_body_regressor
+from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+
+ALPHA = 0.6
+PHI_UR = from_mass_com_inertia(4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
+
+
+class Setup:
+    def __init__(self, name, frame=None, duration=5.0, rate=200.0, rotor=0.1):
+        self.model = RobotModel.from_urdf(name)
+        m = self.model
+        self.frame = frame or m.default_payload_frame
+        self.fm = make_friction_model("nonlinear", m.joint_names, alpha=ALPHA)
+        self.fp = np.tile([2.0, 1.5, 0.2], m.n)
+        self.rotor = rotor
+        # The unloaded robot identified on noise-free data: θ_a exact, so the tests see the payload methods alone.
+        t, q, qd, qdd = sum_of_sines(m, 6.0, 100.0, seed=7)
+        tau = (rigid_body_regressor(m, q, qd, qdd) @ m.standard_parameters() + rotor * qdd
+               + self.fm.torque(self.fp, qd))
+        self.robot = identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=ALPHA, estimator="ols")
+        self.motion = sum_of_sines(m, duration, rate, seed=3)
+
+    def record(self, phi=None, noise=0.0, delay=0.0, friction_scale=1.0, seed=0, motion=None):
+        t, q, qd, qdd = motion or self.motion
+        payload = None if phi is None else (phi, self.frame)
+        return synthetic_recording(self.model, t, q, qd, qdd, friction=self.fm, friction_params=self.fp * friction_scale,
+                                   rotor_inertia=self.rotor, payload=payload, noise_std=noise, delay=delay, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def ur10():
+    return Setup("ur10")
+
+
+def static_motion(model, poses=12, hold=0.4, rate=100.0, seed=5):
+    rng = np.random.default_rng(seed)
+    lim = model.limits
+    lo, hi = np.maximum(lim.lower, -2.5), np.minimum(lim.upper, 2.5)
+    qs = lo + (hi - lo) * rng.random((poses, model.n))
+    k = int(hold * rate)
+    q = np.repeat(qs, k, axis=0)
+    t = np.arange(q.shape[0]) / rate
+    return t, q, np.zeros_like(q), np.zeros_like(q)
+
+
+def test_noise_free_every_method_is_exact(ur10):
+    loaded = ur10.record(PHI_UR)
+    unloaded = ur10.record(None)
+    opts = {"delay": 0.0}
+    for method in METHODS:
+        if method in ("ft", "gaz-static"):
+            continue
+        extra = {"p0": 1e8} if method.endswith("-rls") else {}   # an RLS prior P0 shrinks the estimate
+        est = identify_payload(method, ur10.model, ur10.robot, loaded, ur10.frame,
+                               unloaded=unloaded if method in ("khalil-3", "khalil-4") else None, project=False,
+                               **opts, **extra)
+        assert est.identifiable.all(), method
+        np.testing.assert_allclose(est.phi, PHI_UR, rtol=0, atol=1e-6 * np.abs(PHI_UR).max() + 1e-7, err_msg=method)
+    static = static_motion(ur10.model)
+    est = identify_payload("gaz-static", ur10.model, ur10.robot, ur10.record(PHI_UR, motion=static), ur10.frame, **opts)
+    assert list(est.identifiable) == [True] * 4 + [False] * 6
+    np.testing.assert_allclose(est.phi[:4], PHI_UR[:4], atol=1e-8)
+    # With the unloaded static run (Gaz's own procedure) instead of the robot's model: same answer.
+    est2 = identify_payload("gaz-static", ur10.model, ur10.robot, ur10.record(PHI_UR, motion=static), ur10.frame,
+                            unloaded=ur10.record(None, motion=static), **opts)
+    np.testing.assert_allclose(est2.phi[:4], PHI_UR[:4], atol=1e-8)
+    assert est2.to_dict()["inertia"]["ixx"] is None and est2.to_dict()["std"]["inertia"]["ixx"] is None
+
+
+def test_noisy_ur10_every_method_recovers_the_payload(ur10):
+    # 1 N·m noise, 4 ms lag of the measured motion, friction 3 % higher under load.
+    loaded = ur10.record(PHI_UR, noise=1.0, delay=0.004, friction_scale=1.03, seed=1)
+    unloaded = ur10.record(None, noise=1.0, delay=0.004, seed=2)
+    m_true, c_true = 4.0, np.array([0.02, -0.03, 0.08])
+    for method in METHODS:
+        if method in ("ft", "gaz-static"):
+            continue
+        est = identify_payload(method, ur10.model, ur10.robot, loaded, ur10.frame,
+                               unloaded=unloaded if method in ("khalil-3", "khalil-4") else None)
+        std = est.readable_std()
+        assert abs(est.mass - m_true) < max(0.01 * m_true, 4 * std[0]), (method, est.mass, std[0])
+        assert np.all(np.abs(est.com - c_true) < np.maximum(0.005, 4 * std[1:4])), (method, est.com)
+        assert is_physically_consistent(est.phi), method
+        assert 0 < std[0] < 0.05
+        assert any("delay estimated" in n for n in est.notes), method
+
+
+def test_online_methods_converge_and_report_the_time(ur10):
+    # Xu's setting: 500 Hz, 10 s; his rule (300 calm samples) declared convergence after 6.59 s on the UR10.
+    loaded = ur10.record(PHI_UR, noise=1.0, delay=0.0, seed=4, motion=sum_of_sines(ur10.model, 10.0, 500.0, seed=3))
+    for method in ("direct-rls", "difference-rls"):
+        for rule in ("covariance", "xu"):
+            est = identify_payload(method, ur10.model, ur10.robot, loaded, ur10.frame, convergence=rule, delay=0.0)
+            assert est.converged, (method, rule)
+            assert 0.5 < est.convergence_time < (5.0 if rule == "covariance" else 9.0), (method, rule, est.convergence_time)
+            assert abs(est.mass - 4.0) < 0.02, (method, rule, est.mass)
+            hist = est.history
+            assert hist["t"].size > 10 and hist["phi"].shape[1] == 10
+            if rule == "covariance":
+                # Declared when the mass's relative std fell below 0.5 %: the estimate then is that good.
+                k = np.searchsorted(hist["t"], est.convergence_time)
+                assert abs(hist["phi"][k, 0] - 4.0) < 0.03 * 4.0, (method, hist["phi"][k, 0])
+
+
+def test_online_estimator_sample_by_sample(ur10):
+    loaded = ur10.record(PHI_UR, noise=0.5, seed=6)
+    t, q, qd, qdd = ur10.motion
+    est = OnlinePayloadEstimator(ur10.model, ur10.robot, ur10.frame, "direct-rls")
+    for k in range(t.size):
+        est.update(q[k], qd[k], qdd[k], loaded.joints.tau[k], t[k])
+        if est.converged:
+            break
+    result = est.estimate()
+    assert result.converged and result.convergence_time == pytest.approx(t[k] - t[0] + 1 / 200.0)
+    assert abs(result.mass - 4.0) < 0.03
+
+
+def test_reported_std_matches_scatter_over_noise_seeds(ur10):
+    motion = sum_of_sines(ur10.model, 3.0, 100.0, seed=11)
+    z = {"khalil-1": [], "direct-rls": []}
+    for seed in range(12):
+        rec = ur10.record(PHI_UR, noise=1.0, seed=100 + seed, motion=motion)
+        for method in z:
+            est = identify_payload(method, ur10.model, ur10.robot, rec, ur10.frame, delay=0.0, project=False)
+            std = np.sqrt(np.diag(est.covariance))
+            z[method].append((est.phi - PHI_UR)[:4] / std[:4])   # mass and first moments
+    for method, vals in z.items():
+        rms = np.sqrt(np.mean(np.square(vals)))
+        assert 1 / 1.5 < rms < 1.5, (method, rms)
+
+
+def test_planar_2r_gaz_example():
+    s = Setup("planar_2r", "tool0", duration=6.0, rate=200.0, rotor=0.0)
+    # Gaz 2017 §IV truth: m = 1.5, c = (0.3, 0.1), Jzz about the frame origin 0.1814 (Izz = 0.0314 at the CoM).
+    phi = from_mass_com_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.001, 0.03, 0.0314]))
+    loaded = s.record(phi, noise=0.05, seed=3)
+    for method in ("difference-rls", "direct-rls", "khalil-1", "khalil-2", "gaz-dtau"):
+        est = identify_payload(method, s.model, s.robot, loaded, "tool0", delay=0.0)
+        assert [bool(v) for v in est.identifiable] == [True, True, True, False, False, False, False, False, False, True]
+        np.testing.assert_allclose(est.phi[[0, 1, 2, 9]], [1.5, 0.45, 0.15, 0.1814], atol=0.01, err_msg=method)
+        d = est.to_dict()
+        assert d["com"][2] is None and d["inertia"]["izz"] is None and d["mass"] == pytest.approx(1.5, abs=0.01)
+        assert np.isnan(est.readable_std()[3])
+
+
+def test_panda_recovers_mass_and_com():
+    s = Setup("panda", duration=5.0, rate=200.0)
+    phi = from_mass_com_inertia(3.0, [0.01, 0.02, 0.06], np.diag([0.01, 0.012, 0.008]))
+    loaded = s.record(phi, noise=0.5, seed=8)
+    for method in ("direct-rls", "khalil-1", "difference-rls"):
+        est = identify_payload(method, s.model, s.robot, loaded, s.frame, delay=0.0)
+        assert abs(est.mass - 3.0) < 0.03, (method, est.mass)
+        assert np.all(np.abs(est.com - [0.01, 0.02, 0.06]) < 0.005), (method, est.com)
+
+
+def test_projection_of_an_infeasible_estimate():
+    phi = from_mass_com_inertia(2.0, [0.0, 0.0, 0.1], np.diag([0.01, 0.01, 0.01]))
+    bad = phi.copy()
+    bad[4] = -0.05          # Ixx about the origin below what the CoM offset needs
+    assert not is_physically_consistent(bad)
+    cov = np.diag(np.full(10, 1e-4))
+    out, consistent, dist = project_feasible(bad, cov, np.ones(10, bool))
+    assert not consistent and dist > 0 and is_physically_consistent(out, tol=1e-6)
+    assert abs(out[0] - 2.0) < 1e-3          # the mass was fine and barely moves
+    ok, consistent, _ = project_feasible(phi, cov, np.ones(10, bool))
+    assert consistent and np.array_equal(ok, phi)
+
+
+def test_bad_input(ur10):
+    loaded = ur10.record(PHI_UR, noise=0.1)
+    with pytest.raises(PayloadIdError, match="frame 'nope'"):
+        identify_payload("direct-rls", ur10.model, ur10.robot, loaded, "nope")
+    with pytest.raises(PayloadIdError, match="unknown payload method"):
+        identify_payload("magic", ur10.model, ur10.robot, loaded, ur10.frame)
+    # A recording stopped before the commanded excitation ended.
+    cut = ur10.record(PHI_UR, noise=0.1)
+    cut.joints = cut.joints.slice_time(0.0, 2.0)
+    with pytest.raises(PayloadIdError, match="covers only"):
+        identify_payload("khalil-1", ur10.model, ur10.robot, cut, ur10.frame)
+    # khalil-3 with an unloaded run on another trajectory.
+    other = ur10.record(None, motion=sum_of_sines(ur10.model, 5.0, 200.0, seed=99))
+    with pytest.raises(PayloadIdError, match="same trajectory"):
+        identify_payload("khalil-3", ur10.model, ur10.robot, loaded, ur10.frame, unloaded=other)
+    with pytest.raises(PayloadIdError, match="needs the unloaded run"):
+        identify_payload("khalil-3", ur10.model, ur10.robot, loaded, ur10.frame)
+    # A robot identification made for another URDF (the UR5 has the same joint names, another hash).
+    ur5 = RobotModel.from_urdf("ur5")
+    with pytest.raises(PayloadIdError, match="another URDF"):
+        identify_payload("khalil-1", ur5, ur10.robot, loaded, ur10.frame)
+    # Static method on a recording without rest.
+    with pytest.raises(PayloadIdError, match="static samples"):
+        identify_payload("gaz-static", ur10.model, ur10.robot, loaded, ur10.frame)
