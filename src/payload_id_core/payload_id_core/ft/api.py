@@ -11,9 +11,11 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.align import align_wrench
 from payload_id_core.ft.compensate import FtParameters, residual_rmse
 from payload_id_core.ft.identify import FtIdentification, fit_ft, phi_covariance, to_payload_frame
-from payload_id_core.ft.kinematics import SensorFrame, payload_transform, resolve_sensor_frame, sensor_motion
-from payload_id_core.inertia import is_physically_consistent
+from payload_id_core.ft.kinematics import (SensorFrame, SensorMotion, payload_transform, resolve_sensor_frame,
+                                           sensor_motion)
+from payload_id_core.inertia import from_mass_com_inertia
 from payload_id_core.model import RobotModel
+from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 
 # Samples within this many periods of the low-pass cutoff from either end are not trusted (source='measured').
@@ -37,6 +39,8 @@ def _aligned_data(model: RobotModel, recording: Recording, sensor: SensorFrame, 
     signals = conditioned_signals(recording, model.joint_names, source=source, cutoff_hz=cutoff_hz, delay=delay)
     aligned = align_wrench(recording.wrench, signals.t, force_range=force_range, torque_range=torque_range,
                            source=recording.source or "recording")
+    aligned.counts = {"joint_samples": len(recording.joints.t),
+                      "dropped_by_conditioning": len(recording.joints.t) - len(signals.t), **aligned.counts}
     if source == "measured":
         # Zero-phase filtering and central differences are wrong near both ends (filter transient,
         # one-sided differences): accelerations there would be taken as payload inertia.
@@ -58,15 +62,18 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
                 source: str = "commanded", *, sensor_mount: tuple[str, pin.SE3] | None = None,
                 mode: str = "dynamic", force_range=None, torque_range=None, cutoff_hz: float | None = None,
                 delay: str | float = "estimate", estimate_tilt: bool = True,
-                gravity_norm: float | None = None, validation: Recording | None = None) -> FtIdentification:
+                gravity_norm: float | None = None, project: bool = True, static_accel_tol: float = 0.01,
+                validation: Recording | None = None) -> FtIdentification:
     """Payload (in `frame`, default the model's payload frame), sensor offsets and base tilt from F/T readings.
 
     The sensor frame is `sensor_frame` or the readings' frame_id: a URDF frame, or the name given
     to `sensor_mount` = (URDF frame, SE3 of the sensor in it). Joint motion comes from the
     commanded trajectory (delay-corrected) or the filtered measured positions (`source`).
-    mode 'static' is Duan 2022 §2 (mass, CoM, offsets, tilt); 'dynamic' adds the inertia from the
-    Newton–Euler wrench (Atkeson 1986). Readings at or beyond `force_range` / `torque_range` (N,
-    N·m, scalar or per axis) are dropped and counted. `validation`: a second contact-free
+    mode 'static' is Duan 2022 §2 (mass, CoM, offsets, tilt) on the held samples (payload acceleration
+    below `static_accel_tol`); 'dynamic' adds the inertia from the Newton–Euler wrench (Atkeson 1986)
+    and uses every sample. Readings at or beyond `force_range` / `torque_range` (N,
+    N·m, scalar or per axis) are dropped and counted. `project`: report a physically consistent
+    payload (projection when the raw estimate is not). `validation`: a second contact-free
     recording on which the residual RMSE before/after compensation is reported.
     """
     if mode not in ("static", "dynamic"):
@@ -83,6 +90,24 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
 
     signals, aligned, motion = _aligned_data(model, recording, sensor, source, cutoff_hz, delay,
                                              force_range, torque_range)
+    if mode == "static":
+        # Duan §2 ignores inertia: only samples where the payload's acceleration (up to 20 cm from the
+        # sensor) is below static_accel_tol are used, else the tilt is biased by the motion.
+        still = _still(motion, static_accel_tol)
+        aligned.counts["dropped_moving"] = int((~still).sum())
+        if still.sum() < 12:
+            raise PayloadIdError(
+                f"static F/T identification needs held poses: only {int(still.sum())} samples have the payload "
+                f"accelerating less than {static_accel_tol} m/s²",
+                "hold the robot still in many wrist orientations, or use mode 'dynamic' for moving data")
+        idx = np.flatnonzero(aligned.keep)
+        aligned.keep[idx[~still]] = False
+        aligned.force, aligned.torque = aligned.force[still], aligned.torque[still]
+        motion = SensorMotion(motion.rotation[still], motion.velocity[still], motion.acceleration[still])
+        aligned.counts["used"] = int(aligned.keep.sum())
+        if aligned.counts["dropped_moving"]:
+            aligned.notes.append(f"ft: static mode, {aligned.counts['dropped_moving']} moving samples "
+                                 f"(payload acceleration ≥ {static_accel_tol} m/s²) not used")
     fit, duan = fit_ft(motion, aligned.force, aligned.torque, g, mode=mode, estimate_tilt=estimate_tilt)
 
     params = FtParameters(sensor, fit.phi, fit.offset, (float(fit.tilt[0]), float(fit.tilt[1])), g)
@@ -93,11 +118,22 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     fit_rmse = residual_rmse(model, params, signals.q[k], signals.qd[k], signals.qdd[k],
                              np.hstack([aligned.force, aligned.torque]), motion=motion)
     phi_p, cov_p, ident_p = to_payload_frame(fit.phi, phi_covariance(fit), fit.phi_mask, x_sp)
+    if mode == "static" and phi_p[0] > 1e-6:
+        # Gravity alone says nothing about the inertia: report a point mass at the CoM (marked unknown).
+        phi_p = from_mass_com_inertia(phi_p[0], phi_p[1:4] / phi_p[0], np.zeros((3, 3)))
+    consistent = True
+    if project:
+        # The reported payload is projected onto physically consistent bodies (F's SDP, Wensing 2017);
+        # compensation keeps the raw least-squares fit, which is what minimises the residual wrench.
+        projected, consistent, dist = project_feasible(phi_p, cov_p, ident_p)
+        if not consistent:
+            notes.append("ft: raw estimate not physically consistent: reported payload projected onto the "
+                         f"feasible set ({dist:.3g} standard deviations away); compensation uses the raw fit")
+            phi_p = projected
     ident = FtIdentification(
         payload=PayloadEstimate(frame=frame, phi=phi_p, covariance=cov_p, method="ft", identifiable=ident_p,
                                 converged=True, convergence_time=float(signals.t[k][-1] - signals.t[k][0]),
-                                physically_consistent=(is_physically_consistent(phi_p) if mode == "dynamic"
-                                                       else bool(phi_p[0] > 0))),
+                                physically_consistent=consistent),
         params=params, offset_std=std[n_phi:n_phi + 6], tilt_std=tilt_std, noise_std=fit.sigma,
         fit_rmse=fit_rmse, counts=dict(aligned.counts), mode=mode, duan=duan)
     if validation is not None:
@@ -122,6 +158,15 @@ def validate_ft(model: RobotModel, ident: FtIdentification, recording: Recording
     k = aligned.keep
     return residual_rmse(model, ident.params, signals.q[k], signals.qd[k], signals.qdd[k],
                          np.hstack([aligned.force, aligned.torque]), motion=motion)
+
+
+def _still(motion: SensorMotion, tol: float, reach: float = 0.2) -> np.ndarray:
+    """Samples where a point within `reach` of the sensor origin accelerates less than `tol` (m/s²)."""
+    v, w = motion.velocity[:, :3], motion.velocity[:, 3:]
+    classical = motion.acceleration[:, :3] + np.cross(w, v)
+    bound = (np.linalg.norm(classical, axis=1) + reach * np.linalg.norm(motion.acceleration[:, 3:], axis=1)
+             + reach * np.sum(w ** 2, axis=1))
+    return bound < tol
 
 
 def _rmse_notes(what: str, rmse: dict[str, list[float]]) -> list[str]:
