@@ -75,7 +75,8 @@ def synthetic_recording(model: RobotModel, t, q, qd, qdd, *, friction: FrictionM
     (φ_L, frame) or anything with .phi and .frame; `friction` is a FrictionModel or a kind with
     `friction_params` its θ_f; `noise_std` is Gaussian torque noise (scalar or per joint, N·m);
     `temperature` (N, n) °C is recorded and feeds the temperature friction model. The commanded
-    trajectory holds (q, q̇, q̈) exactly, one point per sample.
+    trajectory holds (q, q̇, q̈) exactly, one point per time stamp; the joint samples stop one stamp
+    before its last point.
     """
     t = np.asarray(t, dtype=float)
     q, qd, qdd = (np.asarray(a, dtype=float) for a in (q, qd, qdd))
@@ -102,7 +103,11 @@ def synthetic_recording(model: RobotModel, t, q, qd, qdd, *, friction: FrictionM
     tau = tau + rng.standard_normal(tau.shape) * sigma
     if effort_scale is not None:
         tau = tau / np.broadcast_to(np.asarray(effort_scale, dtype=float), (n,))
-    joints = JointSamples(t, list(model.joint_names), qm, qdm, tau, temperature)
+    # The last measured sample is left out: at the last commanded point a joint_trajectory_controller
+    # holds the arm at rest (conditioning.sample_commanded), which a periodic motion does not do.
+    keep = slice(0, max(t.size - 1, 1))
+    joints = JointSamples(t[keep], list(model.joint_names), qm[keep], qdm[keep], tau[keep],
+                          None if temperature is None else temperature[keep])
     commanded = CommandedTrajectory(float(t[0]), list(model.joint_names), t - t[0], q, qd, qdd)
     notes = [f"synthetic: noise_std={np.round(sigma, 6).tolist()}, delay={delay}"]
     if effort_scale is not None:

@@ -1,0 +1,160 @@
+"""Offline robot identification on synthetic data generated with known parameters."""
+
+import numpy as np
+import pytest
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.friction import make_friction_model
+from payload_id_core.identification import (RobotIdentification, identify_effort_scale, identify_from_signals,
+                                            identify_robot, validate_robot)
+from payload_id_core.inertia import from_mass_com_inertia, pseudo_inertia
+from payload_id_core.model import RobotModel
+from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+
+NOISE = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])  # N·m per joint
+ALPHA = np.array([0.45, 0.35, 0.6, 0.7, 0.5, 0.4])
+THETA_F = np.array([[4.0, 10.0, 0.3], [5.0, 12.0, -0.4], [3.0, 8.0, 0.2],
+                    [1.0, 2.0, 0.05], [1.0, 2.0, -0.05], [0.8, 1.5, 0.02]]).reshape(-1)
+IA = np.array([0.6, 0.6, 0.3, 0.05, 0.05, 0.05])
+
+
+@pytest.fixture(scope="module")
+def ur10():
+    return RobotModel.from_urdf("ur10")
+
+
+def _run(model, seed, duration=12.0, rate=200.0, friction=None, theta_f=THETA_F, noise=NOISE, **kw):
+    friction = friction or make_friction_model("nonlinear", model.joint_names, alpha=ALPHA)
+    t, q, qd, qdd = sum_of_sines(model, duration, rate, seed=seed)
+    return synthetic_recording(model, t, q, qd, qdd, friction=friction, friction_params=theta_f,
+                               rotor_inertia=IA, noise_std=noise, seed=seed, **kw)
+
+
+def _true_theta(ident, model):
+    pi = ident.base.values(model.standard_parameters()) + ident.rotor.absorbed @ IA
+    return np.concatenate([pi, IA[ident.rotor.free], THETA_F])
+
+
+@pytest.fixture(scope="module")
+def identified(ur10):
+    return identify_robot(ur10, _run(ur10, seed=1), friction="nonlinear", estimator="wls", delay=0.0)
+
+
+def test_identified_model_predicts_another_trajectory_at_the_noise_level(ur10, identified):
+    rmse = validate_robot(identified, _run(ur10, seed=2, duration=10.0), delay=0.0)
+    # noise alone gives RMSE = NOISE; a wrong model would add its error on top
+    assert np.all(rmse < 1.08 * NOISE), (rmse, NOISE)
+    assert np.all(rmse > 0.9 * NOISE)
+    np.testing.assert_allclose(identified.sigma, NOISE, rtol=0.06)
+
+
+def test_identified_parameters_match_the_truth_within_their_uncertainty(ur10, identified):
+    truth = _true_theta(identified, ur10)
+    z = (identified.theta - truth) / np.sqrt(np.diag(identified.cov))
+    inertial = slice(0, identified.n_inertial)
+    assert np.abs(z[inertial]).max() < 5.0, identified.theta_names[int(np.argmax(np.abs(z[inertial])))]
+    assert identified.b == 36 and identified.condition_number < 1e3
+    # α trades off against Fc and Fv (cov is conditional on α), so compare the friction curves
+    np.testing.assert_allclose(identified.friction.shape[:, 0], ALPHA, atol=0.08)
+    v = np.linspace(-1.5, 1.5, 61)[:, None] * np.ones((1, 6))
+    true_f = make_friction_model("nonlinear", ur10.joint_names, alpha=ALPHA).torque(THETA_F, v)
+    assert np.all(np.abs(identified.friction_torque(v) - true_f).max(axis=0) < 0.5 * NOISE)
+
+
+def test_with_alpha_known_every_parameter_is_within_its_uncertainty(ur10):
+    ident = identify_robot(ur10, _run(ur10, seed=1), friction="nonlinear", alpha=ALPHA, delay=0.0)
+    z = (ident.theta - _true_theta(ident, ur10)) / np.sqrt(np.diag(ident.cov))
+    assert np.abs(z).max() < 5.0, ident.theta_names[int(np.argmax(np.abs(z)))]
+
+
+def test_nonlinear_friction_beats_linear_when_alpha_is_not_one(ur10):
+    train, test = _run(ur10, seed=3), _run(ur10, seed=4, duration=8.0)
+    lin = identify_robot(ur10, train, friction="linear", delay=0.0, validate=test)
+    nonlin = identify_robot(ur10, train, friction="nonlinear", delay=0.0, validate=test)
+    assert np.all(nonlin.validation_rmse < 1.08 * NOISE)
+    # the linear model misfits the |q̇|^α shape on every joint
+    assert np.all(lin.validation_rmse > 1.15 * nonlin.validation_rmse), (lin.validation_rmse, nonlin.validation_rmse)
+
+
+def test_feasible_solution_is_consistent_when_ols_is_not(ur10):
+    # 1.5 s at 40 Hz with heavy noise: OLS wanders outside the physically consistent set
+    rec = _run(ur10, seed=5, duration=1.5, rate=40.0, noise=NOISE * 8)
+    ols = identify_robot(ur10, rec, friction="linear", estimator="ols", delay=0.0)
+    assert ols.physically_consistent is False
+    feas = identify_robot(ur10, rec, friction="linear", estimator="feasible", delay=0.0)
+    assert feas.physically_consistent is True
+    psi = feas.standard_parameters
+    for i in range(ur10.n):
+        assert np.linalg.eigvalsh(pseudo_inertia(psi[10 * i:10 * i + 10])).min() > -1e-7
+    assert np.all(psi[60:] >= -1e-9)                                   # rotor inertias
+    assert np.all(feas.friction_params[feas.friction.nonnegative] >= -1e-9)
+    # the feasible θ is exactly what its standard parameters imply
+    np.testing.assert_allclose(feas.theta[:feas.n_inertial], feas.inertial_map @ psi, atol=1e-8)
+    # and it fits the data almost as well as the unconstrained optimum
+    assert np.all(feas.rmse < 1.3 * ols.rmse)
+
+
+def test_robot_yaml_roundtrip_and_refusals(ur10, identified, tmp_path):
+    path = tmp_path / "robot.yaml"
+    identified.save(path)
+    again = RobotIdentification.load(path, ur10)
+    np.testing.assert_allclose(again.theta, identified.theta)
+    np.testing.assert_allclose(again.friction.shape, identified.friction.shape)
+    np.testing.assert_allclose(again.base.K, identified.base.K)
+    q, qd, qdd = (np.random.default_rng(0).standard_normal((5, 6)) for _ in range(3))
+    np.testing.assert_allclose(again.predict(q, qd, qdd), identified.predict(q, qd, qdd), atol=1e-9)
+    with pytest.raises(PayloadIdError, match="another URDF"):
+        RobotIdentification.load(path, RobotModel.from_urdf("ur10e"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("format: 1\nurdf: {}\n")
+    with pytest.raises(PayloadIdError, match="not a valid robot.yaml"):
+        RobotIdentification.load(bad, ur10)
+
+
+def test_unexcited_joint_is_named_with_the_condition_number(ur10):
+    t, q, qd, qdd = sum_of_sines(ur10, 6.0, 100.0, seed=6)
+    q[:, 5], qd[:, 5], qdd[:, 5] = 0.3, 0.0, 0.0   # wrist 3 never moves
+    tau = np.array([ur10.rnea(*s) for s in zip(q, qd, qdd)])
+    with pytest.raises(PayloadIdError, match=r"unexcited.*condition number|excite parameters") as err:
+        identify_from_signals(ur10, q, qd, qdd, tau, friction="linear")
+    assert "wrist_3_joint" in str(err.value) or "6" in str(err.value)
+
+
+def test_nan_samples_are_refused(ur10):
+    t, q, qd, qdd = sum_of_sines(ur10, 4.0, 100.0, seed=7)
+    tau = np.array([ur10.rnea(*s) for s in zip(q, qd, qdd)])
+    tau[10, 2] = np.nan
+    with pytest.raises(PayloadIdError, match="NaN.*elbow_joint"):
+        identify_from_signals(ur10, q, qd, qdd, tau)
+
+
+@pytest.mark.parametrize("kind, theta_f", [
+    ("stribeck", np.tile([2.0, 3.5, 6.0, 0.1], 2)),
+    ("temperature", np.tile([2.0, 12.0, -0.15, 0.1], 2)),
+])
+def test_stribeck_and_temperature_models_recover_their_shape(kind, theta_f):
+    model = RobotModel.from_urdf("planar_2r")
+    shape = {"stribeck": [[0.08], [0.08]], "temperature": [[3.0, 0.8], [3.0, 0.8]]}[kind]
+    fm = make_friction_model(kind, model.joint_names, shape=shape)
+    t, q, qd, qdd = sum_of_sines(model, 20.0, 200.0, seed=8)
+    temp = 25.0 + 20.0 * (t / t[-1])[:, None] * np.ones((1, 2))    # the drives warm up
+    noise = np.array([0.1, 0.05])
+    rec = synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=theta_f, noise_std=noise,
+                              temperature=temp, seed=8)
+    ident = identify_robot(model, rec, friction=kind, delay=0.0)
+    np.testing.assert_allclose(ident.friction.shape, shape, rtol=0.1)
+    np.testing.assert_allclose(ident.friction_params, theta_f, rtol=0.1, atol=0.05)
+    assert np.all(ident.rmse < 1.05 * noise)
+
+
+def test_effort_scale_from_a_known_payload_mass(ur10):
+    k_true = np.array([11.0, 12.5, 10.0, 4.0, 4.2, 3.9])
+    phi_l = from_mass_com_inertia(6.0, [0.01, -0.02, 0.05], np.diag([0.03, 0.03, 0.02]))
+    unloaded = _run(ur10, seed=9, duration=10.0, noise=NOISE, effort_scale=k_true)
+    loaded = _run(ur10, seed=10, duration=10.0, noise=NOISE, effort_scale=k_true, payload=(phi_l, "tool0"))
+    fr = make_friction_model("nonlinear", ur10.joint_names, alpha=ALPHA)
+    k, k_std = identify_effort_scale(ur10, unloaded, loaded, 6.0, "tool0", friction=fr, delay=0.0)
+    np.testing.assert_allclose(k, k_true, rtol=0.02)
+    assert np.all(np.abs(k - k_true) < 5 * k_std + 1e-3)
+    with pytest.raises(PayloadIdError, match="not in the URDF"):
+        identify_effort_scale(ur10, unloaded, loaded, 6.0, "no_frame", delay=0.0)
