@@ -1,0 +1,72 @@
+"""`payload-id identify-payload`: the payload on a frame from a loaded run and the robot's identification.
+
+    payload-id identify-payload --urdf U --robot robot.yaml --bag B [--unloaded-bag B0] --frame F
+                                --method difference-rls|direct-rls|khalil-1..4|gaz-static|gaz-dtau|ft
+                                --out payload.yaml
+(DESIGN.md). --csv-ur / --unloaded-csv-ur read UR CSV recordings instead of bags (the measured
+motion then serves as the commanded one, and payload.yaml's notes say so). Bad input raises
+PayloadIdError (exit 2) before anything is written; payload.yaml is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from payload_id_core.payload.methods import METHODS  # noqa: PLC0415
+
+    parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda, ...)")
+    parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
+                                        "not needed by khalil-3 and ft")
+    add_recording_arguments(parser, what="the run with the payload")
+    add_recording_arguments(parser, prefix="unloaded-", what="the run without payload (khalil-3/4, gaz-*)",
+                            required=False)
+    parser.add_argument("--frame", help="payload frame (any URDF frame; default: child link of the last joint)")
+    parser.add_argument("--method", default="difference-rls", choices=list(METHODS))
+    parser.add_argument("--signals", choices=["commanded", "measured"],
+                        help="regressor inputs (default: commanded when the bag holds the trajectory)")
+    parser.add_argument("--convergence", choices=["covariance", "xu"], default="covariance",
+                        help="online methods: convergence rule (own covariance, or Xu 2024's 300 calm samples)")
+    parser.add_argument("--sensor-frame", help="ft: the F/T sensor's frame")
+    parser.add_argument("--out", required=True, help="payload.yaml to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+    from payload_id_core.fileio import atomic_write_yaml  # noqa: PLC0415
+    from payload_id_core.identification import RobotIdentification  # noqa: PLC0415
+    from payload_id_core.model import RobotModel  # noqa: PLC0415
+    from payload_id_core.payload.methods import identify_payload  # noqa: PLC0415
+
+    model = RobotModel.from_urdf(args.urdf)
+    frame = args.frame or model.default_payload_frame
+    model.frame_id(frame)
+    robot = None
+    if args.robot:
+        robot = RobotIdentification.load(args.robot, model)
+    elif args.method not in ("khalil-3", "ft"):
+        raise PayloadIdError(f"--method {args.method} needs the unloaded robot's identification",
+                             "pass --robot robot.yaml (payload-id identify-robot)")
+    loaded = load_recording(args, model.joint_names)
+    unloaded = load_recording(args, model.joint_names, prefix="unloaded-")
+    options = {"convergence": args.convergence}
+    if args.signals:
+        options["source"] = args.signals
+    if args.sensor_frame:
+        options["sensor_frame"] = args.sensor_frame
+    estimate = identify_payload(args.method, model, robot, loaded, frame, unloaded=unloaded, **options)
+    atomic_write_yaml(args.out, estimate.to_dict())
+    std = estimate.readable_std()
+    com = ", ".join("?" if v is None else f"{v:.4f}" for v in estimate.to_dict()["com"])
+    print(f"{args.method}: mass {estimate.mass:.4f} ± {std[0]:.4f} kg, CoM [{com}] m in {frame}; "
+          f"{'converged' if estimate.converged else 'NOT converged'}"
+          + (f" after {estimate.convergence_time:.2f} s" if estimate.convergence_time == estimate.convergence_time else "")
+          + f" -> {args.out}")
+    for note in estimate.notes:
+        if "measured motion" in note or "not identifiable" in note or "not physically consistent" in note:
+            print(f"  note: {note}", file=sys.stderr)
+    return 0

@@ -1,0 +1,77 @@
+"""`payload-id identify-payload` end to end on bags written from synthetic runs (truth known)."""
+
+import numpy as np
+import pytest
+import yaml
+
+from payload_id_core.bag_io import write_bag
+from payload_id_core.friction import make_friction_model
+from payload_id_core.identification import identify_from_signals
+from payload_id_core.inertia import from_mass_com_inertia
+from payload_id_core.model import RobotModel
+from payload_id_core.regressor import rigid_body_regressor
+from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+from payload_id_ros.cli.main import main
+
+PHI = from_mass_com_inertia(3.5, [0.01, 0.02, 0.05], np.diag([0.02, 0.02, 0.01]))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("payload_cli")
+    m = RobotModel.from_urdf("ur10")
+    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
+    fp = np.tile([2.0, 1.5, 0.2], m.n)
+    t, q, qd, qdd = sum_of_sines(m, 6.0, 100.0, seed=7)
+    tau = rigid_body_regressor(m, q, qd, qdd) @ m.standard_parameters() + fm.torque(fp, qd)
+    identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=0.6, estimator="ols").save(d / "robot.yaml")
+    motion = sum_of_sines(m, 5.0, 200.0, seed=3)
+    rec = lambda phi, motion=motion, seed=0: synthetic_recording(  # noqa: E731
+        m, *motion, friction=fm, friction_params=fp, payload=None if phi is None else (phi, "wrist_3_link"),
+        noise_std=0.3, delay=0.002, seed=seed)
+    write_bag(d / "loaded", rec(PHI))
+    write_bag(d / "unloaded_same", rec(None, seed=1))
+    write_bag(d / "unloaded_other", rec(None, sum_of_sines(m, 5.0, 200.0, seed=9), seed=2))
+    short = rec(PHI)
+    short.joints = short.joints.slice_time(0.0, 2.5)
+    write_bag(d / "short", short)
+    return d
+
+
+def _run(d, *extra):
+    out = d / "payload.yaml"
+    if out.exists():
+        out.unlink()
+    code = main(["identify-payload", "--urdf", "ur10", "--robot", str(d / "robot.yaml"), "--out", str(out), *extra])
+    return code, out
+
+
+@pytest.mark.parametrize("method", ["difference-rls", "direct-rls", "khalil-3"])
+def test_identify_payload_writes_payload_yaml(files, method):
+    extra = ["--unloaded-bag", str(files / "unloaded_same")] if method == "khalil-3" else []
+    code, out = _run(files, "--bag", str(files / "loaded"), "--frame", "wrist_3_link", "--method", method, *extra)
+    assert code == 0
+    d = yaml.safe_load(out.read_text())
+    assert d["method"] == method and d["frame"] == "wrist_3_link"
+    assert d["mass"] == pytest.approx(3.5, abs=0.035)
+    assert np.allclose(d["com"], [0.01, 0.02, 0.05], atol=0.004)
+    assert d["std"]["mass"] > 0 and d["converged"] is True and d["convergence_time"] > 0
+
+
+def test_bad_input_exits_2_without_output(files, tmp_path, capsys):
+    cases = [
+        (["--bag", str(files / "loaded"), "--frame", "no_such_frame"], "no_such_frame"),
+        (["--bag", str(files / "short"), "--method", "khalil-1"], "covers only"),
+        (["--bag", str(files / "loaded"), "--method", "khalil-3", "--unloaded-bag", str(files / "unloaded_other")],
+         "same trajectory"),
+    ]
+    for extra, message in cases:
+        code, out = _run(files, *extra)
+        assert code == 2 and not out.exists(), extra
+        assert message in capsys.readouterr().err
+    # robot.yaml made for the UR10, used with the UR5's URDF (same joint names, another file).
+    out = tmp_path / "p.yaml"
+    code = main(["identify-payload", "--urdf", "ur5", "--robot", str(files / "robot.yaml"), "--bag",
+                 str(files / "loaded"), "--out", str(out)])
+    assert code == 2 and not out.exists()
+    assert "URDF" in capsys.readouterr().err
