@@ -296,6 +296,34 @@ def test_ft_and_joint_torque_estimates_agree_within_their_std(ur10, truth):
     assert abs(ft_est.mass - phi_jt[0]) < 0.02
 
 
+def test_ft_parameters_round_trip_and_payload_from_another_method(ur10, truth, recording, tmp_path):
+    from payload_id_core.ft import ft_parameters_from_payload, load_ft_parameters, save_ft_parameters
+
+    mount = ("tool0", pin.SE3(pin.utils.rpyToMatrix(0.1, -0.2, 0.3), np.array([0.0, 0.01, 0.02])))
+    mounted = FtParameters(resolve_sensor_frame(ur10, "ft_sensor", mount), PHI_TOOL0, OFFSET, TILT)
+    path = tmp_path / "ft.yaml"
+    save_ft_parameters(path, ur10, mounted)
+    back = load_ft_parameters(path, ur10)
+    _, q, qd, qdd = (x[::200] for x in sum_of_sines(ur10, 4.0, 100.0, q0=Q0, seed=3))
+    meas = np.zeros((len(q), 6))
+    np.testing.assert_allclose(compensate_batch(ur10, back, q, qd, qdd, meas),
+                               compensate_batch(ur10, mounted, q, qd, qdd, meas), atol=1e-12)
+    # A payload.yaml-style estimate in wrist_3_link + offsets gives the same compensation as the F/T fit.
+    est = identify_ft(ur10, recording, "wrist_3_link")
+    rebuilt = ft_parameters_from_payload(ur10, est.payload, "tool0", offset=est.offset, tilt=est.tilt)
+    np.testing.assert_allclose(rebuilt.phi_sensor, est.params.phi_sensor, atol=1e-10)
+    path.write_text(path.read_text().replace(ur10.urdf_sha256, "0" * 64))
+    with pytest.raises(PayloadIdError, match="another URDF"):
+        load_ft_parameters(path, ur10)
+
+
+def test_registry_method_ft(ur10, recording):
+    from payload_id_core.payload.methods import identify_payload
+
+    est = identify_payload("ft", ur10, None, recording, "tool0")
+    assert est.method == "ft" and abs(est.mass - 2.5) < 0.01
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 def test_unknown_wrench_frame_names_it_and_lists_known_frames(ur10, truth, recording):

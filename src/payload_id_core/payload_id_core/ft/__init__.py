@@ -6,7 +6,8 @@ from payload_id_core.ft.compensate import (Compensator, FtParameters, compensate
                                            payload_wrench_batch, residual_rmse)
 from payload_id_core.ft.identify import DuanStatic, FtIdentification, duan_static_linear
 from payload_id_core.ft.kinematics import SensorFrame, resolve_sensor_frame, tilt_gravity
+from payload_id_core.ft.storage import ft_parameters_from_payload, load_ft_parameters, save_ft_parameters
 
 __all__ = ["Compensator", "DuanStatic", "FtIdentification", "FtParameters", "SensorFrame", "compensate",
-           "compensate_batch", "identify_ft", "identify_payload_ft", "validate_ft", "duan_static_linear", "payload_wrench_batch", "residual_rmse",
+           "compensate_batch", "ft_parameters_from_payload", "identify_ft", "load_ft_parameters", "save_ft_parameters", "identify_payload_ft", "validate_ft", "duan_static_linear", "payload_wrench_batch", "residual_rmse",
            "resolve_sensor_frame", "tilt_gravity"]
