@@ -313,7 +313,8 @@ def excitation_check(w, names: list[str], limit: float = COND_LIMIT) -> float:
     diag = np.einsum("jii->i", ne.gram)
     dead = [names[i] for i in np.flatnonzero(diag <= 1e-24 * max(diag.max(), 1e-300))]
     if dead:
-        raise PayloadIdError(f"the trajectory does not excite parameters {dead} at all (their columns are zero)",
+        raise PayloadIdError(f"the trajectory leaves parameters unexcited: {', '.join(dead)} "
+                             "(their regressor columns are zero, condition number infinite)",
                              "move every joint through a rich excitation (payload-id excite)")
     cond, s, vt = ne.condition_number()
     if cond > limit:

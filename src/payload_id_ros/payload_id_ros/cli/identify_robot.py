@@ -1,0 +1,136 @@
+"""`payload-id identify-robot`: identify the unloaded robot (base parameters, rotor inertia, friction) -> robot.yaml.
+
+Reads a rosbag2 bag (or a UR CSV), turns it into regressor inputs (commanded trajectory by default,
+Xu 2024 §3.2; `--use-measured` for filtered, differentiated measurements), estimates the parameters
+(OLS, WLS or the physically consistent SDP) and writes robot.yaml atomically: nothing is written
+when anything fails. Drive gains: `--effort-scale` gives them; `--known-payload-mass` with a run
+carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot).
+"""
+
+from __future__ import annotations
+
+from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale
+
+
+def _floats(text: str, what: str) -> list[float]:
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError as err:
+        raise PayloadIdError(f"{what} '{text}' is not a comma-separated list of numbers", "e.g. 0,0,-9.81") from err
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur10e, panda, planar_2r)")
+    parser.add_argument("--joints", default=None, help="comma-separated actuated joints (default: the URDF's)")
+    add_recording_arguments(parser, what="the unloaded robot's excitation run")
+    parser.add_argument("--friction", choices=["none", "linear", "nonlinear", "stribeck", "temperature"],
+                        default="nonlinear", help="friction model (default nonlinear: Xu 2024 eq. 2 with α identified)")
+    parser.add_argument("--estimator", choices=["ols", "wls", "feasible"], default="wls",
+                        help="ols, wls (per-joint noise weights, default) or feasible (physically consistent SDP)")
+    parser.add_argument("--use-measured", action="store_true",
+                        help="use filtered measured positions and their derivatives instead of the commanded trajectory")
+    parser.add_argument("--cutoff-hz", type=float, default=None, help="low-pass cutoff (Hz) for torques / positions")
+    parser.add_argument("--decimate", type=int, default=1, help="keep one sample in N after anti-alias filtering")
+    parser.add_argument("--delay", default="estimate",
+                        help="command-to-motion delay in seconds, or 'estimate' (default)")
+    parser.add_argument("--gravity", default=None, help="gravity in the base frame, gx,gy,gz (default 0,0,-9.81)")
+    parser.add_argument("--alpha", default=None,
+                        help="fix the nonlinear friction exponent(s) instead of identifying them (one or one per joint)")
+    add_recording_arguments(parser, prefix="validate-", what="a second run for cross-validation", required=False)
+    add_recording_arguments(parser, prefix="loaded-", what="a run with a payload of known mass (drive gains)",
+                            required=False)
+    parser.add_argument("--known-payload-mass", type=float, default=None,
+                        help="kg, mass of the payload in the --loaded-bag run: identifies the drive gains")
+    parser.add_argument("--payload-frame", default=None,
+                        help="frame the known payload is fixed to (default: child link of the last joint)")
+    parser.add_argument("--out", required=True, help="robot.yaml to write")
+
+
+def _delay(text: str):
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+
+    if text == "estimate":
+        return text
+    try:
+        return float(text)
+    except ValueError as err:
+        raise PayloadIdError(f"--delay '{text}' is neither 'estimate' nor seconds", "e.g. --delay 0.008") from err
+
+
+def _require_commanded(args, recording):
+    """Commanded signals (the default) need the trajectory topic: name it when the bag lacks it."""
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+
+    if recording is not None and not args.use_measured and not recording.commanded:
+        raise PayloadIdError(f"{recording.source}: no JointTrajectory messages on {args.trajectory_topic}",
+                             "pass the controller's topic with --trajectory-topic, or use --use-measured")
+    return recording
+
+
+def _scaled(recording, k):
+    recording.joints.tau = recording.joints.tau * k
+    return recording
+
+
+def run(args) -> int:
+    import numpy as np  # noqa: PLC0415
+
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+    from payload_id_core.identification import identify_effort_scale, identify_robot, validate_robot  # noqa: PLC0415
+    from payload_id_core.model import RobotModel  # noqa: PLC0415
+
+    joints = None if args.joints is None else [j.strip() for j in args.joints.split(",") if j.strip()]
+    gravity = None if args.gravity is None else _floats(args.gravity, "--gravity")
+    if gravity is not None and len(gravity) != 3:
+        raise PayloadIdError(f"--gravity needs 3 numbers, got {len(gravity)}", "e.g. --gravity 0,0,-9.81")
+    model = RobotModel.from_urdf(args.urdf, joint_names=joints, gravity=gravity)
+    delay = _delay(args.delay)
+    alpha = None if args.alpha is None else _floats(args.alpha, "--alpha")
+    if alpha is not None and len(alpha) not in (1, model.n):
+        raise PayloadIdError(f"--alpha has {len(alpha)} values for {model.n} joints", "give one, or one per joint")
+    loaded_given = bool(getattr(args, "loaded_bag", None) or getattr(args, "loaded_csv_ur", None))
+    if (args.known_payload_mass is None) != (not loaded_given):
+        raise PayloadIdError("drive-gain identification needs both --known-payload-mass and --loaded-bag",
+                             "give both, or neither")
+    if args.known_payload_mass is not None and not args.known_payload_mass > 0:
+        raise PayloadIdError(f"--known-payload-mass {args.known_payload_mass} is not positive", "give the mass in kg")
+    frame = args.payload_frame or model.default_payload_frame
+    model.frame_id(frame)  # an unknown frame fails before any reading
+
+    recording = _require_commanded(args, load_recording(args, model.joint_names))
+    validation = _require_commanded(args, load_recording(args, model.joint_names, prefix="validate-"))
+    given = parse_effort_scale(args.effort_scale)
+    scale = np.ones(model.n) if given is None else np.broadcast_to(np.asarray(given, dtype=float), (model.n,)).copy()
+    if args.known_payload_mass is not None:
+        loaded = _require_commanded(args, load_recording(args, model.joint_names, prefix="loaded-"))
+        # The recordings hold effort × given gain; the identified factor corrects that gain.
+        factor, factor_std = identify_effort_scale(
+            model, recording, loaded, args.known_payload_mass, frame,
+            friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
+            delay=delay)
+        scale = scale * factor
+        recording = _scaled(recording, factor)
+        if validation is not None:
+            validation = _scaled(validation, factor)
+        print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s * k / f:.2g}" for j, k, s, f in
+                                          zip(model.joint_names, scale, factor_std, factor)))
+
+    ident = identify_robot(model, recording, friction=args.friction, estimator=args.estimator,
+                           use_commanded=not args.use_measured, effort_scale=scale, cutoff_hz=args.cutoff_hz,
+                           decimate=args.decimate, delay=delay,
+                           alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha))
+    if validation is not None:
+        ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
+    ident.save(args.out)
+
+    print(f"{model.urdf_path.name}: {ident.b} base parameters, {ident.rotor.free.size} rotor inertias, "
+          f"{ident.friction.n_params} friction parameters ({ident.friction.kind}), estimator {ident.estimator}, "
+          f"condition number {ident.condition_number:.3g}, physically consistent: {ident.physically_consistent}")
+    print("torque RMSE [N·m]: " + ", ".join(f"{j} {r:.4g}" for j, r in zip(model.joint_names, ident.rmse)))
+    if ident.validation_rmse is not None:
+        print("validation RMSE [N·m]: " + ", ".join(f"{j} {r:.4g}" for j, r in
+                                                     zip(model.joint_names, ident.validation_rmse)))
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,96 @@
+"""`payload-id identify-robot` on small rosbag2 bags: a good run, and every kind of bad input (exit 2, no file)."""
+
+import numpy as np
+import pytest
+
+from payload_id_core.bag_io import write_bag
+from payload_id_core.friction import make_friction_model
+from payload_id_core.identification import RobotIdentification
+from payload_id_core.inertia import from_mass_com_inertia
+from payload_id_core.model import RobotModel
+from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+from payload_id_ros.cli.main import main
+
+NOISE = np.array([0.05, 0.02])
+THETA_F = np.array([0.8, 1.5, 0.05, 0.4, 0.7, -0.02])
+
+
+@pytest.fixture(scope="module")
+def planar():
+    return RobotModel.from_urdf("planar_2r")
+
+
+def _recording(model, seed, duration=8.0, freeze_joint2=False, payload=None, effort_scale=None):
+    t, q, qd, qdd = sum_of_sines(model, duration, 100.0, seed=seed)
+    if freeze_joint2:
+        q[:, 1], qd[:, 1], qdd[:, 1] = 0.4, 0.0, 0.0
+    fm = make_friction_model("nonlinear", model.joint_names, alpha=[0.5, 0.6])
+    return synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=THETA_F, rotor_inertia=[0.1, 0.05],
+                               noise_std=NOISE, seed=seed, payload=payload, effort_scale=effort_scale)
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory, planar):
+    root = tmp_path_factory.mktemp("bags")
+    out = {}
+    for name, rec in {
+        "train": _recording(planar, 1),
+        "test": _recording(planar, 2),
+        "frozen": _recording(planar, 3, freeze_joint2=True),
+    }.items():
+        out[name] = write_bag(root / name, rec)
+    return out
+
+
+def _run(capsys, *argv):
+    code = main(["identify-robot", *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_identifies_and_cross_validates(capsys, tmp_path, bags, planar):
+    out = tmp_path / "robot.yaml"
+    code, stdout, err = _run(capsys, "--urdf", "planar_2r", "--bag", bags["train"], "--validate-bag", bags["test"],
+                             "--estimator", "feasible", "--out", out)
+    assert code == 0, err
+    assert "6 base parameters" in stdout
+    ident = RobotIdentification.load(out, planar)
+    assert ident.physically_consistent is True
+    assert np.all(ident.validation_rmse < 1.15 * NOISE), ident.validation_rmse
+    np.testing.assert_allclose(ident.friction.shape[:, 0], [0.5, 0.6], atol=0.1)
+
+
+def test_drive_gains_from_a_known_payload_mass(capsys, tmp_path, planar):
+    k = np.array([8.0, 5.0])
+    phi_l = from_mass_com_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.01, 0.01, 0.04]))
+    unloaded = write_bag(tmp_path / "unloaded", _recording(planar, 4, effort_scale=k))
+    loaded = write_bag(tmp_path / "loaded", _recording(planar, 5, effort_scale=k, payload=(phi_l, "tool0")))
+    out = tmp_path / "robot.yaml"
+    code, stdout, err = _run(capsys, "--urdf", "planar_2r", "--bag", unloaded, "--loaded-bag", loaded,
+                             "--known-payload-mass", 1.5, "--payload-frame", "tool0", "--out", out)
+    assert code == 0, err
+    np.testing.assert_allclose(RobotIdentification.load(out, planar).effort_scale, k, rtol=0.01)
+
+
+@pytest.mark.parametrize("case", ["joint names", "missing topic", "unexcited", "unknown frame", "nan"])
+def test_bad_input_exits_2_without_output(case, capsys, tmp_path, bags, planar):
+    out = tmp_path / "robot.yaml"
+    args = ["--urdf", "planar_2r", "--bag", bags["train"], "--out", out]
+    expect = {"joint names": "joint1", "missing topic": "/no/such/topic", "unexcited": "unexcited",
+              "unknown frame": "no_frame", "nan": "NaN"}[case]
+    if case == "joint names":
+        args[1] = "ur10"
+    elif case == "missing topic":
+        args += ["--trajectory-topic", "/no/such/topic"]
+    elif case == "unexcited":
+        args[3] = bags["frozen"]
+    elif case == "unknown frame":
+        args += ["--loaded-bag", bags["test"], "--known-payload-mass", "1.0", "--payload-frame", "no_frame"]
+    elif case == "nan":
+        rec = _recording(planar, 6, duration=3.0)
+        rec.joints.tau[40, 1] = np.nan
+        args[3] = write_bag(tmp_path / "nan_bag", rec)
+    code, _, err = _run(capsys, *args)
+    assert code == 2
+    assert expect in err and err.count("\n") == 1, err
+    assert not out.exists()
