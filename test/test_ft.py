@@ -19,7 +19,7 @@ from payload_id_core.ft import (Compensator, FtParameters, compensate, compensat
                                 identify_payload_ft, residual_rmse, resolve_sensor_frame)
 from payload_id_core.ft.identify import fit_ft, phi_covariance
 from payload_id_core.ft.kinematics import (gravity_wrench_regressor, payload_transform, sensor_motion,
-                                           wrench_regressor)
+                                           sensor_mount_from_config, wrench_regressor)
 from payload_id_core.ft.simulate import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
 from payload_id_core.inertia import from_mass_com_inertia
 from payload_id_core.model import RobotModel
@@ -263,8 +263,9 @@ def test_saturated_readings_are_dropped_and_counted(ur10, truth, recording):
 
 def test_sensor_mounted_by_config_transform(ur10, truth):
     """A sensor frame the URDF lacks, given as a fixed transform from tool0 (2 cm further out)."""
-    mount = ("tool0", pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.02])))
+    mount = sensor_mount_from_config({"parent": "tool0", "xyz": [0.0, 0.0, 0.02], "rpy": [0.0, 0.0, 0.5]})
     sensor = resolve_sensor_frame(ur10, "ft_sensor", mount)
+    np.testing.assert_allclose(sensor.placement.translation, ur10.frame_in_joint("tool0")[1].act(np.array([0, 0, 0.02])))
     phi_s = payload_transform(ur10, sensor, "tool0") @ PHI_TOOL0
     mounted = FtParameters(sensor, phi_s, OFFSET, TILT)
     t, q, qd, qdd = sum_of_sines(ur10, 10.0, 100.0, joints=WRIST, q0=Q0, speed=0.6, seed=2)

@@ -57,6 +57,20 @@ def resolve_sensor_frame(model: RobotModel, name: str, mount: tuple[str, pin.SE3
     return SensorFrame(name, joint, placement)
 
 
+def sensor_mount_from_config(d: dict, what: str = "ft_sensor.mount") -> tuple[str, pin.SE3]:
+    """(parent frame, SE3) from config `{parent: tool0, xyz: [x, y, z], rpy: [r, p, y]}` (URDF <origin> convention)."""
+    try:
+        parent = str(d["parent"])
+        xyz = np.array(d.get("xyz", [0.0, 0.0, 0.0]), dtype=float).reshape(3)
+        rpy = np.array(d.get("rpy", [0.0, 0.0, 0.0]), dtype=float).reshape(3)
+    except (KeyError, TypeError, ValueError) as err:
+        raise PayloadIdError(f"{what} is malformed ({err})",
+                             "write {parent: <URDF frame>, xyz: [x, y, z], rpy: [roll, pitch, yaw]}") from err
+    if not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
+        raise PayloadIdError(f"{what} holds NaN or infinity", "give finite xyz (m) and rpy (rad)")
+    return parent, pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz)
+
+
 def payload_transform(model: RobotModel, sensor: SensorFrame, payload_frame: str) -> np.ndarray:
     """10×10 X with φ_sensor = X φ_payload (inertia.transform_matrix of the payload frame's placement in S).
 
