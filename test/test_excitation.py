@@ -116,3 +116,109 @@ def test_limit_check_finds_violations_on_a_dense_grid(ur10):
     # the upright UR10 keeps tool0 above 1 m; 10 m is impossible
     assert limit_violations(slow, ur10, limits, [CartesianLimit("tool0", lower=1.0)]) == []
     assert any("below 10" in b for b in limit_violations(slow, ur10, limits, [CartesianLimit("tool0", lower=10.0)]))
+
+
+# -- optimization ---------------------------------------------------------------------------------
+from payload_id_core.excitation import bundled_trajectories, design_cartesian_limits  # noqa: E402
+from payload_id_core.excitation_design import (  # noqa: E402
+    ExcitationDesign, RegressorMetrics, evaluate_trajectory, optimize_excitation, random_feasible,
+)
+from payload_id_ros.cli.main import main as cli_main  # noqa: E402
+
+BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist"]
+
+
+def test_optimized_payload_condition_is_far_lower_than_random_feasible(ur10):
+    limits = MotionLimits.from_model(ur10, margin=0.05)
+    design = ExcitationDesign(ur10, limits, objective="payload", frame="tool0", harmonics=3, n_samples=80,
+                              n_constraint_samples=120)
+    result = optimize_excitation(design, seeds=1, maxiter=25)
+    assert limit_violations(result.trajectory, ur10, limits, dt=1e-3) == []
+    metrics = RegressorMetrics(ur10, "tool0")
+    t = np.linspace(0, 10, 400, endpoint=False)
+    rng = np.random.default_rng(7)
+    random_conds = [metrics.evaluate(*design.motion(random_feasible(design, rng, fill=0.95), t))["payload_cond"]
+                    for _ in range(5)]
+    optimized = metrics.evaluate(*result.trajectory.evaluate(t))["payload_cond"]
+    factor = np.median(random_conds) / optimized
+    print(f"payload cond: optimized {optimized:.3g}, random feasible median {np.median(random_conds):.3g}, "
+          f"factor {factor:.1f}")
+    assert factor > 3.0
+    assert result.trajectory.design["payload_cond"] == pytest.approx(result.metrics["payload_cond"])
+
+
+def test_joint_subset_moves_only_those_joints_and_cartesian_limit_holds(ur10):
+    limits = MotionLimits.from_model(ur10, margin=0.05)
+    wrist = ["wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+    table = [CartesianLimit("tool0", lower=1.0)]
+    design = ExcitationDesign(ur10, limits, objective="payload", harmonics=2, joints=wrist, cartesian=table,
+                              n_samples=60, n_constraint_samples=100)
+    traj = optimize_excitation(design, seeds=1, maxiter=10).trajectory
+    q, _, _ = traj.evaluate(traj.time_grid(1e-3))
+    np.testing.assert_array_equal(q[:, :3], np.tile(UR10_HOME[:3], (q.shape[0], 1)))
+    assert np.ptp(q[:, 3:], axis=0).min() > 0.1
+    assert limit_violations(traj, ur10, limits, table, dt=1e-3) == []
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_bundled_trajectories_respect_limits_on_1ms_grid_and_rest_at_ends(name):
+    assert name in bundled_trajectories()
+    traj = load_trajectory(name)
+    model = RobotModel.from_urdf(traj.design["urdf"])
+    # generated with the robot's default limits and a 5 % margin, tool above a 0.3 m table
+    limits = MotionLimits.from_model(model, margin=0.05)
+    np.testing.assert_allclose(limits.acceleration, traj.design["acceleration_limits"])
+    cart = design_cartesian_limits(traj)
+    assert [(c.axis, c.lower) for c in cart] == [(2, 0.3)]
+    assert limit_violations(traj, model, limits, cart, dt=1e-3) == []
+    q, qd, qdd = traj.evaluate([0.0, traj.duration])
+    np.testing.assert_allclose(q, np.tile(traj.offsets, (2, 1)), atol=1e-9)
+    np.testing.assert_allclose(qd, 0.0, atol=1e-9)
+    np.testing.assert_allclose(qdd, 0.0, atol=1e-9)
+    assert traj.duration == 10.0 and traj.harmonics == 5
+    assert traj.design["command"].startswith("payload-id excite")
+
+
+def test_bundled_payload_trajectory_conditioning(ur10):
+    traj = load_trajectory("ur10_payload")
+    m = evaluate_trajectory(ur10, traj, traj.design["frame"], n_samples=500)
+    assert m["payload_cond"] == pytest.approx(traj.design["payload_cond"], rel=0.05)
+    assert m["payload_cond"] < 40
+    base = evaluate_trajectory(ur10, load_trajectory("ur10_base"), n_samples=500)
+    assert base["base_cond"] < 100
+
+
+def test_cli_writes_a_trajectory_within_limits(tmp_path, ur10):
+    out = tmp_path / "t.yaml"
+    rc = cli_main(["excite", "--urdf", "ur10", "--harmonics", "2", "--seeds", "1", "--maxiter", "5",
+                   "--out", str(out)])
+    assert rc == 0
+    traj = load_trajectory(out)
+    assert limit_violations(traj, ur10, MotionLimits.from_model(ur10, margin=0.05), dt=1e-3) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--duration", "-10"], "not positive"),
+    (["--joints", "wrist_1_joint,elbow_jiont"], "elbow_jiont"),
+    (["--min-height", "5.0", "--height-frame", "tool0"], "no trajectory can keep tool0"),
+    (["--acceleration-limit", "1e-5"], "too tight for the duration"),
+    (["--joints", "wrist_1_joint", "--objective", "base"], "needs every joint to move"),
+    (["--frame", "no_such_frame"], "no_such_frame"),
+])
+def test_cli_refuses_bad_or_infeasible_requests(tmp_path, capsys, args, message):
+    out = tmp_path / "t.yaml"
+    rc = cli_main(["excite", "--urdf", "ur10", "--harmonics", "2", "--seeds", "1", "--maxiter", "5",
+                   "--out", str(out), *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and not out.exists()
+
+
+def test_cli_refuses_urdf_without_limits(tmp_path, capsys):
+    urdf = tmp_path / "nolimits.urdf"
+    urdf.write_text("""<robot name="r"><link name="base"/><link name="l1">
+<inertial><mass value="1"/><origin xyz="0.1 0 0"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
+<limit effort="10" velocity="0" lower="0" upper="0"/></joint></robot>""")
+    out = tmp_path / "t.yaml"
+    rc = cli_main(["excite", "--urdf", str(urdf), "--out", str(out)])
+    assert rc == 2 and "no usable position/velocity limits" in capsys.readouterr().err and not out.exists()

@@ -380,6 +380,16 @@ class CartesianLimit:
     lower: float | None = None
     upper: float | None = None
 
+    def to_dict(self) -> dict:
+        return {"frame": self.frame, "axis": "xyz"[self.axis], "lower": self.lower, "upper": self.upper}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CartesianLimit":
+        axis = d.get("axis", "z")
+        return cls(str(d["frame"]), "xyz".index(axis) if isinstance(axis, str) else int(axis),
+                   None if d.get("lower") is None else float(d["lower"]),
+                   None if d.get("upper") is None else float(d["upper"]))
+
     def describe(self) -> str:
         ax = "xyz"[self.axis]
         parts = []
@@ -388,6 +398,11 @@ class CartesianLimit:
         if self.upper is not None:
             parts.append(f"{ax} <= {self.upper:g} m")
         return f"{self.frame} {' and '.join(parts)}"
+
+
+def design_cartesian_limits(trajectory: "FourierTrajectory") -> list[CartesianLimit]:
+    """The Cartesian limits a trajectory was designed for (its YAML design block), e.g. to re-check them."""
+    return [CartesianLimit.from_dict(d) for d in trajectory.design.get("cartesian") or [] if isinstance(d, dict)]
 
 
 def frame_positions(model, frame: str, q: np.ndarray) -> np.ndarray:

@@ -11,11 +11,12 @@ Objectives (all minimised; each is evaluated on `n_samples` points of one period
 - ``dopt``: D-optimality, -log det(Yᵀ Y / N) of the base regressor with friction (Swevers 1997).
 
 Scaling. Xu 2024 §4.2 weights the stacked regressor's rows by Λ0^(-1/2), the inverse torque noise
-of each joint. Before data exist we take each joint's noise proportional to its effort limit (so
-rows are divided by the effort limit), and we scale every column to unit norm, which makes the
-condition number independent of the parameters' units (Gautier's practice); without column scaling
-the UR10 number is dominated by m vs. I magnitudes and says little about the motion. Both scalings
-are applied in every objective, the reported condition numbers and the bench.
+of each joint. Before data exist we take each joint's noise proportional to its effort limit (rows
+divided by the effort limit). Columns: the base regressor's are scaled to unit norm, so its condition
+number does not depend on the parameters' units (Gautier's practice; the unscaled figure is reported
+too, as `base_cond_unscaled_columns`). The payload regressor's columns are expressed for a payload of
+characteristic size L (default 0.1 m): φ_L in kg, kg·L, kg·L². Unit-norm scaling there would hide
+exactly what payload identification suffers from, a weak inertia signal next to the mass's.
 
 Constraints. q, q̇, q̈ are linear in the null-space coordinates z of excitation.rest_basis, so the
 joint position, velocity and acceleration limits on a coarse grid are linear inequalities (exact
@@ -247,6 +248,10 @@ class ExcitationDesign:
                 raise PayloadIdError(f"joints {unknown or self.joints} are not actuated joints of the URDF",
                                      f"choose among {', '.join(m.joint_names)}")
             self.moving = np.array(sorted(m.joint_names.index(j) for j in self.joints))
+        if self.moving.size < m.n and self.objective != "payload":
+            raise PayloadIdError(
+                f"objective '{self.objective}' needs every joint to move (the base parameters of joints that "
+                "hold still cannot be excited)", "use --objective payload with --joints, or drop --joints")
         self.offsets = default_offsets(m) if self.offsets is None else np.asarray(self.offsets, float).reshape(-1)
         if self.offsets.shape != (m.n,):
             raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints", f"give one per joint of {m.joint_names}")
@@ -460,7 +465,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         "margin": design.limits.margin,
         "acceleration_limits": [float(a) for a in design.limits.acceleration],
         "acceleration_limits_source": design.limits.acceleration_source,
-        "cartesian": [c.describe() for c in design.cartesian],
+        "cartesian": [c.to_dict() for c in design.cartesian],
         "scaling": "rows / effort limit (Xu 2024 sec. 4.2 Lambda0^-1/2 proxy); base columns to unit norm; "
                    f"payload columns in kg, kg*L, kg*L^2 with L = {design.payload_size_m:g} m",
         "samples": design.n_samples,
