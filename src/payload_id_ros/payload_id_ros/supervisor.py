@@ -88,7 +88,7 @@ class Supervisor:
             if only is not None and spec.name not in only:
                 continue
             log = self.log_dir / f"{spec.name}.log"
-            with open(log, "w") as out:
+            with open(log, "a") as out:
                 proc = subprocess.Popen(self.command(spec), env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
             self.started.append(Started(spec, proc, log))
@@ -123,9 +123,11 @@ class Supervisor:
     def dead(self) -> list[str]:
         return [s.spec.name for s in self.started if s.proc.poll() is not None]
 
-    def stop(self, timeout: float = 5.0) -> dict[str, int]:
-        """SIGINT every process group we started (last started first), SIGKILL those still alive after `timeout`."""
-        for s in reversed(self.started):
+    def stop(self, timeout: float = 5.0, only: list[str] | None = None) -> dict[str, int]:
+        """SIGINT every process group we started (last started first), SIGKILL those still alive after `timeout`.
+        `only`: stop just these nodes (e.g. to restart one)."""
+        chosen = [s for s in self.started if only is None or s.spec.name in only]
+        for s in reversed(chosen):
             if s.proc.poll() is None:
                 try:
                     os.killpg(s.proc.pid, signal.SIGINT)
@@ -133,7 +135,7 @@ class Supervisor:
                     pass
         deadline = time.monotonic() + timeout
         codes = {}
-        for s in reversed(self.started):
+        for s in reversed(chosen):
             try:
                 codes[s.spec.name] = s.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -142,7 +144,7 @@ class Supervisor:
                 except ProcessLookupError:
                     pass
                 codes[s.spec.name] = s.proc.wait(timeout=5)
-        self.started.clear()
+        self.started = [s for s in self.started if s not in chosen]
         return codes
 
     def __enter__(self) -> "Supervisor":
