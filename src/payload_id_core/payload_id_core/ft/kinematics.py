@@ -134,10 +134,6 @@ def sensor_motion(model: RobotModel, sensor: SensorFrame, q, qd, qdd, data: pin.
                         np.einsum("ij,nj->ni", x_sj, vel), np.einsum("ij,nj->ni", x_sj, acc))
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.cross(a, b)
-
-
 def newton_euler_wrench(velocity: np.ndarray, acceleration: np.ndarray, phi: np.ndarray) -> np.ndarray:
     """(N, 6) net wrench [force; torque] on a rigid body about its frame origin: I a + v ×* (I v).
 
@@ -150,10 +146,10 @@ def newton_euler_wrench(velocity: np.ndarray, acceleration: np.ndarray, phi: np.
     ixx, ixy, iyy, ixz, iyz, izz = phi[4:]
     inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     h = np.broadcast_to(h, vl.shape)
-    lin_mom = m * vl + _cross(w, h)
-    ang_mom = _cross(h, vl) + np.einsum("ij,nj->ni", inertia, w)
-    force = m * al + _cross(dw, h) + _cross(w, lin_mom)
-    torque = _cross(h, al) + np.einsum("ij,nj->ni", inertia, dw) + _cross(w, ang_mom) + _cross(vl, lin_mom)
+    lin_mom = m * vl + np.cross(w, h)
+    ang_mom = np.cross(h, vl) + np.einsum("ij,nj->ni", inertia, w)
+    force = m * al + np.cross(dw, h) + np.cross(w, lin_mom)
+    torque = np.cross(h, al) + np.einsum("ij,nj->ni", inertia, dw) + np.cross(w, ang_mom) + np.cross(vl, lin_mom)
     return np.hstack([force, torque])
 
 
