@@ -282,12 +282,14 @@ class RobotIdentification:
 
 # -- regressors ---------------------------------------------------------------------------------
 
-def inertial_regressor(model: RobotModel, base: BaseParameters, rotor: RotorStructure, q, qd, qdd) -> np.ndarray:
-    """(N, n, b + r): base rigid-body columns and the free rotor-inertia columns, built in chunks."""
+def inertial_regressor(model: RobotModel, base: BaseParameters, rotor: RotorStructure, q, qd, qdd,
+                       extra: int = 0) -> np.ndarray:
+    """(N, n, b + r [+ extra]): base rigid-body columns and the free rotor-inertia columns, built in
+    chunks; `extra` zero columns are left at the end for the caller (friction) to fill in place."""
     q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd))
     n_samples, n = q.shape
     r = rotor.free.size
-    out = np.zeros((n_samples, n, base.b + r))
+    out = np.zeros((n_samples, n, base.b + r + extra))
     for s in range(0, n_samples, _CHUNK):
         e = min(s + _CHUNK, n_samples)
         out[s:e, :, :base.b] = base.reduce(rigid_body_regressor(model, q[s:e], qd[s:e], qdd[s:e]))
@@ -296,10 +298,17 @@ def inertial_regressor(model: RobotModel, base: BaseParameters, rotor: RotorStru
 
 
 def full_regressor(model, base, rotor, friction: FrictionModel, q, qd, qdd, temperature=None) -> np.ndarray:
-    wi = inertial_regressor(model, base, rotor, q, qd, qdd)
-    if friction.n_params == 0:
-        return wi
-    return np.concatenate([wi, friction.columns(qd, temperature)], axis=2)
+    """(N, n, p): [base rigid body, free rotor inertias, friction] columns, θ's order."""
+    out = inertial_regressor(model, base, rotor, q, qd, qdd, extra=friction.n_params)
+    k, off = friction.per_joint, base.b + rotor.free.size
+    if k:
+        qd = np.atleast_2d(np.asarray(qd, dtype=float))
+        temp = None if temperature is None else np.atleast_2d(np.asarray(temperature, dtype=float))
+        for j in range(friction.n):
+            out[:, j, off + j * k: off + (j + 1) * k] = joint_columns(
+                friction.kind, qd[:, j], friction.shape[j], None if temp is None else temp[:, j],
+                friction.sign_epsilon)
+    return out
 
 
 # -- excitation check ---------------------------------------------------------------------------
