@@ -9,13 +9,7 @@ carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot).
 
 from __future__ import annotations
 
-import os
-
-# Before numpy loads: the tall Gram products here are memory bound, and threaded OpenBLAS on a busy
-# machine oversubscribes the cores (measured 5–20× slower and erratic on 2 shared cores).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale  # noqa: E402
+from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale
 
 
 def _floats(text: str, what: str) -> list[float]:

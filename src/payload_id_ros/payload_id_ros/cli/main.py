@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+# Before numpy loads: the matrices here are small or tall-and-thin, and threaded OpenBLAS on a
+# busy machine oversubscribes the cores (measured 5–20× slower and erratic on 2 shared cores).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from payload_id_core.errors import PayloadIdError
 
