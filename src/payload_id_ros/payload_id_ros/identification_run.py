@@ -74,6 +74,7 @@ class IdentificationRun:
     _qd: list = field(default_factory=list)
     _qdd: list = field(default_factory=list)
     _tau: list = field(default_factory=list)
+    _qm: list = field(default_factory=list)
     _q_meas_first: np.ndarray | None = None
     _moved: float = 0.0
     history: list = field(default_factory=list)   # (elapsed, readable value (10,), readable std (10,))
@@ -123,7 +124,7 @@ class IdentificationRun:
                                  "listening on the trajectory topic")
         for k in range(ts.size):
             self.online.update(q[k], qd[k], qdd[k], tau[k], float(ts[k]))
-        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau)):
+        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau), (self._qm, qm)):
             lst.append(arr)
         self.samples += ts.size
         return int(ts.size)
@@ -200,10 +201,31 @@ def finalize(est: PayloadEstimate, convergence_time: float | None = None) -> Pay
     return est
 
 
+def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, wrench: np.ndarray):
+    """FtParameters for compensation from the wrist sensor's own readings during the run: payload in the
+    sensor frame, offsets and base tilt (Duan 2022 §2 + Atkeson 1986 Newton–Euler, ft.identify_ft).
+
+    The joint-torque estimate is what the goal reports; the sensor is calibrated on its own data because
+    a joint-torque estimate off by 1-2 % of the mass would leave ~1 N in the compensated force."""
+    from payload_id_core.data import JointSamples, Recording, WrenchSamples  # noqa: PLC0415
+    from payload_id_core.ft.api import identify_ft  # noqa: PLC0415
+
+    data = run.arrays()
+    if data is None or t_w.size < 50:
+        raise PayloadIdError("too few F/T readings during the excitation to calibrate the sensor",
+                             "check the wrench topic")
+    t, q, _, _, tau = data
+    joints = JointSamples(t, list(run.model.joint_names), np.concatenate(run._qm), None, tau)
+    rec = Recording(joints=joints, commanded=list(run.commanded),
+                    wrench=WrenchSamples(t_w, sensor_frame, wrench[:, :3], wrench[:, 3:]), source="identify goal")
+    return identify_ft(run.model, rec, run.frame, sensor_frame, source="commanded", delay=0.0, project=False).params
+
+
 def sensor_offset(model, sensor_frame: str, est: PayloadEstimate, t_w: np.ndarray, wrench: np.ndarray,
                   commanded: list[CommandedTrajectory]):
     """FtParameters for compensation: the identified payload moved into the sensor frame, and the sensor
-    offsets as the mean of (measured − payload wrench) over the run (Duan 2022 eq. 1 with the payload known)."""
+    offsets as the mean of (measured − payload wrench) over the run (Duan 2022 eq. 1 with the payload known).
+    The fallback when ft_calibration cannot run."""
     sensor = resolve_sensor_frame(model, sensor_frame)
     phi_s = payload_transform(model, sensor, est.frame) @ est.phi
     params = FtParameters(sensor, phi_s, np.zeros(6))

@@ -152,9 +152,17 @@ class PayloadEstimator(Node):
             est = PayloadEstimate.from_dict(d)
             if d.get("covariance_about_frame_origin"):
                 est.covariance = np.array(d["covariance_about_frame_origin"], dtype=float)
-            offset = d.get("sensor_offset")
-            self._set_estimate(est, offset=None if offset is None else np.array(offset, dtype=float),
-                               sensor=d.get("sensor_frame"))
+            cal = d.get("sensor_calibration")
+            ft_params = None
+            if cal:
+                from payload_id_core.ft.compensate import FtParameters  # noqa: PLC0415
+                from payload_id_core.ft.kinematics import resolve_sensor_frame  # noqa: PLC0415
+
+                ft_params = FtParameters(resolve_sensor_frame(self.model, cal["frame"]),
+                                         np.array(cal["phi_sensor"], float), np.array(cal["offset"], float),
+                                         tuple(cal["tilt"]), float(cal["gravity_norm"]))
+                self._sensor_name = cal["frame"]
+            self._set_estimate(est, ft_params=ft_params)
             self.get_logger().info(f"loaded the last result from {self.result_path}: {conv.mass_text(est.mass, float('nan'))}")
         except PayloadIdError as err:
             self.get_logger().warn(f"last result {self.result_path}: {err}; starting without")
@@ -165,8 +173,10 @@ class PayloadEstimator(Node):
         d = est.to_dict()
         d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
         if self.ft_params is not None:
-            d["sensor_frame"] = self.ft_params.sensor.name
-            d["sensor_offset"] = [float(x) for x in self.ft_params.offset]
+            f = self.ft_params
+            d["sensor_calibration"] = {"frame": f.sensor.name, "phi_sensor": [float(x) for x in f.phi_sensor],
+                                       "offset": [float(x) for x in f.offset], "tilt": [float(x) for x in f.tilt],
+                                       "gravity_norm": float(f.gravity_norm)}
         d["stamp"] = self._now()
         atomic_write_yaml(self.result_path, d)
 
@@ -232,11 +242,18 @@ class PayloadEstimator(Node):
         self.pub_wrench.publish(out)
 
     # -- estimate state ---------------------------------------------------------------------------
-    def _set_estimate(self, est: PayloadEstimate, offset=None, sensor: str | None = None, measure=None) -> None:
+    def _set_estimate(self, est: PayloadEstimate, offset=None, sensor: str | None = None, measure=None,
+                      ft_params=None) -> None:
         self.estimate = est
         now = self._now()
         self.pub_payload.publish(conv.estimate_to_msg(est, now, measure))
         self.pub_markers.publish(conv.markers_msg(est, now))
+        if ft_params is not None:
+            from payload_id_core.ft.compensate import Compensator  # noqa: PLC0415
+
+            self.ft_params = ft_params
+            self._compensator = Compensator(self.model, ft_params, inertial=self.use_wrench_inertia)
+            return
         sensor = sensor or self._sensor_name or self.sensor_frame_param
         if not sensor:
             return
@@ -306,7 +323,8 @@ class PayloadEstimator(Node):
                                  "check the robot driver; the identification needs torques (effort) of every joint")
 
     def _identify(self, gh, result, state):
-        from payload_id_ros.identification_run import IdentificationRun, finalize, sensor_offset  # noqa: PLC0415
+        from payload_id_ros.identification_run import (IdentificationRun, finalize, ft_calibration,  # noqa: PLC0415
+                                                       sensor_offset)
 
         goal = gh.request
         method = goal.method or self.default_method
@@ -387,19 +405,21 @@ class PayloadEstimator(Node):
         result.torque_rmse_after = [float(x) for x in after]
         result.converged = bool(run.converged)
         result.convergence_time = float(est.convergence_time)
-        if self._wrench_buf and (self._sensor_name or self.sensor_frame_param):
+        ft_params = None
+        sensor = self._sensor_name or self.sensor_frame_param
+        if self._wrench_buf and sensor and status != "cancelled":
+            wr = list(self._wrench_buf)
+            t_w = np.array([w[0] for w in wr])
+            w = np.array([w[1] for w in wr])
+            keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
             try:
-                wr = list(self._wrench_buf)
-                t_w = np.array([w[0] for w in wr])
-                keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
-                params = sensor_offset(self.model, self._sensor_name or self.sensor_frame_param, est, t_w[keep],
-                                       np.array([w[1] for w in wr])[keep], self._commanded)
-                offset = params.offset
+                ft_params = ft_calibration(run, sensor, t_w[keep], w[keep])
             except PayloadIdError as err:
-                self.get_logger().warn(f"no sensor offset: {err}")
-                offset = None
-        else:
-            offset = None
+                self.get_logger().warn(f"F/T calibration on the run failed ({err}); offsets from the estimate")
+                try:
+                    ft_params = sensor_offset(self.model, sensor, est, t_w[keep], w[keep], self._commanded)
+                except PayloadIdError as err2:
+                    self.get_logger().warn(f"no wrench compensation: {err2}")
         measure = conv.relative_mass_std(est)
         result.estimate = conv.estimate_to_msg(est, self._now(), measure)
         if status == "cancelled":
@@ -407,7 +427,7 @@ class PayloadEstimator(Node):
             self.pub_payload.publish(result.estimate)
             gh.canceled()
             return result
-        self._set_estimate(est, offset=offset, measure=measure)
+        self._set_estimate(est, ft_params=ft_params, measure=measure)
         self._save_result(est)
         applied, note = (self._apply_to_controller(est) if goal.apply_to_controller else (False, ""))
         result.applied_to_controller = applied
