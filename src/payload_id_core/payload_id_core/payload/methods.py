@@ -255,6 +255,7 @@ def same_trajectory_torques(model: RobotModel, loaded_sig, unloaded: Recording, 
     un = _signals(unloaded, model, {**options, "source": loaded_sig.source})
     t_l = loaded_sig.t - loaded_sig.t[0]
     t_u = un.t - un.t[0]
+    tol_rad = tol_rad if tol_rad is not None else options.get("same_trajectory_tol_rad")
     tol = float(tol_rad if tol_rad is not None else (1e-3 if loaded_sig.source == "commanded" else 2e-2))
     dur_l, dur_u = t_l[-1], t_u[-1]
     if abs(dur_l - dur_u) > max(0.02 * dur_l, 0.05):

@@ -132,5 +132,8 @@ def run(args) -> int:
     if ident.validation_rmse is not None:
         print("validation RMSE [N·m]: " + ", ".join(f"{j} {r:.4g}" for j, r in
                                                      zip(model.joint_names, ident.validation_rmse)))
+    for note in ident.notes:
+        if "measured motion" in note:
+            print(f"note: {note}")
     print(f"wrote {args.out}")
     return 0
