@@ -102,8 +102,11 @@ def test_move_to_start_is_a_smooth_rest_to_rest_move_within_limits(ur10):
     np.testing.assert_allclose(pb.time_from_start[-1], move.time_from_start[-1] + 20.0)
     # continuity across the joins: steps no larger than the velocity limit allows
     assert np.all(np.abs(np.diff(pb.positions, axis=0)) <= limits.velocity * (1 / 500.0) + 1e-9)
-    with pytest.raises(PayloadIdError, match="outside the allowed joint range"):
-        move_to_start(np.array([0, 0, 4.0, 0, 0, 0]), traj, limits)
+    with pytest.raises(PayloadIdError, match="outside the URDF joint range"):
+        move_to_start(np.array([0, 0, 3.2, 0, 0, 0]), traj, limits)
+    # inside the URDF range but within the 5 % margin: allowed, the move heads inward
+    inside_margin = move_to_start(np.array([0, 0, 3.1, 0, 0, 0]), traj, limits)
+    assert np.all(np.abs(inside_margin.positions[:, 2]) <= 3.1 + 1e-12)
 
 
 def test_limit_check_finds_violations_on_a_dense_grid(ur10):

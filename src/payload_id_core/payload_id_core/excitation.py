@@ -479,10 +479,14 @@ def move_to_start(q_current, trajectory: FourierTrajectory, limits: MotionLimits
     if q0.shape != (len(names),) or not np.all(np.isfinite(q0)):
         raise PayloadIdError(f"current pose {q0.tolist()} is not {len(names)} finite joint positions",
                              f"give positions for {names}")
-    outside = [n for n, x, lo, hi in zip(names, q0, limits.lower, limits.upper) if not lo - 1e-6 <= x <= hi + 1e-6]
+    # The move stays on the segment between q_current and the (inside) offsets, so a pose inside the
+    # URDF range but within the margin is fine; only a pose outside the URDF range is refused.
+    slack = 0.5 * limits.margin / (1.0 - limits.margin) * (limits.upper - limits.lower) + 1e-6
+    outside = [n for n, x, lo, hi, s in zip(names, q0, limits.lower, limits.upper, slack)
+               if not lo - s <= x <= hi + s]
     if outside:
-        raise PayloadIdError(f"the current pose is outside the allowed joint range for {outside}",
-                             "jog the robot into its limits (minus the margin) first")
+        raise PayloadIdError(f"the current pose is outside the URDF joint range for {outside}",
+                             "jog the robot back inside its joint limits first")
     dist = np.abs(traj.offsets - q0)
     duration = max(min_duration,
                    float(np.max(_QUINTIC_PEAK_VEL * dist / limits.velocity)),
