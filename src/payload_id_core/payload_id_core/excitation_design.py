@@ -412,7 +412,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
             return objective_value(metrics.evaluate(*design.motion(x, t_obj), only=design.objective), design.objective)
         except (np.linalg.LinAlgError, ValueError):
             return 1e3
-        
+
     def fval(x):
         v = f(x)
         return v if math.isfinite(v) else 1e3
