@@ -22,7 +22,7 @@ import numpy as np
 import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -31,6 +31,7 @@ from payload_id_msgs.action import Excite
 from payload_id_core.conditioning import sample_commanded   # imported up front: a stop must not wait for it
 from payload_id_core.data import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
+from payload_id_ros.action_thread import threaded
 from payload_id_ros.conversions import commanded_to_msg
 
 FEEDBACK_PERIOD = 0.1       # s
@@ -128,7 +129,7 @@ class ExcitationPlayer(Node):
         self._active: tuple[float, CommandedTrajectory] | None = None
         self.create_subscription(JointState, p("joint_states_topic").value, self._on_joint_state, 10,
                                  callback_group=MutuallyExclusiveCallbackGroup())
-        self._server = ActionServer(self, Excite, "~/excite", execute_callback=self._execute,
+        self._server = ActionServer(self, Excite, "~/excite", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
         self.get_logger().info(f"excitation player ready: {self.model.n} joints, publishing to {topic}")
@@ -291,7 +292,7 @@ def main(args=None) -> None:
     node = None
     try:
         node = ExcitationPlayer()
-        executor = MultiThreadedExecutor(num_threads=3)
+        executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

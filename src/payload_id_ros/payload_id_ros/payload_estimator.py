@@ -26,7 +26,7 @@ import yaml
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -42,6 +42,7 @@ from payload_id_core.excitation import load_trajectory
 from payload_id_core.fileio import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_ros import conversions as conv
+from payload_id_ros.action_thread import threaded
 from payload_id_ros import identification_run  # noqa: F401 - heavy imports paid at start, not in a goal
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
@@ -115,7 +116,7 @@ class PayloadEstimator(Node):
         self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", qos_profile_sensor_data)
         actions = ReentrantCallbackGroup()
         self.excite = ActionClient(self, Excite, p("excite_action"), callback_group=actions)
-        self._server = ActionServer(self, Identify, "~/identify", execute_callback=self._execute,
+        self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=actions)
         self._load_last_result()
@@ -529,7 +530,7 @@ def main(args=None) -> None:
     node = None
     try:
         node = PayloadEstimator()
-        executor = MultiThreadedExecutor(num_threads=4)
+        executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -1,0 +1,74 @@
+"""In-process checks of the node helpers: message conversions, markers, the decelerating stop, time scaling."""
+import numpy as np
+import pytest
+
+from payload_id_core.data import CommandedTrajectory
+from payload_id_core.inertia import from_mass_com_inertia
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_ros import conversions as conv
+from payload_id_ros.excitation_player import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
+
+
+def _estimate():
+    ic = np.array([[0.02, 0.001, 0.0], [0.001, 0.025, 0.002], [0.0, 0.002, 0.015]])   # a realisable body
+    phi = from_mass_com_inertia(3.5, [0.03, -0.02, 0.08], ic)
+    return PayloadEstimate("tool0", phi, np.diag(np.full(10, 1e-6)), "direct-rls", convergence_time=2.5)
+
+
+def test_estimate_message_round_trip():
+    est = _estimate()
+    msg = conv.estimate_to_msg(est, 12.25)
+    assert msg.header.frame_id == "tool0" and conv.time_to_sec(msg.header.stamp) == pytest.approx(12.25)
+    assert msg.payload.mass == pytest.approx(3.5) and msg.payload.com.z == pytest.approx(0.08)
+    assert msg.payload.iyz == pytest.approx(0.002) and msg.payload.mass_std == pytest.approx(1e-3, rel=1e-6)
+    assert msg.convergence_measure == pytest.approx(1e-3 / 3.5, rel=1e-6)
+    back = conv.msg_to_estimate(msg)
+    np.testing.assert_allclose(back.phi, est.phi, atol=1e-12)
+
+
+def test_trajectory_message_round_trip_and_zero_stamp():
+    t = np.linspace(0, 1, 5)
+    cmd = CommandedTrajectory(0.0, ["a", "b"], t, np.c_[t, -t], np.ones((5, 2)), np.zeros((5, 2)))
+    back = conv.msg_to_commanded(conv.commanded_to_msg(cmd), receive_time=100.0)
+    assert back.start_time == 100.0                     # zero stamp: starts on receipt, as the controller reads it
+    np.testing.assert_allclose(back.positions, cmd.positions)
+    stamped = conv.msg_to_commanded(conv.commanded_to_msg(cmd, stamp=42.5), receive_time=100.0)
+    assert stamped.start_time == pytest.approx(42.5)
+
+
+def test_inertia_box_reproduces_the_principal_moments():
+    est = _estimate()
+    dims, axes = conv.equivalent_box(est.mass, est.inertia_about_com)
+    a, b, c = dims
+    box = est.mass / 12 * np.diag([b**2 + c**2, a**2 + c**2, a**2 + b**2])
+    np.testing.assert_allclose(axes @ box @ axes.T, est.inertia_about_com, atol=1e-12)
+    markers = conv.markers_msg(est, 1.0).markers
+    assert [m.header.frame_id for m in markers] == ["tool0"] * 3
+    assert markers[2].text == "3.500 ± 0.001 kg"
+
+
+def test_stop_trajectory_decelerates_smoothly_within_limits():
+    q0, v0, a0 = np.array([0.1, -1.0]), np.array([0.8, -0.5]), np.array([1.0, 0.0])
+    acc = np.array([3.0, 3.0])
+    stop = stop_trajectory(["a", "b"], q0, v0, a0, acc, rate_hz=200)
+    T = stop.time_from_start[-1]
+    c = quintic_coefficients(q0, v0, a0, stop.positions[-1], 0 * v0, 0 * v0, T)
+    q, qd, qdd = _eval_poly(c, np.array([0.0]))
+    np.testing.assert_allclose(np.r_[q[0], qd[0], qdd[0]], np.r_[q0, v0, a0], atol=1e-12)  # continuous: no jump
+    np.testing.assert_allclose(stop.velocities[-1], 0, atol=1e-12)
+    np.testing.assert_allclose(stop.accelerations[-1], 0, atol=1e-12)
+    assert np.all(np.abs(stop.accelerations) <= acc + 1e-9)
+    assert 0.2 <= T < 2.0
+
+
+def test_time_scaling_keeps_the_path():
+    from payload_id_core.excitation import FourierTrajectory
+
+    traj = FourierTrajectory.from_rest_coordinates(["a"], 0.5, [0.2], np.array([[0.3, -0.1, 0.2]]), 3)
+    slow = time_scaled(traj, 0.5)
+    assert slow.duration == pytest.approx(2 * traj.duration)
+    t = np.linspace(0, traj.duration, 7)
+    q, qd, _ = traj.evaluate(t)
+    qs, qds, _ = slow.evaluate(2 * t)
+    np.testing.assert_allclose(qs, q, atol=1e-12)
+    np.testing.assert_allclose(qds, 0.5 * qd, atol=1e-12)
