@@ -72,5 +72,5 @@ def test_report_refuses_a_non_png_output_and_writes_nothing(cell):
 def test_report_refuses_a_missing_payload_file(cell):
     out = cell / "r2.png"
     proc = _report(cell, cell / "nope.yaml", out)
-    assert proc.returncode == 2 and "cannot read payload file" in proc.stderr
+    assert proc.returncode == 2 and "payload file" in proc.stderr and "does not exist" in proc.stderr
     assert not out.exists()

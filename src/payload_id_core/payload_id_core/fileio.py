@@ -53,3 +53,23 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         shutil.rmtree(tmp_parent, ignore_errors=True)
+
+
+def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
+    """Load a YAML file that must hold a mapping, or raise PayloadIdError naming `what` and `fix`.
+
+    `what` names the file for the user ("robot file", "payload file"); `fix` says what to do when
+    it is missing or malformed ("run payload-id identify-robot first").
+    """
+    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
+
+    path = Path(path)
+    if not path.is_file():
+        raise PayloadIdError(f"{what} {path} does not exist", fix)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise PayloadIdError(f"{what} {path} is not valid YAML ({err})", fix) from err
+    if not isinstance(data, dict):
+        raise PayloadIdError(f"{what} {path} holds no YAML mapping", fix)
+    return data

@@ -13,15 +13,13 @@ least squares, the inner problem staying linear.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
-import yaml
 
 from payload_id_core import estimators
 from payload_id_core.base_params import BaseParameters, compute_base_parameters, standard_parameter_names
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import atomic_write_yaml
+from payload_id_core.fileio import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.friction import FrictionModel, joint_columns, make_friction_model
 from payload_id_core.model import RobotModel
 from payload_id_core.regressor import payload_regressor, rigid_body_regressor
@@ -265,15 +263,7 @@ class RobotIdentification:
 
     @classmethod
     def load(cls, path, model: RobotModel) -> "RobotIdentification":
-        path = Path(path)
-        if not path.is_file():
-            raise PayloadIdError(f"robot file {path} does not exist", "run payload-id identify-robot first")
-        try:
-            d = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise PayloadIdError(f"{path} is not valid YAML: {err}", "re-run payload-id identify-robot") from err
-        if not isinstance(d, dict):
-            raise PayloadIdError(f"{path} is not a robot.yaml", "re-run payload-id identify-robot")
+        d = read_yaml_mapping(path, "robot file", "run payload-id identify-robot to write it")
         ident = cls.from_dict(d, model, str(path))
         if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:
             model.set_gravity(ident.gravity)

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-import yaml
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import atomic_write_yaml
+from payload_id_core.fileio import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import SensorFrame, payload_transform, resolve_sensor_frame
 from payload_id_core.model import RobotModel
@@ -72,15 +71,7 @@ def save_ft_parameters(path: str | Path, model: RobotModel, params: FtParameters
 
 
 def load_ft_parameters(path: str | Path, model: RobotModel) -> FtParameters:
-    path = Path(path)
-    if not path.is_file():
-        raise PayloadIdError(f"F/T parameter file {path} does not exist", "identify the sensor first (method ft)")
-    try:
-        d = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise PayloadIdError(f"{path} is not valid YAML ({err})", "write it with payload-id") from err
-    if not isinstance(d, dict):
-        raise PayloadIdError(f"{path} is not an F/T parameter file", "write it with payload-id")
+    d = read_yaml_mapping(path, "F/T parameter file", "identify the sensor first (method ft)")
     return ft_parameters_from_dict(model, d, str(path))
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-import yaml
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.fileio import read_yaml_mapping
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
 
 
@@ -22,17 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_recording_arguments(parser, what="the loaded run to explain")
     parser.add_argument("--truth", help="payload.yaml of the true payload, drawn for comparison (simulations)")
     parser.add_argument("--out", required=True, help="PNG file to write")
-
-
-def _read_yaml(path: str, what: str) -> dict:
-    try:
-        with open(path) as f:
-            data = yaml.safe_load(f)
-    except OSError as err:
-        raise PayloadIdError(f"cannot read {what} {path}: {err.strerror}", f"check the {what} path") from err
-    if not isinstance(data, dict):
-        raise PayloadIdError(f"{what} {path} is not a YAML mapping", f"give a {what} written by payload-id")
-    return data
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         raise PayloadIdError(f"--out {args.out} is not a .png file", "name the report file something.png")
     model = RobotModel.from_urdf(args.urdf)
     robot = RobotIdentification.load(args.robot, model)
-    payload_doc = _read_yaml(args.payload, "payload file")
+    payload_doc = read_yaml_mapping(args.payload, "payload file", "give --payload a payload.yaml from identify-payload")
     payload = PayloadEstimate.from_dict(payload_doc)
     frame = payload.frame or model.default_payload_frame
     model.frame_id(frame)
@@ -57,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     before = robot.predict(signals.q, signals.qd, signals.qdd, signals.temperature)
     after = before + payload_regressor(model, frame, signals.q, signals.qd, signals.qdd) @ payload.phi
     residuals = TorqueResiduals(signals.t - signals.t[0], model.joint_names, signals.tau, before, after)
-    truth_mass = PayloadEstimate.from_dict(_read_yaml(args.truth, "truth file")).mass if args.truth else None
+    truth_mass = PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml")).mass if args.truth else None
     history = payload_doc.get("history")
     if history:
         history = {k: np.asarray(v, dtype=float) for k, v in history.items()}

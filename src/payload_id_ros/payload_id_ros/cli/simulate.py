@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-import yaml
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.fileio import read_yaml_mapping
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,15 +32,7 @@ def _payload(path: str | None, frame: str | None):
         if frame:
             raise PayloadIdError("--frame given without --payload", "add --payload payload.yaml or drop --frame")
         return None
-    p = Path(path)
-    if not p.is_file():
-        raise PayloadIdError(f"payload file {p} does not exist", "check the --payload path")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as err:
-        raise PayloadIdError(f"payload file {p} is not valid YAML ({err})", "fix the file") from err
-    if not isinstance(data, dict):
-        raise PayloadIdError(f"payload file {p} holds no mapping", "give frame, mass, com and inertia")
+    data = read_yaml_mapping(path, "payload file", "give --payload a payload.yaml with frame, mass, com and inertia")
     est = PayloadEstimate.from_dict(data)
     if frame:
         est.frame = frame
