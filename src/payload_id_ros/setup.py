@@ -18,6 +18,7 @@ setup(
         ("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.yaml"))),
         ("share/" + package_name + "/config/trajectories",
          glob(os.path.join(top, "config", "trajectories", "*.yaml"))),
+        ("share/" + package_name + "/config/urdf", glob(os.path.join(top, "config", "urdf", "*.urdf"))),
     ],
     install_requires=["payload_id_core"],
     zip_safe=True,

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.resources import config_dir
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 
@@ -31,24 +32,9 @@ _DEFAULT_JOINTS = {
 }
 
 
-def _config_urdf_dir() -> Path:
-    # Source checkout: <repo>/config/urdf; installed (colcon): share/payload_id_ros/config/urdf.
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "config" / "urdf"
-        if cand.is_dir():
-            return cand
-    try:
-        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
-
-        return Path(get_package_share_directory("payload_id_ros")) / "config" / "urdf"
-    except Exception:  # noqa: BLE001 - ament index absent outside ROS: no bundled config dir
-        return here.parent / "urdf"
-
-
 def bundled_urdf(name: str) -> Path:
     """Path of a URDF shipped with the project or example-robot-data: ur3, ur5, ur10, ur10e, panda, planar_2r."""
-    local = _config_urdf_dir() / f"{name}.urdf"
+    local = config_dir("urdf") / f"{name}.urdf"
     if local.is_file():
         return local
     if name in _ERD_URDFS:
@@ -58,7 +44,7 @@ def bundled_urdf(name: str) -> Path:
         path = path / _ERD_URDFS[name]
         if path.is_file():
             return path
-    known = sorted(set(_ERD_URDFS) | {p.stem for p in _config_urdf_dir().glob("*.urdf")})
+    known = sorted(set(_ERD_URDFS) | {p.stem for p in config_dir("urdf").glob("*.urdf")})
     raise PayloadIdError(f"unknown robot '{name}'", f"use a URDF path or one of: {', '.join(known)}")
 
 
