@@ -41,6 +41,16 @@ class PhysicsBackend(ABC):
         subtracted d·qd from `tau`.
         """
 
+    def read(self) -> tuple[list[float], list[float]]:
+        """(q, qd) now as Python floats: the cell's per-step path, where numpy on 6-vectors costs more
+        than the physics. Backends override it to skip the array copies."""
+        q, qd = self.state()
+        return q.tolist(), qd.tolist()
+
+    def apply(self, tau: list[float], implicit_damping: list[float] | None = None) -> None:
+        """step() for the per-step path: the cell takes the acceleration from the velocity change."""
+        self.step(np.asarray(tau, float), None if implicit_damping is None else np.asarray(implicit_damping, float))
+
     @abstractmethod
     def set_payload(self, phi: np.ndarray | None, frame: str) -> None:
         """Rigidly attach a body with parameters φ (pinocchio order, about `frame`'s origin, `frame` axes)

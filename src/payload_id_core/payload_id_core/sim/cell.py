@@ -120,6 +120,7 @@ class SimulatedCell:
         if phi[0] > 0:
             inertia = pin.Inertia.FromDynamicParameters(phi)
             self._sensor_inertia = sensor_in_joint.actInv(payload_in_joint.act(inertia))
+            self._sensor_joint, self._sensor_in_joint = js, sensor_in_joint
         else:
             self._sensor_inertia = None
 
@@ -128,22 +129,38 @@ class SimulatedCell:
         return self.controller.accept(trajectory, self.time)
 
     # -- stepping -------------------------------------------------------------------------------
-    def _wrench(self, q, qd, qdd) -> np.ndarray:
-        """F/T reading: offsets − [I_S (a_S − a_g) + v_S ×* I_S v_S] (what the payload exerts on the sensor)."""
-        if self._sensor_inertia is None:
-            w = np.zeros(6)
-        else:
-            model, data = self._pin, self._pdata
-            pin.forwardKinematics(model, data, q, qd, qdd)
-            pin.updateFramePlacement(model, data, self._sid)
-            v = pin.getFrameVelocity(model, data, self._sid, pin.LOCAL)
-            a = pin.getFrameAcceleration(model, data, self._sid, pin.LOCAL)
-            g_s = data.oMf[self._sid].rotation.T @ model.gravity.linear
-            inertia = self._sensor_inertia
-            f = inertia * (a - pin.Motion(g_s, np.zeros(3))) + v.cross(inertia * v)
-            w = -f.vector
+    def _wrenches(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+        """(N, 6) F/T readings for states (N, n): offsets − [I_S (a_S − a_g) + v_S ×* I_S v_S] (what the
+        payload exerts on the sensor; v_S, a_S its spatial velocity and acceleration in the sensor frame)."""
         ft = self.profile.ft
-        return w + np.concatenate([ft.force_offset, ft.torque_offset])
+        offsets = np.concatenate([ft.force_offset, ft.torque_offset])
+        if self._sensor_inertia is None:
+            return np.tile(offsets, (q.shape[0], 1))
+        model, data, jid = self._pin, self._pdata, self._sensor_joint
+        # Pinocchio per sample only for the joint's motion; the rest is batched numpy.
+        v_j = np.empty((q.shape[0], 6))
+        a_j = np.empty((q.shape[0], 6))
+        r_j = np.empty((q.shape[0], 3, 3))
+        for k in range(q.shape[0]):
+            pin.forwardKinematics(model, data, q[k], qd[k], qdd[k])
+            v_j[k] = data.v[jid].vector
+            a_j[k] = data.a[jid].vector
+            r_j[k] = data.oMi[jid].rotation
+        rot, p = self._sensor_in_joint.rotation, self._sensor_in_joint.translation
+
+        def to_sensor(m):   # SE3.actInv on motions [v; ω]: ω_S = Rᵀω, v_S = Rᵀ(v − p × ω)
+            return np.hstack([(m[:, :3] - np.cross(p, m[:, 3:])) @ rot, m[:, 3:] @ rot])
+
+        v_s, a_s = to_sensor(v_j), to_sensor(a_j)
+        g_s = np.einsum("kij,i->kj", r_j, model.gravity.linear) @ rot    # (R_J R)ᵀ g
+        a_s[:, :3] -= g_s
+        inertia = self._sensor_inertia.matrix()
+        f = a_s @ inertia.T
+        h = v_s @ inertia.T                                              # momentum I_S v_S
+        w = v_s[:, 3:]
+        f[:, :3] += np.cross(w, h[:, :3])                                # v ×* h = (ω × h_f, ω × h_n + v × h_f)
+        f[:, 3:] += np.cross(w, h[:, 3:]) + np.cross(v_s[:, :3], h[:, :3])
+        return offsets - f
 
     def advance(self, samples: int) -> CellSamples:
         """Run `samples` control periods; returns one sample per period (taken at its start)."""
@@ -154,35 +171,39 @@ class SimulatedCell:
         ff = self.controller.feedforward(q_r, qd_r, qdd_r)
         friction = ScalarFriction(self.profile.friction) if self.profile.friction.active else None
         out_t = t_steps[::sub].copy()
-        out_q = np.empty((samples, n))
-        out_qd = np.empty((samples, n))
-        out_tau = np.empty((samples, n))
-        out_qdd = np.empty((samples, n))
-        backend, joints = self.backend, range(n)
         ctrl = self.controller
         mass = ctrl.mass_matrices(q_r[::sub])           # once per control period, as a drive would
-        kp, kd, ki, i_max = ctrl.kp, ctrl.kd, ctrl.ki, ctrl.integral_limit
+        kp, kd, ki, i_max, h_i = ctrl.kp, ctrl.kd, ctrl.ki, ctrl.integral_limit, -ctrl.integral_limit
         qr_l, vr_l = q_r.tolist(), qd_r.tolist()
         load = self._load
         integral = ctrl.integral.tolist()
+        read, apply = self.backend.read, self.backend.apply
+        inv_h = 1.0 / h
         # Python floats in the loop: per step this is cheaper than numpy on 6-vectors (see ScalarFriction).
+        ql, vl = read()
+        rec_q, rec_qd, rec_tau, rec_qdd = [], [], [], []
         for k in range(steps):
-            q, qd = backend.state()
-            ql, vl, qr, vr = q.tolist(), qd.tolist(), qr_l[k], vr_l[k]
-            e = [qr[j] - ql[j] for j in joints]
-            integral = [min(max(integral[j] + e[j] * h, -i_max), i_max) for j in joints]
-            acc = [kp * e[j] + kd * (vr[j] - vl[j]) + ki * integral[j] for j in joints]
-            tau_m = (ff[k] + mass[k // sub] @ acc).tolist()
+            qr, vr = qr_l[k], vr_l[k]
+            integral = [min(max(i + (r - x) * h, h_i), i_max) for i, r, x in zip(integral, qr, ql)]
+            acc = [kp * (r - x) + kd * (w - v) + ki * i for r, x, w, v, i in zip(qr, ql, vr, vl, integral)]
+            tau_m = (mass[k // sub].dot(acc) + ff[k]).tolist()
             if friction is not None:
-                tau_f, slope = friction(vl, load)
                 # Linearised about the current speed and integrated implicitly by the backend.
-                qdd = backend.step([tau_m[j] - tau_f[j] + slope[j] * vl[j] for j in joints], slope)
+                applied, slope = friction.linearised(tau_m, vl, load)
+                apply(applied, slope)
             else:
-                qdd = backend.step(tau_m)
+                apply(tau_m)
             load = tau_m
+            q1, v1 = read()
             if k % sub == 0:
-                i = k // sub
-                out_q[i], out_qd[i], out_tau[i], out_qdd[i] = q, qd, tau_m, qdd
+                rec_q.append(ql)
+                rec_qd.append(vl)
+                rec_tau.append(tau_m)
+                # The acceleration the step used: semi-implicit Euler, q̇₁ = q̇₀ + h·q̈.
+                rec_qdd.append([(b - a) * inv_h for a, b in zip(vl, v1)])
+            ql, vl = q1, v1
+        out_q, out_qd, out_tau, out_qdd = (np.array(r, float).reshape(samples, n)
+                                           for r in (rec_q, rec_qd, rec_tau, rec_qdd))
         self._load = load
         ctrl.integral = np.array(integral)
         self._k += steps
@@ -195,7 +216,7 @@ class SimulatedCell:
         qd_meas = out_qd + rng.standard_normal((samples, n)) * p.velocity_noise_std
         wrench = None
         if self._ft_on:
-            wrench = np.array([self._wrench(out_q[i], out_qd[i], out_qdd[i]) for i in range(samples)])
+            wrench = self._wrenches(out_q, out_qd, out_qdd)
             wrench[:, :3] += rng.standard_normal((samples, 3)) * p.ft.force_noise_std
             wrench[:, 3:] += rng.standard_normal((samples, 3)) * p.ft.torque_noise_std
         return CellSamples(out_t, q_meas, qd_meas, effort * p.effort_scale, effort, out_tau, out_qdd,

@@ -48,3 +48,18 @@ class ScalarFriction:
             taus.append(level * th + b)
             slopes.append((afv * power * abs(th) / speed if speed > 0.0 else 0.0) + level * (1.0 - th * th) * inv)
         return taus, slopes
+
+    def linearised(self, tau_motor: list[float], qd: list[float], load: list[float]) -> tuple[list[float], list[float]]:
+        """(τ_motor − τ_f + slope·q̇, slope): the torque to apply explicitly when the backend integrates
+        −slope·q̇_next implicitly (friction linearised about the current speed), in one pass."""
+        inv = self.inv_vs
+        applied, slopes = [], []
+        for (fc, mu, fv, alpha, afv, b), tm, v, ld in zip(self.rows, tau_motor, qd, load):
+            th = math.tanh(v * inv)
+            speed = abs(v)
+            power = speed ** alpha
+            level = fc + mu * abs(ld) + fv * power
+            slope = (afv * power * abs(th) / speed if speed > 0.0 else 0.0) + level * (1.0 - th * th) * inv
+            applied.append(tm - (level * th + b) + slope * v)
+            slopes.append(slope)
+        return applied, slopes

@@ -133,6 +133,12 @@ class MujocoBackend(PhysicsBackend):
         model.opt.gravity[:] = self._gravity
         self.m = model
         self.d = mujoco.MjData(model)
+        # Views into MjData/MjModel for the per-step path (read/apply): no index copies per step.
+        d, va = self.d, self._vadr
+        self._views = isinstance(va, slice)
+        if self._views:
+            self._qpos, self._qvel = d.qpos[self._qadr], d.qvel[va]
+            self._qfrc, self._damping = d.qfrc_applied[va], model.dof_damping[va]
         self._scratch = mujoco.MjData(model)
         self._pid = model.body(PAYLOAD_BODY).id
         model.body_sameframe[self._pid] = 0
@@ -180,6 +186,20 @@ class MujocoBackend(PhysicsBackend):
         mujoco.mj_step(self.m, d)
         # The acceleration the integrator actually used (semi-implicit Euler: v1 = v0 + h·a).
         return (d.qvel[va] - v0) * (1.0 / self.timestep)
+
+    def read(self):
+        if self._views:
+            return self._qpos.tolist(), self._qvel.tolist()
+        return super().read()
+
+    def apply(self, tau, implicit_damping=None):
+        if not self._views:
+            return super().apply(tau, implicit_damping)
+        self._qfrc[:] = tau
+        if implicit_damping is not None:
+            self._damping[:] = implicit_damping
+        mujoco.mj_step(self.m, self.d)
+        return None
 
     def set_payload(self, phi, frame):
         self._phi = None if phi is None else np.asarray(phi, float).copy()
