@@ -94,6 +94,31 @@ def test_feasible_solution_is_consistent_when_ols_is_not(ur10):
     assert np.all(feas.rmse < 1.3 * ols.rmse)
 
 
+@pytest.mark.parametrize("robot", ["panda", "ur10"])
+@pytest.mark.parametrize("estimator", ["wls", "feasible"])
+def test_noise_free_data_are_recovered_exactly_by_wls_and_feasible(robot, estimator):
+    """No noise: the OLS residual of every joint is rounding (σ_j = 0 on several joints), which
+    WLS must not divide by; the weighted and the physically consistent fits both return the
+    truth to rounding (θ_wls is consistent, so the SDP's optimum is θ_wls itself)."""
+    model = RobotModel.from_urdf(robot)
+    fm = make_friction_model("linear", model.joint_names)
+    theta_f = np.tile([2.0, 5.0, 0.1], model.n)
+    ia = np.linspace(0.05, 0.3, model.n)
+    t, q, qd, qdd = sum_of_sines(model, 6.0, 100.0, seed=3)
+    rec = synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=theta_f, rotor_inertia=ia)
+    ident = identify_robot(model, rec, friction="linear", estimator=estimator, delay=0.0)
+    pi = ident.base.values(model.standard_parameters()) + ident.rotor.absorbed @ ia
+    truth = np.concatenate([pi, ia[ident.rotor.free], theta_f])
+    assert np.all(np.isfinite(ident.sigma)) and np.all(ident.sigma > 0)
+    np.testing.assert_allclose(ident.theta, truth, rtol=0, atol=1e-9 * np.abs(truth).max())
+    # The torques themselves, recomputed from θ (ident.rmse comes from the normal equations, whose
+    # residual cancels only to ~sqrt(eps) of the torque scale).
+    k = np.searchsorted(t, rec.joints.t)
+    np.testing.assert_allclose(t[k], rec.joints.t, atol=1e-12)
+    pred = ident.predict(q[k], qd[k], qdd[k], model=model)
+    assert np.abs(pred - rec.joints.tau).max() < 1e-9 * np.abs(rec.joints.tau).max()
+
+
 def test_robot_yaml_roundtrip_and_refusals(ur10, identified, tmp_path):
     path = tmp_path / "robot.yaml"
     identified.save(path)

@@ -2,7 +2,8 @@
 
 - ols: ordinary least squares (Khalil 2007 eq. 4).
 - wls: weighted by each joint's noise level, estimated from the OLS residual of that joint
-  (Gautier 1990; Tadese 2022 eq. 23–24: σ_j² = ‖τ_j − W_j θ‖² / (N − p_j)).
+  (Gautier 1990; Tadese 2022 eq. 23–24: σ_j² = ‖τ_j − W_j θ‖² / (N − p_j)), floored relative to the
+  joint's torque scale (sigma_floor) so noise-free data do not divide by zero.
 - feasible: the weighted fit constrained to physically consistent standard parameters, an SDP
   with a 4×4 pseudo-inertia ⪰ 0 per link (Wensing 2017; Tadese 2022 §3.3), rotor inertia ≥ 0 and
   friction coefficients ≥ 0. The standard parameters ψ are the variables; the data see them only
@@ -139,9 +140,30 @@ def wls(w: np.ndarray | NormalEquations, tau: np.ndarray | None = None, sigma: n
     ne = w if isinstance(w, NormalEquations) else NormalEquations.from_data(w, tau)
     if sigma is None:
         sigma = ols(ne).sigma
-    sigma = np.maximum(np.asarray(sigma, dtype=float), 1e-12 * max(float(np.max(sigma)), 1e-300))
+    sigma = sigma_floor(ne, sigma)
     theta, inv = _solve_normal(*ne.combined(1.0 / sigma ** 2))
     return Fit(theta, inv, sigma, ne.rmse(theta), "wls")
+
+
+# Smallest per-joint noise level WLS believes, relative to the joint's RMS torque. The residual of
+# the normal equations, c − 2θᵀb + θᵀGθ, cancels to about eps·‖τ_j‖² (σ ≈ 1e-7 of the torque RMS
+# measured on noise-free Panda and UR10 data, often exactly 0 after clipping): below this floor σ_j
+# is rounding, not noise, and 1/σ_j² would weight rounding by up to 1e24 (division by zero, or a
+# Gram matrix that looks rank deficient). 1e-5 sits 100× above that rounding and 10× below the
+# resolution of any real joint torque or current signal (≥ 1e-4 of its range).
+SIGMA_FLOOR_REL = 1e-5
+
+
+def sigma_floor(ne: NormalEquations, sigma) -> np.ndarray:
+    """σ_j raised to at least SIGMA_FLOOR_REL × (RMS torque of joint j, or of the largest joint when
+    joint j carries almost none), so noise-free data get a finite, torque-scaled weighting; when
+    every torque is zero, equal weights (OLS)."""
+    sigma = np.asarray(sigma, dtype=float)
+    scale = np.sqrt(ne.tt / ne.n_samples)
+    if not np.any(scale > 0):
+        return np.ones_like(sigma)
+    floor = SIGMA_FLOOR_REL * np.maximum(scale, SIGMA_FLOOR_REL * float(scale.max()))
+    return np.maximum(np.where(np.isfinite(sigma), sigma, 0.0), floor)
 
 
 def _pseudo_inertia_expr(cp, phi):
@@ -161,9 +183,15 @@ def feasible(w: np.ndarray | NormalEquations, tau: np.ndarray | None, a_inertial
     """Physically consistent weighted fit (Wensing 2017 LMI; Tadese 2022 §3.3).
 
     θ = [θ_I (q), θ_f (p − q)] with θ_I = A ψ, ψ = [φ_1..φ_n (10 each), Ia_1..Ia_n]. Minimises
-    ‖L (W θ − τ)‖² over ψ, θ_f subject to J(φ_i) ⪰ min_eig·I, Ia ≥ 0, θ_f[nonnegative] ≥ 0, plus
-    `regularization` × ‖ψ − prior‖² (scaled to the data) to pick one ψ among those with the same θ_I.
-    The data term uses the weighted normal equations' QR factor R: ‖L(Wθ − τ)‖² = ‖R(θ − θ_wls)‖² + c.
+    ‖L (W θ − τ)‖ over ψ, θ_f subject to J(φ_i) ⪰ min_eig·I, Ia ≥ 0, θ_f[nonnegative] ≥ 0, plus
+    `regularization` × ‖P_N (ψ − prior)‖² where P_N projects onto the null space of A: the data
+    cannot see those directions of ψ, so the term only picks one ψ among those with the same θ_I
+    and never pulls θ_I away from the data (a prior that is wrong in what the data do see, e.g.
+    zero rotor inertias, would otherwise bias θ by about `regularization`).
+    The data term uses the weighted normal equations' Cholesky factor R: ‖L(Wθ − τ)‖² = ‖R(θ − θ_wls)‖² + c.
+    It is minimised as a norm (a second-order cone), not squared: the interior-point solver's
+    tolerance then bounds the error of θ itself rather than of its square, which is what lets a
+    consistent θ_wls (noise-free data) come back to ~1e-9 instead of ~1e-4.
     Returns (Fit, ψ).
     """
     import cvxpy as cp  # noqa: PLC0415 - heavy import, only this estimator needs it
@@ -181,10 +209,14 @@ def feasible(w: np.ndarray | NormalEquations, tau: np.ndarray | None, a_inertial
     psi = cp.Variable(m_std)
     theta_f = cp.Variable(p - q_i)
     theta = cp.hstack([a_inertial @ psi, theta_f]) if p > q_i else a_inertial @ psi
-    objective = cp.sum_squares(r @ (theta - base.theta))
+    objective = cp.norm(r @ (theta - base.theta))
     prior = np.zeros(m_std) if prior is None else np.asarray(prior, dtype=float)
     if regularization > 0:
-        objective = objective + regularization * cp.sum_squares(psi - prior)
+        _, sv, vt = np.linalg.svd(a_inertial)
+        rank = int(np.sum(sv > 1e-10 * sv[0]))
+        null = vt[rank:]                          # rows: orthonormal basis of null(A)
+        if null.shape[0]:
+            objective = objective + regularization * cp.sum_squares(null @ (psi - prior))
     cons = []
     for i in range(n_links):
         cons.append(_pseudo_inertia_expr(cp, psi[10 * i:10 * i + 10]) >> min_eig * np.eye(4))
