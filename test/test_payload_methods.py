@@ -203,3 +203,29 @@ def test_bad_input(ur10):
     # Static method on a recording without rest.
     with pytest.raises(PayloadIdError, match="static samples"):
         identify_payload("gaz-static", ur10.model, ur10.robot, loaded, ur10.frame)
+
+
+@pytest.mark.parametrize("method", ["direct-rls", "difference-rls"])
+def test_update_batch_equals_sequential_updates(ur10, method):
+    loaded = ur10.record(PHI_UR, noise=0.5, seed=12)
+    tau = loaded.joints.tau
+    t, q, qd, qdd = (a[:tau.shape[0]] for a in ur10.motion)
+    kw = {"history_every": 10, "check_every": 7, "include_robot_uncertainty": True}
+    seq = OnlinePayloadEstimator(ur10.model, ur10.robot, ur10.frame, method, **kw)
+    for k in range(t.size):
+        seq.update(q[k], qd[k], qdd[k], tau[k], t[k])
+    bat = OnlinePayloadEstimator(ur10.model, ur10.robot, ur10.frame, method, **kw)
+    # Uneven chunks, as a node receives them.
+    cuts = np.r_[0, np.cumsum(np.random.default_rng(0).integers(1, 40, size=t.size))]
+    cuts = np.unique(np.clip(cuts, 0, t.size))
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        bat.update_batch(t[a:b], q[a:b], qd[a:b], qdd[a:b], tau[a:b])
+    e1, e2 = seq.estimate(), bat.estimate()
+    assert bat.samples == seq.samples == t.size
+    np.testing.assert_allclose(bat.rls.theta, seq.rls.theta, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(bat.rls.P, seq.rls.P, rtol=1e-7, atol=1e-12 * np.abs(seq.rls.P).max())
+    np.testing.assert_allclose(e2.phi, e1.phi, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(e2.covariance, e1.covariance, rtol=1e-6)
+    assert e1.converged and e2.converged and e2.convergence_time == e1.convergence_time
+    np.testing.assert_allclose(e2.history["phi"], e1.history["phi"], rtol=1e-7, atol=1e-9)
+    assert abs(bat.rls.noise_scale2() / seq.rls.noise_scale2() - 1) < 1e-9

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-import scipy.linalg
+from scipy.linalg import lapack
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.inertia import PARAM_NAMES
@@ -38,6 +38,8 @@ XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
 XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples
 NOISE_FLOOR = 1e-3     # N·m
 DIRECT_P0 = 1e4        # direct-rls: a vague prior on z (kg, kg·m, kg·m², N·m)
+BLOCK = 8              # samples per Kalman update in update_batch (48 rows for a 6-joint arm)
+PENDING = 32           # samples whose rows enter the information matrix in one product
 
 
 def gram_identifiable(M: np.ndarray) -> np.ndarray:
@@ -60,8 +62,9 @@ def gram_identifiable(M: np.ndarray) -> np.ndarray:
 class FastRegressor:
     """Per-sample regressor rows for one robot identification, without per-call Python overhead.
 
-    rows(q, qd, qdd) -> (Y_rb (n, 10n) pinocchio, friction columns (n, k n) of the robot's model).
-    Checked against the identification's own batch regressor when built.
+    rigid(q, qd, qdd) -> Y_rb (n, 10n) from pinocchio (its own Data, reused); friction_values(qd)
+    -> (..., n, k) each joint's own friction columns, for one sample or a block of them.
+    Checked against the identification's own batch regressor when the estimator is built.
     """
 
     def __init__(self, model: RobotModel, robot):
@@ -79,19 +82,25 @@ class FastRegressor:
         # Scatter indices of the per-joint friction values into the block-diagonal rows.
         self._fr_rows = np.repeat(self._rows, self.k)
         self._fr_cols = (self._rows[:, None] * self.k + np.arange(self.k)).reshape(-1)
+        self._pm = model.model
+        self._pd = model.model.createData()    # own workspace: other users of model.data are not disturbed
+        self._reg = pin.computeJointTorqueRegressor
 
     def friction_values(self, qd: np.ndarray) -> np.ndarray:
-        """(n, k): each joint's own friction columns (the nonzero entries of its row)."""
+        """(..., n, k): each joint's own friction columns (the nonzero entries of its row)."""
+        qd = np.asarray(qd, dtype=float)
         if not self._fast:
-            cols = self.fm.columns(qd[None, :])[0]
-            return cols[self._rows[:, None], self._rows[:, None] * self.k + np.arange(self.k)]
-        v = np.empty((self.n, self.k))
+            flat = qd.reshape(-1, self.n)
+            cols = self.fm.columns(flat)
+            vals = cols[:, self._rows[:, None], self._rows[:, None] * self.k + np.arange(self.k)]
+            return vals.reshape(qd.shape + (self.k,))
+        v = np.empty(qd.shape + (self.k,))
         if self.k == 0:
             return v
         sgn = np.tanh(qd / self.eps) if self.eps > 0 else np.sign(qd)
-        v[:, 0] = sgn
-        v[:, 1] = qd if self.kind == "linear" else np.abs(qd) ** self._alpha * sgn
-        v[:, 2] = 1.0
+        v[..., 0] = sgn
+        v[..., 1] = qd if self.kind == "linear" else np.abs(qd) ** self._alpha * sgn
+        v[..., 2] = 1.0
         return v
 
     def friction_columns(self, qd: np.ndarray) -> np.ndarray:
@@ -101,8 +110,13 @@ class FastRegressor:
         return out
 
     def rigid(self, q, qd, qdd) -> np.ndarray:
-        return pin.computeJointTorqueRegressor(self.model.model, self.model.data, q, qd, qdd)
+        return self._reg(self._pm, self._pd, q, qd, qdd)
 
+    def rigid_into(self, out: np.ndarray, q, qd, qdd) -> None:
+        """(B, n, 10n) rigid-body rows of B samples into `out` (one pinocchio call each)."""
+        reg, pm, pd = self._reg, self._pm, self._pd
+        for i in range(q.shape[0]):
+            out[i] = reg(pm, pd, q[i], qd[i], qdd[i])
 
 class OnlinePayloadEstimator:
     """update(q, qd, qdd, tau[, t]) per sample; estimate() -> PayloadEstimate at any time; .converged.
@@ -184,12 +198,14 @@ class OnlinePayloadEstimator:
                                              row_var, forgetting, joseph=True)
             self.sensitive = np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1))
         self._struct_ok = identifiable_entries(self.J)
-        self._buf = np.zeros((self.n, self.u))
-        self._zero_n = np.zeros(self.n)
+        self._Js = np.asfortranarray(self.J[:, self._struct_ok])
+        self._quick_at = -1
+        self._quick = None
         self._fric_a_joint = self.fric_a.reshape(self.n, -1) if self.kf else None
-        self.info = np.zeros((self.u, self.u))     # Σ Yᵀ R⁻¹ Y: which unknowns the motion determines
+        self._info = np.zeros((self.u, self.u))    # Σ Yᵀ R⁻¹ Y: which unknowns the motion determines
         self.cross = np.zeros((self.u, lay.p)) if (method == "direct-rls" and self.include_robot_uncertainty) else None
-        self._w = 1.0 / row_var
+        self._isig = 1.0 / self.noise_std
+        self._buffers(BLOCK)
         self.samples = 0
         self.t0: float | None = None
         self.t_last = 0.0
@@ -202,28 +218,62 @@ class OnlinePayloadEstimator:
         self._check_regressor()
 
     # -- per sample -------------------------------------------------------------------------------
-    def _rows(self, q, qd, qdd):
-        """(unknowns' rows (n, u), torque the unloaded robot explains (n,), full robot rows or None)."""
-        y_rb = self.reg.rigid(q, qd, qdd)
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+        """Rows of B samples (inputs (B, n)) into the buffers: rows (B, n, u) of the unknowns, z (B, n)
+        the torque left to them, whitened = rows / σ (B, n, u) and, when the robot's uncertainty is
+        propagated by direct-rls, full_w = the robot's rows / σ (B, n, p)."""
+        B = q.shape[0]
+        y_rb = self._yrb[:B]
+        self.reg.rigid_into(y_rb, q, qd, qdd)
+        fv = self.reg.friction_values(qd) if self.kf else None
+        isig = self._isig[:, None]
         if self.method == "direct-rls":
-            fv = self.reg.friction_values(qd)
+            np.matmul(y_rb[:, :, self.block], self.X, out=rows[:, :, :10])
             tau_a = y_rb @ self.phi_a_std
             if self.kf:
-                tau_a += np.sum(fv * self._fric_a_joint, axis=1)
+                tau_a += np.einsum("bjk,jk->bj", fv, self._fric_a_joint)
+                if self.friction_change:
+                    rows[:, self.reg._fr_rows, 10 + self.reg._fr_cols] = fv.reshape(B, -1)
             if self.n_rotor:
-                tau_a[self.rotor_free] += qdd[self.rotor_free] * self.rotor_a
-            rows = self._buf
-            rows[:, :10] = y_rb[:, self.block] @ self.X
-            if self.friction_change and self.kf:
-                rows[self.reg._fr_rows, 10 + self.reg._fr_cols] = fv.reshape(-1)
-            full = None
-            if self.cross is not None:
-                full = self._robot_rows(y_rb, self.reg.friction_columns(qd), qdd)
-            return rows, tau_a, full
-        full = self._robot_rows(y_rb, self.reg.friction_columns(qd), qdd)
-        return full, self._zero_n, full
+                tau_a[:, self.rotor_free] += qdd[:, self.rotor_free] * self.rotor_a
+            np.subtract(tau, tau_a, out=z)
+            np.multiply(rows, isig, out=whitened)
+            if full_w is not None:
+                self._robot_rows_into(full_w, y_rb, fv, qdd)
+                full_w *= isig
+            return
+        self._robot_rows_into(rows, y_rb, fv, qdd)
+        z[...] = tau
+        np.multiply(rows, isig, out=whitened)
+
+    def _robot_rows_into(self, out, y_rb, fv, qdd) -> None:
+        """The identification's rows [π_b | rotor | friction] (B, n, p) into `out` (zeros kept where
+        the structure has them: only the nonzero entries are written)."""
+        B = y_rb.shape[0]
+        b = self.layout.base.stop
+        out[:, :, :b] = y_rb[:, :, self.independent]
+        if self.n_rotor:
+            out[:, self.rotor_free, b + np.arange(self.n_rotor)] = qdd[:, self.rotor_free]
+        if self.kf:
+            off = self.layout.friction.start
+            out[:, self.reg._fr_rows, off + self.reg._fr_cols] = fv.reshape(B, -1)
+
+    def _buffers(self, B: int) -> None:
+        """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
+        n, u, p = self.n, self.u, self.layout.p
+        self._cap = B
+        self._yrb = np.empty((B, n, 10 * n))
+        self._rows_buf = np.zeros((B, n, u))
+        self._z_buf = np.empty((B, n))
+        self._white_buf = np.empty((B, n, u))
+        self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
+        # Whitened rows wait here and enter the information matrix in one product per PENDING samples.
+        self._pend = np.empty((PENDING * n, u))
+        self._pend_full = np.empty((PENDING * n, p)) if self.cross is not None else None
+        self._npend = 0
 
     def _robot_rows(self, y_rb, fric, qdd):
+        """One sample's robot rows (n, p) from its rigid rows and block-diagonal friction columns."""
         parts = [y_rb[:, self.independent]]
         if self.n_rotor:
             rot = np.zeros((self.n, self.n_rotor))
@@ -235,27 +285,50 @@ class OnlinePayloadEstimator:
     def _check_regressor(self) -> None:
         """The fast rows must equal the identification's batch regressor (same θ layout)."""
         rng = np.random.default_rng(1)
-        q, qd, qdd = rng.standard_normal((3, self.n)) * 0.5
-        y_rb = self.reg.rigid(q, qd, qdd)
-        mine = self._robot_rows(y_rb, self.reg.friction_columns(qd), qdd)
-        theirs = np.asarray(self.robot.regressor(q[None], qd[None], qdd[None]))[0]
+        q, qd, qdd = rng.standard_normal((3, 2, self.n)) * 0.5
+        theirs = np.asarray(self.robot.regressor(q, qd, qdd))
+        mine = np.zeros((2, self.n, self.layout.p))
+        y_rb = np.empty((2, self.n, 10 * self.n))
+        self.reg.rigid_into(y_rb, q, qd, qdd)
+        self._robot_rows_into(mine, y_rb, self.reg.friction_values(qd) if self.kf else None, qdd)
         if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-9, atol=1e-9):
             raise PayloadIdError("the robot identification's regressor has a layout the online estimator does not know",
                                  "re-run payload-id identify-robot with this version")
 
-    def update(self, q, qd, qdd, tau, t: float | None = None) -> None:
-        """Feed one sample (commanded q, q̇, q̈ as Xu recommends; measured torque)."""
-        q = np.asarray(q, dtype=float)
-        qd = np.asarray(qd, dtype=float)
-        qdd = np.asarray(qdd, dtype=float)
-        tau = np.asarray(tau, dtype=float)
-        rows, tau_a, full = self._rows(q, qd, qdd)
-        before = self.rls.theta[self.sensitive].copy() if self.convergence_rule == "xu" else None
-        self.rls.update(rows, tau - tau_a)
-        rw = rows * self._w[:, None]
-        self.info += rw.T @ rows
+    def _absorb(self, B: int) -> None:
+        """RLS update with the B samples in the buffers, and their whitened rows queued for the information matrix."""
+        m = B * self.n
+        self.rls.update(self._rows_buf[:B].reshape(m, self.u), self._z_buf[:B].reshape(m), samples=B)
+        if self._npend + m > self._pend.shape[0]:
+            self._flush()
+        if m > self._pend.shape[0]:
+            W = self._white_buf[:B].reshape(m, self.u)
+            self._info += W.T @ W
+            if self.cross is not None:
+                self.cross += W.T @ self._full_buf[:B].reshape(m, -1)
+            return
+        k = self._npend
+        self._pend[k:k + m] = self._white_buf[:B].reshape(m, self.u)
         if self.cross is not None:
-            self.cross += rw.T @ full
+            self._pend_full[k:k + m] = self._full_buf[:B].reshape(m, -1)
+        self._npend = k + m
+
+    def _flush(self) -> None:
+        k = self._npend
+        if k:
+            W = self._pend[:k]
+            self._info += W.T @ W
+            if self.cross is not None:
+                self.cross += W.T @ self._pend_full[:k]
+            self._npend = 0
+
+    @property
+    def info(self) -> np.ndarray:
+        """Σ Yᵀ R⁻¹ Y over the samples fed: which unknowns the motion determines."""
+        self._flush()
+        return self._info
+
+    def _advance_time(self, t) -> None:
         if t is None:
             t = self.t_last + self.dt if self.samples else 0.0
         elif self.samples and t > self.t_last:
@@ -264,13 +337,63 @@ class OnlinePayloadEstimator:
             self.t0 = float(t)
         self.t_last = float(t)
         self.samples += 1
+
+    def update(self, q, qd, qdd, tau, t: float | None = None) -> None:
+        """Feed one sample (commanded q, q̇, q̈ as Xu recommends; measured torque)."""
+        n = self.n
+        q = np.asarray(q, dtype=float).reshape(1, n)
+        qd = np.asarray(qd, dtype=float).reshape(1, n)
+        qdd = np.asarray(qdd, dtype=float).reshape(1, n)
+        tau = np.asarray(tau, dtype=float).reshape(1, n)
+        self._fill_rows(q, qd, qdd, tau, self._rows_buf[:1], self._z_buf[:1],
+                        self._white_buf[:1], None if self._full_buf is None else self._full_buf[:1])
+        before = self.rls.theta[self.sensitive].copy() if self.convergence_rule == "xu" else None
+        self._absorb(1)
+        self._advance_time(t)
         if not self.converged:
             self._check_convergence(before)
         if self.history_every and self.samples % self.history_every == 0:
-            z, std = self._quick_payload()
-            self._hist_t.append(self.t_last - self.t0)
-            self._hist_phi.append(z)
-            self._hist_std.append(std)
+            self._record_history()
+
+    def update_batch(self, t, q, qd, qdd, tau) -> None:
+        """Feed B samples at once (arrays (B,), (B, n)): the same state as B update() calls, faster.
+
+        The samples go through the RLS in blocks of up to BLOCK (one Kalman update of the stacked rows,
+        which equals the sequence of single updates), cut wherever a single update would have checked
+        convergence or stored history, so those see exactly the state they would have. Under the
+        'xu' rule the samples are fed one by one until convergence is declared (the rule looks at
+        every sample's step). Results agree with sequential updates to round-off.
+        """
+        t = np.asarray(t, dtype=float).reshape(-1)
+        q, qd, qdd, tau = (np.asarray(a, dtype=float).reshape(-1, self.n) for a in (q, qd, qdd, tau))
+        N = t.size
+        k = 0
+        while k < N:
+            if self.convergence_rule == "xu" and not self.converged:
+                self.update(q[k], qd[k], qdd[k], tau[k], float(t[k]))
+                k += 1
+                continue
+            end = min(N, k + self._cap)
+            for every, active in ((self.check_every, not self.converged), (self.history_every, True)):
+                if active and every > 0:
+                    end = min(end, k + every - self.samples % every)
+            B = end - k
+            self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], self._rows_buf[:B], self._z_buf[:B],
+                            self._white_buf[:B], None if self._full_buf is None else self._full_buf[:B])
+            self._absorb(B)
+            for tk in t[k:end]:
+                self._advance_time(float(tk))
+            k = end
+            if not self.converged:
+                self._check_convergence(None)
+            if self.history_every and self.samples % self.history_every == 0:
+                self._record_history()
+
+    def _record_history(self) -> None:
+        z, std = self._quick_payload()
+        self._hist_t.append(self.t_last - self.t0)
+        self._hist_phi.append(z)
+        self._hist_std.append(std)
 
     def _check_convergence(self, before) -> None:
         elapsed = self.t_last - (self.t0 or 0.0)
@@ -294,30 +417,42 @@ class OnlinePayloadEstimator:
     def _quick_payload(self) -> tuple[np.ndarray, np.ndarray]:
         """(φ_L, its std) cheaply, for history and the convergence check: no rank analysis; the
         difference form solves its weighted conversion with a Cholesky factor of cov(ε)."""
+        if self._quick_at == self.samples:
+            return self._quick
+        self._quick_at = self.samples
+        self._quick = self._quick_payload_now()
+        return self._quick
+
+    def _quick_payload_now(self) -> tuple[np.ndarray, np.ndarray]:
+        nan = np.full(10, np.nan), np.full(10, np.nan)
         s2 = self.rls.noise_scale2()
         if not np.isfinite(s2):
-            return np.full(10, np.nan), np.full(10, np.nan)
+            return nan
         if self.method == "direct-rls":
             return self.rls.theta[:10].copy(), np.sqrt(np.maximum(np.diag(self.rls.P)[:10], 0.0) * s2)
-        C = 0.5 * (self.rls.P + self.rls.P.T) * s2
+        C = self.rls.P * s2          # symmetric by construction (square-root update)
         if self.include_robot_uncertainty and self.robot_cov is not None:
             C = C + self.robot_cov
-        Js = self.J[:, self._struct_ok]
-        try:
-            cf = scipy.linalg.cho_factor(C)
-            CiJ = scipy.linalg.cho_solve(cf, Js)
-            M_inv = np.linalg.inv(Js.T @ CiJ)
-        except (np.linalg.LinAlgError, ValueError):
-            return np.full(10, np.nan), np.full(10, np.nan)
-        zs = M_inv @ (CiJ.T @ (self.rls.theta - self.theta_a))
+        # Whitened conversion: with C = L Lᵀ, A = L⁻¹ J, b = L⁻¹ ε:  z = (AᵀA)⁻¹ Aᵀ b, cov z = (AᵀA)⁻¹.
+        L, info = lapack.dpotrf(C, lower=1, clean=1)
+        if info != 0:
+            return nan
+        A, _ = lapack.dtrtrs(L, self._Js, lower=1)
+        b, _ = lapack.dtrtrs(L, self.rls.theta - self.theta_a, lower=1)
+        Lm, info = lapack.dpotrf(A.T @ A, lower=1, clean=1)
+        if info != 0:
+            return nan
+        zs, _ = lapack.dpotrs(Lm, A.T @ b, lower=1)
+        Mi, _ = lapack.dpotri(Lm, lower=1)
         z = np.full(self.J.shape[1], np.nan)
         std = np.full(self.J.shape[1], np.nan)
         z[self._struct_ok] = zs
-        std[self._struct_ok] = np.sqrt(np.maximum(np.diag(M_inv), 0.0))
+        std[self._struct_ok] = np.sqrt(np.maximum(np.diag(Mi), 0.0))
         return z[:10], std[:10]
 
     def _payload(self):
         """(z = [φ_L, Δφ_f], its covariance, identifiable mask of z)."""
+        self._flush()
         cov_theta = self.rls.covariance()
         if self.method == "direct-rls":
             z = self.rls.theta.copy()
@@ -363,7 +498,7 @@ class OnlinePayloadEstimator:
                                history=history)
 
     def run(self, t, q, qd, qdd, tau) -> PayloadEstimate:
-        """Feed a whole batch sample by sample (offline use of the online method)."""
-        for k in range(len(t)):
-            self.update(q[k], qd[k], qdd[k], tau[k], float(t[k]))
+        """Feed a whole recording (offline use of the online method; update_batch, same result as
+        sample-by-sample updates)."""
+        self.update_batch(t, q, qd, qdd, tau)
         return self.estimate()

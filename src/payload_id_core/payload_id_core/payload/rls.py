@@ -4,20 +4,31 @@ Xu's update for one sample of n joint equations Y θ ≈ τ,
 
     K = P Yᵀ (ξ 1 + Y P Yᵀ)⁻¹,   θ ← θ + K (τ − Y θ),   P ← P − K Y P,
 
-is the Kalman update with measurement variance ξ; for a diagonal measurement covariance it equals
-n rank-one updates, one per joint row (update_rows). The block form costs fewer numpy calls for
-n ≤ 7 joints, which is what keeps one update well under 100 µs in Python. Per-row variances r_j replace ξ when the joints' noise
-differs. An optional forgetting factor λ ≤ 1 divides P after each sample (λ = 1: none; Xu's
-"forgetting factor" ξ = 100 is the measurement variance above, not this λ).
+is the Kalman update with measurement variance ξ (per-row variances r_j replace ξ when the joints'
+noise differs). It is computed in square-root form: with S = R + Y P Yᵀ = L Lᵀ (Cholesky) and
+H = P Yᵀ L⁻ᵀ, w = L⁻¹ (τ − Y θ),
+
+    θ ← θ + H w,   P ← P − H Hᵀ,
+
+so P stays exactly symmetric (H Hᵀ is one BLAS syrk) and costs one rank-n downdate instead of the
+Joseph form's two dense u×u products: that is what keeps one update of Xu's 58 unknowns well under
+100 µs in Python. An optional forgetting factor λ ≤ 1 divides P after each sample (λ = 1: none;
+Xu's "forgetting factor" ξ = 100 is the measurement variance above, not this λ).
+
+Several samples at once (update(Y, z) with the rows of B samples stacked, `samples=B`) give the same
+θ and P as B single updates: the Kalman update of a block equals the sequence of its rows' updates
+(with λ ≠ 1 the rows of sample i get the variance r·λ^(i−1) and P is divided by λ^B at the end).
 
 Uncertainty: with the row variances only known up to a common factor s², the true covariance is
-s² P. The weighted cost of the least-squares solution grows by e²/(r_j + yᵀPy) per row (the
-normalised innovation), so s² = cost / (rows − unknowns) is estimated on the fly.
+s² P. The weighted cost of the least-squares solution grows by the normalised innovation wᵀw per
+update (for a block, the same as the sum over its samples when λ = 1), so s² = cost / (rows −
+unknowns) is estimated on the fly.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import lapack
 
 
 class RecursiveLeastSquares:
@@ -27,51 +38,54 @@ class RecursiveLeastSquares:
                  forgetting: float = 1.0, joseph: bool = False):
         self.theta = np.array(theta0, dtype=float)
         self.P = np.array(P0, dtype=float)
+        self.P = 0.5 * (self.P + self.P.T)
         self.u = self.theta.size
         self.row_variance = np.atleast_1d(np.asarray(row_variance, dtype=float))
         self.forgetting = float(forgetting)
         self.cost = 0.0
         self.rows = 0
         self.samples = 0
+        # Kept for callers of the former API: the square-root update is symmetric and positive
+        # semidefinite by construction, which is what the Joseph form was for.
         self.joseph = bool(joseph)
-        self._eye = np.eye(self.u)
-        n_rows = self.row_variance.size
-        self._diag = (np.arange(n_rows), np.arange(n_rows)) if n_rows > 1 else None
+        self._rv_cache: dict[int, np.ndarray] = {}
 
-    def _ensure_diag(self, n: int) -> None:
-        if self._diag is None or self._diag[0].size != n:
-            self._diag = (np.arange(n), np.arange(n))
+    def _variances(self, rows: int, samples: int) -> np.ndarray:
+        key = rows * 1000 + samples
+        r = self._rv_cache.get(key)
+        if r is None:
+            per = rows // samples
+            base = self.row_variance if self.row_variance.size == per else np.full(per, self.row_variance[0])
+            r = np.tile(base, samples)
+            if self.forgetting != 1.0:
+                r = r * np.repeat(self.forgetting ** np.arange(samples), per)
+            self._rv_cache[key] = r
+        return r
 
-    def update(self, Y: np.ndarray, z: np.ndarray) -> None:
-        """One sample: Y (n, u), z (n,), all rows at once (Xu eq. 8–11 with R = diag(r))."""
-        if self._diag is None or self._diag[0].size != Y.shape[0]:
-            self._ensure_diag(Y.shape[0])
+    def update(self, Y: np.ndarray, z: np.ndarray, samples: int = 1) -> None:
+        """Y (rows, u), z (rows,): one sample's joint equations (Xu eq. 8–11 with R = diag(r)), or
+        the rows of `samples` consecutive samples stacked in time order."""
+        m = Y.shape[0]
         P = self.P
-        PYt = P @ Y.T
-        S = Y @ PYt
-        S[self._diag] += self.row_variance if self.row_variance.size > 1 else self.row_variance[0]
-        S_inv = np.linalg.inv(S)
-        e = z - Y @ self.theta
-        K = PYt @ S_inv
-        self.theta += K @ e
-        if self.joseph:
-            # Joseph form: stays symmetric positive definite under round-off when the prior P0 is far
-            # larger than what the data leave (the plain P − K Y P then loses definiteness and diverges).
-            A = self._eye - K @ Y
-            self.P = P = A @ P @ A.T + (K * self._r_vec(Y.shape[0])) @ K.T
-        else:
-            P -= K @ PYt.T
+        G = P @ Y.T                                     # (u, m)
+        S = Y @ G
+        S.flat[::m + 1] += self._variances(m, samples)
+        L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError("innovation covariance not positive definite")
+        Li, _ = lapack.dtrtri(L, lower=1, overwrite_c=1)
+        w = Li @ (z - Y @ self.theta)
+        H = G @ Li.T
+        self.theta += H @ w
+        P -= H @ H.T
         if self.forgetting != 1.0:
-            P /= self.forgetting
-        self.cost += float(e @ S_inv @ e)
-        self.rows += Y.shape[0]
-        self.samples += 1
-
-    def _r_vec(self, n: int) -> np.ndarray:
-        return self.row_variance if self.row_variance.size > 1 else np.full(n, self.row_variance[0])
+            P /= self.forgetting ** samples
+        self.cost += float(w @ w)
+        self.rows += m
+        self.samples += samples
 
     def update_rows(self, Y: np.ndarray, z: np.ndarray) -> None:
-        """The same update as n rank-one steps (no matrix inverse): for samples with many rows."""
+        """The same update as n rank-one steps (no matrix factorisation)."""
         theta, P = self.theta, self.P
         r = self.row_variance
         cost = 0.0
