@@ -122,7 +122,7 @@ def test_limit_check_finds_violations_on_a_dense_grid(ur10):
 
 
 # -- optimization ---------------------------------------------------------------------------------
-from payload_id_core.excitation import bundled_trajectories, design_cartesian_limits  # noqa: E402
+from payload_id_core.excitation import bundled_trajectories, check_trajectory, design_cartesian_limits  # noqa: E402
 from payload_id_core.excitation_design import (  # noqa: E402
     ExcitationDesign, RegressorMetrics, evaluate_trajectory, optimize_excitation, random_feasible,
 )
@@ -184,11 +184,78 @@ def test_bundled_trajectories_respect_limits_on_1ms_grid_and_rest_at_ends(name):
 
 def test_bundled_payload_trajectory_conditioning(ur10):
     traj = load_trajectory("ur10_payload")
-    m = evaluate_trajectory(ur10, traj, traj.design["frame"], n_samples=500)
+    # evaluated with the row weights it was designed with (older designs: rows / effort limit)
+    noise = traj.design.get("noise_std", np.asarray(ur10.limits.effort))
+    m = evaluate_trajectory(ur10, traj, traj.design["frame"], n_samples=500, noise_std=noise)
     assert m["payload_cond"] == pytest.approx(traj.design["payload_cond"], rel=0.05)
     assert m["payload_cond"] < 40
-    base = evaluate_trajectory(ur10, load_trajectory("ur10_base"), n_samples=500)
-    assert base["base_cond"] < 100
+
+
+def test_bundled_base_trajectory_meets_xu_rule_of_thumb_in_si_units(ur10):
+    """Xu 2024 §4.2: rows / per-joint noise std (the design's Λ0 estimate), columns NOT scaled, < 100."""
+    traj = load_trajectory("ur10_base")
+    noise = np.array(traj.design["noise_std"])
+    m = evaluate_trajectory(ur10, traj, n_samples=500, noise_std=noise)
+    assert m["base_cond"] == pytest.approx(traj.design["base_cond"], rel=0.05)
+    assert m["base_cond"] < 100
+    # the unit-column figure is a different, much smaller number: the two must not be confused
+    assert m["base_cond_unit_columns"] < m["base_cond"] / 3
+
+
+def test_si_condition_number_is_invariant_to_a_common_noise_scale_but_not_to_column_units(ur10):
+    traj = load_trajectory("ur10_base")
+    noise = np.array(traj.design["noise_std"])
+    a = evaluate_trajectory(ur10, traj, n_samples=200, noise_std=noise)
+    b = evaluate_trajectory(ur10, traj, n_samples=200, noise_std=7.0 * noise)
+    assert b["base_cond"] == pytest.approx(a["base_cond"], rel=1e-9)
+    # reweighting one joint changes the SI figure; unit columns hide nothing of this kind
+    c = evaluate_trajectory(ur10, traj, n_samples=200, noise_std=noise * [1, 1, 1, 1, 1, 100])
+    assert c["base_cond"] > 2 * a["base_cond"]
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_bundled_trajectories_move_every_joint(name):
+    """Base parameters of a joint that barely moves are identified from nothing: every moving joint
+    reaches >= 30 % of its margin-reduced velocity limit (joints outside a subset design hold still)."""
+    traj = load_trajectory(name)
+    model = RobotModel.from_urdf(traj.design["urdf"])
+    traj = traj.for_model(list(model.joint_names))
+    limits = MotionLimits.from_model(model, margin=0.05)
+    _, qd, _ = traj.evaluate(traj.time_grid(1e-3))
+    peak = np.abs(qd).max(axis=0) / limits.velocity
+    moving = [model.joint_names.index(j) for j in traj.design["moving_joints"]]
+    held = [j for j in range(model.n) if j not in moving]
+    assert peak[moving].min() >= 0.3, dict(zip(model.joint_names, peak.round(2)))
+    assert np.all(peak[held] == 0.0)
+    assert (name == "ur10_ft_wrist") == bool(held)
+
+
+def test_velocity_excitation_constraint_forces_a_joint_to_move(ur10):
+    """Every moving joint reaches the requested RMS velocity (peak >= RMS), within all limits."""
+    limits = MotionLimits.from_model(ur10, margin=0.05)
+    design = ExcitationDesign(ur10, limits, objective="payload", frame="tool0", harmonics=3, n_samples=60,
+                              n_constraint_samples=100, min_rms_velocity_fraction=0.3)
+    result = optimize_excitation(design, seeds=1, maxiter=20)
+    _, qd, _ = result.trajectory.evaluate(result.trajectory.time_grid(1e-3))
+    rms = np.sqrt((qd**2).mean(axis=0)) / limits.velocity
+    assert rms.min() >= 0.3 * 0.99
+    assert (np.abs(qd).max(axis=0) / limits.velocity).min() >= 0.3 * 0.99
+    assert limit_violations(result.trajectory, ur10, limits, dt=1e-3) == []
+    # more RMS velocity than a limit-respecting sine can give (0.707) is refused up front
+    with pytest.raises(PayloadIdError, match="RMS velocity fraction"):
+        ExcitationDesign(ur10, limits, min_rms_velocity_fraction=0.8)
+
+
+def test_check_trajectory_checks_joint_and_design_cartesian_limits(ur10):
+    traj = load_trajectory("ur10_payload")
+    check_trajectory(traj, ur10)                      # as designed: passes
+    table_high = FourierTrajectory.from_dict({**traj.to_dict(), "design": {
+        **traj.design, "cartesian": [{"frame": "tool0", "axis": "z", "lower": 1.3}]}})
+    with pytest.raises(PayloadIdError, match="tool0 z = .* below 1.3 m"):
+        check_trajectory(table_high, ur10)
+    tight = MotionLimits.from_model(ur10, margin=0.05, acceleration=1.0)
+    with pytest.raises(PayloadIdError, match="acceleration"):
+        check_trajectory(traj, ur10, tight)
 
 
 def test_cli_writes_a_trajectory_within_limits(tmp_path, ur10):

@@ -460,6 +460,30 @@ def check_limits(trajectory: FourierTrajectory, model, limits: MotionLimits,
                              "regenerate it with payload-id excite for these limits, or lower the margin")
 
 
+def design_limits(trajectory: FourierTrajectory, model) -> MotionLimits:
+    """The joint limits a trajectory was designed for: the URDF's, with the margin and acceleration
+    limits of its design block (defaults: 5 % margin, the robot's default acceleration limits)."""
+    margin = float(trajectory.design.get("margin", 0.05))
+    acc = trajectory.design.get("acceleration_limits")
+    if acc is not None:
+        acc = np.asarray(acc, dtype=float)
+        if acc.shape != (model.n,):
+            acc = None
+        else:
+            acc = acc / (1.0 - margin)  # the design block stores them with the margin applied
+    return MotionLimits.from_model(model, margin=margin, acceleration=acc)
+
+
+def check_trajectory(trajectory: FourierTrajectory, model, limits: MotionLimits | None = None,
+                     dt: float = 1e-3) -> None:
+    """Raise PayloadIdError unless `trajectory` respects, on a `dt` (1 ms) grid, the joint limits
+    (`limits`, default `design_limits`: the URDF's with the design margin) AND the Cartesian limits
+    of its design block (e.g. the tool above the table). What a player calls before sending it."""
+    if limits is None:
+        limits = design_limits(trajectory, model)
+    check_limits(trajectory, model, limits, design_cartesian_limits(trajectory), dt)
+
+
 # -- playback -----------------------------------------------------------------------------------
 # Peak speed and acceleration of the rest-to-rest quintic s(u) = 10u³ - 15u⁴ + 6u⁵ per unit distance and time.
 _QUINTIC_PEAK_VEL = 1.875

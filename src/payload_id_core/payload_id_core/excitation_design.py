@@ -10,13 +10,24 @@ Objectives (all minimised; each is evaluated on `n_samples` points of one period
   identification needs (Khalil 2007 §III; Xu 2024 eq. 15's unknowns).
 - ``dopt``: D-optimality, -log det(Yᵀ Y / N) of the base regressor with friction (Swevers 1997).
 
-Scaling. Xu 2024 §4.2 weights the stacked regressor's rows by Λ0^(-1/2), the inverse torque noise
-of each joint. Before data exist we take each joint's noise proportional to its effort limit (rows
-divided by the effort limit). Columns: the base regressor's are scaled to unit norm, so its condition
-number does not depend on the parameters' units (Gautier's practice; the unscaled figure is reported
-too, as `base_cond_unscaled_columns`). The payload regressor's columns are expressed for a payload of
-characteristic size L (default 0.1 m): φ_L in kg, kg·L, kg·L². Unit-norm scaling there would hide
-exactly what payload identification suffers from, a weak inertia signal next to the mass's.
+Scaling (Xu 2024 §4.2, eq. 18). Xu weights the stacked regressor's rows by Λ0^(-1/2), Λ0 the
+per-joint torque noise covariance estimated from the OLS residuals R0 = τ - Y π_ols of a first run,
+and does not scale columns: parameters stay in SI units. That is the default here (`column_scaling
+='none'`), so `base_cond` is comparable with Xu's 79.67. The noise std per joint (`noise_std`) is,
+in order of preference: given (e.g. `noise_std_from_run`, which is Xu's Λ0 from a simulated run),
+the `torque_noise_std` of the robot's simulation profile config/sim_<robot>.yaml (measured on real
+UR data), otherwise proportional to the joint's effort limit (a proxy: only ratios matter for a
+condition number). `column_scaling='unit'` scales the base columns to unit norm instead (Gautier's
+unit-free figure; always reported as `base_cond_unit_columns`). The payload regressor's columns
+are expressed for a payload of characteristic size L (default 0.1 m): φ_L in kg, kg·L, kg·L².
+Unit-norm scaling there would hide exactly what payload identification suffers from, a weak
+inertia signal next to the mass's.
+
+Every joint must move: base parameters of a joint that barely turns are identified from nothing
+(a base trajectory that left the shoulder pan at 0.14 rad/s gave 168 N·m validation RMSE on it).
+Each moving joint's RMS velocity is kept at or above `min_rms_velocity_fraction` of its
+(margin-reduced) velocity limit. With the rest-coordinate basis orthonormal, the RMS velocity of
+joint j over a period is ||z_j|| / sqrt(2) (Parseval), a smooth quadratic constraint; peak ≥ RMS.
 
 Constraints. q, q̇, q̈ are linear in the null-space coordinates z of excitation.rest_basis, so the
 joint position, velocity and acceleration limits on a coarse grid are linear inequalities (exact
@@ -44,6 +55,7 @@ from payload_id_core.excitation import (
 )
 
 OBJECTIVES = ("base", "xu", "payload", "dopt")
+COLUMN_SCALINGS = ("none", "unit")
 
 
 @contextmanager
@@ -117,15 +129,68 @@ def payload_column_scale(size_m: float) -> np.ndarray:
     return np.array([1.0] + [size_m] * 3 + [size_m**2] * 6)
 
 
+def profile_noise_std(model) -> tuple[np.ndarray | None, str]:
+    """Per-joint torque noise std (N·m) of the robot's simulation profile config/sim_<robot>.yaml
+    (measured on real data), or (None, reason) when no profile matches the robot."""
+    from payload_id_core.excitation import robot_key  # noqa: PLC0415
+
+    key = robot_key(model)
+    try:
+        from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
+
+        prof = load_profile(key, model.n)
+    except PayloadIdError:
+        return None, f"no simulation profile sim_{key}.yaml"
+    std = np.asarray(prof.torque_noise_std, dtype=float)
+    if std.shape != (model.n,) or not np.all(std > 0):
+        return None, f"profile sim_{key}.yaml has no positive torque_noise_std"
+    return std, f"torque_noise_std of {Path(prof.source).name}"
+
+
+def default_noise_std(model) -> tuple[np.ndarray, str]:
+    """(n,) N·m torque noise used to weight rows before any data exist, and where it came from."""
+    std, source = profile_noise_std(model)
+    if std is not None:
+        return std, source
+    effort = np.asarray(model.limits.effort, dtype=float)
+    effort = np.where(np.isfinite(effort) & (effort > 0), effort, 1.0)
+    return 0.01 * effort, "1 % of the URDF effort limit (proxy: no measured noise for this robot)"
+
+
+def noise_std_from_run(model, trajectory, profile: str = "ur10", seed: int = 0) -> np.ndarray:
+    """Xu 2024 §4.2's Λ0: per-joint std of the OLS torque residuals R0 = τ - Y π_ols on a simulated run
+    of `trajectory` (payload_id_core.sim, `profile`), Y = base + free rotor inertia + linear friction.
+    diag(Λ0) = Σ_k R0_jk² / (N - p/n) per joint j (Xu's N - p, per joint rows)."""
+    from payload_id_core.base_params import compute_base_parameters  # noqa: PLC0415
+    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.friction import make_friction_model  # noqa: PLC0415
+    from payload_id_core.identification import full_regressor, rotor_structure  # noqa: PLC0415
+    from payload_id_core.sim import simulate  # noqa: PLC0415
+
+    rec = simulate(model, trajectory, None, profile, seed=seed)
+    sig = conditioned_signals(rec, list(model.joint_names), source="commanded")
+    base = compute_base_parameters(model)
+    fric = make_friction_model("linear", list(model.joint_names))
+    y = full_regressor(model, base, rotor_structure(model, base), fric, sig.q, sig.qd, sig.qdd)
+    a = y.reshape(-1, y.shape[2])
+    tau = np.asarray(sig.tau, dtype=float)
+    pi = np.linalg.lstsq(a, tau.reshape(-1), rcond=None)[0]
+    r = tau - (a @ pi).reshape(tau.shape)
+    dof = r.shape[0] - y.shape[2] / model.n
+    return np.sqrt((r**2).sum(axis=0) / dof)
+
+
 class RegressorMetrics:
     """Condition numbers and D-optimality of one robot's regressors for given motion.
 
     Built once per robot (base parameters, friction model, row weights); `evaluate(q, qd, qdd)` is the
-    inner loop of the optimizer.
+    inner loop of the optimizer. Rows are divided by `noise_std` (Xu 2024's Λ0^(-1/2); default
+    `default_noise_std`); `row_weights` overrides that directly. `column_scaling` 'none' (Xu, SI
+    units) or 'unit' decides what `base_cond` and the sub-regressor figures mean.
     """
 
     def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
-                 payload_size_m: float = 0.1):
+                 payload_size_m: float = 0.1, noise_std=None, column_scaling: str = "none"):
         from payload_id_core.base_params import compute_base_parameters  # noqa: PLC0415
         from payload_id_core.friction import make_friction_model  # noqa: PLC0415
 
@@ -134,10 +199,20 @@ class RegressorMetrics:
         model.frame_id(self.frame)
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
-        effort = np.asarray(model.limits.effort, dtype=float)
-        if row_weights is None:
-            row_weights = 1.0 / np.where(np.isfinite(effort) & (effort > 0), effort, 1.0)
-        self.row_weights = np.asarray(row_weights, dtype=float)
+        if column_scaling not in COLUMN_SCALINGS:
+            raise PayloadIdError(f"unknown column scaling '{column_scaling}'", f"use one of {', '.join(COLUMN_SCALINGS)}")
+        self.column_scaling = column_scaling
+        if row_weights is not None:
+            self.noise_std, self.noise_source = 1.0 / np.asarray(row_weights, dtype=float), "given row weights"
+        elif noise_std is not None:
+            self.noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), (model.n,)).copy()
+            self.noise_source = "given"
+        else:
+            self.noise_std, self.noise_source = default_noise_std(model)
+        if self.noise_std.shape != (model.n,) or not np.all(np.isfinite(self.noise_std) & (self.noise_std > 0)):
+            raise PayloadIdError(f"torque noise std {np.asarray(self.noise_std).tolist()} is not one positive value "
+                                 f"per joint", "give positive N·m values, one per joint")
+        self.row_weights = 1.0 / self.noise_std
         if not payload_size_m > 0:
             raise PayloadIdError(f"payload size {payload_size_m} m is not positive", "use e.g. 0.1 m")
         self.payload_scale = payload_column_scale(payload_size_m)
@@ -161,7 +236,10 @@ class RegressorMetrics:
         return full.reshape(-1, full.shape[2]), pay.reshape(-1, 10)
 
     def evaluate(self, q, qd, qdd, only: str | None = None) -> dict:
-        """Every figure (or, with `only` = an objective name, just what that objective needs)."""
+        """Every figure (or, with `only` = an objective name, just what that objective needs).
+
+        `base_cond` and the Xu sub-regressor figures use the instance's column scaling;
+        `base_cond_si` (no column scaling, Xu 2024) and `base_cond_unit_columns` are both reported."""
         full, pay = self.matrices(q, qd, qdd)
         out = {}
         if only in (None, "payload"):
@@ -174,10 +252,11 @@ class RegressorMetrics:
             out["logdet"] = float(logdet) if sign > 0 else -math.inf
             if only:
                 return out
-        gs = _unit_gram(g)
+        gs = _unit_gram(g) if self.column_scaling == "unit" else g
         out["base_cond"] = _cond_gram(gs)
         if only is None:
-            out["base_cond_unscaled_columns"] = _cond_gram(g)
+            out["base_cond_si"] = out["base_cond"] if self.column_scaling == "none" else _cond_gram(g)
+            out["base_cond_unit_columns"] = out["base_cond"] if self.column_scaling == "unit" else _cond_gram(_unit_gram(g))
         if only == "base":
             return out
         for name, idx in self.groups.items():
@@ -219,6 +298,9 @@ class ExcitationDesign:
     n_constraint_samples: int = 200              # coarse grid of the limits during optimization
     friction: str = "linear"
     payload_size_m: float = 0.1                  # characteristic payload size for the payload objective's scaling
+    noise_std: np.ndarray | None = None          # N·m per joint, rows / noise (Xu Λ0); default default_noise_std
+    column_scaling: str = "none"                 # 'none' (Xu 2024, SI units) or 'unit' for base/xu objectives
+    min_rms_velocity_fraction: float = 0.25      # each moving joint's RMS velocity >= this x its velocity limit
 
     def __post_init__(self) -> None:
         m = self.model
@@ -240,6 +322,12 @@ class ExcitationDesign:
         if self.harmonics < 2:
             raise PayloadIdError(f"{self.harmonics} harmonic(s) cannot start and end at rest",
                                  "use --harmonics 2 or more (5 is usual)")
+        if self.column_scaling not in COLUMN_SCALINGS:
+            raise PayloadIdError(f"unknown column scaling '{self.column_scaling}'",
+                                 f"use one of {', '.join(COLUMN_SCALINGS)}")
+        if not 0.0 <= self.min_rms_velocity_fraction < 1.0 / math.sqrt(2.0):
+            raise PayloadIdError(f"minimum RMS velocity fraction {self.min_rms_velocity_fraction} is outside "
+                                 "[0, 0.707)", "use e.g. 0.25 (a sine reaching the limit has RMS 0.707 of it)")
         if self.joints is None:
             self.moving = np.arange(m.n)
         else:
@@ -365,6 +453,34 @@ def _cartesian_constraints(design: ExcitationDesign, tightening_m: float = 0.005
     return cons
 
 
+def rms_velocity(design: ExcitationDesign, x: np.ndarray) -> np.ndarray:
+    """(moving,) RMS velocity of each moving joint over one period: ||z_j|| / sqrt(2) (Parseval; the
+    rest basis is orthonormal, so ||z_j|| = ||[a_j, b_j]||)."""
+    z = np.asarray(x, float).reshape(design.moving.size, design.r)
+    return np.linalg.norm(z, axis=1) / math.sqrt(2.0)
+
+
+def _velocity_excitation_constraint(design: ExcitationDesign):
+    """SLSQP 'ineq' g(x) >= 0: (RMS velocity_j / v_j)² - f² for each moving joint (smooth, exact Jacobian)."""
+    f = design.min_rms_velocity_fraction
+    if f <= 0:
+        return []
+    v = design.limits.velocity[design.moving]
+    k, r = design.moving.size, design.r
+    rows = np.repeat(np.arange(k), r)
+
+    def fun(x):
+        z = np.asarray(x, float).reshape(k, r)
+        return 0.5 * (z**2).sum(axis=1) / v**2 - f**2
+
+    def jac(x):
+        j = np.zeros((k, k * r))
+        j[rows, np.arange(k * r)] = np.asarray(x, float) / np.repeat(v**2, r)
+        return j
+
+    return [{"type": "ineq", "fun": fun, "jac": jac}]
+
+
 def _shrink_until_feasible(design: ExcitationDesign, x: np.ndarray, dt: float, max_steps: int = 40):
     """Scale x toward the offset pose until the dense-grid check passes (q - q0, q̇, q̈ all scale with x)."""
     for _ in range(max_steps):
@@ -401,11 +517,14 @@ def optimize_excitation(design: ExcitationDesign, seeds: int = 3, seed: int = 0,
 
 def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log) -> DesignResult:
     start = time.perf_counter()
-    metrics = RegressorMetrics(design.model, design.frame, design.friction, payload_size_m=design.payload_size_m)
+    metrics = RegressorMetrics(design.model, design.frame, design.friction, payload_size_m=design.payload_size_m,
+                               noise_std=design.noise_std, column_scaling=design.column_scaling)
     t_obj = np.linspace(0.0, design.duration, design.n_samples, endpoint=False)
     a_lin, ub_lin = _linear_limit_constraints(design, tightening)
     cons = [{"type": "ineq", "fun": lambda x: ub_lin - a_lin @ x, "jac": lambda x: -a_lin}]
     cons += _cartesian_constraints(design)
+    cons += _velocity_excitation_constraint(design)
+    v_min = design.min_rms_velocity_fraction * design.limits.velocity[design.moving]
 
     def f(x):
         try:
@@ -432,23 +551,38 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
             continue
         feasible += 1
         value = fval(x)
+        # 1 % slack: the 1 ms shrink may take a little off the RMS velocity the optimizer reached
+        moves = bool(np.all(rms_velocity(design, x) >= 0.99 * v_min))
         if log:
-            log(f"seed {tried}: objective {value:.4g} ({res.message})")
-        if best is None or value < best[0]:
-            best = (value, x)
+            log(f"seed {tried}: objective {value:.4g}, every joint moves: {moves} ({res.message})")
+        if best is None or (moves, -value) > (best[2], -best[0]):
+            best = (value, x, moves)
     if best is None:
         raise PayloadIdError(
             "no trajectory satisfies the joint and Cartesian limits on the 1 ms grid",
             "relax the limits (margin, Cartesian bounds) or change the start pose")
-    value, x = best
+    value, x, moves = best
+    if not moves:
+        rms = rms_velocity(design, x)
+        slow = [f"{design.model.joint_names[j]} {v:.3g} rad/s < {m:.3g}"
+                for j, v, m in zip(design.moving, rms, v_min) if v < 0.99 * m]
+        raise PayloadIdError(
+            f"the limits are too tight for the duration to move every joint at RMS velocity >= "
+            f"{design.min_rms_velocity_fraction:g} x its limit: {'; '.join(slow)}",
+            "lengthen --duration, relax the acceleration/position limits or --margin, or lower "
+            "--min-velocity-fraction")
     final = metrics.evaluate(*design.motion(x, np.linspace(0.0, design.duration, 1000, endpoint=False)))
-    key = {"base": "base_cond", "xu": "base_cond", "dopt": "base_cond", "payload": "payload_cond"}[design.objective]
+    # Refusal on the unit-column figure: it says whether parameters are excited at all, whatever their units.
+    key = {"base": "base_cond_unit_columns", "xu": "base_cond_unit_columns", "dopt": "base_cond_unit_columns",
+           "payload": "payload_cond"}[design.objective]
     if not final[key] < max_cond:
         raise PayloadIdError(
             f"the best trajectory within these limits leaves the {key.replace('_', ' ')} at {final[key]:.3g} "
             f"(> {max_cond:g}): the limits are too tight for the duration to excite the parameters",
             "lengthen --duration, relax the velocity/acceleration limits or --margin, or move more joints")
     seconds = time.perf_counter() - start
+    _, qd_dense, _ = design.motion(x, design.trajectory(x).time_grid(1e-3))
+    peak_fraction = np.abs(qd_dense).max(axis=0) / design.limits.velocity
     info = {
         "objective": design.objective,
         "objective_value": float(value),
@@ -459,15 +593,22 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         "first_moment_cond": final["first_moment_cond"],
         "friction_cond": final["friction_cond"],
         "logdet": final["logdet"],
-        "base_cond_unscaled_columns": final["base_cond_unscaled_columns"],
+        "base_cond_si": final["base_cond_si"],
+        "base_cond_unit_columns": final["base_cond_unit_columns"],
+        "noise_std": [float(v) for v in metrics.noise_std],
+        "noise_source": metrics.noise_source,
+        "column_scaling": design.column_scaling,
+        "min_rms_velocity_fraction": design.min_rms_velocity_fraction,
+        "peak_velocity_fraction": [float(v) for v in peak_fraction],
         "frame": metrics.frame,
         "moving_joints": [design.model.joint_names[j] for j in design.moving],
         "margin": design.limits.margin,
         "acceleration_limits": [float(a) for a in design.limits.acceleration],
         "acceleration_limits_source": design.limits.acceleration_source,
         "cartesian": [c.to_dict() for c in design.cartesian],
-        "scaling": "rows / effort limit (Xu 2024 sec. 4.2 Lambda0^-1/2 proxy); base columns to unit norm; "
-                   f"payload columns in kg, kg*L, kg*L^2 with L = {design.payload_size_m:g} m",
+        "scaling": "rows / torque noise std (Xu 2024 sec. 4.2 Lambda0^-1/2); base columns "
+                   + ("in SI units (unscaled)" if design.column_scaling == "none" else "to unit norm")
+                   + f"; payload columns in kg, kg*L, kg*L^2 with L = {design.payload_size_m:g} m",
         "samples": design.n_samples,
         "seeds": tried,
         "seconds": round(seconds, 2),
@@ -477,8 +618,10 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
 
 
 def evaluate_trajectory(model, trajectory: FourierTrajectory, frame: str | None = None, n_samples: int = 1000,
-                        friction: str = "linear", payload_size_m: float = 0.1) -> dict:
-    """Condition numbers (same scaling as the optimizer) of a trajectory sampled at n_samples points."""
+                        friction: str = "linear", payload_size_m: float = 0.1, noise_std=None,
+                        column_scaling: str = "none") -> dict:
+    """Condition numbers (same scaling as the optimizer's defaults) of a trajectory sampled at n_samples points."""
     traj = trajectory.for_model(list(model.joint_names))
     t = np.linspace(0.0, traj.duration, n_samples, endpoint=False)
-    return RegressorMetrics(model, frame, friction, payload_size_m=payload_size_m).evaluate(*traj.evaluate(t))
+    return RegressorMetrics(model, frame, friction, payload_size_m=payload_size_m, noise_std=noise_std,
+                            column_scaling=column_scaling).evaluate(*traj.evaluate(t))

@@ -41,6 +41,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--height-frame", default=None, help="frame for --min/max-height (default: payload frame)")
     parser.add_argument("--payload-size", type=float, default=0.1,
                         help="m, characteristic payload size scaling the payload objective (default 0.1)")
+    parser.add_argument("--noise-std", default=None,
+                        help="torque noise std per joint weighting the rows (Xu 2024 Λ0^-1/2): comma-separated N·m "
+                             "(one or one per joint) or a simulation profile name/YAML whose torque_noise_std to use "
+                             "(default: the robot's config/sim_<robot>.yaml if any, else 1 %% of the effort limit)")
+    parser.add_argument("--column-scaling", choices=["none", "unit"], default="none",
+                        help="base/xu objectives: none = SI units as Xu 2024 (default), unit = unit-norm columns")
+    parser.add_argument("--min-velocity-fraction", type=float, default=0.25,
+                        help="every moving joint's RMS velocity >= this x its velocity limit (default 0.25)")
     parser.add_argument("--seeds", type=int, default=3, help="random starts (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--maxiter", type=int, default=60, help="SLSQP iterations per start (default 60)")
@@ -73,9 +81,22 @@ def run(args) -> int:
     if args.joints:
         joints = [j.strip() for j in args.joints.split(",") if j.strip()]
     offsets = None if args.offsets is None else _floats(args.offsets)
+    noise = None
+    if args.noise_std is not None:
+        try:
+            noise = _floats(args.noise_std)
+        except PayloadIdError:
+            from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
+
+            noise = list(load_profile(args.noise_std, model.n).torque_noise_std)
+        if len(noise) not in (1, model.n) or not all(v > 0 for v in noise):
+            raise PayloadIdError(f"--noise-std gives {noise} for {model.n} joints",
+                                 "give one positive N·m value or one per joint, or a simulation profile name")
     design = ExcitationDesign(model, limits, objective=args.objective, frame=frame, duration=args.duration,
                               harmonics=args.harmonics, base_frequency_hz=args.base_frequency, offsets=offsets,
-                              joints=joints, cartesian=cartesian, payload_size_m=args.payload_size)
+                              joints=joints, cartesian=cartesian, payload_size_m=args.payload_size,
+                              noise_std=noise, column_scaling=args.column_scaling,
+                              min_rms_velocity_fraction=args.min_velocity_fraction)
     result = optimize_excitation(design, seeds=args.seeds, seed=args.seed, maxiter=args.maxiter,
                                  log=lambda m: print(m, file=sys.stderr))
     traj = result.trajectory
@@ -88,7 +109,8 @@ def run(args) -> int:
         if len(sys.argv) > 2 and sys.argv[1] == "excite" else None
     traj.save(args.out)
     m = result.metrics
-    print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, base cond {m['base_cond']:.4g}, "
+    print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, base cond {m['base_cond']:.4g} "
+          f"(unit columns {m['base_cond_unit_columns']:.4g}), "
           f"payload cond {m['payload_cond']:.4g}, Xu eq. 18 sum {m['xu']:.4g} ({result.seconds:.1f} s, "
           f"{result.seeds_feasible}/{result.seeds_tried} starts feasible)")
     return 0
