@@ -195,17 +195,54 @@ def test_conditioned_signals_measured_and_decimated():
     rec = Recording(JointSamples(t, ["j1", "j2"], q + rng.normal(0, 1e-5, q.shape), None,
                                  np.column_stack([np.sin(t), np.cos(t)]) + rng.normal(0, 0.05, q.shape)))
     sig = cond.conditioned_signals(rec, ["j1", "j2"], source="measured")
-    inner = slice(500, -500)
+    # 10 Hz filter: the first and last 3/10 s are dropped (filter and differentiation transients).
+    k = np.searchsorted(t, sig.t)
+    np.testing.assert_array_equal(t[k], sig.t)
+    assert sig.t[0] == pytest.approx(0.3, abs=1 / rate) and sig.t[-1] == pytest.approx(t[-1] - 0.3, abs=1 / rate)
     assert sig.delay_used == 0.0
-    np.testing.assert_allclose(sig.q[inner], q[inner], atol=5e-5)
-    np.testing.assert_allclose(sig.qd[inner], qd[inner], atol=3e-3)
-    np.testing.assert_allclose(sig.qdd[inner], qdd[inner], atol=0.1)
+    np.testing.assert_allclose(sig.q, q[k], atol=5e-5)
+    np.testing.assert_allclose(sig.qd, qd[k], atol=3e-3)
+    np.testing.assert_allclose(sig.qdd, qdd[k], atol=0.1)
     # Torque noise 0.05 N·m is reduced by the 10 Hz filter (about sqrt(10/250)).
-    assert np.std(sig.tau[inner, 0] - np.sin(t[inner])) < 0.02
+    assert np.std(sig.tau[:, 0] - np.sin(sig.t)) < 0.02
     dec = cond.conditioned_signals(rec, ["j1", "j2"], source="measured", decimate=5)
-    assert len(dec) == t.size // 5
-    np.testing.assert_allclose(dec.t, t[::5])
-    np.testing.assert_allclose(dec.qd[100:-100], qd[::5][100:-100], atol=3e-3)
+    assert len(dec) == -(-len(sig) // 5)
+    np.testing.assert_allclose(dec.t, sig.t[::5])
+    kd = np.searchsorted(t, dec.t)
+    np.testing.assert_allclose(dec.qd[20:-20], qd[kd][20:-20], atol=3e-3)
+
+
+@pytest.mark.parametrize("rate, cutoff", [(500.0, 10.0), (100.0, 5.0)])
+def test_filter_edges_are_trimmed(rate, cutoff):
+    """Motion at both ends of the record (the worst case): zero-phase filtering and one-sided
+    differences there give accelerations wrong by several times their RMS. The pipeline drops
+    3/cutoff s at each end, after which q̈ is within 1 % of its RMS."""
+    t = np.arange(0, 20, 1 / rate)
+    w = 2 * np.pi * np.array([0.3, 0.5, 1.1])
+    q = np.column_stack([0.5 * np.sin(w[0] * t + 0.3), 0.4 * np.cos(w[1] * t + 1), 0.2 * np.sin(w[2] * t + 2)])
+    qdd = -q * w ** 2
+    rms = np.sqrt(np.mean(qdd ** 2))
+    names = ["a", "b", "c"]
+    rec = Recording(JointSamples(t, names, q, None, np.zeros_like(q)))
+    untrimmed = cond.filtered_derivatives(t, q, cutoff)[2]
+    assert np.abs(untrimmed - qdd)[0].max() > 1.5 * rms              # what the ends would give
+    sig = cond.conditioned_signals(rec, names, source="measured", cutoff_hz=cutoff)
+    edge = 3.0 / cutoff
+    assert sig.t[0] == pytest.approx(edge, abs=1 / rate) and sig.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
+    k = np.searchsorted(t, sig.t)
+    assert np.abs(sig.qdd - qdd[k]).max() < 0.01 * rms
+    assert any(f"within {edge:.3g} s of the ends dropped" in n for n in sig.notes)
+    # The same trimming for a stand-in command smoothed from measured positions (torques filtered alike).
+    rec.commanded = [cond.smoothed_trajectory(t, q, names, cutoff)]
+    cmd = cond.conditioned_signals(rec, names, source="commanded", delay=0.0)
+    assert cmd.t[0] == pytest.approx(edge, abs=1 / rate) and cmd.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
+    assert np.abs(cmd.qdd - qdd[np.searchsorted(t, cmd.t)]).max() < 0.01 * rms
+    assert any(f"torques low-pass filtered at {cutoff:g} Hz" in n for n in cmd.notes)
+    # Too short for its filter: a clear refusal, not a few corrupt samples.
+    short = Recording(JointSamples(t[: int(1.5 * edge * rate)], names, q[: int(1.5 * edge * rate)], None,
+                                   np.zeros((int(1.5 * edge * rate), 3))), source="short.bag")
+    with pytest.raises(PayloadIdError, match="short.bag.*not trusted"):
+        cond.conditioned_signals(short, names, source="measured", cutoff_hz=cutoff)
 
 
 def test_conditioned_signals_bad_input():

@@ -7,8 +7,8 @@ import pytest
 
 from payload_id_core import conditioning as cond
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, UR_JOINT_NAMES,
-                                   read_ur_csv)
+from payload_id_core.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
+                                   UR_JOINT_NAMES, read_ur_csv)
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"
 FILES = ["ur-20_01_31-load.csv", "ur-20_01_31-unload.csv", "ur-20_02_19_14harm50sec.csv",
@@ -27,10 +27,15 @@ def test_reads_every_real_file(name):
     assert np.median(np.diff(j.t)) == pytest.approx(0.010, abs=5e-4)   # about 100 Hz
     assert np.abs(j.q).max() < 2 * np.pi                               # radians, within UR joint range
     assert MEASURED_AS_COMMANDED_NOTE in rec.notes
+    # The stand-in command: smoothed measured positions on a uniform grid at the median rate,
+    # covering the recording to within one step, flagged for the torque filter.
     (cmd,) = rec.commanded
-    np.testing.assert_array_equal(cmd.positions, j.q)
-    np.testing.assert_array_equal(cmd.velocities, j.qd)
-    assert cmd.start_time + cmd.time_from_start[-1] == pytest.approx(j.t[-1], abs=1e-9)
+    assert cmd.smoothing_cutoff_hz == SMOOTHING_CUTOFF_HZ
+    step = np.diff(cmd.time_from_start)
+    assert np.ptp(step) < 1e-9 and step[0] == pytest.approx(np.median(np.diff(j.t)), rel=1e-9)
+    assert cmd.start_time == j.t[0] and 0 <= j.t[-1] - cmd.end_time < step[0]
+    q_cmd = cond.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)[0]
+    assert np.abs(q_cmd - j.q)[50:-50].max() < 2e-3          # the filter keeps the motion (rad)
     # The validation files are static poses (the velocity columns are zero): the reader says so.
     static = any("does not move" in n for n in rec.notes)
     assert static == name.startswith("validation")
@@ -76,21 +81,51 @@ def test_corrupt_logger_rows_and_cut_last_line_are_dropped_with_notes():
     assert np.abs(rec.joints.tau).max() < 250.0   # no garbage values (1e154 in the dropped rows)
 
 
+def test_stand_in_command_is_smooth_between_its_points():
+    """The controller's quintic segments between the stand-in's points must not ring. Points with
+    raw positions and velocities but filtered accelerations (the former reader) gave 68-102 rad/s²
+    spikes between 10 ms points, 150-200x the motion's RMS acceleration of 0.4-0.5 rad/s²."""
+    rec = read_ur_csv(DATA / "ur-20_02_19_15harm50sec.csv", README_DRIVE_GAINS)
+    j = rec.joints
+    fine = np.arange(j.t[0] + 1.0, j.t[-1] - 1.0, 0.001)
+    _, _, qdd = cond.sample_commanded(rec.commanded, fine, UR_JOINT_NAMES)
+    rms = np.sqrt(np.mean(rec.commanded[0].accelerations ** 2, axis=0))
+    assert np.all(np.abs(qdd).max(axis=0) < 5 * rms), np.abs(qdd).max(axis=0) / rms
+    # ... while following the measured motion: positions to 2 mrad, velocities to 2 % of their RMS.
+    q, qd, _ = cond.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)
+    inner = slice(100, -100)
+    assert np.abs(q - j.q)[inner].max() < 2e-3
+    rel = np.sqrt(np.mean((qd - j.qd)[inner] ** 2, axis=0)) / np.sqrt(np.mean(j.qd[inner] ** 2, axis=0))
+    assert np.all(rel < 0.02), rel
+
+
 def test_commanded_pipeline_on_real_data():
     rec = read_ur_csv(DATA / "ur-20_02_19_15harm50sec.csv", README_DRIVE_GAINS)
     sig = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay="estimate")
-    assert abs(sig.delay_used) < 1e-3                        # measured used as commanded: no delay
-    exact = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay=0.0)
-    np.testing.assert_allclose(exact.q, rec.joints.q, atol=1e-12)
-    np.testing.assert_allclose(exact.qd, rec.joints.qd, atol=1e-12)
-    # Accelerations: filtered differentiation of the logged velocities, consistent with the
-    # measured-signal pipeline to within a few percent of their RMS.
-    meas = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="measured", cutoff_hz=5.0)
-    inner = slice(100, -100)
-    rms = np.sqrt(np.mean(meas.qdd[inner] ** 2, axis=0))
-    diff = np.sqrt(np.mean((exact.qdd[inner] - meas.qdd[inner]) ** 2, axis=0))
-    assert np.all(diff < 0.1 * rms), diff / rms
+    assert abs(sig.delay_used) < 1e-3                        # zero-phase smoothing: no delay
     assert MEASURED_AS_COMMANDED_NOTE in sig.notes
+    # The torques pass the stand-in's filter (parallel filtering), and the filter's first and last
+    # 3/fc = 0.6 s are dropped.
+    assert any(f"torques low-pass filtered at {SMOOTHING_CUTOFF_HZ:g} Hz" in n for n in sig.notes)
+    edge = 3.0 / SMOOTHING_CUTOFF_HZ
+    step = 0.025                                             # two logging intervals (10-12 ms)
+    assert sig.t[0] == pytest.approx(rec.joints.t[0] + edge, abs=step)
+    assert sig.t[-1] == pytest.approx(rec.joints.t[-1] - edge, abs=step)
+    k = np.searchsorted(rec.joints.t, sig.t)
+    raw = rec.joints.tau[k]
+    removed = raw - sig.tau
+    assert np.all(np.sqrt(np.mean(removed ** 2, axis=0)) > 0.1)      # 0.3-2.6 N·m of current ripple and noise
+    in_band = cond.filtered_derivatives(sig.t, removed, 1.0, derivatives=0)[0][100:-100]
+    assert np.all(np.sqrt(np.mean(in_band ** 2, axis=0)) < 0.01 * raw.std(axis=0))   # the motion's band kept
+    # The same signals as the measured-signal pipeline at the same cutoff (one filter, one
+    # differentiation): accelerations agree to a few percent of their RMS.
+    meas = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="measured", cutoff_hz=SMOOTHING_CUTOFF_HZ)
+    common, a, b = np.intersect1d(sig.t, meas.t, return_indices=True)
+    assert common.size > 0.99 * sig.t.size                   # the same samples, up to the delay's edge
+    rms = np.sqrt(np.mean(meas.qdd[b] ** 2, axis=0))
+    diff = np.sqrt(np.mean((sig.qdd[a] - meas.qdd[b]) ** 2, axis=0))
+    assert np.all(diff < 0.05 * rms), diff / rms
+    np.testing.assert_allclose(sig.tau[a], meas.tau[b], atol=1e-9)
 
 
 def _write(tmp_path, rows, name="bad.csv", trailing_newline=True):

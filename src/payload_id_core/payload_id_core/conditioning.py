@@ -224,6 +224,24 @@ def is_uniform(t, tolerance: float = 0.01) -> bool:
     return bool(np.all(np.abs(dt - med) <= tolerance * med))
 
 
+def uniform_grid(t) -> np.ndarray:
+    """`t` itself when uniformly sampled, else a uniform grid at the median rate over [t[0], t[-1]]."""
+    t = np.asarray(t, dtype=float)
+    if is_uniform(t):
+        return t
+    fs = sampling_rate(t)
+    return t[0] + np.arange(int(np.floor((t[-1] - t[0]) * fs)) + 1) / fs
+
+
+def _filtered_on_grid(t, x, cutoff_hz: float, order: int, derivatives: int):
+    grid = uniform_grid(t)
+    xg = x if grid is t else CubicSpline(t, x, axis=0)(grid)
+    out = [lowpass(xg, sampling_rate(grid), cutoff_hz, order)]
+    for _ in range(derivatives):
+        out.append(central_difference(out[-1], grid))
+    return grid, out
+
+
 def filtered_derivatives(t, x, cutoff_hz: float, order: int = 4, derivatives: int = 2) -> list[np.ndarray]:
     """[x filtered, dx/dt, d²x/dt²] (up to `derivatives`) at the sample times t, for uniform or
     irregular sampling.
@@ -237,19 +255,41 @@ def filtered_derivatives(t, x, cutoff_hz: float, order: int = 4, derivatives: in
     """
     t = np.asarray(t, dtype=float)
     x = np.asarray(x, dtype=float)
-    fs = sampling_rate(t)
-    if is_uniform(t):
-        out = [lowpass(x, fs, cutoff_hz, order)]
-        for _ in range(derivatives):
-            out.append(central_difference(out[-1], t))
+    grid, out = _filtered_on_grid(t, x, cutoff_hz, order, derivatives)
+    if grid is t:
         return out
-    n_grid = int(np.floor((t[-1] - t[0]) * fs)) + 1
-    grid = t[0] + np.arange(n_grid) / fs
-    xg = lowpass(CubicSpline(t, x, axis=0)(grid), fs, cutoff_hz, order)
-    out_grid = [xg]
-    for _ in range(derivatives):
-        out_grid.append(central_difference(out_grid[-1], grid))
-    return [CubicSpline(grid, y, axis=0, extrapolate=True)(t) for y in out_grid]
+    return [CubicSpline(grid, y, axis=0, extrapolate=True)(t) for y in out]
+
+
+def smoothed_trajectory(t, q, joint_names: Sequence[str], cutoff_hz: float, order: int = 4) -> CommandedTrajectory:
+    """A stand-in commanded trajectory from measured positions, for recordings that hold no command.
+
+    Points on a uniform grid at the median sampling rate (uniform_grid), positions low-pass
+    filtered without phase at `cutoff_hz` and differentiated twice (filtered_derivatives' grid
+    step): the points' positions, velocities and accelerations are one smooth signal, so the
+    controller's quintic segments between them (sample_commanded) reproduce it. Points mixing
+    raw positions with filtered derivatives disagree by the logger's quantisation, and a 10 ms
+    quintic segment turns a 1e-5 rad disagreement into accelerations of several rad/s²
+    (60 δ / T²). The result carries `smoothing_cutoff_hz`, so conditioned_signals filters the
+    torques alike and trims the filter's end transients (EDGE_PERIODS).
+    """
+    t = np.asarray(t, dtype=float)
+    grid, (p, v, a) = _filtered_on_grid(t, np.asarray(q, dtype=float), cutoff_hz, order, 2)
+    return CommandedTrajectory(float(grid[0]), list(joint_names), grid - grid[0], p, v, a,
+                               smoothing_cutoff_hz=float(cutoff_hz))
+
+
+# Samples within EDGE_PERIODS / cutoff seconds of either end of a zero-phase-filtered signal are
+# dropped. At the ends filtfilt runs on its padding and central differences become one-sided:
+# with motion at the ends, q̈ is wrong by 2–5× its RMS in the last sample, 4–6 % of it 2/fc
+# in, and below 1 % beyond 3/fc (fourth-order Butterworth, 0.3–1.1 Hz sines, 100 and 500 Hz,
+# cutoffs 5 and 10 Hz; test_conditioning.test_filter_edges_are_trimmed).
+EDGE_PERIODS = 3.0
+
+
+def edge_seconds(cutoff_hz: float) -> float:
+    """Time trimmed at each end of a signal filtered at `cutoff_hz` (EDGE_PERIODS periods)."""
+    return EDGE_PERIODS / float(cutoff_hz)
 
 
 def decimate_parallel(tau, Y, fs: float, factor: int, cutoff_hz: float | None = None, order: int = 4):
@@ -336,6 +376,12 @@ class Signals:
         return self.t.size
 
 
+def _smoothing_cutoff(commanded: Sequence[CommandedTrajectory]) -> float | None:
+    """The stand-in trajectories' smoothing cutoff (the lowest, when several carry one)."""
+    cutoffs = [tr.smoothing_cutoff_hz for tr in commanded if tr.smoothing_cutoff_hz is not None]
+    return min(cutoffs) if cutoffs else None
+
+
 def conditioned_signals(recording: Recording, joint_names: Sequence[str], source: str = "commanded",
                         cutoff_hz: float | None = None, decimate: int = 1, delay: str | float = "estimate") -> Signals:
     """The pipeline from a Recording to regressor inputs (joints in `joint_names` order, matched by name).
@@ -343,10 +389,14 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     source='commanded' (Xu 2024 §3.2): q, q̇, q̈ = the commanded trajectory sampled at t − delay
     (t: measurement times; samples outside the commanded span are dropped); `delay` is
     'estimate' (estimate_delay on positions) or seconds. `cutoff_hz`, when given, low-passes the
-    torques (zero phase).
+    torques (zero phase). When the command is a stand-in smoothed from the measured motion
+    (smoothed_trajectory, e.g. a UR CSV) the torques pass the same filter by default (parallel
+    filtering of both sides of τ = Y θ, Khalil 2007 §III).
     source='measured': positions low-pass filtered at `cutoff_hz` (default
     DEFAULT_MEASURED_CUTOFF_HZ, at most fs/4) without phase shift, then q̇, q̈ by central
     differences; torques pass the same filter (irregular sampling: see filtered_derivatives).
+    Whenever a zero-phase filter ran here (measured motion, smoothed stand-in or filtered
+    torques), samples within edge_seconds(cutoff) of either end are dropped (EDGE_PERIODS).
     decimate > 1: every signal passes the same anti-alias filter (cutoff 0.8·fs/(2·decimate))
     before one sample in `decimate` is kept (Khalil 2007 §III). Exact parallel filtering of the
     regressor columns is `decimate_parallel`, for callers who build Y at full rate.
@@ -362,6 +412,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     t = joints.t
     fs = sampling_rate(t)
     temperature = joints.temperature
+    filtered_at = None     # cutoff (Hz) of the zero-phase filter applied here, if any
 
     if source == "commanded":
         if not recording.commanded:
@@ -392,20 +443,41 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         if dropped:
             notes.append(f"{dropped} samples outside the commanded trajectory were dropped")
         q, qd, qdd = sample_commanded(recording.commanded, ts[keep], joint_names)
-        t, tau = t[keep], joints.tau[keep]
+        tau = joints.tau
+        smoothing = _smoothing_cutoff(recording.commanded)
+        fc = cutoff_hz if cutoff_hz is not None else smoothing
+        if fc is not None:
+            # Filtered over the whole record (then cut), against the true time stamps.
+            tau = filtered_derivatives(t, tau, fc, derivatives=0)[0]
+            filtered_at = fc if smoothing is None else min(fc, smoothing)
+            why = " like the measured motion standing in for the command" if cutoff_hz is None else ""
+            notes.append(f"torques low-pass filtered at {fc:g} Hz (zero phase){why}")
+        elif smoothing is not None:
+            filtered_at = smoothing
+        t, tau = t[keep], tau[keep]
         temperature = None if temperature is None else temperature[keep]
-        if cutoff_hz is not None:
-            tau = lowpass(tau, fs, cutoff_hz)
-            notes.append(f"torques low-pass filtered at {cutoff_hz:g} Hz (zero phase)")
     elif source == "measured":
         d = 0.0
         fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, fs / 4.0)
         q, qd, qdd = filtered_derivatives(t, joints.q, fc)
         tau = filtered_derivatives(t, joints.tau, fc, derivatives=0)[0]
+        filtered_at = fc
         notes.append(f"measured positions and torques low-pass filtered at {fc:g} Hz (zero phase), "
                      "velocities and accelerations by central differences")
     else:
         raise PayloadIdError(f"unknown signal source '{source}'", "use 'commanded' or 'measured'")
+
+    if filtered_at is not None:
+        edge = edge_seconds(filtered_at)
+        inner = (t >= t[0] + edge) & (t <= t[-1] - edge)
+        if inner.sum() < 3:
+            raise PayloadIdError(f"{recording.source or 'recording'}: {t[-1] - t[0]:.2f} s of signal is too short "
+                                 f"for a {filtered_at:g} Hz filter, whose first and last {edge:.2f} s are not trusted",
+                                 "record a longer run, or raise the cutoff")
+        t, q, qd, qdd, tau = t[inner], q[inner], qd[inner], qdd[inner], tau[inner]
+        temperature = None if temperature is None else temperature[inner]
+        notes.append(f"{int((~inner).sum())} samples within {edge:.3g} s of the ends dropped "
+                     f"(transients of the {filtered_at:g} Hz zero-phase filter and of differentiation)")
 
     if decimate != 1:
         factor = int(decimate)

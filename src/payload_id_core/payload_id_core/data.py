@@ -66,6 +66,10 @@ class CommandedTrajectory:
     positions: np.ndarray             # (M, n)
     velocities: np.ndarray | None = None      # (M, n)
     accelerations: np.ndarray | None = None   # (M, n)
+    # Set when no command was recorded and the points are the measured motion smoothed by a
+    # zero-phase low-pass at this cutoff (Hz) as a stand-in (conditioning.smoothed_trajectory):
+    # conditioned_signals then passes the torques through the same filter and trims its end transients.
+    smoothing_cutoff_hz: float | None = None
 
     def __post_init__(self) -> None:
         self.time_from_start = np.asarray(self.time_from_start, dtype=float)

@@ -6,9 +6,9 @@ hold no commanded trajectory. What this module adds, shared by test/test_ur10e_r
 tools/ur10e_report.py and bench/ur10e.py:
 
   * `prepared_run`: the motion window only (rest cut, a little padding), resampled on a uniform grid
-    (`rate_hz`, default 50 Hz: the excitations hold their energy below 2 Hz), torques (current ×
-    drive gain) low-pass filtered without phase at `cutoff_hz`; the measured motion is the
-    "commanded" one (positions, measured velocities, accelerations from the filtered velocities).
+    (`rate_hz`, default 50 Hz: the excitations hold their energy below 2 Hz): read_ur_csv's smoothed
+    stand-in command sampled there, torques (current × drive gain) filtered as conditioned_signals
+    does for such recordings (`resampled`).
   * `prepared_pair`: the unloaded and loaded run of one trajectory put on the same trajectory time
     (the loaded run's offset found by least squares on the joint positions, to a fraction of a
     sample), so methods that subtract the two runs sample by sample (khalil-3) can.
@@ -25,12 +25,10 @@ from typing import Sequence
 
 import numpy as np
 
-from scipy.interpolate import CubicSpline
-
-from payload_id_core.conditioning import filtered_derivatives, sampling_rate
+from payload_id_core.conditioning import filtered_derivatives, sample_commanded
 from payload_id_core.data import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ur_csv import ACCELERATION_CUTOFF_HZ, MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, read_ur_csv
+from payload_id_core.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 
 LOAD_MASS_KG = 2.805   # ../shared/data/ur10e/README.md
 PAIRS: dict[str, tuple[str, str]] = {
@@ -44,9 +42,9 @@ GAIN_PAIR = "14harm"
 JUDGED_PAIRS = ("15harm", "01_31")
 
 DEFAULT_RATE_HZ = 50.0
-# Torques are filtered like the accelerations ur_csv derives (ACCELERATION_CUTOFF_HZ): parallel
-# filtering of both sides of τ = Y θ, and the current ripple above it is not rigid-body dynamics.
-DEFAULT_CUTOFF_HZ = 5.0
+# Torques are filtered like the stand-in motion ur_csv smooths (and conditioned_signals would filter
+# them): parallel filtering of both sides of τ = Y θ.
+DEFAULT_CUTOFF_HZ = SMOOTHING_CUTOFF_HZ
 MOTION_VELOCITY_RAD_S = 0.02   # any joint faster than this: the excitation is playing
 MOTION_PAD_S = 0.3             # rest kept on each side of the motion (the start and stop transients)
 
@@ -70,37 +68,30 @@ def motion_window(recording: Recording, velocity: float = MOTION_VELOCITY_RAD_S)
     return float(t[moving[0]]), float(t[moving[-1]])
 
 
-def _filtered_torque(recording: Recording, cutoff_hz: float | None) -> np.ndarray:
-    j = recording.joints
-    if cutoff_hz is None:
-        return j.tau
-    return filtered_derivatives(j.t, j.tau, cutoff_hz, derivatives=0)[0]
-
-
 def resampled(recording: Recording, t_grid: np.ndarray, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
               t_zero: float | None = None) -> Recording:
-    """`recording` on the times `t_grid` (inside its span), its stand-in commanded trajectory sampled
-    there; the Recording's clock is shifted so that t_grid[0] becomes `t_zero` (default unchanged)."""
+    """`recording` (read_ur_csv's, with its smoothed stand-in command) on the times `t_grid` (inside
+    its span); the Recording's clock is shifted so that t_grid[0] becomes `t_zero` (default unchanged).
+
+    Nothing of its own: the motion is the stand-in command sampled as the controller would
+    (conditioning.sample_commanded) and the torques are filtered as conditioned_signals filters them
+    (conditioning.filtered_derivatives at `cutoff_hz`, against the true time stamps), then
+    interpolated onto the grid. The result is already conditioned: its command is a plain
+    trajectory (no smoothing_cutoff_hz), so conditioned_signals neither filters its torques again
+    nor trims it."""
     j = recording.joints
     t_grid = np.asarray(t_grid, dtype=float)
     if t_grid[0] < j.t[0] or t_grid[-1] > j.t[-1]:
         raise PayloadIdError(f"{recording.source}: resampling grid {t_grid[0]:.2f}..{t_grid[-1]:.2f} s outside the "
                              f"recording {j.t[0]:.2f}..{j.t[-1]:.2f} s", "cut the window inside the recording")
-    # Not the stand-in commanded trajectory's quintic segments: between the logged points their
-    # positions, raw velocities and filtered accelerations disagree, and the segments ring
-    # (acceleration spikes). Positions by a cubic spline through the logged ones; velocities and
-    # accelerations from the velocities low-pass filtered at ACCELERATION_CUTOFF_HZ (as read_ur_csv).
-    fs = sampling_rate(j.t)
-    qd_f, qdd_f = filtered_derivatives(j.t, j.qd, min(ACCELERATION_CUTOFF_HZ, 0.4 * fs), derivatives=1)
-    q = CubicSpline(j.t, j.q, axis=0)(t_grid)
-    qd = CubicSpline(j.t, qd_f, axis=0)(t_grid)
-    qdd = CubicSpline(j.t, qdd_f, axis=0)(t_grid)
-    tau_f = _filtered_torque(recording, cutoff_hz)
+    names = list(j.joint_names)
+    q, qd, qdd = sample_commanded(recording.commanded, t_grid, names)
+    tau_f = j.tau if cutoff_hz is None else filtered_derivatives(j.t, j.tau, cutoff_hz, derivatives=0)[0]
     tau = np.column_stack([np.interp(t_grid, j.t, tau_f[:, k]) for k in range(tau_f.shape[1])])
     shift = 0.0 if t_zero is None else t_zero - t_grid[0]
     t = t_grid + shift
-    joints = JointSamples(t, list(j.joint_names), q, qd, tau)
-    commanded = CommandedTrajectory(float(t[0]), list(j.joint_names), t - t[0], q, qd, qdd)
+    joints = JointSamples(t, names, q, qd, tau)
+    commanded = CommandedTrajectory(float(t[0]), names, t - t[0], q, qd, qdd)
     notes = [n for n in recording.notes if n != MEASURED_AS_COMMANDED_NOTE]
     notes.append(f"{Path(recording.source).name}: motion window resampled at {1 / np.median(np.diff(t)):.4g} Hz"
                  + (f", torques low-pass filtered at {cutoff_hz:g} Hz (zero phase)" if cutoff_hz else ""))

@@ -3,9 +3,11 @@
 31 comma-separated columns, no header, about 100 Hz: controller time; measured q1..q6 (rad);
 measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
 controller's own model (N·m). Torque = current × drive gain (effort_scale). The files hold no
-commanded trajectory, so the measured motion is also returned as the "commanded" one (points with
-the measured positions and velocities and accelerations from filtered differentiation), which lets
-source='commanded' pipelines run on them; Recording.notes says so.
+commanded trajectory, so the measured motion, smoothed, stands in for it
+(conditioning.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
+on a uniform grid, velocities and accelerations their derivatives), which lets source='commanded'
+pipelines run on them; the torques stay raw here and conditioned_signals filters them alike.
+Recording.notes says so.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from payload_id_core.conditioning import filtered_derivatives, sampling_rate
-from payload_id_core.data import CommandedTrajectory, JointSamples, Recording
+from payload_id_core.conditioning import sampling_rate, smoothed_trajectory
+from payload_id_core.data import JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 
 N_COLUMNS = 31
@@ -26,10 +28,12 @@ UR_JOINT_NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
 # Drive gains (N·m/A) identified by the data's source from the 14-harmonic pair and the known
 # 2.805 kg load (../shared/data/ur10e/README.md).
 README_DRIVE_GAINS = [10.0, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232]
-# Low-pass cutoff (Hz) before differentiating velocities into accelerations: the excitations of
-# these files hold 99.9 % of their velocity energy below 0.4 Hz; 5 Hz keeps the motion and drops
-# the 1e-4 rad/s quantisation steps of the logged velocities.
-ACCELERATION_CUTOFF_HZ = 5.0
+# Zero-phase low-pass cutoff (Hz) of the stand-in commanded motion (and, through conditioned_signals,
+# of the torques): the excitations of these files hold 99.9 % of their velocity energy below 0.4 Hz;
+# 5 Hz keeps the motion and drops the 1e-4 rad quantisation steps of the logged positions and the
+# current ripple, which is not rigid-body dynamics.
+SMOOTHING_CUTOFF_HZ = 5.0
+ACCELERATION_CUTOFF_HZ = SMOOTHING_CUTOFF_HZ   # former name
 # Below this largest joint travel (rad) a file is a static pose (the validation-p* files are).
 STATIC_TRAVEL_RAD = 1e-3
 MEASURED_AS_COMMANDED_NOTE = "measured motion used as commanded: the file holds no commanded trajectory"
@@ -111,15 +115,16 @@ def _drop_logger_garbage(path: Path, data: np.ndarray) -> tuple[np.ndarray, list
 
 def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float | None = None,
                 joint_names: Sequence[str] | None = None,
-                acceleration_cutoff_hz: float = ACCELERATION_CUTOFF_HZ) -> Recording:
+                smoothing_cutoff_hz: float = SMOOTHING_CUTOFF_HZ) -> Recording:
     """Read a 31-column UR CSV into a Recording.
 
     Args:
         effort_scale: drive gains (N·m/A), one per joint or one for all; tau = current × gain.
             None keeps currents (gain 1) and says so in the notes (e.g. to identify the gains).
         joint_names: names of the six columns, default UR_JOINT_NAMES (the UR URDFs' names).
-        acceleration_cutoff_hz: zero-phase low-pass applied to the measured velocities before
-            differentiating them into the accelerations of the stand-in commanded trajectory.
+        smoothing_cutoff_hz: zero-phase low-pass of the measured positions that become the stand-in
+            commanded trajectory (capped at 0.4 × the sampling rate); torques get the same filter in
+            conditioned_signals.
     """
     path = Path(path)
     if not path.is_file():
@@ -162,10 +167,11 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
 
     q, qd, current = data[:, 1:7], data[:, 7:13], data[:, 13:19]
     joints = JointSamples(t, names, q, qd, current * scale)
-    fs = sampling_rate(t)
-    qdd = filtered_derivatives(t, qd, min(acceleration_cutoff_hz, 0.4 * fs), derivatives=1)[1]
-    commanded = CommandedTrajectory(float(t[0]), names, t - t[0], q.copy(), qd.copy(), qdd)
+    fc = min(smoothing_cutoff_hz, 0.4 * sampling_rate(t))
+    commanded = smoothed_trajectory(t, q, names, fc)
     notes.append(MEASURED_AS_COMMANDED_NOTE)
+    notes.append(f"stand-in command: measured positions low-pass filtered at {fc:g} Hz (zero phase) on a uniform "
+                 f"{1.0 / float(np.median(np.diff(commanded.time_from_start))):.4g} Hz grid, torques to be filtered alike")
     travel = float(np.max(np.ptp(q, axis=0)))
     if travel < STATIC_TRAVEL_RAD:
         notes.append(f"{path.name}: the arm does not move (largest joint travel {travel * 1e3:.2f} mrad): "
