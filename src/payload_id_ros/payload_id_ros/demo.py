@@ -161,7 +161,7 @@ def report_png(path: Path, result: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m payload_id_ros.demo", description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="out", help="output directory (default out/)")
-    ap.add_argument("--method", default="direct-rls", help="online method (direct-rls | difference-rls)")
+    ap.add_argument("--method", default="difference-rls", help="online method (difference-rls | direct-rls)")
     ap.add_argument("--trajectory", default=None, help="payload excitation (default: bundled ur10_payload)")
     ap.add_argument("--robot-trajectory", default=None, help="robot identification excitation")
     ap.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")

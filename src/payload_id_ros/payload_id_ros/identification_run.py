@@ -3,10 +3,10 @@
 The node hands over the commanded trajectories it heard and the measured joint states in batches.
 This class aligns them by time the way the controller executed them (conditioning.sample_commanded:
 commanded q, q̇, q̈ at each joint-state stamp, Xu 2024 §3.1 uses the commanded signals), keeps only
-the excitation itself (not the move to the start pose), feeds the online method sample by sample,
+the excitation itself (not the move to the start pose), feeds the online method in blocks,
 and checks the inputs (NaN, stale stamps, a controller that does not move). At the end it computes
-the torque RMSE with the unloaded model and with the identified payload added, and the sensor
-offsets that the identified payload leaves in the wrist wrench, for compensation.
+the torque RMSE with the unloaded model and with the identified payload added, and calibrates the wrist
+F/T sensor on the run's readings (ft.identify_ft) for compensation.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import numpy as np
 from payload_id_core.conditioning import sample_commanded
 from payload_id_core.data import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ft.compensate import FtParameters, payload_wrench_batch
-from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame
 from payload_id_core.inertia import is_physically_consistent
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
@@ -122,8 +120,7 @@ class IdentificationRun:
             raise PayloadIdError(f"the measured joint positions are {tracking:.3f} rad away from the commanded ones",
                                  "the controller does not follow the trajectory: check that it is active and "
                                  "listening on the trajectory topic")
-        for k in range(ts.size):
-            self.online.update(q[k], qd[k], qdd[k], tau[k], float(ts[k]))
+        self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates
         for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau), (self._qm, qm)):
             lst.append(arr)
         self.samples += ts.size
@@ -219,20 +216,6 @@ def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, w
     rec = Recording(joints=joints, commanded=list(run.commanded),
                     wrench=WrenchSamples(t_w, sensor_frame, wrench[:, :3], wrench[:, 3:]), source="identify goal")
     return identify_ft(run.model, rec, run.frame, sensor_frame, source="commanded", delay=0.0, project=False).params
-
-
-def sensor_offset(model, sensor_frame: str, est: PayloadEstimate, t_w: np.ndarray, wrench: np.ndarray,
-                  commanded: list[CommandedTrajectory]):
-    """FtParameters for compensation: the identified payload moved into the sensor frame, and the sensor
-    offsets as the mean of (measured − payload wrench) over the run (Duan 2022 eq. 1 with the payload known).
-    The fallback when ft_calibration cannot run."""
-    sensor = resolve_sensor_frame(model, sensor_frame)
-    phi_s = payload_transform(model, sensor, est.frame) @ est.phi
-    params = FtParameters(sensor, phi_s, np.zeros(6))
-    if t_w.size and commanded:
-        q, qd, qdd = sample_commanded(commanded, t_w, model.joint_names)
-        params.offset = np.mean(wrench - payload_wrench_batch(model, params, q, qd, qdd), axis=0)
-    return params
 
 
 def nan_if_none(x) -> float:

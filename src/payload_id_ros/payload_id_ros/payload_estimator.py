@@ -8,19 +8,29 @@ Cancel stops the motion (the player's decelerating stop) and returns the partial
 second goal while one runs is rejected; bad input aborts with the reason and stops the motion.
 
 Publishes ~/payload (transient-local: late subscribers get the last estimate), ~/markers (rviz),
-~/wrench_compensated (sensor wrench minus offsets, payload gravity and inertia, at the sensor rate).
-Every successful result is written to `result_path` and read back at start, so compensation
-survives a restart.
+~/wrench_compensated (sensor wrench minus offsets, payload gravity and inertia, every sensor sample,
+computed in batches and only while someone subscribes). Every result (a cancelled goal's partial
+estimate too, flagged `partial`) is written to `result_path` with the F/T compensation parameters
+(ft.yaml format) and read back at start, so compensation survives a restart.
+
+CPU: the 500 Hz joint states and wrenches are not executor callbacks; a 50 Hz timer drains them
+in batches (sensor_inbox), and the goal thread feeds the online method block-wise (update_batch).
 """
 
 from __future__ import annotations
 
-import threading
-import time
-import traceback
-from collections import deque
+import os
 
-import numpy as np
+# Before numpy loads: small matrices; threaded OpenBLAS only spins on the shared cores.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import threading  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from collections import deque  # noqa: E402
+
+import numpy as np  # noqa: E402
 import rclpy
 import yaml
 from geometry_msgs.msg import WrenchStamped
@@ -29,7 +39,6 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
@@ -43,9 +52,12 @@ from payload_id_core.fileio import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded
+from payload_id_ros.sensor_inbox import SensorInbox
 from payload_id_ros import identification_run  # noqa: F401 - heavy imports paid at start, not in a goal
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
+DRAIN_PERIOD = 0.02          # s: sensor queues drained (and the wrench compensated) at 50 Hz
+RECENT = 256                 # joint states kept to place each wrench sample in time
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -90,10 +102,9 @@ class PayloadEstimator(Node):
         self._load_robot()
 
         self._lock = threading.Lock()
-        self._index_cache: dict[tuple, np.ndarray | str] = {}
         self._latest: tuple | None = None          # (receipt, stamp, q, qd, effort) in model order
-        self._names_error: str | None = None
-        self._buffer: deque = deque()
+        self._recent = (np.zeros(0), np.zeros((0, self.model.n)), np.zeros((0, self.model.n)))   # t, q, qd
+        self._buffer: deque = deque()              # JointStateBatch while a goal collects
         self._collecting = False
         self._busy = False
         self._commanded: list = []                 # CommandedTrajectory heard while a goal runs
@@ -101,16 +112,13 @@ class PayloadEstimator(Node):
         self._wrench_buf: deque = deque()
         self.estimate: PayloadEstimate | None = None
         self.ft_params = None
-        self._compensator = None
         self._sensor_name: str | None = None
 
         sensors = MutuallyExclusiveCallbackGroup()
-        self.create_subscription(JointState, p("joint_states_topic"), self._on_joint_state, qos_profile_sensor_data,
-                                 callback_group=sensors)
+        self.inbox = SensorInbox(self, self.model.joint_names, p("joint_states_topic"), p("wrench_topic"))
         self.create_subscription(JointTrajectory, p("trajectory_topic"), self._on_trajectory, 10,
                                  callback_group=sensors)
-        self.create_subscription(WrenchStamped, p("wrench_topic"), self._on_wrench, qos_profile_sensor_data,
-                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
         self.pub_payload = self.create_publisher(PayloadEstimateMsg, "~/payload", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "~/markers", LATCHED)
         self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", qos_profile_sensor_data)
@@ -153,31 +161,32 @@ class PayloadEstimator(Node):
             est = PayloadEstimate.from_dict(d)
             if d.get("covariance_about_frame_origin"):
                 est.covariance = np.array(d["covariance_about_frame_origin"], dtype=float)
-            cal = d.get("sensor_calibration")
             ft_params = None
-            if cal:
-                from payload_id_core.ft.compensate import FtParameters  # noqa: PLC0415
-                from payload_id_core.ft.kinematics import resolve_sensor_frame  # noqa: PLC0415
+            if d.get("ft_parameters"):
+                from payload_id_core.ft.storage import ft_parameters_from_dict  # noqa: PLC0415
 
-                ft_params = FtParameters(resolve_sensor_frame(self.model, cal["frame"]),
-                                         np.array(cal["phi_sensor"], float), np.array(cal["offset"], float),
-                                         tuple(cal["tilt"]), float(cal["gravity_norm"]))
-                self._sensor_name = cal["frame"]
+                ft_params = ft_parameters_from_dict(self.model, d["ft_parameters"], f"{self.result_path} ft_parameters")
+                self._sensor_name = ft_params.sensor.name
             self._set_estimate(est, ft_params=ft_params)
-            self.get_logger().info(f"loaded the last result from {self.result_path}: {conv.mass_text(est.mass, float('nan'))}")
+            kind = " (partial: a cancelled identification)" if d.get("partial") else ""
+            self.get_logger().info(f"loaded the last result from {self.result_path}{kind}: "
+                                   f"{conv.mass_text(est.mass, float('nan'))}")
         except PayloadIdError as err:
             self.get_logger().warn(f"last result {self.result_path}: {err}; starting without")
 
-    def _save_result(self, est: PayloadEstimate) -> None:
+    def _save_result(self, est: PayloadEstimate, status: str) -> None:
+        """The result file: the estimate, its status ('converged' | 'finished' | 'cancelled'; a cancelled
+        goal's estimate is `partial`) and the F/T compensation parameters in the ft.yaml format."""
         if not self.result_path:
             return
+        from payload_id_core.ft.storage import ft_parameters_to_dict  # noqa: PLC0415
+
         d = est.to_dict()
         d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
+        d["status"] = status
+        d["partial"] = status == "cancelled"
         if self.ft_params is not None:
-            f = self.ft_params
-            d["sensor_calibration"] = {"frame": f.sensor.name, "phi_sensor": [float(x) for x in f.phi_sensor],
-                                       "offset": [float(x) for x in f.offset], "tilt": [float(x) for x in f.tilt],
-                                       "gravity_norm": float(f.gravity_norm)}
+            d["ft_parameters"] = ft_parameters_to_dict(self.model, self.ft_params)
         d["stamp"] = self._now()
         atomic_write_yaml(self.result_path, d)
 
@@ -185,29 +194,32 @@ class PayloadEstimator(Node):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _index(self, names: tuple) -> np.ndarray | str:
-        idx = self._index_cache.get(names)
-        if idx is None:
-            missing = [j for j in self.model.joint_names if j not in names]
-            idx = (f"the joint states lack joints {missing} of the URDF" if missing
-                   else np.array([names.index(j) for j in self.model.joint_names]))
-            self._index_cache[names] = idx
-        return idx
-
-    def _on_joint_state(self, msg: JointState) -> None:
-        idx = self._index(tuple(msg.name))
-        if isinstance(idx, str):
-            self._names_error = idx
+    def _drain(self) -> None:
+        """50 Hz: take the queued joint states and wrenches; feed the goal's buffers; compensate the wrench."""
+        js = self.inbox.drain_joint_states()
+        if js is not None:
+            n = js.t.size
+            self._latest = (time.monotonic(), float(js.t[-1]), js.q[-1], js.qd[-1], js.effort[-1])
+            rt, rq, rqd = self._recent
+            self._recent = (np.concatenate([rt, js.t])[-RECENT:], np.concatenate([rq, js.q])[-RECENT:],
+                            np.concatenate([rqd, js.qd])[-RECENT:])
+            if self._collecting and n:
+                self._buffer.append(js)
+        publish = self.ft_params is not None and self.pub_wrench.get_subscription_count() > 0
+        self.inbox.want_wrench(self._collecting or publish)
+        wr = self.inbox.drain_wrenches()
+        if wr is None:
             return
-        self._names_error = None
-        stamp = conv.time_to_sec(msg.header.stamp)
-        q = np.asarray(msg.position, dtype=float)[idx]
-        qd = np.asarray(msg.velocity, dtype=float)[idx] if len(msg.velocity) == len(msg.name) else np.zeros(len(idx))
-        eff = np.asarray(msg.effort, dtype=float)[idx] if len(msg.effort) == len(msg.name) else np.full(len(idx), np.nan)
-        sample = (time.monotonic(), stamp, q, qd, eff)
-        self._latest = sample
+        if self._sensor_name is None:
+            self._sensor_name = self.sensor_frame_param or self.inbox.wrench_frame
         if self._collecting:
-            self._buffer.append(sample)
+            self._wrench_buf.append(wr)
+        if publish:
+            self._publish_compensated(*wr)
+
+    @property
+    def _names_error(self) -> str | None:
+        return self.inbox.names_error
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         if not msg.points:
@@ -217,58 +229,67 @@ class PayloadEstimator(Node):
         if self._collecting:
             self._commanded.append(cmd)
 
-    def _on_wrench(self, msg: WrenchStamped) -> None:
-        w = np.array([msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z,
-                      msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z])
-        t = conv.time_to_sec(msg.header.stamp)
-        if self._collecting:
-            self._wrench_buf.append((t, w))
-        if self._sensor_name is None:
-            self._sensor_name = self.sensor_frame_param or msg.header.frame_id
-        comp = self._compensator
-        latest = self._latest
-        if comp is None or latest is None:
+    def _publish_compensated(self, t: np.ndarray, w: np.ndarray) -> None:
+        """External wrench for a batch of sensor samples: the joint state at each stamp (interpolated),
+        q̇ and q̈ from the commanded trajectory while one plays (measured q̇, q̈ = 0 otherwise)."""
+        from payload_id_core.ft.compensate import compensate_batch  # noqa: PLC0415
+
+        rt, rq, rqd = self._recent
+        if rt.size == 0:
             return
-        q, qd = latest[2], latest[3]
+        tq = np.clip(t, rt[0], rt[-1])
+        q = np.column_stack([np.interp(tq, rt, rq[:, j]) for j in range(self.model.n)])
+        qd = np.column_stack([np.interp(tq, rt, rqd[:, j]) for j in range(self.model.n)])
         qdd = np.zeros_like(q)
         cmd = self._last_cmd
-        if cmd is not None and cmd.start_time <= t <= cmd.end_time:
-            _, qd_c, qdd_c = sample_commanded([cmd], np.array([t]), self.model.joint_names)
-            qd, qdd = qd_c[0], qdd_c[0]
-        ext = comp(q, qd, qdd, w)
-        out = WrenchStamped()
-        out.header = msg.header
-        f, tq = out.wrench.force, out.wrench.torque
-        f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in ext)
-        self.pub_wrench.publish(out)
+        if cmd is not None:
+            inside = (t >= cmd.start_time) & (t <= cmd.end_time)
+            if inside.any():
+                _, qd_c, qdd_c = sample_commanded([cmd], t[inside], self.model.joint_names)
+                qd[inside], qdd[inside] = qd_c, qdd_c
+        ext = compensate_batch(self.model, self.ft_params, q, qd, qdd, w, inertial=self.use_wrench_inertia)
+        for k in range(t.size):
+            out = WrenchStamped()
+            out.header.stamp = conv.sec_to_time(float(t[k]))
+            out.header.frame_id = self.ft_params.sensor.name
+            f, tq_ = out.wrench.force, out.wrench.torque
+            f.x, f.y, f.z, tq_.x, tq_.y, tq_.z = (float(v) for v in ext[k])
+            self.pub_wrench.publish(out)
 
     # -- estimate state ---------------------------------------------------------------------------
-    def _set_estimate(self, est: PayloadEstimate, offset=None, sensor: str | None = None, measure=None,
-                      ft_params=None) -> None:
+    def _set_estimate(self, est: PayloadEstimate, sensor: str | None = None, measure=None, ft_params=None) -> None:
         self.estimate = est
         now = self._now()
         self.pub_payload.publish(conv.estimate_to_msg(est, now, measure))
         self.pub_markers.publish(conv.markers_msg(est, now))
+        if ft_params is None:
+            ft_params = self._ft_from_payload(est, sensor)
         if ft_params is not None:
-            from payload_id_core.ft.compensate import Compensator  # noqa: PLC0415
+            self.ft_params = ft_params             # compensation is on from here
 
-            self.ft_params = ft_params
-            self._compensator = Compensator(self.model, ft_params, inertial=self.use_wrench_inertia)
-            return
+    def _ft_from_payload(self, est: PayloadEstimate, sensor: str | None = None):
+        """Compensation parameters for a payload estimated from joint torques: the payload moved into the
+        sensor frame (ft.ft_parameters_from_payload), keeping the offsets and base tilt of the last F/T
+        calibration (identify_ft on a run's readings) when there is one, else none (zero)."""
+        from payload_id_core.ft.storage import ft_parameters_from_payload  # noqa: PLC0415
+
         sensor = sensor or self._sensor_name or self.sensor_frame_param
         if not sensor:
-            return
+            return None
+        prev = self.ft_params if self.ft_params is not None and self.ft_params.sensor.name == sensor else None
         try:
-            from payload_id_core.ft.compensate import Compensator, FtParameters  # noqa: PLC0415
-            from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame  # noqa: PLC0415
-
-            frame = resolve_sensor_frame(self.model, sensor)
-            phi_s = payload_transform(self.model, frame, est.frame) @ est.phi
-            params = FtParameters(frame, phi_s, np.zeros(6) if offset is None else np.asarray(offset, float))
-            self.ft_params = params
-            self._compensator = Compensator(self.model, params, inertial=self.use_wrench_inertia)
+            params = ft_parameters_from_payload(self.model, est, sensor,
+                                                offset=None if prev is None else prev.offset,
+                                                tilt=(0.0, 0.0) if prev is None else prev.tilt)
         except PayloadIdError as err:
             self.get_logger().warn(f"no wrench compensation: {err}")
+            return None
+        if prev is None:
+            self.get_logger().warn(f"wrench compensation of {sensor} without sensor offsets or base tilt: no F/T "
+                                   "calibration yet (an identification that runs to the end calibrates it)")
+        else:
+            params.gravity_norm = prev.gravity_norm
+        return params
 
     # -- the action -------------------------------------------------------------------------------
     def _on_goal(self, _goal) -> GoalResponse:
@@ -304,7 +325,12 @@ class PayloadEstimator(Node):
             with self._lock:
                 self._busy = False
 
-    def _check_joint_states(self) -> None:
+    def _check_joint_states(self, wait: float = 0.0) -> None:
+        """Raise unless recent, finite joint states of every joint arrive; `wait` s for the first one (a goal
+        sent right after start-up)."""
+        deadline = time.monotonic() + wait
+        while self._latest is None and not self._names_error and time.monotonic() < deadline:
+            time.sleep(0.02)
         latest = self._latest
         if self._names_error:
             raise PayloadIdError(self._names_error, "publish every joint of the URDF on the joint states topic")
@@ -324,8 +350,7 @@ class PayloadEstimator(Node):
                                  "check the robot driver; the identification needs torques (effort) of every joint")
 
     def _identify(self, gh, result, state):
-        from payload_id_ros.identification_run import (IdentificationRun, finalize, ft_calibration,  # noqa: PLC0415
-                                                       sensor_offset)
+        from payload_id_ros.identification_run import IdentificationRun, finalize, ft_calibration  # noqa: PLC0415
 
         goal = gh.request
         method = goal.method or self.default_method
@@ -338,7 +363,7 @@ class PayloadEstimator(Node):
             raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
         run = IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
                                 float(goal.max_duration), self.effort_scale)
-        self._check_joint_states()
+        self._check_joint_states(wait=self.stale_timeout + 1.0)
         self._commanded.clear()
         self._buffer.clear()
         self._wrench_buf.clear()
@@ -410,26 +435,26 @@ class PayloadEstimator(Node):
         sensor = self._sensor_name or self.sensor_frame_param
         if self._wrench_buf and sensor and status != "cancelled":
             wr = list(self._wrench_buf)
-            t_w = np.array([w[0] for w in wr])
-            w = np.array([w[1] for w in wr])
+            t_w = np.concatenate([w[0] for w in wr])
+            w = np.concatenate([w[1] for w in wr])
             keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
             try:
                 ft_params = ft_calibration(run, sensor, t_w[keep], w[keep])
             except PayloadIdError as err:
-                self.get_logger().warn(f"F/T calibration on the run failed ({err}); offsets from the estimate")
-                try:
-                    ft_params = sensor_offset(self.model, sensor, est, t_w[keep], w[keep], self._commanded)
-                except PayloadIdError as err2:
-                    self.get_logger().warn(f"no wrench compensation: {err2}")
+                # Without a calibration the last one's offsets and tilt stay (_ft_from_payload).
+                self.get_logger().warn(f"F/T calibration on the run failed ({err}); compensating with the "
+                                       "joint-torque estimate and the last calibration's offsets")
         measure = conv.relative_mass_std(est)
+        if status == "cancelled":
+            est.notes.append(f"partial: the goal was cancelled after {run.elapsed(self._now()):.2f} s of motion")
         result.estimate = conv.estimate_to_msg(est, self._now(), measure)
+        self._set_estimate(est, ft_params=ft_params, measure=measure)
+        self._save_result(est, status)
         if status == "cancelled":
             result.message = f"cancelled after {run.elapsed(self._now()):.2f} s of motion: partial estimate"
-            self.pub_payload.publish(result.estimate)
+            self.get_logger().info(f"{result.message} ({est.mass:.4f} kg), saved as partial")
             gh.canceled()
             return result
-        self._set_estimate(est, ft_params=ft_params, measure=measure)
-        self._save_result(est)
         applied, note = (self._apply_to_controller(est) if goal.apply_to_controller else (False, ""))
         result.applied_to_controller = applied
         why = {"converged": "converged; motion stopped early", "finished": "excitation finished"}[status]
@@ -445,11 +470,9 @@ class PayloadEstimator(Node):
         n = len(self._buffer)
         if n == 0:
             return
-        rows = [self._buffer.popleft() for _ in range(n)]
-        t = np.array([r[1] for r in rows])
-        q = np.array([r[2] for r in rows])
-        eff = np.array([r[4] for r in rows])
-        run.feed(t, q, eff)
+        batches = [self._buffer.popleft() for _ in range(n)]
+        run.feed(np.concatenate([b.t for b in batches]), np.concatenate([b.q for b in batches]),
+                 np.concatenate([b.effort for b in batches]))
 
     # -- the excitation player --------------------------------------------------------------------
     def _send_excite(self, trajectory: str, state: dict) -> None:
@@ -540,6 +563,7 @@ def main(args=None) -> None:
         raise SystemExit(2) from err
     finally:
         if node is not None:
+            node.inbox.destroy()
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
