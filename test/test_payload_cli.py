@@ -75,3 +75,57 @@ def test_bad_input_exits_2_without_output(files, tmp_path, capsys):
                  str(files / "loaded"), "--out", str(out)])
     assert code == 2 and not out.exists()
     assert "URDF" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def ft_bag(tmp_path_factory):
+    """A UR10 run with a 2.5 kg tool on tool0 and the wrist F/T sensor's wrench (helper E's simulator)."""
+    from payload_id_core.data import WrenchSamples
+    from payload_id_core.ft.compensate import FtParameters
+    from payload_id_core.ft.kinematics import resolve_sensor_frame
+    from payload_id_core.ft.simulate import sum_of_sines as wrist_motion
+    from payload_id_core.ft.simulate import synthetic_wrench
+
+    d = tmp_path_factory.mktemp("payload_cli_ft")
+    m = RobotModel.from_urdf("ur10")
+    truth = FtParameters(resolve_sensor_frame(m, "tool0"), FT_PHI, np.array([-0.6, 0.8, 0.3, 0.02, 0.01, 0.01]))
+    t, q, qd, qdd = wrist_motion(m, 8.0, 100.0, joints=[3, 4, 5], q0=np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2]),
+                                 speed=0.6, seed=2)
+    rec = synthetic_recording(m, t, q, qd, qdd, payload=(FT_PHI, "tool0"), noise_std=0.05, seed=0)
+    force, torque = synthetic_wrench(m, truth, *(np.column_stack([np.interp(rec.joints.t, t, x[:, j]) for j in range(6)])
+                                                 for x in (q, qd, qdd)), seed=1)
+    rec.wrench = WrenchSamples(rec.joints.t.copy(), "tool0", force, torque)
+    write_bag(d / "ft", rec)
+    return d
+
+
+FT_PHI = from_mass_com_inertia(2.5, [0.03, -0.01, 0.08], np.diag([0.012, 0.015, 0.008]))
+
+
+def _run_ft(d, *extra):
+    out = d / "payload.yaml"
+    if out.exists():
+        out.unlink()
+    code = main(["identify-payload", "--urdf", "ur10", "--bag", str(d / "ft"), "--frame", "tool0", "--method", "ft",
+                 "--sensor-frame", "tool0", "--out", str(out), *extra])
+    return code, out
+
+
+def test_ft_method_with_sensor_ranges_and_mode(ft_bag, capsys):
+    code, out = _run_ft(ft_bag, "--sensor-force-range", "500", "--sensor-torque-range", "50,50,50", "--ft-mode", "dynamic")
+    assert code == 0, capsys.readouterr().err
+    d = yaml.safe_load(out.read_text())
+    assert d["method"] == "ft" and d["mass"] == pytest.approx(2.5, abs=0.02)
+    assert np.allclose(d["com"], [0.03, -0.01, 0.08], atol=0.003)
+    assert d["inertia"]["ixx"] is not None          # dynamic mode identifies the inertia
+    # A force range below the tool's weight (24.5 N) drops every reading: the flag reaches the F/T method.
+    code, out = _run_ft(ft_bag, "--sensor-force-range", "10")
+    assert code == 2 and not out.exists() and "0 F/T samples" in capsys.readouterr().err
+    # The F/T flags with another method, or a malformed range: refused before anything is written.
+    code, out = main(["identify-payload", "--urdf", "ur10", "--bag", str(ft_bag / "ft"), "--method", "khalil-3",
+                      "--unloaded-bag", str(ft_bag / "ft"), "--ft-mode", "static", "--out", str(ft_bag / "x.yaml")]), None
+    assert code == 2 and not (ft_bag / "x.yaml").exists() and "--method ft" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["identify-payload", "--urdf", "ur10", "--bag", str(ft_bag / "ft"), "--method", "ft",
+              "--sensor-force-range", "1,2", "--out", str(ft_bag / "x.yaml")])
+    assert exc.value.code == 2 and not (ft_bag / "x.yaml").exists()

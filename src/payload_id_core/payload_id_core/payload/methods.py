@@ -440,7 +440,8 @@ def _ft(model, robot, loaded, frame, unloaded=None, **options) -> PayloadEstimat
     """Wrist F/T sensor method (Duan 2022, Atkeson 1986), implemented in payload_id_core.ft."""
     from payload_id_core.ft import identify_payload_ft  # noqa: PLC0415 - optional, heavy
 
-    known = ("sensor_frame", "source", "cutoff_hz", "delay")
+    known = ("sensor_frame", "source", "cutoff_hz", "delay", "force_range", "torque_range", "mode", "sensor_mount",
+             "estimate_tilt", "static_accel_tol", "gravity_norm", "project")
     return identify_payload_ft(model, loaded, frame, **{k: options[k] for k in known if k in options})
 
 

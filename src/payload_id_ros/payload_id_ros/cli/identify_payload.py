@@ -32,7 +32,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--convergence", choices=["covariance", "xu"], default="covariance",
                         help="online methods: convergence rule (own covariance, or Xu 2024's 300 calm samples)")
     parser.add_argument("--sensor-frame", help="ft: the F/T sensor's frame")
+    parser.add_argument("--sensor-force-range", type=_range, metavar="N",
+                        help="ft: the sensor's force range (one value or Fx,Fy,Fz); readings at or beyond it are dropped")
+    parser.add_argument("--sensor-torque-range", type=_range, metavar="NM",
+                        help="ft: the sensor's torque range (one value or Tx,Ty,Tz); readings at or beyond it are dropped")
+    parser.add_argument("--ft-mode", choices=["static", "dynamic"],
+                        help="ft: 'static' (Duan 2022: mass, CoM, offsets, tilt from held poses) or 'dynamic' "
+                             "(adds the inertia from every sample; default)")
     parser.add_argument("--out", required=True, help="payload.yaml to write")
+
+
+def _range(text: str):
+    """'100' or '100,100,200': a positive scalar or one value per axis."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number or a comma-separated list of 3 numbers") from None
+    if len(values) not in (1, 3) or min(values) <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}': give one positive value or three (x,y,z)")
+    return values[0] if len(values) == 1 else values
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +76,12 @@ def run(args: argparse.Namespace) -> int:
         options["source"] = args.signals
     if args.sensor_frame:
         options["sensor_frame"] = args.sensor_frame
+    ft_flags = {"force_range": args.sensor_force_range, "torque_range": args.sensor_torque_range, "mode": args.ft_mode}
+    given = {k: v for k, v in ft_flags.items() if v is not None}
+    if given and args.method != "ft":
+        raise PayloadIdError(f"--sensor-force-range, --sensor-torque-range and --ft-mode apply to --method ft only, "
+                             f"not {args.method}", "drop them, or pass --method ft")
+    options.update(given)
     estimate = identify_payload(args.method, model, robot, loaded, frame, unloaded=unloaded, **options)
     atomic_write_yaml(args.out, estimate.to_dict())
     std = estimate.readable_std()
