@@ -167,8 +167,45 @@ def test_cli_identifies_from_ur_csv_and_says_motion_was_measured(tmp_path, capsy
 
     d = yaml.safe_load(out.read_text())
     assert d["effort_scale"] == pytest.approx(rd.README_DRIVE_GAINS)
-    # Unfiltered 100 Hz currents: the shoulder joints' RMSE stays a few N·m (torques up to 150 N·m).
-    assert max(d["torque_rmse"].values()) < 8.0, d["torque_rmse"]
+    # Currents filtered at 5 Hz like the smoothed stand-in motion: the shoulder joints' RMSE stays
+    # a few N·m (torques up to 150 N·m; 2-3.4 N·m measured).
+    assert max(d["torque_rmse"].values()) < 5.0, d["torque_rmse"]
+
+
+def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeline(tmp_path, capsys):
+    """`identify-robot --csv-ur` (whole file, ~100 Hz irregular, stand-in command smoothed by
+    read_ur_csv, torques filtered alike by conditioned_signals) against realdata's own preparation
+    (motion window only, 50 Hz grid): both models predict the 15-harmonic run's unloaded torques,
+    through the same conditioned_signals, per joint within 15 %.
+
+    Measured (README gains, linear friction): CLI 2.08, 3.30, 1.18, 0.39, 0.68, 0.53 N·m against
+    2.03, 3.33, 1.39, 0.48, 0.72, 0.58 (ratios 0.83-1.02; 0.83-1.13 over the three train/test
+    combinations of the pairs, the wrists varying most: the CLI also fits the rest segments, where
+    Coulomb friction is ambiguous). Before the stand-in was smoothed and the currents filtered the CLI
+    gave 2.72, 4.26, 1.57, 0.52, 0.80, 0.62 (ratios up to 1.34, from 50-100 rad/s² acceleration
+    spikes between the points and unfiltered current ripple): 15 % separates the two.
+    """
+    from payload_id_core.identification import validate_robot
+    from payload_id_core.ur_csv import read_ur_csv
+
+    train, test = DATA / rd.PAIRS["01_31"][0], DATA / rd.PAIRS["15harm"][0]
+    out = tmp_path / "robot.yaml"
+    gains = ",".join(str(k) for k in rd.README_DRIVE_GAINS)
+    rc, _, err = _cli(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur", str(train),
+                       "--validate-csv-ur", str(test), "--effort-scale", gains, "--friction", "linear",
+                       "--out", str(out)], capsys)
+    assert rc == 0, err
+    import yaml
+
+    d = yaml.safe_load(out.read_text())
+    model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
+    cli = np.array([d["validation_torque_rmse"][j] for j in model.joint_names])
+    reference, _ = rd.identify_ur10e_robot(model, rd.prepared_run(train), "linear")
+    other = read_ur_csv(test, rd.README_DRIVE_GAINS)
+    ref = validate_robot(reference, other, model)
+    assert np.all(cli < 1.15 * ref), (cli, ref, cli / ref)
+    spread = other.joints.tau.std(axis=0)
+    assert np.all(cli[:3] < 0.15 * spread[:3]), (cli, spread)
 
 
 if __name__ == "__main__":
