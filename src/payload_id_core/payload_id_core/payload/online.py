@@ -463,6 +463,8 @@ class OnlinePayloadEstimator:
             ok = gram_identifiable(self.info)
             return z, cov, ok
         eps = self.rls.theta - self.theta_a
+        if self.rls.forgetting == 1.0:
+            return self._difference_payload_data_only(eps)
         C = cov_theta
         if self.include_robot_uncertainty and self.robot_cov is not None:
             C = C + self.robot_cov
@@ -471,6 +473,41 @@ class OnlinePayloadEstimator:
         # not change which entries are determined.
         ok = self._struct_ok & gram_identifiable(self.J.T @ self.info @ self.J)
         return sol.x, np.nan_to_num(sol.cov, nan=0.0), ok
+
+    def _difference_payload_data_only(self, eps: np.ndarray):
+        """z from ε̂ = θ̂_b − θ_a with the evidence of the loaded data alone (λ = 1).
+
+        Xu's RLS starts at θ_a with P0 = 10·1: a prior saying ε ≈ 0 ± √(10 s²), which a 4 kg payload
+        violates by far in its mass-scaled entries, so the posterior ε̂ is shrunk towards 0 while few
+        samples are in, and s²P, the posterior spread, does not count that shrinkage: the mass came out
+        low by ~0.8 σ on 3 s runs. Since P⁻¹ = P0⁻¹ + I_d (I_d = Σ YᵀR⁻¹Y), P⁻¹ ε̂ = Σ YᵀR⁻¹ (τ − Y θ_a)
+        is the data's own evidence g; with ε_d ~ N(J z, s² I_d⁻¹ + C_a) the weighted conversion is
+        z = (Jᵀ W J)⁻¹ Jᵀ W ε_d, W = (I + M C_a)⁻¹ M, M = I_d / s², and W ε_d = (I + M C_a)⁻¹ g / s²
+        (no inverse of I_d needed, so directions the motion leaves undetermined simply get no weight).
+        """
+        s2 = self.rls.noise_scale2()
+        s2 = s2 if np.isfinite(s2) and s2 > 0 else 1.0
+        g = np.linalg.solve(self.rls.P, eps)
+        M = self.info / s2
+        h = g / s2
+        MJ = M @ self.J
+        if self.include_robot_uncertainty and self.robot_cov is not None:
+            A = np.eye(self.u) + M @ self.robot_cov
+            WJ = np.linalg.solve(A, MJ)
+            Weps = np.linalg.solve(A, h)
+        else:
+            WJ, Weps = MJ, h
+        gram = self.J.T @ WJ
+        gram = 0.5 * (gram + gram.T)
+        rhs = self.J.T @ Weps
+        ok = self._struct_ok & gram_identifiable(gram)
+        x = np.zeros(self.J.shape[1])
+        cov = np.zeros((x.size, x.size))
+        if ok.any():
+            G = gram[np.ix_(ok, ok)]
+            x[ok] = np.linalg.solve(G, rhs[ok])
+            cov[np.ix_(ok, ok)] = np.linalg.inv(G)
+        return x, cov, ok
 
     def estimate(self) -> PayloadEstimate:
         """The current estimate (not projected onto physically consistent parameters: see consistency)."""
