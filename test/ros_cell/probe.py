@@ -93,6 +93,7 @@ def run_goal(node, watcher, client, goal, args, feedback_fn, second=None) -> Non
             emit(cancel_sent=time.monotonic() - t0)
     if not res_f.done():
         emit(error="timeout")
+        emit(trajectories=watcher.trajs, **watcher.rest(args.rest_window))
         return
     res = res_f.result()
     emit(status=STATUS.get(res.status, res.status), wall=time.monotonic() - t0, **result_dict(res.result))

@@ -5,7 +5,9 @@ bundled name), checks it against the joint limits *before publishing anything*, 
 smoothly (rest-to-rest quintic) from its current joint state to the start pose, then publishes the
 excitation as one JointTrajectory stamped with its absolute start time, reporting progress. A
 cancel sends a short trajectory that brings the commanded velocity to zero smoothly from the
-current commanded state (a decelerating stop), never a jump to a held position.
+current commanded state (a decelerating stop), never a jump to a held position. So does SIGINT
+(Ctrl-C) or SIGTERM: the node handles them itself (rclpy's handler would shut the context down
+before anything could be published), publishes the stop, and only then exits.
 
 Parameters: urdf, controller, joint_states_topic, rate_hz (points per second), limit_margin,
 acceleration_limits ([] = payload_id defaults), start_delay (s between publishing and the
@@ -15,6 +17,7 @@ excitation's start, so the controller has the message in time), joint_state_time
 from __future__ import annotations
 
 import math
+import signal
 import threading
 import time
 
@@ -24,6 +27,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -36,6 +40,7 @@ from payload_id_ros.conversions import commanded_to_msg
 
 FEEDBACK_PERIOD = 0.1       # s
 SETTLE = 0.1                # s waited after the last point before declaring the motion done
+STOP_FLUSH = 0.3            # s the process stays up after a final stop so DDS delivers it
 
 
 # -- pure motion helpers (unit-tested without a ROS graph) ------------------------------------------
@@ -127,6 +132,7 @@ class ExcitationPlayer(Node):
         self._busy = False
         # What the controller is executing: (absolute start, CommandedTrajectory), for the stop.
         self._active: tuple[float, CommandedTrajectory] | None = None
+        self._closing = False       # after the final stop (exit): nothing else is published
         self.create_subscription(JointState, p("joint_states_topic").value, self._on_joint_state, 10,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(self, Excite, "~/excite", execute_callback=threaded(self._execute),
@@ -173,8 +179,13 @@ class ExcitationPlayer(Node):
         q, qd, qdd = sample_commanded([shifted], np.array([t]))
         return q[0], qd[0], qdd[0]
 
-    def stop_motion(self) -> float:
-        """Publish a decelerating stop from the current commanded state; returns when the arm is at rest (s)."""
+    def stop_motion(self, final: bool = False) -> float:
+        """Publish a decelerating stop from the current commanded state; returns when the arm is at rest (s).
+        `final` (the node exits): a goal thread still running publishes nothing after it."""
+        with self._lock:
+            if self._closing:
+                return 0.0
+            self._closing = final
         if self._active is None:
             return 0.0
         start, cmd = self._active
@@ -187,15 +198,19 @@ class ExcitationPlayer(Node):
         else:
             q, qd, qdd = self._commanded_state(now)
         stop = stop_trajectory(cmd.joint_names, q, qd, qdd, self.limits.acceleration, self.rate_hz)
-        self._publish(stop, now)
+        self._active = (now, stop)
+        self.pub.publish(commanded_to_msg(stop, stamp=now))
         return float(stop.time_from_start[-1])
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _publish(self, cmd: CommandedTrajectory, start: float) -> None:
-        self._active = (start, cmd)
-        self.pub.publish(commanded_to_msg(cmd, stamp=start))
+        with self._lock:
+            if self._closing:
+                raise PayloadIdError("the player is shutting down", "restart it")
+            self._active = (start, cmd)
+            self.pub.publish(commanded_to_msg(cmd, stamp=start))
 
     # -- the action -------------------------------------------------------------------------------
     def _execute(self, goal_handle):
@@ -219,12 +234,12 @@ class ExcitationPlayer(Node):
                 self._busy = False
 
     def _play(self, goal_handle, result):
-        from payload_id_core.excitation import check_limits, load_trajectory, move_to_start  # noqa: PLC0415
+        from payload_id_core.excitation import check_trajectory, load_trajectory, move_to_start  # noqa: PLC0415
 
         goal = goal_handle.request
         traj = load_trajectory(goal.trajectory).for_model(self.model.joint_names)
         traj = time_scaled(traj, goal.speed_scale)
-        check_limits(traj, self.model, self.limits)
+        check_trajectory(traj, self.model, self.limits)     # joint limits and the design's Cartesian limits
         q_now = self._current_q()
         excitation = traj.to_commanded(self.rate_hz)
         fb = Excite.Feedback()
@@ -267,7 +282,7 @@ class ExcitationPlayer(Node):
             now = self._now()
             if goal_handle.is_cancel_requested:
                 return True
-            if not rclpy.ok():
+            if not rclpy.ok() or self._closing:
                 raise PayloadIdError("the node is shutting down", "restart it")
             fb.progress, fb.elapsed = progress(now)
             goal_handle.publish_feedback(fb)
@@ -288,24 +303,43 @@ class ExcitationPlayer(Node):
 
 
 def main(args=None) -> None:
-    rclpy.init(args=args)
+    # Our own SIGINT/SIGTERM handling: rclpy's would shut the context down first, and a player killed
+    # mid-trajectory could no longer publish the stop.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop_requested = threading.Event()
+
+    def on_signal(signum, _frame):
+        if stop_requested.is_set():          # a second Ctrl-C: leave now
+            raise KeyboardInterrupt
+        stop_requested.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
+    code = 0
     try:
         node = ExcitationPlayer()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
+        # Short waits so the main thread returns to Python and sees the signal flag.
+        while rclpy.ok() and not stop_requested.is_set():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except PayloadIdError as err:
         print(f"excitation_player: error: {err}", flush=True)
-        raise SystemExit(2) from err
+        code = 2
     finally:
         if node is not None and rclpy.ok():
-            node.stop_motion()            # a player that dies mid-trajectory still stops the arm
+            if node.stop_motion(final=True) > 0.0:       # a player that dies mid-trajectory still stops the arm
+                node.get_logger().info("stopping: decelerating stop sent")
+                time.sleep(STOP_FLUSH)
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

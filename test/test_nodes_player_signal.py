@@ -1,0 +1,73 @@
+"""Ctrl-C (SIGINT) or SIGTERM to the excitation_player mid-motion still stops the arm: the node publishes a
+decelerating stop from the commanded state before it exits (rclpy's own handler would have shut it down
+first). Real processes: the player started by the supervisor with config/ur10.yaml, the kinematic fake
+robot (test/ros_cell/fake_hardware.py) following the commands, and the probe recording every trajectory.
+"""
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from payload_id_core.excitation import FourierTrajectory
+from payload_id_ros.supervisor import Supervisor
+
+HERE = Path(__file__).parent / "ros_cell"
+pytestmark = pytest.mark.slow
+
+
+def _lines(out: str) -> list[dict]:
+    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp_path):
+    from ros_cell.assets import make_trajectory
+
+    traj = make_trajectory(tmp_path / "traj.yaml", duration=4.0, speed=0.6)
+    fake = spawn(str(HERE / "fake_hardware.py"), "normal")
+    assert "fake hardware ready" in fake.stdout.readline()
+    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path / "logs")
+    sup.start(only=["excitation_player"])
+    try:
+        sup.wait_for_log("excitation_player", "excitation player ready", 60)
+        probe = spawn(str(HERE / "probe.py"), "excite", str(tmp_path / "traj.yaml"), "--timeout", "12",
+                      "--rest-window", "1.5")
+        # Wait for the excitation itself (after the move to the start pose), then signal mid-motion.
+        deadline = time.monotonic() + 30
+        while "starts at" not in sup.log_text("excitation_player") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.5)
+        codes = sup.stop(only=["excitation_player"]) if signum == signal.SIGINT else None
+        if codes is None:
+            import os
+            os.kill(sup.pid("excitation_player"), signal.SIGTERM)
+            codes = {"excitation_player": sup._get("excitation_player").proc.wait(timeout=10)}
+        out, err = probe.communicate(timeout=40)
+    finally:
+        sup.stop()
+        fake.terminate()
+    assert codes["excitation_player"] == 0, codes
+    lines = _lines(out)
+    watch = next(d for d in lines if "trajectories" in d)
+    sent = watch["trajectories"]
+    assert len(sent) == 3, sent                     # move to start, excitation, stop
+    excitation, stop = sent[1], sent[2]
+    assert excitation["t_end"] == pytest.approx(traj.duration, abs=0.02)
+    # The stop starts while the excitation is under way, from its commanded state: moving, no jump.
+    t_stop = stop["stamp"] - excitation["stamp"]
+    assert 1.0 < t_stop < traj.duration - 0.5, t_stop
+    q_cmd, qd_cmd, _ = traj.evaluate(np.array([t_stop]))
+    v_first = np.array(stop["v_first"])
+    assert np.max(np.abs(v_first)) > 1e-2
+    # First stop point lies 1/rate ahead of the state it starts from.
+    assert np.max(np.abs(np.array(stop["q_first"]) - q_cmd[0])) < 0.02
+    assert np.max(np.abs(v_first - qd_cmd[0])) < 0.1 * np.max(np.abs(qd_cmd[0])) + 0.02
+    # ... and ends at rest: zero velocity and acceleration, within the player's acceleration limits.
+    assert max(abs(v) for v in stop["v_last"]) < 1e-9 and max(abs(a) for a in stop["a_last"]) < 1e-9
+    assert stop["t_end"] < 3.0
+    # The robot following the commands is at rest afterwards.
+    assert watch["rest_samples"] > 50 and watch["rest_max_qd"] < 1e-6, watch
