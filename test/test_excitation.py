@@ -261,9 +261,12 @@ def test_check_trajectory_checks_joint_and_design_cartesian_limits(ur10):
 def test_cli_writes_a_trajectory_within_limits(tmp_path, ur10):
     out = tmp_path / "t.yaml"
     rc = cli_main(["excite", "--urdf", "ur10", "--harmonics", "2", "--seeds", "1", "--maxiter", "5",
-                   "--out", str(out)])
+                   "--noise-std", "ur10", "--out", str(out)])
     assert rc == 0
     traj = load_trajectory(out)
+    # rows weighted by the ur10 simulation profile's measured torque noise, columns in SI units
+    assert traj.design["noise_std"] == [1.6, 2.0, 1.1, 0.23, 0.38, 0.30]
+    assert traj.design["column_scaling"] == "none"
     assert limit_violations(traj, ur10, MotionLimits.from_model(ur10, margin=0.05), dt=1e-3) == []
 
 
@@ -274,6 +277,9 @@ def test_cli_writes_a_trajectory_within_limits(tmp_path, ur10):
     (["--acceleration-limit", "1e-5"], "too tight for the duration"),
     (["--joints", "wrist_1_joint", "--objective", "base"], "needs every joint to move"),
     (["--frame", "no_such_frame"], "no_such_frame"),
+    (["--noise-std", "1,2"], "--noise-std gives [1.0, 2.0] for 6 joints"),
+    (["--noise-std", "no_such_profile"], "unknown simulation profile 'no_such_profile'"),
+    (["--min-velocity-fraction", "0.9"], "RMS velocity fraction 0.9"),
 ])
 def test_cli_refuses_bad_or_infeasible_requests(tmp_path, capsys, args, message):
     out = tmp_path / "t.yaml"
