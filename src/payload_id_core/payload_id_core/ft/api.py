@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.conditioning import DEFAULT_MEASURED_CUTOFF_HZ, conditioned_signals, sampling_rate
+from payload_id_core.conditioning import conditioned_signals
 from payload_id_core.data import Recording
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.align import align_wrench
@@ -17,10 +17,6 @@ from payload_id_core.inertia import from_mass_com_inertia
 from payload_id_core.model import RobotModel
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
-
-# Samples within this many periods of the low-pass cutoff from either end are not trusted (source='measured').
-MEASURED_EDGE_PERIODS = 3.0
-
 
 def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | None,
                 sensor_mount: tuple[str, pin.SE3] | None, notes: list[str]) -> SensorFrame:
@@ -36,23 +32,12 @@ def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | Non
 
 def _aligned_data(model: RobotModel, recording: Recording, sensor: SensorFrame, source: str, cutoff_hz, delay,
                   force_range, torque_range):
+    # conditioned_signals already drops the filter transients at both ends of filtered signals.
     signals = conditioned_signals(recording, model.joint_names, source=source, cutoff_hz=cutoff_hz, delay=delay)
     aligned = align_wrench(recording.wrench, signals.t, force_range=force_range, torque_range=torque_range,
                            source=recording.source or "recording")
     aligned.counts = {"joint_samples": len(recording.joints.t),
                       "dropped_by_conditioning": len(recording.joints.t) - len(signals.t), **aligned.counts}
-    if source == "measured":
-        # Zero-phase filtering and central differences are wrong near both ends (filter transient,
-        # one-sided differences): accelerations there would be taken as payload inertia.
-        fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, sampling_rate(signals.t) / 4.0)
-        edge = max(MEASURED_EDGE_PERIODS / fc, 0.05)
-        at_edge = (signals.t < signals.t[0] + edge) | (signals.t > signals.t[-1] - edge)
-        aligned.counts["dropped_filter_edges"] = int((aligned.keep & at_edge).sum())
-        aligned.force, aligned.torque = aligned.force[~at_edge[aligned.keep]], aligned.torque[~at_edge[aligned.keep]]
-        aligned.keep = aligned.keep & ~at_edge
-        aligned.counts["used"] = int(aligned.keep.sum())
-        aligned.notes.append(f"ft: {aligned.counts['dropped_filter_edges']} samples within {edge * 1e3:.0f} ms "
-                             "of the ends dropped (filter and differentiation transients)")
     k = aligned.keep
     motion = sensor_motion(model, sensor, signals.q[k], signals.qd[k], signals.qdd[k])
     return signals, aligned, motion
