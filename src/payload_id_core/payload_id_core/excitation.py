@@ -31,6 +31,7 @@ import scipy.linalg
 
 from payload_id_core.data import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.resources import config_dir
 from payload_id_core.fileio import atomic_write_yaml
 
 # Relative tolerance on the rest conditions of a loaded trajectory (YAML stores floats with repr,
@@ -257,17 +258,7 @@ def _plain(x):
 
 def trajectories_dir() -> Path:
     """config/trajectories of the source checkout, or share/payload_id_ros/config/trajectories when installed."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "config" / "trajectories"
-        if cand.is_dir():
-            return cand
-    try:
-        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
-
-        return Path(get_package_share_directory("payload_id_ros")) / "config" / "trajectories"
-    except Exception:  # noqa: BLE001 - no ament index outside ROS: no bundled trajectories
-        return here.parent / "trajectories"
+    return config_dir("trajectories")
 
 
 def bundled_trajectories() -> list[str]:
