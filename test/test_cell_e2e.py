@@ -1,13 +1,16 @@
 """The whole simulated cell across real processes (Fast DDS on loopback): mock_hardware carrying a
 payload the estimator is not told about, payload_estimator and excitation_player started by the
-supervisor with config/ur10.yaml, driven by a probe client.
+supervisor with config/ur10.yaml, driven by a probe client. Both online methods: the node's default
+(difference-rls, config/ur10.yaml) over the whole excitation, and direct-rls stopping when converged.
 
-The unloaded robot model comes the honest way: the simulated UR10 without payload plays a
-robot-identification trajectory (payload-id simulate) and payload-id identify-robot makes robot.yaml.
+The unloaded robot model comes the honest way: the simulated UR10 without payload plays the payload
+excitation (payload-id simulate) and payload-id identify-robot makes robot.yaml.
 """
 
 import json
 from pathlib import Path
+
+import yaml
 
 import numpy as np
 import pytest
@@ -27,18 +30,12 @@ def _lines(out: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
-    from ros_cell.assets import make_trajectory
-
-    from payload_id_core.excitation import bundled_trajectories
     from payload_id_ros.demo import unloaded_robot_yaml
 
     d = tmp_path_factory.mktemp("cell")
-    make_trajectory(d / "robot_traj.yaml", duration=20.0, harmonics=5, seed=3, speed=1.0)
-    payload_traj = "ur10_payload" if "ur10_payload" in bundled_trajectories() else \
-        str(make_trajectory(d / "payload_traj.yaml", duration=10.0, harmonics=5, seed=5, speed=1.0) and
-            d / "payload_traj.yaml")
-    robot_yaml = unloaded_robot_yaml(d / "cache", str(d / "robot_traj.yaml"))
-    return {"dir": d, "robot_yaml": robot_yaml, "trajectory": payload_traj}
+    # As on a real cell (Xu 2024): the unloaded robot plays the payload excitation first.
+    robot_yaml = unloaded_robot_yaml(d / "cache", "ur10_payload")
+    return {"dir": d, "robot_yaml": robot_yaml, "trajectory": "ur10_payload"}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +46,7 @@ def cell(assets, ros_env):
         "mock_hardware": {"payload_mass": t["mass"], "payload_com": t["com"], "payload_inertia": t["inertia"],
                           "seed": 3},
         "payload_estimator": {"robot_yaml": str(assets["robot_yaml"]), "trajectory": assets["trajectory"],
-                              "method": "direct-rls", "result_path": str(d / "last_payload.yaml")},
+                              "result_path": str(d / "last_payload.yaml")},   # method: the config's default
     })
     sup.start()
     try:
@@ -78,7 +75,7 @@ def identified(cell, ros_env):
 def test_cell_identifies_the_hidden_payload(identified):
     r = identified["final"]
     assert r["status"] == "succeeded", r
-    assert r["method"] == "direct-rls" and r["frame"] == "tool0"
+    assert r["method"] == "difference-rls" and r["frame"] == "tool0"
     mass_err = abs(r["mass"] - TRUTH["mass"]) / TRUTH["mass"]
     com_err = np.linalg.norm(np.array(r["com"]) - TRUTH["com"])
     assert mass_err < 0.03, r
@@ -111,7 +108,7 @@ def test_late_subscriber_receives_the_last_estimate(identified, spawn):
     out, err = probe.communicate(timeout=40)
     got = _lines(out)[-1]
     assert got.get("mass") == pytest.approx(identified["final"]["mass"], abs=1e-9), (out, err)
-    assert got["frame"] == "tool0" and got["method"] == "direct-rls"
+    assert got["frame"] == "tool0" and got["method"] == "difference-rls"
 
 
 def test_compensated_wrench_drops_to_sensor_noise(identified, spawn):
@@ -133,7 +130,19 @@ def test_restart_loads_the_last_result(identified, cell, spawn):
     assert _lines(out)[-1]["mass"] == pytest.approx(identified["final"]["mass"], rel=1e-9)
 
 
-def test_cancel_stops_the_arm_and_returns_the_partial_estimate(identified, cell, spawn):
+def test_direct_rls_stops_when_converged(identified, cell, spawn):
+    probe = spawn(str(HERE / "probe.py"), "identify", "--method", "direct-rls", "--stop-when-converged",
+                  "--rest-window", "0.3")
+    out, err = probe.communicate(timeout=60)
+    r = next(d for d in _lines(out) if "status" in d)
+    assert r["status"] == "succeeded" and r["method"] == "direct-rls", (r, err)
+    assert r["converged"] and "converged; motion stopped early" in r["message"]
+    assert r["convergence_time"] < 8.0                        # of the 10 s excitation
+    assert abs(r["mass"] - TRUTH["mass"]) / TRUTH["mass"] < 0.03, r
+    assert np.linalg.norm(np.array(r["com"]) - TRUTH["com"]) < 0.01, r
+
+
+def test_cancel_stops_the_arm_and_returns_the_partial_estimate(identified, cell, spawn, assets):
     probe = spawn(str(HERE / "probe.py"), "identify", "--cancel-after", "6", "--second-goal", "--rest-window", "0.6")
     out, err = probe.communicate(timeout=60)
     lines = _lines(out)
@@ -147,3 +156,9 @@ def test_cancel_stops_the_arm_and_returns_the_partial_estimate(identified, cell,
     assert stop["t_end"] < 3.0 and max(abs(v) for v in stop["v_first"]) > 1e-3
     assert max(abs(v) for v in stop["v_last"]) < 1e-9 and max(abs(a) for a in stop["a_last"]) < 1e-9
     assert lines[-1]["rest_max_qd"] < 0.02
+    # Persisted too, flagged partial, so a restart loads what the node last published.
+    saved = yaml.safe_load((assets["dir"] / "last_payload.yaml").read_text())
+    assert saved["partial"] is True and saved["status"] == "cancelled"
+    assert saved["mass"] == pytest.approx(final["mass"], rel=1e-9)
+    assert any("partial: the goal was cancelled" in n for n in saved["notes"])
+    assert saved["ft_parameters"]["format"] == "payload_id/ft_parameters/1"

@@ -96,6 +96,12 @@ class IdentificationRun:
                 length = min(length, self.max_duration)
             self.window = (cmd.start_time, cmd.start_time + length)
 
+    def end_window(self, t: float) -> None:
+        """The goal ends the motion early (converged, cancelled): samples after `t` are the decelerating stop,
+        where the arm lags the command most; they would only bias the estimate, so they are left out."""
+        if self.window is not None:
+            self.window = (self.window[0], max(self.window[0], min(self.window[1], t)))
+
     def feed(self, t: np.ndarray, q_meas: np.ndarray, effort: np.ndarray) -> int:
         """Joint states (model order) received so far; returns how many were used for identification."""
         if t.size == 0:
@@ -115,9 +121,13 @@ class IdentificationRun:
         if self._q_meas_first is None:
             self._q_meas_first = qm[0].copy()
         self._moved = max(self._moved, float(np.max(np.abs(qm - self._q_meas_first))))
-        tracking = float(np.max(np.abs(qm - q)))
+        err = np.abs(qm - q)
+        tracking = float(err.max())
         if tracking > TRACKING_LIMIT:
-            raise PayloadIdError(f"the measured joint positions are {tracking:.3f} rad away from the commanded ones",
+            k, j = np.unravel_index(np.argmax(err), err.shape)
+            raise PayloadIdError(f"the measured joint positions are {tracking:.3f} rad away from the commanded ones "
+                                 f"({self.model.joint_names[j]}, {ts[k] - t0:.2f} s into the excitation; "
+                                 f"{len(self.commanded)} commanded trajectories heard)",
                                  "the controller does not follow the trajectory: check that it is active and "
                                  "listening on the trajectory topic")
         self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates

@@ -416,6 +416,7 @@ class PayloadEstimator(Node):
                     break
 
         if status != "finished":
+            run.end_window(self._now())
             self._stop_motion(state)
         self._feed(run)
         est = run.estimate()

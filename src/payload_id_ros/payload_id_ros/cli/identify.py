@@ -124,7 +124,10 @@ def run(args) -> int:
         send = client.send_goal_async(goal, feedback_callback=on_feedback)
         rclpy.spin_until_future_complete(node, send, timeout_sec=10.0)
         handle = send.result()
-        if handle is None or not handle.accepted:
+        if handle is None:
+            raise PayloadIdError("the payload_estimator did not answer the goal within 10 s",
+                                 "check that the node runs and is not overloaded (ros2 node list)")
+        if not handle.accepted:
             raise PayloadIdError("the payload_estimator rejected the goal", "an identification is already running")
         result_future = handle.get_result_async()
         try:
