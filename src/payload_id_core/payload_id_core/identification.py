@@ -7,7 +7,10 @@ column q̈_j e_j already lies in the span of the base columns (joint 1 of a robo
 is vertical: it acts exactly like Izz1) cannot be told apart; it is absorbed into that base
 parameter and only the others are separate unknowns. Friction shape parameters (α of Xu eq. 2,
 Stribeck velocity, Tadese's σ3, σ4) are found per joint by an outer search around the linear
-least squares, the inner problem staying linear.
+least squares, the inner problem staying linear, then refined jointly for all joints by Gauss–Newton
+(variable projection). The covariance of θ is marginal over those shapes: θ's block of the
+Gauss–Newton covariance of [θ, shapes] (shape_marginal_covariance); the shapes' own std goes to
+robot.yaml (friction.shape_std).
 """
 
 from __future__ import annotations
@@ -114,6 +117,8 @@ class RobotIdentification:
     condition_number: float = float("nan")
     validation_rmse: np.ndarray | None = None
     notes: list[str] = field(default_factory=list)
+    # (n, s) std of the friction shape parameters (α, ...) when identified; cov is then marginal over them
+    shape_std: np.ndarray | None = None
     _model: RobotModel | None = field(default=None, repr=False)
 
     # -- sizes and slices ---------------------------------------------------------------------
@@ -188,7 +193,7 @@ class RobotIdentification:
                                                    for i in np.flatnonzero(self.rotor.absorbed[:, j])}
                              for j in range(self.n) if self.rotor.absorbed[:, j].any()},
             },
-            "friction": self.friction.to_dict(),
+            "friction": self._friction_dict(),
             "parameters": {
                 "names": list(self.theta_names),
                 "values": fl(self.theta),
@@ -205,6 +210,13 @@ class RobotIdentification:
             d["validation_torque_rmse"] = dict(zip(self.joint_names, fl(self.validation_rmse)))
         if self.standard_parameters is not None:
             d["standard_parameters"] = fl(self.standard_parameters)
+        return d
+
+    def _friction_dict(self) -> dict:
+        d = self.friction.to_dict()
+        if self.shape_std is not None and self.friction.shape_names:
+            d["shape_std"] = {name: [None if not np.isfinite(v) else float(v) for v in self.shape_std[:, i]]
+                              for i, name in enumerate(self.friction.shape_names)}
         return d
 
     def save(self, path) -> None:
@@ -240,6 +252,9 @@ class RobotIdentification:
             if theta.size != expected:
                 raise PayloadIdError(f"{source}: {theta.size} parameter values, the model structure needs {expected}",
                                      "the file is damaged; re-run identify-robot")
+            sstd = (d["friction"] or {}).get("shape_std")
+            shape_std = None if not sstd else np.array(
+                [[np.nan if v is None else v for v in sstd[nm]] for nm in friction.shape_names], dtype=float).T
             val = d.get("validation_torque_rmse")
             psi = d.get("standard_parameters")
             return cls(
@@ -255,7 +270,7 @@ class RobotIdentification:
                 standard_parameters=None if psi is None else np.asarray(psi, dtype=float),
                 condition_number=float(d.get("condition_number", np.nan)),
                 validation_rmse=None if val is None else np.array([val[j] for j in names]),
-                notes=list(d.get("notes") or []), _model=model,
+                notes=list(d.get("notes") or []), shape_std=shape_std, _model=model,
             )
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
@@ -384,6 +399,158 @@ def _fit_friction_shape(friction: FrictionModel, wi: np.ndarray, tau: np.ndarray
     return friction.with_shape(shape)
 
 
+# -- friction shape: joint refinement and its share of the uncertainty ----------------------------
+
+def _shape_derivative_columns(friction: FrictionModel, v: np.ndarray, shape_j: np.ndarray, theta_fj: np.ndarray,
+                              temp: np.ndarray | None) -> np.ndarray:
+    """(N, s): ∂τ_f,j/∂s_i = (∂F_j/∂s_i) θ_f,j for one joint, by central differences (relative step
+    1e-5: truncation ~1e-10, far below the noise; shape parameters are all positive)."""
+    out = np.empty((v.size, shape_j.size))
+    for i in range(shape_j.size):
+        h = 1e-5 * max(abs(shape_j[i]), 1e-3)
+        up, dn = shape_j.copy(), shape_j.copy()
+        up[i] += h
+        dn[i] -= h
+        out[:, i] = (joint_columns(friction.kind, v, up, temp, friction.sign_epsilon)
+                     - joint_columns(friction.kind, v, dn, temp, friction.sign_epsilon)) @ theta_fj / (2 * h)
+    return out
+
+
+@dataclass
+class _ShapeProblem:
+    """Per-joint blocks of the joint problem in x = [θ (p), s (n·ns)]: τ_j = W_j(s_j) θ + noise.
+
+    The inertial columns never change, so their Gram blocks are formed once; each evaluation only
+    forms the friction (and shape-derivative) columns of every joint and their products."""
+
+    friction: FrictionModel
+    a: list                     # per joint (N, pi) contiguous inertial columns
+    gi: np.ndarray              # (n, pi, pi)
+    bi: np.ndarray              # (n, pi)
+    tt: np.ndarray              # (n,)
+    tau: list                   # per joint (N,)
+    qd: list
+    temp: list
+
+    @classmethod
+    def build(cls, friction, wi, tau, qd, temperature):
+        n = friction.n
+        a = [np.ascontiguousarray(wi[:, j, :]) for j in range(n)]
+        ys = [np.ascontiguousarray(tau[:, j]) for j in range(n)]
+        return cls(friction, a, np.array([x.T @ x for x in a]), np.array([x.T @ y for x, y in zip(a, ys)]),
+                   np.array([y @ y for y in ys]), ys, [np.ascontiguousarray(qd[:, j]) for j in range(n)],
+                   [None if temperature is None else np.ascontiguousarray(temperature[:, j]) for j in range(n)])
+
+    def system(self, shape: np.ndarray, weights: np.ndarray, theta: np.ndarray | None = None):
+        """Weighted normal equations (H, r, Σ w τᵀτ) of the columns [W(s)] (theta None) or of the
+        Gauss–Newton Jacobian [W(s), ∂(W θ)/∂s] at θ."""
+        fm, n = self.friction, self.friction.n
+        pi, k = self.gi.shape[1], fm.per_joint
+        ns = shape.shape[1] if theta is not None else 0
+        p = pi + n * k
+        size = p + n * ns
+        h, r = np.zeros((size, size)), np.zeros(size)
+        h[:pi, :pi] = np.einsum("j,jik->ik", weights, self.gi)
+        r[:pi] = weights @ self.bi
+        for j in range(n):
+            c = joint_columns(fm.kind, self.qd[j], shape[j], self.temp[j], fm.sign_epsilon)
+            idx = pi + j * k + np.arange(k)
+            if ns:
+                c = np.column_stack([c, _shape_derivative_columns(fm, self.qd[j], shape[j],
+                                                                  theta[idx], self.temp[j])])
+                idx = np.concatenate([idx, p + j * ns + np.arange(ns)])
+            x = self.a[j].T @ c
+            h[:pi, idx] += weights[j] * x
+            h[idx, :pi] += weights[j] * x.T
+            h[np.ix_(idx, idx)] += weights[j] * (c.T @ c)
+            r[idx] += weights[j] * (c.T @ self.tau[j])
+        return h, r, float(weights @ self.tt)
+
+    def normal_equations(self, shape) -> estimators.NormalEquations:
+        """Per-joint normal equations of [W_inertial, F(s)] from the cached inertial blocks."""
+        fm, n = self.friction, self.friction.n
+        pi, k = self.gi.shape[1], fm.per_joint
+        p = pi + n * k
+        gram, rhs = np.zeros((n, p, p)), np.zeros((n, p))
+        gram[:, :pi, :pi], rhs[:, :pi] = self.gi, self.bi
+        for j in range(n):
+            c = joint_columns(fm.kind, self.qd[j], shape[j], self.temp[j], fm.sign_epsilon)
+            idx = pi + j * k + np.arange(k)
+            x = self.a[j].T @ c
+            gram[j][:pi, idx], gram[j][idx, :pi] = x, x.T
+            gram[j][np.ix_(idx, idx)] = c.T @ c
+            rhs[j, idx] = c.T @ self.tau[j]
+        pj = np.count_nonzero(np.einsum("jii->ji", gram) > 0, axis=1)
+        return estimators.NormalEquations(gram, rhs, self.tt.copy(), self.tau[0].size, pj)
+
+    def solve(self, shape, weights):
+        """θ(s) of the weighted linear problem and its weighted residual sum of squares."""
+        h, r, tt = self.system(shape, weights)
+        d = np.sqrt(np.diag(h))
+        d = np.where(d > 0, d, 1.0)
+        theta = np.linalg.lstsq(h / np.outer(d, d), r / d, rcond=1e-13)[0] / d
+        return theta, tt - 2 * theta @ r + theta @ h @ theta
+
+
+def _scaled_inverse(h: np.ndarray, rcond: float = 1e-12) -> np.ndarray:
+    d = np.sqrt(np.diag(h))
+    d = np.where(d > 0, d, 1.0)
+    return np.linalg.pinv(h / np.outer(d, d), rcond=rcond, hermitian=True) / np.outer(d, d)
+
+
+def _refine_shape_jointly(problem: _ShapeProblem, shape: np.ndarray, weights: np.ndarray,
+                          max_iter: int = 12) -> np.ndarray:
+    """Gauss–Newton on every joint's shape at once, θ re-solved linearly at each step (variable
+    projection). The per-joint search frees each joint's inertial columns on its own rows (a
+    relaxation of the shared θ), so its shapes are not the weighted least squares of the whole
+    model, and only at that estimate does the Jacobian covariance describe the scatter."""
+    bounds = problem.friction.shape_bounds
+    lo, hi = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
+    theta, cost = problem.solve(shape, weights)
+    p = theta.size
+    for _ in range(max_iter):
+        h, r, _ = problem.system(shape, weights, theta)
+        g = r - h[:, :p] @ theta
+        step = (_scaled_inverse(h) @ g)[p:].reshape(shape.shape)
+        lam, improved = 1.0, False
+        for _ in range(6):
+            trial = np.clip(shape + lam * step, lo, hi)
+            th, c = problem.solve(trial, weights)
+            if c < cost:
+                improved = True
+                break
+            lam /= 2
+        if not improved:
+            break
+        done = np.all(np.abs(trial - shape) <= 1e-6 * np.maximum(np.abs(shape), 1e-3))
+        shape, theta, cost = trial, th, c
+        if done:
+            break
+    return shape
+
+
+def shape_marginal_covariance(problem: _ShapeProblem, shape: np.ndarray, theta: np.ndarray,
+                              sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cov of θ marginal over the shapes, std of the shapes (n, ns)).
+
+    The fit is linear in θ given the shapes, and cov(θ) = (WᵀΣ⁻¹W)⁻¹ is conditional on them; the
+    shapes are themselves estimated from the same data and trade off with the friction
+    coefficients (α against Fc and Fv). Linearising the whole model in x = [θ, s] at the estimate,
+    J = [W, ∂(Wθ)/∂s], cov(x) = (JᵀΣ⁻¹J)⁻¹ (Gauss–Newton, same per-joint σ), and θ's block of it is
+    the marginal covariance. A shape whose derivative column vanishes (e.g. α with Fv = 0) is not
+    identified: NaN std, and it is left out (θ stays conditional on it)."""
+    p = theta.size
+    h, _, _ = problem.system(shape, 1.0 / np.asarray(sigma, dtype=float) ** 2, theta)
+    ns_total = h.shape[0] - p
+    diag = np.diag(h)[p:]
+    keep = diag > 1e-12 * max(float(np.max(np.diag(h)[:p])), 1e-300)
+    idx = np.concatenate([np.arange(p), p + np.flatnonzero(keep)])
+    cov = _scaled_inverse(h[np.ix_(idx, idx)])
+    shape_std = np.full(ns_total, np.nan)
+    shape_std[keep] = np.sqrt(np.maximum(np.diag(cov)[p:], 0.0))
+    return cov[:p, :p], shape_std.reshape(shape.shape)
+
+
 # -- the pipeline -------------------------------------------------------------------------------
 
 def _check_finite(name: str, a: np.ndarray | None, joint_names: list[str]) -> None:
@@ -396,14 +563,25 @@ def _check_finite(name: str, a: np.ndarray | None, joint_names: list[str]) -> No
                              "clean the recording or record again")
 
 
-def identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, *, friction: str = "nonlinear",
-                          estimator: str = "wls", effort_scale=None, alpha=None, sign_epsilon: float | None = None,
-                          source: str = "commanded", seed: int = 0, check_consistency: bool = True,
-                          notes: list[str] | None = None) -> RobotIdentification:
+def identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, **options) -> RobotIdentification:
     """Identify θ = [π_b, Ia, θ_f] from regressor inputs (N, n) and torques (N, n) (already × effort_scale).
 
-    `alpha` fixes the nonlinear friction exponent(s) instead of identifying them.
+    Options: friction='nonlinear', estimator='wls', effort_scale=None, alpha=None (fixes the nonlinear
+    friction exponent(s) instead of identifying them), sign_epsilon=None, source='commanded', seed=0,
+    check_consistency=True, notes=None.
+    BLAS runs single-threaded: the work is many products of 10–100-column blocks, which threaded
+    OpenBLAS made ~5× slower on a loaded 2-core machine (measured on the scatter test: 19 s vs 3.5 s).
     """
+    from payload_id_core.excitation_design import single_threaded_blas  # noqa: PLC0415
+
+    with single_threaded_blas():
+        return _identify_from_signals(model, q, qd, qdd, tau, temperature, **options)
+
+
+def _identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, *, friction: str = "nonlinear",
+                           estimator: str = "wls", effort_scale=None, alpha=None, sign_epsilon: float | None = None,
+                           source: str = "commanded", seed: int = 0, check_consistency: bool = True,
+                           notes: list[str] | None = None) -> RobotIdentification:
     names = list(model.joint_names)
     q, qd, qdd, tau = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd, tau))
     for nm, a in (("positions", q), ("velocities", qd), ("accelerations", qdd), ("torques", tau),
@@ -426,11 +604,16 @@ def identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, 
     w = np.concatenate([wi, fm.columns(qd, temperature)], axis=2) if fm.n_params else wi
     ne = estimators.NormalEquations.from_data(w, tau)
     cond = excitation_check(ne, theta_names)
+    del w
+    problem = None
     if fm.shape_bounds and alpha is None:
         fm = _fit_friction_shape(fm, wi, tau, qd, temperature)
-        w = np.concatenate([wi, fm.columns(qd, temperature)], axis=2)
-        ne = estimators.NormalEquations.from_data(w, tau)
-    del w
+        problem = _ShapeProblem.build(fm, wi, tau, qd, temperature)
+        ne = problem.normal_equations(fm.shape)
+        sigma0 = estimators.sigma_floor(ne, estimators.ols(ne).sigma)
+        fm = fm.with_shape(_refine_shape_jointly(problem, fm.shape, 1.0 / sigma0 ** 2))
+        problem.friction = fm
+        ne = problem.normal_equations(fm.shape)
     a_map = inertial_map(base, rotor, model.n)
     psi = None
     if estimator == "ols":
@@ -440,6 +623,14 @@ def identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, 
     else:
         prior = np.concatenate([model.standard_parameters(), np.zeros(model.n)])
         fit, psi = estimators.feasible(ne, None, a_map, model.n, prior=prior, nonnegative=fm.nonnegative)
+    cov, rel_std, shape_std = fit.cov, fit.rel_std, None
+    if problem is not None:
+        # θ's covariance marginal over the estimated shapes, with the σ the fit used
+        sigma = fit.sigma if estimator != "ols" else np.full(model.n, np.sqrt(
+            float(ne.rss(fit.theta).sum()) / (ne.n_samples * model.n - fit.theta.size)))
+        cov, shape_std = shape_marginal_covariance(problem, fm.shape, fit.theta, sigma)
+        with np.errstate(divide="ignore"):
+            rel_std = 100.0 * np.sqrt(np.maximum(np.diag(cov), 0.0)) / np.abs(fit.theta)
     consistent = None
     if check_consistency:
         gap = estimators.consistency_gap(a_map, fit.theta[:a_map.shape[0]], model.n)
@@ -449,8 +640,8 @@ def identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, 
         np.asarray(effort_scale, dtype=float), (model.n,)).copy()
     return RobotIdentification(
         joint_names=names, urdf_path=str(model.urdf_path), urdf_sha256=model.urdf_sha256, gravity=model.gravity,
-        base=base, rotor=rotor, friction=fm, theta=fit.theta, theta_names=theta_names, cov=fit.cov,
-        rel_std=fit.rel_std, effort_scale=scale, rmse=fit.rmse, sigma=fit.sigma, estimator=estimator,
+        base=base, rotor=rotor, friction=fm, theta=fit.theta, theta_names=theta_names, cov=cov,
+        rel_std=rel_std, shape_std=shape_std, effort_scale=scale, rmse=fit.rmse, sigma=fit.sigma, estimator=estimator,
         source=source, physically_consistent=consistent, standard_parameters=psi, condition_number=cond,
         notes=list(notes or []), _model=model)
 
