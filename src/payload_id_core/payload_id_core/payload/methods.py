@@ -37,10 +37,13 @@ from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries, theta_layout
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
+from payload_id_core.payload.load_friction import ITERATIONS, load_friction_columns, sign_epsilon
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.regressor import payload_transform, rigid_body_regressor
 
 _SIGNAL_KEYS = ("source", "delay", "cutoff_hz", "decimate")
+# Load-dependent Coulomb friction (load_friction.py) modelled unless load_friction=False.
+LOAD_FRICTION_DEFAULT = True
 # Joint samples must cover the commanded excitation to within this fraction of its duration.
 COVERAGE_TOL = 0.02
 
@@ -157,6 +160,43 @@ def _payload_rows(model: RobotModel, robot, frame: str, sig, friction_change: bo
     return w_l, y_a
 
 
+def _solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray, qd: np.ndarray, eps: float,
+                              options: dict) -> tuple[LinearSolution, np.ndarray, list[str]]:
+    """Per-joint WLS of y ≈ W z; with load_friction (default on) the load-dependent Coulomb columns
+    (load_friction.py) are built from the first solution's payload torque W_L φ̂_L and the fit repeated.
+    Returns (solution, the matrix actually used, notes: one line when the columns were used)."""
+    sol = weighted_lstsq(W, y)
+    if not options.get("load_friction", LOAD_FRICTION_DEFAULT):
+        return sol, W, []
+    n = W.shape[1]
+    W0 = W
+    for _ in range(ITERATIONS):
+        tau_b = tau_a + W0[..., :10] @ sol.x[:10]
+        W = np.concatenate([W0, load_friction_columns(tau_a, tau_b, qd, eps)], axis=-1)
+        sol = weighted_lstsq(W, y)
+    mu = sol.x[-n:]
+    mu_std = np.sqrt(np.diag(sol.cov)[-n:])
+    return sol, W, [f"load-dependent Coulomb friction μ per joint (N·m per N·m of load change): "
+                    f"{np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}"]
+
+
+def model_error_notes(sigma: np.ndarray, robot) -> list[str]:
+    """The residual-based model-error check: loaded fit's residual RMS over the unloaded identification's.
+
+    Near 1 the payload model explains the loaded run as well as the robot model explained its own run;
+    well above 1 something unmodelled remains, and the reported std (from the residual scatter, assumed
+    white) understates the error."""
+    rmse = np.asarray(getattr(robot, "rmse", []) if robot is not None else [], dtype=float).reshape(-1)
+    sigma = np.asarray(sigma, dtype=float).reshape(-1)
+    if rmse.size != sigma.size or not np.all(rmse > 0):
+        return []
+    ratio = sigma / rmse
+    note = (f"model-error check: residual RMS / unloaded identification RMS per joint {np.round(ratio, 2).tolist()}")
+    if np.max(ratio) > 1.5:
+        note += " (above 1.5: unmodelled effects, the std understates the error)"
+    return [note]
+
+
 def _robot_sensitivity_cov(W: np.ndarray, sigma: np.ndarray, y_a: np.ndarray, sol: LinearSolution,
                            robot_cov: np.ndarray) -> np.ndarray:
     """Covariance that θ_a's uncertainty adds to x = W^# (τ − Y_a θ_a): S C_a Sᵀ, S = (WᵀΣ⁻¹W)^# WᵀΣ⁻¹ Y_a."""
@@ -201,14 +241,16 @@ def khalil_1(model, robot, loaded, frame, unloaded=None, **options) -> PayloadEs
     fc = bool(options.get("friction_change", False))
     W, y_a = _payload_rows(model, robot, frame, sig, fc)
     theta_a = np.asarray(robot.theta, dtype=float)
-    sol = weighted_lstsq(W, sig.tau - y_a @ theta_a)
+    tau_a = y_a @ theta_a
+    sol, W, lf_notes = _solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), options)
     cov = sol.cov
     rc = _robot_cov(robot)
     if options.get("include_robot_uncertainty", True) and rc is not None:
         cov = cov + _robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
-    notes = list(sig.notes) + [f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"]
+    notes = list(sig.notes) + [f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"] + lf_notes
+    notes += model_error_notes(sol.sigma, robot)
     return finish(frame, "khalil-1", sol.x, cov, sol.identifiable, notes, options,
-                  convergence_time=_duration(sig), friction_unknowns=W.shape[-1] - 10)
+                  convergence_time=_duration(sig), friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
 
 
 def _difference_payload(model, robot, frame, theta_b: np.ndarray, cov_b: np.ndarray, ok_b: np.ndarray,
@@ -281,11 +323,16 @@ def khalil_3(model, robot, loaded, frame, unloaded=None, **options) -> PayloadEs
     sig = _signals(loaded, model, options)
     tau_u = same_trajectory_torques(model, sig, unloaded, options, "khalil-3")
     fc = bool(options.get("friction_change", False))
-    W, _ = _payload_rows(model, robot if fc else None, frame, sig, fc)
-    sol = weighted_lstsq(W, sig.tau - tau_u)
+    W, y_a = _payload_rows(model, robot, frame, sig, fc)
+    # The unloaded model torque sets the load the drives carry: the identified robot's, else the URDF's
+    # (not the unloaded run's measured torque: its noise is in the fitted difference too).
+    tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None
+             else np.array([model.rnea(q, qd, qdd) for q, qd, qdd in zip(sig.q, sig.qd, sig.qdd)]))
+    sol, W, lf_notes = _solve_with_load_friction(W, sig.tau - tau_u, tau_a, sig.qd, sign_epsilon(robot), options)
     notes = list(sig.notes) + [f"loaded − unloaded torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"]
+    notes += lf_notes
     return finish(frame, "khalil-3", sol.x, sol.cov, sol.identifiable, notes, options,
-                  convergence_time=_duration(sig), friction_unknowns=W.shape[-1] - 10)
+                  convergence_time=_duration(sig), friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
 
 
 def khalil_4(model, robot, loaded, frame, unloaded=None, **options) -> PayloadEstimate:
