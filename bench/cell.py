@@ -5,6 +5,7 @@
   estimator_cpu_pct    CPU of the payload_estimator process at 500 Hz joint states + 500 Hz wrench, % of one
                        core, median over 0.5 s intervals of the identification (/proc/<pid>/stat); target <= 30
   estimator_cpu_mean_pct  the same averaged over the whole goal, with the end-of-goal computations
+  estimator_idle_cpu_pct  the estimator with no goal (2 s after it), joint states still streaming
   cell_mass_err_pct, cell_com_err_mm   accuracy on the hidden 3.5 kg payload
 
 The last stdout line is one JSON object.
@@ -36,6 +37,7 @@ def main() -> int:
                       "cell_convergence_s": r["convergence_time"],
                       "estimator_cpu_pct": round(r["estimator_cpu_pct"], 1),
                       "estimator_cpu_mean_pct": round(r["estimator_cpu_pct_mean"], 1),
+                      "estimator_idle_cpu_pct": round(r["estimator_idle_cpu_pct"], 1),
                       "cell_mass_err_pct": round(r["errors"]["mass_err_pct"], 3),
                       "cell_com_err_mm": round(r["errors"]["com_err_mm"], 2)}))
     return 0
