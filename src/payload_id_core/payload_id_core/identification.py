@@ -23,7 +23,7 @@ from payload_id_core import estimators
 from payload_id_core.base_params import BaseParameters, compute_base_parameters, standard_parameter_names
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.fileio import atomic_write_yaml, read_yaml_mapping
-from payload_id_core.friction import FrictionModel, joint_columns, make_friction_model
+from payload_id_core.friction import FrictionModel, joint_columns, make_friction_model, smooth_sign
 from payload_id_core.model import RobotModel
 from payload_id_core.regressor import payload_regressor, rigid_body_regressor
 
@@ -405,6 +405,11 @@ def _shape_derivative_columns(friction: FrictionModel, v: np.ndarray, shape_j: n
                               temp: np.ndarray | None) -> np.ndarray:
     """(N, s): ∂τ_f,j/∂s_i = (∂F_j/∂s_i) θ_f,j for one joint, by central differences (relative step
     1e-5: truncation ~1e-10, far below the noise; shape parameters are all positive)."""
+    if friction.kind == "nonlinear":   # ∂/∂α (|q̇|^α sgn q̇) = |q̇|^α ln|q̇| sgn q̇ (→ 0 at q̇ = 0)
+        av = np.abs(v)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.where(av > 0, av ** shape_j[0] * np.log(av), 0.0)
+        return (d * smooth_sign(v, friction.sign_epsilon) * theta_fj[1])[:, None]
     out = np.empty((v.size, shape_j.size))
     for i in range(shape_j.size):
         h = 1e-5 * max(abs(shape_j[i]), 1e-3)
@@ -511,7 +516,12 @@ def _refine_shape_jointly(problem: _ShapeProblem, shape: np.ndarray, weights: np
     for _ in range(max_iter):
         h, r, _ = problem.system(shape, weights, theta)
         g = r - h[:, :p] @ theta
-        step = (_scaled_inverse(h) @ g)[p:].reshape(shape.shape)
+        inv = _scaled_inverse(h)
+        step = (inv @ g)[p:].reshape(shape.shape)
+        # A step below 2 % of the shapes' own std (inv is their covariance: weights 1/σ²) moves
+        # nothing the data can tell apart; stop there rather than at machine precision.
+        if np.all(np.abs(step) <= 0.02 * np.sqrt(np.maximum(np.diag(inv)[p:], 0.0)).reshape(shape.shape)):
+            break
         lam, improved = 1.0, False
         for _ in range(6):
             trial = np.clip(shape + lam * step, lo, hi)
@@ -522,10 +532,7 @@ def _refine_shape_jointly(problem: _ShapeProblem, shape: np.ndarray, weights: np
             lam /= 2
         if not improved:
             break
-        done = np.all(np.abs(trial - shape) <= 1e-6 * np.maximum(np.abs(shape), 1e-3))
         shape, theta, cost = trial, th, c
-        if done:
-            break
     return shape
 
 
