@@ -9,10 +9,21 @@ the limits) is refused with a logged reason and the robot holds still.
 
 The payload is set by the parameters payload_mass / payload_com / payload_inertia / payload_frame
 (changeable at run time) or the service `~/set_payload` (payload_id_msgs/srv/SetPayload; mass 0
-removes it). Physics runs in a thread on an absolute schedule of the node clock: each tick
-advances the simulation to "now" one control period at a time and publishes every sample.
+removes it).
+
+Timing. Physics runs in its own thread on an absolute schedule (deadlines k·period from one
+monotonic start, so lateness never accumulates): the sample of period k is computed one period
+ahead and published at its deadline, so the computation's own duration does not move the
+publication. Real time (default): stamps are the node clock at the schedule; after a stall of more
+than 100 ms the simulation skips ahead (silently) instead of publishing a burst of stale samples.
+Simulated time (`sim_time:=true`): the node owns the clock, starting at 0: it publishes `/clock`
+(rosgraph_msgs/Clock) and stamps everything on it, stepping `real_time_factor` times faster than
+the wall clock (0: as fast as it can); the other nodes run with `use_sim_time:=true`.
+`publish_log:=<path>` (debug) writes one line per joint-state publication, "wall_monotonic_s stamp_s",
+to measure the publisher's own timing (bench/sim.py).
 
     python -m payload_id_ros.mock_hardware --ros-args -p urdf:=ur10 -p profile:=ur10
+    python -m payload_id_ros.mock_hardware --ros-args -p sim_time:=true -p real_time_factor:=5.0
 """
 
 from __future__ import annotations
@@ -24,8 +35,10 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import WrenchStamped
 from payload_id_msgs.srv import SetPayload
-from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -72,24 +85,43 @@ class MockHardware(Node):
         self.declare_parameter("payload_com", [0.0, 0.0, 0.0])
         self.declare_parameter("payload_inertia", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
         self.declare_parameter("payload_frame", "")
+        self.declare_parameter("sim_time", False)
+        self.declare_parameter("real_time_factor", 1.0, ParameterDescriptor(dynamic_typing=True))  # 4 or 4.0
+        self.declare_parameter("publish_log", "")
         gp = lambda name: self.get_parameter(name).value  # noqa: E731
 
         names = [j for j in gp("joint_names") if j]
         self.model = RobotModel.from_urdf(gp("urdf"), joint_names=names or None)
         profile = load_profile(gp("profile"), self.model.n)
         self.rate_hz = float(gp("rate_hz"))
+        self.sim_time = bool(gp("sim_time"))
+        self.real_time_factor = float(gp("real_time_factor"))
+        if not (np.isfinite(self.real_time_factor) and self.real_time_factor >= 0):
+            raise PayloadIdError(f"real_time_factor {self.real_time_factor}", "give a factor > 0, or 0 for as fast as possible")
+        if not self.sim_time and self.real_time_factor != 1.0:
+            raise PayloadIdError(f"real_time_factor {self.real_time_factor:g} without simulated time",
+                                 "add -p sim_time:=true (the node then publishes /clock), or use factor 1")
+        if not (np.isfinite(self.rate_hz) and self.rate_hz > 0):
+            raise PayloadIdError(f"rate_hz {self.rate_hz}", "give a positive rate, e.g. 500.0")
         q0 = np.asarray(gp("initial_positions"), float)
         if q0.size != self.model.n:
             q0 = np.clip(np.zeros(self.model.n), self.model.limits.lower, self.model.limits.upper)
         payload = self._payload_from_parameters()
         self.cell = SimulatedCell(self.model, profile, payload, seed=int(gp("seed")), rate_hz=self.rate_hz, q0=q0)
         self._lock = threading.Lock()
-        self._t0 = self._now()
-        self.cell.reset(q0, t=self._t0)
-        self._produced = 0
+        # One anchor for stamps and schedule: sample k is stamped t_start + k·period and due then.
+        self._start = time.monotonic()
+        self.cell.reset(q0, t=0.0 if self.sim_time else self._now())
+        self._log_path = str(gp("publish_log"))
+        self._log: list[tuple[float, float]] = []
+        if self._log_path:
+            open(self._log_path, "w", encoding="utf-8").close()
 
         self.js_pub = self.create_publisher(JointState, gp("joint_states_topic"), 50)
         self.wrench_pub = self.create_publisher(WrenchStamped, gp("wrench_topic"), 50)
+        # rclcpp's ClockQoS (what Gazebo publishes /clock with); rclpy's time source subscribes best effort.
+        self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
+                          if self.sim_time else None)
         topic = f"/{gp('controller').strip('/')}/joint_trajectory"
         self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
         self.create_service(SetPayload, "~/set_payload", self._on_set_payload)
@@ -99,7 +131,13 @@ class MockHardware(Node):
         self._thread.start()
         self.get_logger().info(
             f"simulating {self.model.urdf_path.name} ({self.model.n} joints, profile {profile.name}) at "
-            f"{self.rate_hz:g} Hz; listening on {topic}")
+            f"{self.rate_hz:g} Hz ({self._timing()}); listening on {topic}")
+
+    def _timing(self) -> str:
+        if not self.sim_time:
+            return "real time"
+        pace = "as fast as possible" if self.real_time_factor == 0 else f"{self.real_time_factor:g}x real time"
+        return f"simulated time on /clock, {pace}"
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -155,51 +193,85 @@ class MockHardware(Node):
                                f"{cmd.time_from_start[-1]:.2f} s from t = {cmd.start_time:.3f}")
 
     # -- physics loop -----------------------------------------------------------------------------
-    def _loop(self) -> None:
-        period = 1.0 / self.rate_hz
-        next_wake = time.monotonic()
-        while self._running and rclpy.ok():
-            due = int((self._now() - self._t0) * self.rate_hz) + 1 - self._produced
-            if due > 0:
-                # Far behind (a stall): skip ahead rather than publish a burst of stale samples.
-                with self._lock:
-                    if due > 50:
-                        self.cell.advance(due - 1)
-                        self._produced += due - 1
-                        due = 1
-                    s = self.cell.advance(due)
-                    frame = getattr(self.cell, "sensor_frame", "")
-                self._produced += due
-                self._publish(s, frame)
-            next_wake += period
-            delay = next_wake - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            else:
-                next_wake = time.monotonic()
+    def _advance(self, samples: int):
+        with self._lock:
+            return self.cell.advance(samples), getattr(self.cell, "sensor_frame", "")
 
-    def _publish(self, s, frame: str) -> None:
-        names = list(self.model.joint_names)
-        for k in range(s.t.size):
-            stamp = sec_to_time(float(s.t[k]))
-            js = JointState()
-            js.header.stamp = stamp
-            js.name = names
-            js.position = s.q[k].tolist()
-            js.velocity = s.qd[k].tolist()
-            js.effort = s.effort[k].tolist()
-            self.js_pub.publish(js)
-            if s.wrench is not None:
-                w = WrenchStamped()
-                w.header.stamp = stamp
-                w.header.frame_id = frame
-                (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z,
-                 w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) = (float(v) for v in s.wrench[k])
-                self.wrench_pub.publish(w)
+    def _loop(self) -> None:
+        try:
+            self._run()
+        except Exception:
+            if self._running and rclpy.ok():
+                raise
+            # Shutdown (Ctrl-C invalidates the context before spin returns): the last publish may fail.
+
+    def _run(self) -> None:
+        period = 1.0 / self.rate_hz
+        # Wall seconds per sample; 0: no pacing. Simulated time computes a few ms of wall time per
+        # chunk (fewer Python calls per sample); real time exactly one period ahead.
+        pace = period / self.real_time_factor if self.real_time_factor > 0 else 0.0
+        chunk = 1 if not self.sim_time else (10 if pace == 0 else max(1, int(round(0.004 / pace))))
+        stall = max(int(round(0.1 / period)), 2 * chunk)      # samples behind that count as a stall
+        queue: list = []                                      # computed samples not yet published
+        start = self._start
+        k = 0                                                 # index of the next sample to publish
+        while self._running and rclpy.ok():
+            if not queue:
+                s, frame = self._advance(chunk)
+                queue = [(s, i, frame) for i in range(s.t.size)]
+            if pace > 0:
+                late = (time.monotonic() - start) / pace - k
+                if late > stall:
+                    if self.sim_time:
+                        start += late * pace                  # slower than asked: stretch, no burst
+                    else:                                     # real time: drop the missed periods
+                        skip = int(late) - len(queue)
+                        if skip > 0:
+                            self._advance(skip)
+                        k += int(late)
+                        queue = queue[int(late):]
+                        continue
+                delay = start + k * pace - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            s, i, frame = queue.pop(0)
+            self._publish(s, i, frame)
+            k += 1
+
+    def _publish(self, s, k: int, frame: str) -> None:
+        stamp = sec_to_time(float(s.t[k]))
+        if self.clock_pub is not None:
+            self.clock_pub.publish(Clock(clock=stamp))
+        js = JointState()
+        js.header.stamp = stamp
+        js.name = list(self.model.joint_names)
+        js.position = s.q[k].tolist()
+        js.velocity = s.qd[k].tolist()
+        js.effort = s.effort[k].tolist()
+        self.js_pub.publish(js)
+        if self._log_path:
+            self._log.append((time.monotonic(), float(s.t[k])))
+            if len(self._log) >= 500:
+                self._flush_log()
+        if s.wrench is not None:
+            w = WrenchStamped()
+            w.header.stamp = stamp
+            w.header.frame_id = frame
+            (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z,
+             w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) = s.wrench[k].tolist()
+            self.wrench_pub.publish(w)
+
+    def _flush_log(self) -> None:
+        if self._log:
+            with open(self._log_path, "a", encoding="utf-8") as f:
+                f.writelines(f"{a:.9f} {b:.9f}\n" for a, b in self._log)
+            self._log = []
 
     def stop(self) -> None:
         self._running = False
         self._thread.join(timeout=1.0)
+        if self._log_path:
+            self._flush_log()
 
 
 def main(args=None) -> int:
