@@ -28,7 +28,7 @@ from payload_id_core.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq
-from payload_id_core.payload.load_friction import load_friction_values, sign_epsilon
+from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.rls import RecursiveLeastSquares
 from payload_id_core.regressor import payload_transform
 
@@ -227,7 +227,9 @@ class OnlinePayloadEstimator:
         self._info = np.zeros((self.u, self.u))    # Σ Yᵀ R⁻¹ Y: which unknowns the motion determines
         self.cross = np.zeros((self.u, lay.p)) if (method == "direct-rls" and self.include_robot_uncertainty) else None
         self._isig = 1.0 / self.noise_std
-        self._rows_n = np.arange(self.n)
+        self._ab = np.column_stack([self.theta_a, self.theta_a])   # column 1: the reference θ̂_b (_refresh_reference)
+        # The nonlinear/linear friction's first column is tanh(q̇/ε) with the same ε: reused as sgn_ε(q̇).
+        self._sgn_from_fv = bool(self.kf and self.reg._fast and self.reg.eps == self._sign_eps)
         self._buffers(BLOCK)
         self.samples = 0
         self.t0: float | None = None
@@ -260,8 +262,7 @@ class OnlinePayloadEstimator:
             if self.n_rotor:
                 tau_a[:, self.rotor_free] += qdd[:, self.rotor_free] * self.rotor_a
             if self.n_lf:
-                tau_b = tau_a + rows[:, :, :10] @ self._ref[:10]
-                rows[:, self._rows_n, self._lf_cols] = load_friction_values(tau_a, tau_b, qd, self._sign_eps)
+                self._load_friction_into(B, tau_a, tau_a + rows[:, :, :10] @ self._ref[:10], qd, fv)
             np.subtract(tau, tau_a, out=z)
             np.multiply(rows, isig, out=whitened)
             if full_w is not None:
@@ -270,12 +271,20 @@ class OnlinePayloadEstimator:
             return
         self._robot_rows_into(rows, y_rb, fv, qdd)
         if self.n_lf:
-            p = self.layout.p
-            robot_rows = rows[:, :, :p]
-            rows[:, self._rows_n, self._lf_cols] = load_friction_values(
-                robot_rows @ self.theta_a, robot_rows @ self._ref[:p], qd, self._sign_eps)
+            # Unloaded and loaded model torques in one product: [Y θ_a, Y θ̂_b].
+            both = rows[:, :, :self.layout.p] @ self._ab
+            self._load_friction_into(B, both[..., 0], both[..., 1], qd, fv)
         z[...] = tau
         np.multiply(rows, isig, out=whitened)
+
+    def _load_friction_into(self, B: int, tau_a, tau_b, qd, fv) -> None:
+        """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
+        row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
+        sgn = fv[..., 0] if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
+        d = self._lf_diag[:B]
+        np.abs(tau_b, out=d)
+        d -= np.abs(tau_a)
+        d *= sgn
 
     def _robot_rows_into(self, out, y_rb, fv, qdd) -> None:
         """The identification's rows [π_b | rotor | friction] (B, n, p) into `out` (zeros kept where
@@ -295,6 +304,11 @@ class OnlinePayloadEstimator:
         self._cap = B
         self._yrb = np.empty((B, n, 10 * n))
         self._rows_buf = np.zeros((B, n, u))
+        # The diagonal of the last n_lf columns of every sample's rows: the μ_j columns (load_friction.py).
+        item = self._rows_buf.itemsize
+        self._lf_diag = np.lib.stride_tricks.as_strided(
+            self._rows_buf.reshape(-1)[u - self.n_lf:], shape=(B, self.n_lf), strides=(n * u * item, (u + 1) * item),
+            writeable=True) if self.n_lf else None
         self._z_buf = np.empty((B, n))
         self._white_buf = np.empty((B, n, u))
         self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
@@ -437,6 +451,8 @@ class OnlinePayloadEstimator:
             if not (theta[0] > 0 and np.isfinite(var) and var < (LOAD_REF_REL_STD * theta[0]) ** 2):
                 return
         self._ref = theta.copy()
+        if self.method == "difference-rls":
+            self._ab[:, 1] = theta[:self.layout.p]
 
     def _record_history(self) -> None:
         z, std = self._quick_payload()
