@@ -1,10 +1,12 @@
-"""One-page PNG report of a payload identification: convergence of the estimate and torque residuals.
+"""One PNG report of a payload identification: convergence of the estimate and torque residuals.
 
-Used by `payload-id report` and by the demo; pure matplotlib (Agg backend), no display needed.
+Used by `payload-id report` and the demo; matplotlib with the Agg backend, no display needed.
+Every panel is optional except the per-joint torque RMSE, so callers pass what they have.
 """
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,59 +34,79 @@ class TorqueResiduals:
         return np.sqrt(np.mean((self.measured - self.after) ** 2, axis=0))
 
 
-def plot_report(out_path: str | Path, residuals: TorqueResiduals, history: dict | None = None,
-                truth_mass: float | None = None, title: str = "payload identification") -> Path:
-    """Write the PNG atomically and return its path.
+@dataclass
+class Convergence:
+    """The estimate over motion time (an online method's history or the action's feedback)."""
 
-    history: {"t": (K,), "phi": (K, 10), "std": (K, 10)} from an online method (mass = phi[:, 0]).
-    """
-    import io  # noqa: PLC0415
+    t: np.ndarray            # (K,) s of motion
+    mass: np.ndarray         # (K,) kg
+    mass_std: np.ndarray     # (K,) kg
+    com: np.ndarray | None = None  # (K, 3) m
 
+
+def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_after, *,
+                convergence: Convergence | None = None, residuals: TorqueResiduals | None = None,
+                truth_mass: float | None = None, truth_com=None, title: str = "payload identification") -> Path:
+    """Write the PNG atomically and return its path."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    rows = 3 if history else 2
-    fig, axes = plt.subplots(rows, 1, figsize=(9, 3.2 * rows), constrained_layout=True)
+    panels = ["rmse"]
+    if convergence is not None:
+        panels = ["mass"] + (["com"] if convergence.com is not None else []) + panels
+    if residuals is not None:
+        panels.append("residual")
+    cols = 2 if len(panels) > 1 else 1
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, 3.8 * rows), squeeze=False, constrained_layout=True)
     fig.suptitle(title)
-    ax_iter = iter(np.atleast_1d(axes))
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    ax_of = dict(zip(panels, axes.flat))
 
-    if history:
-        ax = next(ax_iter)
-        t = np.asarray(history["t"])
-        mass = np.asarray(history["phi"])[:, 0]
-        std = np.asarray(history.get("std", np.zeros_like(history["phi"])))[:, 0]
-        ax.plot(t, mass, label="estimated mass")
-        ax.fill_between(t, mass - 2 * std, mass + 2 * std, alpha=0.25, label="±2σ")
+    if convergence is not None:
+        ax = ax_of["mass"]
+        t, m, s = convergence.t, convergence.mass, convergence.mass_std
+        ax.plot(t, m, label="estimate")
+        ax.fill_between(t, m - 2 * s, m + 2 * s, alpha=0.3, label="±2σ")
         if truth_mass is not None:
             ax.axhline(truth_mass, color="k", ls="--", lw=1, label=f"truth {truth_mass:.3f} kg")
-            ax.set_ylim(truth_mass - max(0.5, 0.3 * abs(truth_mass)), truth_mass + max(0.5, 0.3 * abs(truth_mass)))
-        ax.set_xlabel("motion time [s]")
-        ax.set_ylabel("mass [kg]")
-        ax.legend(loc="best", fontsize=8)
-        ax.set_title("convergence of the estimate")
+            half = max(0.5, 0.2 * abs(truth_mass))
+            ax.set_ylim(truth_mass - half, truth_mass + half)
+        ax.set(xlabel="motion [s]", ylabel="mass [kg]", title="mass estimate")
+        ax.legend(fontsize=8)
+        if "com" in ax_of:
+            ax = ax_of["com"]
+            for k, axis in enumerate("xyz"):
+                line, = ax.plot(t, 1e3 * convergence.com[:, k], label=f"c{axis}")
+                if truth_com is not None:
+                    ax.axhline(1e3 * truth_com[k], color=line.get_color(), ls="--", lw=1)
+            ax.set_ylim(-150, 150)
+            ax.set(xlabel="motion [s]", ylabel="CoM [mm]",
+                   title="centre of mass" + (" (dashed: truth)" if truth_com is not None else ""))
+            ax.legend(fontsize=8)
 
-    ax = next(ax_iter)
-    x = np.arange(len(residuals.joint_names))
-    ax.bar(x - 0.2, residuals.rmse_before, 0.4, label="unloaded model")
-    ax.bar(x + 0.2, residuals.rmse_after, 0.4, label="with identified payload")
-    ax.set_xticks(x, [name.replace("_joint", "") for name in residuals.joint_names], rotation=20, fontsize=8)
-    ax.set_ylabel("torque RMSE [N·m]")
+    ax = ax_of["rmse"]
+    x = np.arange(len(joint_names))
+    ax.bar(x - 0.2, rmse_before, 0.4, label="unloaded model")
+    ax.bar(x + 0.2, rmse_after, 0.4, label="with identified payload")
+    ax.set_xticks(x, [name.replace("_joint", "") for name in joint_names], rotation=20, fontsize=8)
+    ax.set(ylabel="torque RMSE [N·m]", title="torque prediction error per joint")
     ax.legend(fontsize=8)
-    ax.set_title("torque prediction error per joint")
 
-    ax = next(ax_iter)
-    j = int(np.argmax(residuals.rmse_before - residuals.rmse_after))
-    ax.plot(residuals.t, residuals.measured[:, j] - residuals.before[:, j], lw=0.8, label="residual, unloaded model")
-    ax.plot(residuals.t, residuals.measured[:, j] - residuals.after[:, j], lw=0.8, label="residual, with payload")
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel(f"{residuals.joint_names[j]} [N·m]")
-    ax.legend(fontsize=8)
-    ax.set_title("torque residual of the joint the payload changes most")
+    if residuals is not None:
+        ax = ax_of["residual"]
+        j = int(np.argmax(residuals.rmse_before - residuals.rmse_after))
+        ax.plot(residuals.t, residuals.measured[:, j] - residuals.before[:, j], lw=0.8, label="unloaded model")
+        ax.plot(residuals.t, residuals.measured[:, j] - residuals.after[:, j], lw=0.8, label="with payload")
+        ax.set(xlabel="time [s]", ylabel=f"{residuals.joint_names[j]} residual [N·m]",
+               title="torque residual of the joint the payload changes most")
+        ax.legend(fontsize=8)
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
     atomic_write_bytes(out_path, buf.getvalue())
     return Path(out_path)

@@ -92,70 +92,26 @@ def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11) -> P
               flush=True)
         _cli("simulate", "--urdf", ROBOT, "--trajectory", robot_trajectory, "--profile", PROFILE, "--seed", str(seed),
              "--out", str(bag), log=log)
-        try:
-            # The drive gains (effort = current) are the UR figures the simulated drives use; a real cell
-            # takes them from the robot's documentation the same way.
-            _cli("identify-robot", "--urdf", ROBOT, "--bag", str(bag), "--friction", "nonlinear",
-                 "--effort-scale", ",".join(f"{k:g}" for k in scale), "--out", str(out), log=log)
-        except PayloadIdError as err:
-            if "not available in this build" not in str(err):
-                raise
-            # identify-robot's command line has not landed: the same core call it makes.
-            from payload_id_core.bag_io import read_bag  # noqa: PLC0415
-            from payload_id_core.identification import identify_robot  # noqa: PLC0415
-            from payload_id_core.model import RobotModel  # noqa: PLC0415
-
-            model = RobotModel.from_urdf(ROBOT)
-            identify_robot(model, read_bag(bag, effort_scale=scale), friction="nonlinear", effort_scale=scale).save(out)
+        # The drive gains (effort = current) are the UR figures the simulated drives use; a real cell
+        # takes them from the robot's documentation the same way.
+        _cli("identify-robot", "--urdf", ROBOT, "--bag", str(bag), "--friction", "nonlinear",
+             "--effort-scale", ",".join(f"{k:g}" for k in scale), "--out", str(out), log=log)
     return out
 
 
 def report_png(path: Path, result: dict) -> None:
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from payload_id_core.report import Convergence, plot_report  # noqa: PLC0415
 
     fb = result.get("feedback") or []
-    truth = result["truth"]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    convergence = None
     if fb:
-        t = np.array([f["elapsed"] for f in fb])
-        m = np.array([f["mass"] for f in fb])
-        s = np.array([f["mass_std"] for f in fb])
-        ax = axes[0]
-        ax.plot(t, m, label="estimate")
-        ax.fill_between(t, m - 2 * s, m + 2 * s, alpha=0.3, label="± 2σ")
-        ax.axhline(truth["mass"], color="k", ls="--", label="truth")
-        ax.set_ylim(truth["mass"] * 0.8, truth["mass"] * 1.2)
-        ax.set_xlabel("motion [s]")
-        ax.set_ylabel("mass [kg]")
-        ax.legend()
-        ax.set_title("mass estimate")
-        c = np.array([f["com"] for f in fb]) * 1e3
-        for k, axis in enumerate("xyz"):
-            line, = axes[1].plot(t, c[:, k], label=f"c{axis}")
-            axes[1].axhline(1e3 * truth["com"][k], color=line.get_color(), ls="--")
-        axes[1].set_ylim(-150, 150)
-        axes[1].set_xlabel("motion [s]")
-        axes[1].set_ylabel("CoM [mm]")
-        axes[1].legend()
-        axes[1].set_title("centre of mass (dashed: truth)")
-    before, after = result.get("torque_rmse_before") or [], result.get("torque_rmse_after") or []
-    if before:
-        x = np.arange(len(before))
-        axes[2].bar(x - 0.2, before, 0.4, label="unloaded model")
-        axes[2].bar(x + 0.2, after, 0.4, label="with identified payload")
-        axes[2].set_xticks(x, [f"j{k + 1}" for k in x])
-        axes[2].set_ylabel("torque RMSE [N m]")
-        axes[2].legend()
-        axes[2].set_title("torque residuals")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=90)
-    tmp.replace(path)
-    plt.close(fig)
+        convergence = Convergence(np.array([f["elapsed"] for f in fb]), np.array([f["mass"] for f in fb]),
+                                  np.array([f["mass_std"] for f in fb]), np.array([f["com"] for f in fb]))
+    before = result.get("torque_rmse_before") or []
+    truth = result["truth"]
+    plot_report(path, [f"j{k + 1}" for k in range(len(before))], before, result.get("torque_rmse_after") or [],
+                convergence=convergence, truth_mass=truth["mass"], truth_com=truth["com"],
+                title=f"simulated cell: {result.get('method', '')} identification of the hidden payload")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="PNG file to write")
 
 
+def _convergence(history: dict | None):
+    """payload.yaml's optional online history {t, phi, std} -> Convergence (None when absent)."""
+    from payload_id_core.inertia import to_mass_com_inertia  # noqa: PLC0415
+    from payload_id_core.report import Convergence  # noqa: PLC0415
+
+    if not history:
+        return None
+    phi = np.asarray(history["phi"], dtype=float)
+    std = np.asarray(history.get("std", np.zeros_like(phi)), dtype=float)
+    com = np.array([to_mass_com_inertia(p)[1] for p in phi])
+    return Convergence(np.asarray(history["t"], dtype=float), phi[:, 0], std[:, 0], com)
+
+
 def run(args: argparse.Namespace) -> int:
     from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
     from payload_id_core.identification import RobotIdentification  # noqa: PLC0415
@@ -46,11 +59,11 @@ def run(args: argparse.Namespace) -> int:
     before = robot.predict(signals.q, signals.qd, signals.qdd, signals.temperature)
     after = before + payload_regressor(model, frame, signals.q, signals.qd, signals.qdd) @ payload.phi
     residuals = TorqueResiduals(signals.t - signals.t[0], model.joint_names, signals.tau, before, after)
-    truth_mass = PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml")).mass if args.truth else None
-    history = payload_doc.get("history")
-    if history:
-        history = {k: np.asarray(v, dtype=float) for k, v in history.items()}
-    plot_report(args.out, residuals, history=history, truth_mass=truth_mass,
+    truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))
+             if args.truth else None)
+    plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,
+                convergence=_convergence(payload_doc.get("history")), residuals=residuals,
+                truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
                 title=f"{payload.method}: {payload.mass:.3f} kg in {frame}")
     print(f"torque RMSE per joint [N·m], unloaded model: {np.round(residuals.rmse_before, 3).tolist()}")
     print(f"torque RMSE per joint [N·m], with payload:   {np.round(residuals.rmse_after, 3).tolist()}")
