@@ -576,7 +576,11 @@ class OnlinePayloadEstimator:
 
     def model_error_ratio(self) -> float:
         """Residual RMS of the fit over the unloaded identification's torque RMSE (pooled over joints):
-        near 1 when the payload model explains the loaded data as well as the robot model its own."""
+        near 1 when the payload model explains the loaded data as well as the robot model its own.
+        direct-rls only (NaN otherwise): its prior is vague, so the RLS cost is the residual's; Xu's
+        P0 = 10 prior of difference-rls adds the (large) prior misfit of ε to the cost."""
+        if self.method != "direct-rls":
+            return float("nan")
         rmse = np.asarray(getattr(self.robot, "rmse", []), dtype=float).reshape(-1)
         s2 = self.rls.noise_scale2()
         if rmse.size != self.n or not np.all(rmse > 0) or not np.isfinite(s2):
