@@ -52,7 +52,9 @@ def test_load_dependent_friction_removes_the_mass_bias_on_the_cell(cell, method)
     assert np.linalg.norm(est.com - COM) < 0.003
     mu_note = [n for n in est.notes if n.startswith("load-dependent Coulomb friction")]
     assert len(mu_note) == 1, est.notes
-    assert any(n.startswith("model-error check") for n in est.notes), est.notes
+    if method != "difference-rls":   # its RLS cost holds Xu's prior misfit: no residual ratio reported
+        ratio_note = next(n for n in est.notes if n.startswith("model-error check"))
+        assert "above 1.5" not in ratio_note, ratio_note
 
 
 def test_estimated_load_coulomb_matches_the_profile(cell):
