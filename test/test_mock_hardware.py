@@ -110,3 +110,99 @@ def test_mock_hardware_node(ros_env):
             proc.wait()
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+@pytest.mark.slow
+def test_mock_hardware_on_simulated_time(ros_env):
+    """sim_time with real_time_factor 4: /clock runs ~4x the wall clock, joint states are 2 ms apart on
+    it, and a trajectory stamped to start 1 s later on the simulated clock moves the robot then."""
+    import rclpy
+    from builtin_interfaces.msg import Duration
+    from rclpy.experimental import EventsExecutor
+    from rclpy.parameter import Parameter
+    from rclpy.task import Future
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from payload_id_ros.conversions import sec_to_time
+
+    cmd = [sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
+           "-p", "profile:=clean", "-p", "sim_time:=true", "-p", "real_time_factor:=4", "-p", f"initial_positions:={Q0}"]
+    proc = subprocess.Popen(cmd, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rclpy.init()
+    node = rclpy.create_node("sim_time_probe", parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, True)])
+    states: list[tuple[float, float, np.ndarray, float]] = []   # (wall, stamp, q, probe's clock: /clock)
+
+    def on_js(m):
+        states.append((time.monotonic(), m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position),
+                       node.get_clock().now().nanoseconds * 1e-9))
+
+    node.create_subscription(JointState, "/joint_states", on_js, 500)
+    pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
+    # 4x of 500 Hz is 4000 messages/s on two topics: spin_once cannot keep up, the events executor can.
+    executor = EventsExecutor()
+    executor.add_node(node)
+
+    def spin_for(seconds: float):
+        executor.spin_until_future_complete(Future(), timeout_sec=seconds)
+
+    try:
+        deadline = time.monotonic() + 20.0
+        while not (states and states[-1][3] > 0) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stdout.read()
+            spin_for(0.1)
+        assert states and states[-1][3] > 0, "no /clock or joint states from mock_hardware"
+        spin_for(0.3)
+        states.clear()
+        spin_for(1.5)
+        wall, stamps, _, clock = (np.array([s[i] for s in states]) for i in range(4))
+        factor = (clock[-1] - clock[0]) / (wall[-1] - wall[0])
+        assert 3.0 < factor < 4.4, factor                    # asked 4x (a loaded machine may lag a little)
+        steps = np.diff(stamps)
+        assert np.median(steps) == pytest.approx(0.002, abs=1e-6)
+        assert np.allclose(steps / 0.002, np.round(steps / 0.002), atol=1e-3)   # whole periods of sim time only
+        assert np.abs(stamps - clock).max() < 0.1            # stamped on the clock it publishes
+
+        names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                 "wrist_3_joint"]
+        target = np.array(Q0) + np.array([0.2, -0.1, 0.15, 0.1, -0.2, 0.3])
+        start = node.get_clock().now().nanoseconds * 1e-9 + 1.0    # 1 s from now on the simulated clock
+        msg = JointTrajectory()
+        msg.header.stamp = sec_to_time(start)
+        msg.joint_names = names
+        point = JointTrajectoryPoint(positions=target.tolist(), velocities=[0.0] * 6,
+                                     time_from_start=Duration(sec=1, nanosec=0))
+        msg.points = [point]
+        states.clear()
+        sent = time.monotonic()
+        pub.publish(msg)
+        while time.monotonic() - sent < 5.0 and not (states and np.abs(states[-1][2] - target).max() < 1e-4):
+            spin_for(0.05)
+        t = np.array([s[1] for s in states])
+        q = np.array([s[2] for s in states])
+        err = np.abs(q - target).max(axis=1)
+        held = t < start
+        assert held.sum() > 100 and np.abs(q[held] - Q0).max() < 1e-6     # waits for its start on sim time
+        arrived = np.flatnonzero(err < 1e-3)
+        assert arrived.size, err.min()
+        assert start + 0.9 < t[arrived[0]] < start + 1.2, t[arrived[0]] - start   # 1 s of simulated motion
+        wall_arrival = states[arrived[0]][0] - sent
+        assert wall_arrival < 1.2, wall_arrival                # ~2 s of sim time in ~0.5 s of wall time
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+@pytest.mark.slow
+def test_mock_hardware_refuses_a_speed_factor_on_wall_time(ros_env):
+    proc = subprocess.run([sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p",
+                           "real_time_factor:=4.0"], env=ros_env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "real_time_factor 4 without simulated time" in proc.stdout and "sim_time:=true" in proc.stdout

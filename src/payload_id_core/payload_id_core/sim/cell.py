@@ -1,8 +1,8 @@
 """The simulated robot cell: physics backend + drives (friction, rotor inertia, gains, noise) +
 trajectory controller + wrist F/T sensor, advanced in chunks of control periods.
 
-The offline `simulate` runs one long chunk; the mock_hardware node advances one control period per
-timer tick. Samples are taken at the start of each control period: positions and velocities then,
+The offline `simulate` runs one long chunk; the mock_hardware node advances one control period at a
+time (real time) or a few milliseconds' worth (simulated time). Samples are taken at the start of each control period: positions and velocities then,
 the motor torque the drive applies from then on, and the sensor wrench for the acceleration the
 physics step produced, so every sample satisfies the equations of motion at its own instant.
 """
@@ -61,6 +61,7 @@ class SimulatedCell:
         self.backend = backend
         self.backend.set_armature(self.profile.rotor_inertia)
         self.backend.set_gravity(self.profile.gravity())
+        self._friction = ScalarFriction(self.profile.friction) if self.profile.friction.active else None
         self.controller = JointTrajectoryController(self.model, self.profile.controller, self.profile.rotor_inertia)
         # Truth model for the F/T sensor: the robot as simulated (tilted gravity).
         self._pin = self.model.model.copy()
@@ -169,7 +170,7 @@ class SimulatedCell:
         t_steps = self.time + np.arange(steps) * h
         q_r, qd_r, qdd_r = self.controller.reference(t_steps)
         ff = self.controller.feedforward(q_r, qd_r, qdd_r)
-        friction = ScalarFriction(self.profile.friction) if self.profile.friction.active else None
+        friction = self._friction
         out_t = t_steps[::sub].copy()
         ctrl = self.controller
         mass = ctrl.mass_matrices(q_r[::sub])           # once per control period, as a drive would
