@@ -6,6 +6,7 @@ mock_hw_jitter_ms_p50 / _p99: |inter-arrival − 2 ms| of /joint_states received
 mock_hardware node running in another process for 6 s (after 1 s warm-up).
 mock_hw_publish_jitter_ms_p50 / _p99: the same on the node's own publish times (its publish_log), and
 mock_hw_publish_late_ms_p50 / _p99: publish time − schedule (stamp), less the smallest such offset.
+mock_hw_sim_time_max_factor: simulated/wall seconds of the node on /clock with real_time_factor 0.
 p50 is the median over the run. The machine's load average is printed with them: on a shared 2-core
 machine the tails are the other processes' scheduling, not the node's.
 """
@@ -123,6 +124,34 @@ def jitter(seconds: float = 6.0) -> dict:
     return out
 
 
+def fastest_factor(seconds: float = 4.0) -> float:
+    """Simulated seconds per wall second of mock_hardware with sim_time:=true real_time_factor:=0 (as fast
+    as it can, ur10 profile, publishing /clock, joint states and wrench), from its publish_log."""
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(101, 200)))
+    log = Path(tempfile.mkdtemp(prefix="mock_hw_fast_")) / "publish.log"
+    proc = subprocess.Popen([sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
+                             "-p", "profile:=ur10", "-p", "sim_time:=true", "-p", "real_time_factor:=0",
+                             "-p", f"publish_log:={log}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60.0
+        while (not log.is_file() or log.stat().st_size == 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(seconds)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    pub = np.loadtxt(log, ndmin=2) if log.is_file() else np.empty((0, 2))
+    if pub.shape[0] < 1000:
+        return float("nan")
+    pub = pub[500:]                     # past the start-up
+    return float((pub[-1, 1] - pub[0, 1]) / (pub[-1, 0] - pub[0, 0]))
+
+
 def main() -> None:
     rtf = realtime_factor()
     print(f"sim_realtime_factor (10 s UR10, ur10 profile, 2 ms physics, median of 3): {rtf:.1f}")
@@ -132,9 +161,12 @@ def main() -> None:
           f"p99 {j['mock_hw_jitter_ms_p99']:.3f} ms; publisher |inter-publish - 2 ms| p50 "
           f"{j['mock_hw_publish_jitter_ms_p50']:.3f} ms, p99 {j['mock_hw_publish_jitter_ms_p99']:.3f} ms; "
           f"publish lateness p50 {j['mock_hw_publish_late_ms_p50']:.3f} ms, p99 {j['mock_hw_publish_late_ms_p99']:.3f} ms")
+    fast = fastest_factor()
+    print(f"mock_hardware sim_time, real_time_factor 0 (as fast as possible): {fast:.1f}x real time")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (other work shares them)")
     figures = {"sim_realtime_factor": round(rtf, 2)}
     figures.update({k: round(v, 4) for k, v in j.items()})
+    figures["mock_hw_sim_time_max_factor"] = round(fast, 2)
     figures["load_average_1min"] = round(os.getloadavg()[0], 2)
     print(json.dumps(figures))
 
