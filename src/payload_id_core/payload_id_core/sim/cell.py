@@ -2,9 +2,10 @@
 trajectory controller + wrist F/T sensor, advanced in chunks of control periods.
 
 The offline `simulate` runs one long chunk; the mock_hardware node advances one control period at a
-time (real time) or a few milliseconds' worth (simulated time). Samples are taken at the start of each control period: positions and velocities then,
-the motor torque the drive applies from then on, and the sensor wrench for the acceleration the
-physics step produced, so every sample satisfies the equations of motion at its own instant.
+time (real time) or a few milliseconds' worth (simulated time). Samples are taken at the start of
+each control period: positions and velocities then, the motor torque the drive applies from then
+on, and the sensor wrench for the acceleration the physics step produced, so every sample
+satisfies the equations of motion at its own instant.
 """
 
 from __future__ import annotations
