@@ -180,6 +180,46 @@ def test_ft_sensor_reads_payload_gravity_offset_and_tilt(ur10):
     assert abs(np.linalg.norm(prof.gravity()) - 9.81) < 1e-12 and abs(prof.gravity()[1]) > 0.4
 
 
+def test_ft_sensor_in_motion_is_the_newton_euler_wrench_of_the_payload(ur10):
+    """The batched sensor model against classical Newton–Euler at the payload's CoM (world axes):
+    F = m (a_c − g), τ_c = I ω̇ + ω × I ω, read as −(F, τ_c + (c − s) × F) in the sensor's axes."""
+    prof = load_profile("clean", 6)
+    prof.ft.frame = "wrist_3_link"                       # sensor a link away from the payload frame
+    prof.base_tilt = np.array([0.02, 0.04])
+    com, inertia_c = np.array([0.03, -0.02, 0.09]), np.array([[0.04, 0.003, -0.002], [0.003, 0.05, 0.001],
+                                                             [-0.002, 0.001, 0.03]])
+    est = PayloadEstimate(frame="tool0", phi=from_mass_com_inertia(4.0, com, inertia_c),
+                          covariance=np.full((10, 10), np.nan), method="given")
+    traj = excitation(ur10, seed=3, scale=0.4)
+    cmd = traj.to_commanded(100.0, start_time=0.0)
+    cell = SimulatedCell(ur10, prof, est, q0=cmd.positions[0])
+    cell.send(cmd)
+    s = cell.advance(1500)
+    model, data = ur10.model, ur10.data
+    pid, sid = ur10.frame_id("tool0"), ur10.frame_id("wrist_3_link")
+    g = prof.gravity()
+    worst = 0.0
+    for k in range(100, 1500, 70):
+        pin.forwardKinematics(model, data, s.q[k], s.qd[k], s.qdd[k])
+        pin.updateFramePlacements(model, data)
+        frame = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+        w = pin.getFrameVelocity(model, data, pid, frame).angular
+        dw = pin.getFrameAcceleration(model, data, pid, frame).angular
+        a_o = pin.getFrameClassicalAcceleration(model, data, pid, frame).linear
+        rot = data.oMf[pid].rotation
+        r = rot @ com
+        a_c = a_o + np.cross(dw, r) + np.cross(w, np.cross(w, r))
+        force = 4.0 * (a_c - g)
+        i_w = rot @ inertia_c @ rot.T
+        torque_c = i_w @ dw + np.cross(w, i_w @ w)
+        lever = data.oMf[pid].translation + r - data.oMf[sid].translation
+        r_s = data.oMf[sid].rotation
+        expected = -np.concatenate([r_s.T @ force, r_s.T @ (torque_c + np.cross(lever, force))])
+        worst = max(worst, np.abs(s.wrench[k] - expected).max())
+    assert np.abs(s.qdd[100:]).max() > 1.0                   # really moving
+    assert worst < 1e-9, worst
+
+
 def test_refused_trajectories_leave_the_robot_holding(ur10):
     cell = SimulatedCell(ur10, "clean", q0=Q_HOLD)
     names = ur10.joint_names
