@@ -220,6 +220,27 @@ def test_ft_sensor_in_motion_is_the_newton_euler_wrench_of_the_payload(ur10):
     assert worst < 1e-9, worst
 
 
+def test_stepping_one_period_at_a_time_equals_one_chunk(ur10):
+    """The node's path (advance(1) with the controller's look-ahead cache, a trajectory arriving mid-way)
+    gives the same motion and torques as the offline path (one long advance)."""
+    cmd = CommandedTrajectory(0.0, list(ur10.joint_names), np.array([0.3, 0.6]),
+                              np.vstack([Q_HOLD + 0.05, Q_HOLD - 0.04]), np.zeros((2, 6)))
+    chunked, single = (SimulatedCell(ur10, quiet("ur10"), payload(3.0), q0=Q_HOLD) for _ in range(2))
+    first = chunked.advance(37)
+    chunked.send(cmd)
+    rest = chunked.advance(400)
+    steps = []
+    for k in range(437):
+        if k == 37:
+            single.send(cmd)
+        steps.append(single.advance(1))
+    for key in ("q", "tau", "wrench"):
+        whole = np.vstack([getattr(first, key), getattr(rest, key)])
+        one_by_one = np.vstack([getattr(s, key) for s in steps])
+        np.testing.assert_allclose(one_by_one, whole, rtol=0, atol=1e-9)
+    assert np.abs(rest.q[-1] - (Q_HOLD - 0.04)).max() < 1e-3 < np.abs(first.q[-1] - (Q_HOLD - 0.04)).max()
+
+
 def test_refused_trajectories_leave_the_robot_holding(ur10):
     cell = SimulatedCell(ur10, "clean", q0=Q_HOLD)
     names = ur10.joint_names

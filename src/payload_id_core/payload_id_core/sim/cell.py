@@ -47,6 +47,8 @@ class SimulatedCell:
         n = self.model.n
         self.profile = profile if isinstance(profile, SimProfile) else load_profile(profile, n)
         self.rate_hz = float(rate_hz)
+        self.lookahead = 25            # control periods of controller reference computed at once (see _plan)
+        self._plan_cache = None
         ratio = 1.0 / (self.rate_hz * self.profile.timestep)
         self.substeps = int(round(ratio))
         if self.substeps < 1 or abs(ratio - self.substeps) > 1e-6:
@@ -84,6 +86,7 @@ class SimulatedCell:
         self._k = 0                       # physics steps since reset
         self._load = [0.0] * self.model.n
         self.controller.reset(q0, self.time)
+        self._plan_cache = None
 
     @property
     def time(self) -> float:
@@ -128,7 +131,29 @@ class SimulatedCell:
 
     def send(self, trajectory) -> object:
         """Give the controller a JointTrajectory (CommandedTrajectory); PayloadIdError if refused."""
-        return self.controller.accept(trajectory, self.time)
+        accepted = self.controller.accept(trajectory, self.time)
+        self._plan_cache = None
+        return accepted
+
+    def _plan(self, samples: int):
+        """(t, q_r, q̇_r, feedforward) per physics step and the controller's mass matrix per control period
+        for the next `samples` periods. Computed for at least `lookahead` periods at once and kept until
+        a new trajectory arrives: the real-time node advances one period at a time, and these batched
+        model computations cost more per call than the physics."""
+        h, sub, ctrl = self.profile.timestep, self.substeps, self.controller
+        c = self._plan_cache
+        if c is not None:
+            i = (self._k - c[0]) // sub
+            if 0 <= i and i + samples <= c[2].shape[0]:
+                a, b = i * sub, (i + samples) * sub
+                return c[1][a:b], c[3][a:b], c[4][a:b], c[5][a:b], c[2][i:i + samples]
+        count = max(samples, self.lookahead)
+        t = self.time + np.arange(count * sub) * h
+        q_r, qd_r, qdd_r = ctrl.reference(t)
+        ff = ctrl.feedforward(q_r, qd_r, qdd_r)
+        mass = ctrl.mass_matrices(q_r[::sub])            # once per control period, as a drive would
+        self._plan_cache = (self._k, t, mass, q_r, qd_r, ff)
+        return t[:samples * sub], q_r[:samples * sub], qd_r[:samples * sub], ff[:samples * sub], mass[:samples]
 
     # -- stepping -------------------------------------------------------------------------------
     def _wrenches(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
@@ -168,13 +193,10 @@ class SimulatedCell:
         """Run `samples` control periods; returns one sample per period (taken at its start)."""
         n, h, sub = self.model.n, self.profile.timestep, self.substeps
         steps = samples * sub
-        t_steps = self.time + np.arange(steps) * h
-        q_r, qd_r, qdd_r = self.controller.reference(t_steps)
-        ff = self.controller.feedforward(q_r, qd_r, qdd_r)
+        t_steps, q_r, qd_r, ff, mass = self._plan(samples)
         friction = self._friction
         out_t = t_steps[::sub].copy()
         ctrl = self.controller
-        mass = ctrl.mass_matrices(q_r[::sub])           # once per control period, as a drive would
         kp, kd, ki, i_max, h_i = ctrl.kp, ctrl.kd, ctrl.ki, ctrl.integral_limit, -ctrl.integral_limit
         qr_l, vr_l = q_r.tolist(), qd_r.tolist()
         load = self._load
