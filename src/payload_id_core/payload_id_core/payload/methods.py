@@ -36,7 +36,7 @@ from payload_id_core.inertia import PARAM_NAMES
 from payload_id_core.model import RobotModel
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries, theta_layout
+from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import ITERATIONS, load_friction_columns, sign_epsilon
 from payload_id_core.payload.online import OnlinePayloadEstimator
@@ -402,6 +402,27 @@ def _static_mask(sig, vel_tol: float, acc_tol: float) -> np.ndarray:
     return np.all(np.abs(sig.qd) <= vel_tol, axis=1) & np.all(np.abs(sig.qdd) <= acc_tol, axis=1)
 
 
+def _coulomb_at_rest(robot, n: int) -> np.ndarray:
+    """(n,) the Coulomb level Fc per joint of the robot's friction model: half the jump of the friction
+    torque across zero velocity, read just outside the smooth-sign band (viscous terms are negligible there)."""
+    eps = float(getattr(robot.friction, "sign_epsilon", 0.0)) or 1e-4
+    v = np.full((1, n), 5.0 * eps)
+    try:
+        jump = robot.friction_torque(v) - robot.friction_torque(-v)
+    except PayloadIdError:               # temperature models need a temperature: no estimate of the band
+        return np.zeros(n)
+    return np.maximum(0.5 * np.asarray(jump, dtype=float).reshape(n), 0.0)
+
+
+def _in_row_space(A: np.ndarray, B: np.ndarray, rtol: float = 1e-6) -> bool:
+    """Whether every row of A (…, u) is a combination of the rows of B (…, u)."""
+    A = A.reshape(-1, A.shape[-1])
+    B = B.reshape(-1, B.shape[-1])
+    _, s, vt = np.linalg.svd(B, full_matrices=False)
+    basis = vt[s > rtol * s[0]]
+    return bool(np.linalg.norm(A - (A @ basis.T) @ basis) <= rtol * max(np.linalg.norm(A), 1e-300) * 1e3)
+
+
 def gaz_static(model, robot, loaded, frame, unloaded=None, **options) -> PayloadEstimate:
     """Gaz 2017 §V eq. 40–44: gravity coefficients π_g (loaded and unloaded) from static samples,
     ε_g = π_{L,g} − π_g, p_{L,g} = (m, m·c) = J_εg^# ε_g. The unloaded coefficients come from an
@@ -428,13 +449,14 @@ def gaz_static(model, robot, loaded, frame, unloaded=None, **options) -> Payload
         # Friction at rest: the offsets B of the unloaded identification (Coulomb terms vanish at q̇ = 0).
         f0 = robot.regressor(q, zero(q), zero(q), None if s.temperature is None else s.temperature[m])[..., lay.friction]
         target = s.tau[m] - f0 @ theta_a[lay.friction]
-        return weighted_lstsq(yg @ V.T, target), yg, m
+        return weighted_lstsq(yg @ V.T, target), yg, m, target
 
-    loaded_fit, yg_l, mask_l = static_fit(sig, "loaded recording")
-    notes = list(sig.notes) + [f"{int(mask_l.sum())} static samples of the loaded run"]
+    loaded_fit, yg_l, mask_l, target_l = static_fit(sig, "loaded recording")
+    poses = len(np.unique(np.round(sig.q[mask_l], 3), axis=0))
+    notes = list(sig.notes) + [f"{int(mask_l.sum())} static samples in {poses} poses of the loaded run"]
     if unloaded is not None:
         sig_u = _signals(unloaded, model, options)
-        unloaded_fit, _, mask_u = static_fit(sig_u, "unloaded recording")
+        unloaded_fit, yg_u, mask_u, _ = static_fit(sig_u, "unloaded recording")
         pi_a, cov_a = unloaded_fit.x, np.nan_to_num(unloaded_fit.cov)
         notes.append(f"unloaded gravity coefficients from {int(mask_u.sum())} static samples of the unloaded run")
     else:
@@ -448,10 +470,53 @@ def gaz_static(model, robot, loaded, frame, unloaded=None, **options) -> Payload
             T = V @ K.T @ np.linalg.solve(K @ K.T, np.eye(K.shape[0]))
             cov_a = T @ rc[lay.base, lay.base] @ T.T
         notes.append("unloaded gravity coefficients from the robot identification")
-    eps = loaded_fit.x - pi_a
-    C = np.nan_to_num(loaded_fit.cov) + cov_a
     J = V[:, 10 * (joint - 1):10 * joint] @ X
-    sol = generalized_lstsq(J[:, :4], eps, C)
+    if loaded_fit.identifiable.all():
+        sol = generalized_lstsq(J[:, :4], loaded_fit.x - pi_a, np.nan_to_num(loaded_fit.cov) + cov_a)
+    else:
+        # Too few poses fix every gravity coefficient: ε would carry the free ones' arbitrary values.
+        # Solve eq. 44 in the row space of the static regressor instead, A (π_a + J p) ≈ τ, which is the
+        # same estimate where the coefficients are determined and says which of m, m·c the poses fix.
+        A = yg_l @ V.T
+        if unloaded is not None and not unloaded_fit.identifiable.all() and not _in_row_space(A, yg_u @ V.T):
+            raise PayloadIdError("gaz-static: the unloaded run's static poses do not cover the loaded run's, so "
+                                 "the unloaded gravity torques at the loaded poses are unknown",
+                                 "rest the unloaded robot in the same poses, or leave out the unloaded run to use "
+                                 "the robot identification's gravity model")
+        sol = weighted_lstsq(A @ J[:, :4], target_l - A @ pi_a)
+        notes.append(f"{poses} static pose(s) leave gravity coefficients undetermined: the payload was solved "
+                     "in the row space of the static regressor (robot uncertainty not propagated)")
+        if not sol.identifiable[0]:
+            raise PayloadIdError(f"gaz-static: the {int(mask_l.sum())} static samples of the loaded run hold "
+                                 f"{poses} distinct pose(s), which do not determine the payload's mass",
+                                 "record the robot resting in several poses that tilt the last link differently "
+                                 "(Gaz 2017 §VI used 10 poses ±7° per joint), or choose a dynamic method")
+        if not sol.identifiable.all():
+            names = [n for n, ok in zip(("mcx", "mcy", "mcz"), sol.identifiable[1:]) if not ok]
+            notes.append(f"the static poses do not determine {', '.join(names)}: reported as not identifiable")
+    # Friction at rest is anywhere in ±Fc (stiction, hysteresis), constant while a pose is held: a
+    # systematic error per pose and joint that the sample scatter does not show. Propagate it as a uniform
+    # distribution (variance Fc²/3) through the same linear estimator; Gaz 2017 measured link-side
+    # torques, where this term does not exist, but motor currents carry it.
+    def solve(y):
+        if loaded_fit.identifiable.all():
+            fit = weighted_lstsq(yg_l @ V.T, y, sigma=loaded_fit.sigma)
+            return generalized_lstsq(J[:, :4], fit.x, np.nan_to_num(loaded_fit.cov) + cov_a).x
+        return weighted_lstsq(A @ J[:, :4], y, sigma=sol.sigma).x
+
+    fc = _coulomb_at_rest(robot, model.n)
+    if np.any(fc > 0):
+        pose_of = np.unique(np.round(sig.q[mask_l], 3), axis=0, return_inverse=True)[1].reshape(-1)
+        stiction = np.zeros((4, 4))
+        for k in range(poses):
+            for j in np.flatnonzero(fc > 0):
+                y = np.zeros_like(target_l)
+                y[pose_of == k, j] = 1.0
+                dp = solve(y)
+                stiction += (fc[j] ** 2 / 3.0) * np.outer(dp, dp)
+        sol.cov = sol.cov + stiction
+        notes.append(f"friction at rest (±Fc = {np.round(fc, 2).tolist()} N·m per joint) included in the "
+                     "uncertainty, as a systematic error per pose")
     z = np.zeros(10)
     z[:4] = sol.x
     cov = np.full((10, 10), np.nan)
