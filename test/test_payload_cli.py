@@ -129,3 +129,15 @@ def test_ft_method_with_sensor_ranges_and_mode(ft_bag, capsys):
         main(["identify-payload", "--urdf", "ur10", "--bag", str(ft_bag / "ft"), "--method", "ft",
               "--sensor-force-range", "1,2", "--out", str(ft_bag / "x.yaml")])
     assert exc.value.code == 2 and not (ft_bag / "x.yaml").exists()
+
+
+def test_load_friction_switch_reaches_the_method(files):
+    """--load-friction on/off decides whether μ per joint is estimated (and said in the notes)."""
+    found = {}
+    for value in ("on", "off"):
+        code, out = _run(files, "--bag", str(files / "loaded"), "--method", "direct-rls", "--load-friction", value)
+        assert code == 0
+        d = yaml.safe_load(out.read_text())
+        assert d["mass"] == pytest.approx(3.5, abs=0.035)
+        found[value] = any("load-dependent Coulomb friction" in n for n in d["notes"])
+    assert found == {"on": True, "off": False}

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="regressor inputs (default: commanded when the bag holds the trajectory)")
     parser.add_argument("--convergence", choices=["covariance", "xu"], default="covariance",
                         help="online methods: convergence rule (own covariance, or Xu 2024's 300 calm samples)")
+    parser.add_argument("--load-friction", choices=["auto", "on", "off"], default="auto",
+                        help="model Coulomb friction growing with the load torque (auto: the method's default; "
+                             "use off when the drive gains were fitted without it, as they are collinear)")
     parser.add_argument("--sensor-frame", help="ft: the F/T sensor's frame")
     parser.add_argument("--sensor-force-range", type=_range, metavar="N",
                         help="ft: the sensor's force range (one value or Fx,Fy,Fz); readings at or beyond it are dropped")
@@ -72,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_recording(args, model.joint_names)
     unloaded = load_recording(args, model.joint_names, prefix="unloaded-")
     options = {"convergence": args.convergence}
+    if args.load_friction != "auto":
+        options["load_friction"] = args.load_friction == "on"
     if args.signals:
         options["source"] = args.signals
     if args.sensor_frame:
