@@ -3,10 +3,16 @@
 Real processes over Fast DDS on loopback: the estimator and the player (started by the supervisor
 with config/ur10.yaml, as the launch file does) and a kinematic fake robot (test/ros_cell/
 fake_hardware.py) that misbehaves on purpose: a missing joint, NaN efforts, stale stamps, or a
-controller that ignores commands.
+controller that ignores commands, or a driver that dies in the middle of the excitation.
+Each test starts a new fake right after the previous one died, so every goal also checks that the
+estimator judges the new driver's samples, not the dead one's last (DDS discovers a new publisher only
+after ~0.5-2.5 s on a loaded machine).
 """
 
 import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -100,3 +106,32 @@ def test_controller_not_responding_aborts_and_stops_the_motion(nodes, spawn):
     assert stop["t_end"] < 2.0 and max(abs(v) for v in stop["v_last"]) < 1e-9
     assert max(abs(v) for v in stop["v_first"]) > 1e-3    # it starts from the moving command: no jump to rest
     fake.terminate()
+
+
+def test_driver_dying_mid_excitation_aborts_with_the_stale_reason_and_stops_the_motion(nodes, spawn):
+    """The robot driver dies 0.5 s into the excitation: within ~1 s the goal is aborted because the joint
+    states stopped (not for another reason), and the player brings the arm to rest without a jump."""
+    fake = _with_fake(spawn, "normal")
+    probe = spawn(str(HERE / "probe.py"), "identify", "--method", "direct-rls", "--rest-window", "0.2")
+    killed = final = watch = None
+    for raw in probe.stdout:                 # the probe gives up by itself after 60 s
+        if not raw.startswith("{"):
+            continue
+        d = json.loads(raw)
+        if killed is None and d.get("feedback", 0.0) > 0.5:
+            os.killpg(fake.pid, signal.SIGKILL)
+            fake.wait(timeout=5)
+            killed = time.time()
+        final = d if "status" in d else final
+        watch = d if "trajectories" in d else watch
+    probe.wait(timeout=10)
+    assert killed is not None, "the excitation never started"
+    assert final["status"] == "aborted", (final, probe.stderr.read())
+    assert "the last joint state arrived" in final["message"] and "stopped publishing" in final["message"]
+    sent = watch["trajectories"]
+    assert len(sent) == 3, sent               # move to start, excitation, the stop
+    stop = sent[-1]
+    # stale_timeout 0.5 s + one 0.2 s feedback period + the cancel round trip
+    assert 0.3 < stop["received"] - killed < 1.5, stop["received"] - killed
+    assert stop["t_end"] < 2.0 and max(abs(v) for v in stop["v_last"]) < 1e-9
+    assert max(abs(v) for v in stop["v_first"]) > 1e-3    # from the moving command: no jump to rest

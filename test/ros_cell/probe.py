@@ -49,11 +49,18 @@ class Watcher:
         self.node = node
         self.trajs = []
         self.js = []
-        node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
-                                 lambda m: self.trajs.append(traj_summary(m, time.time())), 10)
+        self.traj_sub = node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
+                                                 lambda m: self.trajs.append(traj_summary(m, time.time())), 10)
         node.create_subscription(JointState, "/joint_states",
                                  lambda m: self.js.append((time.monotonic(), list(m.position), list(m.velocity))),
                                  qos_profile_sensor_data)
+
+    def wait_matched(self, timeout: float = 10.0) -> None:
+        """Until the player's trajectory publisher is matched: a goal sent earlier could have its first
+        trajectory (the move to the start pose) published before this probe hears the topic."""
+        t0 = time.monotonic()
+        while self.traj_sub.get_publisher_count() == 0 and time.monotonic() - t0 < timeout:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
 
     def rest(self, window: float) -> dict:
         t0 = time.monotonic()
@@ -72,6 +79,7 @@ def run_goal(node, watcher, client, goal, args, feedback_fn, second=None) -> Non
     if not client.wait_for_server(timeout_sec=20.0):
         emit(error="no server")
         return
+    watcher.wait_matched()
     send = client.send_goal_async(goal, feedback_callback=feedback_fn)
     rclpy.spin_until_future_complete(node, send, timeout_sec=10.0)
     handle = send.result()

@@ -15,6 +15,9 @@ estimate too, flagged `partial`) is written to `result_path` with the F/T compen
 
 CPU: the 500 Hz joint states and wrenches are not executor callbacks; a 50 Hz timer drains them
 in batches (sensor_inbox), and the goal thread feeds the online method block-wise (update_batch).
+Joint states count as stale by the time their last one was taken; the goal thread drains the queue
+itself before it says so, and a goal waits for a live sample first (a restarted driver's is not the
+dead one's last).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import math  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
@@ -78,6 +82,7 @@ class PayloadEstimator(Node):
         d("excite_action", "excitation_player/excite")
         d("result_path", "")
         d("stale_timeout", 0.5)                   # s: older joint states are stale
+        d("joint_states_wait", 3.0)               # s a goal waits for live joint states (a new driver's discovery)
         d("excite_timeout", 5.0)                  # s to find the player's action server
         d("use_wrench_inertia", True)
         p = lambda name: self.get_parameter(name).value  # noqa: E731
@@ -95,6 +100,7 @@ class PayloadEstimator(Node):
         self.result_path = p("result_path")
         self.sensor_frame_param = p("sensor_frame")
         self.stale_timeout = float(p("stale_timeout"))
+        self.joint_states_wait = float(p("joint_states_wait"))
         self.excite_timeout = float(p("excite_timeout"))
         self.use_wrench_inertia = bool(p("use_wrench_inertia"))
         self.robot = None
@@ -102,6 +108,7 @@ class PayloadEstimator(Node):
         self._load_robot()
 
         self._lock = threading.Lock()
+        self._drain_lock = threading.Lock()        # the timer and the goal thread both drain the joint states
         self._latest: tuple | None = None          # (receipt, stamp, q, qd, effort) in model order
         self._recent = (np.zeros(0), np.zeros((0, self.model.n)), np.zeros((0, self.model.n)))   # t, q, qd
         self._buffer: deque = deque()              # JointStateBatch while a goal collects
@@ -196,15 +203,7 @@ class PayloadEstimator(Node):
 
     def _drain(self) -> None:
         """50 Hz: take the queued joint states and wrenches; feed the goal's buffers; compensate the wrench."""
-        js = self.inbox.drain_joint_states()
-        if js is not None:
-            n = js.t.size
-            self._latest = (time.monotonic(), float(js.t[-1]), js.q[-1], js.qd[-1], js.effort[-1])
-            rt, rq, rqd = self._recent
-            self._recent = (np.concatenate([rt, js.t])[-RECENT:], np.concatenate([rq, js.q])[-RECENT:],
-                            np.concatenate([rqd, js.qd])[-RECENT:])
-            if self._collecting and n:
-                self._buffer.append(js)
+        self._drain_joints()
         publish = self.ft_params is not None and self.pub_wrench.get_subscription_count() > 0
         self.inbox.want_wrench(self._collecting or publish)
         wr = self.inbox.drain_wrenches()
@@ -217,9 +216,19 @@ class PayloadEstimator(Node):
         if publish:
             self._publish_compensated(*wr)
 
-    @property
-    def _names_error(self) -> str | None:
-        return self.inbox.names_error
+    def _drain_joints(self) -> None:
+        """Take the queued joint states. The 50 Hz timer does; so does the goal thread before it judges them
+        stale, so a late timer (a busy executor) is never mistaken for a silent driver."""
+        with self._drain_lock:
+            js = self.inbox.drain_joint_states()
+            if js is None:
+                return
+            self._latest = (time.monotonic(), float(js.t[-1]), js.q[-1], js.qd[-1], js.effort[-1])
+            rt, rq, rqd = self._recent
+            self._recent = (np.concatenate([rt, js.t])[-RECENT:], np.concatenate([rq, js.q])[-RECENT:],
+                            np.concatenate([rqd, js.qd])[-RECENT:])
+            if self._collecting:
+                self._buffer.append(js)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         if not msg.points:
@@ -325,22 +334,37 @@ class PayloadEstimator(Node):
             with self._lock:
                 self._busy = False
 
+    def _joint_states(self) -> tuple[float, str | None, tuple | None]:
+        """(s since the last joint state was taken (inf: never), its joint-names error, the last complete one),
+        drained first when the timer has not taken any for `stale_timeout`."""
+        if self._joint_state_age() > self.stale_timeout:
+            self._drain_joints()
+        with self._drain_lock:
+            return self._joint_state_age(), self.inbox.names_error, self._latest
+
+    def _joint_state_age(self) -> float:
+        receipt = self.inbox.last_receipt
+        return math.inf if receipt is None else time.monotonic() - receipt
+
     def _check_joint_states(self, wait: float = 0.0) -> None:
-        """Raise unless recent, finite joint states of every joint arrive; `wait` s for the first one (a goal
-        sent right after start-up)."""
+        """Raise unless live, complete, finite joint states arrive. A goal first waits up to `wait` s for live
+        ones: a driver (re)started just before is discovered by DDS only after ~0.5-2.5 s (measured on the
+        loaded test machine), and until then the last sample held is the dead publisher's, whose age and
+        joint names say nothing about the new one."""
         deadline = time.monotonic() + wait
-        while self._latest is None and not self._names_error and time.monotonic() < deadline:
+        age, names_error, latest = self._joint_states()
+        while age > self.stale_timeout and time.monotonic() < deadline:
             time.sleep(0.02)
-        latest = self._latest
-        if self._names_error:
-            raise PayloadIdError(self._names_error, "publish every joint of the URDF on the joint states topic")
-        if latest is None:
+            age, names_error, latest = self._joint_states()
+        if age == math.inf:
             raise PayloadIdError("no joint states received", "start the robot driver (or mock_hardware) so "
                                  "/joint_states is published")
-        age = time.monotonic() - latest[0]
         if age > self.stale_timeout:
             raise PayloadIdError(f"the last joint state arrived {age:.2f} s ago", "the robot driver stopped "
                                  "publishing /joint_states; restart it")
+        if names_error or latest is None:
+            raise PayloadIdError(names_error or "no complete joint state received",
+                                 "publish every joint of the URDF on the joint states topic")
         lag = self._now() - latest[1]
         if abs(lag) > self.stale_timeout:
             raise PayloadIdError(f"joint states are stamped {lag:.2f} s away from now (stale)",
@@ -363,7 +387,7 @@ class PayloadEstimator(Node):
             raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
         run = IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
                                 float(goal.max_duration), self.effort_scale)
-        self._check_joint_states(wait=self.stale_timeout + 1.0)
+        self._check_joint_states(wait=self.joint_states_wait)
         self._commanded.clear()
         self._buffer.clear()
         self._wrench_buf.clear()
@@ -379,8 +403,6 @@ class PayloadEstimator(Node):
             if gh.is_cancel_requested:
                 status = "cancelled"
                 break
-            if self._names_error:
-                raise PayloadIdError(self._names_error, "publish every joint of the URDF on the joint states topic")
             self._check_joint_states()
             run.check_motion(now)
             est = run.estimate()

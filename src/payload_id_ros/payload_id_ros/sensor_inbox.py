@@ -10,6 +10,8 @@ samples that arrive between two drains.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
@@ -53,7 +55,8 @@ class SensorInbox:
         self._wrench = None
         self._names: list | None = None
         self._idx: np.ndarray | None = None
-        self.names_error: str | None = None
+        self.names_error: str | None = None       # about the last message taken, as old as last_receipt
+        self.last_receipt: float | None = None    # monotonic time of the last drain that took a joint state
         self.wrench_frame: str | None = None
 
     # -- wrench subscription on demand: 500 Hz costs CPU only while someone needs the wrench ----------
@@ -82,8 +85,11 @@ class SensorInbox:
 
     def drain_joint_states(self) -> JointStateBatch | None:
         """Everything received since the last drain (None if nothing usable). Messages without every joint
-        of the model set `names_error` and are dropped."""
+        of the model set `names_error` and are dropped; any message taken, usable or not, sets `last_receipt`
+        (the samples arrived at or before it: a drain every 20 ms makes it at most that late)."""
         msgs = _take_all(self._joints)
+        if msgs:
+            self.last_receipt = time.monotonic()
         if not msgs:
             return None
         keep = []
