@@ -1,13 +1,16 @@
-"""The simulated cell: mock_hardware (MuJoCo robot + controller + F/T sensor) with the estimator and player.
+"""The simulated cell: mock_hardware (MuJoCo robot + controller + F/T sensor) plus identify.launch.py.
 
     ros2 launch payload_id_ros sim_cell.launch.py robot:=ur10 robot_yaml:=/path/robot.yaml
 
-Parameters come from config/<robot>.yaml; payload_id_ros.supervisor starts the same executables
-with the same files where `launch` is not installed (kept in step by test_launch_supervisor_sync).
+The estimator and player come from identify.launch.py unchanged, so the simulated cell runs exactly
+what a real cell runs. Parameters come from config/<robot>.yaml; payload_id_ros.supervisor starts the
+same executables with the same files where `launch` is not installed (kept in step by
+test_launch_supervisor_sync).
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
@@ -19,6 +22,7 @@ def generate_launch_description():
     robot_yaml = LaunchConfiguration("robot_yaml")
     namespace = LaunchConfiguration("namespace")
     params = PathJoinSubstitution([FindPackageShare("payload_id_ros"), "config", [robot, ".yaml"]])
+    identify = PathJoinSubstitution([FindPackageShare("payload_id_ros"), "launch", "identify.launch.py"])
     return LaunchDescription([
         DeclareLaunchArgument("robot", default_value="ur10", choices=["ur10", "ur10e", "panda"],
                               description="simulated robot: selects config/<robot>.yaml"),
@@ -27,11 +31,9 @@ def generate_launch_description():
         DeclareLaunchArgument("robot_yaml", default_value="",
                               description="robot.yaml of the unloaded simulated robot (payload-id identify-robot)"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the estimator and player"),
+        # The simulated robot first, so the others find joint states when they come up.
         Node(package="payload_id_ros", executable="mock_hardware", name="mock_hardware",
              output="screen", parameters=[params]),
-        Node(package="payload_id_ros", executable="payload_estimator", name="payload_estimator",
-             namespace=namespace, output="screen",
-             parameters=[params, {"method": method, "robot_yaml": robot_yaml}]),
-        Node(package="payload_id_ros", executable="excitation_player", name="excitation_player",
-             namespace=namespace, output="screen", parameters=[params]),
+        IncludeLaunchDescription(PythonLaunchDescriptionSource(identify), launch_arguments={
+            "robot": robot, "method": method, "robot_yaml": robot_yaml, "namespace": namespace}.items()),
     ])

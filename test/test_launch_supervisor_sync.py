@@ -43,17 +43,36 @@ def _render(node, variables: dict) -> str:
 
 
 def launch_nodes(path: Path) -> list[dict]:
+    """The launch_ros Nodes a launch file starts, in order, following IncludeLaunchDescription of our own files."""
     tree = ast.parse(path.read_text())
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description")
     variables = {t.id: stmt.value for stmt in fn.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
+    description = next(c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                       and c.func.id == "LaunchDescription")
     nodes = []
-    for call in ast.walk(fn):
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Node":
+    for call in description.args[0].elts:
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id == "Node":
             kw = {k.arg: k.value for k in call.keywords}
             files = [_render(p, variables) for p in kw["parameters"].elts if not isinstance(p, ast.Dict)]
             nodes.append({"package": kw["package"].value, "executable": kw["executable"].value,
                           "name": kw["name"].value, "files": files})
+        elif call.func.id == "IncludeLaunchDescription":
+            source = _render(call.args[0].args[0], variables)       # PythonLaunchDescriptionSource(path)
+            assert source.startswith("<share:payload_id_ros>/launch/"), source
+            nodes += launch_nodes(REPO / "launch" / source.rsplit("/", 1)[1])
     return nodes
+
+
+def test_sim_cell_passes_its_arguments_to_the_included_cell():
+    tree = ast.parse(LAUNCH["sim_cell"].read_text())
+    include = next(c for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                   and c.func.id == "IncludeLaunchDescription")
+    passed = include.keywords[0].value.func.value            # {...}.items()
+    declared = {c.args[0].value for c in ast.walk(ast.parse(LAUNCH["identify"].read_text()))
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "DeclareLaunchArgument"}
+    assert {k.value for k in passed.keys} == declared
 
 
 @pytest.mark.parametrize("cell", sorted(CELLS))
