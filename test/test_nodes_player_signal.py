@@ -51,10 +51,11 @@ def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp
         sup.stop()
         fake.terminate()
     assert codes["excitation_player"] == 0, codes
-    lines = _lines(out)
-    watch = next(d for d in lines if "trajectories" in d)
-    sent = watch["trajectories"]
-    assert len(sent) == 3, sent                     # move to start, excitation, stop
+    watch = next(d for d in _lines(out) if "trajectories" in d)
+    # What the robot received, recorded by the fake robot itself (matched with the player from its start).
+    sent = [d["trajectory"] for d in _lines(fake.communicate(timeout=10)[0]) if "trajectory" in d]
+    player_log = (tmp_path / "logs" / "excitation_player.log").read_text(errors="replace")
+    assert len(sent) == 3, (sent, out[-1500:], player_log[-1500:])  # move to start, excitation, stop
     excitation, stop = sent[1], sent[2]
     assert excitation["t_end"] == pytest.approx(traj.duration, abs=0.02)
     # The stop starts while the excitation is under way, from its commanded state: moving, no jump.

@@ -8,9 +8,14 @@ controller would interpolate it (conditioning.sample_commanded) and publishes /j
   nan           efforts are NaN
   static        ignores commands (a controller that does not respond)
   stale         stamps lag 5 s behind the clock
-argv[2]: robot name (default ur10). Prints "fake hardware ready".
+argv[2]: robot name (default ur10). Prints "fake hardware ready", then one JSON line per trajectory it
+receives ({"trajectory": summary}): what the robot was told, heard by the one process that was matched
+with the player long before any goal (a probe started later may miss the first messages while its
+discovery completes).
 """
+import json
 import sys
+import time
 
 import numpy as np
 import rclpy
@@ -22,6 +27,7 @@ from trajectory_msgs.msg import JointTrajectory
 from payload_id_core.conditioning import sample_commanded
 from payload_id_core.model import RobotModel
 from payload_id_ros.conversions import msg_to_commanded, sec_to_time
+from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell
 
 
 def main() -> None:
@@ -36,6 +42,7 @@ def main() -> None:
     now = lambda: node.get_clock().now().nanoseconds * 1e-9  # noqa: E731
 
     def on_traj(msg):
+        print(json.dumps({"trajectory": traj_summary(msg, time.time())}), flush=True)
         if mode != "static":
             cmds.append(msg_to_commanded(msg, now()))
 

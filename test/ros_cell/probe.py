@@ -55,7 +55,7 @@ class Watcher:
                                  lambda m: self.js.append((time.monotonic(), list(m.position), list(m.velocity))),
                                  qos_profile_sensor_data)
 
-    def wait_matched(self, timeout: float = 10.0) -> None:
+    def wait_matched(self, timeout: float = 30.0) -> None:
         """Until the player's trajectory publisher is matched: a goal sent earlier could have its first
         trajectory (the move to the start pose) published before this probe hears the topic."""
         t0 = time.monotonic()
@@ -80,6 +80,7 @@ def run_goal(node, watcher, client, goal, args, feedback_fn, second=None) -> Non
         emit(error="no server")
         return
     watcher.wait_matched()
+    emit(trajectory_publishers=watcher.traj_sub.get_publisher_count())
     send = client.send_goal_async(goal, feedback_callback=feedback_fn)
     rclpy.spin_until_future_complete(node, send, timeout_sec=10.0)
     handle = send.result()
@@ -156,7 +157,8 @@ def main() -> None:
         raw = []
         node.create_subscription(WrenchStamped, "/ft_sensor/wrench", raw.append, qos_profile_sensor_data)
         t0 = time.monotonic()
-        while len(got) < args.count and time.monotonic() - t0 < args.timeout:
+        # Both streams: the two subscriptions match their publishers at different moments after start-up.
+        while (len(got) < args.count or len(raw) < args.count) and time.monotonic() - t0 < args.timeout:
             rclpy.spin_once(node, timeout_sec=0.05)
         w = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
                        m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in got])

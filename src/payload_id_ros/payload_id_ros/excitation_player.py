@@ -11,7 +11,7 @@ before anything could be published), publishes the stop, and only then exits.
 
 Parameters: urdf, controller, joint_states_topic, rate_hz (points per second), limit_margin,
 acceleration_limits ([] = payload_id defaults), start_delay (s between publishing and the
-excitation's start, so the controller has the message in time), joint_state_timeout.
+excitation's start, so the controller has the message in time), joint_state_timeout, joint_states_wait.
 """
 
 from __future__ import annotations
@@ -111,6 +111,9 @@ class ExcitationPlayer(Node):
         self.declare_parameter("acceleration_limits", [0.0])
         self.declare_parameter("start_delay", 0.3)
         self.declare_parameter("joint_state_timeout", 2.0)
+        # A goal waits this long for a live joint state: a driver (or this node) that has just started may
+        # take a few seconds of discovery before its samples arrive.
+        self.declare_parameter("joint_states_wait", 3.0)
         self.declare_parameter("start_pose_tolerance", 0.05)
 
         from payload_id_core.excitation import MotionLimits  # noqa: PLC0415
@@ -124,6 +127,7 @@ class ExcitationPlayer(Node):
         self.rate_hz = float(p("rate_hz").value)
         self.start_delay = float(p("start_delay").value)
         self.joint_state_timeout = float(p("joint_state_timeout").value)
+        self.joint_states_wait = float(p("joint_states_wait").value)
         self.start_tol = float(p("start_pose_tolerance").value)
         topic = f"/{p('controller').value.strip('/')}/joint_trajectory"
         self.pub = self.create_publisher(JointTrajectory, topic, 10)
@@ -151,7 +155,8 @@ class ExcitationPlayer(Node):
             self._joint_state = (time.monotonic(), q)
 
     def _current_q(self) -> np.ndarray:
-        deadline = time.monotonic() + self.joint_state_timeout
+        wait = max(self.joint_states_wait, self.joint_state_timeout)
+        deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             with self._lock:
                 js = self._joint_state
@@ -161,7 +166,7 @@ class ExcitationPlayer(Node):
                 return js[1]
             time.sleep(0.02)
         raise PayloadIdError(f"no joint states with all of {self.model.joint_names} for "
-                             f"{self.joint_state_timeout:g} s", "start the robot driver (or mock_hardware)")
+                             f"{wait:g} s", "start the robot driver (or mock_hardware)")
 
     def _on_goal(self, _goal) -> GoalResponse:
         with self._lock:
