@@ -31,22 +31,20 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits with 2 on usage errors already; keep that, with the usage on stderr."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser (argparse exits 2 with the usage on a usage error) and one parser per subcommand."""
+    parser = argparse.ArgumentParser(
         prog="payload-id",
         description="Identify the unknown payload on a robot's flange (mass, CoM, inertia with "
         "uncertainty) from joint torques and wrist F/T sensors.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    subparsers = {}
     for name, (module, help_text) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(_module=module)
-    return parser
+        subparsers[name] = sub.add_parser(name, help=help_text, description=help_text)
+        subparsers[name].set_defaults(_module=module)
+    return parser, subparsers
 
 
 def _load(module: str):
@@ -55,18 +53,10 @@ def _load(module: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
+    parser, subparsers = build_parser()
     # Only the chosen subcommand's arguments are loaded (its imports may be heavy).
-    chosen = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    if chosen:
-        sub_action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        try:
-            _load(SUBCOMMANDS[chosen][0]).add_arguments(sub_action.choices[chosen])
-        except ModuleNotFoundError as err:
-            if err.name != f"payload_id_ros.cli.{SUBCOMMANDS[chosen][0]}":
-                raise
-            print(f"payload-id {chosen}: error: this subcommand is not available in this build", file=sys.stderr)
-            return 2
+    if argv and argv[0] in SUBCOMMANDS:
+        _load(SUBCOMMANDS[argv[0]][0]).add_arguments(subparsers[argv[0]])
     args = parser.parse_args(argv)
     try:
         return int(_load(args._module).run(args) or 0)
