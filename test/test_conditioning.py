@@ -118,7 +118,6 @@ def test_lowpass_has_zero_phase_and_attenuates():
 
 def test_decimate_parallel_keeps_the_linear_model():
     fs, N = 500.0, 5000
-    rng = np.random.default_rng(0)
     t = np.arange(N) / fs
     Y = np.stack([np.sin(2 * np.pi * 0.3 * t), np.cos(2 * np.pi * 0.7 * t), np.ones(N)], axis=1)[:, None, :]
     phi = np.array([2.0, -1.0, 0.5])

@@ -17,7 +17,7 @@ from payload_id_core.data import WrenchSamples
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft import (Compensator, FtParameters, compensate, compensate_batch, identify_ft,
                                 identify_payload_ft, residual_rmse, resolve_sensor_frame)
-from payload_id_core.ft.identify import fit_ft, phi_covariance
+from payload_id_core.ft.identify import fit_ft
 from payload_id_core.ft.kinematics import (gravity_wrench_regressor, payload_transform, sensor_motion,
                                            sensor_mount_from_config, wrench_regressor)
 from payload_id_core.ft.simulate import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench

@@ -8,8 +8,6 @@ exist for every robot and hold a section for every node that reads them.
 
 import ast
 import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 

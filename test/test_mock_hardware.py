@@ -13,6 +13,16 @@ import pytest
 Q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
 
 
+def _end(proc: subprocess.Popen) -> None:
+    """End the node by its PID: SIGTERM, then SIGKILL if it has not exited within 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.slow
 def test_mock_hardware_node(ros_env):
     import rclpy
@@ -102,12 +112,7 @@ def test_mock_hardware_node(ros_env):
         # 5 kg more on the flange: the shoulder lift holds tens of N·m more.
         assert abs(states[-1][3][1] - before[1]) > 20.0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _end(proc)
         node.destroy_node()
         rclpy.try_shutdown()
 
@@ -191,12 +196,7 @@ def test_mock_hardware_on_simulated_time(ros_env):
         wall_arrival = states[arrived[0]][0] - sent
         assert wall_arrival < 1.2, wall_arrival                # ~2 s of sim time in ~0.5 s of wall time
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _end(proc)
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()

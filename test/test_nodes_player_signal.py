@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from payload_id_core.excitation import FourierTrajectory
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"

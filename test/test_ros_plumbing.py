@@ -7,7 +7,6 @@ ROS_DOMAIN_ID with loopback-only discovery (test/conftest.py).
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

@@ -20,7 +20,7 @@ import numpy as np
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.compensate import FtParameters
-from payload_id_core.ft.kinematics import (SensorFrame, SensorMotion, gravity_wrench_regressor, tilt_from_gravity,
+from payload_id_core.ft.kinematics import (SensorMotion, gravity_wrench_regressor, tilt_from_gravity,
                                            tilt_gravity, tilt_gravity_derivatives, wrench_regressor)
 from payload_id_core.inertia import PARAM_NAMES
 from payload_id_core.payload.estimate import PayloadEstimate
