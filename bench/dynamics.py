@@ -21,12 +21,12 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from payload_id_core.friction import make_friction_model  # noqa: E402
-from payload_id_core.identification import (compute_base_parameters, full_regressor, identify_robot,  # noqa: E402
+from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
+from payload_id_core.robot_id.identification import (compute_base_parameters, full_regressor, identify_robot,  # noqa: E402
                                             rotor_structure, validate_robot)
-from payload_id_core.model import RobotModel  # noqa: E402
-from payload_id_core.regressor import rigid_body_regressor  # noqa: E402
-from payload_id_core.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
+from payload_id_core.dynamics.model import RobotModel  # noqa: E402
+from payload_id_core.dynamics.regressor import rigid_body_regressor  # noqa: E402
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
 
 NOISE = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])
 

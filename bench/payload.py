@@ -30,14 +30,14 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from payload_id_core.friction import make_friction_model  # noqa: E402
-from payload_id_core.identification import identify_robot  # noqa: E402
-from payload_id_core.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.model import RobotModel  # noqa: E402
+from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
+from payload_id_core.robot_id.identification import identify_robot  # noqa: E402
+from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
+from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.payload.methods import METHODS, identify_payload  # noqa: E402
 from payload_id_core.payload.online import OnlinePayloadEstimator  # noqa: E402
-from payload_id_core.regressor import payload_regressor  # noqa: E402
-from payload_id_core.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
+from payload_id_core.dynamics.regressor import payload_regressor  # noqa: E402
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
 
 RATE, DURATION, NOISE, DELAY = 500.0, 10.0, 1.0, 0.003
 MASS, COM = 4.0, np.array([0.02, -0.03, 0.08])
@@ -52,7 +52,7 @@ def log(*a):
 
 def loaded_motion(model):
     try:
-        from payload_id_core.excitation import load_trajectory  # noqa: PLC0415
+        from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
 
         traj = load_trajectory("ur10_payload")
         t = np.arange(int(round(traj.duration * RATE))) / RATE
@@ -74,7 +74,7 @@ def static_motion(model, poses=20, hold=0.5, seed=5):
 
 
 def cell_figures() -> dict[str, float]:
-    from payload_id_core.excitation import load_trajectory  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
     from payload_id_core.payload.estimate import PayloadEstimate  # noqa: PLC0415
     from payload_id_core.sim import simulate  # noqa: PLC0415
 
@@ -154,7 +154,7 @@ def main() -> None:
 
     # One online update (regressor + RLS), and convergence to 1 % mass error.
     loaded = rec(motion, PHI, 1.03, 0)
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
 
     sig = conditioned_signals(loaded, m.joint_names, source="commanded", delay="estimate")
     for method in ("direct-rls", "difference-rls"):

@@ -27,8 +27,8 @@ import numpy as np
 
 
 def realtime_factor(runs: int = 3) -> float:
-    from payload_id_core.excitation import FourierTrajectory
-    from payload_id_core.model import RobotModel
+    from payload_id_core.excitation.fourier import FourierTrajectory
+    from payload_id_core.dynamics.model import RobotModel
     from payload_id_core.sim import simulate
 
     model = RobotModel.from_urdf("ur10")

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from payload_id_core import bag_io
-from payload_id_core.data import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+from payload_id_core.io import bag as bag_io
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
 
 NAMES = ["shoulder", "elbow", "wrist"]
@@ -252,7 +252,7 @@ def test_empty_topic(tmp_path):
 
 
 def test_recording_for_model_reorders_by_name(tmp_path):
-    from payload_id_core.model import RobotModel
+    from payload_id_core.dynamics.model import RobotModel
 
     model = RobotModel.from_urdf("ur10")
     n, N = model.n, 20

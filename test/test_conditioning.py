@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from payload_id_core import conditioning as cond
-from payload_id_core.data import CommandedTrajectory, JointSamples, Recording
+from payload_id_core.signals import conditioning as cond
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 
 

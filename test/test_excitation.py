@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation import (
+from payload_id_core.excitation.fourier import (
     CartesianLimit, FourierTrajectory, MotionLimits, limit_violations, load_trajectory, move_to_start,
     playback_points, rest_basis,
 )
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.model import RobotModel
 
 UR10_HOME = [0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0]
 
@@ -122,8 +122,8 @@ def test_limit_check_finds_violations_on_a_dense_grid(ur10):
 
 
 # -- optimization ---------------------------------------------------------------------------------
-from payload_id_core.excitation import bundled_trajectories, check_trajectory, design_cartesian_limits  # noqa: E402
-from payload_id_core.excitation_design import (  # noqa: E402
+from payload_id_core.excitation.fourier import bundled_trajectories, check_trajectory, design_cartesian_limits  # noqa: E402
+from payload_id_core.excitation.design import (  # noqa: E402
     ExcitationDesign, RegressorMetrics, evaluate_trajectory, optimize_excitation, random_feasible,
 )
 from payload_id_ros.cli.main import main as cli_main  # noqa: E402

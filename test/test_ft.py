@@ -13,18 +13,18 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from payload_id_core.data import WrenchSamples
+from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft import (Compensator, FtParameters, compensate, compensate_batch, identify_ft,
                                 identify_payload_ft, residual_rmse, resolve_sensor_frame)
 from payload_id_core.ft.identify import fit_ft
 from payload_id_core.ft.kinematics import (gravity_wrench_regressor, payload_transform, sensor_motion,
                                            sensor_mount_from_config, wrench_regressor)
-from payload_id_core.ft.simulate import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
-from payload_id_core.inertia import from_mass_com_inertia
-from payload_id_core.model import RobotModel
-from payload_id_core.regressor import payload_regressor
-from payload_id_core.synthetic import synthetic_recording
+from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.testing.synthetic import synthetic_recording
 
 Q0 = np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2])
 WRIST = [3, 4, 5]
@@ -360,7 +360,7 @@ def test_identifies_from_the_mujoco_cell(ur10):
     its own F/T model): commanded motion, tilted base, Duan's noise level."""
     import yaml
 
-    from payload_id_core.data import CommandedTrajectory
+    from payload_id_core.signals.recording import CommandedTrajectory
     from payload_id_core.payload.estimate import PayloadEstimate
     from payload_id_core.sim import simulate
     from payload_id_core.sim.profile import SimProfile

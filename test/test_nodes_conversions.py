@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from payload_id_core.data import CommandedTrajectory
-from payload_id_core.inertia import from_mass_com_inertia
+from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_ros import conversions as conv
 from payload_id_ros.excitation_player import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
@@ -62,7 +62,7 @@ def test_stop_trajectory_decelerates_smoothly_within_limits():
 
 
 def test_time_scaling_keeps_the_path():
-    from payload_id_core.excitation import FourierTrajectory
+    from payload_id_core.excitation.fourier import FourierTrajectory
 
     traj = FourierTrajectory.from_rest_coordinates(["a"], 0.5, [0.2], np.array([[0.3, -0.1, 0.2]]), 3)
     slow = time_scaled(traj, 0.5)

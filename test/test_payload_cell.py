@@ -10,10 +10,10 @@ import ast
 import numpy as np
 import pytest
 
-from payload_id_core.excitation import load_trajectory
-from payload_id_core.identification import identify_robot
-from payload_id_core.inertia import from_mass_com_inertia
-from payload_id_core.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.robot_id.identification import identify_robot
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 

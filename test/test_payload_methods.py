@@ -4,15 +4,15 @@ import numpy as np
 import pytest
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.friction import make_friction_model
-from payload_id_core.identification import identify_from_signals
-from payload_id_core.inertia import from_mass_com_inertia, is_physically_consistent
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.robot_id.identification import identify_from_signals
+from payload_id_core.dynamics.inertia import from_mass_com_inertia, is_physically_consistent
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.methods import METHODS, identify_payload
 from payload_id_core.payload.online import OnlinePayloadEstimator
-from payload_id_core.regressor import rigid_body_regressor
-from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 ALPHA = 0.6
 PHI_UR = from_mass_com_inertia(4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))

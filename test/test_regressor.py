@@ -4,13 +4,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from payload_id_core.base_params import compute_base_parameters
+from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.friction import KINDS, make_friction_model, rotor_inertia_columns
-from payload_id_core.inertia import from_mass_com_inertia
-from payload_id_core.model import RobotModel
-from payload_id_core.regressor import payload_regressor, rigid_body_regressor
-from payload_id_core.synthetic import sum_of_sines, synthetic_recording
+from payload_id_core.dynamics.friction import KINDS, make_friction_model, rotor_inertia_columns
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor, rigid_body_regressor
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 ROBOTS = ["ur10", "ur10e", "panda", "planar_2r"]
 
@@ -92,7 +92,7 @@ def test_base_parameters_depend_on_gravity():
 
 
 def test_base_parameters_roundtrip_through_dict():
-    from payload_id_core.base_params import BaseParameters
+    from payload_id_core.dynamics.base_params import BaseParameters
     base = compute_base_parameters(RobotModel.from_urdf("ur10"))
     again = BaseParameters.from_dict(base.to_dict(), base.standard_names)
     np.testing.assert_array_equal(again.independent, base.independent)

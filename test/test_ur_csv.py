@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from payload_id_core import conditioning as cond
+from payload_id_core.signals import conditioning as cond
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
+from payload_id_core.io.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
                                    UR_JOINT_NAMES, read_ur_csv)
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"

@@ -17,10 +17,10 @@ import numpy as np
 
 from payload_id_core import realdata as rd
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.identification import validate_robot
-from payload_id_core.model import RobotModel
+from payload_id_core.robot_id.identification import validate_robot
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.ur_csv import README_DRIVE_GAINS, read_ur_csv
+from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv
 
 FRICTIONS = ("linear", "nonlinear", "stribeck")
 PUBLISHED = {"Xu 2024": 0.04, "Gaz 2017": 0.43, "Khalil 2007": 2.7}

@@ -24,8 +24,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.conditioning import sample_commanded
-from payload_id_core.model import RobotModel
+from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_ros.conversions import msg_to_commanded, sec_to_time
 from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell
 

@@ -25,10 +25,10 @@ from typing import Sequence
 
 import numpy as np
 
-from payload_id_core.conditioning import filtered_derivatives, sample_commanded
-from payload_id_core.data import CommandedTrajectory, JointSamples, Recording
+from payload_id_core.signals.conditioning import filtered_derivatives, sample_commanded
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
+from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 
 LOAD_MASS_KG = 2.805   # ../shared/data/ur10e/README.md
 PAIRS: dict[str, tuple[str, str]] = {
@@ -192,7 +192,7 @@ PAYLOAD_OPTIONS = {"delay": 0.0, "same_trajectory_tol_rad": SAME_TRAJECTORY_TOL_
 def identify_ur10e_robot(model, pair_or_run, friction: str = "linear", validate: Sequence[Recording] = ()):
     """identification.identify_robot on a prepared unloaded run (the stand-in commanded motion,
     no delay: it is the measured motion itself); validation RMSE per joint for each `validate` run."""
-    from payload_id_core.identification import identify_robot, validate_robot  # noqa: PLC0415
+    from payload_id_core.robot_id.identification import identify_robot, validate_robot  # noqa: PLC0415
 
     run = pair_or_run.unloaded if isinstance(pair_or_run, PreparedPair) else pair_or_run
     ident = identify_robot(model, run, friction=friction, delay=0.0)
@@ -205,7 +205,7 @@ def identify_gains(model, pair: PreparedPair, mass: float = LOAD_MASS_KG, frame:
     """Drive gains (N·m per unit of the pair's efforts) from one pair and the known load mass
     (identification.identify_effort_scale, Gautier & Briot 2014). `decimate` thins both runs
     first (the excitations hold their energy below 2 Hz; the filter already ran at 5 Hz)."""
-    from payload_id_core.identification import identify_effort_scale  # noqa: PLC0415
+    from payload_id_core.robot_id.identification import identify_effort_scale  # noqa: PLC0415
 
     frame = frame or model.default_payload_frame
     un, lo = (thinned(r, decimate) for r in (pair.unloaded, pair.loaded))

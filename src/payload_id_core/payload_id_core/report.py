@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from payload_id_core.fileio import atomic_write_bytes
+from payload_id_core.io.files import atomic_write_bytes
 
 
 @dataclass

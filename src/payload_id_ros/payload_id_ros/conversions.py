@@ -17,8 +17,8 @@ from payload_id_msgs.msg import PayloadParameters
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from payload_id_core.data import CommandedTrajectory
-from payload_id_core.inertia import from_mass_com_inertia
+from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, readable_vector
 
 NAN = float("nan")

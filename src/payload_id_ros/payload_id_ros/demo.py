@@ -27,7 +27,7 @@ import numpy as np
 import yaml
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import atomic_write_yaml
+from payload_id_core.io.files import atomic_write_yaml
 
 ROBOT = "ur10"
 PROFILE = "ur10"
@@ -53,7 +53,7 @@ def _cli(*args: str, log=None) -> None:
 
 def trajectory(name: str, cache: Path, objective: str, duration: float) -> str:
     """A bundled trajectory, or one designed once with `payload-id excite` and cached."""
-    from payload_id_core.excitation import bundled_trajectories  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: PLC0415
 
     if name in bundled_trajectories():
         return name
@@ -74,8 +74,8 @@ def _key(*parts) -> str:
 
 def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11) -> Path:
     """robot.yaml of the simulated robot without payload: simulate a bag, identify-robot on it (cached)."""
-    from payload_id_core.excitation import load_trajectory  # noqa: PLC0415
-    from payload_id_core.model import bundled_urdf  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
+    from payload_id_core.dynamics.model import bundled_urdf  # noqa: PLC0415
     from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
 
     cache.mkdir(parents=True, exist_ok=True)

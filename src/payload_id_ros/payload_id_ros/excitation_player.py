@@ -32,8 +32,8 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_msgs.action import Excite
-from payload_id_core.conditioning import sample_commanded   # imported up front: a stop must not wait for it
-from payload_id_core.data import CommandedTrajectory
+from payload_id_core.signals.conditioning import sample_commanded   # imported up front: a stop must not wait for it
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_ros.action_thread import threaded
 from payload_id_ros.conversions import commanded_to_msg
@@ -47,7 +47,7 @@ STOP_FLUSH = 0.3            # s the process stays up after a final stop so DDS d
 def time_scaled(trajectory, speed_scale: float):
     """The same path played `speed_scale` times faster: q_s(t) = q(s t). `a`, `b` are velocity amplitudes,
     so they scale by s while the base frequency does too (the position amplitudes a/(ω l) stay)."""
-    from payload_id_core.excitation import FourierTrajectory  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import FourierTrajectory  # noqa: PLC0415
 
     s = 1.0 if speed_scale == 0 else float(speed_scale)
     if not (math.isfinite(s) and s > 0):
@@ -116,8 +116,8 @@ class ExcitationPlayer(Node):
         self.declare_parameter("joint_states_wait", 3.0)
         self.declare_parameter("start_pose_tolerance", 0.05)
 
-        from payload_id_core.excitation import MotionLimits  # noqa: PLC0415
-        from payload_id_core.model import RobotModel  # noqa: PLC0415
+        from payload_id_core.excitation.fourier import MotionLimits  # noqa: PLC0415
+        from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
         p = self.get_parameter
         self.model = RobotModel.from_urdf(p("urdf").value)
@@ -239,7 +239,7 @@ class ExcitationPlayer(Node):
                 self._busy = False
 
     def _play(self, goal_handle, result):
-        from payload_id_core.excitation import check_trajectory, load_trajectory, move_to_start  # noqa: PLC0415
+        from payload_id_core.excitation.fourier import check_trajectory, load_trajectory, move_to_start  # noqa: PLC0415
 
         goal = goal_handle.request
         traj = load_trajectory(goal.trajectory).for_model(self.model.joint_names)

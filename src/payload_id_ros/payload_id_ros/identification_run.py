@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.conditioning import sample_commanded
-from payload_id_core.data import CommandedTrajectory
+from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import is_physically_consistent
+from payload_id_core.dynamics.inertia import is_physically_consistent
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
-from payload_id_core.regressor import payload_regressor
+from payload_id_core.dynamics.regressor import payload_regressor
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
 NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
@@ -214,7 +214,7 @@ def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, w
 
     The joint-torque estimate is what the goal reports; the sensor is calibrated on its own data because
     a joint-torque estimate off by 1-2 % of the mass would leave ~1 N in the compensated force."""
-    from payload_id_core.data import JointSamples, Recording, WrenchSamples  # noqa: PLC0415
+    from payload_id_core.signals.recording import JointSamples, Recording, WrenchSamples  # noqa: PLC0415
     from payload_id_core.ft.api import identify_ft  # noqa: PLC0415
 
     data = run.arrays()

@@ -43,8 +43,8 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import from_mass_com_inertia
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim import SimulatedCell, load_profile
 from payload_id_ros.conversions import msg_to_commanded, sec_to_time

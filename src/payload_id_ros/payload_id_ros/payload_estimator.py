@@ -49,10 +49,10 @@ from visualization_msgs.msg import MarkerArray
 from action_msgs.msg import GoalStatus
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
-from payload_id_core.conditioning import sample_commanded
+from payload_id_core.signals.conditioning import sample_commanded
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation import load_trajectory
-from payload_id_core.fileio import atomic_write_yaml
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded
@@ -87,7 +87,7 @@ class PayloadEstimator(Node):
         d("use_wrench_inertia", True)
         p = lambda name: self.get_parameter(name).value  # noqa: E731
 
-        from payload_id_core.model import RobotModel  # noqa: PLC0415
+        from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
         self.model = RobotModel.from_urdf(p("urdf"))
         self.frame = p("payload_frame") or self.model.default_payload_frame
@@ -146,7 +146,7 @@ class PayloadEstimator(Node):
             self.get_logger().warn(self.robot_error)
             return
         try:
-            from payload_id_core.identification import RobotIdentification  # noqa: PLC0415
+            from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
 
             self.robot = RobotIdentification.load(self.robot_yaml, self.model)
         except PayloadIdError as err:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.data import WrenchSamples
+from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.errors import PayloadIdError
 
 

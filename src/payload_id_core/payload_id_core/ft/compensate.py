@@ -21,7 +21,7 @@ import pinocchio as pin
 
 from payload_id_core.ft.kinematics import (SensorFrame, SensorMotion, gravity_wrench_regressor,
                                            newton_euler_wrench, sensor_motion, tilt_gravity)
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.model import RobotModel
 
 
 @dataclass

@@ -15,8 +15,8 @@ import numpy as np
 import pinocchio as pin
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import transform_matrix
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.inertia import transform_matrix
+from payload_id_core.dynamics.model import RobotModel
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from payload_id_core.inertia import is_physically_consistent
+from payload_id_core.dynamics.inertia import is_physically_consistent
 
 MIN_MASS = 1e-6  # kg: "mass > 0" as a closed constraint
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.inertia import PARAM_NAMES, from_mass_com_inertia, to_mass_com_inertia
+from payload_id_core.dynamics.inertia import PARAM_NAMES, from_mass_com_inertia, to_mass_com_inertia
 
 INERTIA_KEYS = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
 _I_INDEX = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}

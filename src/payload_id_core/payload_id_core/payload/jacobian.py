@@ -9,7 +9,7 @@ where K is the base-parameter map (π = K φ for every standard parameter vector
 body's parameters from the payload frame to the carrying joint's frame (inertia.transform_matrix).
 The papers derive J_ε symbolically for one robot each (Xu 2024 eq. 12–16 for the UR10, Gaz 2017
 eq. 31–33 for a planar 2R); here it comes numerically from pinocchio for any URDF, in the base
-of payload_id_core.base_params, which may differ from the papers' but has the same structure.
+of payload_id_core.dynamics.base_params, which may differ from the papers' but has the same structure.
 
 Which payload parameters a robot and a motion can determine is a rank question: entry i of φ_L
 is identifiable iff the unit vector e_i lies in the row space of J_ε (structure) and of the
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import PARAM_NAMES
-from payload_id_core.model import RobotModel
-from payload_id_core.regressor import payload_transform
+from payload_id_core.dynamics.inertia import PARAM_NAMES
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_transform
 
 # Relative singular-value threshold below which a direction counts as not determined. Structural
 # zeros of J_ε are exact to ~1e-15; motion-related deficiencies (a joint that never moves) leave

@@ -50,7 +50,7 @@ def load_friction_names(joint_names) -> list[str]:
 
 def sign_epsilon(robot) -> float:
     """The robot identification's sign smoothing (rad/s); the friction module's default without one."""
-    from payload_id_core.friction import DEFAULT_SIGN_EPSILON  # noqa: PLC0415
+    from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON  # noqa: PLC0415
 
     fm = getattr(robot, "friction", None)
     return float(getattr(fm, "sign_epsilon", DEFAULT_SIGN_EPSILON))

@@ -30,17 +30,17 @@ from typing import Callable
 
 import numpy as np
 
-from payload_id_core.data import Recording
+from payload_id_core.signals.recording import Recording
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import PARAM_NAMES
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.inertia import PARAM_NAMES
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import ITERATIONS, load_friction_columns, sign_epsilon
 from payload_id_core.payload.online import OnlinePayloadEstimator
-from payload_id_core.regressor import payload_transform, rigid_body_regressor
+from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 
 _SIGNAL_KEYS = ("source", "delay", "cutoff_hz", "decimate")
 # Load-dependent Coulomb friction (load_friction.py): modelled by default where it helped both on the
@@ -74,7 +74,7 @@ def check_covers_excitation(recording: Recording, what: str = "loaded recording"
     """A recording cut short (bag stopped early) cannot carry the excitation it was meant to."""
     if not recording.commanded:
         return
-    from payload_id_core.conditioning import commanded_span  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import commanded_span  # noqa: PLC0415
 
     t0, t1 = commanded_span(recording.commanded)
     t = recording.joints.t
@@ -90,7 +90,7 @@ def check_covers_excitation(recording: Recording, what: str = "loaded recording"
 
 
 def _signals(recording: Recording, model: RobotModel, options: dict):
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
 
     kw = {k: options[k] for k in _SIGNAL_KEYS if options.get(k) is not None}
     notes: list[str] = []

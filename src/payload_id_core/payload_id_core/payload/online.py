@@ -23,14 +23,14 @@ import pinocchio as pin
 from scipy.linalg import lapack
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import PARAM_NAMES
-from payload_id_core.model import RobotModel
+from payload_id_core.dynamics.inertia import PARAM_NAMES
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq
 from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.rls import RecursiveLeastSquares
-from payload_id_core.regressor import payload_transform
+from payload_id_core.dynamics.regressor import payload_transform
 
 ONLINE_METHODS = ("direct-rls", "difference-rls")
 XU_XI = 100.0          # Xu 2024 §3.2: ξ

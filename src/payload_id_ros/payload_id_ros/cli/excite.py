@@ -57,9 +57,9 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.excitation import CartesianLimit, MotionLimits, limit_violations, robot_key  # noqa: PLC0415
-    from payload_id_core.excitation_design import ExcitationDesign, optimize_excitation  # noqa: PLC0415
-    from payload_id_core.model import RobotModel  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import CartesianLimit, MotionLimits, limit_violations, robot_key  # noqa: PLC0415
+    from payload_id_core.excitation.design import ExcitationDesign, optimize_excitation  # noqa: PLC0415
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
     if not args.duration > 0:
         raise PayloadIdError(f"--duration {args.duration} s is not positive", "use e.g. --duration 10")

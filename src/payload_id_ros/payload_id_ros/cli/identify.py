@@ -182,6 +182,6 @@ def run(args) -> int:
 
 def _write(path, data) -> None:
     if path:
-        from payload_id_core.fileio import atomic_write_yaml
+        from payload_id_core.io.files import atomic_write_yaml
 
         atomic_write_yaml(path, data)

@@ -78,8 +78,8 @@ def run(args) -> int:
     import numpy as np  # noqa: PLC0415
 
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.identification import identify_effort_scale, identify_robot, validate_robot  # noqa: PLC0415
-    from payload_id_core.model import RobotModel  # noqa: PLC0415
+    from payload_id_core.robot_id.identification import identify_effort_scale, identify_robot, validate_robot  # noqa: PLC0415
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
     joints = None if args.joints is None else [j.strip() for j in args.joints.split(",") if j.strip()]
     gravity = None if args.gravity is None else _floats(args.gravity, "--gravity")

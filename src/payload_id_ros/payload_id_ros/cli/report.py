@@ -11,7 +11,7 @@ import argparse
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import read_yaml_mapping
+from payload_id_core.io.files import read_yaml_mapping
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
 
 
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _convergence(history: dict | None):
     """payload.yaml's optional online history {t, phi, std} -> Convergence (None when absent)."""
-    from payload_id_core.inertia import to_mass_com_inertia  # noqa: PLC0415
+    from payload_id_core.dynamics.inertia import to_mass_com_inertia  # noqa: PLC0415
     from payload_id_core.report import Convergence  # noqa: PLC0415
 
     if not history:
@@ -38,11 +38,11 @@ def _convergence(history: dict | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
-    from payload_id_core.identification import RobotIdentification  # noqa: PLC0415
-    from payload_id_core.model import RobotModel  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.payload.estimate import PayloadEstimate  # noqa: PLC0415
-    from payload_id_core.regressor import payload_regressor  # noqa: PLC0415
+    from payload_id_core.dynamics.regressor import payload_regressor  # noqa: PLC0415
     from payload_id_core.report import TorqueResiduals, plot_report  # noqa: PLC0415
 
     if not args.out.lower().endswith(".png"):

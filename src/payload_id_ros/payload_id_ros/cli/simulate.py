@@ -7,7 +7,7 @@ import argparse
 
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import read_yaml_mapping
+from payload_id_core.io.files import read_yaml_mapping
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +40,9 @@ def _payload(path: str | None, frame: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from payload_id_core.bag_io import write_bag  # noqa: PLC0415
-    from payload_id_core.excitation import load_trajectory  # noqa: PLC0415
-    from payload_id_core.model import RobotModel  # noqa: PLC0415
+    from payload_id_core.io.bag import write_bag  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.sim import load_profile, simulate  # noqa: PLC0415
 
     if not args.rate > 0:

@@ -50,7 +50,7 @@ import numpy as np
 import scipy.optimize
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation import (
+from payload_id_core.excitation.fourier import (
     CartesianLimit, FourierTrajectory, MotionLimits, frame_positions, limit_violations, rest_basis,
 )
 
@@ -97,7 +97,7 @@ XU_WEIGHTS = (10.0, 5.0, 1.0, 1.0)
 def default_offsets(model) -> np.ndarray:
     """A start pose away from singularities: Xu 2024's UR pose [0, -π/2, 0, -π/2, 0, 0], the Panda's
     ready pose, otherwise the middle of each joint's range (clipped to ±π/2 around zero)."""
-    from payload_id_core.excitation import robot_key  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import robot_key  # noqa: PLC0415
 
     key = robot_key(model)
     if key.startswith("ur") and model.n == 6:
@@ -132,7 +132,7 @@ def payload_column_scale(size_m: float) -> np.ndarray:
 def profile_noise_std(model) -> tuple[np.ndarray | None, str]:
     """Per-joint torque noise std (N·m) of the robot's simulation profile config/sim_<robot>.yaml
     (measured on real data), or (None, reason) when no profile matches the robot."""
-    from payload_id_core.excitation import robot_key  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import robot_key  # noqa: PLC0415
 
     key = robot_key(model)
     try:
@@ -161,10 +161,10 @@ def noise_std_from_run(model, trajectory, profile: str = "ur10", seed: int = 0) 
     """Xu 2024 §4.2's Λ0: per-joint std of the OLS torque residuals R0 = τ - Y π_ols on a simulated run
     of `trajectory` (payload_id_core.sim, `profile`), Y = base + free rotor inertia + linear friction.
     diag(Λ0) = Σ_k R0_jk² / (N - p/n) per joint j (Xu's N - p, per joint rows)."""
-    from payload_id_core.base_params import compute_base_parameters  # noqa: PLC0415
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
-    from payload_id_core.friction import make_friction_model  # noqa: PLC0415
-    from payload_id_core.identification import full_regressor, rotor_structure  # noqa: PLC0415
+    from payload_id_core.dynamics.base_params import compute_base_parameters  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415
+    from payload_id_core.robot_id.identification import full_regressor, rotor_structure  # noqa: PLC0415
     from payload_id_core.sim import simulate  # noqa: PLC0415
 
     rec = simulate(model, trajectory, None, profile, seed=seed)
@@ -191,8 +191,8 @@ class RegressorMetrics:
 
     def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
                  payload_size_m: float = 0.1, noise_std=None, column_scaling: str = "none"):
-        from payload_id_core.base_params import compute_base_parameters  # noqa: PLC0415
-        from payload_id_core.friction import make_friction_model  # noqa: PLC0415
+        from payload_id_core.dynamics.base_params import compute_base_parameters  # noqa: PLC0415
+        from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415
 
         self.model = model
         self.frame = frame or model.default_payload_frame
@@ -227,7 +227,7 @@ class RegressorMetrics:
 
     def matrices(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:
         """(stacked base+friction regressor, stacked payload regressor in size-L units), rows weighted."""
-        from payload_id_core.regressor import payload_columns, rigid_body_regressor  # noqa: PLC0415
+        from payload_id_core.dynamics.regressor import payload_columns, rigid_body_regressor  # noqa: PLC0415
 
         y = rigid_body_regressor(self.model, q, qd, qdd)
         w = self.row_weights[None, :, None]

@@ -18,8 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from payload_id_core.conditioning import sampling_rate, smoothed_trajectory
-from payload_id_core.data import JointSamples, Recording
+from payload_id_core.signals.conditioning import sampling_rate, smoothed_trajectory
+from payload_id_core.signals.recording import JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 
 N_COLUMNS = 31

@@ -14,9 +14,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from payload_id_core.data import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import atomic_directory
+from payload_id_core.io.files import atomic_directory
 
 JOINT_TOPIC = "/joint_states"
 TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"

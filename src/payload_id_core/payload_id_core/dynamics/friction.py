@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.regressor import rotor_inertia_columns  # noqa: F401 - part of this module's API (api.md)
+from payload_id_core.dynamics.regressor import rotor_inertia_columns  # noqa: F401 - part of this module's API (api.md)
 
 KINDS = ("none", "linear", "nonlinear", "stribeck", "temperature")
 DEFAULT_SIGN_EPSILON = 0.01  # rad/s

@@ -19,7 +19,7 @@ from scipy import signal
 from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 
-from payload_id_core.data import CommandedTrajectory, Recording
+from payload_id_core.signals.recording import CommandedTrajectory, Recording
 from payload_id_core.errors import PayloadIdError
 
 # Default low-pass cutoff for differentiated measured positions (Hz), capped at a quarter of the

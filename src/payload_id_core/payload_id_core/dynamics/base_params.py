@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.inertia import PARAM_NAMES
-from payload_id_core.model import RobotModel
-from payload_id_core.regressor import rigid_body_regressor
+from payload_id_core.dynamics.inertia import PARAM_NAMES
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import rigid_body_regressor
 
 # Relative size below which a column counts as zero / dependent. Real gaps are ~1e-3 → ~1e-14.
 RANK_TOL = 1e-9

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import scipy.linalg
 
-from payload_id_core.data import CommandedTrajectory
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.resources import config_dir
-from payload_id_core.fileio import atomic_write_yaml
+from payload_id_core.io.files import atomic_write_yaml
 
 # Relative tolerance on the rest conditions of a loaded trajectory (YAML stores floats with repr,
 # so a saved trajectory round-trips far below this).

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core import estimators
-from payload_id_core.base_params import BaseParameters, compute_base_parameters, standard_parameter_names
+from payload_id_core.robot_id import estimators
+from payload_id_core.dynamics.base_params import BaseParameters, compute_base_parameters, standard_parameter_names
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.fileio import atomic_write_yaml, read_yaml_mapping
-from payload_id_core.friction import FrictionModel, joint_columns, make_friction_model, smooth_sign
-from payload_id_core.model import RobotModel
-from payload_id_core.regressor import payload_regressor, rigid_body_regressor
+from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
+from payload_id_core.dynamics.friction import FrictionModel, joint_columns, make_friction_model, smooth_sign
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor, rigid_body_regressor
 
 # A trajectory whose column-normalised regressor has a larger condition number leaves parameters
 # unexcited (well-designed excitations reach 10–300; Tadese §3.2.3, Xu §4).
@@ -579,7 +579,7 @@ def identify_from_signals(model: RobotModel, q, qd, qdd, tau, temperature=None, 
     BLAS runs single-threaded: the work is many products of 10–100-column blocks, which threaded
     OpenBLAS made ~5× slower on a loaded 2-core machine (measured on the scatter test: 19 s vs 3.5 s).
     """
-    from payload_id_core.excitation_design import single_threaded_blas  # noqa: PLC0415
+    from payload_id_core.excitation.design import single_threaded_blas  # noqa: PLC0415
 
     with single_threaded_blas():
         return _identify_from_signals(model, q, qd, qdd, tau, temperature, **options)
@@ -664,7 +664,7 @@ def identify_robot(model: RobotModel, recording, friction: str = "nonlinear", es
     `effort_scale` is only recorded in the result (the Recording holds scaled torques).
     `validate`: a second Recording; its torque RMSE per joint goes to `validation_rmse`.
     """
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
 
     sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
                               cutoff_hz=cutoff_hz, decimate=decimate, delay=delay)
@@ -681,7 +681,7 @@ def validate_robot(ident: RobotIdentification, recording, model: RobotModel | No
                    use_commanded: bool | None = None, cutoff_hz: float | None = None,
                    delay: str | float = "estimate") -> np.ndarray:
     """Torque RMSE per joint of the identified model on another recording (cross-validation)."""
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
 
     model = ident._require_model(model)
     use_commanded = ident.source == "commanded" if use_commanded is None else use_commanded
@@ -710,7 +710,7 @@ def identify_effort_scale(model: RobotModel, unloaded, loaded, payload_mass: flo
     of the output-error form e = (W θ + Y_L φ_L)/k, free of the errors-in-variables bias of the
     noisy effort column. Returns (k, std of k).
     """
-    from payload_id_core.conditioning import conditioned_signals  # noqa: PLC0415
+    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
 
     model.frame_id(frame)  # an unknown frame fails before any work
     src = "commanded" if use_commanded else "measured"

@@ -1,0 +1,1 @@
+"""Exciting trajectories: Fourier parametrisation, motion limits, playback, optimal design."""

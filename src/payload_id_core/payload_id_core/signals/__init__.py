@@ -1,0 +1,1 @@
+"""Recorded signals and their conditioning into regressor inputs (sampling, filtering, differentiation)."""

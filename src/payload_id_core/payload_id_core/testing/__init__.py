@@ -1,0 +1,1 @@
+"""Synthetic data generators for tests, benches and examples (not used by the identification itself)."""
