@@ -19,8 +19,8 @@ import numpy as np
 from payload_id_core.signals.conditioning import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.dynamics.inertia import is_physically_consistent
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
+from payload_id_core.payload.finish import project_if_inconsistent
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.dynamics.regressor import payload_regressor
 
@@ -191,21 +191,9 @@ class IdentificationRun:
         return before, np.sqrt(np.mean(res_after**2, axis=0))
 
 
-def finalize(est: PayloadEstimate, convergence_time: float | None = None) -> PayloadEstimate:
-    """Project an infeasible estimate onto physically consistent parameters (mass > 0, pseudo-inertia ⪰ 0)."""
-    if is_physically_consistent(est.phi):
-        return est
-    try:
-        from payload_id_core.payload.consistency import project_feasible  # noqa: PLC0415
-    except ImportError:
-        est.notes.append("raw estimate is not physically consistent (projection unavailable)")
-        est.physically_consistent = False
-        return est
-    phi, _, _ = project_feasible(est.phi, est.covariance, est.identifiable)
-    est.phi = np.asarray(phi, dtype=float)
-    est.physically_consistent = False
-    est.notes.append("raw estimate was not physically consistent: projected onto the feasible set")
-    return est
+def finalize(est: PayloadEstimate) -> PayloadEstimate:
+    """The goal's final estimate: physically consistent (finish.project_if_inconsistent)."""
+    return project_if_inconsistent(est)
 
 
 def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, wrench: np.ndarray):

@@ -32,10 +32,9 @@ import numpy as np
 
 from payload_id_core.signals.recording import Recording
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.dynamics.inertia import PARAM_NAMES
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.finish import finish as finish_estimate, model_error_notes, model_error_ratio, prior_phi
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import ITERATIONS, load_friction_columns, sign_epsilon
@@ -111,8 +110,12 @@ def _duration(sig) -> float:
 
 
 def _prior(options: dict) -> np.ndarray:
-    p = options.get("prior")
-    return np.zeros(10) if p is None else np.asarray(getattr(p, "phi", p), dtype=float).reshape(10)
+    return prior_phi(options.get("prior"))
+
+
+def finish(frame, method, z, cov, ok, notes, options: dict, **kw) -> PayloadEstimate:
+    return finish_estimate(frame, method, z, cov, ok, notes, prior=options.get("prior"),
+                           project=options.get("project", True), **kw)
 
 
 def _robot_cov(robot) -> np.ndarray | None:
@@ -121,41 +124,6 @@ def _robot_cov(robot) -> np.ndarray | None:
         return None
     cov = np.asarray(cov, dtype=float)
     return np.where(np.isfinite(cov), cov, 0.0)
-
-
-# -- result -------------------------------------------------------------------------------------
-def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarray, notes: list[str],
-           options: dict, *, converged: bool = True, convergence_time: float = float("nan"),
-           history: dict | None = None, friction_unknowns: int = 0) -> PayloadEstimate:
-    """PayloadEstimate from z = [φ_L, Δφ_f]: undetermined entries -> prior with NaN std, projection."""
-    phi = np.array(z[:10], dtype=float)
-    ok10 = np.array(ok[:10], dtype=bool)
-    prior = _prior(options)
-    phi[~ok10] = prior[~ok10]
-    cov10 = np.array(cov[:10, :10], dtype=float)
-    cov10[~ok10, :] = np.nan
-    cov10[:, ~ok10] = np.nan
-    notes = list(notes)
-    if not ok10[0]:
-        raise PayloadIdError("the motion does not determine the payload mass",
-                             "play an exciting trajectory that moves the joints against gravity (payload-id excite)")
-    if not ok10.all():
-        notes.append("not identifiable from this robot and motion (fixed to the prior): "
-                     + ", ".join(n for n, k in zip(PARAM_NAMES, ok10) if not k))
-    if friction_unknowns:
-        notes.append(f"friction change under load estimated ({friction_unknowns} parameters)")
-    consistent = True
-    if options.get("project", True):
-        projected, consistent, dist = project_feasible(phi, cov10, ok10)
-        if not consistent:
-            notes.append("raw estimate not physically consistent (pseudo-inertia not positive semidefinite or "
-                         f"mass <= 0): projected onto the feasible set, {dist:.3g} standard deviations away; "
-                         "covariance is the raw estimate's")
-            phi = projected
-    est = PayloadEstimate(frame=frame, phi=phi, covariance=cov10, method=method, identifiable=ok10,
-                          converged=converged, convergence_time=convergence_time, physically_consistent=consistent,
-                          notes=notes, history=history)
-    return est
 
 
 def _payload_rows(model: RobotModel, robot, frame: str, sig, friction_change: bool):
@@ -188,23 +156,6 @@ def _solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray, q
     mu_std = np.sqrt(np.diag(sol.cov)[-n:])
     return sol, W, [f"load-dependent Coulomb friction μ per joint (N·m per N·m of load change): "
                     f"{np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}"]
-
-
-def model_error_notes(sigma: np.ndarray, robot) -> list[str]:
-    """The residual-based model-error check: loaded fit's residual RMS over the unloaded identification's.
-
-    Near 1 the payload model explains the loaded run as well as the robot model explained its own run;
-    well above 1 something unmodelled remains, and the reported std (from the residual scatter, assumed
-    white) understates the error."""
-    rmse = np.asarray(getattr(robot, "rmse", []) if robot is not None else [], dtype=float).reshape(-1)
-    sigma = np.asarray(sigma, dtype=float).reshape(-1)
-    if rmse.size != sigma.size or not np.all(rmse > 0):
-        return []
-    ratio = sigma / rmse
-    note = (f"model-error check: residual RMS / unloaded identification RMS per joint {np.round(ratio, 2).tolist()}")
-    if np.max(ratio) > 1.5:
-        note += " (above 1.5: unmodelled effects, the std understates the error)"
-    return [note]
 
 
 def _robot_sensitivity_cov(W: np.ndarray, sigma: np.ndarray, y_a: np.ndarray, sol: LinearSolution,
@@ -260,7 +211,7 @@ def khalil_1(model, robot, loaded, frame, unloaded=None, **options) -> PayloadEs
     if options.get("include_robot_uncertainty", True) and rc is not None:
         cov = cov + _robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
     notes = list(sig.notes) + [f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"] + lf_notes
-    notes += model_error_notes(sol.sigma, robot)
+    notes += model_error_notes(model_error_ratio(sol.sigma, robot))
     return finish(frame, "khalil-1", sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=_duration(sig), friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
 

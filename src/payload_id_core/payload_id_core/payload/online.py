@@ -23,9 +23,9 @@ import pinocchio as pin
 from scipy.linalg import lapack
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.dynamics.inertia import PARAM_NAMES
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.finish import model_error_notes, undetermined_to_prior
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq
 from payload_id_core.payload.load_friction import sign_epsilon
@@ -593,17 +593,9 @@ class OnlinePayloadEstimator:
         if self.samples == 0:
             raise PayloadIdError("no sample fed to the estimator yet", "call update() while the robot moves")
         z, cov, ok = self._payload()
-        phi = z[:10].copy()
-        ok10 = ok[:10].copy()
-        phi[~ok10] = self.prior[~ok10]
-        cov10 = cov[:10, :10].copy()
-        cov10[~ok10, :] = np.nan
-        cov10[:, ~ok10] = np.nan
+        phi, cov10, ok10, prior_notes = undetermined_to_prior(z, cov, ok, self.prior)
         notes = [f"{self.samples} samples, {self.t_last - (self.t0 or 0.0):.3f} s of motion; "
-                 f"convergence rule '{self.convergence_rule}'"]
-        if not ok10.all():
-            notes.append("not identifiable from this robot and motion (fixed to the prior): "
-                         + ", ".join(n for n, k in zip(PARAM_NAMES, ok10) if not k))
+                 f"convergence rule '{self.convergence_rule}'", *prior_notes]
         if self.method == "direct-rls" and self.friction_change or self.method == "difference-rls":
             notes.append(f"friction change under load estimated ({self.kf} parameters)")
         if self.n_lf:
@@ -611,10 +603,7 @@ class OnlinePayloadEstimator:
             mu_std = np.sqrt(np.maximum(np.diag(self.rls.covariance())[self._lf_cols], 0.0))
             notes.append("load-dependent Coulomb friction μ per joint (N·m per N·m of load change): "
                          f"{np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}")
-        ratio = self.model_error_ratio()
-        if np.isfinite(ratio):
-            notes.append(f"model-error check: residual RMS / unloaded identification RMS {ratio:.2f}"
-                         + (" (above 1.5: unmodelled effects, the std understates the error)" if ratio > 1.5 else ""))
+        notes += model_error_notes(self.model_error_ratio())
         history = None
         if self._hist_t:
             history = {"t": np.array(self._hist_t), "phi": np.array(self._hist_phi), "std": np.array(self._hist_std)}
