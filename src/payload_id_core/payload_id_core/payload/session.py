@@ -197,7 +197,7 @@ def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, w
     if data is None or t_w.size < 50:
         raise PayloadIdError("too few F/T readings during the excitation to calibrate the sensor",
                              "check the wrench topic")
-    t, q, _, _, tau = data
+    t, _, _, _, tau = data
     joints = JointSamples(t, list(run.model.joint_names), np.concatenate(run._qm), None, tau)
     rec = Recording(joints=joints, commanded=list(run.commanded),
                     wrench=WrenchSamples(t_w, sensor_frame, wrench[:, :3], wrench[:, 3:]), source="identify goal")
