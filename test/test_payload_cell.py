@@ -50,10 +50,10 @@ def test_load_dependent_friction_removes_the_mass_bias_on_the_cell(cell, method)
     assert abs(err) < 0.5 * abs(err_plain)
     assert abs(err) / std < 3.0, (method, err, std)
     assert np.linalg.norm(est.com - COM) < 0.003
-    mu_note = [n for n in est.notes if n.startswith("load-dependent Coulomb friction")]
+    mu_note = [n for n in est.notes if str(n).startswith("load-dependent Coulomb friction")]
     assert len(mu_note) == 1, est.notes
     if method != "difference-rls":   # its RLS cost holds Xu's prior misfit: no residual ratio reported
-        ratio_note = next(n for n in est.notes if n.startswith("model-error check"))
+        ratio_note = next(str(n) for n in est.notes if str(n).startswith("model-error check"))
         assert "above 1.5" not in ratio_note, ratio_note
 
 

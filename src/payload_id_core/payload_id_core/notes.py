@@ -18,6 +18,12 @@ class NoteCode(str, Enum):
 
     INFO = "info"                                   # a plain remark; also what older files' notes read as
 
+    # -- payload.online: the online estimators ------------------------------------------------------
+    PAYLOAD_ONLINE_PROGRESS = "payload.online.progress"    # samples and motion fed, the convergence rule
+    # The same notes as the offline methods': one code whichever method estimated it.
+    PAYLOAD_FRICTION_CHANGE = "payload.friction_change"    # the friction change under load was estimated
+    PAYLOAD_LOAD_FRICTION = "payload.load_friction"        # load-dependent Coulomb friction μ per joint
+
 
 @dataclass(frozen=True)
 class Note:

@@ -13,25 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from payload_id_core.io.files import atomic_write_bytes
-
-
-@dataclass
-class TorqueResiduals:
-    """Measured torques against the unloaded model (before) and with the identified payload (after)."""
-
-    t: np.ndarray            # (N,) s
-    joint_names: list[str]
-    measured: np.ndarray     # (N, n) N·m
-    before: np.ndarray       # (N, n) predicted by the unloaded robot model
-    after: np.ndarray        # (N, n) predicted with the payload added
-
-    @property
-    def rmse_before(self) -> np.ndarray:
-        return np.sqrt(np.mean((self.measured - self.before) ** 2, axis=0))
-
-    @property
-    def rmse_after(self) -> np.ndarray:
-        return np.sqrt(np.mean((self.measured - self.after) ** 2, axis=0))
+from payload_id_core.payload.residuals import TorqueResiduals
 
 
 @dataclass
@@ -99,8 +81,8 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
     if residuals is not None:
         ax = ax_of["residual"]
         j = int(np.argmax(residuals.rmse_before - residuals.rmse_after))
-        ax.plot(residuals.t, residuals.measured[:, j] - residuals.before[:, j], lw=0.8, label="unloaded model")
-        ax.plot(residuals.t, residuals.measured[:, j] - residuals.after[:, j], lw=0.8, label="with payload")
+        ax.plot(residuals.t, residuals.residual_before[:, j], lw=0.8, label="unloaded model")
+        ax.plot(residuals.t, residuals.residual_after[:, j], lw=0.8, label="with payload")
         ax.set(xlabel="time [s]", ylabel=f"{residuals.joint_names[j]} residual [N·m]",
                title="torque residual of the joint the payload changes most")
         ax.legend(fontsize=8)

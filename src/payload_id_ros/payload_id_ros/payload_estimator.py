@@ -2,7 +2,7 @@
 
 Subscribes /joint_states (matched by name), the commanded trajectory topic and /ft_sensor/wrench.
 Action ~/identify (payload_id_msgs/action/Identify): asks the excitation player (its ~/excite
-action) to play the trajectory, runs the online method on the samples (identification_run), streams
+action) to play the trajectory, runs the online method on the samples (payload_id_core.payload.session), streams
 feedback a few times a second, stops early when converged if the goal asks, and returns the result.
 Cancel stops the motion (the player's decelerating stop) and returns the partial estimate; a
 second goal while one runs is rejected; bad input aborts with the reason and stops the motion.
@@ -54,10 +54,10 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded
 from payload_id_ros.sensor_inbox import SensorInbox
-from payload_id_ros import identification_run  # noqa: F401 - heavy imports paid at start, not in a goal
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
 DRAIN_PERIOD = 0.02          # s: sensor queues drained (and the wrench compensated) at 50 Hz
@@ -374,8 +374,6 @@ class PayloadEstimator(Node):
                                  "check the robot driver; the identification needs torques (effort) of every joint")
 
     def _identify(self, gh, result, state):
-        from payload_id_ros.identification_run import IdentificationRun, finalize, ft_calibration  # noqa: PLC0415
-
         goal = gh.request
         method = goal.method or self.default_method
         traj_name = goal.trajectory or self.default_trajectory

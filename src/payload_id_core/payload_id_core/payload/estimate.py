@@ -92,7 +92,7 @@ class PayloadEstimate:
             "physically_consistent": bool(self.physically_consistent),
             "identifiable": {name: bool(v) for name, v in zip(PARAM_NAMES, self.identifiable)},
             "parameters_about_frame_origin": [float(v) for v in self.phi],
-            "notes": list(self.notes),
+            "notes": [str(n) for n in self.notes],   # Note or plain text: the text
         }
 
     @classmethod

@@ -14,6 +14,8 @@ import time
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
+from payload_id_core.payload.estimate import PayloadEstimate
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 
@@ -79,23 +81,16 @@ def print_estimate(est: dict, truth: dict | None) -> None:
 
 
 def run(args) -> int:
-    import rclpy
-    from rclpy.action import ActionClient
-    from rclpy.node import Node
-
-    from payload_id_msgs.action import Identify
+    # rclpy and the generated action type load only for this subcommand: the other commands run
+    # without a sourced ROS environment.
+    import rclpy  # noqa: PLC0415
+    from payload_id_msgs.action import Identify  # noqa: PLC0415
+    from rclpy.action import ActionClient  # noqa: PLC0415
+    from rclpy.node import Node  # noqa: PLC0415
 
     truth = None
     if args.truth:
-        import yaml
-
-        from payload_id_core.payload.estimate import PayloadEstimate
-
-        try:
-            with open(args.truth) as f:
-                truth = PayloadEstimate.from_dict(yaml.safe_load(f)).to_dict()
-        except OSError as err:
-            raise PayloadIdError(f"cannot read --truth {args.truth}: {err}", "give a payload.yaml") from err
+        truth = PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "--truth file", "give a payload.yaml")).to_dict()
 
     rclpy.init()
     node = Node("payload_id_identify_client")
@@ -182,6 +177,4 @@ def run(args) -> int:
 
 def _write(path, data) -> None:
     if path:
-        from payload_id_core.io.files import atomic_write_yaml
-
         atomic_write_yaml(path, data)

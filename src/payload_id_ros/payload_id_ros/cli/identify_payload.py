@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
           f"{'converged' if estimate.converged else 'NOT converged'}"
           + (f" after {estimate.convergence_time:.2f} s" if estimate.convergence_time == estimate.convergence_time else "")
           + f" -> {args.out}")
-    for note in estimate.notes:
+    for note in map(str, estimate.notes):   # Note or plain text
         if "measured motion" in note or "not identifiable" in note or "not physically consistent" in note:
             print(f"  note: {note}", file=sys.stderr)
     return 0

@@ -1,7 +1,9 @@
 """`payload-id report`: PNG of how well an identified payload explains a recording.
 
-Torque residuals per joint with the unloaded robot model and with the payload added, and the
-convergence of the estimate when the payload file carries the online history.
+Torque residuals per joint with the unloaded robot model and with the payload added
+(payload/residuals.py), and the convergence of the estimate when the payload file carries the
+online history. This module is imported only when the subcommand runs (cli/main.py), so its core
+imports are paid by `payload-id report` alone.
 """
 
 from __future__ import annotations
@@ -10,8 +12,15 @@ import argparse
 
 import numpy as np
 
+from payload_id_core.dynamics.inertia import to_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.report import Convergence, plot_report
+from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
 
 
@@ -24,11 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="PNG file to write")
 
 
-def _convergence(history: dict | None):
+def _convergence(history: dict | None) -> Convergence | None:
     """payload.yaml's optional online history {t, phi, std} -> Convergence (None when absent)."""
-    from payload_id_core.dynamics.inertia import to_mass_com_inertia  # noqa: PLC0415
-    from payload_id_core.report import Convergence  # noqa: PLC0415
-
     if not history:
         return None
     phi = np.asarray(history["phi"], dtype=float)
@@ -38,13 +44,6 @@ def _convergence(history: dict | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-    from payload_id_core.payload.estimate import PayloadEstimate  # noqa: PLC0415
-    from payload_id_core.dynamics.regressor import payload_regressor  # noqa: PLC0415
-    from payload_id_core.report import TorqueResiduals, plot_report  # noqa: PLC0415
-
     if not args.out.lower().endswith(".png"):
         raise PayloadIdError(f"--out {args.out} is not a .png file", "name the report file something.png")
     model = RobotModel.from_urdf(args.urdf)
@@ -56,9 +55,8 @@ def run(args: argparse.Namespace) -> int:
     recording = load_recording(args, model.joint_names)
     signals = conditioned_signals(recording, model.joint_names,
                                   source="commanded" if recording.commanded else "measured")
-    before = robot.predict(signals.q, signals.qd, signals.qdd, signals.temperature)
-    after = before + payload_regressor(model, frame, signals.q, signals.qd, signals.qdd) @ payload.phi
-    residuals = TorqueResiduals(signals.t - signals.t[0], model.joint_names, signals.tau, before, after)
+    residuals = torque_residuals(model, robot, frame, payload.phi, signals.t - signals.t[0], signals.q, signals.qd,
+                                 signals.qdd, signals.tau, signals.temperature)
     truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))
              if args.truth else None)
     plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,

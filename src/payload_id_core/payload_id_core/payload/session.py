@@ -1,12 +1,12 @@
 """The data path of one Identify goal, free of ROS: samples in, payload estimate out.
 
-The node hands over the commanded trajectories it heard and the measured joint states in batches.
+The payload_estimator node hands over the commanded trajectories it heard and the measured joint states in batches.
 This class aligns them by time the way the controller executed them (conditioning.sample_commanded:
 commanded q, q̇, q̈ at each joint-state stamp, Xu 2024 §3.1 uses the commanded signals), keeps only
 the excitation itself (not the move to the start pose), feeds the online method in blocks,
 and checks the inputs (NaN, stale stamps, a controller that does not move). At the end it computes
-the torque RMSE with the unloaded model and with the identified payload added, and calibrates the wrist
-F/T sensor on the run's readings (ft.identify_ft) for compensation.
+the torque RMSE with the unloaded model and with the identified payload added (residuals.py), and
+calibrates the wrist F/T sensor on the run's readings (ft.identify_ft) for compensation.
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.signals.conditioning import sample_commanded
-from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.api import identify_ft
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import project_if_inconsistent
+from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
-from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
 NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
@@ -35,14 +37,7 @@ def online_methods() -> tuple[str, ...]:
 
 
 def known_methods() -> list[str]:
-    names = set(online_methods())
-    try:
-        from payload_id_core.payload.methods import METHODS  # noqa: PLC0415
-
-        names |= set(METHODS)
-    except ImportError:
-        pass
-    return sorted(names)
+    return sorted(set(online_methods()) | set(METHODS))
 
 
 def check_method(method: str) -> None:
@@ -182,13 +177,9 @@ class IdentificationRun:
         if data is None:
             nan = np.full(self.model.n, np.nan)
             return nan, nan
-        _, q, qd, qdd, tau = data
-        res = tau - np.asarray(self.robot.predict(q, qd, qdd))
-        before = np.sqrt(np.mean(res**2, axis=0))
-        if est is None:
-            return before, np.full(self.model.n, np.nan)
-        res_after = res - payload_regressor(self.model, self.frame, q, qd, qdd) @ est.phi
-        return before, np.sqrt(np.mean(res_after**2, axis=0))
+        t, q, qd, qdd, tau = data
+        res = torque_residuals(self.model, self.robot, self.frame, None if est is None else est.phi, t, q, qd, qdd, tau)
+        return res.rmse_before, res.rmse_after
 
 
 def finalize(est: PayloadEstimate) -> PayloadEstimate:
@@ -202,14 +193,11 @@ def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, w
 
     The joint-torque estimate is what the goal reports; the sensor is calibrated on its own data because
     a joint-torque estimate off by 1-2 % of the mass would leave ~1 N in the compensated force."""
-    from payload_id_core.signals.recording import JointSamples, Recording, WrenchSamples  # noqa: PLC0415
-    from payload_id_core.ft.api import identify_ft  # noqa: PLC0415
-
     data = run.arrays()
     if data is None or t_w.size < 50:
         raise PayloadIdError("too few F/T readings during the excitation to calibrate the sensor",
                              "check the wrench topic")
-    t, q, _, _, tau = data
+    t, _, _, _, tau = data
     joints = JointSamples(t, list(run.model.joint_names), np.concatenate(run._qm), None, tau)
     rec = Recording(joints=joints, commanded=list(run.commanded),
                     wrench=WrenchSamples(t_w, sensor_frame, wrench[:, :3], wrench[:, 3:]), source="identify goal")

@@ -1,0 +1,366 @@
+"""What every online payload estimator shares: blocks of samples, convergence, history, the estimate.
+
+An estimator keeps an RLS (rls.py) over its own unknowns; a subclass says which unknowns, how one
+sample's rows are built (`_fill_rows`), and how φ_L and its covariance follow from the RLS state
+(`solution`, and a cheap `_quick_payload_now` for history and the convergence check). This class
+feeds the samples in blocks, decides convergence, records the history, refreshes the reference of
+the load-dependent friction columns and turns the solution into a PayloadEstimate through
+payload/finish.py (prior for undetermined entries, model-error check).
+
+Convergence (seconds of motion until declared):
+  'xu'          Xu 2024 §3.2: 300 consecutive samples with max |Δπ| < 0.005 over the payload-sensitive
+                parameters (the base parameters J_ε moves, or φ_L itself for direct-rls).
+  'covariance'  the estimate's own uncertainty: relative standard deviation of the mass below
+                `mass_rel_std` (0.5 %), checked every `check_every` samples. Unlike the Xu rule it
+                cannot fire on a slowly drifting estimate, and it scales with the noise actually seen.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.finish import model_error_notes, undetermined_to_prior
+from payload_id_core.payload.jacobian import identifiable_entries
+from payload_id_core.payload.load_friction import sign_epsilon
+from payload_id_core.payload.online.regressor import FastRegressor
+from payload_id_core.payload.online.rls import RecursiveLeastSquares
+
+CONVERGENCE_RULES = ("covariance", "xu")
+XU_XI = 100.0          # Xu 2024 §3.2: ξ
+XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
+XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples
+NOISE_FLOOR = 1e-3     # N·m
+BLOCK = 8              # samples per Kalman update in update_batch (48 rows for a 6-joint arm)
+PENDING = 32           # samples whose rows enter the information matrix in one product
+LOAD_REFRESH = 8       # samples between refreshes of the estimate the load-friction columns are built from
+
+
+def gram_identifiable(M: np.ndarray) -> np.ndarray:
+    """identifiable_entries for an information matrix M = AᵀA (its square root has A's row space)."""
+    M = 0.5 * (M + M.T)
+    d = np.sqrt(np.maximum(np.diag(M), 0.0))
+    live = d > 1e-10 * d.max() if d.size and d.max() > 0 else np.zeros(d.size, dtype=bool)
+    ok = np.zeros(M.shape[0], dtype=bool)
+    if not live.any():
+        return ok
+    Ms = M[np.ix_(live, live)] / np.outer(d[live], d[live])
+    w, V = np.linalg.eigh(Ms)
+    # Eigenvalues of a Gram matrix carry round-off ~1e-16·λmax; their square roots ~1e-8, so the
+    # rank threshold for the square root is looser than for a regressor.
+    root = (V * np.sqrt(np.maximum(w, 0.0))).T
+    ok[np.flatnonzero(live)] = identifiable_entries(root, rtol=1e-6)
+    return ok
+
+
+class OnlineEstimator(ABC):
+    """update(q, qd, qdd, tau[, t]) per sample; estimate() -> PayloadEstimate at any time; .converged.
+
+    Options shared by every online estimator (the subclasses document their own):
+      noise_std: per-joint torque noise (N·m) weighting the rows; default: the subclass's. Only ratios
+        matter for the estimate; the absolute level is re-estimated from the residuals.
+      forgetting: RLS forgetting factor λ ≤ 1 (1: none).
+      convergence: 'covariance' (default) or 'xu'; mass_rel_std, xu_tol, xu_count tune them.
+      rate_hz: sample rate used for the convergence time when update() gets no time stamps.
+      history_every: store (t, φ, std) every this many samples (0: none).
+      include_robot_uncertainty: add the robot identification's covariance to the payload's.
+      prior: φ (or a PayloadEstimate) for the entries the motion leaves undetermined.
+      load_friction: estimate the load-dependent Coulomb friction μ_j (load_friction.py), one unknown per
+        joint appended to the unknowns. Its columns need the loaded torque, predicted with the estimate
+        as it was at the last multiple of LOAD_REFRESH samples (so that update_batch and sequential
+        updates see the same one).
+    """
+
+    method: str                 # the name users select it by ('direct-rls', 'difference-rls')
+    friction_change: bool       # whether the unknowns hold the friction change under load
+
+    def __init__(self, model: RobotModel, robot, frame: str, *, noise_std=None, forgetting: float = 1.0,
+                 convergence: str = "covariance", mass_rel_std: float = 0.005, xu_tol: float = XU_TOL,
+                 xu_count: int = XU_COUNT, check_every: int = 25, min_time: float = 0.5, rate_hz: float = 500.0,
+                 history_every: int = 25, include_robot_uncertainty: bool = False, prior=None,
+                 load_friction: bool = True):
+        if convergence not in CONVERGENCE_RULES:
+            raise PayloadIdError(f"unknown convergence rule '{convergence}'", "use 'covariance' or 'xu'")
+        self.model, self.robot, self.frame = model, robot, frame
+        self.reg = FastRegressor(model, robot)
+        self.layout = self.reg.layout
+        lay = self.layout
+        self.theta_a = np.asarray(robot.theta, dtype=float)
+        self.n = model.n
+        self.rotor_a = self.theta_a[lay.rotor]
+        self.fric_a = self.theta_a[lay.friction]
+        self.n_rotor = self.reg.n_rotor
+        self.kf = self.reg.kf
+        self.convergence_rule = convergence
+        self.mass_rel_std, self.xu_tol, self.xu_count = float(mass_rel_std), float(xu_tol), int(xu_count)
+        self.check_every, self.min_time, self.dt = int(check_every), float(min_time), 1.0 / float(rate_hz)
+        self.history_every = int(history_every)
+        self.forgetting = float(forgetting)
+        self.include_robot_uncertainty = bool(include_robot_uncertainty)
+        self.prior = np.zeros(10) if prior is None else np.asarray(getattr(prior, "phi", prior), dtype=float)
+        robot_cov = getattr(robot, "cov", None)
+        self.robot_cov = None if robot_cov is None else np.asarray(robot_cov, dtype=float)
+        self.rmse = np.asarray(getattr(robot, "rmse", np.ones(self.n)), dtype=float).reshape(-1)
+        if noise_std is None:
+            noise_std = self._default_noise_std()
+        # Only ratios weight the rows (the level is re-estimated); a floor keeps noise-free fits well posed.
+        self.noise_std = np.maximum(np.broadcast_to(np.asarray(noise_std, dtype=float), (self.n,)), NOISE_FLOOR)
+        self.load_friction = bool(load_friction)
+        self.n_lf = self.n if self.load_friction else 0
+        self._sign_eps = sign_epsilon(robot)
+        self._isig = 1.0 / self.noise_std
+        # The nonlinear/linear friction's first column is tanh(q̇/ε) with the same ε: reused as sgn_ε(q̇).
+        self._sgn_from_fv = bool(self.kf and self.reg.closed_form and self.reg.eps == self._sign_eps)
+        self.cross: np.ndarray | None = None     # set by estimators that propagate the robot's covariance
+        self.samples = 0
+        self.t0: float | None = None
+        self.t_last = 0.0
+        self.converged = False
+        self.convergence_time = float("nan")
+        self._calm = 0
+        self._quick_at = -1
+        self._quick = None
+        self._hist_t: list[float] = []
+        self._hist_phi: list[np.ndarray] = []
+        self._hist_std: list[np.ndarray] = []
+
+    def _start(self, rls: RecursiveLeastSquares, sensitive: np.ndarray) -> None:
+        """Called by a subclass's constructor once its unknowns are set up: the RLS over them, the
+        entries the Xu rule watches, and the work arrays sized for them."""
+        self.rls = rls
+        self.u = rls.u
+        self.sensitive = sensitive
+        self._lf_cols = self.u - self.n_lf + np.arange(self.n_lf)   # where the μ_j sit in the unknowns
+        self._info = np.zeros((self.u, self.u))    # Σ Yᵀ R⁻¹ Y: which unknowns the motion determines
+        self._buffers(BLOCK)
+        self.reg.check_against_identification()
+
+    # -- what a subclass provides -----------------------------------------------------------------
+    @abstractmethod
+    def _default_noise_std(self) -> np.ndarray:
+        """Per-joint row weights when the caller gives none."""
+
+    @abstractmethod
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+        """Rows of B samples (inputs (B, n)) into the buffers: rows (B, n, u) of the unknowns, z (B, n)
+        the torque left to them, whitened = rows / σ (B, n, u) and, when the robot's uncertainty is
+        propagated (self.cross), full_w = the robot's rows / σ (B, n, p)."""
+
+    @abstractmethod
+    def _refresh_reference(self) -> None:
+        """Take the current estimate as the one the load-friction columns predict the loaded torque with."""
+
+    @abstractmethod
+    def _quick_payload_now(self) -> tuple[np.ndarray, np.ndarray]:
+        """(φ_L, its std) cheaply, without rank analysis."""
+
+    @abstractmethod
+    def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(z = [φ_L, Δφ_f, …], its covariance, identifiable mask of z)."""
+
+    def _payload(self):
+        """Former name of solution(), read by the offline adapter until it calls solution()."""
+        return self.solution()
+
+    def model_error_ratio(self) -> float:
+        """Residual RMS of the fit over the unloaded identification's torque RMSE; NaN when the RLS cost
+        is not the residual's (see the subclasses)."""
+        return float("nan")
+
+    # -- per sample -------------------------------------------------------------------------------
+    def _load_friction_into(self, B: int, tau_a, tau_b, qd, fv) -> None:
+        """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
+        row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
+        sgn = fv[..., 0] if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
+        d = self._lf_diag[:B]
+        np.abs(tau_b, out=d)
+        d -= np.abs(tau_a)
+        d *= sgn
+
+    def _buffers(self, B: int) -> None:
+        """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
+        n, u, p = self.n, self.u, self.layout.p
+        self._cap = B
+        self._yrb = np.empty((B, n, 10 * n))
+        self._rows_buf = np.zeros((B, n, u))
+        # The diagonal of the last n_lf columns of every sample's rows: the μ_j columns (load_friction.py).
+        item = self._rows_buf.itemsize
+        self._lf_diag = np.lib.stride_tricks.as_strided(
+            self._rows_buf.reshape(-1)[u - self.n_lf:], shape=(B, self.n_lf), strides=(n * u * item, (u + 1) * item),
+            writeable=True) if self.n_lf else None
+        self._z_buf = np.empty((B, n))
+        self._white_buf = np.empty((B, n, u))
+        self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
+        # Whitened rows wait here and enter the information matrix in one product per PENDING samples.
+        self._pend = np.empty((PENDING * n, u))
+        self._pend_full = np.empty((PENDING * n, p)) if self.cross is not None else None
+        self._npend = 0
+
+    def _absorb(self, B: int) -> None:
+        """RLS update with the B samples in the buffers, and their whitened rows queued for the information matrix."""
+        m = B * self.n
+        self.rls.update(self._rows_buf[:B].reshape(m, self.u), self._z_buf[:B].reshape(m), samples=B)
+        if self._npend + m > self._pend.shape[0]:
+            self._flush()
+        if m > self._pend.shape[0]:
+            W = self._white_buf[:B].reshape(m, self.u)
+            self._info += W.T @ W
+            if self.cross is not None:
+                self.cross += W.T @ self._full_buf[:B].reshape(m, -1)
+            return
+        k = self._npend
+        self._pend[k:k + m] = self._white_buf[:B].reshape(m, self.u)
+        if self.cross is not None:
+            self._pend_full[k:k + m] = self._full_buf[:B].reshape(m, -1)
+        self._npend = k + m
+
+    def _flush(self) -> None:
+        k = self._npend
+        if k:
+            W = self._pend[:k]
+            self._info += W.T @ W
+            if self.cross is not None:
+                self.cross += W.T @ self._pend_full[:k]
+            self._npend = 0
+
+    @property
+    def info(self) -> np.ndarray:
+        """Σ Yᵀ R⁻¹ Y over the samples fed: which unknowns the motion determines."""
+        self._flush()
+        return self._info
+
+    def _advance_time(self, t) -> None:
+        if t is None:
+            t = self.t_last + self.dt if self.samples else 0.0
+        elif self.samples and t > self.t_last:
+            self.dt = float(t) - self.t_last
+        if self.t0 is None:
+            self.t0 = float(t)
+        self.t_last = float(t)
+        self.samples += 1
+
+    def update(self, q, qd, qdd, tau, t: float | None = None) -> None:
+        """Feed one sample (commanded q, q̇, q̈ as Xu recommends; measured torque)."""
+        n = self.n
+        q = np.asarray(q, dtype=float).reshape(1, n)
+        qd = np.asarray(qd, dtype=float).reshape(1, n)
+        qdd = np.asarray(qdd, dtype=float).reshape(1, n)
+        tau = np.asarray(tau, dtype=float).reshape(1, n)
+        if self.n_lf and self.samples % LOAD_REFRESH == 0:
+            self._refresh_reference()
+        self._fill_rows(q, qd, qdd, tau, self._rows_buf[:1], self._z_buf[:1],
+                        self._white_buf[:1], None if self._full_buf is None else self._full_buf[:1])
+        before = self.rls.theta[self.sensitive].copy() if self.convergence_rule == "xu" else None
+        self._absorb(1)
+        self._advance_time(t)
+        if not self.converged:
+            self._check_convergence(before)
+        if self.history_every and self.samples % self.history_every == 0:
+            self._record_history()
+
+    def update_batch(self, t, q, qd, qdd, tau) -> None:
+        """Feed B samples at once (arrays (B,), (B, n)): the same state as B update() calls, faster.
+
+        The samples go through the RLS in blocks of up to BLOCK (one Kalman update of the stacked rows,
+        which equals the sequence of single updates), cut wherever a single update would have checked
+        convergence or stored history, so those see exactly the state they would have. Under the
+        'xu' rule the samples are fed one by one until convergence is declared (the rule looks at
+        every sample's step). Results agree with sequential updates to round-off.
+        """
+        t = np.asarray(t, dtype=float).reshape(-1)
+        q, qd, qdd, tau = (np.asarray(a, dtype=float).reshape(-1, self.n) for a in (q, qd, qdd, tau))
+        N = t.size
+        k = 0
+        while k < N:
+            if self.convergence_rule == "xu" and not self.converged:
+                self.update(q[k], qd[k], qdd[k], tau[k], float(t[k]))
+                k += 1
+                continue
+            end = min(N, k + self._cap)
+            for every, active in ((self.check_every, not self.converged), (self.history_every, True),
+                                  (LOAD_REFRESH, self.n_lf > 0)):
+                if active and every > 0:
+                    end = min(end, k + every - self.samples % every)
+            if self.n_lf and self.samples % LOAD_REFRESH == 0:
+                self._refresh_reference()
+            B = end - k
+            self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], self._rows_buf[:B], self._z_buf[:B],
+                            self._white_buf[:B], None if self._full_buf is None else self._full_buf[:B])
+            self._absorb(B)
+            for tk in t[k:end]:
+                self._advance_time(float(tk))
+            k = end
+            if not self.converged:
+                self._check_convergence(None)
+            if self.history_every and self.samples % self.history_every == 0:
+                self._record_history()
+
+    def _record_history(self) -> None:
+        z, std = self._quick_payload()
+        self._hist_t.append(self.t_last - self.t0)
+        self._hist_phi.append(z)
+        self._hist_std.append(std)
+
+    def _check_convergence(self, before) -> None:
+        elapsed = self.t_last - (self.t0 or 0.0)
+        if self.convergence_rule == "xu":
+            step = np.max(np.abs(self.rls.theta[self.sensitive] - before)) if before.size else 0.0
+            self._calm = self._calm + 1 if step < self.xu_tol else 0
+            if self._calm >= self.xu_count:
+                self._declare(elapsed)
+            return
+        if elapsed < self.min_time or self.samples % self.check_every:
+            return
+        z, std = self._quick_payload()
+        if z[0] > 0 and np.isfinite(std[0]) and std[0] < self.mass_rel_std * z[0]:
+            self._declare(elapsed)
+
+    def _declare(self, elapsed: float) -> None:
+        self.converged = True
+        self.convergence_time = elapsed + self.dt   # the sample that settled it counts as motion used
+
+    # -- estimate ---------------------------------------------------------------------------------
+    def _quick_payload(self) -> tuple[np.ndarray, np.ndarray]:
+        """(φ_L, its std) cheaply, for history and the convergence check (cached per sample count)."""
+        if self._quick_at == self.samples:
+            return self._quick
+        self._quick_at = self.samples
+        self._quick = self._quick_payload_now()
+        return self._quick
+
+    def estimate(self) -> PayloadEstimate:
+        """The current estimate (not projected onto physically consistent parameters: see consistency)."""
+        if self.samples == 0:
+            raise PayloadIdError("no sample fed to the estimator yet", "call update() while the robot moves")
+        z, cov, ok = self.solution()
+        phi, cov10, ok10, prior_notes = undetermined_to_prior(z, cov, ok, self.prior)
+        notes = [Note(NoteCode.PAYLOAD_ONLINE_PROGRESS,
+                      f"{self.samples} samples, {self.t_last - (self.t0 or 0.0):.3f} s of motion; "
+                      f"convergence rule '{self.convergence_rule}'"), *prior_notes]
+        if self.friction_change:
+            notes.append(Note(NoteCode.PAYLOAD_FRICTION_CHANGE,
+                              f"friction change under load estimated ({self.kf} parameters)"))
+        if self.n_lf:
+            mu = self.rls.theta[self._lf_cols]
+            mu_std = np.sqrt(np.maximum(np.diag(self.rls.covariance())[self._lf_cols], 0.0))
+            notes.append(Note(NoteCode.PAYLOAD_LOAD_FRICTION,
+                              "load-dependent Coulomb friction μ per joint (N·m per N·m of load change): "
+                              f"{np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}"))
+        notes += model_error_notes(self.model_error_ratio())
+        history = None
+        if self._hist_t:
+            history = {"t": np.array(self._hist_t), "phi": np.array(self._hist_phi), "std": np.array(self._hist_std)}
+        return PayloadEstimate(frame=self.frame, phi=phi, covariance=cov10, method=self.method, identifiable=ok10,
+                               converged=self.converged, convergence_time=self.convergence_time, notes=notes,
+                               history=history)
+
+    def run(self, t, q, qd, qdd, tau) -> PayloadEstimate:
+        """Feed a whole recording (offline use of the online method; update_batch, same result as
+        sample-by-sample updates)."""
+        self.update_batch(t, q, qd, qdd, tau)
+        return self.estimate()

@@ -1,0 +1,102 @@
+"""Per-sample regressor rows of one robot identification, fast enough for one update per control sample.
+
+The online estimators build the rows of every sample themselves instead of calling the
+identification's batch regressor: that one allocates per call, which costs more than the RLS update.
+The rows are checked against the batch regressor once, when an estimator is built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.payload.jacobian import theta_layout
+
+
+class FastRegressor:
+    """Per-sample regressor rows for one robot identification, without per-call Python overhead.
+
+    rigid_into(out, q, qd, qdd) -> Y_rb (B, n, 10n) from pinocchio (its own Data, reused);
+    friction_values(qd) -> (..., n, k) each joint's own friction columns, for one sample or a block;
+    identification_rows_into(out, ...) -> the identification's rows [π_b | rotor | friction] (B, n, p).
+    """
+
+    def __init__(self, model: RobotModel, robot):
+        self.model = model
+        self.robot = robot
+        self.fm = robot.friction
+        self.kind = self.fm.kind
+        self.n = model.n
+        self.k = self.fm.per_joint
+        self.eps = float(self.fm.sign_epsilon)
+        self.shape = np.asarray(self.fm.shape, dtype=float)
+        self._rows = np.arange(self.n)
+        # Friction kinds whose columns have a closed form here; the others go through robot.friction.columns.
+        self.closed_form = self.kind in ("none", "linear", "nonlinear") and not self.fm.needs_temperature
+        self._alpha = self.shape[:, 0] if self.kind == "nonlinear" else None
+        # Scatter indices of the per-joint friction values into the block-diagonal rows:
+        # joint friction_rows[i] has value i at column friction_cols[i] of the friction block.
+        self.friction_rows = np.repeat(self._rows, self.k)
+        self.friction_cols = (self._rows[:, None] * self.k + np.arange(self.k)).reshape(-1)
+        self._pm = model.model
+        self._pd = model.model.createData()    # own workspace: other users of model.data are not disturbed
+        self._reg = pin.computeJointTorqueRegressor
+        # The identification's θ layout: [π_b | rotor | friction].
+        self.layout = theta_layout(robot)
+        lay = self.layout
+        self.independent = np.asarray(robot.base.independent)
+        self.n_rotor = lay.rotor.stop - lay.rotor.start
+        self.kf = lay.friction.stop - lay.friction.start
+        # Rotor inertias with their own unknown (the others are absorbed into π_b by the identification).
+        self.rotor_free = np.asarray(getattr(getattr(robot, "rotor", None), "free", np.arange(self.n_rotor)), dtype=int)
+
+    def friction_values(self, qd: np.ndarray) -> np.ndarray:
+        """(..., n, k): each joint's own friction columns (the nonzero entries of its row)."""
+        qd = np.asarray(qd, dtype=float)
+        if not self.closed_form:
+            flat = qd.reshape(-1, self.n)
+            cols = self.fm.columns(flat)
+            vals = cols[:, self._rows[:, None], self._rows[:, None] * self.k + np.arange(self.k)]
+            return vals.reshape(qd.shape + (self.k,))
+        v = np.empty(qd.shape + (self.k,))
+        if self.k == 0:
+            return v
+        sgn = np.tanh(qd / self.eps) if self.eps > 0 else np.sign(qd)
+        v[..., 0] = sgn
+        v[..., 1] = qd if self.kind == "linear" else np.abs(qd) ** self._alpha * sgn
+        v[..., 2] = 1.0
+        return v
+
+    def rigid_into(self, out: np.ndarray, q, qd, qdd) -> None:
+        """(B, n, 10n) rigid-body rows of B samples into `out` (one pinocchio call each)."""
+        reg, pm, pd = self._reg, self._pm, self._pd
+        for i in range(q.shape[0]):
+            out[i] = reg(pm, pd, q[i], qd[i], qdd[i])
+
+    def identification_rows_into(self, out: np.ndarray, y_rb: np.ndarray, fv: np.ndarray | None, qdd) -> None:
+        """The identification's rows [π_b | rotor | friction] (B, n, p) into `out` from the rigid rows
+        y_rb and friction values fv (zeros kept where the structure has them: only the nonzero entries
+        are written)."""
+        B = y_rb.shape[0]
+        b = self.layout.base.stop
+        out[:, :, :b] = y_rb[:, :, self.independent]
+        if self.n_rotor:
+            out[:, self.rotor_free, b + np.arange(self.n_rotor)] = qdd[:, self.rotor_free]
+        if self.kf:
+            off = self.layout.friction.start
+            out[:, self.friction_rows, off + self.friction_cols] = fv.reshape(B, -1)
+
+    def check_against_identification(self) -> None:
+        """The fast rows must equal the identification's batch regressor (same θ layout)."""
+        rng = np.random.default_rng(1)
+        q, qd, qdd = rng.standard_normal((3, 2, self.n)) * 0.5
+        theirs = np.asarray(self.robot.regressor(q, qd, qdd))
+        mine = np.zeros((2, self.n, self.layout.p))
+        y_rb = np.empty((2, self.n, 10 * self.n))
+        self.rigid_into(y_rb, q, qd, qdd)
+        self.identification_rows_into(mine, y_rb, self.friction_values(qd) if self.kf else None, qdd)
+        if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-9, atol=1e-9):
+            raise PayloadIdError("the robot identification's regressor has a layout the online estimator does not know",
+                                 "re-run payload-id identify-robot with this version")

@@ -1,0 +1,94 @@
+"""The identify goal's ROS-free data path (payload/session.py), the torque residuals it and the report share
+(payload/residuals.py), and the online estimator factory (payload/online/)."""
+
+import numpy as np
+import pytest
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode, has_note
+from payload_id_core.payload.online import ONLINE_METHODS, DifferenceRLS, DirectRLS, OnlinePayloadEstimator
+from payload_id_core.payload.residuals import rmse_per_joint, torque_residuals
+from payload_id_core.payload.session import IdentificationRun, check_method, known_methods
+from payload_id_core.robot_id.identification import identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+FRAME = "wrist_3_link"
+PHI = from_mass_com_inertia(3.0, [0.01, 0.02, 0.06], np.diag([0.015, 0.015, 0.01]))
+FRICTION = np.tile([3.0, 2.0, 0.0], 6)
+
+
+@pytest.fixture(scope="module")
+def cell():
+    model = RobotModel.from_urdf("ur10")
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION,
+                                   noise_std=0.2, seed=1)
+    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
+    loaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION, noise_std=0.2,
+                                 payload=(PHI, FRAME), seed=2)
+    return model, robot, loaded
+
+
+def test_factory_returns_one_class_per_method_and_refuses_others(cell):
+    model, robot, _ = cell
+    assert ONLINE_METHODS == ("direct-rls", "difference-rls")
+    assert type(OnlinePayloadEstimator(model, robot, FRAME, "direct-rls")) is DirectRLS
+    assert type(OnlinePayloadEstimator(model, robot, FRAME, "difference-rls")) is DifferenceRLS
+    with pytest.raises(PayloadIdError, match="not an online method"):
+        OnlinePayloadEstimator(model, robot, FRAME, "khalil-1")
+    with pytest.raises(PayloadIdError, match="unknown convergence rule"):
+        OnlinePayloadEstimator(model, robot, FRAME, "direct-rls", convergence="never")
+
+
+def test_methods_are_checked_before_a_goal_moves_the_arm():
+    check_method("difference-rls")
+    assert {"direct-rls", "difference-rls", "khalil-1"} <= set(known_methods())
+    with pytest.raises(PayloadIdError, match="needs a whole recording"):
+        check_method("khalil-1")
+    with pytest.raises(PayloadIdError, match="unknown method"):
+        check_method("magic")
+
+
+def test_residuals_of_the_true_payload_fall_to_the_noise(cell):
+    model, robot, loaded = cell
+    j = loaded.joints
+    q, qd, qdd = (getattr(loaded.commanded[0], a)[:j.t.size] for a in ("positions", "velocities", "accelerations"))
+    res = torque_residuals(model, robot, FRAME, PHI, j.t, q, qd, qdd, j.tau)
+    assert res.rmse_before[1] > 5.0 and np.all(res.rmse_after < 0.5)
+    np.testing.assert_array_equal(res.rmse_before, rmse_per_joint(j.tau - robot.predict(q, qd, qdd)))
+    np.testing.assert_allclose(res.after, res.measured - res.residual_after, atol=1e-9)
+    unknown = torque_residuals(model, robot, FRAME, None, j.t, q, qd, qdd, j.tau)
+    assert np.all(np.isnan(unknown.rmse_after))
+    np.testing.assert_array_equal(unknown.rmse_before, res.rmse_before)
+
+
+@pytest.mark.parametrize("method", ONLINE_METHODS)
+def test_session_identifies_the_payload_from_batches_of_joint_states(cell, method):
+    model, robot, loaded = cell
+    cmd, j = loaded.commanded[0], loaded.joints
+    run = IdentificationRun(model, robot, FRAME, method, float(cmd.time_from_start[-1]))
+    assert run.estimate() is None
+    run.add_commanded(cmd)
+    for part in np.array_split(np.arange(j.t.size), 7):      # batches, as the node drains its queue
+        run.feed(j.t[part], j.q[part], j.tau[part])
+    assert run.samples == j.t.size
+    est = run.estimate()
+    assert est.mass == pytest.approx(3.0, abs=0.05), method
+    assert has_note([Note.from_any(n) for n in est.notes], NoteCode.PAYLOAD_ONLINE_PROGRESS)
+    before, after = run.torque_rmse(est)
+    t, q, qd, qdd, tau = run.arrays()
+    same = torque_residuals(model, robot, FRAME, est.phi, t, q, qd, qdd, tau)
+    np.testing.assert_array_equal(before, same.rmse_before)
+    np.testing.assert_array_equal(after, same.rmse_after)
+    assert after[1] < 0.2 * before[1]
+
+
+def test_session_refuses_nan_joint_states(cell):
+    model, robot, loaded = cell
+    run = IdentificationRun(model, robot, FRAME, "direct-rls", 6.0)
+    q = loaded.joints.q[:5].copy()
+    q[2, 1] = np.nan
+    with pytest.raises(PayloadIdError, match="NaN"):
+        run.feed(loaded.joints.t[:5], q, loaded.joints.tau[:5])
