@@ -1,6 +1,7 @@
 # payload_id: one-command set-up on a fresh machine (Python 3.10-3.13, gcc, cmake, x86_64).
 #   make demo   set-up, then the simulated cell end to end
-#   make test   set-up, then the whole test suite
+#   make lint   set-up, then ruff and mypy (configured in pyproject.toml)
+#   make test   set-up, lint, then the whole test suite
 #   make bench  set-up, then every bench/ script -> out/bench.json
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -13,7 +14,7 @@ PYTEST_ARGS ?=
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: setup demo test test-fast bench clean check-platform
+.PHONY: setup demo lint test test-fast bench clean check-platform
 
 setup: $(STAMPS)/packages
 
@@ -44,7 +45,16 @@ $(STAMPS)/packages: $(STAMPS)/interfaces src/payload_id_core/setup.py src/payloa
 demo: setup
 	$(VPY) -m payload_id_ros.demo
 
-test: setup
+# Every Python tree of the repository; the packages by their import directory so mypy names them
+# payload_id_core.* / payload_id_ros.* (pyproject.toml's mypy_path).
+LINT_PATHS := src/payload_id_core/payload_id_core src/payload_id_ros/payload_id_ros test bench tools examples
+
+lint: setup
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/mypy $(LINT_PATHS)
+
+# CI's target (.ci/run): a lint finding fails it like a failing test.
+test: lint
 	$(VPY) -m pytest test $(PYTEST_ARGS)
 
 # Everything except the slow multi-process end-to-end tests.
@@ -55,4 +65,4 @@ bench: setup
 	$(VPY) tools/run_bench.py bench out/bench.json
 
 clean:
-	rm -rf $(VENV) build out .pytest_cache
+	rm -rf $(VENV) build out .pytest_cache .mypy_cache .ruff_cache

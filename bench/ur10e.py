@@ -10,13 +10,18 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
 """
 
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from payload_id_core import realdata as rd
-from payload_id_core.robot_id.identification import validate_robot
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.robot_id.identification import validate_robot
+
+# The dataset helpers live beside the report script, outside the installed packages.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import ur10e_data as rd  # noqa: E402 - found through the sys.path entry above
 
 OFFLINE = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau")
 

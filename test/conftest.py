@@ -2,6 +2,8 @@
 
 import os
 import random
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,6 +11,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+# Dataset helpers that are not part of the installed packages (tools/ur10e_data.py) import by bare name.
+sys.path.insert(0, str(REPO / "tools"))
 
 # Set before any rclpy import: Fast DDS would otherwise multicast on the LAN, and parallel runs
 # on one machine would see each other's nodes.
@@ -38,9 +43,6 @@ def ros_env() -> dict:
 @pytest.fixture
 def spawn(ros_env):
     """Start child processes with the venv's python; every one is ended by PID at teardown."""
-    import signal
-    import subprocess
-
     procs: list[subprocess.Popen] = []
 
     def _spawn(*args: str, env: dict | None = None) -> subprocess.Popen:

@@ -16,14 +16,17 @@ Tolerances, from the data's own noise:
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
-from payload_id_core import realdata as rd
+import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, read_ur_csv
+from payload_id_core.robot_id.identification import validate_robot
+from payload_id_ros.cli.main import main as cli_main
 
 DATA = Path(__file__).parents[1].parent / "shared" / "data" / "ur10e"
 MASS_TOL = 0.02
@@ -98,8 +101,6 @@ def test_com_consistent_across_pairs(real):
 def test_robot_model_predicts_another_trajectory(real):
     """Cross-validation: the model identified on one unloaded run predicts another run's torques."""
     model, pairs, robots, _, _ = real
-    from payload_id_core.robot_id.identification import validate_robot
-
     other = pairs["15harm"].unloaded
     rmse = validate_robot(robots["14harm"], other, model, delay=0.0)
     spread = other.joints.tau.std(axis=0)
@@ -111,9 +112,7 @@ def test_robot_model_predicts_another_trajectory(real):
 # -- the command line on UR CSV input ---------------------------------------------------------------
 
 def _cli(argv, capsys):
-    from payload_id_ros.cli.main import main
-
-    rc = main(argv)
+    rc = cli_main(argv)
     out = capsys.readouterr()
     return rc, out.out, out.err
 
@@ -162,9 +161,7 @@ def test_cli_identifies_from_ur_csv_and_says_motion_was_measured(tmp_path, capsy
                             str(DATA / rd.PAIRS["01_31"][0]), "--effort-scale", gains, "--friction", "linear",
                             "--decimate", "2", "--out", str(out)], capsys)
     assert rc == 0, err
-    assert "measured motion used as commanded" in stdout
-    import yaml
-
+    assert str(MEASURED_AS_COMMANDED_NOTE) in stdout
     d = yaml.safe_load(out.read_text())
     assert d["effort_scale"] == pytest.approx(rd.README_DRIVE_GAINS)
     # Currents filtered at 5 Hz like the smoothed stand-in motion: the shoulder joints' RMSE stays
@@ -174,7 +171,7 @@ def test_cli_identifies_from_ur_csv_and_says_motion_was_measured(tmp_path, capsy
 
 def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeline(tmp_path, capsys):
     """`identify-robot --csv-ur` (whole file, ~100 Hz irregular, stand-in command smoothed by
-    read_ur_csv, torques filtered alike by conditioned_signals) against realdata's own preparation
+    read_ur_csv, torques filtered alike by conditioned_signals) against ur10e_data's own preparation
     (motion window only, 50 Hz grid): both models predict the 15-harmonic run's unloaded torques,
     through the same conditioned_signals, per joint within 15 %.
 
@@ -185,9 +182,6 @@ def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeli
     gave 2.72, 4.26, 1.57, 0.52, 0.80, 0.62 (ratios up to 1.34, from 50-100 rad/s² acceleration
     spikes between the points and unfiltered current ripple): 15 % separates the two.
     """
-    from payload_id_core.robot_id.identification import validate_robot
-    from payload_id_core.io.ur_csv import read_ur_csv
-
     train, test = DATA / rd.PAIRS["01_31"][0], DATA / rd.PAIRS["15harm"][0]
     out = tmp_path / "robot.yaml"
     gains = ",".join(str(k) for k in rd.README_DRIVE_GAINS)
@@ -195,8 +189,6 @@ def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeli
                        "--validate-csv-ur", str(test), "--effort-scale", gains, "--friction", "linear",
                        "--out", str(out)], capsys)
     assert rc == 0, err
-    import yaml
-
     d = yaml.safe_load(out.read_text())
     model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
     cli = np.array([d["validation_torque_rmse"][j] for j in model.joint_names])
@@ -206,7 +198,3 @@ def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeli
     assert np.all(cli < 1.15 * ref), (cli, ref, cli / ref)
     spread = other.joints.tau.std(axis=0)
     assert np.all(cli[:3] < 0.15 * spread[:3]), (cli, spread)
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-q"]))

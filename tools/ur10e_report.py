@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from payload_id_core import realdata as rd
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.robot_id.identification import validate_robot
+import ur10e_data as rd  # tools/ur10e_data.py: this script's directory is on sys.path
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.methods import identify_payload
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id.identification import validate_robot
 
 FRICTIONS = ("linear", "nonlinear", "stribeck")
 PUBLISHED = {"Xu 2024": 0.04, "Gaz 2017": 0.43, "Khalil 2007": 2.7}
@@ -58,7 +58,7 @@ def robot_study(model, pairs, data: Path, gains) -> dict:
 
 
 def payload_study(model, pairs) -> dict:
-    res = {}
+    res: dict[str, dict[str, dict]] = {}
     for k, p in pairs.items():
         robot, _ = rd.identify_ur10e_robot(model, p, "linear")
         res[k] = {}
@@ -75,11 +75,11 @@ def payload_study(model, pairs) -> dict:
 
 def gaz_static_study(model, data: Path, gains) -> dict:
     """gaz-static needs rest in several poses; the loaded files rest only at their start/end pose."""
-    out = {}
-    for k, (u, l) in rd.PAIRS.items():
-        loaded = read_ur_csv(data / l, gains)
-        unloaded = read_ur_csv(data / u, gains)
-        robot, _ = rd.identify_ur10e_robot(model, rd.prepared_run(None, recording=unloaded), "linear")
+    out: dict[str, dict[str, float | str]] = {}
+    for k, (unloaded_file, loaded_file) in rd.PAIRS.items():
+        loaded = read_ur_csv(data / loaded_file, gains)
+        unloaded = read_ur_csv(data / unloaded_file, gains)
+        robot, _ = rd.identify_ur10e_robot(model, rd.prepared_run(data / unloaded_file, recording=unloaded), "linear")
         try:
             e = identify_payload("gaz-static", model, robot, loaded, None, unloaded=unloaded, delay=0.0)
             out[k] = {"mass": e.mass, "mass_std": float(e.readable_std()[0]),

@@ -1,5 +1,8 @@
 """The real UR10e recordings of ../shared/data/ur10e as identification inputs, and the whole pipeline on them.
 
+Dataset-specific, so not part of the installed core: imported by bare name from tools/ (test/conftest.py
+and bench/ur10e.py put tools/ on sys.path; tools/ur10e_report.py sits beside it).
+
 The files (ur_csv.read_ur_csv) are logged at irregular instants (10 and 12 ms steps), start and end
 with seconds of rest whose length differs between the loaded and the unloaded run of a pair, and
 hold no commanded trajectory. What this module adds, shared by test/test_ur10e_real.py,
@@ -13,22 +16,26 @@ tools/ur10e_report.py and bench/ur10e.py:
     (the loaded run's offset found by least squares on the joint positions, to a fraction of a
     sample), so methods that subtract the two runs sample by sample (khalil-3) can.
   * `identify_ur10e_robot`, `identify_gains`, `identify_payloads`: the project's own
-    identification code (identification.py, payload/methods.py) on those inputs.
+    identification code (robot_id/identification.py, payload/methods.py) on those inputs.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 
-from payload_id_core.signals.conditioning import filtered_derivatives, sample_commanded
-from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id.identification import identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.signals.conditioning import filtered_derivatives, sample_commanded
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 
 LOAD_MASS_KG = 2.805   # ../shared/data/ur10e/README.md
 PAIRS: dict[str, tuple[str, str]] = {
@@ -54,12 +61,15 @@ def default_data_dir() -> Path:
     env = os.environ.get("PAYLOAD_ID_UR10E_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data" / "ur10e"
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ur10e"
 
 
 def motion_window(recording: Recording, velocity: float = MOTION_VELOCITY_RAD_S) -> tuple[float, float]:
     """First and last time any joint moves faster than `velocity` (rad/s)."""
     qd = recording.joints.qd
+    if qd is None:
+        raise PayloadIdError(f"{recording.source}: no joint velocities to find the motion in",
+                             "read the recording with read_ur_csv, which differentiates the positions")
     moving = np.flatnonzero(np.abs(qd).max(axis=1) > velocity)
     if moving.size == 0:
         raise PayloadIdError(f"{recording.source}: the arm does not move (no joint faster than {velocity} rad/s)",
@@ -92,10 +102,13 @@ def resampled(recording: Recording, t_grid: np.ndarray, cutoff_hz: float | None 
     t = t_grid + shift
     joints = JointSamples(t, names, q, qd, tau)
     commanded = CommandedTrajectory(float(t[0]), names, t - t[0], q, qd, qdd)
-    notes = [n for n in recording.notes if n != MEASURED_AS_COMMANDED_NOTE]
+    # The measured-as-commanded note stays last, as read_ur_csv puts it. str(): the note may be a
+    # plain string or a coded notes.Note, whose str() is its text.
+    measured = [n for n in recording.notes if str(n) == str(MEASURED_AS_COMMANDED_NOTE)] or [MEASURED_AS_COMMANDED_NOTE]
+    notes = [n for n in recording.notes if str(n) != str(MEASURED_AS_COMMANDED_NOTE)]
     notes.append(f"{Path(recording.source).name}: motion window resampled at {1 / np.median(np.diff(t)):.4g} Hz"
                  + (f", torques low-pass filtered at {cutoff_hz:g} Hz (zero phase)" if cutoff_hz else ""))
-    notes.append(MEASURED_AS_COMMANDED_NOTE)
+    notes.extend(measured[:1])
     return Recording(joints=joints, commanded=[commanded], wrench=None, source=recording.source, notes=notes)
 
 
@@ -105,7 +118,8 @@ def _grid(t0: float, t1: float, rate_hz: float) -> np.ndarray:
 
 def prepared_run(path: str | os.PathLike, effort_scale=README_DRIVE_GAINS, *, rate_hz: float = DEFAULT_RATE_HZ,
                  cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, recording: Recording | None = None) -> Recording:
-    """One file's motion window (± MOTION_PAD_S) on a uniform grid; see the module docstring."""
+    """One file's motion window (± MOTION_PAD_S) on a uniform grid; see the module docstring.
+    `recording`: that file already read (read_ur_csv(path, effort_scale)), so it is not read again."""
     rec = recording if recording is not None else read_ur_csv(path, effort_scale)
     a, b = motion_window(rec)
     a, b = max(a - MOTION_PAD_S, rec.joints.t[0]), min(b + MOTION_PAD_S, rec.joints.t[-1])
@@ -117,8 +131,6 @@ def trajectory_offset(reference: Recording, other: Recording, window: tuple[floa
 
     A coarse start from the motion windows, then a bounded scalar search of the squared position
     mismatch (positions interpolated linearly: millisecond resolution at these speeds)."""
-    from scipy.optimize import minimize_scalar  # noqa: PLC0415
-
     t_ref = reference.joints.t
     inside = (t_ref >= window[0]) & (t_ref <= window[1])
     t, q_ref = t_ref[inside], reference.joints.q[inside]
@@ -192,8 +204,6 @@ PAYLOAD_OPTIONS = {"delay": 0.0, "same_trajectory_tol_rad": SAME_TRAJECTORY_TOL_
 def identify_ur10e_robot(model, pair_or_run, friction: str = "linear", validate: Sequence[Recording] = ()):
     """identification.identify_robot on a prepared unloaded run (the stand-in commanded motion,
     no delay: it is the measured motion itself); validation RMSE per joint for each `validate` run."""
-    from payload_id_core.robot_id.identification import identify_robot, validate_robot  # noqa: PLC0415
-
     run = pair_or_run.unloaded if isinstance(pair_or_run, PreparedPair) else pair_or_run
     ident = identify_robot(model, run, friction=friction, delay=0.0)
     rmse = [validate_robot(ident, v, model, delay=0.0) for v in validate]
@@ -205,8 +215,6 @@ def identify_gains(model, pair: PreparedPair, mass: float = LOAD_MASS_KG, frame:
     """Drive gains (N·m per unit of the pair's efforts) from one pair and the known load mass
     (identification.identify_effort_scale, Gautier & Briot 2014). `decimate` thins both runs
     first (the excitations hold their energy below 2 Hz; the filter already ran at 5 Hz)."""
-    from payload_id_core.robot_id.identification import identify_effort_scale  # noqa: PLC0415
-
     frame = frame or model.default_payload_frame
     un, lo = (thinned(r, decimate) for r in (pair.unloaded, pair.loaded))
     return identify_effort_scale(model, un, lo, mass, frame, friction=friction, delay=0.0)
@@ -219,18 +227,20 @@ def thinned(recording: Recording, every: int) -> Recording:
     j = recording.joints
     c = recording.commanded[0]
     k = slice(None, None, every)
-    joints = JointSamples(j.t[k], list(j.joint_names), j.q[k], j.qd[k], j.tau[k])
+    joints = JointSamples(j.t[k], list(j.joint_names), j.q[k], _every(j.qd, k), j.tau[k])
     cmd = CommandedTrajectory(c.start_time, list(c.joint_names), c.time_from_start[k], c.positions[k],
-                              c.velocities[k], c.accelerations[k])
+                              _every(c.velocities, k), _every(c.accelerations, k))
     return Recording(joints, [cmd], None, recording.source, list(recording.notes))
 
 
-def identify_payloads(model, robot, pair: PreparedPair, methods: Sequence[str] = PAYLOAD_METHODS,
-                      frame: str | None = None, **options) -> dict:
-    """method -> PayloadEstimate (or the PayloadIdError's text when the method does not apply)."""
-    from payload_id_core.payload.methods import identify_payload  # noqa: PLC0415
+def _every(samples: np.ndarray | None, k: slice) -> np.ndarray | None:
+    return None if samples is None else samples[k]
 
-    out = {}
+
+def identify_payloads(model, robot, pair: PreparedPair, methods: Sequence[str] = PAYLOAD_METHODS,
+                      frame: str | None = None, **options) -> dict[str, PayloadEstimate | str]:
+    """method -> PayloadEstimate (or the PayloadIdError's text when the method does not apply)."""
+    out: dict[str, PayloadEstimate | str] = {}
     for method in methods:
         try:
             out[method] = identify_payload(method, model, robot, pair.loaded, frame, unloaded=pair.unloaded,
