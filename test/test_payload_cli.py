@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import yaml
 
-from payload_id_core.io.bag import write_bag
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id.identification import identify_from_signals
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.io.bag import write_bag
 from payload_id_core.notes import NoteCode
+from payload_id_core.robot_id.identification import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.cli.main import main
 
@@ -82,9 +82,9 @@ def test_bad_input_exits_2_without_output(files, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def ft_bag(tmp_path_factory):
     """A UR10 run with a 2.5 kg tool on tool0 and the wrist F/T sensor's wrench (helper E's simulator)."""
-    from payload_id_core.signals.recording import WrenchSamples
     from payload_id_core.ft.compensate import FtParameters
     from payload_id_core.ft.kinematics import resolve_sensor_frame
+    from payload_id_core.signals.recording import WrenchSamples
     from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
     from payload_id_core.testing.ft_data import synthetic_wrench
 

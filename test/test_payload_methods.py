@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id.identification import identify_from_signals
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
@@ -15,7 +15,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import METHODS, identify_payload, needs_robot_identification
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.robot_id.identification import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 ALPHA = 0.6
@@ -314,7 +314,8 @@ def test_notes_are_stored_with_their_code():
     assert d["notes"] == [{"code": "payload.model_error", "text": "model-error check: 1.02"},
                           {"code": "info", "text": "a plain remark"}]
     back = PayloadEstimate.from_dict(d)
-    assert back.notes == [Note(NoteCode.PAYLOAD_MODEL_ERROR, "model-error check: 1.02"), Note(NoteCode.INFO, "a plain remark")]
+    assert back.notes == [Note(NoteCode.PAYLOAD_MODEL_ERROR, "model-error check: 1.02"),
+                          Note(NoteCode.INFO, "a plain remark")]
     # A payload.yaml written before notes had codes: its plain strings read as INFO notes.
     old = PayloadEstimate.from_dict({**d, "notes": ["fixed to the prior: ixx"]})
     assert old.notes == [Note(NoteCode.INFO, "fixed to the prior: ixx")]

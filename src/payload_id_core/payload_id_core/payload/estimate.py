@@ -99,7 +99,7 @@ class PayloadEstimate:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PayloadEstimate":
+    def from_dict(cls, d: dict) -> PayloadEstimate:
         """Read payload.yaml (also a hand-written one with only frame, mass, com, inertia; notes as {code, text}
         or, from files written before notes had codes, plain strings)."""
         try:

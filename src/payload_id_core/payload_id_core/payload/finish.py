@@ -10,7 +10,7 @@ goes through the same three steps:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import PARAM_NAMES
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.robot_id.identification import RobotIdentification
 
 # Relative singular-value threshold below which a direction counts as not determined. Structural

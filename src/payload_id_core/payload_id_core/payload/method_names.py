@@ -29,7 +29,7 @@ class PayloadMethod(str, Enum):
         return self.value
 
     @classmethod
-    def parse(cls, name: "PayloadMethod | str") -> "PayloadMethod":
+    def parse(cls, name: PayloadMethod | str) -> PayloadMethod:
         """The method called `name`; an unknown name is bad input naming the known ones."""
         try:
             return cls(name)

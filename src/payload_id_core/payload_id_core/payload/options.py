@@ -9,8 +9,9 @@ callee's (conditioning.conditioned_signals, OnlinePayloadEstimator, ft.identify_
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class PayloadOptions:
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_kwargs(cls, **options) -> "PayloadOptions":
+    def from_kwargs(cls, **options) -> PayloadOptions:
         """The options given as keywords; a name that is not an option is bad input naming the valid ones."""
         valid = cls.names()
         unknown = sorted(set(options) - set(valid))
@@ -75,7 +76,7 @@ class PayloadOptions:
         """{name: value} of the options among `names` that were given (not None), to hand on as keywords."""
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
-    def with_changes(self, **changes) -> "PayloadOptions":
+    def with_changes(self, **changes) -> PayloadOptions:
         return replace(self, **changes)
 
 

@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_recording_arguments(parser, prefix="unloaded-", what="the run without payload (khalil-3/4, gaz-*)",
                             required=False)
     parser.add_argument("--frame", help="payload frame (any URDF frame; default: child link of the last joint)")
-    parser.add_argument("--method", default=PayloadMethod.DIFFERENCE_RLS.value, choices=[m.value for m in PayloadMethod])
+    parser.add_argument("--method", default=PayloadMethod.DIFFERENCE_RLS.value,
+                        choices=[m.value for m in PayloadMethod])
     parser.add_argument("--signals", choices=["commanded", "measured"],
                         help="regressor inputs (default: commanded when the bag holds the trajectory)")
     parser.add_argument("--convergence", choices=["covariance", "xu"], default="covariance",
@@ -63,11 +64,11 @@ def _range(text: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
     from payload_id_core.io.files import atomic_write_yaml  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.payload.methods import identify_payload, needs_robot_identification  # noqa: PLC0415
+    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
 
     model = RobotModel.from_urdf(args.urdf)
     frame = args.frame or model.default_payload_frame

@@ -24,7 +24,7 @@ covariance enters the payload's); prior (PayloadEstimate or φ for undetermined 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError

@@ -17,8 +17,15 @@ from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods.common import (check_covers_excitation, finish, method_signals, motion_duration,
-                                                    robot_sensitivity_cov, robot_uncertainty, same_trajectory_torques)
+from payload_id_core.payload.methods.common import (
+    check_covers_excitation,
+    finish,
+    method_signals,
+    motion_duration,
+    robot_sensitivity_cov,
+    robot_uncertainty,
+    same_trajectory_torques,
+)
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id.identification import RobotIdentification
 from payload_id_core.signals.conditioning import Signals
@@ -88,7 +95,8 @@ def gaz_static(model: RobotModel, robot: RobotIdentification, loaded: Recording,
         q = s.q[m]
         yg = rigid_body_regressor(model, q, zero(q), zero(q))
         # Friction at rest: the offsets B of the unloaded identification (Coulomb terms vanish at q̇ = 0).
-        f0 = robot.regressor(q, zero(q), zero(q), None if s.temperature is None else s.temperature[m])[..., lay.friction]
+        temperature = None if s.temperature is None else s.temperature[m]
+        f0 = robot.regressor(q, zero(q), zero(q), temperature)[..., lay.friction]
         target = s.tau[m] - f0 @ theta_a[lay.friction]
         return weighted_lstsq(yg @ V.T, target), yg, m, target
 

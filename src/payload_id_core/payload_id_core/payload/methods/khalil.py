@@ -20,10 +20,18 @@ from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods.common import (check_covers_excitation, finish, load_friction_on, method_signals,
-                                                    motion_duration, payload_rows, robot_sensitivity_cov,
-                                                    robot_uncertainty, same_trajectory_torques,
-                                                    solve_with_load_friction)
+from payload_id_core.payload.methods.common import (
+    check_covers_excitation,
+    finish,
+    load_friction_on,
+    method_signals,
+    motion_duration,
+    payload_rows,
+    robot_sensitivity_cov,
+    robot_uncertainty,
+    same_trajectory_torques,
+    solve_with_load_friction,
+)
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id.identification import RobotIdentification
 from payload_id_core.signals.recording import Recording

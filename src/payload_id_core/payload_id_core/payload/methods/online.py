@@ -13,8 +13,13 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import prior_phi
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods.common import (check_covers_excitation, finish, load_friction_on, method_signals,
-                                                    motion_duration)
+from payload_id_core.payload.methods.common import (
+    check_covers_excitation,
+    finish,
+    load_friction_on,
+    method_signals,
+    motion_duration,
+)
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
 from payload_id_core.robot_id.identification import RobotIdentification
