@@ -10,12 +10,13 @@ import ast
 import numpy as np
 import pytest
 
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.robot_id.identification import identify_robot
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.notes import NoteCode, has_note, notes_with
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id.identification import identify_robot
 
 MASS = 3.5
 COM = np.array([0.03, -0.02, 0.08])
@@ -50,19 +51,19 @@ def test_load_dependent_friction_removes_the_mass_bias_on_the_cell(cell, method)
     assert abs(err) < 0.5 * abs(err_plain)
     assert abs(err) / std < 3.0, (method, err, std)
     assert np.linalg.norm(est.com - COM) < 0.003
-    mu_note = [n for n in est.notes if str(n).startswith("load-dependent Coulomb friction")]
-    assert len(mu_note) == 1, est.notes
+    assert len(notes_with(est.notes, NoteCode.PAYLOAD_LOAD_FRICTION)) == 1, est.notes
+    assert not has_note(plain.notes, NoteCode.PAYLOAD_LOAD_FRICTION), plain.notes
     if method != "difference-rls":   # its RLS cost holds Xu's prior misfit: no residual ratio reported
-        ratio_note = next(str(n) for n in est.notes if str(n).startswith("model-error check"))
-        assert "above 1.5" not in ratio_note, ratio_note
+        assert has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR), est.notes
+        assert not has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_HIGH), est.notes
 
 
 def test_estimated_load_coulomb_matches_the_profile(cell):
     """khalil-1's μ for the shoulder and elbow (the joints a payload loads most) is the profile's 0.02."""
     m, robot, loaded = cell
     est = identify_payload("khalil-1", m, robot, loaded, FRAME, source="commanded")
-    note = next(n for n in est.notes if n.startswith("load-dependent Coulomb friction"))
-    values = note.split(": ", 1)[1]
+    (note,) = notes_with(est.notes, NoteCode.PAYLOAD_LOAD_FRICTION)
+    values = note.text.split(": ", 1)[1]
     mu, mu_std = (np.array(ast.literal_eval(part)) for part in values.split(" ± "))
     assert mu.shape == (6,)
     np.testing.assert_allclose(mu[1:3], 0.02, atol=0.01)

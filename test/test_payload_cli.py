@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 import yaml
 
-from payload_id_core.io.bag import write_bag
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id.identification import identify_from_signals
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.io.bag import write_bag
+from payload_id_core.notes import NoteCode
+from payload_id_core.robot_id.identification import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.cli.main import main
 
@@ -56,6 +57,7 @@ def test_identify_payload_writes_payload_yaml(files, method):
     assert d["mass"] == pytest.approx(3.5, abs=0.035)
     assert np.allclose(d["com"], [0.01, 0.02, 0.05], atol=0.004)
     assert d["std"]["mass"] > 0 and d["converged"] is True and d["convergence_time"] > 0
+    assert d["notes"] and all(set(n) == {"code", "text"} for n in d["notes"])
 
 
 def test_bad_input_exits_2_without_output(files, tmp_path, capsys):
@@ -80,9 +82,9 @@ def test_bad_input_exits_2_without_output(files, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def ft_bag(tmp_path_factory):
     """A UR10 run with a 2.5 kg tool on tool0 and the wrist F/T sensor's wrench (helper E's simulator)."""
-    from payload_id_core.signals.recording import WrenchSamples
     from payload_id_core.ft.compensate import FtParameters
     from payload_id_core.ft.kinematics import resolve_sensor_frame
+    from payload_id_core.signals.recording import WrenchSamples
     from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
     from payload_id_core.testing.ft_data import synthetic_wrench
 
@@ -139,5 +141,5 @@ def test_load_friction_switch_reaches_the_method(files):
         assert code == 0
         d = yaml.safe_load(out.read_text())
         assert d["mass"] == pytest.approx(3.5, abs=0.035)
-        found[value] = any("load-dependent Coulomb friction" in n for n in d["notes"])
+        found[value] = any(n["code"] == NoteCode.PAYLOAD_LOAD_FRICTION.value for n in d["notes"])
     assert found == {"on": True, "off": False}

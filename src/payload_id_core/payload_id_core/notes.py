@@ -18,11 +18,22 @@ class NoteCode(str, Enum):
 
     INFO = "info"                                   # a plain remark; also what older files' notes read as
 
-    # -- payload.online: the online estimators ------------------------------------------------------
-    PAYLOAD_ONLINE_PROGRESS = "payload.online.progress"    # samples and motion fed, the convergence rule
-    # The same notes as the offline methods': one code whichever method estimated it.
-    PAYLOAD_FRICTION_CHANGE = "payload.friction_change"    # the friction change under load was estimated
-    PAYLOAD_LOAD_FRICTION = "payload.load_friction"        # load-dependent Coulomb friction μ per joint
+    # -- payload layer: offline methods (payload/methods/) and the finishing path (payload/finish.py) --
+    PAYLOAD_MEASURED_SIGNALS = "payload.measured_signals"      # no command recorded: measured motion used
+    PAYLOAD_RESIDUAL = "payload.residual"                      # the fit's torque residual std per joint
+    PAYLOAD_ROBOT_REIDENTIFIED = "payload.robot_reidentified"  # khalil-2: the loaded robot's re-identification
+    PAYLOAD_UNLOADED_REFERENCE = "payload.unloaded_reference"  # what the unloaded torques / gravity came from
+    PAYLOAD_STATIC_SAMPLES = "payload.static_samples"          # gaz-static: static samples and poses used
+    PAYLOAD_ROW_SPACE = "payload.row_space"                    # gaz-static: solved in the static regressor's row space
+    PAYLOAD_STICTION = "payload.stiction"                      # gaz-static: friction at rest in the uncertainty
+    PAYLOAD_LOAD_FRICTION = "payload.load_friction"            # load-dependent Coulomb μ per joint estimated
+    PAYLOAD_FRICTION_CHANGE = "payload.friction_change"        # Δφ_f under load estimated
+    PAYLOAD_NOT_IDENTIFIABLE = "payload.not_identifiable"      # entries fixed to the prior / not determined
+    PAYLOAD_MODEL_ERROR = "payload.model_error"                # residual RMS / unloaded identification RMS
+    PAYLOAD_MODEL_ERROR_HIGH = "payload.model_error_high"      # that ratio above the limit: std understates
+    PAYLOAD_NOT_CONVERGED = "payload.not_converged"            # online method run offline did not converge
+    PAYLOAD_PROJECTED = "payload.projected"                    # raw estimate inconsistent: projected
+    PAYLOAD_ONLINE_PROGRESS = "payload.online.progress"      # online: samples and motion fed, the convergence rule
 
 
 @dataclass(frozen=True)
@@ -50,9 +61,10 @@ class Note:
         return cls(NoteCode.INFO, str(item))
 
 
-def has_note(notes: Iterable[Note], code: NoteCode) -> bool:
-    return any(n.code is code for n in notes)
+def has_note(notes: Iterable[Note | str], code: NoteCode) -> bool:
+    return any(Note.from_any(n).code is code for n in notes)
 
 
-def notes_with(notes: Iterable[Note], code: NoteCode) -> list[Note]:
-    return [n for n in notes if n.code is code]
+def notes_with(notes: Iterable[Note | str], code: NoteCode) -> list[Note]:
+    """The notes carrying `code` (plain strings, not yet converted by their layer, read as INFO)."""
+    return [note for note in map(Note.from_any, notes) if note.code is code]

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.dynamics.inertia import PARAM_NAMES, from_mass_com_inertia, to_mass_com_inertia
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
 
 INERTIA_KEYS = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
 _I_INDEX = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}
@@ -33,7 +35,8 @@ class PayloadEstimate:
     converged: bool = True
     convergence_time: float = float("nan")  # s of motion used until declared converged
     physically_consistent: bool = True     # of the raw estimate; False -> phi was projected
-    notes: list[str] = field(default_factory=list)
+    # Note(code, text); plain strings from code not yet converted to codes read as INFO (Note.from_any)
+    notes: list[Note | str] = field(default_factory=list)
     history: dict | None = None            # online methods: {"t": (K,), "phi": (K,10), "std": (K,10)}
 
     # -- what people read -----------------------------------------------------------------------
@@ -92,14 +95,13 @@ class PayloadEstimate:
             "physically_consistent": bool(self.physically_consistent),
             "identifiable": {name: bool(v) for name, v in zip(PARAM_NAMES, self.identifiable)},
             "parameters_about_frame_origin": [float(v) for v in self.phi],
-            "notes": [str(n) for n in self.notes],   # Note or plain text: the text
+            "notes": [Note.from_any(n).to_dict() for n in self.notes],
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PayloadEstimate":
-        """Read payload.yaml (also a hand-written one with only frame, mass, com, inertia)."""
-        from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
+    def from_dict(cls, d: dict) -> PayloadEstimate:
+        """Read payload.yaml (also a hand-written one with only frame, mass, com, inertia; notes as {code, text}
+        or, from files written before notes had codes, plain strings)."""
         try:
             if d.get("parameters_about_frame_origin"):
                 phi = np.array(d["parameters_about_frame_origin"], dtype=float)
@@ -120,4 +122,4 @@ class PayloadEstimate:
                    converged=bool(d.get("converged", True)),
                    convergence_time=float("nan") if ct is None else float(ct),
                    physically_consistent=bool(d.get("physically_consistent", True)),
-                   notes=list(d.get("notes", [])))
+                   notes=[Note.from_any(n) for n in d.get("notes") or []])

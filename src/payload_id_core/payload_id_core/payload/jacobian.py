@@ -23,10 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import PARAM_NAMES
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.robot_id.identification import RobotIdentification
 
 # Relative singular-value threshold below which a direction counts as not determined. Structural
 # zeros of J_ε are exact to ~1e-15; motion-related deficiencies (a joint that never moves) leave
@@ -52,7 +53,7 @@ class ThetaLayout:
     p: int
 
 
-def theta_layout(robot) -> ThetaLayout:
+def theta_layout(robot: RobotIdentification) -> ThetaLayout:
     """Blocks of robot.theta: b base parameters first, then rotor inertias, then friction parameters."""
     b = int(robot.base.b)
     p = int(np.asarray(robot.theta).size)
@@ -64,7 +65,7 @@ def theta_layout(robot) -> ThetaLayout:
     return ThetaLayout(slice(0, b), slice(b, b + n_rotor), slice(b + n_rotor, p), p)
 
 
-def difference_jacobian(model: RobotModel, robot, frame: str, friction_change: bool = True) -> np.ndarray:
+def difference_jacobian(model: RobotModel, robot: RobotIdentification, frame: str, friction_change: bool = True) -> np.ndarray:
     """(p, 10 [+k]) map from [φ_L, Δφ_f] to the change of the whole θ of `robot` (Xu 2024 eq. 5–6).
 
     The payload moves only the base block (through J_ε); Δφ_f, the change of the friction parameters

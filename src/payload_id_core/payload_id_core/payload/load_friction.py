@@ -25,6 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.robot_id.identification import RobotIdentification
+
 # Offline methods: solves with the column after the first one without it.
 ITERATIONS = 1
 
@@ -48,9 +52,12 @@ def load_friction_names(joint_names) -> list[str]:
     return [f"load_coulomb_{j}" for j in joint_names]
 
 
-def sign_epsilon(robot) -> float:
+def sign_epsilon(robot: RobotIdentification | None) -> float:
     """The robot identification's sign smoothing (rad/s); the friction module's default without one."""
-    from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON  # noqa: PLC0415
+    return float(robot.friction.sign_epsilon if robot is not None else DEFAULT_SIGN_EPSILON)
 
-    fm = getattr(robot, "friction", None)
-    return float(getattr(fm, "sign_epsilon", DEFAULT_SIGN_EPSILON))
+
+def load_friction_note(mu: np.ndarray, mu_std: np.ndarray) -> Note:
+    """The estimated μ per joint as a note (one wording for the offline and the online methods)."""
+    return Note(NoteCode.PAYLOAD_LOAD_FRICTION, "load-dependent Coulomb friction μ per joint (N·m per N·m of load "
+                f"change): {np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}")

@@ -13,11 +13,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from payload_id_core.notes import Note, NoteCode
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
+
+# Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
+# leaves entries undetermined, or was projected onto physically consistent parameters.
+STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE,
+                          NoteCode.PAYLOAD_PROJECTED})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from payload_id_core.payload.methods import METHODS  # noqa: PLC0415
+    from payload_id_core.payload.method_names import PayloadMethod  # noqa: PLC0415
 
     parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda, ...)")
     parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
@@ -26,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_recording_arguments(parser, prefix="unloaded-", what="the run without payload (khalil-3/4, gaz-*)",
                             required=False)
     parser.add_argument("--frame", help="payload frame (any URDF frame; default: child link of the last joint)")
-    parser.add_argument("--method", default="difference-rls", choices=list(METHODS))
+    parser.add_argument("--method", default=PayloadMethod.DIFFERENCE_RLS.value,
+                        choices=[m.value for m in PayloadMethod])
     parser.add_argument("--signals", choices=["commanded", "measured"],
                         help="regressor inputs (default: commanded when the bag holds the trajectory)")
     parser.add_argument("--convergence", choices=["covariance", "xu"], default="covariance",
@@ -57,11 +64,11 @@ def _range(text: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
     from payload_id_core.io.files import atomic_write_yaml  # noqa: PLC0415
+    from payload_id_core.payload.methods import identify_payload, needs_robot_identification  # noqa: PLC0415
     from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-    from payload_id_core.payload.methods import identify_payload  # noqa: PLC0415
 
     model = RobotModel.from_urdf(args.urdf)
     frame = args.frame or model.default_payload_frame
@@ -69,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     robot = None
     if args.robot:
         robot = RobotIdentification.load(args.robot, model)
-    elif args.method not in ("khalil-3", "ft"):
+    elif needs_robot_identification(args.method):
         raise PayloadIdError(f"--method {args.method} needs the unloaded robot's identification",
                              "pass --robot robot.yaml (payload-id identify-robot)")
     loaded = load_recording(args, model.joint_names)
@@ -95,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
           f"{'converged' if estimate.converged else 'NOT converged'}"
           + (f" after {estimate.convergence_time:.2f} s" if estimate.convergence_time == estimate.convergence_time else "")
           + f" -> {args.out}")
-    for note in map(str, estimate.notes):   # Note or plain text
-        if "measured motion" in note or "not identifiable" in note or "not physically consistent" in note:
-            print(f"  note: {note}", file=sys.stderr)
+    for note in map(Note.from_any, estimate.notes):
+        if note.code in STDERR_NOTES:
+            print(f"  note: {note.text}", file=sys.stderr)
     return 0

@@ -163,10 +163,6 @@ class OnlineEstimator(ABC):
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(z = [φ_L, Δφ_f, …], its covariance, identifiable mask of z)."""
 
-    def _payload(self):
-        """Former name of solution(), read by the offline adapter until it calls solution()."""
-        return self.solution()
-
     def model_error_ratio(self) -> float:
         """Residual RMS of the fit over the unloaded identification's torque RMSE; NaN when the RLS cost
         is not the residual's (see the subclasses)."""

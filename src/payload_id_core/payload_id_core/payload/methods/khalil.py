@@ -1,0 +1,156 @@
+"""Khalil 2007 §V-A: the four ways to identify a payload from joint torques.
+
+  khalil-1  §V-A-1, eq. 22–23: WLS of φ_L from τ_T − W χ with the known robot parameters.
+  khalil-2  §V-A-2, eq. 24–28: re-identify the loaded robot, payload from the differences (through
+            the numerical payload Jacobian instead of the RX90's grouping relations).
+  khalil-3  §V-A-3, eq. 29: WLS of φ_L from loaded minus unloaded torques on the same trajectory.
+  khalil-4  §V-A-4, eq. 30: one WLS of [θ, φ_L] on the stacked unloaded and loaded runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.finish import model_error_notes, model_error_ratio
+from payload_id_core.payload.jacobian import difference_jacobian
+from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
+from payload_id_core.payload.load_friction import sign_epsilon
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.methods.common import (
+    check_covers_excitation,
+    finish,
+    load_friction_on,
+    method_signals,
+    motion_duration,
+    payload_rows,
+    robot_sensitivity_cov,
+    robot_uncertainty,
+    same_trajectory_torques,
+    solve_with_load_friction,
+)
+from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.signals.recording import Recording
+
+
+def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
+             unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
+    """Khalil 2007 eq. 23: χ_L = W_L^+ (Y_T − W χ), weighted per joint; friction assumed unchanged
+    unless friction_change=True (then Δφ_f joins the unknowns, as the paper suggests)."""
+    check_covers_excitation(loaded)
+    sig = method_signals(loaded, model, options)
+    W, y_a = payload_rows(model, robot, frame, sig, bool(options.friction_change))
+    theta_a = np.asarray(robot.theta, dtype=float)
+    tau_a = y_a @ theta_a
+    sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot),
+                                                load_friction_on(PayloadMethod.KHALIL_1, options))
+    cov = sol.cov
+    rc = robot_uncertainty(robot, options)
+    if rc is not None:
+        cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
+    notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
+                              f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
+    notes += model_error_notes(model_error_ratio(sol.sigma, robot))
+    return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
+                  convergence_time=motion_duration(sig),
+                  friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
+
+
+def _difference_payload(model: RobotModel, robot: RobotIdentification, frame: str, theta_b: np.ndarray,
+                        cov_b: np.ndarray, ok_b: np.ndarray, options: PayloadOptions) -> LinearSolution:
+    """z = J^# (θ_b − θ_a) weighted by cov(ε); θ_b entries the loaded data did not fix get no weight."""
+    J = difference_jacobian(model, robot, frame, friction_change=True)
+    eps = theta_b - np.asarray(robot.theta, dtype=float)
+    C = np.where(np.isfinite(cov_b), cov_b, 0.0)
+    rc = robot_uncertainty(robot, options)
+    if rc is not None:
+        C = C + rc
+    if not ok_b.all():
+        big = 1e8 * max(float(np.max(np.diag(C))), 1e-12)
+        C[~ok_b, :] = 0.0
+        C[:, ~ok_b] = 0.0
+        C[~ok_b, ~ok_b] = big
+        eps = np.where(ok_b, eps, 0.0)
+    return generalized_lstsq(J, eps, C)
+
+
+def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
+             unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
+    """Khalil 2007 eq. 24–28: WLS re-identification of all robot parameters with the payload, then
+    the payload from the parameter variations through the payload Jacobian."""
+    check_covers_excitation(loaded)
+    sig = method_signals(loaded, model, options)
+    y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
+    re = weighted_lstsq(y_b, sig.tau)
+    sol = _difference_payload(model, robot, frame, re.x, re.cov, re.identifiable, options)
+    notes = [*sig.notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
+                              f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
+                              f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
+    return finish(frame, PayloadMethod.KHALIL_2, sol.x, sol.cov, sol.identifiable, notes, options,
+                  convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)
+
+
+def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recording, frame: str,
+             unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
+    """Khalil 2007 eq. 29: χ_L = W_L^+ (Y_T − Y_wL), Y_wL the unloaded torques on the same trajectory.
+    Needs no robot parameters at all (robot may be None); friction assumed unchanged by default."""
+    if unloaded is None:
+        raise PayloadIdError("khalil-3 needs the unloaded run of the same trajectory", "pass --unloaded-bag")
+    check_covers_excitation(loaded)
+    sig = method_signals(loaded, model, options)
+    tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3)
+    fc = bool(options.friction_change)
+    lf = load_friction_on(PayloadMethod.KHALIL_3, options)
+    W, y_a = payload_rows(model, robot if (fc or lf) else None, frame, sig, fc)
+    tau_a = None
+    if lf:
+        # The unloaded model torque sets the load the drives carry: the identified robot's, else the URDF's
+        # (not the unloaded run's measured torque: its noise is in the fitted difference too).
+        tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None
+                 else np.array([model.rnea(q, qd, qdd) for q, qd, qdd in zip(sig.q, sig.qd, sig.qdd)]))
+    sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_u, tau_a, sig.qd, sign_epsilon(robot), lf)
+    notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "
+                              f"{np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
+    return finish(frame, PayloadMethod.KHALIL_3, sol.x, sol.cov, sol.identifiable, notes, options,
+                  convergence_time=motion_duration(sig),
+                  friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
+
+
+def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
+             unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
+    """Khalil 2007 eq. 30: [Y_a; Y_b] = [[W_a, 0], [W_b, W_L]] [χ; χ_L], one WLS with weights per run
+    and joint. robot.yaml only supplies the parameter definition (base set, friction shape)."""
+    if unloaded is None:
+        raise PayloadIdError("khalil-4 needs an unloaded run (any exciting trajectory)", "pass --unloaded-bag")
+    check_covers_excitation(loaded)
+    check_covers_excitation(unloaded, "unloaded recording")
+    sig_b = method_signals(loaded, model, options)
+    sig_a = method_signals(unloaded, model, options)
+    y_a = robot.regressor(sig_a.q, sig_a.qd, sig_a.qdd, sig_a.temperature)
+    W_l, y_b = payload_rows(model, robot, frame, sig_b, bool(options.friction_change))
+    p, u = y_a.shape[-1], W_l.shape[-1]
+    top = np.concatenate([y_a, np.zeros(y_a.shape[:2] + (u,))], axis=-1)
+    bottom = np.concatenate([y_b, W_l], axis=-1)
+    # Weights per run and joint (Khalil §III): first an ordinary solution, then each block whitened.
+    A = np.concatenate([top, bottom], axis=0)
+    b = np.concatenate([sig_a.tau, sig_b.tau], axis=0)
+    first = weighted_lstsq(A, b, iterate_weights=False)
+    r = b - A @ first.x
+    na = y_a.shape[0]
+    s_a = np.sqrt(np.mean(r[:na] ** 2, axis=0))
+    s_b = np.sqrt(np.mean(r[na:] ** 2, axis=0))
+    w = np.concatenate([np.broadcast_to(1 / np.maximum(s_a, 1e-12), (na, model.n)),
+                        np.broadcast_to(1 / np.maximum(s_b, 1e-12), (r.shape[0] - na, model.n))])
+    sol = weighted_lstsq(A * w[..., None], b * w, sigma=np.ones(model.n))
+    z = sol.x[p:]
+    cov = sol.cov[p:, p:]
+    ok = sol.identifiable[p:]
+    notes = [*sig_b.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
+                                f"global identification: {p} robot + {u} payload unknowns; torque residual std "
+                                f"unloaded {np.round(s_a, 4).tolist()}, loaded {np.round(s_b, 4).tolist()} N·m")]
+    return finish(frame, PayloadMethod.KHALIL_4, z, cov, ok, notes, options, convergence_time=motion_duration(sig_b),
+                  friction_unknowns=u - 10)
