@@ -25,7 +25,8 @@ from typing import Sequence
 
 import numpy as np
 
-from payload_id_core.signals.conditioning import filtered_derivatives, sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.filtering import filtered_derivatives
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv

@@ -32,7 +32,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_msgs.action import Excite
-from payload_id_core.signals.conditioning import sample_commanded   # imported up front: a stop must not wait for it
+from payload_id_core.signals.commanded import sample_commanded   # imported up front: a stop must not wait for it
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_ros.action_thread import threaded

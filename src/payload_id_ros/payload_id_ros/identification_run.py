@@ -1,7 +1,7 @@
 """The data path of one Identify goal, free of ROS: samples in, payload estimate out.
 
 The node hands over the commanded trajectories it heard and the measured joint states in batches.
-This class aligns them by time the way the controller executed them (conditioning.sample_commanded:
+This class aligns them by time the way the controller executed them (signals.commanded.sample_commanded:
 commanded q, q̇, q̈ at each joint-state stamp, Xu 2024 §3.1 uses the commanded signals), keeps only
 the excitation itself (not the move to the start pose), feeds the online method in blocks,
 and checks the inputs (NaN, stale stamps, a controller that does not move). At the end it computes
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector

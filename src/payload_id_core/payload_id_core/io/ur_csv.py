@@ -4,7 +4,7 @@
 measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
 controller's own model (N·m). Torque = current × drive gain (effort_scale). The files hold no
 commanded trajectory, so the measured motion, smoothed, stands in for it
-(conditioning.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
+(signals.commanded.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
 on a uniform grid, velocities and accelerations their derivatives), which lets source='commanded'
 pipelines run on them; the torques stay raw here and conditioned_signals filters them alike.
 Recording.notes says so.
@@ -18,7 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from payload_id_core.signals.conditioning import sampling_rate, smoothed_trajectory
+from payload_id_core.signals.commanded import smoothed_trajectory
+from payload_id_core.signals.filtering import sampling_rate
 from payload_id_core.signals.recording import JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 

@@ -73,7 +73,7 @@ def check_covers_excitation(recording: Recording, what: str = "loaded recording"
     """A recording cut short (bag stopped early) cannot carry the excitation it was meant to."""
     if not recording.commanded:
         return
-    from payload_id_core.signals.conditioning import commanded_span  # noqa: PLC0415
+    from payload_id_core.signals.commanded import commanded_span  # noqa: PLC0415
 
     t0, t1 = commanded_span(recording.commanded)
     t = recording.joints.t

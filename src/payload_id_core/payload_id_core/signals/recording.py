@@ -67,7 +67,7 @@ class CommandedTrajectory:
     velocities: np.ndarray | None = None      # (M, n)
     accelerations: np.ndarray | None = None   # (M, n)
     # Set when no command was recorded and the points are the measured motion smoothed by a
-    # zero-phase low-pass at this cutoff (Hz) as a stand-in (conditioning.smoothed_trajectory):
+    # zero-phase low-pass at this cutoff (Hz) as a stand-in (signals.commanded.smoothed_trajectory):
     # conditioned_signals then passes the torques through the same filter and trims its end transients.
     smoothing_cutoff_hz: float | None = None
 

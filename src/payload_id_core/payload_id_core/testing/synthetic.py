@@ -104,7 +104,7 @@ def synthetic_recording(model: RobotModel, t, q, qd, qdd, *, friction: FrictionM
     if effort_scale is not None:
         tau = tau / np.broadcast_to(np.asarray(effort_scale, dtype=float), (n,))
     # The last measured sample is left out: at the last commanded point a joint_trajectory_controller
-    # holds the arm at rest (conditioning.sample_commanded), which a periodic motion does not do.
+    # holds the arm at rest (signals.commanded.sample_commanded), which a periodic motion does not do.
     keep = slice(0, max(t.size - 1, 1))
     joints = JointSamples(t[keep], list(model.joint_names), qm[keep], qdm[keep], tau[keep],
                           None if temperature is None else temperature[keep])
