@@ -57,7 +57,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.excitation.fourier import CartesianLimit, MotionLimits, limit_violations, robot_key  # noqa: PLC0415
+    from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations, robot_key  # noqa: PLC0415
     from payload_id_core.excitation.design import ExcitationDesign, optimize_excitation  # noqa: PLC0415
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
