@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+import yaml
+from rosbags.highlevel import AnyReader
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
 
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
@@ -31,8 +35,6 @@ _NOTES_KEY = "payload_id.notes"
 
 
 def _typestore():
-    from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415 - keep import cost out of `import payload_id_core`
-
     return get_typestore(Stores.ROS2_KILTED)
 
 
@@ -107,8 +109,6 @@ def _scale_vector(effort_scale, names: list[str], source: str) -> np.ndarray:
 
 
 def _open_reader(path: Path):
-    from rosbags.highlevel import AnyReader  # noqa: PLC0415
-
     if not path.exists():
         raise PayloadIdError(f"bag {path} does not exist", "check the --bag path")
     is_bag_dir = path.is_dir() and (path / "metadata.yaml").is_file()
@@ -266,8 +266,6 @@ def _read_notes(path: Path) -> list[str]:
     meta = path / "metadata.yaml" if path.is_dir() else None
     if meta is None or not meta.is_file():
         return []
-    import yaml  # noqa: PLC0415
-
     try:
         info = yaml.safe_load(meta.read_text()).get("rosbag2_bagfile_information", {})
         text = (info.get("custom_data") or {}).get(_NOTES_KEY)
@@ -334,8 +332,6 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
     its header stamp, so the bag is a deterministic function of the recording (same bytes every
     time). `storage`: 'mcap' or 'sqlite3'.
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: PLC0415
-
     plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
     if storage not in plugins:
         raise PayloadIdError(f"unknown bag storage '{storage}'", "use mcap or sqlite3")

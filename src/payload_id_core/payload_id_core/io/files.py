@@ -11,6 +11,8 @@ from typing import Iterator
 
 import yaml
 
+from payload_id_core.errors import PayloadIdError
+
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same directory and a rename."""
@@ -61,8 +63,6 @@ def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
     `what` names the file for the user ("robot file", "payload file"); `fix` says what to do when
     it is missing or malformed ("run payload-id identify-robot first").
     """
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     path = Path(path)
     if not path.is_file():
         raise PayloadIdError(f"{what} {path} does not exist", fix)

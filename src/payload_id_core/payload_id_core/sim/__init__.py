@@ -2,7 +2,8 @@
 like ros2_control and records what a real cell's topics would carry (joint states, commands, wrench).
 
 `simulate(...)` is the offline player behind `payload-id simulate`; `SimulatedCell` is the steppable
-cell the mock_hardware node runs in real time.
+cell the mock_hardware node runs in real time. MuJoCo is imported only when a cell is built without a
+backend of its own (sim.cell), so importing this package does not need it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim.cell import CellSamples, SimulatedCell
+from payload_id_core.sim.controller import validate_trajectory
 from payload_id_core.sim.profile import SimProfile, load_profile
 
 __all__ = ["simulate", "SimulatedCell", "CellSamples", "SimProfile", "load_profile", "recording_from_samples"]
@@ -57,8 +59,6 @@ def simulate(model_or_urdf, trajectory, payload: PayloadEstimate | None = None, 
     if lead_in < 0 or lead_out < 0:
         raise PayloadIdError("negative lead-in or lead-out time", "use times >= 0")
     cmd = _commanded(model, trajectory, points_rate_hz, lead_in)
-    from payload_id_core.sim.controller import validate_trajectory  # noqa: PLC0415
-
     q0 = validate_trajectory(model, cmd).positions[0]
     cell = SimulatedCell(model, profile, payload, seed=seed, rate_hz=rate_hz, q0=q0)
     sent = cell.send(cmd)
