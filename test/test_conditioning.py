@@ -6,6 +6,7 @@ import pytest
 from payload_id_core.signals import commanded, conditioning, delay, filtering
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import NoteCode, has_note
 
 
 def poly_trajectory(coeffs, knots, start=10.0, fields=("pos", "vel", "acc"), names=("a",)):
@@ -183,7 +184,8 @@ def test_conditioned_signals_commanded():
     np.testing.assert_allclose(sig.tau, np.column_stack([np.sin(sig.t), np.cos(sig.t)]))  # reordered by name
     fixed = conditioning.conditioned_signals(rec, ["j1", "j2"], delay=0.0)
     assert fixed.delay_used == 0.0
-    assert any("estimated" in n for n in sig.notes)
+    assert has_note(sig.notes, NoteCode.SIGNALS_DELAY_ESTIMATED)
+    assert not has_note(fixed.notes, NoteCode.SIGNALS_DELAY_ESTIMATED)
 
 
 def test_conditioned_signals_measured_and_decimated():
@@ -230,13 +232,13 @@ def test_filter_edges_are_trimmed(rate, cutoff):
     assert sig.t[0] == pytest.approx(edge, abs=1 / rate) and sig.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
     k = np.searchsorted(t, sig.t)
     assert np.abs(sig.qdd - qdd[k]).max() < 0.01 * rms
-    assert any(f"within {edge:.3g} s of the ends dropped" in n for n in sig.notes)
+    assert has_note(sig.notes, NoteCode.SIGNALS_EDGES_TRIMMED)
     # The same trimming for a stand-in command smoothed from measured positions (torques filtered alike).
     rec.commanded = [commanded.smoothed_trajectory(t, q, names, cutoff)]
     cmd = conditioning.conditioned_signals(rec, names, source="commanded", delay=0.0)
     assert cmd.t[0] == pytest.approx(edge, abs=1 / rate) and cmd.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
     assert np.abs(cmd.qdd - qdd[np.searchsorted(t, cmd.t)]).max() < 0.01 * rms
-    assert any(f"torques low-pass filtered at {cutoff:g} Hz" in n for n in cmd.notes)
+    assert has_note(cmd.notes, NoteCode.SIGNALS_TORQUES_FILTERED) and has_note(cmd.notes, NoteCode.SIGNALS_EDGES_TRIMMED)
     # Too short for its filter: a clear refusal, not a few corrupt samples.
     short = Recording(JointSamples(t[: int(1.5 * edge * rate)], names, q[: int(1.5 * edge * rate)], None,
                                    np.zeros((int(1.5 * edge * rate), 3))), source="short.bag")

@@ -50,10 +50,10 @@ def test_load_dependent_friction_removes_the_mass_bias_on_the_cell(cell, method)
     assert abs(err) < 0.5 * abs(err_plain)
     assert abs(err) / std < 3.0, (method, err, std)
     assert np.linalg.norm(est.com - COM) < 0.003
-    mu_note = [n for n in est.notes if n.startswith("load-dependent Coulomb friction")]
+    mu_note = [n for n in est.notes if str(n).startswith("load-dependent Coulomb friction")]
     assert len(mu_note) == 1, est.notes
     if method != "difference-rls":   # its RLS cost holds Xu's prior misfit: no residual ratio reported
-        ratio_note = next(n for n in est.notes if n.startswith("model-error check"))
+        ratio_note = next(n for n in est.notes if str(n).startswith("model-error check"))
         assert "above 1.5" not in ratio_note, ratio_note
 
 
@@ -61,7 +61,7 @@ def test_estimated_load_coulomb_matches_the_profile(cell):
     """khalil-1's μ for the shoulder and elbow (the joints a payload loads most) is the profile's 0.02."""
     m, robot, loaded = cell
     est = identify_payload("khalil-1", m, robot, loaded, FRAME, source="commanded")
-    note = next(n for n in est.notes if n.startswith("load-dependent Coulomb friction"))
+    note = next(n for n in est.notes if str(n).startswith("load-dependent Coulomb friction"))
     values = note.split(": ", 1)[1]
     mu, mu_std = (np.array(ast.literal_eval(part)) for part in values.split(" ± "))
     assert mu.shape == (6,)

@@ -7,7 +7,8 @@ import pytest
 
 from payload_id_core.signals import commanded, conditioning, filtering
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
+from payload_id_core.notes import NoteCode, has_note
+from payload_id_core.io.ur_csv import (README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
                                    UR_JOINT_NAMES, read_ur_csv)
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"
@@ -26,7 +27,7 @@ def test_reads_every_real_file(name):
     assert np.all(np.diff(j.t) > 0)
     assert np.median(np.diff(j.t)) == pytest.approx(0.010, abs=5e-4)   # about 100 Hz
     assert np.abs(j.q).max() < 2 * np.pi                               # radians, within UR joint range
-    assert MEASURED_AS_COMMANDED_NOTE in rec.notes
+    assert has_note(rec.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
     # The stand-in command: smoothed measured positions on a uniform grid at the median rate,
     # covering the recording to within one step, flagged for the torque filter.
     (cmd,) = rec.commanded
@@ -37,7 +38,7 @@ def test_reads_every_real_file(name):
     q_cmd = commanded.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)[0]
     assert np.abs(q_cmd - j.q)[50:-50].max() < 2e-3          # the filter keeps the motion (rad)
     # The validation files are static poses (the velocity columns are zero): the reader says so.
-    static = any("does not move" in n for n in rec.notes)
+    static = has_note(rec.notes, NoteCode.SIGNALS_STATIC_RECORDING)
     assert static == name.startswith("validation")
     assert (np.ptp(j.q, axis=0).max() < 1e-3) == static
 
@@ -52,7 +53,8 @@ def test_columns_and_scaling():
     np.testing.assert_allclose(rec.joints.tau, raw[:, 13:19] * README_DRIVE_GAINS, rtol=1e-15)
     unscaled = read_ur_csv(DATA / CLEAN)
     np.testing.assert_array_equal(unscaled.joints.tau, raw[:, 13:19])
-    assert any("motor currents" in n for n in unscaled.notes)
+    assert has_note(unscaled.notes, NoteCode.IO_CURRENTS_AS_TORQUES)
+    assert not has_note(rec.notes, NoteCode.IO_CURRENTS_AS_TORQUES)
     # The velocity columns are the derivative of the position columns (so the mapping is right).
     dq = filtering.central_difference(rec.joints.q, rec.joints.t)
     assert np.sqrt(np.mean((dq - rec.joints.qd) ** 2)) < 0.02 * np.sqrt(np.mean(rec.joints.qd ** 2))
@@ -75,8 +77,8 @@ def test_corrupt_logger_rows_and_cut_last_line_are_dropped_with_notes():
     name = "ur-20_02_19_15harm50secLoad.csv"
     rec = read_ur_csv(DATA / name, README_DRIVE_GAINS)
     assert len(rec.joints) == 6107 - 1 - 9   # 6107 lines: the last has no newline
-    assert any("cut short (20 of 31 fields)" in n for n in rec.notes)
-    assert any("dropped 9 corrupt logger rows" in n and "lines 2, 3" in n for n in rec.notes)
+    assert has_note(rec.notes, NoteCode.IO_TRUNCATED_LINE)
+    assert has_note(rec.notes, NoteCode.IO_CORRUPT_ROWS_DROPPED)
     assert rec.joints.t[0] == pytest.approx(3047.693)
     assert np.abs(rec.joints.tau).max() < 250.0   # no garbage values (1e154 in the dropped rows)
 
@@ -103,10 +105,10 @@ def test_commanded_pipeline_on_real_data():
     rec = read_ur_csv(DATA / "ur-20_02_19_15harm50sec.csv", README_DRIVE_GAINS)
     sig = conditioning.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay="estimate")
     assert abs(sig.delay_used) < 1e-3                        # zero-phase smoothing: no delay
-    assert MEASURED_AS_COMMANDED_NOTE in sig.notes
+    assert has_note(sig.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
     # The torques pass the stand-in's filter (parallel filtering), and the filter's first and last
     # 3/fc = 0.6 s are dropped.
-    assert any(f"torques low-pass filtered at {SMOOTHING_CUTOFF_HZ:g} Hz" in n for n in sig.notes)
+    assert has_note(sig.notes, NoteCode.SIGNALS_TORQUES_FILTERED)
     edge = 3.0 / SMOOTHING_CUTOFF_HZ
     step = 0.025                                             # two logging intervals (10-12 ms)
     assert sig.t[0] == pytest.approx(rec.joints.t[0] + edge, abs=step)

@@ -12,6 +12,7 @@ from typing import Iterator
 import yaml
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -34,8 +35,15 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+class _Dumper(yaml.SafeDumper):
+    """safe_dump plus Note, stored as {code, text} wherever it appears (results' notes lists)."""
+
+
+_Dumper.add_representer(Note, lambda dumper, note: dumper.represent_dict(note.to_dict()))
+
+
 def atomic_write_yaml(path: str | os.PathLike, data: dict) -> None:
-    atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, default_flow_style=None))
+    atomic_write_text(path, yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=None))
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.commanded import commanded_span, sample_commanded
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.filtering import decimate_parallel, edge_seconds, filtered_derivatives, sampling_rate
@@ -37,7 +38,7 @@ class Signals:
     tau: np.ndarray                    # (N, n) N·m
     temperature: np.ndarray | None
     delay_used: float                  # s, command-to-motion delay applied (0 for measured)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
     joint_names: list[str] = field(default_factory=list)
     source: str = "commanded"
 
@@ -77,7 +78,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         raise PayloadIdError(f"{recording.source or 'recording'}: joint states lack joints {lacking} "
                              f"(they have {joints.joint_names})", "record all the robot's joints or pass the right URDF")
     joints = joints.reordered(np.array([joints.joint_names.index(j) for j in joint_names]), joint_names)
-    notes: list[str] = list(recording.notes)
+    notes = [Note.from_any(n) for n in recording.notes]
     t = joints.t
     fs = sampling_rate(t)
     temperature = joints.temperature
@@ -93,10 +94,10 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             q_cmd_at_t, _, _ = sample_commanded(recording.commanded, t[inside], joint_names)
             try:
                 d = estimate_delay(t[inside], joints.q[inside], t[inside], q_cmd_at_t)
-                notes.append(f"command-to-motion delay estimated: {d * 1e3:.2f} ms")
+                notes.append(Note(NoteCode.SIGNALS_DELAY_ESTIMATED, f"command-to-motion delay estimated: {d * 1e3:.2f} ms"))
             except PayloadIdError as err:
                 d = 0.0
-                notes.append(f"delay not estimated ({err.problem}); 0 used")
+                notes.append(Note(NoteCode.SIGNALS_DELAY_NOT_ESTIMATED, f"delay not estimated ({err.problem}); 0 used"))
         elif isinstance(delay, (int, float)) and np.isfinite(delay):
             d = float(delay)
         else:
@@ -110,7 +111,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                                  "record the joint states while the trajectory plays (same clock for both topics)")
         dropped = int((~keep).sum())
         if dropped:
-            notes.append(f"{dropped} samples outside the commanded trajectory were dropped")
+            notes.append(Note(NoteCode.SIGNALS_OUTSIDE_COMMAND_DROPPED,
+                              f"{dropped} samples outside the commanded trajectory were dropped"))
         q, qd, qdd = sample_commanded(recording.commanded, ts[keep], joint_names)
         tau = joints.tau
         smoothing = _smoothing_cutoff(recording.commanded)
@@ -120,7 +122,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             tau = filtered_derivatives(t, tau, fc, derivatives=0)[0]
             filtered_at = fc if smoothing is None else min(fc, smoothing)
             why = " like the measured motion standing in for the command" if cutoff_hz is None else ""
-            notes.append(f"torques low-pass filtered at {fc:g} Hz (zero phase){why}")
+            notes.append(Note(NoteCode.SIGNALS_TORQUES_FILTERED, f"torques low-pass filtered at {fc:g} Hz (zero phase){why}"))
         elif smoothing is not None:
             filtered_at = smoothing
         t, tau = t[keep], tau[keep]
@@ -131,8 +133,9 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         q, qd, qdd = filtered_derivatives(t, joints.q, fc)
         tau = filtered_derivatives(t, joints.tau, fc, derivatives=0)[0]
         filtered_at = fc
-        notes.append(f"measured positions and torques low-pass filtered at {fc:g} Hz (zero phase), "
-                     "velocities and accelerations by central differences")
+        notes.append(Note(NoteCode.SIGNALS_MEASURED_FILTERED,
+                          f"measured positions and torques low-pass filtered at {fc:g} Hz (zero phase), "
+                          "velocities and accelerations by central differences"))
     else:
         raise PayloadIdError(f"unknown signal source '{source}'", "use 'commanded' or 'measured'")
 
@@ -145,8 +148,9 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                                  "record a longer run, or raise the cutoff")
         t, q, qd, qdd, tau = t[inner], q[inner], qd[inner], qdd[inner], tau[inner]
         temperature = None if temperature is None else temperature[inner]
-        notes.append(f"{int((~inner).sum())} samples within {edge:.3g} s of the ends dropped "
-                     f"(transients of the {filtered_at:g} Hz zero-phase filter and of differentiation)")
+        notes.append(Note(NoteCode.SIGNALS_EDGES_TRIMMED,
+                          f"{int((~inner).sum())} samples within {edge:.3g} s of the ends dropped "
+                          f"(transients of the {filtered_at:g} Hz zero-phase filter and of differentiation)"))
 
     if decimate != 1:
         factor = int(decimate)
@@ -156,7 +160,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         t = t[idx]
         if temperature is not None:
             temperature = temperature[idx]
-        notes.append(f"decimated by {factor} after a common {0.8 * fs / (2.0 * factor):.3g} Hz zero-phase low-pass")
+        notes.append(Note(NoteCode.SIGNALS_DECIMATED,
+                          f"decimated by {factor} after a common {0.8 * fs / (2.0 * factor):.3g} Hz zero-phase low-pass"))
 
     return Signals(t=t, q=q, qd=qd, qdd=qdd, tau=tau, temperature=temperature, delay_used=d, notes=notes,
                    joint_names=joint_names, source=source)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
 
 
 @dataclass
@@ -107,7 +108,7 @@ class Recording:
     commanded: list[CommandedTrajectory] = field(default_factory=list)
     wrench: WrenchSamples | None = None
     source: str = ""                  # file it came from, for messages
-    notes: list[str] = field(default_factory=list)  # e.g. "measured motion used as commanded"
+    notes: list[Note] = field(default_factory=list)  # e.g. SIGNALS_MEASURED_AS_COMMANDED (plain str: INFO)
 
     def for_model(self, model) -> "Recording":
         """The same recording with joint columns in `model.joint_names` order, matched by name

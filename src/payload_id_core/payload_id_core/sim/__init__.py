@@ -14,6 +14,7 @@ import numpy as np
 
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim.cell import CellSamples, SimulatedCell
@@ -40,9 +41,11 @@ def recording_from_samples(cell: SimulatedCell, s: CellSamples, commanded: list[
     if s.wrench is not None:
         wrench = WrenchSamples(s.t, cell.sensor_frame, s.wrench[:, :3], s.wrench[:, 3:])
     p = cell.profile
-    notes = [f"simulated: profile {p.name}, physics step {p.timestep * 1e3:g} ms, control {cell.rate_hz:g} Hz",
-             "payload: " + ("none" if cell.payload is None else
-                            f"{cell.payload.mass:g} kg at {cell._payload_frame}, phi {np.round(cell.payload.phi, 9).tolist()}")]
+    payload = ("none" if cell.payload is None else
+               f"{cell.payload.mass:g} kg at {cell._payload_frame}, phi {np.round(cell.payload.phi, 9).tolist()}")
+    notes = [Note(NoteCode.SIM_SETUP,
+                  f"simulated: profile {p.name}, physics step {p.timestep * 1e3:g} ms, control {cell.rate_hz:g} Hz"),
+             Note(NoteCode.SIM_PAYLOAD, "payload: " + payload)]
     return Recording(joints=joints, commanded=list(commanded), wrench=wrench, source=source, notes=notes)
 
 
