@@ -238,7 +238,7 @@ def test_filter_edges_are_trimmed(rate, cutoff):
     cmd = conditioning.conditioned_signals(rec, names, source="commanded", delay=0.0)
     assert cmd.t[0] == pytest.approx(edge, abs=1 / rate) and cmd.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
     assert np.abs(cmd.qdd - qdd[np.searchsorted(t, cmd.t)]).max() < 0.01 * rms
-    assert has_note(cmd.notes, NoteCode.SIGNALS_TORQUES_FILTERED) and has_note(cmd.notes, NoteCode.SIGNALS_EDGES_TRIMMED)
+    assert has_note(cmd.notes, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN) and has_note(cmd.notes, NoteCode.SIGNALS_EDGES_TRIMMED)
     # Too short for its filter: a clear refusal, not a few corrupt samples.
     short = Recording(JointSamples(t[: int(1.5 * edge * rate)], names, q[: int(1.5 * edge * rate)], None,
                                    np.zeros((int(1.5 * edge * rate), 3))), source="short.bag")

@@ -108,7 +108,7 @@ def test_commanded_pipeline_on_real_data():
     assert has_note(sig.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
     # The torques pass the stand-in's filter (parallel filtering), and the filter's first and last
     # 3/fc = 0.6 s are dropped.
-    assert has_note(sig.notes, NoteCode.SIGNALS_TORQUES_FILTERED)
+    assert has_note(sig.notes, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN)
     edge = 3.0 / SMOOTHING_CUTOFF_HZ
     step = 0.025                                             # two logging intervals (10-12 ms)
     assert sig.t[0] == pytest.approx(rec.joints.t[0] + edge, abs=step)

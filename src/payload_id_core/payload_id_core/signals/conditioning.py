@@ -121,8 +121,12 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             # Filtered over the whole record (then cut), against the true time stamps.
             tau = filtered_derivatives(t, tau, fc, derivatives=0)[0]
             filtered_at = fc if smoothing is None else min(fc, smoothing)
-            why = " like the measured motion standing in for the command" if cutoff_hz is None else ""
-            notes.append(Note(NoteCode.SIGNALS_TORQUES_FILTERED, f"torques low-pass filtered at {fc:g} Hz (zero phase){why}"))
+            if cutoff_hz is None:
+                notes.append(Note(NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN,
+                                  f"torques low-pass filtered at {fc:g} Hz (zero phase) like the measured motion "
+                                  "standing in for the command"))
+            else:
+                notes.append(Note(NoteCode.SIGNALS_TORQUES_FILTERED, f"torques low-pass filtered at {fc:g} Hz (zero phase)"))
         elif smoothing is not None:
             filtered_at = smoothing
         t, tau = t[keep], tau[keep]

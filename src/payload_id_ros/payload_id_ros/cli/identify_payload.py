@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from payload_id_core.notes import Note, NoteCode
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
+
+# Notes worth a line on stderr: how the motion was obtained and what the estimate could not determine.
+# (INFO notes are matched by their words until their layer gives them codes.)
+_SHOWN_NOTES = {NoteCode.SIGNALS_MEASURED_AS_COMMANDED, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN,
+                NoteCode.FT_PROJECTED}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
           f"{'converged' if estimate.converged else 'NOT converged'}"
           + (f" after {estimate.convergence_time:.2f} s" if estimate.convergence_time == estimate.convergence_time else "")
           + f" -> {args.out}")
-    for note in estimate.notes:
-        if "measured motion" in note or "not identifiable" in note or "not physically consistent" in note:
+    for note in map(Note.from_any, estimate.notes):
+        if note.code in _SHOWN_NOTES or (note.code is NoteCode.INFO and any(
+                words in note.text for words in ("measured motion", "not identifiable", "not physically consistent"))):
             print(f"  note: {note}", file=sys.stderr)
     return 0
