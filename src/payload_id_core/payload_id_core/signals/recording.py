@@ -1,6 +1,6 @@
 """The data a recording holds, independent of where it came from (rosbag2, UR CSV, simulation).
 
-Readers (bag_io, ur_csv) produce a Recording; the identification code consumes it. Arrays are
+Readers (io.bag, io.ur_csv) produce a Recording; the identification code consumes it. Arrays are
 float64, time in seconds, joint columns in the order of `joint_names` (callers reorder to the
 model's order by name with RobotModel.match_joint_order).
 """
