@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from payload_id_core.io import bag as bag_io, conditioning
+from payload_id_core.io import bag as bag_io
+from payload_id_core.signals import commanded, conditioning
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv
 
@@ -57,7 +58,7 @@ def main() -> None:
             figures[f"write_bag_60s_500hz_{storage}_s"], _ = timed(lambda: bag_io.write_bag(path, rec, storage))
             figures[f"read_bag_60s_500hz_{storage}_s"], _ = timed(lambda: bag_io.read_bag(path))
     t = rec.joints.t
-    figures["sample_commanded_30000_ms"] = 1e3 * timed(lambda: conditioning.sample_commanded(rec.commanded, t))[0]
+    figures["sample_commanded_30000_ms"] = 1e3 * timed(lambda: commanded.sample_commanded(rec.commanded, t))[0]
     sec, sig = timed(lambda: conditioning.conditioned_signals(rec, NAMES, source="commanded", delay="estimate"))
     figures["conditioned_signals_commanded_estimate_delay_60s_s"] = sec
     figures["delay_error_ms"] = abs(sig.delay_used - 0.004) * 1e3

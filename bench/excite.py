@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-from payload_id_core.excitation.fourier import MotionLimits, load_trajectory
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation.limits import MotionLimits
 from payload_id_core.excitation.design import (
     ExcitationDesign, RegressorMetrics, evaluate_trajectory, noise_std_from_run, optimize_excitation,
     random_feasible, single_threaded_blas,

@@ -5,15 +5,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from payload_id_core.io import bag as bag_io
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 
 NAMES = ["shoulder", "elbow", "wrist"]
 
 
-def make_recording(n_samples=400, rate=500.0, t0=3.25, seed=1, wrench=True, notes=("synthetic",)):
+def make_recording(n_samples=400, rate=500.0, t0=3.25, seed=1, wrench=True,
+                   notes=(Note(NoteCode.TESTING_SYNTHETIC, "synthetic"), "a plain remark")):
     rng = np.random.default_rng(seed)
     t = t0 + np.arange(n_samples) / rate
     n = len(NAMES)
@@ -60,8 +63,19 @@ def test_round_trip(tmp_path, storage):
     bag_io.write_bag(tmp_path / "bag", rec, storage=storage)
     back = bag_io.read_bag(tmp_path / "bag", require_trajectory=True, require_wrench=True)
     assert_same_recording(rec, back)
-    assert back.notes == ["synthetic"]
+    assert back.notes == [Note(NoteCode.TESTING_SYNTHETIC, "synthetic"), Note(NoteCode.INFO, "a plain remark")]
     assert back.source == str(tmp_path / "bag")
+
+
+def test_notes_of_a_bag_written_before_note_codes_still_read(tmp_path):
+    """Older bags hold the notes' texts joined by newlines: each line reads as an INFO note."""
+    bag_io.write_bag(tmp_path / "bag", make_recording(wrench=False))
+    meta = tmp_path / "bag" / "metadata.yaml"
+    info = yaml.safe_load(meta.read_text())
+    info["rosbag2_bagfile_information"]["custom_data"]["payload_id.notes"] = "synthetic\nsecond remark"
+    meta.write_text(yaml.safe_dump(info))
+    back = bag_io.read_bag(tmp_path / "bag")
+    assert back.notes == [Note(NoteCode.INFO, "synthetic"), Note(NoteCode.INFO, "second remark")]
 
 
 def test_write_is_deterministic_and_replaces(tmp_path):

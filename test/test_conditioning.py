@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from payload_id_core.signals import conditioning as cond
+from payload_id_core.signals import commanded, conditioning, delay, filtering
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import NoteCode, has_note
 
 
 def poly_trajectory(coeffs, knots, start=10.0, fields=("pos", "vel", "acc"), names=("a",)):
@@ -19,7 +20,7 @@ def poly_trajectory(coeffs, knots, start=10.0, fields=("pos", "vel", "acc"), nam
 def test_quintic_segments_reproduce_a_quintic_exactly():
     P, traj = poly_trajectory([0.3, -0.2, 0.5, 0.1, -0.05, 0.02], np.array([0.0, 0.4, 1.0, 1.3, 2.0]))
     t = 10.0 + np.linspace(0.0, 1.999, 2001)
-    q, qd, qdd = cond.sample_commanded([traj], t)
+    q, qd, qdd = commanded.sample_commanded([traj], t)
     np.testing.assert_allclose(q[:, 0], P(t - 10), atol=1e-13)
     np.testing.assert_allclose(qd[:, 0], P.deriv()(t - 10), atol=1e-12)
     np.testing.assert_allclose(qdd[:, 0], P.deriv(2)(t - 10), atol=1e-11)
@@ -28,14 +29,14 @@ def test_quintic_segments_reproduce_a_quintic_exactly():
 def test_cubic_with_velocities_and_linear_with_positions_only():
     P, traj = poly_trajectory([1.0, 0.5, -0.7, 0.25], np.array([0.0, 0.3, 0.9, 1.5]), fields=("pos", "vel"))
     t = 10.0 + np.linspace(0.0, 1.49, 500)
-    q, qd, qdd = cond.sample_commanded([traj], t)
+    q, qd, qdd = commanded.sample_commanded([traj], t)
     np.testing.assert_allclose(q[:, 0], P(t - 10), atol=1e-13)
     np.testing.assert_allclose(qd[:, 0], P.deriv()(t - 10), atol=1e-12)
     np.testing.assert_allclose(qdd[:, 0], P.deriv(2)(t - 10), atol=1e-11)
     # Positions only: straight lines between points, the segment slope as velocity, zero acceleration.
     knots = np.array([0.0, 0.3, 0.9, 1.5])
     traj = CommandedTrajectory(10.0, ["a"], knots, np.array([[0.0], [0.6], [0.0], [3.0]]))
-    q, qd, qdd = cond.sample_commanded([traj], t)
+    q, qd, qdd = commanded.sample_commanded([traj], t)
     np.testing.assert_allclose(q[:, 0], np.interp(t - 10, knots, [0.0, 0.6, 0.0, 3.0]), atol=1e-14)
     seg = np.searchsorted(knots, t - 10, side="right") - 1
     np.testing.assert_allclose(qd[:, 0], np.array([2.0, -1.0, 5.0])[seg], atol=1e-12)
@@ -44,11 +45,11 @@ def test_cubic_with_velocities_and_linear_with_positions_only():
 
 def test_hold_after_last_point_and_before_first():
     _, traj = poly_trajectory([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], np.array([0.5, 1.0, 2.0]))
-    q, qd, qdd = cond.sample_commanded([traj], np.array([9.0, 10.2, 12.0, 13.0, 100.0]))
+    q, qd, qdd = commanded.sample_commanded([traj], np.array([9.0, 10.2, 12.0, 13.0, 100.0]))
     np.testing.assert_allclose(q[:, 0], [0.5, 0.5, 2.0, 2.0, 2.0])
     np.testing.assert_array_equal(qd[[0, 1, 2, 3, 4], 0], 0.0)
     np.testing.assert_array_equal(qdd[:, 0], 0.0)
-    assert cond.commanded_span([traj]) == (10.5, 12.0)
+    assert commanded.commanded_span([traj]) == (10.5, 12.0)
 
 
 def test_later_trajectory_replaces_from_its_start_and_blends_from_the_current_command():
@@ -59,7 +60,7 @@ def test_later_trajectory_replaces_from_its_start_and_blends_from_the_current_co
     second = CommandedTrajectory(1.5, ["a"], knots2, P2(knots2)[:, None], P2.deriv()(knots2)[:, None],
                                  P2.deriv(2)(knots2)[:, None])
     t = np.linspace(0.0, 4.0, 4001)
-    q, qd, qdd = cond.sample_commanded([second, first], t)  # any order: start times decide
+    q, qd, qdd = commanded.sample_commanded([second, first], t)  # any order: start times decide
     before = t < 1.5
     np.testing.assert_allclose(q[before, 0], P1(t[before]), atol=1e-12)
     after = t >= 1.75
@@ -73,7 +74,7 @@ def test_later_trajectory_replaces_from_its_start_and_blends_from_the_current_co
     assert q[blend, 0][0] == pytest.approx(P1(1.5), abs=1e-12)
     assert qd[blend, 0][0] == pytest.approx(P1.deriv()(1.5), abs=1e-12)
     assert qdd[blend, 0][0] == pytest.approx(P1.deriv(2)(1.5), abs=1e-12)
-    end = cond.sample_commanded([second, first], np.array([1.75 - 1e-9]))
+    end = commanded.sample_commanded([second, first], np.array([1.75 - 1e-9]))
     assert end[0][0, 0] == pytest.approx(P2(0.25), abs=1e-7)
     assert end[1][0, 0] == pytest.approx(P2.deriv()(0.25), abs=1e-6)
     assert np.all(np.isfinite(q[blend])) and tb.size == 250
@@ -82,12 +83,12 @@ def test_later_trajectory_replaces_from_its_start_and_blends_from_the_current_co
 def test_joint_order_by_name_and_missing_joint():
     knots = np.array([0.0, 1.0])
     traj = CommandedTrajectory(0.0, ["b", "a"], knots, np.array([[1.0, 10.0], [2.0, 20.0]]))
-    q, _, _ = cond.sample_commanded([traj], np.array([0.5]), joint_names=["a", "b"])
+    q, _, _ = commanded.sample_commanded([traj], np.array([0.5]), joint_names=["a", "b"])
     np.testing.assert_allclose(q, [[15.0, 1.5]])
     with pytest.raises(PayloadIdError, match=r"lacks joints \['c'\]"):
-        cond.sample_commanded([traj], np.array([0.5]), joint_names=["a", "c"])
+        commanded.sample_commanded([traj], np.array([0.5]), joint_names=["a", "c"])
     with pytest.raises(PayloadIdError, match="no commanded trajectory"):
-        cond.sample_commanded([], np.array([0.5]))
+        commanded.sample_commanded([], np.array([0.5]))
 
 
 def test_central_difference_of_a_sine_on_non_uniform_times():
@@ -95,7 +96,7 @@ def test_central_difference_of_a_sine_on_non_uniform_times():
     t = np.cumsum(rng.uniform(0.0015, 0.0025, 4000))  # ~500 Hz with ±25 % jitter
     w = 2 * np.pi * 0.7
     x = np.column_stack([np.sin(w * t), np.cos(w * t)])
-    dx = cond.central_difference(x, t)
+    dx = filtering.central_difference(x, t)
     err = np.abs(dx - w * np.column_stack([np.cos(w * t), -np.sin(w * t)]))
     assert err.max() < 2e-4 * w  # second-order: error ~ w^3 h^2 even at the ends
 
@@ -105,15 +106,15 @@ def test_lowpass_has_zero_phase_and_attenuates():
     t = np.arange(0, 10, 1 / fs)
     slow = np.sin(2 * np.pi * 1.0 * t)
     fast = 0.5 * np.sin(2 * np.pi * 100.0 * t)
-    y = cond.lowpass(slow + fast, fs, 10.0)
+    y = filtering.lowpass(slow + fast, fs, 10.0)
     mid = slice(500, -500)
     assert np.abs(y[mid] - slow[mid]).max() < 1e-3      # 1 Hz passes unchanged: no lag, no gain error
     lag = np.argmax(np.correlate(y[mid], slow[mid], mode="full")) - (slow[mid].size - 1)
     assert lag == 0
-    resid = cond.lowpass(fast, fs, 10.0)[mid]
+    resid = filtering.lowpass(fast, fs, 10.0)[mid]
     assert np.abs(resid).max() < 0.5 * 1e-4           # 100 Hz: more than 80 dB down
     with pytest.raises(PayloadIdError, match="Nyquist"):
-        cond.lowpass(slow, fs, 300.0)
+        filtering.lowpass(slow, fs, 300.0)
 
 
 def test_decimate_parallel_keeps_the_linear_model():
@@ -123,7 +124,7 @@ def test_decimate_parallel_keeps_the_linear_model():
     phi = np.array([2.0, -1.0, 0.5])
     ripple = 0.3 * np.sin(2 * np.pi * 120.0 * t)[:, None]     # torque ripple the filter must remove
     tau = Y @ phi + ripple
-    tau_d, Y_d, idx = cond.decimate_parallel(tau, Y, fs, 10)
+    tau_d, Y_d, idx = filtering.decimate_parallel(tau, Y, fs, 10)
     assert idx.size == N // 10 and Y_d.shape == (N // 10, 1, 3)
     # Same filter on both sides: the decimated data still satisfy tau = Y phi (ripple gone).
     np.testing.assert_allclose(tau_d[50:-50, 0], (Y_d @ phi)[50:-50, 0], atol=1e-4)
@@ -157,19 +158,19 @@ def test_delay_of_4ms_is_recovered_within_half_a_millisecond():
     for seed in range(3):
         rec = delayed_recording(delay=0.004, seed=seed)
         j = rec.joints
-        q_cmd = cond.sample_commanded(rec.commanded, j.t, ["j2", "j1"])[0]
-        d = cond.estimate_delay(j.t, j.q, j.t, q_cmd)
+        q_cmd = commanded.sample_commanded(rec.commanded, j.t, ["j2", "j1"])[0]
+        d = delay.estimate_delay(j.t, j.q, j.t, q_cmd)
         assert abs(d - 0.004) < 0.5e-3, d
     # Negative delay and a steady tracking offset do not confuse it either.
     rec = delayed_recording(delay=-0.0123)
     j = rec.joints
-    q_cmd = cond.sample_commanded(rec.commanded, j.t, ["j2", "j1"])[0]
-    assert cond.estimate_delay(j.t, j.q + [0.01, -0.02], j.t, q_cmd) == pytest.approx(-0.0123, abs=0.5e-3)
+    q_cmd = commanded.sample_commanded(rec.commanded, j.t, ["j2", "j1"])[0]
+    assert delay.estimate_delay(j.t, j.q + [0.01, -0.02], j.t, q_cmd) == pytest.approx(-0.0123, abs=0.5e-3)
 
 
 def test_conditioned_signals_commanded():
     rec = delayed_recording(delay=0.004)
-    sig = cond.conditioned_signals(rec, ["j1", "j2"], source="commanded")
+    sig = conditioning.conditioned_signals(rec, ["j1", "j2"], source="commanded")
     assert sig.joint_names == ["j1", "j2"]
     assert abs(sig.delay_used - 0.004) < 0.5e-3
     # Commanded signals at t - delay are the true motion of the measured samples.
@@ -181,9 +182,10 @@ def test_conditioned_signals_commanded():
     np.testing.assert_allclose(sig.qd, qd, atol=5e-4)
     np.testing.assert_allclose(sig.qdd, qdd, atol=5e-3)
     np.testing.assert_allclose(sig.tau, np.column_stack([np.sin(sig.t), np.cos(sig.t)]))  # reordered by name
-    fixed = cond.conditioned_signals(rec, ["j1", "j2"], delay=0.0)
+    fixed = conditioning.conditioned_signals(rec, ["j1", "j2"], delay=0.0)
     assert fixed.delay_used == 0.0
-    assert any("estimated" in n for n in sig.notes)
+    assert has_note(sig.notes, NoteCode.SIGNALS_DELAY_ESTIMATED)
+    assert not has_note(fixed.notes, NoteCode.SIGNALS_DELAY_ESTIMATED)
 
 
 def test_conditioned_signals_measured_and_decimated():
@@ -193,7 +195,7 @@ def test_conditioned_signals_measured_and_decimated():
     q, qd, qdd = sine_motion(t)
     rec = Recording(JointSamples(t, ["j1", "j2"], q + rng.normal(0, 1e-5, q.shape), None,
                                  np.column_stack([np.sin(t), np.cos(t)]) + rng.normal(0, 0.05, q.shape)))
-    sig = cond.conditioned_signals(rec, ["j1", "j2"], source="measured")
+    sig = conditioning.conditioned_signals(rec, ["j1", "j2"], source="measured")
     # 10 Hz filter: the first and last 3/10 s are dropped (filter and differentiation transients).
     k = np.searchsorted(t, sig.t)
     np.testing.assert_array_equal(t[k], sig.t)
@@ -204,7 +206,7 @@ def test_conditioned_signals_measured_and_decimated():
     np.testing.assert_allclose(sig.qdd, qdd[k], atol=0.1)
     # Torque noise 0.05 N·m is reduced by the 10 Hz filter (about sqrt(10/250)).
     assert np.std(sig.tau[:, 0] - np.sin(sig.t)) < 0.02
-    dec = cond.conditioned_signals(rec, ["j1", "j2"], source="measured", decimate=5)
+    dec = conditioning.conditioned_signals(rec, ["j1", "j2"], source="measured", decimate=5)
     assert len(dec) == -(-len(sig) // 5)
     np.testing.assert_allclose(dec.t, sig.t[::5])
     kd = np.searchsorted(t, dec.t)
@@ -223,25 +225,25 @@ def test_filter_edges_are_trimmed(rate, cutoff):
     rms = np.sqrt(np.mean(qdd ** 2))
     names = ["a", "b", "c"]
     rec = Recording(JointSamples(t, names, q, None, np.zeros_like(q)))
-    untrimmed = cond.filtered_derivatives(t, q, cutoff)[2]
+    untrimmed = filtering.filtered_derivatives(t, q, cutoff)[2]
     assert np.abs(untrimmed - qdd)[0].max() > 1.5 * rms              # what the ends would give
-    sig = cond.conditioned_signals(rec, names, source="measured", cutoff_hz=cutoff)
+    sig = conditioning.conditioned_signals(rec, names, source="measured", cutoff_hz=cutoff)
     edge = 3.0 / cutoff
     assert sig.t[0] == pytest.approx(edge, abs=1 / rate) and sig.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
     k = np.searchsorted(t, sig.t)
     assert np.abs(sig.qdd - qdd[k]).max() < 0.01 * rms
-    assert any(f"within {edge:.3g} s of the ends dropped" in n for n in sig.notes)
+    assert has_note(sig.notes, NoteCode.SIGNALS_EDGES_TRIMMED)
     # The same trimming for a stand-in command smoothed from measured positions (torques filtered alike).
-    rec.commanded = [cond.smoothed_trajectory(t, q, names, cutoff)]
-    cmd = cond.conditioned_signals(rec, names, source="commanded", delay=0.0)
+    rec.commanded = [commanded.smoothed_trajectory(t, q, names, cutoff)]
+    cmd = conditioning.conditioned_signals(rec, names, source="commanded", delay=0.0)
     assert cmd.t[0] == pytest.approx(edge, abs=1 / rate) and cmd.t[-1] == pytest.approx(t[-1] - edge, abs=1 / rate)
     assert np.abs(cmd.qdd - qdd[np.searchsorted(t, cmd.t)]).max() < 0.01 * rms
-    assert any(f"torques low-pass filtered at {cutoff:g} Hz" in n for n in cmd.notes)
+    assert has_note(cmd.notes, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN) and has_note(cmd.notes, NoteCode.SIGNALS_EDGES_TRIMMED)
     # Too short for its filter: a clear refusal, not a few corrupt samples.
     short = Recording(JointSamples(t[: int(1.5 * edge * rate)], names, q[: int(1.5 * edge * rate)], None,
                                    np.zeros((int(1.5 * edge * rate), 3))), source="short.bag")
     with pytest.raises(PayloadIdError, match="short.bag.*not trusted"):
-        cond.conditioned_signals(short, names, source="measured", cutoff_hz=cutoff)
+        conditioning.conditioned_signals(short, names, source="measured", cutoff_hz=cutoff)
 
 
 def test_conditioned_signals_bad_input():
@@ -249,28 +251,28 @@ def test_conditioned_signals_bad_input():
     t = np.arange(0, 2, 1 / rate)
     rec = Recording(JointSamples(t, ["j1"], np.zeros((t.size, 1)), None, np.zeros((t.size, 1))), source="x.bag")
     with pytest.raises(PayloadIdError, match="x.bag holds no commanded trajectory"):
-        cond.conditioned_signals(rec, ["j1"])
+        conditioning.conditioned_signals(rec, ["j1"])
     with pytest.raises(PayloadIdError, match=r"lack joints \['j9'\]"):
-        cond.conditioned_signals(rec, ["j1", "j9"], source="measured")
+        conditioning.conditioned_signals(rec, ["j1", "j9"], source="measured")
     with pytest.raises(PayloadIdError, match="unknown signal source"):
-        cond.conditioned_signals(rec, ["j1"], source="guess")
+        conditioning.conditioned_signals(rec, ["j1"], source="guess")
     late = CommandedTrajectory(100.0, ["j1"], np.array([0.0, 1.0]), np.zeros((2, 1)))
     rec.commanded = [late]
     with pytest.raises(PayloadIdError, match="no joint state falls inside the commanded trajectory"):
-        cond.conditioned_signals(rec, ["j1"], delay=0.0)
+        conditioning.conditioned_signals(rec, ["j1"], delay=0.0)
 
 
 def test_filtered_derivatives_on_irregular_sampling():
     """UR-like logging: 10 ms and 12 ms steps mixed, exact stamps. Filtering by index would warp time."""
     rng = np.random.default_rng(5)
     t = np.cumsum(rng.choice([0.010, 0.012], size=3000, p=[0.7, 0.3]))
-    assert not cond.is_uniform(t)
+    assert not filtering.is_uniform(t)
     q, qd, qdd = sine_motion(t)
     qn = np.round(q, 4)                        # the logger's 1e-4 rad resolution
-    f, d1, d2 = cond.filtered_derivatives(t, qn, 5.0)
+    f, d1, d2 = filtering.filtered_derivatives(t, qn, 5.0)
     inner = slice(200, -200)
     rel = lambda a, b: np.sqrt(np.mean((a[inner] - b[inner]) ** 2)) / np.sqrt(np.mean(b[inner] ** 2))  # noqa: E731
     assert rel(d1, qd) < 0.005 and rel(d2, qdd) < 0.05
     # What the naive index-based filter gives instead (the reason for the uniform grid):
-    naive = cond.central_difference(cond.central_difference(cond.lowpass(qn, 1 / np.median(np.diff(t)), 5.0), t), t)
+    naive = filtering.central_difference(filtering.central_difference(filtering.lowpass(qn, 1 / np.median(np.diff(t)), 5.0), t), t)
     assert rel(naive, qdd) > 5 * rel(d2, qdd)

@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.fourier import (
-    CartesianLimit, FourierTrajectory, MotionLimits, limit_violations, load_trajectory, move_to_start,
-    playback_points, rest_basis,
-)
+from payload_id_core.excitation.fourier import FourierTrajectory, load_trajectory, rest_basis
+from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations
+from payload_id_core.excitation.playback import move_to_start, playback_points
 from payload_id_core.dynamics.model import RobotModel
 
 UR10_HOME = [0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0]
@@ -122,7 +121,8 @@ def test_limit_check_finds_violations_on_a_dense_grid(ur10):
 
 
 # -- optimization ---------------------------------------------------------------------------------
-from payload_id_core.excitation.fourier import bundled_trajectories, check_trajectory, design_cartesian_limits  # noqa: E402
+from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: E402
+from payload_id_core.excitation.limits import check_trajectory, design_cartesian_limits  # noqa: E402
 from payload_id_core.excitation.design import (  # noqa: E402
     ExcitationDesign, RegressorMetrics, evaluate_trajectory, optimize_excitation, random_feasible,
 )

@@ -15,6 +15,7 @@ import pytest
 
 from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import NoteCode, has_note, notes_with
 from payload_id_core.ft import (Compensator, FtParameters, compensate, compensate_batch, identify_ft,
                                 identify_payload_ft, residual_rmse, resolve_sensor_frame)
 from payload_id_core.ft.identify import fit_ft
@@ -205,8 +206,8 @@ def test_identify_payload_ft_from_recording_in_another_payload_frame(ur10, truth
     assert np.all(_z(ident.tilt, ident.tilt_std, TILT) < 4)
     assert ident.counts["used"] >= 2400 and ident.counts["readings_saturated"] == 0
     assert np.all(np.array(ident.fit_rmse["full"]) < 1.2 * DUAN_NOISE_STD)
-    notes = "\n".join(est.notes)
-    assert "Fx0=" in notes and "tilt U=" in notes and "saturation not checked" in notes
+    assert len(notes_with(est.notes, NoteCode.FT_SUMMARY)) == 4       # offsets, tilt, noise, sample counts
+    assert has_note(est.notes, NoteCode.FT_RANGE_UNKNOWN) and not has_note(est.notes, NoteCode.FT_SATURATED)
     # The registry entry returns the same PayloadEstimate.
     np.testing.assert_allclose(identify_payload_ft(ur10, recording, "wrist_3_link").phi, est.phi)
 
@@ -256,7 +257,8 @@ def test_saturated_readings_are_dropped_and_counted(ur10, truth, recording):
     ident = identify_ft(ur10, rec, "tool0", force_range=300.0, torque_range=25.0)
     assert ident.counts["readings_saturated"] == bad.size
     assert ident.counts["dropped_saturated"] >= bad.size
-    assert any(f"{bad.size} saturated F/T readings" in n for n in ident.payload.notes)
+    assert has_note(ident.payload.notes, NoteCode.FT_SATURATED)
+    assert not has_note(ident.payload.notes, NoteCode.FT_RANGE_UNKNOWN)
     assert abs(ident.payload.mass - 2.5) < 0.01
     assert np.all(np.array(ident.fit_rmse["full"]) < 1.2 * DUAN_NOISE_STD)
 

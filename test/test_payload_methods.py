@@ -143,8 +143,7 @@ def test_noisy_ur10_every_method_recovers_the_payload(ur10, noisy, method):
     assert np.all(np.abs(est.com - c_true) < np.maximum(0.005, 4 * std[1:4])), (method, est.com)
     assert is_physically_consistent(est.phi), method
     assert 0 < std[0] < 0.05
-    # The signals layer's note (its code, not this text, once that layer's notes carry codes).
-    assert any("delay estimated" in Note.from_any(n).text for n in est.notes), method
+    assert has_note(est.notes, NoteCode.SIGNALS_DELAY_ESTIMATED), method
 
 
 @pytest.fixture(scope="module")

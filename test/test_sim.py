@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from payload_id_core.io.bag import read_bag, write_bag
-from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import FourierTrajectory

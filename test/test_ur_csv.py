@@ -5,9 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from payload_id_core.signals import conditioning as cond
+from payload_id_core.signals import commanded, conditioning, filtering
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.ur_csv import (MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
+from payload_id_core.notes import NoteCode, has_note
+from payload_id_core.io.ur_csv import (README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
                                    UR_JOINT_NAMES, read_ur_csv)
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"
@@ -26,7 +27,7 @@ def test_reads_every_real_file(name):
     assert np.all(np.diff(j.t) > 0)
     assert np.median(np.diff(j.t)) == pytest.approx(0.010, abs=5e-4)   # about 100 Hz
     assert np.abs(j.q).max() < 2 * np.pi                               # radians, within UR joint range
-    assert MEASURED_AS_COMMANDED_NOTE in rec.notes
+    assert has_note(rec.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
     # The stand-in command: smoothed measured positions on a uniform grid at the median rate,
     # covering the recording to within one step, flagged for the torque filter.
     (cmd,) = rec.commanded
@@ -34,10 +35,10 @@ def test_reads_every_real_file(name):
     step = np.diff(cmd.time_from_start)
     assert np.ptp(step) < 1e-9 and step[0] == pytest.approx(np.median(np.diff(j.t)), rel=1e-9)
     assert cmd.start_time == j.t[0] and 0 <= j.t[-1] - cmd.end_time < step[0]
-    q_cmd = cond.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)[0]
+    q_cmd = commanded.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)[0]
     assert np.abs(q_cmd - j.q)[50:-50].max() < 2e-3          # the filter keeps the motion (rad)
     # The validation files are static poses (the velocity columns are zero): the reader says so.
-    static = any("does not move" in n for n in rec.notes)
+    static = has_note(rec.notes, NoteCode.SIGNALS_STATIC_RECORDING)
     assert static == name.startswith("validation")
     assert (np.ptp(j.q, axis=0).max() < 1e-3) == static
 
@@ -52,9 +53,10 @@ def test_columns_and_scaling():
     np.testing.assert_allclose(rec.joints.tau, raw[:, 13:19] * README_DRIVE_GAINS, rtol=1e-15)
     unscaled = read_ur_csv(DATA / CLEAN)
     np.testing.assert_array_equal(unscaled.joints.tau, raw[:, 13:19])
-    assert any("motor currents" in n for n in unscaled.notes)
+    assert has_note(unscaled.notes, NoteCode.IO_CURRENTS_AS_TORQUES)
+    assert not has_note(rec.notes, NoteCode.IO_CURRENTS_AS_TORQUES)
     # The velocity columns are the derivative of the position columns (so the mapping is right).
-    dq = cond.central_difference(rec.joints.q, rec.joints.t)
+    dq = filtering.central_difference(rec.joints.q, rec.joints.t)
     assert np.sqrt(np.mean((dq - rec.joints.qd) ** 2)) < 0.02 * np.sqrt(np.mean(rec.joints.qd ** 2))
 
 
@@ -75,8 +77,8 @@ def test_corrupt_logger_rows_and_cut_last_line_are_dropped_with_notes():
     name = "ur-20_02_19_15harm50secLoad.csv"
     rec = read_ur_csv(DATA / name, README_DRIVE_GAINS)
     assert len(rec.joints) == 6107 - 1 - 9   # 6107 lines: the last has no newline
-    assert any("cut short (20 of 31 fields)" in n for n in rec.notes)
-    assert any("dropped 9 corrupt logger rows" in n and "lines 2, 3" in n for n in rec.notes)
+    assert has_note(rec.notes, NoteCode.IO_TRUNCATED_LINE)
+    assert has_note(rec.notes, NoteCode.IO_CORRUPT_ROWS_DROPPED)
     assert rec.joints.t[0] == pytest.approx(3047.693)
     assert np.abs(rec.joints.tau).max() < 250.0   # no garbage values (1e154 in the dropped rows)
 
@@ -88,11 +90,11 @@ def test_stand_in_command_is_smooth_between_its_points():
     rec = read_ur_csv(DATA / "ur-20_02_19_15harm50sec.csv", README_DRIVE_GAINS)
     j = rec.joints
     fine = np.arange(j.t[0] + 1.0, j.t[-1] - 1.0, 0.001)
-    _, _, qdd = cond.sample_commanded(rec.commanded, fine, UR_JOINT_NAMES)
+    _, _, qdd = commanded.sample_commanded(rec.commanded, fine, UR_JOINT_NAMES)
     rms = np.sqrt(np.mean(rec.commanded[0].accelerations ** 2, axis=0))
     assert np.all(np.abs(qdd).max(axis=0) < 5 * rms), np.abs(qdd).max(axis=0) / rms
     # ... while following the measured motion: positions to 2 mrad, velocities to 2 % of their RMS.
-    q, qd, _ = cond.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)
+    q, qd, _ = commanded.sample_commanded(rec.commanded, j.t, UR_JOINT_NAMES)
     inner = slice(100, -100)
     assert np.abs(q - j.q)[inner].max() < 2e-3
     rel = np.sqrt(np.mean((qd - j.qd)[inner] ** 2, axis=0)) / np.sqrt(np.mean(j.qd[inner] ** 2, axis=0))
@@ -101,12 +103,12 @@ def test_stand_in_command_is_smooth_between_its_points():
 
 def test_commanded_pipeline_on_real_data():
     rec = read_ur_csv(DATA / "ur-20_02_19_15harm50sec.csv", README_DRIVE_GAINS)
-    sig = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay="estimate")
+    sig = conditioning.conditioned_signals(rec, UR_JOINT_NAMES, source="commanded", delay="estimate")
     assert abs(sig.delay_used) < 1e-3                        # zero-phase smoothing: no delay
-    assert MEASURED_AS_COMMANDED_NOTE in sig.notes
+    assert has_note(sig.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
     # The torques pass the stand-in's filter (parallel filtering), and the filter's first and last
     # 3/fc = 0.6 s are dropped.
-    assert any(f"torques low-pass filtered at {SMOOTHING_CUTOFF_HZ:g} Hz" in n for n in sig.notes)
+    assert has_note(sig.notes, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN)
     edge = 3.0 / SMOOTHING_CUTOFF_HZ
     step = 0.025                                             # two logging intervals (10-12 ms)
     assert sig.t[0] == pytest.approx(rec.joints.t[0] + edge, abs=step)
@@ -115,11 +117,11 @@ def test_commanded_pipeline_on_real_data():
     raw = rec.joints.tau[k]
     removed = raw - sig.tau
     assert np.all(np.sqrt(np.mean(removed ** 2, axis=0)) > 0.1)      # 0.3-2.6 N·m of current ripple and noise
-    in_band = cond.filtered_derivatives(sig.t, removed, 1.0, derivatives=0)[0][100:-100]
+    in_band = filtering.filtered_derivatives(sig.t, removed, 1.0, derivatives=0)[0][100:-100]
     assert np.all(np.sqrt(np.mean(in_band ** 2, axis=0)) < 0.01 * raw.std(axis=0))   # the motion's band kept
     # The same signals as the measured-signal pipeline at the same cutoff (one filter, one
     # differentiation): accelerations agree to a few percent of their RMS.
-    meas = cond.conditioned_signals(rec, UR_JOINT_NAMES, source="measured", cutoff_hz=SMOOTHING_CUTOFF_HZ)
+    meas = conditioning.conditioned_signals(rec, UR_JOINT_NAMES, source="measured", cutoff_hz=SMOOTHING_CUTOFF_HZ)
     common, a, b = np.intersect1d(sig.t, meas.t, return_indices=True)
     assert common.size > 0.99 * sig.t.size                   # the same samples, up to the delay's edge
     rms = np.sqrt(np.mean(meas.qdd[b] ** 2, axis=0))

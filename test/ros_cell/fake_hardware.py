@@ -1,7 +1,7 @@
 """A kinematic stand-in for a robot + joint_trajectory_controller, for node tests that need bad inputs.
 
 It follows every JointTrajectory on /joint_trajectory_controller/joint_trajectory exactly as the
-controller would interpolate it (conditioning.sample_commanded) and publishes /joint_states at
+controller would interpolate it (signals.commanded.sample_commanded) and publishes /joint_states at
 200 Hz with effort = the rigid-body torque of the model (no payload). argv[1] picks a misbehaviour:
   normal        as above
   missing_joint the last joint is left out of every JointState
@@ -24,7 +24,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_ros.conversions import msg_to_commanded, sec_to_time
 from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell

@@ -34,6 +34,36 @@ class NoteCode(str, Enum):
     PAYLOAD_NOT_CONVERGED = "payload.not_converged"            # online method run offline did not converge
     PAYLOAD_PROJECTED = "payload.projected"                    # raw estimate inconsistent: projected
     PAYLOAD_ONLINE_PROGRESS = "payload.online.progress"      # online: samples and motion fed, the convergence rule
+    # -- io, signals, ft, sim, testing (helper A2) --------------------------------------------------
+    IO_TRUNCATED_LINE = "io.truncated_line"                 # a UR CSV's last line was cut short, ignored
+    IO_CORRUPT_ROWS_DROPPED = "io.corrupt_rows_dropped"     # UR logger rows with impossible times dropped
+    IO_CURRENTS_AS_TORQUES = "io.currents_as_torques"       # no drive gains: torques are motor currents
+    IO_EMPTY_TRAJECTORY_IGNORED = "io.empty_trajectory_ignored"    # a JointTrajectory without points
+    IO_PARTIAL_DERIVATIVES_IGNORED = "io.partial_derivatives_ignored"  # velocities/accelerations on some points only
+    SIGNALS_MEASURED_AS_COMMANDED = "signals.measured_as_commanded"  # no command recorded: smoothed motion stands in
+    SIGNALS_STAND_IN_SMOOTHING = "signals.stand_in_smoothing"  # how the stand-in command was smoothed
+    SIGNALS_STATIC_RECORDING = "signals.static_recording"      # the arm does not move
+    SIGNALS_DELAY_ESTIMATED = "signals.delay_estimated"
+    SIGNALS_DELAY_NOT_ESTIMATED = "signals.delay_not_estimated"  # estimation failed, 0 used
+    SIGNALS_OUTSIDE_COMMAND_DROPPED = "signals.outside_command_dropped"
+    SIGNALS_TORQUES_FILTERED = "signals.torques_filtered"      # commanded source, torques low-passed at the given cutoff
+    SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN = "signals.torques_filtered_like_stand_in"  # ... at the stand-in's cutoff
+    SIGNALS_MEASURED_FILTERED = "signals.measured_filtered"    # measured source: positions, torques low-passed
+    SIGNALS_EDGES_TRIMMED = "signals.edges_trimmed"            # zero-phase filter transients dropped
+    SIGNALS_DECIMATED = "signals.decimated"
+    FT_SETUP = "ft.setup"                                     # mode, sensor and payload frames
+    FT_SUMMARY = "ft.summary"                                 # offsets, tilt, noise, sample counts
+    FT_RESIDUAL_RMSE = "ft.residual_rmse"
+    FT_SATURATED = "ft.saturated"                             # saturated readings, neighbours dropped
+    FT_RANGE_UNKNOWN = "ft.range_unknown"                     # saturation not checked
+    FT_OUTSIDE_READINGS_DROPPED = "ft.outside_readings_dropped"
+    FT_READING_GAP_DROPPED = "ft.reading_gap_dropped"
+    FT_MOVING_SAMPLES_UNUSED = "ft.moving_samples_unused"     # static mode
+    FT_FRAME_OVERRIDDEN = "ft.frame_overridden"               # readings' frame_id replaced as asked
+    FT_PROJECTED = "ft.projected"                             # raw estimate projected onto consistent bodies
+    SIM_SETUP = "sim.setup"                                   # profile, physics step, control rate
+    SIM_PAYLOAD = "sim.payload"                               # the payload mounted (ground truth)
+    TESTING_SYNTHETIC = "testing.synthetic"                   # synthetic data settings
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ excitation's start, so the controller has the message in time), joint_state_time
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 import time
@@ -32,71 +31,18 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_msgs.action import Excite
-from payload_id_core.signals.conditioning import sample_commanded   # imported up front: a stop must not wait for it
+from payload_id_core.signals.commanded import sample_commanded   # imported up front: a stop must not wait for it
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation.limits import MotionLimits, check_trajectory
+from payload_id_core.excitation.playback import move_to_start, stop_trajectory, time_scaled
 from payload_id_ros.action_thread import threaded
 from payload_id_ros.conversions import commanded_to_msg
 
 FEEDBACK_PERIOD = 0.1       # s
 SETTLE = 0.1                # s waited after the last point before declaring the motion done
 STOP_FLUSH = 0.3            # s the process stays up after a final stop so DDS delivers it
-
-
-# -- pure motion helpers (unit-tested without a ROS graph) ------------------------------------------
-def time_scaled(trajectory, speed_scale: float):
-    """The same path played `speed_scale` times faster: q_s(t) = q(s t). `a`, `b` are velocity amplitudes,
-    so they scale by s while the base frequency does too (the position amplitudes a/(ω l) stay)."""
-    from payload_id_core.excitation.fourier import FourierTrajectory  # noqa: PLC0415
-
-    s = 1.0 if speed_scale == 0 else float(speed_scale)
-    if not (math.isfinite(s) and s > 0):
-        raise PayloadIdError(f"speed_scale {speed_scale} is not positive", "use e.g. 0.5 (slower) or 1.0")
-    if s == 1.0:
-        return trajectory
-    return FourierTrajectory(list(trajectory.joint_names), trajectory.base_frequency_hz * s, trajectory.offsets,
-                             trajectory.a * s, trajectory.b * s, trajectory.duration / s, dict(trajectory.design))
-
-
-def quintic_coefficients(q0, v0, a0, q1, v1, a1, T: float) -> np.ndarray:
-    """(6, n) coefficients c with q(t) = Σ c_k t^k meeting position, velocity, acceleration at 0 and T."""
-    q0, v0, a0, q1, v1, a1 = (np.asarray(x, dtype=float) for x in (q0, v0, a0, q1, v1, a1))
-    T2, T3, T4, T5 = T**2, T**3, T**4, T**5
-    m = np.array([[T3, T4, T5], [3 * T2, 4 * T3, 5 * T4], [6 * T, 12 * T2, 20 * T3]])
-    rhs = np.vstack([q1 - (q0 + v0 * T + 0.5 * a0 * T2), v1 - (v0 + a0 * T), a1 - a0])
-    c345 = np.linalg.solve(m, rhs)
-    return np.vstack([q0, v0, 0.5 * a0, c345])
-
-
-def _eval_poly(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    k = np.arange(6)
-    tp = t[:, None] ** k                                          # (N, 6)
-    dc = c[1:] * k[1:, None]
-    ddc = dc[1:] * k[1:-1, None]
-    return tp @ c, tp[:, :5] @ dc, tp[:, :4] @ ddc
-
-
-def stop_trajectory(joint_names, q0, v0, a0, acceleration_limit, rate_hz: float = 100.0,
-                    min_duration: float = 0.2) -> CommandedTrajectory:
-    """A decelerating stop from the commanded state (q0, q̇0, q̈0) to rest, as JointTrajectory points.
-
-    Quintic in time per joint ending at q0 + q̇0 T/2 (the distance a linear velocity ramp covers) with
-    zero velocity and acceleration; T grows until the peak acceleration of every joint stays within
-    its limit, so the arm slows down instead of jumping to a held position."""
-    q0, v0, a0 = (np.asarray(x, dtype=float) for x in (q0, v0, a0))
-    acc = np.asarray(acceleration_limit, dtype=float)
-    T = max(min_duration, float(np.max((2.0 * np.abs(v0) + 0.5 * np.abs(a0) * 0.2) / acc)))
-    for _ in range(30):
-        c = quintic_coefficients(q0, v0, a0, q0 + 0.5 * v0 * T, 0 * v0, 0 * v0, T)
-        t = np.linspace(0.0, T, 101)
-        _, _, qdd = _eval_poly(c, t)
-        if np.all(np.max(np.abs(qdd), axis=0) <= np.maximum(acc, np.abs(a0)) + 1e-9):
-            break
-        T *= 1.25
-    k = max(2, int(math.ceil(T * rate_hz)))
-    t = np.linspace(0.0, T, k + 1)[1:]            # the first point lies ahead: the controller starts from now
-    q, qd, qdd = _eval_poly(c, t)
-    return CommandedTrajectory(0.0, list(joint_names), t, q, qd, qdd)
 
 
 # -- the node ---------------------------------------------------------------------------------------
@@ -116,7 +62,6 @@ class ExcitationPlayer(Node):
         self.declare_parameter("joint_states_wait", 3.0)
         self.declare_parameter("start_pose_tolerance", 0.05)
 
-        from payload_id_core.excitation.fourier import MotionLimits  # noqa: PLC0415
         from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
         p = self.get_parameter
@@ -239,8 +184,6 @@ class ExcitationPlayer(Node):
                 self._busy = False
 
     def _play(self, goal_handle, result):
-        from payload_id_core.excitation.fourier import check_trajectory, load_trajectory, move_to_start  # noqa: PLC0415
-
         goal = goal_handle.request
         traj = load_trajectory(goal.trajectory).for_model(self.model.joint_names)
         traj = time_scaled(traj, goal.speed_scale)

@@ -49,7 +49,7 @@ from visualization_msgs.msg import MarkerArray
 from action_msgs.msg import GoalStatus
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
-from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.files import atomic_write_yaml

@@ -50,9 +50,8 @@ import numpy as np
 import scipy.optimize
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.fourier import (
-    CartesianLimit, FourierTrajectory, MotionLimits, frame_positions, limit_violations, rest_basis,
-)
+from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
+from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, frame_positions, limit_violations, robot_key
 
 OBJECTIVES = ("base", "xu", "payload", "dopt")
 COLUMN_SCALINGS = ("none", "unit")
@@ -97,8 +96,6 @@ XU_WEIGHTS = (10.0, 5.0, 1.0, 1.0)
 def default_offsets(model) -> np.ndarray:
     """A start pose away from singularities: Xu 2024's UR pose [0, -π/2, 0, -π/2, 0, 0], the Panda's
     ready pose, otherwise the middle of each joint's range (clipped to ±π/2 around zero)."""
-    from payload_id_core.excitation.fourier import robot_key  # noqa: PLC0415
-
     key = robot_key(model)
     if key.startswith("ur") and model.n == 6:
         return np.array([0.0, -math.pi / 2, 0.0, -math.pi / 2, 0.0, 0.0])
@@ -132,8 +129,6 @@ def payload_column_scale(size_m: float) -> np.ndarray:
 def profile_noise_std(model) -> tuple[np.ndarray | None, str]:
     """Per-joint torque noise std (N·m) of the robot's simulation profile config/sim_<robot>.yaml
     (measured on real data), or (None, reason) when no profile matches the robot."""
-    from payload_id_core.excitation.fourier import robot_key  # noqa: PLC0415
-
     key = robot_key(model)
     try:
         from payload_id_core.sim.profile import load_profile  # noqa: PLC0415

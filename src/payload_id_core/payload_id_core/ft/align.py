@@ -13,6 +13,7 @@ import numpy as np
 
 from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 
 
 @dataclass
@@ -21,7 +22,7 @@ class AlignedWrench:
     force: np.ndarray         # (M, 3) at the kept times
     torque: np.ndarray        # (M, 3)
     counts: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
 
 
 def _range_vector(value, what: str) -> np.ndarray | None:
@@ -84,15 +85,18 @@ def align_wrench(wrench: WrenchSamples, t, *, force_range=None, torque_range=Non
         "dropped_saturated": int((inside & ~sat_ok).sum()),
         "dropped_reading_gap": int((inside & sat_ok & ~gap_ok).sum()),
     }
-    notes = []
+    notes: list[Note] = []
     if counts["readings_saturated"]:
-        notes.append(f"ft: {counts['readings_saturated']} saturated F/T readings (force range {force_range}, "
-                     f"torque range {torque_range}); {counts['dropped_saturated']} samples next to them dropped")
+        notes.append(Note(NoteCode.FT_SATURATED,
+                          f"ft: {counts['readings_saturated']} saturated F/T readings (force range {force_range}, "
+                          f"torque range {torque_range}); {counts['dropped_saturated']} samples next to them dropped"))
     if force_range is None and torque_range is None:
-        notes.append("ft: sensor range not given, saturation not checked")
+        notes.append(Note(NoteCode.FT_RANGE_UNKNOWN, "ft: sensor range not given, saturation not checked"))
     if counts["dropped_outside_readings"]:
-        notes.append(f"ft: {counts['dropped_outside_readings']} joint samples outside the F/T readings dropped")
+        notes.append(Note(NoteCode.FT_OUTSIDE_READINGS_DROPPED,
+                          f"ft: {counts['dropped_outside_readings']} joint samples outside the F/T readings dropped"))
     if counts["dropped_reading_gap"]:
-        notes.append(f"ft: {counts['dropped_reading_gap']} joint samples in gaps > {gap_max * 1e3:.1f} ms "
-                     "between F/T readings dropped")
+        notes.append(Note(NoteCode.FT_READING_GAP_DROPPED,
+                          f"ft: {counts['dropped_reading_gap']} joint samples in gaps > {gap_max * 1e3:.1f} ms "
+                          "between F/T readings dropped"))
     return AlignedWrench(keep, force[keep], torque[keep], counts, notes)

@@ -8,6 +8,7 @@ import pinocchio as pin
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.recording import Recording
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.ft.align import align_wrench
 from payload_id_core.ft.compensate import FtParameters, residual_rmse
 from payload_id_core.ft.identify import FtIdentification, fit_ft, phi_covariance, to_payload_frame
@@ -18,15 +19,17 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 
+
 def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | None,
-                sensor_mount: tuple[str, pin.SE3] | None, notes: list[str]) -> SensorFrame:
+                sensor_mount: tuple[str, pin.SE3] | None, notes: list[Note]) -> SensorFrame:
     frame_id = recording.wrench.frame_id
     name = sensor_frame or frame_id
     if not name:
         raise PayloadIdError(f"{recording.source or 'recording'}: the F/T readings carry no frame_id",
                              "pass the sensor frame (sensor_frame / --sensor-frame)")
     if sensor_frame and frame_id and frame_id != sensor_frame:
-        notes.append(f"ft: readings stamped in frame '{frame_id}' taken as frame '{sensor_frame}' as asked")
+        notes.append(Note(NoteCode.FT_FRAME_OVERRIDDEN,
+                          f"ft: readings stamped in frame '{frame_id}' taken as frame '{sensor_frame}' as asked"))
     return resolve_sensor_frame(model, name, sensor_mount)
 
 
@@ -64,7 +67,7 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     if mode not in ("static", "dynamic"):
         raise PayloadIdError(f"unknown F/T identification mode '{mode}'", "use 'static' or 'dynamic'")
     frame = frame or model.default_payload_frame
-    notes: list[str] = []
+    notes: list[Note] = []
     if recording.wrench is None:
         raise PayloadIdError(f"{recording.source or 'recording'} holds no F/T sensor readings",
                              "record /ft_sensor/wrench (geometry_msgs/WrenchStamped) or pick a joint-torque method")
@@ -91,8 +94,9 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
         motion = SensorMotion(motion.rotation[still], motion.velocity[still], motion.acceleration[still])
         aligned.counts["used"] = int(aligned.keep.sum())
         if aligned.counts["dropped_moving"]:
-            aligned.notes.append(f"ft: static mode, {aligned.counts['dropped_moving']} moving samples "
-                                 f"(payload acceleration ≥ {static_accel_tol} m/s²) not used")
+            aligned.notes.append(Note(NoteCode.FT_MOVING_SAMPLES_UNUSED,
+                                      f"ft: static mode, {aligned.counts['dropped_moving']} moving samples "
+                                      f"(payload acceleration ≥ {static_accel_tol} m/s²) not used"))
     fit, duan = fit_ft(motion, aligned.force, aligned.torque, g, mode=mode, estimate_tilt=estimate_tilt)
 
     params = FtParameters(sensor, fit.phi, fit.offset, (float(fit.tilt[0]), float(fit.tilt[1])), g)
@@ -112,8 +116,9 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
         # compensation keeps the raw least-squares fit, which is what minimises the residual wrench.
         projected, consistent, dist = project_feasible(phi_p, cov_p, ident_p)
         if not consistent:
-            notes.append("ft: raw estimate not physically consistent: reported payload projected onto the "
-                         f"feasible set ({dist:.3g} standard deviations away); compensation uses the raw fit")
+            notes.append(Note(NoteCode.FT_PROJECTED,
+                              "ft: raw estimate not physically consistent: reported payload projected onto the "
+                              f"feasible set ({dist:.3g} standard deviations away); compensation uses the raw fit"))
             phi_p = projected
     ident = FtIdentification(
         payload=PayloadEstimate(frame=frame, phi=phi_p, covariance=cov_p, method="ft", identifiable=ident_p,
@@ -124,7 +129,8 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     if validation is not None:
         ident.validation_rmse = validate_ft(model, ident, validation, source=source, cutoff_hz=cutoff_hz,
                                             delay=delay, force_range=force_range, torque_range=torque_range)
-    ident.payload.notes = [f"ft: {mode} identification, sensor frame '{sensor.name}', payload frame '{frame}'",
+    ident.payload.notes = [Note(NoteCode.FT_SETUP,
+                                f"ft: {mode} identification, sensor frame '{sensor.name}', payload frame '{frame}'"),
                            *ident.summary_notes(), *_rmse_notes("identification data", fit_rmse),
                            *(_rmse_notes("validation", ident.validation_rmse) if validation is not None else []),
                            *aligned.notes, *notes, *signals.notes]
@@ -154,9 +160,10 @@ def _still(motion: SensorMotion, tol: float, reach: float = 0.2) -> np.ndarray:
     return bound < tol
 
 
-def _rmse_notes(what: str, rmse: dict[str, list[float]]) -> list[str]:
+def _rmse_notes(what: str, rmse: dict[str, list[float]]) -> list[Note]:
     fmt = lambda v: f"force {np.round(v[:3], 3).tolist()} N, torque {np.round(v[3:], 4).tolist()} N·m"  # noqa: E731
-    return [f"ft: residual RMSE on {what}, {kind.replace('_', ' ')}: {fmt(v)}" for kind, v in rmse.items()]
+    return [Note(NoteCode.FT_RESIDUAL_RMSE, f"ft: residual RMSE on {what}, {kind.replace('_', ' ')}: {fmt(v)}")
+            for kind, v in rmse.items()]
 
 
 def identify_payload_ft(model: RobotModel, recording: Recording, frame: str | None = None,

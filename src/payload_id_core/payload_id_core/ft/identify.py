@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import (SensorMotion, gravity_wrench_regressor, tilt_from_gravity,
                                            tilt_gravity, tilt_gravity_derivatives, wrench_regressor)
@@ -95,16 +96,16 @@ class FtIdentification:
     def tilt(self) -> tuple[float, float]:
         return self.params.tilt
 
-    def summary_notes(self) -> list[str]:
+    def summary_notes(self) -> list[Note]:
         o, so = self.offset, self.offset_std
         u, v = np.degrees(self.tilt)
         su, sv = np.degrees(self.tilt_std)
-        return [
+        return [Note(NoteCode.FT_SUMMARY, text) for text in (
             "ft: sensor offsets " + ", ".join(f"{n}={x:.4g}±{s:.2g}" for n, x, s in zip(OFFSET_NAMES, o, so)),
             f"ft: base tilt U={u:.3f}±{su:.2g} deg, V={v:.3f}±{sv:.2g} deg",
             "ft: residual noise std " + ", ".join(f"{c}={s:.3g}" for c, s in zip(CHANNELS, self.noise_std)),
             "ft: samples " + ", ".join(f"{k}={c}" for k, c in self.counts.items()),
-        ]
+        )]
 
 
 @dataclass

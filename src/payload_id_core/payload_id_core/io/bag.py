@@ -8,15 +8,21 @@ problem and the fix, so `payload-id` can print one line and exit 2.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+import yaml
+from rosbags.highlevel import AnyReader
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
 
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_directory
+from payload_id_core.notes import Note, NoteCode
 
 JOINT_TOPIC = "/joint_states"
 TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
@@ -26,13 +32,12 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 
-# Recording.notes and .source travel in the bag's metadata custom_data (rosbag2 format 9).
+# Recording.notes travel in the bag's metadata custom_data (rosbag2 format 9) as a JSON list of
+# {code, text}; bags written before codes existed hold the texts joined by newlines.
 _NOTES_KEY = "payload_id.notes"
 
 
 def _typestore():
-    from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415 - keep import cost out of `import payload_id_core`
-
     return get_typestore(Stores.ROS2_KILTED)
 
 
@@ -107,8 +112,6 @@ def _scale_vector(effort_scale, names: list[str], source: str) -> np.ndarray:
 
 
 def _open_reader(path: Path):
-    from rosbags.highlevel import AnyReader  # noqa: PLC0415
-
     if not path.exists():
         raise PayloadIdError(f"bag {path} does not exist", "check the --bag path")
     is_bag_dir = path.is_dir() and (path / "metadata.yaml").is_file()
@@ -202,14 +205,15 @@ def _read_joint_states(reader, conns, source: str, topic: str) -> JointSamples:
     return JointSamples(t_arr, names, q_arr, qd_arr, eff_arr)
 
 
-def _read_trajectories(reader, conns, source: str, topic: str, notes: list[str]) -> list[CommandedTrajectory]:
+def _read_trajectories(reader, conns, source: str, topic: str, notes: list[Note]) -> list[CommandedTrajectory]:
     trajectories = []
     for k, (conn, log_ns, raw) in enumerate(reader.messages(connections=conns)):
         msg = reader.deserialize(raw, conn.msgtype)
         start = _stamp(msg.header, log_ns)
         names = list(msg.joint_names)
         if not msg.points:
-            notes.append(f"{topic} message {k} at t = {start:.3f} s has no points (a stop request) and was ignored")
+            notes.append(Note(NoteCode.IO_EMPTY_TRAJECTORY_IGNORED,
+                              f"{topic} message {k} at t = {start:.3f} s has no points (a stop request) and was ignored"))
             continue
         n = len(names)
         tfs = np.array([_duration(p.time_from_start) for p in msg.points])
@@ -224,9 +228,11 @@ def _read_trajectories(reader, conns, source: str, topic: str, notes: list[str])
         vel_arr = np.array(vel) if all(v.size == n for v in vel) else None
         acc_arr = np.array(acc) if vel_arr is not None and all(a.size == n for a in acc) else None
         if vel_arr is None and any(v.size for v in vel):
-            notes.append(f"{topic} message {k}: velocities on only some points were ignored (linear interpolation)")
+            notes.append(Note(NoteCode.IO_PARTIAL_DERIVATIVES_IGNORED,
+                              f"{topic} message {k}: velocities on only some points were ignored (linear interpolation)"))
         if acc_arr is None and any(a.size for a in acc):
-            notes.append(f"{topic} message {k}: accelerations on only some points were ignored (cubic/linear interpolation)")
+            notes.append(Note(NoteCode.IO_PARTIAL_DERIVATIVES_IGNORED, f"{topic} message {k}: accelerations on only some "
+                              "points were ignored (cubic/linear interpolation)"))
         pos_arr = np.array(pos)
         _check_finite("trajectory point", tfs, {"positions": pos_arr, "velocities": vel_arr,
                                                 "accelerations": acc_arr}, names, f"{source} {topic} message {k}")
@@ -261,19 +267,31 @@ def _read_wrench(reader, conns, source: str, topic: str) -> WrenchSamples:
     return WrenchSamples(t_arr, frame_id, f_arr, m_arr)
 
 
-def _read_notes(path: Path) -> list[str]:
+def _read_notes(path: Path) -> list[Note]:
     """Notes written by write_bag (metadata custom_data); other bags have none."""
     meta = path / "metadata.yaml" if path.is_dir() else None
     if meta is None or not meta.is_file():
         return []
-    import yaml  # noqa: PLC0415
-
     try:
         info = yaml.safe_load(meta.read_text()).get("rosbag2_bagfile_information", {})
         text = (info.get("custom_data") or {}).get(_NOTES_KEY)
     except Exception:  # noqa: BLE001 - notes are informational; an odd metadata file is not an error here
         return []
-    return [line for line in text.split("\n") if line] if text else []
+    return _notes_from_custom_data(text) if text else []
+
+
+def _notes_to_custom_data(notes) -> str:
+    return json.dumps([Note.from_any(n).to_dict() for n in notes], ensure_ascii=False)
+
+
+def _notes_from_custom_data(text: str) -> list[Note]:
+    try:
+        items = json.loads(text)
+    except ValueError:
+        items = None
+    if not isinstance(items, list):     # written before codes existed: one note per line
+        items = [line for line in text.split("\n") if line]
+    return [Note.from_any(item) for item in items]
 
 
 def read_bag(path: str | os.PathLike, *, joint_topic: str = JOINT_TOPIC, trajectory_topic: str = TRAJECTORY_TOPIC,
@@ -334,8 +352,6 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
     its header stamp, so the bag is a deterministic function of the recording (same bytes every
     time). `storage`: 'mcap' or 'sqlite3'.
     """
-    from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: PLC0415
-
     plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
     if storage not in plugins:
         raise PayloadIdError(f"unknown bag storage '{storage}'", "use mcap or sqlite3")
@@ -396,7 +412,7 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
     with atomic_directory(path) as tmp:
         writer = Writer(tmp, version=9, storage_plugin=plugins[storage])
         if recording.notes:
-            writer.set_custom_data(_NOTES_KEY, "\n".join(recording.notes))
+            writer.set_custom_data(_NOTES_KEY, _notes_to_custom_data(recording.notes))
         writer.open()
         try:
             conns = [writer.add_connection(joint_topic, JOINT_STATE, typestore=ts)]

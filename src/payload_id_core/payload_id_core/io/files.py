@@ -11,6 +11,9 @@ from typing import Iterator
 
 import yaml
 
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
+
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same directory and a rename."""
@@ -32,8 +35,15 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+class _Dumper(yaml.SafeDumper):
+    """safe_dump plus Note, stored as {code, text} wherever it appears (results' notes lists)."""
+
+
+_Dumper.add_representer(Note, lambda dumper, note: dumper.represent_dict(note.to_dict()))
+
+
 def atomic_write_yaml(path: str | os.PathLike, data: dict) -> None:
-    atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, default_flow_style=None))
+    atomic_write_text(path, yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=None))
 
 
 @contextmanager
@@ -61,8 +71,6 @@ def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
     `what` names the file for the user ("robot file", "payload file"); `fix` says what to do when
     it is missing or malformed ("run payload-id identify-robot first").
     """
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     path = Path(path)
     if not path.is_file():
         raise PayloadIdError(f"{what} {path} does not exist", fix)

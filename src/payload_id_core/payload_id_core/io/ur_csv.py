@@ -4,7 +4,7 @@
 measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
 controller's own model (N·m). Torque = current × drive gain (effort_scale). The files hold no
 commanded trajectory, so the measured motion, smoothed, stands in for it
-(conditioning.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
+(signals.commanded.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
 on a uniform grid, velocities and accelerations their derivatives), which lets source='commanded'
 pipelines run on them; the torques stay raw here and conditioned_signals filters them alike.
 Recording.notes says so.
@@ -18,7 +18,9 @@ from typing import Sequence
 
 import numpy as np
 
-from payload_id_core.signals.conditioning import sampling_rate, smoothed_trajectory
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.commanded import smoothed_trajectory
+from payload_id_core.signals.filtering import sampling_rate
 from payload_id_core.signals.recording import JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 
@@ -36,14 +38,16 @@ SMOOTHING_CUTOFF_HZ = 5.0
 ACCELERATION_CUTOFF_HZ = SMOOTHING_CUTOFF_HZ   # former name
 # Below this largest joint travel (rad) a file is a static pose (the validation-p* files are).
 STATIC_TRAVEL_RAD = 1e-3
-MEASURED_AS_COMMANDED_NOTE = "measured motion used as commanded: the file holds no commanded trajectory"
+# Programs test for the code (notes.has_note), never for this wording.
+MEASURED_AS_COMMANDED_NOTE = Note(NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
+                                  "measured motion used as commanded: the file holds no commanded trajectory")
 
 _COLUMN_NAMES = (["time"] + [f"q{i}" for i in range(1, 7)] + [f"qd{i}" for i in range(1, 7)]
                  + [f"i{i}" for i in range(1, 7)] + [f"i_target{i}" for i in range(1, 7)]
                  + [f"tau_target{i}" for i in range(1, 7)])
 
 
-def _parse(path: Path) -> tuple[np.ndarray, list[str]]:
+def _parse(path: Path) -> tuple[np.ndarray, list[Note]]:
     """Rows of floats; a last line cut short by the logger (no newline, fewer fields) is dropped
     with a note, any other malformed line is an error naming its line number."""
     try:
@@ -51,14 +55,15 @@ def _parse(path: Path) -> tuple[np.ndarray, list[str]]:
     except UnicodeDecodeError as err:
         raise PayloadIdError(f"{path} is not a text CSV file", "give a UR CSV recording (31 columns)") from err
     lines = text.splitlines()
-    notes = []
+    notes: list[Note] = []
     while lines and not lines[-1].strip():
         lines.pop()
     if not lines:
         raise PayloadIdError(f"{path} is empty", "give a UR CSV recording (31 comma-separated columns)")
     counts = [line.count(",") + 1 for line in lines]
     if counts[-1] < N_COLUMNS and not text.endswith("\n") and len(lines) > 1 and counts[-2] == N_COLUMNS:
-        notes.append(f"{path.name}: the last line was cut short ({counts[-1]} of {N_COLUMNS} fields) and was ignored")
+        notes.append(Note(NoteCode.IO_TRUNCATED_LINE,
+                          f"{path.name}: the last line was cut short ({counts[-1]} of {N_COLUMNS} fields) and was ignored"))
         lines.pop()
         counts.pop()
     bad = [k for k, c in enumerate(counts) if c != N_COLUMNS]
@@ -144,8 +149,10 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
                              f"the first at line {rows[0] + 1}", "fix the file or cut the bad rows out")
     data, dropped = _drop_logger_garbage(path, data)
     if dropped:
-        notes.append(f"{path.name}: dropped {len(dropped)} corrupt logger rows whose time lies outside the "
-                     f"recording (lines {', '.join(str(k + 1) for k in dropped[:10])}{' ...' if len(dropped) > 10 else ''})")
+        notes.append(Note(NoteCode.IO_CORRUPT_ROWS_DROPPED,
+                          f"{path.name}: dropped {len(dropped)} corrupt logger rows whose time lies outside the "
+                          f"recording (lines {', '.join(str(k + 1) for k in dropped[:10])}"
+                          f"{' ...' if len(dropped) > 10 else ''})"))
     t = data[:, 0]
     dt = np.diff(t)
     if np.any(dt <= 0):
@@ -156,7 +163,7 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
 
     if effort_scale is None:
         scale = np.ones(6)
-        notes.append("no drive gains given: torques are the motor currents (A)")
+        notes.append(Note(NoteCode.IO_CURRENTS_AS_TORQUES, "no drive gains given: torques are the motor currents (A)"))
     else:
         scale = np.atleast_1d(np.asarray(effort_scale, dtype=float))
         if scale.size == 1:
@@ -170,10 +177,13 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
     fc = min(smoothing_cutoff_hz, 0.4 * sampling_rate(t))
     commanded = smoothed_trajectory(t, q, names, fc)
     notes.append(MEASURED_AS_COMMANDED_NOTE)
-    notes.append(f"stand-in command: measured positions low-pass filtered at {fc:g} Hz (zero phase) on a uniform "
-                 f"{1.0 / float(np.median(np.diff(commanded.time_from_start))):.4g} Hz grid, torques to be filtered alike")
+    grid_hz = 1.0 / float(np.median(np.diff(commanded.time_from_start)))
+    notes.append(Note(NoteCode.SIGNALS_STAND_IN_SMOOTHING,
+                      f"stand-in command: measured positions low-pass filtered at {fc:g} Hz (zero phase) on a uniform "
+                      f"{grid_hz:.4g} Hz grid, torques to be filtered alike"))
     travel = float(np.max(np.ptp(q, axis=0)))
     if travel < STATIC_TRAVEL_RAD:
-        notes.append(f"{path.name}: the arm does not move (largest joint travel {travel * 1e3:.2f} mrad): "
-                     "these torques check gravity and friction at rest, not dynamics")
+        notes.append(Note(NoteCode.SIGNALS_STATIC_RECORDING,
+                          f"{path.name}: the arm does not move (largest joint travel {travel * 1e3:.2f} mrad): "
+                          "these torques check gravity and friction at rest, not dynamics"))
     return Recording(joints=joints, commanded=[commanded], wrench=None, source=str(path), notes=notes)

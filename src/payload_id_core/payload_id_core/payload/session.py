@@ -1,7 +1,7 @@
 """The data path of one Identify goal, free of ROS: samples in, payload estimate out.
 
 The payload_estimator node hands over the commanded trajectories it heard and the measured joint states in batches.
-This class aligns them by time the way the controller executed them (conditioning.sample_commanded:
+This class aligns them by time the way the controller executed them (signals.commanded.sample_commanded:
 commanded q, q̇, q̈ at each joint-state stamp, Xu 2024 §3.1 uses the commanded signals), keeps only
 the excitation itself (not the move to the start pose), feeds the online method in blocks,
 and checks the inputs (NaN, stale stamps, a controller that does not move). At the end it computes
@@ -23,7 +23,7 @@ from payload_id_core.payload.finish import project_if_inconsistent
 from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import torque_residuals
-from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation

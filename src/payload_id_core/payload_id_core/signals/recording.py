@@ -1,6 +1,6 @@
 """The data a recording holds, independent of where it came from (rosbag2, UR CSV, simulation).
 
-Readers (bag_io, ur_csv) produce a Recording; the identification code consumes it. Arrays are
+Readers (io.bag, io.ur_csv) produce a Recording; the identification code consumes it. Arrays are
 float64, time in seconds, joint columns in the order of `joint_names` (callers reorder to the
 model's order by name with RobotModel.match_joint_order).
 """
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
 
 
 @dataclass
@@ -67,7 +68,7 @@ class CommandedTrajectory:
     velocities: np.ndarray | None = None      # (M, n)
     accelerations: np.ndarray | None = None   # (M, n)
     # Set when no command was recorded and the points are the measured motion smoothed by a
-    # zero-phase low-pass at this cutoff (Hz) as a stand-in (conditioning.smoothed_trajectory):
+    # zero-phase low-pass at this cutoff (Hz) as a stand-in (signals.commanded.smoothed_trajectory):
     # conditioned_signals then passes the torques through the same filter and trims its end transients.
     smoothing_cutoff_hz: float | None = None
 
@@ -107,7 +108,7 @@ class Recording:
     commanded: list[CommandedTrajectory] = field(default_factory=list)
     wrench: WrenchSamples | None = None
     source: str = ""                  # file it came from, for messages
-    notes: list[str] = field(default_factory=list)  # e.g. "measured motion used as commanded"
+    notes: list[Note] = field(default_factory=list)  # e.g. SIGNALS_MEASURED_AS_COMMANDED (plain str: INFO)
 
     def for_model(self, model) -> "Recording":
         """The same recording with joint columns in `model.joint_names` order, matched by name

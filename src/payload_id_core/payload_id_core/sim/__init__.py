@@ -2,7 +2,8 @@
 like ros2_control and records what a real cell's topics would carry (joint states, commands, wrench).
 
 `simulate(...)` is the offline player behind `payload-id simulate`; `SimulatedCell` is the steppable
-cell the mock_hardware node runs in real time.
+cell the mock_hardware node runs in real time. MuJoCo is imported only when a cell is built without a
+backend of its own (sim.cell), so importing this package does not need it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import numpy as np
 
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim.cell import CellSamples, SimulatedCell
+from payload_id_core.sim.controller import validate_trajectory
 from payload_id_core.sim.profile import SimProfile, load_profile
 
 __all__ = ["simulate", "SimulatedCell", "CellSamples", "SimProfile", "load_profile", "recording_from_samples"]
@@ -38,9 +41,11 @@ def recording_from_samples(cell: SimulatedCell, s: CellSamples, commanded: list[
     if s.wrench is not None:
         wrench = WrenchSamples(s.t, cell.sensor_frame, s.wrench[:, :3], s.wrench[:, 3:])
     p = cell.profile
-    notes = [f"simulated: profile {p.name}, physics step {p.timestep * 1e3:g} ms, control {cell.rate_hz:g} Hz",
-             "payload: " + ("none" if cell.payload is None else
-                            f"{cell.payload.mass:g} kg at {cell._payload_frame}, phi {np.round(cell.payload.phi, 9).tolist()}")]
+    payload = ("none" if cell.payload is None else
+               f"{cell.payload.mass:g} kg at {cell._payload_frame}, phi {np.round(cell.payload.phi, 9).tolist()}")
+    notes = [Note(NoteCode.SIM_SETUP,
+                  f"simulated: profile {p.name}, physics step {p.timestep * 1e3:g} ms, control {cell.rate_hz:g} Hz"),
+             Note(NoteCode.SIM_PAYLOAD, "payload: " + payload)]
     return Recording(joints=joints, commanded=list(commanded), wrench=wrench, source=source, notes=notes)
 
 
@@ -57,8 +62,6 @@ def simulate(model_or_urdf, trajectory, payload: PayloadEstimate | None = None, 
     if lead_in < 0 or lead_out < 0:
         raise PayloadIdError("negative lead-in or lead-out time", "use times >= 0")
     cmd = _commanded(model, trajectory, points_rate_hz, lead_in)
-    from payload_id_core.sim.controller import validate_trajectory  # noqa: PLC0415
-
     q0 = validate_trajectory(model, cmd).positions[0]
     cell = SimulatedCell(model, profile, payload, seed=seed, rate_hz=rate_hz, q0=q0)
     sent = cell.send(cmd)

@@ -58,7 +58,9 @@ class SimulatedCell:
         frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
         self.model.frame_id(frame)
         if backend is None:
-            from payload_id_core.sim.mujoco_backend import MujocoBackend  # noqa: PLC0415 - mujoco only when simulating
+            # mujoco is heavy (0.5 s to import) and optional: a cell given its own backend (tests, other
+            # engines) never loads it, so `import payload_id_core.sim` works without mujoco installed.
+            from payload_id_core.sim.mujoco_backend import MujocoBackend  # noqa: PLC0415 - mujoco, heavy and optional
 
             backend = MujocoBackend(self.model, self.profile.timestep, payload_frame=frame)
         self.backend = backend

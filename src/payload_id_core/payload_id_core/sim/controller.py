@@ -1,7 +1,7 @@
 """A joint trajectory controller like ros2_control's joint_trajectory_controller, for the simulated cell.
 
 The desired state is the commanded JointTrajectory sampled exactly as the real controller samples
-it (conditioning.sample_commanded: quintic/cubic/linear segments, a new message replacing the old
+it (signals.commanded.sample_commanded: quintic/cubic/linear segments, a new message replacing the old
 one from its start time, the last point held), applied `delay` seconds late (one read→write cycle).
 Each joint's torque is feedforward from the controller's own model of the robot without payload
 (rnea + rotor inertia, as an industrial controller computes it) plus a PID acting through the
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.signals.conditioning import sample_commanded
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.model import RobotModel

@@ -25,7 +25,9 @@ def _config_dir() -> Path:
         if (parent / "config" / "sim_clean.yaml").is_file():
             return parent / "config"
     try:
-        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
+        # ament_index_python exists only in a ROS install (the core never needs ROS); a source checkout
+        # found config/ above.
+        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415 - ROS-only, optional
 
         return Path(get_package_share_directory("payload_id_ros")) / "config"
     except Exception:  # noqa: BLE001 - no ament index outside a ROS install

@@ -11,6 +11,7 @@ import numpy as np
 
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor, rigid_body_regressor
@@ -104,12 +105,13 @@ def synthetic_recording(model: RobotModel, t, q, qd, qdd, *, friction: FrictionM
     if effort_scale is not None:
         tau = tau / np.broadcast_to(np.asarray(effort_scale, dtype=float), (n,))
     # The last measured sample is left out: at the last commanded point a joint_trajectory_controller
-    # holds the arm at rest (conditioning.sample_commanded), which a periodic motion does not do.
+    # holds the arm at rest (signals.commanded.sample_commanded), which a periodic motion does not do.
     keep = slice(0, max(t.size - 1, 1))
     joints = JointSamples(t[keep], list(model.joint_names), qm[keep], qdm[keep], tau[keep],
                           None if temperature is None else temperature[keep])
     commanded = CommandedTrajectory(float(t[0]), list(model.joint_names), t - t[0], q, qd, qdd)
-    notes = [f"synthetic: noise_std={np.round(sigma, 6).tolist()}, delay={delay}"]
+    notes = [Note(NoteCode.TESTING_SYNTHETIC, f"synthetic: noise_std={np.round(sigma, 6).tolist()}, delay={delay}")]
     if effort_scale is not None:
-        notes.append("synthetic: efforts are torque / effort_scale (read them with that effort_scale)")
+        notes.append(Note(NoteCode.TESTING_SYNTHETIC,
+                          "synthetic: efforts are torque / effort_scale (read them with that effort_scale)"))
     return Recording(joints, [commanded], None, source="synthetic", notes=notes)

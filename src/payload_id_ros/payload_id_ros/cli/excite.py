@@ -10,10 +10,14 @@ from __future__ import annotations
 import shlex
 import sys
 
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation.design import ExcitationDesign, optimize_excitation
+from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations, robot_key
+from payload_id_core.sim.profile import load_profile
+
 
 def _floats(text: str) -> list[float]:
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     try:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError as err:
@@ -56,11 +60,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.excitation.fourier import CartesianLimit, MotionLimits, limit_violations, robot_key  # noqa: PLC0415
-    from payload_id_core.excitation.design import ExcitationDesign, optimize_excitation  # noqa: PLC0415
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-
     if not args.duration > 0:
         raise PayloadIdError(f"--duration {args.duration} s is not positive", "use e.g. --duration 10")
     if args.seeds < 1 or args.maxiter < 1:
@@ -86,8 +85,6 @@ def run(args) -> int:
         try:
             noise = _floats(args.noise_std)
         except PayloadIdError:
-            from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
-
             noise = list(load_profile(args.noise_std, model.n).torque_noise_std)
         if len(noise) not in (1, model.n) or not all(v > 0 for v in noise):
             raise PayloadIdError(f"--noise-std gives {noise} for {model.n} joints",

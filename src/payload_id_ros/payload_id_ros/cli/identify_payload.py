@@ -18,8 +18,9 @@ from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
 # leaves entries undetermined, or was projected onto physically consistent parameters.
-STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE,
-                          NoteCode.PAYLOAD_PROJECTED})
+STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE, NoteCode.PAYLOAD_PROJECTED,
+                          NoteCode.SIGNALS_MEASURED_AS_COMMANDED, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN,
+                          NoteCode.FT_PROJECTED})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

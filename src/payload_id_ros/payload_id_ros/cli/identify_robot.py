@@ -9,6 +9,7 @@ carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot).
 
 from __future__ import annotations
 
+from payload_id_core.notes import Note, NoteCode
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale
 
 
@@ -132,8 +133,8 @@ def run(args) -> int:
     if ident.validation_rmse is not None:
         print("validation RMSE [N·m]: " + ", ".join(f"{j} {r:.4g}" for j, r in
                                                      zip(model.joint_names, ident.validation_rmse)))
-    for note in ident.notes:
-        if "measured motion" in note:
+    for note in map(Note.from_any, ident.notes):
+        if note.code in (NoteCode.SIGNALS_MEASURED_AS_COMMANDED, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN):
             print(f"note: {note}")
     print(f"wrote {args.out}")
     return 0

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-from payload_id_core.signals.recording import Recording
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.bag import read_bag
+from payload_id_core.io.ur_csv import read_ur_csv
+from payload_id_core.signals.recording import Recording
 
 
 def parse_effort_scale(text: str | None):
@@ -48,12 +50,8 @@ def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str
     csv = getattr(args, f"{attr}csv_ur", None)
     scale = parse_effort_scale(getattr(args, "effort_scale", None))
     if bag:
-        from payload_id_core.io.bag import read_bag  # noqa: PLC0415
-
         return read_bag(bag, joint_topic=args.joint_states_topic, trajectory_topic=args.trajectory_topic,
                         wrench_topic=args.wrench_topic, effort_scale=scale, joint_names=joint_names)
     if csv:
-        from payload_id_core.io.ur_csv import read_ur_csv  # noqa: PLC0415
-
         return read_ur_csv(csv, effort_scale=scale, joint_names=joint_names)
     return None

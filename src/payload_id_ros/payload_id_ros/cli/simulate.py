@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import read_yaml_mapping
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.sim import load_profile, simulate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,8 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _payload(path: str | None, frame: str | None):
-    from payload_id_core.payload.estimate import PayloadEstimate  # noqa: PLC0415
-
     if path is None:
         if frame:
             raise PayloadIdError("--frame given without --payload", "add --payload payload.yaml or drop --frame")
@@ -40,11 +42,6 @@ def _payload(path: str | None, frame: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from payload_id_core.io.bag import write_bag  # noqa: PLC0415
-    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-    from payload_id_core.sim import load_profile, simulate  # noqa: PLC0415
-
     if not args.rate > 0:
         raise PayloadIdError(f"--rate {args.rate} Hz is not positive", "use e.g. 500")
     model = RobotModel.from_urdf(args.urdf)
