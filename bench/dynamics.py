@@ -22,8 +22,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
-from payload_id_core.robot_id.identification import (compute_base_parameters, full_regressor, identify_robot,  # noqa: E402
-                                            rotor_structure, validate_robot)
+from payload_id_core.dynamics.base_params import compute_base_parameters  # noqa: E402
+from payload_id_core.robot_id import full_regressor, identify_robot, rotor_structure, validate_robot  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.dynamics.regressor import rigid_body_regressor  # noqa: E402
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402

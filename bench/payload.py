@@ -31,7 +31,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
-from payload_id_core.robot_id.identification import identify_robot  # noqa: E402
+from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.payload.methods import METHODS, identify_payload  # noqa: E402

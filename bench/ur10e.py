@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from payload_id_core import realdata as rd
-from payload_id_core.robot_id.identification import validate_robot
+from payload_id_core.robot_id import validate_robot
 from payload_id_core.dynamics.model import RobotModel
 
 OFFLINE = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau")

@@ -5,8 +5,8 @@ import pytest
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id.identification import (RobotIdentification, identify_effort_scale, identify_from_signals,
-                                            identify_robot, validate_robot)
+from payload_id_core.robot_id import (RobotIdentification, identify_effort_scale, identify_from_signals,
+                                      identify_robot, validate_robot)
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, pseudo_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.robot_id.identification import identify_robot
+from payload_id_core.robot_id import identify_robot
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate

@@ -5,7 +5,7 @@ import pytest
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id.identification import identify_from_signals
+from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.consistency import project_feasible

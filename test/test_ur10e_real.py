@@ -98,7 +98,7 @@ def test_com_consistent_across_pairs(real):
 def test_robot_model_predicts_another_trajectory(real):
     """Cross-validation: the model identified on one unloaded run predicts another run's torques."""
     model, pairs, robots, _, _ = real
-    from payload_id_core.robot_id.identification import validate_robot
+    from payload_id_core.robot_id import validate_robot
 
     other = pairs["15harm"].unloaded
     rmse = validate_robot(robots["14harm"], other, model, delay=0.0)
@@ -185,7 +185,7 @@ def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeli
     gave 2.72, 4.26, 1.57, 0.52, 0.80, 0.62 (ratios up to 1.34, from 50-100 rad/s² acceleration
     spikes between the points and unfiltered current ripple): 15 % separates the two.
     """
-    from payload_id_core.robot_id.identification import validate_robot
+    from payload_id_core.robot_id import validate_robot
     from payload_id_core.io.ur_csv import read_ur_csv
 
     train, test = DATA / rd.PAIRS["01_31"][0], DATA / rd.PAIRS["15harm"][0]

@@ -17,7 +17,7 @@ import numpy as np
 
 from payload_id_core import realdata as rd
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.robot_id.identification import validate_robot
+from payload_id_core.robot_id import validate_robot
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv

@@ -192,7 +192,7 @@ PAYLOAD_OPTIONS = {"delay": 0.0, "same_trajectory_tol_rad": SAME_TRAJECTORY_TOL_
 def identify_ur10e_robot(model, pair_or_run, friction: str = "linear", validate: Sequence[Recording] = ()):
     """identification.identify_robot on a prepared unloaded run (the stand-in commanded motion,
     no delay: it is the measured motion itself); validation RMSE per joint for each `validate` run."""
-    from payload_id_core.robot_id.identification import identify_robot, validate_robot  # noqa: PLC0415
+    from payload_id_core.robot_id import identify_robot, validate_robot  # noqa: PLC0415
 
     run = pair_or_run.unloaded if isinstance(pair_or_run, PreparedPair) else pair_or_run
     ident = identify_robot(model, run, friction=friction, delay=0.0)
@@ -205,7 +205,7 @@ def identify_gains(model, pair: PreparedPair, mass: float = LOAD_MASS_KG, frame:
     """Drive gains (N·m per unit of the pair's efforts) from one pair and the known load mass
     (identification.identify_effort_scale, Gautier & Briot 2014). `decimate` thins both runs
     first (the excitations hold their energy below 2 Hz; the filter already ran at 5 Hz)."""
-    from payload_id_core.robot_id.identification import identify_effort_scale  # noqa: PLC0415
+    from payload_id_core.robot_id import identify_effort_scale  # noqa: PLC0415
 
     frame = frame or model.default_payload_frame
     un, lo = (thinned(r, decimate) for r in (pair.unloaded, pair.loaded))

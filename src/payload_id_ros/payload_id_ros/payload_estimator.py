@@ -146,7 +146,7 @@ class PayloadEstimator(Node):
             self.get_logger().warn(self.robot_error)
             return
         try:
-            from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
+            from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
 
             self.robot = RobotIdentification.load(self.robot_yaml, self.model)
         except PayloadIdError as err:

@@ -106,7 +106,7 @@ class NormalEquations:
 
 def _solve_normal(g: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """θ = G⁻¹ b and G⁻¹ on Jacobi-scaled normal equations. The scaled condition number is checked
-    (< 1e5, identification.excitation_check) so squaring it stays far from double precision, and the
+    (< 1e5, regressors.excitation_check) so squaring it stays far from double precision, and the
     Gram products are several times faster than a Householder QR of 10⁵–10⁶ rows."""
     d = np.sqrt(np.diag(g))
     if np.any(d == 0):

@@ -59,7 +59,7 @@ def _range(text: str):
 def run(args: argparse.Namespace) -> int:
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
     from payload_id_core.io.files import atomic_write_yaml  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
+    from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.payload.methods import identify_payload  # noqa: PLC0415
 

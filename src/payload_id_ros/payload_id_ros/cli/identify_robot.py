@@ -78,7 +78,7 @@ def run(args) -> int:
     import numpy as np  # noqa: PLC0415
 
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import identify_effort_scale, identify_robot, validate_robot  # noqa: PLC0415
+    from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot  # noqa: PLC0415
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
 
     joints = None if args.joints is None else [j.strip() for j in args.joints.split(",") if j.strip()]
@@ -133,7 +133,7 @@ def run(args) -> int:
         print("validation RMSE [N·m]: " + ", ".join(f"{j} {r:.4g}" for j, r in
                                                      zip(model.joint_names, ident.validation_rmse)))
     for note in ident.notes:
-        if "measured motion" in note:
-            print(f"note: {note}")
+        if "measured motion" in note.text:
+            print(f"note: {note.text}")
     print(f"wrote {args.out}")
     return 0

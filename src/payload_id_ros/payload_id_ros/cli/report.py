@@ -39,7 +39,7 @@ def _convergence(history: dict | None):
 
 def run(args: argparse.Namespace) -> int:
     from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
+    from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
     from payload_id_core.payload.estimate import PayloadEstimate  # noqa: PLC0415
     from payload_id_core.dynamics.regressor import payload_regressor  # noqa: PLC0415
