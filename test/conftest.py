@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from payload_id_core.blas import limit_blas_threads
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
@@ -14,6 +16,8 @@ SHARED = REPO.parent / "shared"
 # on one machine would see each other's nodes.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
+# Like every entry point: single-threaded BLAS for this process and the nodes and commands it starts.
+limit_blas_threads()
 
 
 @pytest.fixture(scope="session")
