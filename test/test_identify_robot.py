@@ -145,14 +145,12 @@ def test_robot_yaml_roundtrip_and_refusals(ur10, identified, tmp_path):
 
 
 def test_robot_yaml_notes_keep_their_codes_and_old_string_notes_still_read(ur10, identified, tmp_path):
-    ident = dataclasses.replace(identified, notes=[Note(NoteCode.SIGNALS_MEASURED_AS_COMMANDED, "stand-in"),
-                                                   "a plain remark"])
-    assert [n.code for n in ident.notes] == [NoteCode.SIGNALS_MEASURED_AS_COMMANDED, NoteCode.INFO]
+    ident = dataclasses.replace(identified, notes=[Note(NoteCode.INFO, "a remark"), "a plain string"])
+    assert [n.code for n in ident.notes] == [NoteCode.INFO, NoteCode.INFO]
     path = tmp_path / "robot.yaml"
     ident.save(path)
     d = yaml.safe_load(path.read_text())
-    assert d["notes"] == [{"code": "signals.measured_as_commanded", "text": "stand-in"},
-                          {"code": "info", "text": "a plain remark"}]
+    assert d["notes"] == [{"code": "info", "text": "a remark"}, {"code": "info", "text": "a plain string"}]
     assert RobotIdentification.load(path, ur10).notes == ident.notes
     d["notes"] = ["written before notes had codes"]
     old = tmp_path / "old.yaml"

@@ -17,10 +17,6 @@ class NoteCode(str, Enum):
     """Every kind of note the core emits. The value is what payload.yaml / robot.yaml store."""
 
     INFO = "info"                                   # a plain remark; also what older files' notes read as
-    # signals layer: read by cli/identify_robot (helper A2 defines the same two members in the signals
-    # block; keep theirs at merge)
-    SIGNALS_MEASURED_AS_COMMANDED = "signals.measured_as_commanded"  # no command recorded: smoothed motion stands in
-    SIGNALS_TORQUES_FILTERED = "signals.torques_filtered"      # commanded source, torques low-passed
 
 
 @dataclass(frozen=True)

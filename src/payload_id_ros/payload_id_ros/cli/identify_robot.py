@@ -14,7 +14,7 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note, NoteCode
+from payload_id_core.notes import Note
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale
 
@@ -75,13 +75,19 @@ def _scaled(recording, k):
     return recording
 
 
+# Codes of the signals layer's notes (NoteCode.SIGNALS_MEASURED_AS_COMMANDED, .SIGNALS_TORQUES_FILTERED),
+# compared by value so this module does not depend on when those members are added.
+_MEASURED_AS_COMMANDED = "signals.measured_as_commanded"
+_TORQUES_FILTERED = "signals.torques_filtered"
+
+
 def _notes_to_print(notes: list[Note | str], cutoff_hz: float | None) -> list[Note]:
     """The notes a user must see: the measured motion stood in for the command, and (no --cutoff-hz
     given) the torques were filtered alike because of it."""
-    shown = {NoteCode.SIGNALS_MEASURED_AS_COMMANDED}
+    shown = {_MEASURED_AS_COMMANDED}
     if cutoff_hz is None:  # then the filter only ran because a smoothed stand-in replaced the command
-        shown.add(NoteCode.SIGNALS_TORQUES_FILTERED)
-    return [n for n in map(Note.from_any, notes) if n.code in shown]
+        shown.add(_TORQUES_FILTERED)
+    return [n for n in map(Note.from_any, notes) if n.code.value in shown]
 
 
 def run(args) -> int:
