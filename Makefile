@@ -10,9 +10,6 @@ VPY := $(VENV)/bin/python
 STAMPS := $(VENV)/.stamps
 MSG_SOURCES := $(shell find src/payload_id_msgs -type f 2>/dev/null)
 PYTEST_ARGS ?=
-# Small matrices: multi-threaded BLAS only adds contention on 2 cores (seen: 20x slower fits).
-export OPENBLAS_NUM_THREADS ?= 1
-export OMP_NUM_THREADS ?= 1
 
 .PHONY: setup demo lint test test-fast bench clean check-platform
 

@@ -8,30 +8,28 @@ Prints one JSON object as its last line:
                              30 000 samples (60 s at 500 Hz), median of 3 (target ≤ 5)
   identify_robot_60s_sdp_s   the same with the physically consistent SDP estimator, median of 2 (target ≤ 30)
   identify_robot_60s_validation_rmse_ratio  max over joints of validation RMSE / noise std on another trajectory
-BLAS runs single-threaded (as `payload-id identify-robot` does): on the shared 2-core machine threaded
+BLAS runs single-threaded (limit_blas_threads, as `payload-id identify-robot` does): on the shared 2-core machine threaded
 OpenBLAS oversubscribed the cores and made the same Gram products 5–20× slower and erratic.
 """
 
-import os
+import json
+import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
 
-import json  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
-from payload_id_core.robot_id.identification import (compute_base_parameters, full_regressor, identify_robot,  # noqa: E402
-                                            rotor_structure, validate_robot)
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.dynamics.regressor import rigid_body_regressor  # noqa: E402
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.base_params import compute_base_parameters
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.robot_id import full_regressor, identify_robot, rotor_structure, validate_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 NOISE = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])
 
 
 def main() -> None:
+    limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     base = compute_base_parameters(model)
     rotor = rotor_structure(model, base)

@@ -19,19 +19,15 @@ Prints one JSON object as the last stdout line.
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")          # small matrices: BLAS threads only cost here
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
-from payload_id_core.robot_id.identification import identify_robot  # noqa: E402
+from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.payload.methods import METHODS, identify_payload  # noqa: E402
@@ -103,6 +99,7 @@ def cell_figures() -> dict[str, float]:
 
 
 def main() -> None:
+    limit_blas_threads()  # small matrices: BLAS threads only cost here
     m = RobotModel.from_urdf("ur10")
     frame = m.default_payload_frame
     fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402 - after the BLAS thread limit, which must prece
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.payload.methods import identify_payload  # noqa: E402
-from payload_id_core.robot_id.identification import identify_robot  # noqa: E402
+from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
 
 RATE_HZ = 200.0

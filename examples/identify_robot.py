@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402 - after the BLAS thread limit, which must precede numpy's import
 
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.robot_id.identification import identify_robot, validate_robot  # noqa: E402
+from payload_id_core.robot_id import identify_robot, validate_robot  # noqa: E402
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
 
 RATE_HZ = 200.0

@@ -24,7 +24,7 @@ from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.payload.estimate import PayloadEstimate  # noqa: E402
 from payload_id_core.payload.methods import identify_payload  # noqa: E402
-from payload_id_core.robot_id.identification import identify_robot  # noqa: E402
+from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
 
 PROFILE = "ur10"                           # config/sim_ur10.yaml: controller gains, friction, noise

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from payload_id_core.blas import limit_blas_threads
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
@@ -19,6 +21,8 @@ sys.path.insert(0, str(REPO / "tools"))
 # on one machine would see each other's nodes.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
+# Like every entry point: single-threaded BLAS for this process and the nodes and commands it starts.
+limit_blas_threads()
 
 
 @pytest.fixture(scope="session")

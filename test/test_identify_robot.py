@@ -1,12 +1,16 @@
 """Offline robot identification on synthetic data generated with known parameters."""
 
+import dataclasses
+
 import numpy as np
 import pytest
+import yaml
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id.identification import (RobotIdentification, identify_effort_scale, identify_from_signals,
-                                            identify_robot, validate_robot)
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.robot_id import (RobotIdentification, identify_effort_scale, identify_from_signals,
+                                      identify_robot, validate_robot)
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, pseudo_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
@@ -138,6 +142,26 @@ def test_robot_yaml_roundtrip_and_refusals(ur10, identified, tmp_path):
     bad.write_text("format: 1\nurdf: {}\n")
     with pytest.raises(PayloadIdError, match="not a valid robot.yaml"):
         RobotIdentification.load(bad, ur10)
+
+
+def test_robot_yaml_notes_keep_their_codes_and_old_string_notes_still_read(ur10, identified, tmp_path):
+    ident = dataclasses.replace(identified, notes=[Note(NoteCode.INFO, "a remark"), "a plain string"])
+    assert [n.code for n in ident.notes] == [NoteCode.INFO, NoteCode.INFO]
+    path = tmp_path / "robot.yaml"
+    ident.save(path)
+    d = yaml.safe_load(path.read_text())
+    assert d["notes"] == [{"code": "info", "text": "a remark"}, {"code": "info", "text": "a plain string"}]
+    assert RobotIdentification.load(path, ur10).notes == ident.notes
+    d["notes"] = ["written before notes had codes"]
+    old = tmp_path / "old.yaml"
+    old.write_text(yaml.safe_dump(d))
+    assert RobotIdentification.load(old, ur10).notes == [Note(NoteCode.INFO, "written before notes had codes")]
+
+
+def test_a_misspelt_option_is_refused_by_name(ur10):
+    t, q, qd, qdd = sum_of_sines(ur10, 2.0, 50.0, seed=7)
+    with pytest.raises(TypeError, match="estimater"):
+        identify_from_signals(ur10, q, qd, qdd, np.zeros_like(q), estimater="ols")
 
 
 def test_unexcited_joint_is_named_with_the_condition_number(ur10):

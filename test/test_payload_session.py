@@ -11,7 +11,7 @@ from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.online import ONLINE_METHODS, DifferenceRLS, DirectRLS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import rmse_per_joint, torque_residuals
 from payload_id_core.payload.session import IdentificationRun, check_method, known_methods
-from payload_id_core.robot_id.identification import identify_robot
+from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 FRAME = "wrist_3_link"

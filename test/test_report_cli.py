@@ -10,7 +10,7 @@ import pytest
 
 from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.robot_id.identification import identify_robot
+from payload_id_core.robot_id import identify_robot
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate

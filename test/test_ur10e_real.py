@@ -25,7 +25,7 @@ import yaml
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, read_ur_csv
-from payload_id_core.robot_id.identification import validate_robot
+from payload_id_core.robot_id import validate_robot
 from payload_id_ros.cli.main import main as cli_main
 
 DATA = Path(__file__).parents[1].parent / "shared" / "data" / "ur10e"

@@ -10,8 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+from payload_id_core.blas import limit_blas_threads
+
 
 def main(bench_dir: str, out_path: str) -> int:
+    limit_blas_threads()  # every script inherits it, including those that start processes of their own
     figures: dict[str, float] = {}
     failed = []
     for script in sorted(Path(bench_dir).glob("*.py")):

@@ -16,7 +16,7 @@ tools/ur10e_report.py and bench/ur10e.py:
     (the loaded run's offset found by least squares on the joint positions, to a fraction of a
     sample), so methods that subtract the two runs sample by sample (khalil-3) can.
   * `identify_ur10e_robot`, `identify_gains`, `identify_payloads`: the project's own
-    identification code (robot_id/identification.py, payload/methods.py) on those inputs.
+    identification code (payload_id_core.robot_id, payload_id_core.payload.methods) on those inputs.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.robot_id.identification import identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 
 LOAD_MASS_KG = 2.805   # ../shared/data/ur10e/README.md
 PAIRS: dict[str, tuple[str, str]] = {

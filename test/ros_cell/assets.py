@@ -31,7 +31,7 @@ def make_trajectory(path: Path, robot: str = "ur10", duration: float = 4.0, harm
 
 def make_robot_yaml(path: Path, robot: str = "ur10") -> Path:
     """robot.yaml identified from a noise-free, friction-free synthetic run (what the fake hardware produces)."""
-    from payload_id_core.robot_id.identification import identify_robot
+    from payload_id_core.robot_id import identify_robot
     from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
     model = RobotModel.from_urdf(robot)

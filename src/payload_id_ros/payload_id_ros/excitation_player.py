@@ -33,6 +33,7 @@ from trajectory_msgs.msg import JointTrajectory
 from payload_id_msgs.action import Excite
 from payload_id_core.signals.commanded import sample_commanded   # imported up front: a stop must not wait for it
 from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation.limits import MotionLimits, check_trajectory
@@ -251,6 +252,7 @@ class ExcitationPlayer(Node):
 
 
 def main(args=None) -> None:
+    limit_blas_threads()
     # Our own SIGINT/SIGTERM handling: rclpy's would shut the context down first, and a player killed
     # mid-trajectory could no longer publish the stop.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)

@@ -42,6 +42,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -275,6 +276,7 @@ class MockHardware(Node):
 
 
 def main(args=None) -> int:
+    limit_blas_threads()
     rclpy.init(args=args)
     try:
         node = MockHardware()

@@ -22,19 +22,13 @@ dead one's last).
 
 from __future__ import annotations
 
-import os
+import math
+import threading
+import time
+import traceback
+from collections import deque
 
-# Before numpy loads: small matrices; threaded OpenBLAS only spins on the shared cores.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import math  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from collections import deque  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 import rclpy
 import yaml
 from geometry_msgs.msg import WrenchStamped
@@ -50,6 +44,7 @@ from action_msgs.msg import GoalStatus
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.files import atomic_write_yaml
@@ -146,7 +141,7 @@ class PayloadEstimator(Node):
             self.get_logger().warn(self.robot_error)
             return
         try:
-            from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
+            from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
 
             self.robot = RobotIdentification.load(self.robot_yaml, self.model)
         except PayloadIdError as err:
@@ -570,6 +565,7 @@ def _wait(future, timeout: float) -> bool:
 
 
 def main(args=None) -> None:
+    limit_blas_threads()
     rclpy.init(args=args)
     node = None
     try:

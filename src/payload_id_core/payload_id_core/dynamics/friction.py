@@ -4,8 +4,8 @@ Each joint's friction acts on that joint's torque only, so the columns are block
 joint, joint-major (θ_f = [θ_1 (k), θ_2 (k), ...]). Nonlinear shape parameters (the exponent α
 of Xu 2024 eq. 2, the Stribeck velocity, Tadese's σ3 and σ4) are held per joint in `shape`; the
 identification finds them by an outer 1-D/2-D search around the linear least squares
-(identification._fit_friction_shape), the same two-level scheme Xu 2024 uses for α, refines them
-for all joints at once by Gauss–Newton and reports their std (robot.yaml friction.shape_std).
+(robot_id.friction_shapes.search_friction_shape), the same two-level scheme Xu 2024 uses for α,
+refines them for all joints at once by Gauss–Newton and reports their std (robot.yaml friction.shape_std).
 
 Kinds (θ per joint):
   none:        nothing

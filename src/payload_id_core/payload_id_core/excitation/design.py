@@ -38,57 +38,30 @@ together) until it passes.
 
 from __future__ import annotations
 
-import ctypes
-import importlib.util
 import math
 import time
-from contextlib import contextmanager
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import scipy.optimize
 
+from payload_id_core.blas import single_threaded_blas
+from payload_id_core.dynamics.base_params import compute_base_parameters
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.regressor import payload_columns, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, frame_positions, limit_violations, robot_key
+from payload_id_core.robot_id import full_regressor, rotor_structure
+from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.sim import simulate
+from payload_id_core.sim.profile import load_profile
 
 OBJECTIVES = ("base", "xu", "payload", "dopt")
 COLUMN_SCALINGS = ("none", "unit")
 
-
-@contextmanager
-def single_threaded_blas():
-    """Run OpenBLAS single-threaded inside the block.
-
-    The optimizer does thousands of small products (900 x 54 Gram matrices); on a loaded 2-core
-    machine OpenBLAS's worker threads spin against each other and made one UR10 optimization 20x
-    slower (43 s vs 2 s measured). threadpoolctl is not a dependency, so the bundled OpenBLAS
-    libraries of numpy and scipy are asked directly; unknown builds are left alone."""
-    libs = []
-    for pkg in ("numpy", "scipy"):
-        try:
-            root = Path(importlib.util.find_spec(pkg).origin).parent.parent / f"{pkg}.libs"
-        except (AttributeError, TypeError):
-            continue
-        for so in root.glob("lib*openblas*.so*"):
-            try:
-                lib = ctypes.CDLL(str(so))
-            except OSError:
-                continue
-            for get, set_ in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                              ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
-                              ("openblas_get_num_threads", "openblas_set_num_threads")):
-                if hasattr(lib, get) and hasattr(lib, set_):
-                    libs.append((getattr(lib, set_), int(getattr(lib, get)())))
-                    break
-    try:
-        for set_, _ in libs:
-            set_(1)
-        yield
-    finally:
-        for set_, n in libs:
-            set_(n)
 # Xu 2024 eq. 18 weights: full, inertial, first-moment, friction.
 XU_WEIGHTS = (10.0, 5.0, 1.0, 1.0)
 
@@ -131,8 +104,6 @@ def profile_noise_std(model) -> tuple[np.ndarray | None, str]:
     (measured on real data), or (None, reason) when no profile matches the robot."""
     key = robot_key(model)
     try:
-        from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
-
         prof = load_profile(key, model.n)
     except PayloadIdError:
         return None, f"no simulation profile sim_{key}.yaml"
@@ -156,12 +127,6 @@ def noise_std_from_run(model, trajectory, profile: str = "ur10", seed: int = 0) 
     """Xu 2024 §4.2's Λ0: per-joint std of the OLS torque residuals R0 = τ - Y π_ols on a simulated run
     of `trajectory` (payload_id_core.sim, `profile`), Y = base + free rotor inertia + linear friction.
     diag(Λ0) = Σ_k R0_jk² / (N - p/n) per joint j (Xu's N - p, per joint rows)."""
-    from payload_id_core.dynamics.base_params import compute_base_parameters  # noqa: PLC0415
-    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
-    from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import full_regressor, rotor_structure  # noqa: PLC0415
-    from payload_id_core.sim import simulate  # noqa: PLC0415
-
     rec = simulate(model, trajectory, None, profile, seed=seed)
     sig = conditioned_signals(rec, list(model.joint_names), source="commanded")
     base = compute_base_parameters(model)
@@ -186,9 +151,6 @@ class RegressorMetrics:
 
     def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
                  payload_size_m: float = 0.1, noise_std=None, column_scaling: str = "none"):
-        from payload_id_core.dynamics.base_params import compute_base_parameters  # noqa: PLC0415
-        from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415
-
         self.model = model
         self.frame = frame or model.default_payload_frame
         model.frame_id(self.frame)
@@ -222,8 +184,6 @@ class RegressorMetrics:
 
     def matrices(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray]:
         """(stacked base+friction regressor, stacked payload regressor in size-L units), rows weighted."""
-        from payload_id_core.dynamics.regressor import payload_columns, rigid_body_regressor  # noqa: PLC0415
-
         y = rigid_body_regressor(self.model, q, qd, qdd)
         w = self.row_weights[None, :, None]
         full = np.concatenate([self.base.reduce(y), self.friction.columns(qd)], axis=2) * w
@@ -414,8 +374,6 @@ def _linear_limit_constraints(design: ExcitationDesign, tightening: float):
 
 def _cartesian_constraints(design: ExcitationDesign, tightening_m: float = 0.005):
     """SLSQP 'ineq' dicts g(x) >= 0 for each Cartesian limit on a coarse grid, Jacobians from pinocchio."""
-    import pinocchio as pin  # noqa: PLC0415
-
     if not design.cartesian:
         return []
     t = np.linspace(0.0, design.duration, max(60, design.n_constraint_samples // 2), endpoint=False)

@@ -19,7 +19,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.consistency import MIN_MASS, project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 
 MODEL_ERROR_RATIO_LIMIT = 1.5  # residual RMS over the robot identification's: above it, unmodelled effects dominate
 

@@ -27,7 +27,7 @@ from payload_id_core.dynamics.inertia import PARAM_NAMES
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 
 # Relative singular-value threshold below which a direction counts as not determined. Structural
 # zeros of J_ε are exact to ~1e-15; motion-related deficiencies (a joint that never moves) leave

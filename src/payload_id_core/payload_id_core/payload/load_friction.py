@@ -27,7 +27,7 @@ import numpy as np
 
 from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 
 # Offline methods: solves with the column after the first one without it.
 ITERATIONS = 1

@@ -1,6 +1,6 @@
 """Every option a payload method reads, typed, with a refusal for a name no method knows.
 
-identify_payload(method, ..., **options) takes options as keywords (the CLI, realdata and the
+identify_payload(method, ..., **options) takes options as keywords (the CLI, tools/ur10e_data.py and the
 benches build them as dicts); PayloadOptions.from_kwargs turns them into this one frozen object, so
 a misspelt option is bad input instead of a silently ignored keyword, and the methods read typed
 attributes instead of looking keys up. None means "not given": the method's own default, or the

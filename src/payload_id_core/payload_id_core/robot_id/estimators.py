@@ -106,7 +106,7 @@ class NormalEquations:
 
 def _solve_normal(g: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """θ = G⁻¹ b and G⁻¹ on Jacobi-scaled normal equations. The scaled condition number is checked
-    (< 1e5, identification.excitation_check) so squaring it stays far from double precision, and the
+    (< 1e5, regressors.excitation_check) so squaring it stays far from double precision, and the
     Gram products are several times faster than a Householder QR of 10⁵–10⁶ rows."""
     d = np.sqrt(np.diag(g))
     if np.any(d == 0):
@@ -239,7 +239,7 @@ def feasible(w: np.ndarray | NormalEquations, tau: np.ndarray | None, a_inertial
 def consistency_gap(a_inertial: np.ndarray, theta_inertial: np.ndarray, n_links: int) -> float:
     """min ‖A ψ − θ_I‖ / ‖θ_I‖ over physically consistent ψ: 0 (solver precision) iff θ_I is realisable
     by real bodies and non-negative rotor inertias."""
-    import cvxpy as cp  # noqa: PLC0415
+    import cvxpy as cp  # noqa: PLC0415 - heavy import, only the consistency check needs it
 
     psi = cp.Variable(a_inertial.shape[1])
     cons = [_pseudo_inertia_expr(cp, psi[10 * i:10 * i + 10]) >> 0 for i in range(n_links)]

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
     from payload_id_core.io.files import atomic_write_yaml  # noqa: PLC0415
     from payload_id_core.payload.methods import identify_payload, needs_robot_identification  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import RobotIdentification  # noqa: PLC0415
+    from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
 
     model = RobotModel.from_urdf(args.urdf)
     frame = args.frame or model.default_payload_frame

@@ -4,18 +4,22 @@ Reads a rosbag2 bag (or a UR CSV), turns it into regressor inputs (commanded tra
 Xu 2024 §3.2; `--use-measured` for filtered, differentiated measurements), estimates the parameters
 (OLS, WLS or the physically consistent SDP) and writes robot.yaml atomically: nothing is written
 when anything fails. Drive gains: `--effort-scale` gives them; `--known-payload-mass` with a run
-carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot).
+carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot). The entry point imports
+this module only when the subcommand runs, so its imports are at module level.
 """
 
 from __future__ import annotations
 
-from payload_id_core.notes import Note, NoteCode
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
+from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale
 
 
 def _floats(text: str, what: str) -> list[float]:
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     try:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError as err:
@@ -50,8 +54,6 @@ def add_arguments(parser) -> None:
 
 
 def _delay(text: str):
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     if text == "estimate":
         return text
     try:
@@ -62,8 +64,6 @@ def _delay(text: str):
 
 def _require_commanded(args, recording):
     """Commanded signals (the default) need the trajectory topic: name it when the bag lacks it."""
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     if recording is not None and not args.use_measured and not recording.commanded:
         raise PayloadIdError(f"{recording.source}: no JointTrajectory messages on {args.trajectory_topic}",
                              "pass the controller's topic with --trajectory-topic, or use --use-measured")
@@ -75,13 +75,22 @@ def _scaled(recording, k):
     return recording
 
 
+# Codes of the signals layer's notes (NoteCode.SIGNALS_MEASURED_AS_COMMANDED, .SIGNALS_TORQUES_FILTERED),
+# compared by value so this module does not depend on when those members are added.
+_MEASURED_AS_COMMANDED = "signals.measured_as_commanded"
+_TORQUES_FILTERED = "signals.torques_filtered"
+
+
+def _notes_to_print(notes: list[Note | str], cutoff_hz: float | None) -> list[Note]:
+    """The notes a user must see: the measured motion stood in for the command, and (no --cutoff-hz
+    given) the torques were filtered alike because of it."""
+    shown = {_MEASURED_AS_COMMANDED}
+    if cutoff_hz is None:  # then the filter only ran because a smoothed stand-in replaced the command
+        shown.add(_TORQUES_FILTERED)
+    return [n for n in map(Note.from_any, notes) if n.code.value in shown]
+
+
 def run(args) -> int:
-    import numpy as np  # noqa: PLC0415
-
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.robot_id.identification import identify_effort_scale, identify_robot, validate_robot  # noqa: PLC0415
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-
     joints = None if args.joints is None else [j.strip() for j in args.joints.split(",") if j.strip()]
     gravity = None if args.gravity is None else _floats(args.gravity, "--gravity")
     if gravity is not None and len(gravity) != 3:
@@ -133,8 +142,7 @@ def run(args) -> int:
     if ident.validation_rmse is not None:
         print("validation RMSE [N·m]: " + ", ".join(f"{j} {r:.4g}" for j, r in
                                                      zip(model.joint_names, ident.validation_rmse)))
-    for note in map(Note.from_any, ident.notes):
-        if note.code in (NoteCode.SIGNALS_MEASURED_AS_COMMANDED, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN):
-            print(f"note: {note}")
+    for note in _notes_to_print(ident.notes, args.cutoff_hz):
+        print(f"note: {note.text}")
     print(f"wrote {args.out}")
     return 0

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
-# Before numpy loads: the matrices here are small or tall-and-thin, and threaded OpenBLAS on a
-# busy machine oversubscribes the cores (measured 5–20× slower and erratic on 2 shared cores).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
+from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
 
 # name -> (module in payload_id_ros.cli, one-line help)
@@ -53,6 +49,7 @@ def _load(module: str):
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    limit_blas_threads()
     parser, subparsers = build_parser()
     # Only the chosen subcommand's arguments are loaded (its imports may be heavy).
     if argv and argv[0] in SUBCOMMANDS:

@@ -19,7 +19,7 @@ from payload_id_core.io.files import read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.report import Convergence, plot_report
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
 

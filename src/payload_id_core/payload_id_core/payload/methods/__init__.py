@@ -36,7 +36,7 @@ from payload_id_core.payload.methods.gaz import gaz_dtau, gaz_static
 from payload_id_core.payload.methods.khalil import khalil_1, khalil_2, khalil_3, khalil_4
 from payload_id_core.payload.methods.online import difference_rls, direct_rls
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
 # (model, robot, loaded, frame, unloaded, options) -> PayloadEstimate

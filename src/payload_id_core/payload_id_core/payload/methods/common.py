@@ -17,7 +17,7 @@ from payload_id_core.payload.linear import LinearSolution, weighted_lstsq
 from payload_id_core.payload.load_friction import ITERATIONS, load_friction_columns, load_friction_note
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import Signals, commanded_span, conditioned_signals
 from payload_id_core.signals.recording import Recording
 

@@ -27,7 +27,7 @@ from payload_id_core.payload.methods.common import (
     same_trajectory_torques,
 )
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import Signals
 from payload_id_core.signals.recording import Recording
 

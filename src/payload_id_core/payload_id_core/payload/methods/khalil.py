@@ -33,7 +33,7 @@ from payload_id_core.payload.methods.common import (
     solve_with_load_friction,
 )
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
 

@@ -22,7 +22,7 @@ from payload_id_core.payload.methods.common import (
 )
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
-from payload_id_core.robot_id.identification import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
 

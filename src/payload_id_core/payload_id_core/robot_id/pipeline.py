@@ -1,0 +1,162 @@
+"""Offline identification of the unloaded robot: signals in, RobotIdentification (→ robot.yaml) out.
+
+Model (Xu 2024 eq. 1–4; Khalil 2007 eq. 1–3; Tadese 2022 eq. 4):
+    τ = Y_b(q, q̇, q̈) π_b + diag(q̈) Ia + F(q̇, T; shape) θ_f,    θ = [π_b, Ia, θ_f]
+π_b = K φ are the rigid-body base parameters (dynamics.base_params); rotor inertias the base
+columns already explain are absorbed into π_b (structure). The friction shapes are searched around
+the linear least squares and refined jointly (friction_shapes); θ then comes from OLS, WLS or the
+physically consistent SDP (estimators), its covariance marginal over the estimated shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from payload_id_core.blas import single_threaded_blas
+from payload_id_core.dynamics.base_params import compute_base_parameters
+from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note
+from payload_id_core.robot_id import estimators
+from payload_id_core.robot_id.friction_shapes import (ShapeProblem, refine_shape_jointly, search_friction_shape,
+                                                      shape_marginal_covariance)
+from payload_id_core.robot_id.regressors import excitation_check, inertial_regressor
+from payload_id_core.robot_id.result import RobotIdentification
+from payload_id_core.robot_id.signal_checks import require_finite
+from payload_id_core.robot_id.structure import base_parameter_names, inertial_map, rotor_structure
+from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.signals.recording import Recording
+
+
+def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,
+                          temperature: ArrayLike | None = None, *, friction: str = "nonlinear",
+                          estimator: str = "wls", effort_scale: ArrayLike | None = None,
+                          alpha: float | ArrayLike | None = None, sign_epsilon: float | None = None,
+                          source: str = "commanded", seed: int = 0, check_consistency: bool = True,
+                          notes: Iterable[Note | str] | None = None) -> RobotIdentification:
+    """Identify θ = [π_b, Ia, θ_f] from regressor inputs (N, n) and torques (N, n) (already × effort_scale).
+
+    `alpha` fixes the nonlinear friction exponent(s) instead of identifying them; `effort_scale`
+    and `source` are only recorded in the result; `notes` (the signals') are carried into it.
+    BLAS runs single-threaded: the work is many products of 10–100-column blocks, which threaded
+    OpenBLAS made ~5× slower on a loaded 2-core machine (measured on the scatter test: 19 s vs 3.5 s).
+    """
+    names = list(model.joint_names)
+    q, qd, qdd, tau = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd, tau))
+    for what, a in (("positions", q), ("velocities", qd), ("accelerations", qdd), ("torques", tau),
+                    ("temperatures", temperature)):
+        require_finite(what, a, names)
+    if q.shape[1] != model.n or tau.shape != q.shape:
+        raise PayloadIdError(f"signals have shape {q.shape} / {tau.shape}, the robot has {model.n} joints",
+                             "pass one column per joint in the model's order")
+    if estimator not in estimators.ESTIMATORS:
+        raise PayloadIdError(f"unknown estimator '{estimator}'", f"use one of {', '.join(estimators.ESTIMATORS)}")
+    if temperature is None and friction == "temperature":
+        raise PayloadIdError("--friction temperature needs joint temperatures, the recording has none",
+                             "use --friction nonlinear, or record the drive temperatures")
+    kw = {} if sign_epsilon is None else {"sign_epsilon": sign_epsilon}
+    fm = make_friction_model(friction, names, alpha=alpha, **kw)
+    with single_threaded_blas():
+        base = compute_base_parameters(model, seed=seed)
+        rotor = rotor_structure(model, base)
+        wi = inertial_regressor(model, base, rotor, q, qd, qdd)
+        theta_names = (base_parameter_names(base, rotor, names) + [f"Ia_{names[j]}" for j in rotor.free]
+                       + fm.param_names)
+        w = np.concatenate([wi, fm.columns(qd, temperature)], axis=2) if fm.n_params else wi
+        ne = estimators.NormalEquations.from_data(w, tau)
+        cond = excitation_check(ne, theta_names)
+        del w
+        problem = None
+        if fm.shape_bounds and alpha is None:
+            fm, problem = _identify_friction_shapes(fm, wi, tau, qd, temperature)
+            ne = problem.normal_equations(fm.shape)
+        a_map = inertial_map(base, rotor, model.n)
+        fit, psi = _estimate(estimator, ne, model, a_map, fm)
+        cov, rel_std, shape_std = fit.cov, fit.rel_std, None
+        if problem is not None:
+            # θ's covariance marginal over the estimated shapes, with the σ the fit used
+            sigma = fit.sigma if estimator != "ols" else np.full(model.n, np.sqrt(
+                float(ne.rss(fit.theta).sum()) / (ne.n_samples * model.n - fit.theta.size)))
+            cov, shape_std = shape_marginal_covariance(problem, fm.shape, fit.theta, sigma)
+            with np.errstate(divide="ignore"):
+                rel_std = 100.0 * np.sqrt(np.maximum(np.diag(cov), 0.0)) / np.abs(fit.theta)
+        consistent = _physically_consistent(a_map, fit.theta, fm, model.n) if check_consistency else None
+    scale = np.ones(model.n) if effort_scale is None else np.broadcast_to(
+        np.asarray(effort_scale, dtype=float), (model.n,)).copy()
+    return RobotIdentification(
+        joint_names=names, urdf_path=str(model.urdf_path), urdf_sha256=model.urdf_sha256, gravity=model.gravity,
+        base=base, rotor=rotor, friction=fm, theta=fit.theta, theta_names=theta_names, cov=cov,
+        rel_std=rel_std, shape_std=shape_std, effort_scale=scale, rmse=fit.rmse, sigma=fit.sigma, estimator=estimator,
+        source=source, physically_consistent=consistent, standard_parameters=psi, condition_number=cond,
+        notes=list(notes or []), model=model)
+
+
+def _estimate(estimator: str, ne: estimators.NormalEquations, model: RobotModel, a_map: np.ndarray,
+              fm: FrictionModel) -> tuple[estimators.Fit, np.ndarray | None]:
+    """θ by OLS, WLS or the physically consistent SDP (then also ψ, its standard parameters)."""
+    if estimator == "ols":
+        return estimators.ols(ne), None
+    if estimator == "wls":
+        return estimators.wls(ne), None
+    prior = np.concatenate([model.standard_parameters(), np.zeros(model.n)])
+    return estimators.feasible(ne, None, a_map, model.n, prior=prior, nonnegative=fm.nonnegative)
+
+
+def _identify_friction_shapes(fm: FrictionModel, wi: np.ndarray, tau: np.ndarray, qd: np.ndarray,
+                              temperature: np.ndarray | None) -> tuple[FrictionModel, ShapeProblem]:
+    """Per-joint search, then the joint Gauss–Newton refinement weighted by the OLS noise level."""
+    fm = search_friction_shape(fm, wi, tau, qd, temperature)
+    problem = ShapeProblem.build(fm, wi, tau, qd, temperature)
+    ne = problem.normal_equations(fm.shape)
+    sigma0 = estimators.sigma_floor(ne, estimators.ols(ne).sigma)
+    fm = fm.with_shape(refine_shape_jointly(problem, fm.shape, 1.0 / sigma0 ** 2))
+    problem.friction = fm
+    return fm, problem
+
+
+def _physically_consistent(a_map: np.ndarray, theta: np.ndarray, fm: FrictionModel, n: int) -> bool:
+    """θ_I realisable by real bodies with non-negative rotor inertias, and the friction signs right."""
+    gap = estimators.consistency_gap(a_map, theta[:a_map.shape[0]], n)
+    nonneg_ok = bool(np.all(theta[a_map.shape[0]:][fm.nonnegative] >= -1e-9)) if fm.n_params else True
+    return bool(gap < 1e-6 and nonneg_ok)
+
+
+def identify_robot(model: RobotModel, recording: Recording, friction: str = "nonlinear", estimator: str = "wls",
+                   use_commanded: bool = True, *, effort_scale: ArrayLike | None = None, cutoff_hz: float | None = None,
+                   decimate: int = 1, delay: str | float = "estimate", alpha: float | ArrayLike | None = None,
+                   sign_epsilon: float | None = None, validate: Recording | None = None,
+                   seed: int = 0) -> RobotIdentification:
+    """Identify the unloaded robot from a Recording (torques already × effort_scale, e.g. read_bag's).
+
+    Signals come from conditioning.conditioned_signals: the commanded trajectory (Xu 2024 §3.2,
+    delay-corrected) when `use_commanded`, else filtered and differentiated measurements.
+    `effort_scale` is only recorded in the result (the Recording holds scaled torques).
+    `validate`: a second Recording; its torque RMSE per joint goes to `validation_rmse`.
+    """
+    sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
+                              cutoff_hz=cutoff_hz, decimate=decimate, delay=delay)
+    ident = identify_from_signals(model, sig.q, sig.qd, sig.qdd, sig.tau, sig.temperature, friction=friction,
+                                  estimator=estimator, effort_scale=effort_scale, alpha=alpha,
+                                  sign_epsilon=sign_epsilon, source=sig.source, seed=seed, notes=sig.notes)
+    if validate is not None:
+        ident.validation_rmse = validate_robot(ident, validate, model, use_commanded=use_commanded,
+                                               cutoff_hz=cutoff_hz, delay=delay)
+    return ident
+
+
+def validate_robot(ident: RobotIdentification, recording: Recording, model: RobotModel | None = None, *,
+                   use_commanded: bool | None = None, cutoff_hz: float | None = None,
+                   delay: str | float = "estimate") -> np.ndarray:
+    """Torque RMSE per joint of the identified model on another recording (cross-validation)."""
+    model = ident.require_model(model)
+    use_commanded = ident.source == "commanded" if use_commanded is None else use_commanded
+    sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
+                              cutoff_hz=cutoff_hz, delay=delay)
+    require_finite("torques", sig.tau, model.joint_names)
+    pred = ident.predict(sig.q, sig.qd, sig.qdd, sig.temperature, model=model)
+    return np.sqrt(np.mean((sig.tau - pred) ** 2, axis=0))
+

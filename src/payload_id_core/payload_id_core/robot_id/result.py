@@ -1,0 +1,229 @@
+"""An identified robot (RobotIdentification) and its file, robot.yaml.
+
+θ = [π_b (b), Ia_free (r), θ_f] of τ = Y_b π_b + diag(q̈) Ia + F(q̇, T; shape) θ_f (Xu 2024
+eq. 1–4; Khalil 2007 eq. 1–3; Tadese 2022 eq. 4), its covariance, and what produced it.
+Notes are stored as {code, text}; a robot.yaml written before notes had codes (plain strings)
+still reads, its notes as NoteCode.INFO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from os import PathLike
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from payload_id_core.dynamics.base_params import BaseParameters, standard_parameter_names
+from payload_id_core.dynamics.friction import FrictionModel
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
+from payload_id_core.notes import Note
+from payload_id_core.robot_id.regressors import full_regressor
+from payload_id_core.robot_id.structure import RotorStructure, inertial_map
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class RobotIdentification:
+    """An identified robot: everything robot.yaml holds, and the regressor to use it.
+
+    `notes` are Note objects; plain strings given here (or read from an older robot.yaml) become
+    NoteCode.INFO notes. `model` is the RobotModel the regressor evaluates on (attached by the
+    identification and by `load`; None after `from_dict` without one)."""
+
+    joint_names: list[str]
+    urdf_path: str
+    urdf_sha256: str
+    gravity: np.ndarray
+    base: BaseParameters
+    rotor: RotorStructure
+    friction: FrictionModel
+    theta: np.ndarray                 # [π_b (b), Ia_free (r), θ_f]
+    theta_names: list[str]
+    cov: np.ndarray
+    rel_std: np.ndarray               # percent
+    effort_scale: np.ndarray          # (n,) drive gains the torques were computed with
+    rmse: np.ndarray                  # (n,) N·m on the identification data
+    sigma: np.ndarray                 # (n,) noise std per joint (WLS weights)
+    estimator: str = "wls"
+    source: str = "commanded"
+    physically_consistent: bool | None = None
+    standard_parameters: np.ndarray | None = None   # ψ of the feasible fit (φ, Ia), when computed
+    condition_number: float = float("nan")
+    validation_rmse: np.ndarray | None = None
+    notes: list[Note] = field(default_factory=list)
+    # (n, s) std of the friction shape parameters (α, ...) when identified; cov is then marginal over them
+    shape_std: np.ndarray | None = None
+    model: RobotModel | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.notes = [Note.from_any(n) for n in self.notes]
+
+    # -- sizes and slices ---------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def b(self) -> int:
+        return self.base.b
+
+    @property
+    def n_inertial(self) -> int:
+        return self.base.b + self.rotor.free.size
+
+    @property
+    def pi_b(self) -> np.ndarray:
+        """Base parameters π_b (rotor inertias of absorbed joints included)."""
+        return self.theta[:self.base.b]
+
+    @property
+    def rotor_inertia(self) -> np.ndarray:
+        """(n,) identified Ia; NaN where absorbed into π_b."""
+        ia = np.full(self.n, np.nan)
+        ia[self.rotor.free] = self.theta[self.base.b:self.n_inertial]
+        return ia
+
+    @property
+    def friction_params(self) -> np.ndarray:
+        return self.theta[self.n_inertial:]
+
+    @property
+    def inertial_map(self) -> np.ndarray:
+        return inertial_map(self.base, self.rotor, self.n)
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def require_model(self, model: RobotModel | None = None) -> RobotModel:
+        """`model` if given, else the attached one; PayloadIdError when there is neither."""
+        model = model or self.model
+        if model is None:
+            raise PayloadIdError("this robot identification has no robot model attached",
+                                 "load it with RobotIdentification.load(path, model)")
+        return model
+
+    def regressor(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, temperature: ArrayLike | None = None,
+                  model: RobotModel | None = None) -> np.ndarray:
+        """(N, n, p) with predict = regressor @ theta."""
+        return full_regressor(self.require_model(model), self.base, self.rotor, self.friction,
+                              q, qd, qdd, temperature)
+
+    def predict(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, temperature: ArrayLike | None = None,
+                model: RobotModel | None = None) -> np.ndarray:
+        """(N, n) joint torques of the unloaded robot."""
+        return self.regressor(q, qd, qdd, temperature, model) @ self.theta
+
+    def friction_torque(self, qd: ArrayLike, temperature: ArrayLike | None = None) -> np.ndarray:
+        return self.friction.torque(self.friction_params, qd, temperature)
+
+    # -- robot.yaml -----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        fl = lambda a: [float(x) for x in np.asarray(a).reshape(-1)]  # noqa: E731
+        rel = [None if not np.isfinite(x) else float(x) for x in self.rel_std]
+        d = {
+            "format": FORMAT_VERSION,
+            "urdf": {"path": str(self.urdf_path), "sha256": self.urdf_sha256},
+            "joint_names": list(self.joint_names),
+            "gravity": fl(self.gravity),
+            "effort_scale": fl(self.effort_scale),
+            "estimator": self.estimator,
+            "signals": self.source,
+            "base_parameters": self.base.to_dict(),
+            "rotor_inertia": {
+                "free_joints": [self.joint_names[j] for j in self.rotor.free],
+                "absorbed": {self.joint_names[j]: {self.base.names[i]: float(self.rotor.absorbed[i, j])
+                                                   for i in np.flatnonzero(self.rotor.absorbed[:, j])}
+                             for j in range(self.n) if self.rotor.absorbed[:, j].any()},
+            },
+            "friction": self._friction_dict(),
+            "parameters": {
+                "names": list(self.theta_names),
+                "values": fl(self.theta),
+                "relative_std_percent": rel,
+            },
+            "covariance": [fl(row) for row in self.cov],
+            "torque_rmse": dict(zip(self.joint_names, fl(self.rmse))),
+            "noise_std": dict(zip(self.joint_names, fl(self.sigma))),
+            "condition_number": float(self.condition_number),
+            "physically_consistent": self.physically_consistent,
+            "notes": [Note.from_any(n).to_dict() for n in self.notes],
+        }
+        if self.validation_rmse is not None:
+            d["validation_torque_rmse"] = dict(zip(self.joint_names, fl(self.validation_rmse)))
+        if self.standard_parameters is not None:
+            d["standard_parameters"] = fl(self.standard_parameters)
+        return d
+
+    def _friction_dict(self) -> dict:
+        d = self.friction.to_dict()
+        if self.shape_std is not None and self.friction.shape_names:
+            d["shape_std"] = {name: [None if not np.isfinite(v) else float(v) for v in self.shape_std[:, i]]
+                              for i, name in enumerate(self.friction.shape_names)}
+        return d
+
+    def save(self, path: str | PathLike) -> None:
+        atomic_write_yaml(path, self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: dict, model: RobotModel, source: str = "robot.yaml") -> "RobotIdentification":
+        try:
+            if d.get("format") != FORMAT_VERSION:
+                raise PayloadIdError(f"{source}: unknown robot.yaml format {d.get('format')!r}",
+                                     "re-run payload-id identify-robot")
+            sha = d["urdf"]["sha256"]
+            if sha != model.urdf_sha256:
+                raise PayloadIdError(f"{source} was identified for another URDF ({d['urdf']['path']}, "
+                                     f"sha256 {sha[:12]}…) than {model.urdf_path} ({model.urdf_sha256[:12]}…)",
+                                     "pass the URDF it was made with, or re-run identify-robot for this one")
+            names = list(d["joint_names"])
+            if names != list(model.joint_names):
+                raise PayloadIdError(f"{source} holds joints {names}, the model has {model.joint_names}",
+                                     "load the model with the same joints")
+            n = len(names)
+            base = BaseParameters.from_dict(d["base_parameters"], standard_parameter_names(model))
+            free = np.array([names.index(j) for j in d["rotor_inertia"]["free_joints"]], dtype=int)
+            absorbed = np.zeros((base.b, n))
+            for joint, row in (d["rotor_inertia"].get("absorbed") or {}).items():
+                for bname, coef in row.items():
+                    absorbed[base.names.index(bname), names.index(joint)] = coef
+            friction = FrictionModel.from_dict(d["friction"], names)
+            par = d["parameters"]
+            rel = np.array([np.inf if x is None else x for x in par["relative_std_percent"]], dtype=float)
+            theta = np.asarray(par["values"], dtype=float)
+            expected = base.b + free.size + friction.n_params
+            if theta.size != expected:
+                raise PayloadIdError(f"{source}: {theta.size} parameter values, the model structure needs {expected}",
+                                     "the file is damaged; re-run identify-robot")
+            sstd = (d["friction"] or {}).get("shape_std")
+            shape_std = None if not sstd else np.array(
+                [[np.nan if v is None else v for v in sstd[nm]] for nm in friction.shape_names], dtype=float).T
+            val = d.get("validation_torque_rmse")
+            psi = d.get("standard_parameters")
+            return cls(
+                joint_names=names, urdf_path=d["urdf"]["path"], urdf_sha256=sha,
+                gravity=np.asarray(d["gravity"], dtype=float), base=base, rotor=RotorStructure(free, absorbed),
+                friction=friction, theta=theta, theta_names=list(par["names"]),
+                cov=np.asarray(d["covariance"], dtype=float).reshape(theta.size, theta.size), rel_std=rel,
+                effort_scale=np.asarray(d["effort_scale"], dtype=float),
+                rmse=np.array([d["torque_rmse"][j] for j in names]),
+                sigma=np.array([d["noise_std"][j] for j in names]),
+                estimator=d.get("estimator", "wls"), source=d.get("signals", "commanded"),
+                physically_consistent=d.get("physically_consistent"),
+                standard_parameters=None if psi is None else np.asarray(psi, dtype=float),
+                condition_number=float(d.get("condition_number", np.nan)),
+                validation_rmse=None if val is None else np.array([val[j] for j in names]),
+                notes=[Note.from_any(n) for n in d.get("notes") or []], shape_std=shape_std, model=model,
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
+                                 "re-run payload-id identify-robot") from err
+
+    @classmethod
+    def load(cls, path: str | PathLike, model: RobotModel) -> "RobotIdentification":
+        d = read_yaml_mapping(path, "robot file", "run payload-id identify-robot to write it")
+        ident = cls.from_dict(d, model, str(path))
+        if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:
+            model.set_gravity(ident.gravity)
+        return ident
