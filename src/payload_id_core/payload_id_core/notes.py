@@ -18,6 +18,9 @@ class NoteCode(str, Enum):
 
     INFO = "info"                                   # a plain remark; also what older files' notes read as
 
+    # -- ROS nodes (payload_id_ros) --
+    GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
+
 
 @dataclass(frozen=True)
 class Note:
