@@ -15,6 +15,7 @@ import yaml
 import numpy as np
 import pytest
 
+from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
@@ -160,5 +161,5 @@ def test_cancel_stops_the_arm_and_returns_the_partial_estimate(identified, cell,
     saved = yaml.safe_load((assets["dir"] / "last_payload.yaml").read_text())
     assert saved["partial"] is True and saved["status"] == "cancelled"
     assert saved["mass"] == pytest.approx(final["mass"], rel=1e-9)
-    assert any("partial: the goal was cancelled" in n for n in saved["notes"])
+    assert has_note([Note.from_any(n) for n in saved["notes"]], NoteCode.GOAL_CANCELLED)
     assert saved["ft_parameters"]["format"] == "payload_id/ft_parameters/1"

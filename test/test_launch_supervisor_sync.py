@@ -9,6 +9,7 @@ exist for every robot and hold a section for every node that reads them.
 import ast
 import os
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,9 @@ def launch_nodes(path: Path) -> list[dict]:
         if call.func.id == "Node":
             kw = {k.arg: k.value for k in call.keywords}
             files = [_render(p, variables) for p in kw["parameters"].elts if not isinstance(p, ast.Dict)]
+            given = [k.value for p in kw["parameters"].elts if isinstance(p, ast.Dict) for k in p.keys]
             nodes.append({"package": kw["package"].value, "executable": kw["executable"].value,
-                          "name": kw["name"].value, "files": files})
+                          "name": kw["name"].value, "files": files, "given": given})
         elif call.func.id == "IncludeLaunchDescription":
             source = _render(call.args[0].args[0], variables)       # PythonLaunchDescriptionSource(path)
             assert source.startswith("<share:payload_id_ros>/launch/"), source
@@ -82,6 +84,15 @@ def test_launch_file_declares_the_supervisor_cell(cell):
     assert all(n["package"] == "payload_id_ros" for n in nodes)
     for n, s in zip(nodes, specs):
         assert n["files"] == [f"<share:payload_id_ros>/{f}" for f in s.parameter_files], n
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_launch_file_sets_only_declared_parameters(cell):
+    from test_nodes_parameters import TABLES
+
+    for n in launch_nodes(LAUNCH[cell]):
+        declared = {f.name for f in fields(TABLES[n["name"]])}
+        assert set(n["given"]) <= declared, (n["name"], set(n["given"]) - declared)
 
 
 def test_every_launch_file_is_covered():

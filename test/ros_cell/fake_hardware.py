@@ -26,7 +26,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_ros.conversions import msg_to_commanded, sec_to_time
+from payload_id_ros.conversions import joint_state_msg, msg_to_commanded, sec_to_time
 from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell
 
 
@@ -56,14 +56,10 @@ def main() -> None:
         else:
             q, qd, qdd = q0, np.zeros(model.n), np.zeros(model.n)
         tau = model.rnea(q, qd, qdd)
-        msg = JointState()
-        msg.header.stamp = sec_to_time(t - 5.0 if mode == "stale" else t)
         keep = model.n - 1 if mode == "missing_joint" else model.n
-        msg.name = names[:keep]
-        msg.position = [float(x) for x in q[:keep]]
-        msg.velocity = [float(x) for x in qd[:keep]]
-        msg.effort = [float("nan")] * keep if mode == "nan" else [float(x) for x in tau[:keep]]
-        pub.publish(msg)
+        effort = np.full(keep, np.nan) if mode == "nan" else np.asarray(tau[:keep], dtype=float)
+        pub.publish(joint_state_msg(sec_to_time(t - 5.0 if mode == "stale" else t), names[:keep],
+                                    np.asarray(q[:keep], dtype=float), np.asarray(qd[:keep], dtype=float), effort))
 
     node.create_timer(0.005, tick)
     print("fake hardware ready", flush=True)

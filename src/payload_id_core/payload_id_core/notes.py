@@ -64,6 +64,8 @@ class NoteCode(str, Enum):
     SIM_SETUP = "sim.setup"                                   # profile, physics step, control rate
     SIM_PAYLOAD = "sim.payload"                               # the payload mounted (ground truth)
     TESTING_SYNTHETIC = "testing.synthetic"                   # synthetic data settings
+    # -- ROS nodes (payload_id_ros) --
+    GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ an rclpy Future the thread completes, so the executor keeps serving subscription
 from __future__ import annotations
 
 import threading
+import time
 
 from rclpy.task import Future
 
@@ -29,3 +30,11 @@ def threaded(blocking):
         return await done
 
     return execute
+
+
+def wait_for_future(future, timeout: float) -> bool:
+    """Block a goal thread until an rclpy Future the executor completes is done; False after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return future.done()

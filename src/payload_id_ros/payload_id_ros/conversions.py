@@ -1,8 +1,9 @@
 """ROS messages <-> core types. The nodes stay thin: every field mapping lives here.
 
 Nothing in this module keeps state; it needs the generated message packages (sensor_msgs,
-trajectory_msgs, visualization_msgs, payload_id_msgs) but no running ROS graph, so it is unit-tested
-in-process.
+trajectory_msgs, geometry_msgs, visualization_msgs, rosgraph_msgs, payload_id_msgs) but no running ROS
+graph, so it is unit-tested in-process. The controllers' optional service types (ur_msgs, franka_msgs)
+are not imported here: their fills take the request the caller made.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import math
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
-from geometry_msgs.msg import Vector3
+from geometry_msgs.msg import Vector3, WrenchStamped
+from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_msgs.msg import PayloadParameters
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -79,6 +83,36 @@ def msg_to_commanded(msg: JointTrajectory, receive_time: float) -> CommandedTraj
     return CommandedTrajectory(start, list(msg.joint_names), tfs, pos, column("velocities"), column("accelerations"))
 
 
+# -- sensor streams -------------------------------------------------------------------------------
+def joint_state_msg(stamp: Time, names, q: np.ndarray, qd: np.ndarray, effort: np.ndarray) -> JointState:
+    msg = JointState()
+    msg.header.stamp = stamp
+    msg.name = list(names)
+    msg.position = q.tolist()
+    msg.velocity = qd.tolist()
+    msg.effort = effort.tolist()
+    return msg
+
+
+def wrench_msg(stamp: Time, frame: str, wrench: np.ndarray) -> WrenchStamped:
+    """WrenchStamped from [Fx, Fy, Fz, Tx, Ty, Tz]."""
+    msg = WrenchStamped()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    f, tq = msg.wrench.force, msg.wrench.torque
+    f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in wrench)
+    return msg
+
+
+def wrench_msgs(t: np.ndarray, frame: str, wrenches: np.ndarray) -> list[WrenchStamped]:
+    """One WrenchStamped per row of `wrenches` (N, 6), stamped t (N,) s."""
+    return [wrench_msg(sec_to_time(float(t[k])), frame, wrenches[k]) for k in range(t.size)]
+
+
+def clock_msg(stamp: Time) -> Clock:
+    return Clock(clock=stamp)
+
+
 # -- payload estimates ----------------------------------------------------------------------------
 def parameters_msg(est: PayloadEstimate) -> PayloadParameters:
     val = readable_vector(est.phi)
@@ -123,6 +157,11 @@ def msg_to_estimate(msg: PayloadEstimateMsg) -> PayloadEstimate:
                            convergence_time=msg.convergence_time, physically_consistent=msg.physically_consistent)
 
 
+def payload_request_values(p: PayloadParameters) -> tuple[float, list[float], list[float], str]:
+    """(mass, CoM, inertia about the CoM [ixx, ixy, ixz, iyy, iyz, izz], frame) of a SetPayload request."""
+    return (float(p.mass), [p.com.x, p.com.y, p.com.z], [p.ixx, p.ixy, p.ixz, p.iyy, p.iyz, p.izz], p.frame_id)
+
+
 def relative_mass_std(est: PayloadEstimate) -> float:
     """The convergence measure of PayloadEstimate.msg: σ(mass) / |mass| (inf while the mass is ~0)."""
     std = est.readable_std()[0]
@@ -130,6 +169,58 @@ def relative_mass_std(est: PayloadEstimate) -> float:
     if not np.isfinite(std):
         return NAN
     return float(std / m) if m > 1e-9 else math.inf
+
+
+# -- action feedback and results ------------------------------------------------------------------
+def identify_feedback(elapsed: float, estimate: PayloadEstimateMsg | None = None,
+                      convergence_measure: float = 0.0) -> Identify.Feedback:
+    """Feedback of the Identify action; without an estimate (moving to the start pose) only the time."""
+    fb = Identify.Feedback()
+    fb.elapsed = float(elapsed)
+    if estimate is not None:
+        fb.estimate = estimate
+        fb.convergence_measure = float(convergence_measure)
+    return fb
+
+
+def identify_result(message: str, estimate: PayloadEstimateMsg | None = None, *, converged: bool = False,
+                    convergence_time: float = NAN, torque_rmse_before=(), torque_rmse_after=(),
+                    applied_to_controller: bool = False) -> Identify.Result:
+    """Result of the Identify action; an aborted goal's carries only the message (convergence_time NaN)."""
+    res = Identify.Result()
+    res.message = message
+    if estimate is not None:
+        res.estimate = estimate
+    res.converged = bool(converged)
+    res.convergence_time = float(convergence_time)
+    res.torque_rmse_before = [float(x) for x in torque_rmse_before]
+    res.torque_rmse_after = [float(x) for x in torque_rmse_after]
+    res.applied_to_controller = bool(applied_to_controller)
+    return res
+
+
+def excite_feedback(phase: str, progress: float, elapsed: float) -> Excite.Feedback:
+    return Excite.Feedback(phase=phase, progress=float(progress), elapsed=float(elapsed))
+
+
+def excite_result(success: bool, message: str, duration: float = 0.0) -> Excite.Result:
+    return Excite.Result(success=bool(success), message=message, duration=float(duration))
+
+
+# -- the controllers' payload services (request types of optional packages, made by the caller) ----
+def fill_ur_set_payload(req, est: PayloadEstimate):
+    """ur_msgs/srv/SetPayload: mass and centre of gravity in the tool flange frame."""
+    req.mass = float(est.mass)
+    req.center_of_gravity.x, req.center_of_gravity.y, req.center_of_gravity.z = (float(c) for c in est.com)
+    return req
+
+
+def fill_franka_set_load(req, est: PayloadEstimate):
+    """franka_msgs/srv/SetLoad: mass, centre of mass and inertia about it (row-major 3x3)."""
+    req.mass = float(est.mass)
+    req.center_of_mass = [float(c) for c in est.com]
+    req.load_inertia = [float(x) for x in est.inertia_about_com.reshape(-1)]
+    return req
 
 
 # -- rviz markers ---------------------------------------------------------------------------------

@@ -30,25 +30,27 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import rclpy
 from geometry_msgs.msg import WrenchStamped
 from payload_id_msgs.srv import SetPayload
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim import SimulatedCell, load_profile
-from payload_id_ros.conversions import msg_to_commanded, sec_to_time
+from payload_id_ros import conversions as conv
+from payload_id_ros.node_main import run_node
+from payload_id_ros.parameters import Range, declare_parameters, parameter
 
 _PAYLOAD_PARAMS = ("payload_mass", "payload_com", "payload_inertia", "payload_frame")
 
@@ -70,60 +72,69 @@ def payload_from(mass: float, com, inertia6, frame: str) -> PayloadEstimate | No
                            covariance=np.full((10, 10), np.nan), method="given")
 
 
+@dataclass(frozen=True)
+class MockHardwareParameters:
+    """mock_hardware's ROS parameters (config/<robot>.yaml, section /**/mock_hardware). The payload_*
+    parameters may also change while the node runs."""
+
+    urdf: str = parameter("ur10", "bundled robot name or a URDF path")
+    joint_names: tuple[str, ...] = parameter(("",), "joints to simulate, in order; empty = every moving joint "
+                                             "of the URDF")
+    profile: str = parameter("clean", "config/sim_<profile>.yaml (or a path): friction, noise, drive gains, "
+                             "F/T sensor")
+    controller: str = parameter("joint_trajectory_controller", "listens on /<controller>/joint_trajectory")
+    rate_hz: float = parameter(500.0, "joint states and wrenches per second",
+                               valid=Range(low=0.0, low_open=True, hint="give a positive rate, e.g. 500.0"))
+    seed: int = parameter(0, "seed of the simulated noise")
+    initial_positions: tuple[float, ...] = parameter((0.0,), "rad per joint at start; another length = zeros "
+                                                     "(clipped to the limits)")
+    joint_states_topic: str = parameter("/joint_states", "where the joint states are published")
+    wrench_topic: str = parameter("/ft_sensor/wrench", "where the F/T sensor's WrenchStamped is published")
+    payload_mass: float = parameter(0.0, "kg carried on payload_frame; 0 = no payload")
+    payload_com: tuple[float, ...] = parameter((0.0, 0.0, 0.0), "m, payload centre of mass in payload_frame")
+    payload_inertia: tuple[float, ...] = parameter((0.0,) * 6, "kg m^2 about the CoM: ixx, ixy, ixz, iyy, iyz, izz")
+    payload_frame: str = parameter("", "URDF frame carrying the payload; '' = the robot's flange frame")
+    sim_time: bool = parameter(False, "own the clock: publish /clock from 0 and stamp everything on it")
+    real_time_factor: float = parameter(1.0, "simulated seconds per wall second with sim_time; 0 = as fast as "
+                                        "possible", dynamic_typing=True,     # 4 or 4.0
+                                        valid=Range(low=0.0, hint="give a factor > 0, or 0 for as fast as possible"))
+    publish_log: str = parameter("", "debug: file of 'wall_monotonic_s stamp_s' per joint state published")
+
+
 class MockHardware(Node):
     def __init__(self):
         super().__init__("mock_hardware")
-        self.declare_parameter("urdf", "ur10")
-        self.declare_parameter("joint_names", [""])
-        self.declare_parameter("profile", "clean")
-        self.declare_parameter("controller", "joint_trajectory_controller")
-        self.declare_parameter("rate_hz", 500.0)
-        self.declare_parameter("seed", 0)
-        self.declare_parameter("initial_positions", [0.0])
-        self.declare_parameter("joint_states_topic", "/joint_states")
-        self.declare_parameter("wrench_topic", "/ft_sensor/wrench")
-        self.declare_parameter("payload_mass", 0.0)
-        self.declare_parameter("payload_com", [0.0, 0.0, 0.0])
-        self.declare_parameter("payload_inertia", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-        self.declare_parameter("payload_frame", "")
-        self.declare_parameter("sim_time", False)
-        self.declare_parameter("real_time_factor", 1.0, ParameterDescriptor(dynamic_typing=True))  # 4 or 4.0
-        self.declare_parameter("publish_log", "")
-        gp = lambda name: self.get_parameter(name).value  # noqa: E731
-
-        names = [j for j in gp("joint_names") if j]
-        self.model = RobotModel.from_urdf(gp("urdf"), joint_names=names or None)
-        profile = load_profile(gp("profile"), self.model.n)
-        self.rate_hz = float(gp("rate_hz"))
-        self.sim_time = bool(gp("sim_time"))
-        self.real_time_factor = float(gp("real_time_factor"))
-        if not (np.isfinite(self.real_time_factor) and self.real_time_factor >= 0):
-            raise PayloadIdError(f"real_time_factor {self.real_time_factor}", "give a factor > 0, or 0 for as fast as possible")
+        params = declare_parameters(self, MockHardwareParameters)
+        self.params = params
+        names = [j for j in params.joint_names if j]
+        self.model = RobotModel.from_urdf(params.urdf, joint_names=names or None)
+        profile = load_profile(params.profile, self.model.n)
+        self.rate_hz = params.rate_hz
+        self.sim_time = params.sim_time
+        self.real_time_factor = params.real_time_factor
         if not self.sim_time and self.real_time_factor != 1.0:
             raise PayloadIdError(f"real_time_factor {self.real_time_factor:g} without simulated time",
                                  "add -p sim_time:=true (the node then publishes /clock), or use factor 1")
-        if not (np.isfinite(self.rate_hz) and self.rate_hz > 0):
-            raise PayloadIdError(f"rate_hz {self.rate_hz}", "give a positive rate, e.g. 500.0")
-        q0 = np.asarray(gp("initial_positions"), float)
+        q0 = np.asarray(params.initial_positions, float)
         if q0.size != self.model.n:
             q0 = np.clip(np.zeros(self.model.n), self.model.limits.lower, self.model.limits.upper)
         payload = self._payload_from_parameters()
-        self.cell = SimulatedCell(self.model, profile, payload, seed=int(gp("seed")), rate_hz=self.rate_hz, q0=q0)
+        self.cell = SimulatedCell(self.model, profile, payload, seed=params.seed, rate_hz=self.rate_hz, q0=q0)
         self._lock = threading.Lock()
         # One anchor for stamps and schedule: sample k is stamped t_start + k·period and due then.
         self._start = time.monotonic()
         self.cell.reset(q0, t=0.0 if self.sim_time else self._now())
-        self._log_path = str(gp("publish_log"))
+        self._log_path = params.publish_log
         self._log: list[tuple[float, float]] = []
         if self._log_path:
             open(self._log_path, "w", encoding="utf-8").close()
 
-        self.js_pub = self.create_publisher(JointState, gp("joint_states_topic"), 50)
-        self.wrench_pub = self.create_publisher(WrenchStamped, gp("wrench_topic"), 50)
+        self.js_pub = self.create_publisher(JointState, params.joint_states_topic, 50)
+        self.wrench_pub = self.create_publisher(WrenchStamped, params.wrench_topic, 50)
         # rclcpp's ClockQoS (what Gazebo publishes /clock with); rclpy's time source subscribes best effort.
         self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
                           if self.sim_time else None)
-        topic = f"/{gp('controller').strip('/')}/joint_trajectory"
+        topic = f"/{params.controller.strip('/')}/joint_trajectory"
         self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
         self.create_service(SetPayload, "~/set_payload", self._on_set_payload)
         self.add_on_set_parameters_callback(self._on_parameters)
@@ -165,11 +176,11 @@ class MockHardware(Node):
         return SetParametersResult(successful=True)
 
     def _on_set_payload(self, request, response):
-        p = request.payload
+        mass, com, inertia6, frame = conv.payload_request_values(request.payload)
         try:
-            frame = p.frame_id or self.model.default_payload_frame
+            frame = frame or self.model.default_payload_frame
             self.model.frame_id(frame)
-            payload = payload_from(p.mass, [p.com.x, p.com.y, p.com.z], [p.ixx, p.ixy, p.ixz, p.iyy, p.iyz, p.izz], frame)
+            payload = payload_from(mass, com, inertia6, frame)
             with self._lock:
                 self.cell.set_payload(payload)
         except PayloadIdError as err:
@@ -185,7 +196,7 @@ class MockHardware(Node):
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         try:
             with self._lock:
-                cmd = msg_to_commanded(msg, self.cell.time)
+                cmd = conv.msg_to_commanded(msg, self.cell.time)
                 self.cell.send(cmd)
         except (PayloadIdError, ValueError) as err:
             self.get_logger().error(f"trajectory rejected: {err}")
@@ -240,27 +251,16 @@ class MockHardware(Node):
             k += 1
 
     def _publish(self, s, k: int, frame: str) -> None:
-        stamp = sec_to_time(float(s.t[k]))
+        stamp = conv.sec_to_time(float(s.t[k]))
         if self.clock_pub is not None:
-            self.clock_pub.publish(Clock(clock=stamp))
-        js = JointState()
-        js.header.stamp = stamp
-        js.name = list(self.model.joint_names)
-        js.position = s.q[k].tolist()
-        js.velocity = s.qd[k].tolist()
-        js.effort = s.effort[k].tolist()
-        self.js_pub.publish(js)
+            self.clock_pub.publish(conv.clock_msg(stamp))
+        self.js_pub.publish(conv.joint_state_msg(stamp, self.model.joint_names, s.q[k], s.qd[k], s.effort[k]))
         if self._log_path:
             self._log.append((time.monotonic(), float(s.t[k])))
             if len(self._log) >= 500:
                 self._flush_log()
         if s.wrench is not None:
-            w = WrenchStamped()
-            w.header.stamp = stamp
-            w.header.frame_id = frame
-            (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z,
-             w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) = s.wrench[k].tolist()
-            self.wrench_pub.publish(w)
+            self.wrench_pub.publish(conv.wrench_msg(stamp, frame, s.wrench[k]))
 
     def _flush_log(self) -> None:
         if self._log:
@@ -276,23 +276,7 @@ class MockHardware(Node):
 
 
 def main(args=None) -> int:
-    limit_blas_threads()
-    rclpy.init(args=args)
-    try:
-        node = MockHardware()
-    except PayloadIdError as err:
-        print(f"mock_hardware: error: {err}", flush=True)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.stop()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node("mock_hardware", MockHardware, args, close=MockHardware.stop)
 
 
 if __name__ == "__main__":

@@ -27,14 +27,14 @@ import threading
 import time
 import traceback
 from collections import deque
+from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
-import rclpy
 import yaml
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from trajectory_msgs.msg import JointTrajectory
@@ -43,69 +43,155 @@ from visualization_msgs.msg import MarkerArray
 from action_msgs.msg import GoalStatus
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
-from payload_id_core.signals.commanded import sample_commanded
-from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.ft.compensate import compensate_batch
+from payload_id_core.ft.storage import (
+    ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict)
 from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
+from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_ros import conversions as conv
-from payload_id_ros.action_thread import threaded
-from payload_id_ros.sensor_inbox import SensorInbox
+from payload_id_ros.action_thread import threaded, wait_for_future
+from payload_id_ros.controller_payload import ControllerPayload
+from payload_id_ros.node_main import run_node
+from payload_id_ros.parameters import Range, declare_parameters, parameter
+from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
 DRAIN_PERIOD = 0.02          # s: sensor queues drained (and the wrench compensated) at 50 Hz
 RECENT = 256                 # joint states kept to place each wrench sample in time
+PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal counts as finished
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+
+
+@dataclass(frozen=True)
+class EstimatorParameters:
+    """The payload_estimator's ROS parameters (config/<robot>.yaml, section /**/payload_estimator)."""
+
+    urdf: str = parameter("ur10", "bundled robot name or a URDF path")
+    robot_yaml: str = parameter("", "robot.yaml of the unloaded robot (payload-id identify-robot); required "
+                                "for a goal")
+    payload_frame: str = parameter("", "URDF frame the payload is identified in; '' = the robot's flange frame")
+    method: str = parameter("difference-rls", "online method when a goal leaves it empty: difference-rls | "
+                            "direct-rls")
+    trajectory: str = parameter("", "excitation when a goal leaves it empty: bundled name or trajectory YAML path")
+    effort_scale: tuple[float, ...] = parameter((0.0,), "torque = effort x scale per joint; zeros = the "
+                                                "robot.yaml's scale")
+    joint_states_topic: str = parameter("/joint_states", "sensor_msgs/JointState topic of the robot driver")
+    trajectory_topic: str = parameter("/joint_trajectory_controller/joint_trajectory",
+                                      "JointTrajectory topic the controller is commanded on (heard, not published)")
+    wrench_topic: str = parameter("/ft_sensor/wrench", "geometry_msgs/WrenchStamped topic of the F/T sensor")
+    sensor_frame: str = parameter("", "URDF frame of the F/T sensor; '' = the WrenchStamped frame_id")
+    excite_action: str = parameter("excitation_player/excite", "the excitation player's Excite action")
+    result_path: str = parameter("", "YAML the last result is written to and loaded from at start; '' = none")
+    stale_timeout: float = parameter(0.5, "s: joint states older than this abort a goal",
+                                     valid=Range(low=0.0, low_open=True))
+    joint_states_wait: float = parameter(3.0, "s a goal waits for live joint states (a just started driver's "
+                                         "discovery)", valid=Range(low=0.0))
+    excite_timeout: float = parameter(5.0, "s to find the excitation player's action server",
+                                      valid=Range(low=0.0, low_open=True))
+    use_wrench_inertia: bool = parameter(True, "compensate the payload's inertial wrench too, not only its weight")
+
+    @property
+    def effort_scale_override(self) -> np.ndarray | None:
+        """The per-joint effort scale given here, or None: use the robot.yaml's."""
+        scale = [s for s in self.effort_scale if s != 0.0]
+        return np.array(scale, dtype=float) if scale else None
+
+
+class GoalOutcome(Enum):
+    """How an identify goal's motion ended. The value is the result file's `status`."""
+
+    CONVERGED = "converged"      # the goal asked to stop when converged, and it did: motion stopped early
+    FINISHED = "finished"        # the excitation played to its end
+    CANCELLED = "cancelled"      # the client cancelled: motion stopped, the estimate is partial
+
+
+@dataclass
+class PlayerGoal:
+    """The Excite goal an identification sent to the excitation player; `status` is set when it ends."""
+
+    handle: object                               # rclpy ClientGoalHandle
+    status: int | None = None                    # action_msgs GoalStatus once the player has ended the goal
+    result: Excite.Result | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.status is not None
+
+    def on_result(self, future) -> None:
+        response = future.result()
+        self.result = response.result
+        self.status = response.status           # last: `ended` must not see a status without its result
+
+
+@dataclass
+class IdentifyGoal:
+    """One identify goal while it runs."""
+
+    handle: object                               # rclpy ServerGoalHandle
+    request: Identify.Goal
+    run: IdentificationRun | None = None
+    player: PlayerGoal | None = None
+
+
+@dataclass(frozen=True)
+class LatestJointState:
+    """The last complete joint state, in model order."""
+
+    stamp: float
+    q: np.ndarray
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
+class RecentJointStates:
+    """The last RECENT joint states (t (N,), q, qd (N, n)), to place each wrench sample in time."""
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> RecentJointStates:
+        return cls(np.zeros(0), np.zeros((0, n)), np.zeros((0, n)))
+
+    def extended(self, batch: JointStateBatch) -> RecentJointStates:
+        return RecentJointStates(np.concatenate([self.t, batch.t])[-RECENT:],
+                                 np.concatenate([self.q, batch.q])[-RECENT:],
+                                 np.concatenate([self.qd, batch.qd])[-RECENT:])
+
+    def at(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q, q̇) at the stamps t, interpolated (held at the ends)."""
+        tq = np.clip(t, self.t[0], self.t[-1])
+        n = self.q.shape[1]
+        q = np.column_stack([np.interp(tq, self.t, self.q[:, j]) for j in range(n)])
+        qd = np.column_stack([np.interp(tq, self.t, self.qd[:, j]) for j in range(n)])
+        return q, qd
 
 
 class PayloadEstimator(Node):
     def __init__(self) -> None:
         super().__init__("payload_estimator")
-        d = self.declare_parameter
-        d("urdf", "ur10")
-        d("robot_yaml", "")
-        d("payload_frame", "")
-        d("method", "difference-rls")
-        d("trajectory", "")
-        d("effort_scale", [0.0])                 # [] / [0] -> the robot.yaml's
-        d("joint_states_topic", "/joint_states")
-        d("trajectory_topic", "/joint_trajectory_controller/joint_trajectory")
-        d("wrench_topic", "/ft_sensor/wrench")
-        d("sensor_frame", "")                     # "" -> the WrenchStamped frame_id
-        d("excite_action", "excitation_player/excite")
-        d("result_path", "")
-        d("stale_timeout", 0.5)                   # s: older joint states are stale
-        d("joint_states_wait", 3.0)               # s a goal waits for live joint states (a new driver's discovery)
-        d("excite_timeout", 5.0)                  # s to find the player's action server
-        d("use_wrench_inertia", True)
-        p = lambda name: self.get_parameter(name).value  # noqa: E731
-
-        from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-
-        self.model = RobotModel.from_urdf(p("urdf"))
-        self.frame = p("payload_frame") or self.model.default_payload_frame
+        self.params = declare_parameters(self, EstimatorParameters)
+        params = self.params
+        self.model = RobotModel.from_urdf(params.urdf)
+        self.frame = params.payload_frame or self.model.default_payload_frame
         self.model.frame_id(self.frame)          # a frame the URDF lacks fails at start, with the list
-        self.default_method = p("method")
-        self.default_trajectory = p("trajectory")
-        scale = [s for s in p("effort_scale") if s != 0.0]
-        self.effort_scale = np.array(scale, dtype=float) if scale else None
-        self.robot_yaml = p("robot_yaml")
-        self.result_path = p("result_path")
-        self.sensor_frame_param = p("sensor_frame")
-        self.stale_timeout = float(p("stale_timeout"))
-        self.joint_states_wait = float(p("joint_states_wait"))
-        self.excite_timeout = float(p("excite_timeout"))
-        self.use_wrench_inertia = bool(p("use_wrench_inertia"))
+        self.effort_scale = params.effort_scale_override
         self.robot = None
         self.robot_error: str | None = None
         self._load_robot()
 
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()        # the timer and the goal thread both drain the joint states
-        self._latest: tuple | None = None          # (receipt, stamp, q, qd, effort) in model order
-        self._recent = (np.zeros(0), np.zeros((0, self.model.n)), np.zeros((0, self.model.n)))   # t, q, qd
+        self._latest: LatestJointState | None = None
+        self._recent = RecentJointStates.empty(self.model.n)
         self._buffer: deque = deque()              # JointStateBatch while a goal collects
         self._collecting = False
         self._busy = False
@@ -117,80 +203,83 @@ class PayloadEstimator(Node):
         self._sensor_name: str | None = None
 
         sensors = MutuallyExclusiveCallbackGroup()
-        self.inbox = SensorInbox(self, self.model.joint_names, p("joint_states_topic"), p("wrench_topic"))
-        self.create_subscription(JointTrajectory, p("trajectory_topic"), self._on_trajectory, 10,
+        self.inbox = SensorInbox(self, self.model.joint_names, params.joint_states_topic, params.wrench_topic)
+        self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory, 10,
                                  callback_group=sensors)
         self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
         self.pub_payload = self.create_publisher(PayloadEstimateMsg, "~/payload", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "~/markers", LATCHED)
         self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", qos_profile_sensor_data)
         actions = ReentrantCallbackGroup()
-        self.excite = ActionClient(self, Excite, p("excite_action"), callback_group=actions)
+        self.excite = ActionClient(self, Excite, params.excite_action, callback_group=actions)
+        self.controller = ControllerPayload(self)
         self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=actions)
         self._load_last_result()
         self.get_logger().info(f"payload estimator ready: {self.model.n} joints, payload frame {self.frame}, "
-                               f"method {self.default_method}")
+                               f"method {params.method}")
+
+    def close(self) -> None:
+        """Before the node is destroyed: the inbox's side node goes with it."""
+        self.inbox.destroy()
 
     # -- configuration ----------------------------------------------------------------------------
     def _load_robot(self) -> None:
-        if not self.robot_yaml:
+        robot_yaml = self.params.robot_yaml
+        if not robot_yaml:
             self.robot_error = ("no robot.yaml of the unloaded robot (parameter robot_yaml is empty); "
                                 "run payload-id identify-robot on a bag of the robot without payload and set robot_yaml")
             self.get_logger().warn(self.robot_error)
             return
         try:
-            from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
-
-            self.robot = RobotIdentification.load(self.robot_yaml, self.model)
+            self.robot = RobotIdentification.load(robot_yaml, self.model)
         except PayloadIdError as err:
             self.robot_error = str(err)
-            self.get_logger().error(f"robot_yaml {self.robot_yaml}: {err}")
+            self.get_logger().error(f"robot_yaml {robot_yaml}: {err}")
 
     def _load_last_result(self) -> None:
-        if not self.result_path:
+        path = self.params.result_path
+        if not path:
             return
         try:
-            with open(self.result_path) as f:
+            with open(path) as f:
                 d = yaml.safe_load(f)
         except FileNotFoundError:
             return
         except (OSError, yaml.YAMLError) as err:
-            self.get_logger().warn(f"cannot read the last result {self.result_path}: {err}; starting without")
+            self.get_logger().warn(f"cannot read the last result {path}: {err}; starting without")
             return
         try:
             est = PayloadEstimate.from_dict(d)
+            est.notes = [Note.from_any(n) for n in est.notes]     # older files hold plain strings
             if d.get("covariance_about_frame_origin"):
                 est.covariance = np.array(d["covariance_about_frame_origin"], dtype=float)
             ft_params = None
             if d.get("ft_parameters"):
-                from payload_id_core.ft.storage import ft_parameters_from_dict  # noqa: PLC0415
-
-                ft_params = ft_parameters_from_dict(self.model, d["ft_parameters"], f"{self.result_path} ft_parameters")
+                ft_params = ft_parameters_from_dict(self.model, d["ft_parameters"], f"{path} ft_parameters")
                 self._sensor_name = ft_params.sensor.name
             self._set_estimate(est, ft_params=ft_params)
             kind = " (partial: a cancelled identification)" if d.get("partial") else ""
-            self.get_logger().info(f"loaded the last result from {self.result_path}{kind}: "
+            self.get_logger().info(f"loaded the last result from {path}{kind}: "
                                    f"{conv.mass_text(est.mass, float('nan'))}")
         except PayloadIdError as err:
-            self.get_logger().warn(f"last result {self.result_path}: {err}; starting without")
+            self.get_logger().warn(f"last result {path}: {err}; starting without")
 
-    def _save_result(self, est: PayloadEstimate, status: str) -> None:
-        """The result file: the estimate, its status ('converged' | 'finished' | 'cancelled'; a cancelled
-        goal's estimate is `partial`) and the F/T compensation parameters in the ft.yaml format."""
-        if not self.result_path:
+    def _save_result(self, est: PayloadEstimate, outcome: GoalOutcome) -> None:
+        """The result file: the estimate, its status (a cancelled goal's estimate is `partial`) and the F/T
+        compensation parameters in the ft.yaml format."""
+        if not self.params.result_path:
             return
-        from payload_id_core.ft.storage import ft_parameters_to_dict  # noqa: PLC0415
-
         d = est.to_dict()
+        d["notes"] = [Note.from_any(n).to_dict() for n in est.notes]
         d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
-        d["status"] = status
-        d["partial"] = status == "cancelled"
+        d["status"] = outcome.value
+        d["partial"] = outcome is GoalOutcome.CANCELLED
         if self.ft_params is not None:
             d["ft_parameters"] = ft_parameters_to_dict(self.model, self.ft_params)
         d["stamp"] = self._now()
-        atomic_write_yaml(self.result_path, d)
+        atomic_write_yaml(self.params.result_path, d)
 
     # -- subscriptions ----------------------------------------------------------------------------
     def _now(self) -> float:
@@ -205,7 +294,7 @@ class PayloadEstimator(Node):
         if wr is None:
             return
         if self._sensor_name is None:
-            self._sensor_name = self.sensor_frame_param or self.inbox.wrench_frame
+            self._sensor_name = self.params.sensor_frame or self.inbox.wrench_frame
         if self._collecting:
             self._wrench_buf.append(wr)
         if publish:
@@ -218,10 +307,8 @@ class PayloadEstimator(Node):
             js = self.inbox.drain_joint_states()
             if js is None:
                 return
-            self._latest = (time.monotonic(), float(js.t[-1]), js.q[-1], js.qd[-1], js.effort[-1])
-            rt, rq, rqd = self._recent
-            self._recent = (np.concatenate([rt, js.t])[-RECENT:], np.concatenate([rq, js.q])[-RECENT:],
-                            np.concatenate([rqd, js.qd])[-RECENT:])
+            self._latest = LatestJointState(float(js.t[-1]), js.q[-1], js.effort[-1])
+            self._recent = self._recent.extended(js)
             if self._collecting:
                 self._buffer.append(js)
 
@@ -236,14 +323,10 @@ class PayloadEstimator(Node):
     def _publish_compensated(self, t: np.ndarray, w: np.ndarray) -> None:
         """External wrench for a batch of sensor samples: the joint state at each stamp (interpolated),
         q̇ and q̈ from the commanded trajectory while one plays (measured q̇, q̈ = 0 otherwise)."""
-        from payload_id_core.ft.compensate import compensate_batch  # noqa: PLC0415
-
-        rt, rq, rqd = self._recent
-        if rt.size == 0:
+        recent = self._recent
+        if recent.t.size == 0:
             return
-        tq = np.clip(t, rt[0], rt[-1])
-        q = np.column_stack([np.interp(tq, rt, rq[:, j]) for j in range(self.model.n)])
-        qd = np.column_stack([np.interp(tq, rt, rqd[:, j]) for j in range(self.model.n)])
+        q, qd = recent.at(t)
         qdd = np.zeros_like(q)
         cmd = self._last_cmd
         if cmd is not None:
@@ -251,14 +334,9 @@ class PayloadEstimator(Node):
             if inside.any():
                 _, qd_c, qdd_c = sample_commanded([cmd], t[inside], self.model.joint_names)
                 qd[inside], qdd[inside] = qd_c, qdd_c
-        ext = compensate_batch(self.model, self.ft_params, q, qd, qdd, w, inertial=self.use_wrench_inertia)
-        for k in range(t.size):
-            out = WrenchStamped()
-            out.header.stamp = conv.sec_to_time(float(t[k]))
-            out.header.frame_id = self.ft_params.sensor.name
-            f, tq_ = out.wrench.force, out.wrench.torque
-            f.x, f.y, f.z, tq_.x, tq_.y, tq_.z = (float(v) for v in ext[k])
-            self.pub_wrench.publish(out)
+        ext = compensate_batch(self.model, self.ft_params, q, qd, qdd, w, inertial=self.params.use_wrench_inertia)
+        for msg in conv.wrench_msgs(t, self.ft_params.sensor.name, ext):
+            self.pub_wrench.publish(msg)
 
     # -- estimate state ---------------------------------------------------------------------------
     def _set_estimate(self, est: PayloadEstimate, sensor: str | None = None, measure=None, ft_params=None) -> None:
@@ -271,13 +349,15 @@ class PayloadEstimator(Node):
         if ft_params is not None:
             self.ft_params = ft_params             # compensation is on from here
 
+    def _sensor(self) -> str | None:
+        """The F/T sensor's frame: the parameter, else the first WrenchStamped's frame_id (None: none heard)."""
+        return self._sensor_name or self.params.sensor_frame or None
+
     def _ft_from_payload(self, est: PayloadEstimate, sensor: str | None = None):
         """Compensation parameters for a payload estimated from joint torques: the payload moved into the
         sensor frame (ft.ft_parameters_from_payload), keeping the offsets and base tilt of the last F/T
         calibration (identify_ft on a run's readings) when there is one, else none (zero)."""
-        from payload_id_core.ft.storage import ft_parameters_from_payload  # noqa: PLC0415
-
-        sensor = sensor or self._sensor_name or self.sensor_frame_param
+        sensor = sensor or self._sensor()
         if not sensor:
             return None
         prev = self.ft_params if self.ft_params is not None and self.ft_params.sensor.name == sensor else None
@@ -295,7 +375,7 @@ class PayloadEstimator(Node):
             params.gravity_norm = prev.gravity_norm
         return params
 
-    # -- the action -------------------------------------------------------------------------------
+    # -- the action: admission and the outcome of every goal --------------------------------------
     def _on_goal(self, _goal) -> GoalResponse:
         with self._lock:
             if self._busy:
@@ -305,23 +385,13 @@ class PayloadEstimator(Node):
         return GoalResponse.ACCEPT
 
     def _execute(self, gh):
-        result = Identify.Result()
-        result.convergence_time = float("nan")
-        state = {"excite": None}
+        goal = IdentifyGoal(gh, gh.request)
         try:
-            return self._identify(gh, result, state)
+            return self._identify(goal)
         except PayloadIdError as err:
-            self._stop_motion(state)
-            result.message = f"aborted: {err}"
-            self.get_logger().error(result.message)
-            gh.abort()
-            return result
+            return self._abort(goal, f"aborted: {err}")
         except Exception as err:  # noqa: BLE001 - never leave a goal hanging or the arm moving
-            self._stop_motion(state)
-            result.message = f"aborted: internal error {err!r}"
-            self.get_logger().error(f"{result.message}\n{traceback.format_exc()}")
-            gh.abort()
-            return result
+            return self._abort(goal, f"aborted: internal error {err!r}", traceback.format_exc())
         finally:
             self._collecting = False
             self._buffer.clear()
@@ -329,10 +399,170 @@ class PayloadEstimator(Node):
             with self._lock:
                 self._busy = False
 
-    def _joint_states(self) -> tuple[float, str | None, tuple | None]:
+    def _abort(self, goal: IdentifyGoal, message: str, details: str = "") -> Identify.Result:
+        """Stop the motion first, then abort the goal with the reason."""
+        self._stop_motion(goal.player)
+        self.get_logger().error(f"{message}\n{details}" if details else message)
+        goal.handle.abort()
+        return conv.identify_result(message)
+
+    def _identify(self, goal: IdentifyGoal) -> Identify.Result:
+        """Check the request, start the excitation, follow it until it ends, and answer the goal."""
+        goal.run = self._new_run(goal.request)
+        self._start_motion(goal)
+        outcome = self._follow(goal)
+        return self._finish(goal, outcome)
+
+    # -- the steps of a goal ----------------------------------------------------------------------
+    def _new_run(self, request: Identify.Goal) -> IdentificationRun:
+        """The online identification the goal asks for; bad requests fail here, before anything moves."""
+        method = request.method or self.params.method
+        traj_name = request.trajectory or self.params.trajectory
+        if not traj_name:
+            raise PayloadIdError("no trajectory given and no default", "set the goal's trajectory or the "
+                                 "node's trajectory parameter")
+        traj = load_trajectory(traj_name).for_model(self.model.joint_names)
+        if self.robot is None:
+            raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
+        return IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
+                                 float(request.max_duration), self.effort_scale)
+
+    def _start_motion(self, goal: IdentifyGoal) -> None:
+        """With live joint states only: collect from now on and ask the player to play the excitation."""
+        self._check_joint_states(wait=self.params.joint_states_wait)
+        self._commanded.clear()
+        self._buffer.clear()
+        self._wrench_buf.clear()
+        self._collecting = True
+        goal.player = self._send_excite(goal.request.trajectory or self.params.trajectory)
+
+    def _follow(self, goal: IdentifyGoal) -> GoalOutcome:
+        """Every FEEDBACK_PERIOD: feed the samples, check the inputs, publish feedback, until the motion ends.
+        Bad joint states or a motion the controller does not follow raise (the goal aborts)."""
+        run = goal.run
+        while True:
+            time.sleep(FEEDBACK_PERIOD)
+            now = self._now()
+            self._feed(run)
+            if goal.handle.is_cancel_requested:
+                return GoalOutcome.CANCELLED
+            self._check_joint_states()
+            run.check_motion(now)
+            self._publish_feedback(goal, now)
+            outcome = self._motion_outcome(goal, now)
+            if outcome is not None:
+                return outcome
+
+    def _publish_feedback(self, goal: IdentifyGoal, now: float) -> None:
+        run = goal.run
+        est = run.estimate()
+        if est is None:                    # moving to the start pose: no estimate yet
+            goal.handle.publish_feedback(conv.identify_feedback(0.0))
+            return
+        measure = conv.relative_mass_std(est)
+        elapsed = run.elapsed(now)
+        run.record_history(elapsed, est)
+        estimate_msg = conv.estimate_to_msg(est, now, measure)
+        goal.handle.publish_feedback(conv.identify_feedback(elapsed, estimate_msg, measure))
+        self.pub_payload.publish(estimate_msg)
+
+    def _motion_outcome(self, goal: IdentifyGoal, now: float) -> GoalOutcome | None:
+        """How the motion has ended by `now` (None: still under way); the player ending it badly raises."""
+        run = goal.run
+        if goal.request.stop_when_converged and run.converged:
+            return GoalOutcome.CONVERGED
+        if run.finished(now):
+            return GoalOutcome.FINISHED
+        player = goal.player
+        if not player.ended:
+            return None
+        if player.status != GoalStatus.STATUS_SUCCEEDED:
+            raise PayloadIdError(f"the excitation player ended the motion: {player.result.message or player.status}",
+                                 "see the excitation_player log")
+        if run.window is None:
+            raise PayloadIdError(
+                "the excitation was played but no matching trajectory was heard on the trajectory topic",
+                "check the estimator's trajectory_topic against the player's controller")
+        return GoalOutcome.FINISHED if now > run.window[1] + PLAYED_SETTLE else None
+
+    def _finish(self, goal: IdentifyGoal, outcome: GoalOutcome) -> Identify.Result:
+        """The final estimate from every sample, published, saved, optionally applied, and the goal answered."""
+        run = goal.run
+        cancelled = outcome is GoalOutcome.CANCELLED
+        if outcome is not GoalOutcome.FINISHED:
+            run.end_window(self._now())
+            self._stop_motion(goal.player)
+        self._feed(run)
+        est = run.estimate()
+        if est is None:
+            if cancelled:
+                goal.handle.canceled()
+                return conv.identify_result("cancelled before the excitation started: no estimate")
+            raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
+        est = finalize(est)
+        before, after = run.torque_rmse(est)
+        # A cancelled run's wrenches cover only part of the excitation: too little to calibrate the sensor.
+        ft_params = None if cancelled else self._calibrate_ft(run)
+        measure = conv.relative_mass_std(est)
+        played = run.elapsed(self._now())
+        if cancelled:
+            est.notes.append(Note(NoteCode.GOAL_CANCELLED,
+                                  f"partial: the goal was cancelled after {played:.2f} s of motion"))
+        estimate_msg = conv.estimate_to_msg(est, self._now(), measure)
+        self._set_estimate(est, ft_params=ft_params, measure=measure)
+        self._save_result(est, outcome)
+        applied = False
+        if cancelled:
+            message = f"cancelled after {played:.2f} s of motion: partial estimate"
+            self.get_logger().info(f"{message} ({est.mass:.4f} kg), saved as partial")
+        else:
+            applied, note = self.controller.apply(est) if goal.request.apply_to_controller else (False, "")
+            why = ("converged; motion stopped early" if outcome is GoalOutcome.CONVERGED
+                   else "excitation finished")
+            message = f"{why}: {est.mass:.4f} kg with {est.method}" + (f"; {note}" if note else "")
+            self.get_logger().info(message)
+        result = conv.identify_result(message, estimate_msg, converged=run.converged,
+                                      convergence_time=est.convergence_time, torque_rmse_before=before,
+                                      torque_rmse_after=after, applied_to_controller=applied)
+        if cancelled:
+            goal.handle.canceled()
+        else:
+            goal.handle.succeed()
+        return result
+
+    def _calibrate_ft(self, run: IdentificationRun):
+        """F/T sensor parameters from the wrenches of the excitation window (None: no sensor or it failed)."""
+        sensor = self._sensor()
+        if not (self._wrench_buf and sensor):
+            return None
+        wr = list(self._wrench_buf)
+        t_w = np.concatenate([w[0] for w in wr])
+        w = np.concatenate([w[1] for w in wr])
+        keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
+        try:
+            return ft_calibration(run, sensor, t_w[keep], w[keep])
+        except PayloadIdError as err:
+            # Without a calibration the last one's offsets and tilt stay (_ft_from_payload).
+            self.get_logger().warn(f"F/T calibration on the run failed ({err}); compensating with the "
+                                   "joint-torque estimate and the last calibration's offsets")
+            return None
+
+    def _feed(self, run: IdentificationRun) -> None:
+        cmds = list(self._commanded)
+        for cmd in cmds[len(run.commanded):]:
+            run.add_commanded(cmd)
+        n = len(self._buffer)
+        if n == 0:
+            return
+        batches = [self._buffer.popleft() for _ in range(n)]
+        run.feed(np.concatenate([b.t for b in batches]), np.concatenate([b.q for b in batches]),
+                 np.concatenate([b.effort for b in batches]))
+
+    # -- joint state checks -----------------------------------------------------------------------
+    def _joint_states(self) -> tuple[float, str | None, LatestJointState | None]:
         """(s since the last joint state was taken (inf: never), its joint-names error, the last complete one),
         drained first when the timer has not taken any for `stale_timeout`."""
-        if self._joint_state_age() > self.stale_timeout:
+        if self._joint_state_age() > self.params.stale_timeout:
             self._drain_joints()
         with self._drain_lock:
             return self._joint_state_age(), self.inbox.names_error, self._latest
@@ -346,245 +576,60 @@ class PayloadEstimator(Node):
         ones: a driver (re)started just before is discovered by DDS only after ~0.5-2.5 s (measured on the
         loaded test machine), and until then the last sample held is the dead publisher's, whose age and
         joint names say nothing about the new one."""
+        stale_timeout = self.params.stale_timeout
         deadline = time.monotonic() + wait
         age, names_error, latest = self._joint_states()
-        while age > self.stale_timeout and time.monotonic() < deadline:
+        while age > stale_timeout and time.monotonic() < deadline:
             time.sleep(0.02)
             age, names_error, latest = self._joint_states()
         if age == math.inf:
             raise PayloadIdError("no joint states received", "start the robot driver (or mock_hardware) so "
                                  "/joint_states is published")
-        if age > self.stale_timeout:
+        if age > stale_timeout:
             raise PayloadIdError(f"the last joint state arrived {age:.2f} s ago", "the robot driver stopped "
                                  "publishing /joint_states; restart it")
         if names_error or latest is None:
             raise PayloadIdError(names_error or "no complete joint state received",
                                  "publish every joint of the URDF on the joint states topic")
-        lag = self._now() - latest[1]
-        if abs(lag) > self.stale_timeout:
+        lag = self._now() - latest.stamp
+        if abs(lag) > stale_timeout:
             raise PayloadIdError(f"joint states are stamped {lag:.2f} s away from now (stale)",
                                  "check the driver's clock (use_sim_time) and that it publishes live samples")
-        if not (np.all(np.isfinite(latest[2])) and np.all(np.isfinite(latest[4]))):
+        if not (np.all(np.isfinite(latest.q)) and np.all(np.isfinite(latest.effort))):
             raise PayloadIdError("the joint states carry NaN positions or efforts",
                                  "check the robot driver; the identification needs torques (effort) of every joint")
 
-    def _identify(self, gh, result, state):
-        goal = gh.request
-        method = goal.method or self.default_method
-        traj_name = goal.trajectory or self.default_trajectory
-        if not traj_name:
-            raise PayloadIdError("no trajectory given and no default", "set the goal's trajectory or the "
-                                 "node's trajectory parameter")
-        traj = load_trajectory(traj_name).for_model(self.model.joint_names)
-        if self.robot is None:
-            raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
-        run = IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
-                                float(goal.max_duration), self.effort_scale)
-        self._check_joint_states(wait=self.joint_states_wait)
-        self._commanded.clear()
-        self._buffer.clear()
-        self._wrench_buf.clear()
-        self._collecting = True
-        self._send_excite(traj_name, state)
-
-        feedback = Identify.Feedback()
-        status = "running"
-        while True:
-            time.sleep(FEEDBACK_PERIOD)
-            now = self._now()
-            self._feed(run)
-            if gh.is_cancel_requested:
-                status = "cancelled"
-                break
-            self._check_joint_states()
-            run.check_motion(now)
-            est = run.estimate()
-            if est is not None:
-                measure = conv.relative_mass_std(est)
-                run.record_history(run.elapsed(now), est)
-                feedback.elapsed = run.elapsed(now)
-                feedback.estimate = conv.estimate_to_msg(est, now, measure)
-                feedback.convergence_measure = measure
-                gh.publish_feedback(feedback)
-                self.pub_payload.publish(feedback.estimate)
-            else:                       # moving to the start pose: no estimate yet
-                feedback.elapsed = 0.0
-                gh.publish_feedback(feedback)
-            if goal.stop_when_converged and run.converged:
-                status = "converged"
-                break
-            if run.finished(now):
-                status = "finished"
-                break
-            ex = state["excite"]
-            if ex["result"] is not None:
-                code, res = ex["result"]
-                if code != GoalStatus.STATUS_SUCCEEDED:
-                    raise PayloadIdError(f"the excitation player ended the motion: {res.message or code}",
-                                         "see the excitation_player log")
-                if run.window is None:
-                    raise PayloadIdError(
-                        "the excitation was played but no matching trajectory was heard on the trajectory topic",
-                        "check the estimator's trajectory_topic against the player's controller")
-                if now > run.window[1] + 0.5:
-                    status = "finished"
-                    break
-
-        if status != "finished":
-            run.end_window(self._now())
-            self._stop_motion(state)
-        self._feed(run)
-        est = run.estimate()
-        if est is None:
-            if status == "cancelled":
-                result.message = "cancelled before the excitation started: no estimate"
-                gh.canceled()
-                return result
-            raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(est)
-        before, after = run.torque_rmse(est)
-        result.torque_rmse_before = [float(x) for x in before]
-        result.torque_rmse_after = [float(x) for x in after]
-        result.converged = bool(run.converged)
-        result.convergence_time = float(est.convergence_time)
-        ft_params = None
-        sensor = self._sensor_name or self.sensor_frame_param
-        if self._wrench_buf and sensor and status != "cancelled":
-            wr = list(self._wrench_buf)
-            t_w = np.concatenate([w[0] for w in wr])
-            w = np.concatenate([w[1] for w in wr])
-            keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
-            try:
-                ft_params = ft_calibration(run, sensor, t_w[keep], w[keep])
-            except PayloadIdError as err:
-                # Without a calibration the last one's offsets and tilt stay (_ft_from_payload).
-                self.get_logger().warn(f"F/T calibration on the run failed ({err}); compensating with the "
-                                       "joint-torque estimate and the last calibration's offsets")
-        measure = conv.relative_mass_std(est)
-        if status == "cancelled":
-            est.notes.append(f"partial: the goal was cancelled after {run.elapsed(self._now()):.2f} s of motion")
-        result.estimate = conv.estimate_to_msg(est, self._now(), measure)
-        self._set_estimate(est, ft_params=ft_params, measure=measure)
-        self._save_result(est, status)
-        if status == "cancelled":
-            result.message = f"cancelled after {run.elapsed(self._now()):.2f} s of motion: partial estimate"
-            self.get_logger().info(f"{result.message} ({est.mass:.4f} kg), saved as partial")
-            gh.canceled()
-            return result
-        applied, note = (self._apply_to_controller(est) if goal.apply_to_controller else (False, ""))
-        result.applied_to_controller = applied
-        why = {"converged": "converged; motion stopped early", "finished": "excitation finished"}[status]
-        result.message = f"{why}: {est.mass:.4f} kg with {est.method}" + (f"; {note}" if note else "")
-        self.get_logger().info(result.message)
-        gh.succeed()
-        return result
-
-    def _feed(self, run) -> None:
-        cmds = list(self._commanded)
-        for cmd in cmds[len(run.commanded):]:
-            run.add_commanded(cmd)
-        n = len(self._buffer)
-        if n == 0:
-            return
-        batches = [self._buffer.popleft() for _ in range(n)]
-        run.feed(np.concatenate([b.t for b in batches]), np.concatenate([b.q for b in batches]),
-                 np.concatenate([b.effort for b in batches]))
-
     # -- the excitation player --------------------------------------------------------------------
-    def _send_excite(self, trajectory: str, state: dict) -> None:
-        if not self.excite.wait_for_server(timeout_sec=self.excite_timeout):
-            raise PayloadIdError(f"no excitation player answers on {self.excite._action_name}",
+    def _send_excite(self, trajectory: str) -> PlayerGoal:
+        if not self.excite.wait_for_server(timeout_sec=self.params.excite_timeout):
+            raise PayloadIdError(f"no excitation player answers on {self.params.excite_action}",
                                  "start the excitation_player node")
-        entry = {"handle": None, "result": None}
-        state["excite"] = entry
-        fut = self.excite.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0))
-        if not _wait(fut, 5.0):
+        future = self.excite.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0))
+        if not wait_for_future(future, 5.0):
             raise PayloadIdError("the excitation player did not answer the goal", "check the excitation_player node")
-        handle = fut.result()
+        handle = future.result()
         if not handle.accepted:
             raise PayloadIdError("the excitation player rejected the goal (already playing?)",
                                  "wait for the running excitation to end")
-        entry["handle"] = handle
+        player = PlayerGoal(handle)
+        handle.get_result_async().add_done_callback(player.on_result)
+        return player
 
-        def done(f):
-            r = f.result()
-            entry["result"] = (r.status, r.result)
-
-        handle.get_result_async().add_done_callback(done)
-
-    def _stop_motion(self, state: dict, timeout: float = 10.0) -> None:
+    def _stop_motion(self, player: PlayerGoal | None, timeout: float = 10.0) -> None:
         """Cancel the excite goal (the player brings the arm to rest) and wait until it has."""
-        entry = state.get("excite")
-        if not entry or entry["handle"] is None or entry["result"] is not None:
+        if player is None or player.ended:
             return
-        entry["handle"].cancel_goal_async()
+        player.handle.cancel_goal_async()
         deadline = time.monotonic() + timeout
-        while entry["result"] is None and time.monotonic() < deadline:
+        while not player.ended and time.monotonic() < deadline:
             time.sleep(0.02)
-        if entry["result"] is None:
+        if not player.ended:
             self.get_logger().error("the excitation player did not confirm the stop")
 
-    # -- applying the result to the controller ----------------------------------------------------
-    def _apply_to_controller(self, est: PayloadEstimate) -> tuple[bool, str]:
-        try:
-            from ur_msgs.srv import SetPayload as UrSetPayload  # noqa: PLC0415
-        except ImportError:
-            UrSetPayload = None
-        if UrSetPayload is not None:
-            cli = self.create_client(UrSetPayload, "/io_and_status_controller/set_payload")
-            if not cli.wait_for_service(timeout_sec=2.0):
-                return False, "UR set_payload service /io_and_status_controller/set_payload is not available"
-            req = UrSetPayload.Request()
-            req.mass = float(est.mass)
-            req.center_of_gravity.x, req.center_of_gravity.y, req.center_of_gravity.z = (float(c) for c in est.com)
-            ok = _wait(fut := cli.call_async(req), 5.0) and fut.result().success
-            return bool(ok), "applied to the UR controller" if ok else "UR set_payload failed"
-        try:
-            from franka_msgs.srv import SetLoad  # noqa: PLC0415
-        except ImportError:
-            msg = ("apply_to_controller: the controller interface is unavailable (neither ur_msgs nor franka_msgs "
-                   "is installed); the result was not applied")
-            self.get_logger().warn(msg)
-            return False, msg
-        cli = self.create_client(SetLoad, "/service_server/set_load")
-        if not cli.wait_for_service(timeout_sec=2.0):
-            return False, "Franka set_load service /service_server/set_load is not available"
-        req = SetLoad.Request()
-        req.mass = float(est.mass)
-        req.center_of_mass = [float(c) for c in est.com]
-        req.load_inertia = [float(x) for x in est.inertia_about_com.reshape(-1)]
-        ok = _wait(fut := cli.call_async(req), 5.0) and fut.result().success
-        return bool(ok), "applied to the Franka controller" if ok else "Franka set_load failed"
 
-
-def _wait(future, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not future.done() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return future.done()
-
-
-def main(args=None) -> None:
-    limit_blas_threads()
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = PayloadEstimator()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except PayloadIdError as err:
-        print(f"payload_estimator: error: {err}", flush=True)
-        raise SystemExit(2) from err
-    finally:
-        if node is not None:
-            node.inbox.destroy()
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+def main(args=None) -> int:
+    return run_node("payload_estimator", PayloadEstimator, args, close=PayloadEstimator.close)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

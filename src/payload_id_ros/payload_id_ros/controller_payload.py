@@ -1,0 +1,56 @@
+"""Tell the robot controller the identified payload: UR's set_payload or Franka's set_load service.
+
+The controller interface is chosen by the message package that is installed: ur_msgs (UR ROS 2
+driver, /io_and_status_controller/set_payload: mass and CoG) before franka_msgs (franka_ros2,
+/service_server/set_load: mass, CoM and inertia about the CoM). Neither is a dependency of
+payload_id (each comes with its robot's driver), so both are imported only when a goal asks to apply
+its result.
+"""
+
+from __future__ import annotations
+
+from rclpy.node import Node
+
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_ros import conversions as conv
+from payload_id_ros.action_thread import wait_for_future
+
+UR_SERVICE = "/io_and_status_controller/set_payload"
+FRANKA_SERVICE = "/service_server/set_load"
+SERVICE_WAIT = 2.0          # s for the controller's service to be discovered
+CALL_TIMEOUT = 5.0          # s for its answer
+
+
+class ControllerPayload:
+    """Client of the controller's payload service, on `node` (which must be spun by an executor)."""
+
+    def __init__(self, node: Node):
+        self.node = node
+
+    def apply(self, est: PayloadEstimate) -> tuple[bool, str]:
+        """(applied, a sentence saying what happened). Never raises for an absent or failing controller."""
+        try:
+            from ur_msgs.srv import SetPayload as UrSetPayload  # noqa: PLC0415 - optional: only with the UR driver
+        except ImportError:
+            UrSetPayload = None
+        if UrSetPayload is not None:
+            return self._call(UrSetPayload, UR_SERVICE, conv.fill_ur_set_payload(UrSetPayload.Request(), est),
+                              "UR set_payload", "the UR controller")
+        try:
+            from franka_msgs.srv import SetLoad  # noqa: PLC0415 - optional: only with franka_ros2
+        except ImportError:
+            msg = ("apply_to_controller: the controller interface is unavailable (neither ur_msgs nor franka_msgs "
+                   "is installed); the result was not applied")
+            self.node.get_logger().warn(msg)
+            return False, msg
+        return self._call(SetLoad, FRANKA_SERVICE, conv.fill_franka_set_load(SetLoad.Request(), est),
+                          "Franka set_load", "the Franka controller")
+
+    def _call(self, srv_type, service: str, request, what: str, controller: str) -> tuple[bool, str]:
+        cli = self.node.create_client(srv_type, service)
+        if not cli.wait_for_service(timeout_sec=SERVICE_WAIT):
+            return False, f"{what} service {service} is not available"
+        future = cli.call_async(request)
+        ok = wait_for_future(future, CALL_TIMEOUT) and future.result().success
+        return bool(ok), f"applied to {controller}" if ok else f"{what} failed"
+
