@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from payload_id_core.io import bag as bag_io
+from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv
 from payload_id_core.signals import commanded, conditioning
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
-from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv
 
 REPEATS = 3
 NAMES = [f"joint{i}" for i in range(1, 7)]

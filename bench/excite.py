@@ -28,14 +28,18 @@ import time
 
 import numpy as np
 
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.excitation.limits import MotionLimits
 from payload_id_core.blas import single_threaded_blas
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.design import (
-    ExcitationDesign, RegressorMetrics, evaluate_trajectory, noise_std_from_run, optimize_excitation,
+    ExcitationDesign,
+    RegressorMetrics,
+    evaluate_trajectory,
+    noise_std_from_run,
+    optimize_excitation,
     random_feasible,
 )
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation.limits import MotionLimits
 
 
 def main() -> None:

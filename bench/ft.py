@@ -27,12 +27,18 @@ import time
 
 import numpy as np
 
-from payload_id_core.signals.recording import WrenchSamples
-from payload_id_core.ft import (Compensator, FtParameters, compensate, compensate_batch, identify_ft,
-                                resolve_sensor_frame)
-from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.ft import (
+    Compensator,
+    FtParameters,
+    compensate,
+    compensate_batch,
+    identify_ft,
+    resolve_sensor_frame,
+)
+from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
 from payload_id_core.testing.synthetic import synthetic_recording
 
 Q0 = np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2])

@@ -27,12 +27,12 @@ import numpy as np  # noqa: E402
 
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
-from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
+from payload_id_core.dynamics.regressor import payload_regressor  # noqa: E402
 from payload_id_core.payload.methods import METHODS, identify_payload  # noqa: E402
 from payload_id_core.payload.online import OnlinePayloadEstimator  # noqa: E402
-from payload_id_core.dynamics.regressor import payload_regressor  # noqa: E402
+from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
 
 RATE, DURATION, NOISE, DELAY = 500.0, 10.0, 1.0, 0.003

@@ -27,8 +27,8 @@ import numpy as np
 
 
 def realtime_factor(runs: int = 3) -> float:
-    from payload_id_core.excitation.fourier import FourierTrajectory
     from payload_id_core.dynamics.model import RobotModel
+    from payload_id_core.excitation.fourier import FourierTrajectory
     from payload_id_core.sim import simulate
 
     model = RobotModel.from_urdf("ur10")
@@ -58,7 +58,7 @@ def jitter(seconds: float = 6.0) -> dict:
     from sensor_msgs.msg import JointState
 
     try:
-        from rclpy.experimental import EventsExecutor as Executor   # least dispatch overhead in rclpy
+        from rclpy.experimental import EventsExecutor as Executor  # least dispatch overhead in rclpy
     except ImportError:  # pragma: no cover - older rclpy
         from rclpy.executors import SingleThreadedExecutor as Executor
 

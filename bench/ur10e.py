@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from payload_id_core.robot_id import validate_robot
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.robot_id import validate_robot
 
 # The dataset helpers live beside the report script, outside the installed packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import yaml
 
-from payload_id_core.io import bag as bag_io
-from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io import bag as bag_io
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 NAMES = ["shoulder", "elbow", "wrist"]
 

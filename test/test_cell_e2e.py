@@ -10,10 +10,9 @@ excitation (payload-id simulate) and payload-id identify-robot makes robot.yaml.
 import json
 from pathlib import Path
 
-import yaml
-
 import numpy as np
 import pytest
+import yaml
 
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_ros.supervisor import Supervisor

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from payload_id_core.signals import commanded, conditioning, delay, filtering
-from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import NoteCode, has_note
+from payload_id_core.signals import commanded, conditioning, delay, filtering
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 
 
 def poly_trajectory(coeffs, knots, start=10.0, fields=("pos", "vel", "acc"), names=("a",)):

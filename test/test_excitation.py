@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import FourierTrajectory, load_trajectory, rest_basis
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations
 from payload_id_core.excitation.playback import move_to_start, playback_points
-from payload_id_core.dynamics.model import RobotModel
 
 UR10_HOME = [0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0]
 
@@ -121,11 +121,15 @@ def test_limit_check_finds_violations_on_a_dense_grid(ur10):
 
 
 # -- optimization ---------------------------------------------------------------------------------
+from payload_id_core.excitation.design import (  # noqa: E402
+    ExcitationDesign,
+    RegressorMetrics,
+    evaluate_trajectory,
+    optimize_excitation,
+    random_feasible,
+)
 from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: E402
 from payload_id_core.excitation.limits import check_trajectory, design_cartesian_limits  # noqa: E402
-from payload_id_core.excitation.design import (  # noqa: E402
-    ExcitationDesign, RegressorMetrics, evaluate_trajectory, optimize_excitation, random_feasible,
-)
 from payload_id_ros.cli.main import main as cli_main  # noqa: E402
 
 BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist"]

@@ -13,18 +13,31 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from payload_id_core.signals.recording import WrenchSamples
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import NoteCode, has_note, notes_with
-from payload_id_core.ft import (Compensator, FtParameters, compensate, compensate_batch, identify_ft,
-                                identify_payload_ft, residual_rmse, resolve_sensor_frame)
-from payload_id_core.ft.identify import fit_ft
-from payload_id_core.ft.kinematics import (gravity_wrench_regressor, payload_transform, sensor_motion,
-                                           sensor_mount_from_config, wrench_regressor)
-from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft import (
+    Compensator,
+    FtParameters,
+    compensate,
+    compensate_batch,
+    identify_ft,
+    identify_payload_ft,
+    residual_rmse,
+    resolve_sensor_frame,
+)
+from payload_id_core.ft.identify import fit_ft
+from payload_id_core.ft.kinematics import (
+    gravity_wrench_regressor,
+    payload_transform,
+    sensor_motion,
+    sensor_mount_from_config,
+    wrench_regressor,
+)
+from payload_id_core.notes import NoteCode, has_note, notes_with
+from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
 from payload_id_core.testing.synthetic import synthetic_recording
 
 Q0 = np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2])
@@ -362,8 +375,8 @@ def test_identifies_from_the_mujoco_cell(ur10):
     its own F/T model): commanded motion, tilted base, Duan's noise level."""
     import yaml
 
-    from payload_id_core.signals.recording import CommandedTrajectory
     from payload_id_core.payload.estimate import PayloadEstimate
+    from payload_id_core.signals.recording import CommandedTrajectory
     from payload_id_core.sim import simulate
     from payload_id_core.sim.profile import SimProfile
 

@@ -6,14 +6,19 @@ import numpy as np
 import pytest
 import yaml
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.notes import Note, NoteCode
-from payload_id_core.robot_id import (RobotIdentification, identify_effort_scale, identify_from_signals,
-                                      identify_robot, validate_robot)
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, pseudo_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.robot_id import (
+    RobotIdentification,
+    identify_effort_scale,
+    identify_from_signals,
+    identify_robot,
+    validate_robot,
+)
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 NOISE = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])  # N·m per joint

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from payload_id_core.io.bag import write_bag
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.io.bag import write_bag
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.cli.main import main
 

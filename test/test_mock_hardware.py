@@ -28,9 +28,10 @@ def test_mock_hardware_node(ros_env):
     import rclpy
     from builtin_interfaces.msg import Duration
     from geometry_msgs.msg import WrenchStamped
-    from payload_id_msgs.srv import SetPayload
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from payload_id_msgs.srv import SetPayload
 
     cmd = [sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
            "-p", "profile:=clean", "-p", "rate_hz:=500.0", "-p", f"initial_positions:={Q0}"]

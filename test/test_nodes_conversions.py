@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_ros import conversions as conv
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_ros import conversions as conv
 
 
 def _estimate():

@@ -10,13 +10,13 @@ import ast
 import numpy as np
 import pytest
 
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.robot_id import identify_robot
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, has_note, notes_with
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id import identify_robot
 
 MASS = 3.5
 COM = np.array([0.03, -0.02, 0.08])

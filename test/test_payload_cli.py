@@ -5,12 +5,12 @@ import pytest
 import yaml
 
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.io.bag import write_bag
 from payload_id_core.notes import NoteCode
+from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.cli.main import main
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
@@ -16,6 +15,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import METHODS, identify_payload, needs_robot_identification
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 ALPHA = 0.6

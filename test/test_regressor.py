@@ -5,11 +5,11 @@ import pinocchio as pin
 import pytest
 
 from payload_id_core.dynamics.base_params import compute_base_parameters
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.friction import KINDS, make_friction_model, rotor_inertia_columns
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor, rigid_body_regressor
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 ROBOTS = ["ur10", "ur10e", "panda", "planar_2r"]

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from payload_id_core.io.bag import write_bag
-from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.robot_id import identify_robot
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.io.bag import write_bag
+from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 PAYLOAD_ID = str(Path(sys.executable).parent / "payload-id")

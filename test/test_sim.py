@@ -11,14 +11,14 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from payload_id_core.io.bag import read_bag, write_bag
-from payload_id_core.signals.commanded import sample_commanded
-from payload_id_core.signals.recording import CommandedTrajectory
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation.fourier import FourierTrajectory
+from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.sim import SimulatedCell, load_profile, simulate
 from payload_id_core.sim.drive import ScalarFriction, friction_torque
 from payload_id_core.sim.mujoco_backend import MujocoBackend

@@ -5,11 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from payload_id_core.signals import commanded, conditioning, filtering
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, UR_JOINT_NAMES, read_ur_csv
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.io.ur_csv import (README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ,
-                                   UR_JOINT_NAMES, read_ur_csv)
+from payload_id_core.signals import commanded, conditioning, filtering
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"
 FILES = ["ur-20_01_31-load.csv", "ur-20_01_31-unload.csv", "ur-20_02_19_14harm50sec.csv",

@@ -29,14 +29,14 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from payload_id_core.signals.commanded import sample_commanded
-from payload_id_core.signals.filtering import filtered_derivatives
-from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.filtering import filtered_derivatives
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 
 LOAD_MASS_KG = 2.805   # ../shared/data/ur10e/README.md
 PAIRS: dict[str, tuple[str, str]] = {

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 
 import ur10e_data as rd  # tools/ur10e_data.py: this script's directory is on sys.path
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.robot_id import validate_robot
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, read_ur_csv
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id import validate_robot
 
 FRICTIONS = ("linear", "nonlinear", "stribeck")
 PUBLISHED = {"Xu 2024": 0.04, "Gaz 2017": 0.43, "Khalil 2007": 2.7}

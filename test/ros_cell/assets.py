@@ -3,9 +3,9 @@ from pathlib import Path
 
 import numpy as np
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.limits import MotionLimits, check_limits
-from payload_id_core.dynamics.model import RobotModel
 
 START = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0])   # the fake hardware's rest pose (UR)
 

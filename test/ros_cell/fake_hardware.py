@@ -19,15 +19,15 @@ import time
 
 import numpy as np
 import rclpy
+from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_ros.conversions import joint_state_msg, msg_to_commanded, sec_to_time
-from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell
 
 
 def main() -> None:

@@ -22,10 +22,10 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 # (getter, setter) symbol names, newest scipy-openblas first.

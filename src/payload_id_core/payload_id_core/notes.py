@@ -8,9 +8,9 @@ when a new kind of note is introduced.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
 
 
 class NoteCode(str, Enum):
@@ -80,7 +80,7 @@ class Note:
         return {"code": self.code.value, "text": self.text}
 
     @classmethod
-    def from_any(cls, item: "Note | str | dict") -> "Note":
+    def from_any(cls, item: Note | str | dict) -> Note:
         """A note as stored: {code, text}; a bare string (files written before codes existed) reads as INFO."""
         if isinstance(item, Note):
             return item

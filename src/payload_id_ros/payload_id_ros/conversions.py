@@ -13,17 +13,17 @@ import math
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Vector3, WrenchStamped
-from payload_id_msgs.action import Excite, Identify
-from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
-from payload_id_msgs.msg import PayloadParameters
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, readable_vector
+from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_msgs.action import Excite, Identify
+from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
+from payload_id_msgs.msg import PayloadParameters
 
 NAN = float("nan")
 

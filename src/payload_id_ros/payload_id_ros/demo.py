@@ -74,8 +74,8 @@ def _key(*parts) -> str:
 
 def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11) -> Path:
     """robot.yaml of the simulated robot without payload: simulate a bag, identify-robot on it (cached)."""
-    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
     from payload_id_core.dynamics.model import bundled_urdf  # noqa: PLC0415
+    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
     from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
 
     cache.mkdir(parents=True, exist_ok=True)

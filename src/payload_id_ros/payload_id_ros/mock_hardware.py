@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 import rclpy
 from geometry_msgs.msg import WrenchStamped
-from payload_id_msgs.srv import SetPayload
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -43,11 +42,12 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim import SimulatedCell, load_profile
+from payload_id_msgs.srv import SetPayload
 from payload_id_ros import conversions as conv
 from payload_id_ros.node_main import run_node
 from payload_id_ros.parameters import Range, declare_parameters, parameter

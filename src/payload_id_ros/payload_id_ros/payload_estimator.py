@@ -32,6 +32,7 @@ from enum import Enum
 
 import numpy as np
 import yaml
+from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -40,21 +41,19 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from action_msgs.msg import GoalStatus
-from payload_id_msgs.action import Excite, Identify
-from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.ft.compensate import compensate_batch
-from payload_id_core.ft.storage import (
-    ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict)
+from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_msgs.action import Excite, Identify
+from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded, wait_for_future
 from payload_id_ros.controller_payload import ControllerPayload

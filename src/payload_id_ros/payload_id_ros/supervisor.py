@@ -83,7 +83,7 @@ class Supervisor:
             cmd += ["--params-file", str(path)]
         return cmd
 
-    def start(self, only: list[str] | None = None) -> "Supervisor":
+    def start(self, only: list[str] | None = None) -> Supervisor:
         for spec in CELLS[self.cell]:
             if only is not None and spec.name not in only:
                 continue
@@ -147,7 +147,7 @@ class Supervisor:
         self.started = [s for s in self.started if s not in chosen]
         return codes
 
-    def __enter__(self) -> "Supervisor":
+    def __enter__(self) -> Supervisor:
         return self.start() if not self.started else self
 
     def __exit__(self, *exc) -> None:

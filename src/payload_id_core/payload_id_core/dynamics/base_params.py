@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import PARAM_NAMES
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.errors import PayloadIdError
 
 # Relative size below which a column counts as zero / dependent. Real gaps are ~1e-3 → ~1e-14.
 RANK_TOL = 1e-9
@@ -61,7 +61,7 @@ class BaseParameters:
         }
 
     @classmethod
-    def from_dict(cls, d: dict, standard_names: list[str]) -> "BaseParameters":
+    def from_dict(cls, d: dict, standard_names: list[str]) -> BaseParameters:
         index = {name: i for i, name in enumerate(standard_names)}
         rows = d["regrouping"]
         k = np.zeros((len(rows), len(standard_names)))

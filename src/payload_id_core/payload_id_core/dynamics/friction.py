@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.regressor import rotor_inertia_columns  # noqa: F401 - part of this module's API (api.md)
+from payload_id_core.errors import PayloadIdError
 
 KINDS = ("none", "linear", "nonlinear", "stribeck", "temperature")
 DEFAULT_SIGN_EPSILON = 0.01  # rad/s
@@ -162,7 +162,7 @@ class FrictionModel:
             out[:, j] = cols @ params[j]
         return out
 
-    def with_shape(self, shape) -> "FrictionModel":
+    def with_shape(self, shape) -> FrictionModel:
         return FrictionModel(self.kind, list(self.joint_names), np.array(shape, dtype=float), self.sign_epsilon)
 
     # -- robot.yaml -----------------------------------------------------------------------------
@@ -174,7 +174,7 @@ class FrictionModel:
         }
 
     @classmethod
-    def from_dict(cls, d: dict, joint_names: list[str]) -> "FrictionModel":
+    def from_dict(cls, d: dict, joint_names: list[str]) -> FrictionModel:
         kind = d.get("model", "none")
         spec = _SHAPE.get(kind, [])
         shape = None

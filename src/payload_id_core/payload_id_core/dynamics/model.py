@@ -92,7 +92,7 @@ class RobotModel:
 
     @classmethod
     def from_urdf(cls, urdf: str | Path, joint_names: list[str] | None = None,
-                  gravity: np.ndarray | list[float] | None = None) -> "RobotModel":
+                  gravity: np.ndarray | list[float] | None = None) -> RobotModel:
         """Load a URDF (path or bundled name). `joint_names` selects the actuated joints; the rest are locked at 0
         (or at their lower limit when 0 is outside the range)."""
         path = resolve_urdf(urdf)

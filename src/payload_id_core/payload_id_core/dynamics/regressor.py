@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import transform_matrix
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 
 
 def _as_batch(model: RobotModel, *arrays) -> list[np.ndarray]:

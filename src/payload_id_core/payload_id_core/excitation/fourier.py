@@ -130,7 +130,7 @@ class FourierTrajectory:
 
     @classmethod
     def from_rest_coordinates(cls, joint_names, base_frequency_hz, offsets, z, harmonics, duration=None,
-                              design=None) -> "FourierTrajectory":
+                              design=None) -> FourierTrajectory:
         """Build from null-space coordinates z (n, 2H-3): every such z starts and ends at rest."""
         basis = rest_basis(harmonics)
         c = np.asarray(z, dtype=float).reshape(len(joint_names), basis.shape[1]) @ basis.T
@@ -202,7 +202,7 @@ class FourierTrajectory:
         }
 
     @classmethod
-    def from_dict(cls, d: dict, source: str = "trajectory") -> "FourierTrajectory":
+    def from_dict(cls, d: dict, source: str = "trajectory") -> FourierTrajectory:
         if not isinstance(d, dict) or d.get("kind", "fourier") != "fourier":
             raise PayloadIdError(f"{source} is not a Fourier trajectory YAML (kind: fourier)",
                                  "write one with payload-id excite")
@@ -220,7 +220,7 @@ class FourierTrajectory:
         atomic_write_yaml(path, self.to_dict())
 
     @classmethod
-    def load(cls, path) -> "FourierTrajectory":
+    def load(cls, path) -> FourierTrajectory:
         path = Path(path)
         if not path.is_file():
             raise PayloadIdError(f"trajectory file {path} does not exist", "check the path or use a bundled name")
@@ -230,7 +230,7 @@ class FourierTrajectory:
             raise PayloadIdError(f"cannot parse trajectory YAML {path}: {err}", "check the file") from err
         return cls.from_dict(d, str(path))
 
-    def for_model(self, joint_names: list[str]) -> "FourierTrajectory":
+    def for_model(self, joint_names: list[str]) -> FourierTrajectory:
         """The same trajectory with joints reordered to `joint_names` (matched by name)."""
         missing = [j for j in joint_names if j not in self.joint_names]
         extra = [j for j in self.joint_names if j not in joint_names]

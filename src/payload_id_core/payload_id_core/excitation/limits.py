@@ -64,7 +64,7 @@ class MotionLimits:
     acceleration_source: str = ""
 
     @classmethod
-    def from_model(cls, model, margin: float = 0.05, acceleration=None) -> "MotionLimits":
+    def from_model(cls, model, margin: float = 0.05, acceleration=None) -> MotionLimits:
         """Limits of `model` shrunk by `margin` (fraction: velocity and acceleration limits x (1 - margin),
         position range reduced by margin x half-range on each side). `acceleration`: scalar or (n,) rad/s²,
         default `default_acceleration_limits`."""
@@ -110,7 +110,7 @@ class CartesianLimit:
         return {"frame": self.frame, "axis": "xyz"[self.axis], "lower": self.lower, "upper": self.upper}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CartesianLimit":
+    def from_dict(cls, d: dict) -> CartesianLimit:
         axis = d.get("axis", "z")
         return cls(str(d["frame"]), "xyz".index(axis) if isinstance(axis, str) else int(axis),
                    None if d.get("lower") is None else float(d["lower"]),

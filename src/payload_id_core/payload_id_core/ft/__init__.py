@@ -2,8 +2,14 @@
 (Duan 2022, Atkeson 1986). See ft.compensate for the measurement model."""
 
 from payload_id_core.ft.api import identify_ft, identify_payload_ft, validate_ft
-from payload_id_core.ft.compensate import (Compensator, FtParameters, compensate, compensate_batch,
-                                           payload_wrench_batch, residual_rmse)
+from payload_id_core.ft.compensate import (
+                                           Compensator,
+                                           FtParameters,
+                                           compensate,
+                                           compensate_batch,
+                                           payload_wrench_batch,
+                                           residual_rmse,
+)
 from payload_id_core.ft.identify import DuanStatic, FtIdentification, duan_static_linear
 from payload_id_core.ft.kinematics import SensorFrame, resolve_sensor_frame, tilt_gravity
 from payload_id_core.ft.storage import ft_parameters_from_payload, load_ft_parameters, save_ft_parameters

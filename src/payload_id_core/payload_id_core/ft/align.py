@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.recording import WrenchSamples
 
 
 @dataclass

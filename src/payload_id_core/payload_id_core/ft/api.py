@@ -5,19 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.signals.conditioning import conditioned_signals
-from payload_id_core.signals.recording import Recording
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note, NoteCode
 from payload_id_core.ft.align import align_wrench
 from payload_id_core.ft.compensate import FtParameters, residual_rmse
 from payload_id_core.ft.identify import FtIdentification, fit_ft, phi_covariance, to_payload_frame
-from payload_id_core.ft.kinematics import (SensorFrame, SensorMotion, payload_transform, resolve_sensor_frame,
-                                           sensor_motion)
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.ft.kinematics import (
+    SensorFrame,
+    SensorMotion,
+    payload_transform,
+    resolve_sensor_frame,
+    sensor_motion,
+)
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.signals.recording import Recording
 
 
 def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | None,

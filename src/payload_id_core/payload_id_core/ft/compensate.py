@@ -19,9 +19,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.ft.kinematics import (SensorFrame, SensorMotion, gravity_wrench_regressor,
-                                           newton_euler_wrench, sensor_motion, tilt_gravity)
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.ft.kinematics import (
+    SensorFrame,
+    SensorMotion,
+    gravity_wrench_regressor,
+    newton_euler_wrench,
+    sensor_motion,
+    tilt_gravity,
+)
 
 
 @dataclass

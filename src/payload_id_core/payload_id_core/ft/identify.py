@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note, NoteCode
-from payload_id_core.ft.compensate import FtParameters
-from payload_id_core.ft.kinematics import (SensorMotion, gravity_wrench_regressor, tilt_from_gravity,
-                                           tilt_gravity, tilt_gravity_derivatives, wrench_regressor)
 from payload_id_core.dynamics.inertia import PARAM_NAMES
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.ft.kinematics import (
+    SensorMotion,
+    gravity_wrench_regressor,
+    tilt_from_gravity,
+    tilt_gravity,
+    tilt_gravity_derivatives,
+    wrench_regressor,
+)
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 
 OFFSET_NAMES = ["Fx0", "Fy0", "Fz0", "Tx0", "Ty0", "Tz0"]

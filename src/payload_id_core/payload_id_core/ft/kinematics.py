@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import transform_matrix
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 
 
 @dataclass(frozen=True)

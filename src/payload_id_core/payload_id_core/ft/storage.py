@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import SensorFrame, payload_transform, resolve_sensor_frame
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
 
 FORMAT = "payload_id/ft_parameters/1"

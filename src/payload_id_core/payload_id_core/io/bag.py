@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import yaml
@@ -19,10 +19,10 @@ from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_directory
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 JOINT_TOPIC = "/joint_states"
 TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"

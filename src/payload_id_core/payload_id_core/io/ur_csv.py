@@ -13,16 +13,16 @@ Recording.notes says so.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.commanded import smoothed_trajectory
 from payload_id_core.signals.filtering import sampling_rate
 from payload_id_core.signals.recording import JointSamples, Recording
-from payload_id_core.errors import PayloadIdError
 
 N_COLUMNS = 31
 UR_JOINT_NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",

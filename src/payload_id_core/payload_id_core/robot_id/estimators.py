@@ -64,7 +64,7 @@ class NormalEquations:
     p_joint: np.ndarray       # (n,) parameters acting on each joint
 
     @classmethod
-    def from_data(cls, w: np.ndarray, tau: np.ndarray) -> "NormalEquations":
+    def from_data(cls, w: np.ndarray, tau: np.ndarray) -> NormalEquations:
         _check(w, tau)
         n_samples, n, p = w.shape
         gram, rhs, tt, pj = np.empty((n, p, p)), np.empty((n, p)), np.empty(n), np.empty(n, dtype=int)

@@ -117,7 +117,7 @@ class ShapeProblem:
 
     @classmethod
     def build(cls, friction: FrictionModel, wi: np.ndarray, tau: np.ndarray, qd: np.ndarray,
-              temperature: np.ndarray | None) -> "ShapeProblem":
+              temperature: np.ndarray | None) -> ShapeProblem:
         n = friction.n
         a = [np.ascontiguousarray(wi[:, j, :]) for j in range(n)]
         ys = [np.ascontiguousarray(tau[:, j]) for j in range(n)]

@@ -10,7 +10,7 @@ physically consistent SDP (estimators), its covariance marginal over the estimat
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -22,8 +22,12 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import estimators
-from payload_id_core.robot_id.friction_shapes import (ShapeProblem, refine_shape_jointly, search_friction_shape,
-                                                      shape_marginal_covariance)
+from payload_id_core.robot_id.friction_shapes import (
+    ShapeProblem,
+    refine_shape_jointly,
+    search_friction_shape,
+    shape_marginal_covariance,
+)
 from payload_id_core.robot_id.regressors import excitation_check, inertial_regressor
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.signal_checks import require_finite

@@ -167,7 +167,7 @@ class RobotIdentification:
         atomic_write_yaml(path, self.to_dict())
 
     @classmethod
-    def from_dict(cls, d: dict, model: RobotModel, source: str = "robot.yaml") -> "RobotIdentification":
+    def from_dict(cls, d: dict, model: RobotModel, source: str = "robot.yaml") -> RobotIdentification:
         try:
             if d.get("format") != FORMAT_VERSION:
                 raise PayloadIdError(f"{source}: unknown robot.yaml format {d.get('format')!r}",
@@ -221,7 +221,7 @@ class RobotIdentification:
                                  "re-run payload-id identify-robot") from err
 
     @classmethod
-    def load(cls, path: str | PathLike, model: RobotModel) -> "RobotIdentification":
+    def load(cls, path: str | PathLike, model: RobotModel) -> RobotIdentification:
         d = read_yaml_mapping(path, "robot file", "run payload-id identify-robot to write it")
         ident = cls.from_dict(d, model, str(path))
         if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:

@@ -8,7 +8,7 @@ the measured motion (smoothed_trajectory).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -9,8 +9,8 @@ without phase shift and differentiated (signals.filtering; Gautier's practice, K
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 

@@ -42,12 +42,12 @@ class JointSamples:
     def __len__(self) -> int:
         return self.t.size
 
-    def reordered(self, idx: np.ndarray, names: list[str]) -> "JointSamples":
+    def reordered(self, idx: np.ndarray, names: list[str]) -> JointSamples:
         """Columns picked by `idx` (see RobotModel.match_joint_order)."""
         pick = lambda a: None if a is None else a[:, idx]  # noqa: E731
         return JointSamples(self.t, list(names), self.q[:, idx], pick(self.qd), self.tau[:, idx], pick(self.temperature))
 
-    def slice_time(self, t0: float, t1: float) -> "JointSamples":
+    def slice_time(self, t0: float, t1: float) -> JointSamples:
         m = (self.t >= t0) & (self.t <= t1)
         pick = lambda a: None if a is None else a[m]  # noqa: E731
         return JointSamples(self.t[m], self.joint_names, self.q[m], pick(self.qd), self.tau[m], pick(self.temperature))
@@ -110,7 +110,7 @@ class Recording:
     source: str = ""                  # file it came from, for messages
     notes: list[Note] = field(default_factory=list)  # e.g. SIGNALS_MEASURED_AS_COMMANDED (plain str: INFO)
 
-    def for_model(self, model) -> "Recording":
+    def for_model(self, model) -> Recording:
         """The same recording with joint columns in `model.joint_names` order, matched by name
         (RobotModel.match_joint_order: joints the model lacks are dropped, missing ones are an error).
         Commanded trajectories keep their own joint lists (sampling matches them by name) and the

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim.backend import PhysicsBackend
 from payload_id_core.sim.controller import JointTrajectoryController

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.sim.profile import ControllerSettings
 
 

@@ -16,9 +16,9 @@ import xml.etree.ElementTree as ET
 import mujoco
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.sim.backend import PhysicsBackend
 
 PAYLOAD_BODY = "payload_id_payload"

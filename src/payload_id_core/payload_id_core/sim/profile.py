@@ -89,7 +89,7 @@ class SimProfile:
         return g * np.array([np.cos(u) * np.sin(v), -np.sin(u), -np.cos(u) * np.cos(v)])
 
     @classmethod
-    def from_dict(cls, d: dict, n: int, name: str = "", source: str = "") -> "SimProfile":
+    def from_dict(cls, d: dict, n: int, name: str = "", source: str = "") -> SimProfile:
         def joints(value, default, key):
             arr = np.asarray(default if value is None else value, dtype=float).reshape(-1)
             if arr.size == 1:

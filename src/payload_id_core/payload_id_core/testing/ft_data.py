@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from payload_id_core.ft.compensate import FtParameters, payload_wrench_batch
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.ft.compensate import FtParameters, payload_wrench_batch
 
 # Duan 2022 Table 1: resolution 0.1 N / 0.02 N·m; used as the sensor noise standard deviation.
 DUAN_NOISE_STD = np.array([0.1, 0.1, 0.1, 0.02, 0.02, 0.02])

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
-from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note, NoteCode
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor, rigid_body_regressor
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 
 
 def sum_of_sines(model: RobotModel, duration: float, rate_hz: float, seed: int = 0, harmonics: int = 5,

@@ -84,9 +84,10 @@ def run(args) -> int:
     # rclpy and the generated action type load only for this subcommand: the other commands run
     # without a sourced ROS environment.
     import rclpy  # noqa: PLC0415
-    from payload_id_msgs.action import Identify  # noqa: PLC0415
     from rclpy.action import ActionClient  # noqa: PLC0415
     from rclpy.node import Node  # noqa: PLC0415
+
+    from payload_id_msgs.action import Identify  # noqa: PLC0415
 
     truth = None
     if args.truth:
