@@ -1,0 +1,127 @@
+"""The layering docs/design.md promises, checked on the source: no import cycle, lower layers never
+import higher ones, the core never imports ROS, the ROS package holds no science of its own."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORE = REPO / "src/payload_id_core/payload_id_core"
+ROS = REPO / "src/payload_id_ros/payload_id_ros"
+
+# Layer rank of each core subpackage: a module may import its own layer and those of lower rank only.
+# (errors, notes, blas, resources: the foundation every layer uses.)
+LAYERS = {
+    "errors": 0, "notes": 0, "blas": 0, "resources": 0,
+    "io": 1, "signals": 1,
+    "dynamics": 2,
+    "robot_id": 3, "excitation": 4,
+    "payload": 5, "ft": 5,
+    "sim": 6, "report": 6,
+    # Optimal excitation design simulates runs (Xu 2024's Λ0 from a simulated run) and identifies them:
+    # an application of the layers below it, like the synthetic data generators.
+    "excitation.design": 7,
+    "testing": 7,
+}
+
+
+def _module_name(path: Path, root: Path, package: str) -> str:
+    rel = path.relative_to(root).with_suffix("")
+    parts = [package, *rel.parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str, *, top_level_only: bool) -> set[str]:
+    """Modules imported by `path` (absolute names; relative imports resolved)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = module.split(".")[: -node.level] if not path.name == "__init__.py" else \
+                    module.split(".")[: len(module.split(".")) - node.level + 1]
+                base = ".".join([*pkg, base]) if base else ".".join(pkg)
+            found.add(base)
+            # `from pkg import submodule` imports the submodule too.
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _core_modules() -> dict[str, Path]:
+    return {_module_name(p, CORE, "payload_id_core"): p for p in CORE.rglob("*.py")}
+
+
+def test_core_has_no_import_cycle():
+    modules = _core_modules()
+    graph = {name: {m for m in _imports(path, name, top_level_only=True) if m in modules and m != name}
+             for name, path in modules.items()}
+    # A package's __init__ importing its own submodules is how re-exports work, not a cycle.
+    graph = {name: {m for m in deps if not (m.startswith(name + ".") and modules[name].name == "__init__.py")}
+             for name, deps in graph.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                cycle = stack[stack.index(dep):] + [dep]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+
+
+def _layer(module: str) -> str:
+    """The most specific LAYERS key naming `module` ('' for the package itself)."""
+    parts = module.split(".")[1:]
+    for k in range(len(parts), 0, -1):
+        key = ".".join(parts[:k])
+        if key in LAYERS:
+            return key
+    return ""
+
+
+@pytest.mark.parametrize("name", sorted(_core_modules()))
+def test_core_module_imports_only_its_layer_and_below(name):
+    path = _core_modules()[name]
+    own = _layer(name)
+    if own not in LAYERS:          # the package's own __init__
+        return
+    upward = sorted(m for m in _imports(path, name, top_level_only=False)
+                    if m.startswith("payload_id_core.") and _layer(m) in LAYERS and LAYERS[_layer(m)] > LAYERS[own])
+    assert not upward, f"{name} (layer {own}) imports higher layers: {upward}"
+
+
+def test_every_core_subpackage_has_a_layer():
+    missing = sorted(name for name in _core_modules() if name != "payload_id_core" and not _layer(name))
+    assert not missing, missing
+
+
+def test_core_never_imports_ros():
+    for name, path in _core_modules().items():
+        ros = sorted(m for m in _imports(path, name, top_level_only=False)
+                     if m.split(".")[0] in {"rclpy", "payload_id_ros", "payload_id_msgs", "launch", "launch_ros"})
+        assert not ros, f"{name} imports {ros}"
+
+
+def test_ros_package_holds_no_numerics_of_its_own():
+    """The nodes adapt messages to core calls: scipy, pinocchio, cvxpy and mujoco belong to the core."""
+    for path in ROS.rglob("*.py"):
+        name = _module_name(path, ROS, "payload_id_ros")
+        science = sorted(m for m in _imports(path, name, top_level_only=False)
+                         if m.split(".")[0] in {"scipy", "pinocchio", "cvxpy", "mujoco"})
+        assert not science, f"{name} imports {science}"
