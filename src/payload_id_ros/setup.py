@@ -4,7 +4,7 @@ from glob import glob
 from setuptools import find_packages, setup
 
 package_name = "payload_id_ros"
-# launch/ and config/ live at the top of the repository (DESIGN.md) and are installed by this package.
+# launch/ and config/ live at the top of the repository (docs/design.md) and are installed by this package.
 top = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 setup(

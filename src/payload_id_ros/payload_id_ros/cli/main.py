@@ -4,7 +4,7 @@ Each subcommand lives in its own module of this package exposing
 ``add_arguments(parser)`` and ``run(args) -> int``; modules are imported only when their
 subcommand runs, so `payload-id --help` stays fast and a heavy import (pinocchio, mujoco, rclpy)
 is paid only by the command that needs it. Bad input raises PayloadIdError, printed here as one
-line on stderr with exit code 2 (DESIGN.md, command-line contract).
+line on stderr with exit code 2 (docs/design.md, command-line contract).
 """
 
 from __future__ import annotations
