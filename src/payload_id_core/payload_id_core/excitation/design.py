@@ -157,7 +157,8 @@ class RegressorMetrics:
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
         if column_scaling not in COLUMN_SCALINGS:
-            raise PayloadIdError(f"unknown column scaling '{column_scaling}'", f"use one of {', '.join(COLUMN_SCALINGS)}")
+            raise PayloadIdError(f"unknown column scaling '{column_scaling}'",
+                                 f"use one of {', '.join(COLUMN_SCALINGS)}")
         self.column_scaling = column_scaling
         if row_weights is not None:
             self.noise_std, self.noise_source = 1.0 / np.asarray(row_weights, dtype=float), "given row weights"
@@ -211,7 +212,8 @@ class RegressorMetrics:
         out["base_cond"] = _cond_gram(gs)
         if only is None:
             out["base_cond_si"] = out["base_cond"] if self.column_scaling == "none" else _cond_gram(g)
-            out["base_cond_unit_columns"] = out["base_cond"] if self.column_scaling == "unit" else _cond_gram(_unit_gram(g))
+            out["base_cond_unit_columns"] = (out["base_cond"] if self.column_scaling == "unit"
+                                             else _cond_gram(_unit_gram(g)))
         if only == "base":
             return out
         for name, idx in self.groups.items():
@@ -297,7 +299,8 @@ class ExcitationDesign:
                 "hold still cannot be excited)", "use --objective payload with --joints, or drop --joints")
         self.offsets = default_offsets(m) if self.offsets is None else np.asarray(self.offsets, float).reshape(-1)
         if self.offsets.shape != (m.n,):
-            raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints", f"give one per joint of {m.joint_names}")
+            raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints",
+                                 f"give one per joint of {m.joint_names}")
         lim = self.limits
         outside = [j for j, x, lo, hi in zip(m.joint_names, self.offsets, lim.lower, lim.upper) if not lo <= x <= hi]
         if outside:
@@ -357,13 +360,16 @@ def _linear_limit_constraints(design: ExcitationDesign, tightening: float):
     k = design.moving.size
     r = design.r
     s = 1.0 - tightening
+
+    def block(i: int, m: np.ndarray) -> np.ndarray:
+        """`m` placed in the columns of the i-th moving joint's variables, zeros elsewhere."""
+        a = np.zeros((m.shape[0], k * r))
+        a[:, i * r:(i + 1) * r] = m
+        return a
+
     for i, j in enumerate(design.moving):
-        def block(m):
-            a = np.zeros((m.shape[0], k * r))
-            a[:, i * r:(i + 1) * r] = m
-            return a
         q0 = design.offsets[j]
-        rows += [block(mp), block(-mp), block(mv), block(-mv), block(ma), block(-ma)]
+        rows += [block(i, mp), block(i, -mp), block(i, mv), block(i, -mv), block(i, ma), block(i, -ma)]
         n = t.size
         # position: q0 + mp z <= q0 + s (upper - q0)  and  >= q0 - s (q0 - lower)
         ub += [np.full(n, s * (lim.upper[j] - q0)), np.full(n, s * (q0 - lim.lower[j])),

@@ -98,7 +98,8 @@ class FourierTrajectory:
                 f"b {self.b.shape}", "give offsets (n,) and a, b (n, harmonics)")
         for name in ("offsets", "a", "b"):
             if not np.all(np.isfinite(getattr(self, name))):
-                raise PayloadIdError(f"trajectory {name} contain NaN or infinity", "regenerate it with payload-id excite")
+                raise PayloadIdError(f"trajectory {name} contain NaN or infinity",
+                                     "regenerate it with payload-id excite")
         f = float(self.base_frequency_hz)
         if not (math.isfinite(f) and f > 0):
             raise PayloadIdError(f"base frequency {self.base_frequency_hz} Hz is not positive",
@@ -274,5 +275,5 @@ def load_trajectory(name_or_path) -> FourierTrajectory:
     cand = trajectories_dir() / f"{name_or_path}.yaml"
     if cand.is_file():
         return FourierTrajectory.load(cand)
-    raise PayloadIdError(f"unknown trajectory '{name_or_path}'",
-                         f"give a trajectory YAML path or one of: {', '.join(bundled_trajectories()) or '(none bundled)'}")
+    bundled = ", ".join(bundled_trajectories()) or "(none bundled)"
+    raise PayloadIdError(f"unknown trajectory '{name_or_path}'", f"give a trajectory YAML path or one of: {bundled}")

@@ -126,7 +126,8 @@ class IdentificationRun:
                                  "the controller does not follow the trajectory: check that it is active and "
                                  "listening on the trajectory topic")
         self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates
-        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau), (self._qm, qm)):
+        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau),
+                         (self._qm, qm)):
             lst.append(arr)
         self.samples += ts.size
         return int(ts.size)

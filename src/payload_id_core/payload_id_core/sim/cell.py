@@ -52,8 +52,8 @@ class SimulatedCell:
         ratio = 1.0 / (self.rate_hz * self.profile.timestep)
         self.substeps = int(round(ratio))
         if self.substeps < 1 or abs(ratio - self.substeps) > 1e-6:
-            raise PayloadIdError(f"control rate {rate_hz} Hz is not a whole fraction of the {1 / self.profile.timestep:.0f} Hz "
-                                 "physics rate", "use e.g. 500, 250 or 100 Hz")
+            raise PayloadIdError(f"control rate {rate_hz} Hz is not a whole fraction of the "
+                                 f"{1 / self.profile.timestep:.0f} Hz physics rate", "use e.g. 500, 250 or 100 Hz")
         self.rng = np.random.default_rng(seed)
         frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
         self.model.frame_id(frame)
@@ -121,7 +121,8 @@ class SimulatedCell:
         js, sensor_in_joint = self.model.frame_in_joint(sensor)
         jp, payload_in_joint = self.model.frame_in_joint(payload_frame)
         if js != jp:
-            raise PayloadIdError(f"F/T sensor frame '{sensor}' and payload frame '{payload_frame}' move with different joints",
+            raise PayloadIdError(f"F/T sensor frame '{sensor}' and payload frame '{payload_frame}' "
+                                 "move with different joints",
                                  "mount the sensor on the link that carries the payload")
         phi = np.zeros(10) if self.payload is None else np.asarray(self.payload.phi, float)
         if phi[0] > 0:

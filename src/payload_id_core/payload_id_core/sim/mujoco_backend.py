@@ -80,7 +80,8 @@ class MujocoBackend(PhysicsBackend):
                 if body is not None:
                     return body
         self.robot.frame_id(frame)  # raises the standard "frame not in the URDF" error if pinocchio lacks it too
-        raise PayloadIdError(f"frame '{frame}' has no rigid body in the simulation", "attach the payload at a URDF link")
+        raise PayloadIdError(f"frame '{frame}' has no rigid body in the simulation",
+                             "attach the payload at a URDF link")
 
     def _build(self, frame: str) -> None:
         spec = mujoco.MjSpec.from_string(self._urdf_text)
