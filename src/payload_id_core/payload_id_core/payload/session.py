@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.api import identify_ft
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
@@ -23,6 +24,7 @@ from payload_id_core.payload.finish import project_if_inconsistent
 from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
@@ -52,8 +54,8 @@ def check_method(method: str) -> None:
 
 @dataclass
 class IdentificationRun:
-    model: object                    # RobotModel
-    robot: object                    # RobotIdentification of the unloaded robot
+    model: RobotModel
+    robot: RobotIdentification       # of the unloaded robot
     frame: str
     method: str
     excitation_duration: float       # s, as the player will publish it
