@@ -50,6 +50,7 @@ import scipy.optimize
 from payload_id_core.blas import single_threaded_blas
 from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_columns, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
@@ -241,7 +242,7 @@ def objective_value(metrics: dict, objective: str) -> float:
 class ExcitationDesign:
     """What to optimize: the robot, the trajectory's shape, its limits and the criterion."""
 
-    model: object
+    model: RobotModel
     limits: MotionLimits
     objective: str = "payload"
     frame: str | None = None
@@ -360,6 +361,9 @@ def _linear_limit_constraints(design: ExcitationDesign, tightening: float):
     k = design.moving.size
     r = design.r
     s = 1.0 - tightening
+    offsets = design.offsets
+    if offsets is None:
+        raise TypeError("ExcitationDesign.__post_init__ resolves the offsets; this design skipped it")
 
     def block(i: int, m: np.ndarray) -> np.ndarray:
         """`m` placed in the columns of the i-th moving joint's variables, zeros elsewhere."""
@@ -368,7 +372,7 @@ def _linear_limit_constraints(design: ExcitationDesign, tightening: float):
         return a
 
     for i, j in enumerate(design.moving):
-        q0 = design.offsets[j]
+        q0 = offsets[j]
         rows += [block(i, mp), block(i, -mp), block(i, mv), block(i, -mv), block(i, ma), block(i, -ma)]
         n = t.size
         # position: q0 + mp z <= q0 + s (upper - q0)  and  >= q0 - s (q0 - lower)

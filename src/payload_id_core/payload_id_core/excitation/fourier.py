@@ -80,7 +80,8 @@ class FourierTrajectory:
     offsets: np.ndarray
     a: np.ndarray
     b: np.ndarray
-    duration: float | None = None
+    # None means one period (1 / base_frequency_hz), resolved in __post_init__: afterwards always a float.
+    duration: float = None  # type: ignore[assignment]
     design: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -212,7 +213,8 @@ class FourierTrajectory:
             raise PayloadIdError(f"{source} lacks the keys {missing}", "write it with payload-id excite")
         try:
             return cls(list(d["joint_names"]), float(d["base_frequency_hz"]), d["offsets"], d["a"], d["b"],
-                       d.get("duration"), dict(d.get("design") or {}))
+                       d.get("duration"),  # type: ignore[arg-type]  # None (not in the file): one period
+                       dict(d.get("design") or {}))
         except (TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} has malformed values: {err}", "write it with payload-id excite") from err
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from rosbags.highlevel import AnyReader
+from rosbags.interfaces import Connection
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -64,7 +65,7 @@ def _check_finite(what: str, t: np.ndarray, arrays: Mapping[str, np.ndarray | No
         bad = ~np.isfinite(arr)
         if bad.any():
             bad_rows |= bad.any(axis=1)
-            cols = [columns[j] if j < len(columns) else str(j) for j in np.flatnonzero(bad.any(axis=0))]
+            cols = [columns[j] if j < len(columns) else str(j) for j in np.flatnonzero(bad.any(axis=0)).tolist()]
             where.append(f"{field} of {', '.join(cols)}")
     if bad_rows.any():
         k = int(np.flatnonzero(bad_rows)[0])
@@ -255,7 +256,9 @@ def _read_trajectories(reader, conns, source: str, topic: str, notes: list[Note]
 
 
 def _read_wrench(reader, conns, source: str, topic: str) -> WrenchSamples:
-    t, force, torque = [], [], []
+    t: list[float] = []
+    force: list[tuple[float, float, float]] = []
+    torque: list[tuple[float, float, float]] = []
     frame_id = ""
     for conn, log_ns, raw in reader.messages(connections=conns):
         msg = reader.deserialize(raw, conn.msgtype)
@@ -422,11 +425,12 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
             writer.set_custom_data(_NOTES_KEY, _notes_to_custom_data(recording.notes))
         writer.open()
         try:
-            conns = [writer.add_connection(joint_topic, JOINT_STATE, typestore=ts)]
-            conns.append(writer.add_connection(trajectory_topic, JOINT_TRAJECTORY, typestore=ts)
-                         if recording.commanded else None)
-            conns.append(writer.add_connection(wrench_topic, WRENCH_STAMPED, typestore=ts)
-                         if recording.wrench is not None else None)
+            # By the messages' topic index (0 joints, 1 trajectory, 2 wrench), for the topics the recording has.
+            conns: dict[int, Connection] = {0: writer.add_connection(joint_topic, JOINT_STATE, typestore=ts)}
+            if recording.commanded:
+                conns[1] = writer.add_connection(trajectory_topic, JOINT_TRAJECTORY, typestore=ts)
+            if recording.wrench is not None:
+                conns[2] = writer.add_connection(wrench_topic, WRENCH_STAMPED, typestore=ts)
             for t_ns, idx, data in messages:
                 writer.write(conns[idx], t_ns, data)
         finally:

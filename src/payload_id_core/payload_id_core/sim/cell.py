@@ -18,6 +18,7 @@ import pinocchio as pin
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.sim.backend import PhysicsBackend
 from payload_id_core.sim.controller import JointTrajectoryController
 from payload_id_core.sim.drive import ScalarFriction
@@ -48,7 +49,8 @@ class SimulatedCell:
         self.profile = profile if isinstance(profile, SimProfile) else load_profile(profile, n)
         self.rate_hz = float(rate_hz)
         self.lookahead = 25            # control periods of controller reference computed at once (see _plan)
-        self._plan_cache = None
+        # (first physics step k, t, mass matrices, q_r, q̇_r, feedforward) of the planned reference
+        self._plan_cache: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         ratio = 1.0 / (self.rate_hz * self.profile.timestep)
         self.substeps = int(round(ratio))
         if self.substeps < 1 or abs(ratio - self.substeps) > 1e-6:
@@ -132,7 +134,7 @@ class SimulatedCell:
         else:
             self._sensor_inertia = None
 
-    def send(self, trajectory) -> object:
+    def send(self, trajectory: CommandedTrajectory) -> CommandedTrajectory:
         """Give the controller a JointTrajectory (CommandedTrajectory); PayloadIdError if refused."""
         accepted = self.controller.accept(trajectory, self.time)
         self._plan_cache = None
