@@ -48,10 +48,10 @@ def _bundled_openblas() -> list[_OpenBlas]:
     numpy is imported."""
     found = []
     for pkg in ("numpy", "scipy"):
-        try:
-            root = Path(importlib.util.find_spec(pkg).origin).parent.parent / f"{pkg}.libs"
-        except (AttributeError, TypeError):
+        spec = importlib.util.find_spec(pkg)
+        if spec is None or spec.origin is None:   # not installed, or a namespace package without a file
             continue
+        root = Path(spec.origin).parent.parent / f"{pkg}.libs"
         for so in root.glob("lib*openblas*.so*"):
             try:
                 lib = ctypes.CDLL(str(so))

@@ -30,10 +30,10 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
                 convergence: Convergence | None = None, residuals: TorqueResiduals | None = None,
                 truth_mass: float | None = None, truth_com=None, title: str = "payload identification") -> Path:
     """Write the PNG atomically and return its path."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 - matplotlib is heavy and optional: only plots need it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415 - after use("Agg"): no display backend on a robot PC
 
     panels = ["rmse"]
     if convergence is not None:
@@ -59,7 +59,7 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
             ax.set_ylim(truth_mass - half, truth_mass + half)
         ax.set(xlabel="motion [s]", ylabel="mass [kg]", title="mass estimate")
         ax.legend(fontsize=8)
-        if "com" in ax_of:
+        if convergence.com is not None:    # then there is a "com" panel
             ax = ax_of["com"]
             for k, axis in enumerate("xyz"):
                 line, = ax.plot(t, 1e3 * convergence.com[:, k], label=f"c{axis}")

@@ -17,7 +17,7 @@ def config_dir(sub: str) -> Path:
         if cand.is_dir():
             return cand
     try:
-        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
+        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415 - ROS install only
 
         return Path(get_package_share_directory("payload_id_ros")) / "config" / sub
     except Exception:  # noqa: BLE001 - no ament index outside ROS: nothing bundled

@@ -85,13 +85,20 @@ def joint_columns(kind: str, qd: np.ndarray, shape: np.ndarray, temperature: np.
     raise PayloadIdError(f"unknown friction model '{kind}'", f"use one of {', '.join(KINDS)}")
 
 
+def default_shape(kind: str, n: int) -> np.ndarray:
+    """(n, s) default shape parameters of friction `kind` for n joints ((n, 0) for a kind without any)."""
+    spec = _SHAPE.get(kind, [])
+    return np.tile([s[1] for s in spec], (n, 1)).reshape(n, len(spec))
+
+
 @dataclass
 class FrictionModel:
     """Friction of every joint of one kind; `shape` (n, s) holds the nonlinear shape parameters."""
 
     kind: str
     joint_names: list[str]
-    shape: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # None asks for the kind's default shape, filled in by __post_init__: after construction it is always an array.
+    shape: np.ndarray = field(default=None)  # type: ignore[arg-type]
     sign_epsilon: float = DEFAULT_SIGN_EPSILON
 
     def __post_init__(self) -> None:
@@ -99,7 +106,7 @@ class FrictionModel:
             raise PayloadIdError(f"unknown friction model '{self.kind}'", f"use one of {', '.join(KINDS)}")
         n, spec = len(self.joint_names), _SHAPE[self.kind]
         if self.shape is None:
-            self.shape = np.tile([s[1] for s in spec], (n, 1)).reshape(n, len(spec))
+            self.shape = default_shape(self.kind, n)
         self.shape = np.asarray(self.shape, dtype=float).reshape(n, len(spec))
 
     # -- description ----------------------------------------------------------------------------
@@ -177,7 +184,7 @@ class FrictionModel:
     def from_dict(cls, d: dict, joint_names: list[str]) -> FrictionModel:
         kind = d.get("model", "none")
         spec = _SHAPE.get(kind, [])
-        shape = None
+        shape = default_shape(kind, len(joint_names))
         if spec:
             shape_d = d.get("shape") or {}
             missing = [s[0] for s in spec if s[0] not in shape_d]
@@ -197,5 +204,5 @@ def make_friction_model(kind: str, joint_names: list[str], alpha=None, *, shape=
             raise PayloadIdError(f"alpha is a parameter of the nonlinear friction model, not '{kind}'",
                                  "drop alpha or use kind='nonlinear'")
         shape = np.broadcast_to(np.asarray(alpha, dtype=float), (len(joint_names),)).reshape(-1, 1)
-    return FrictionModel(kind, list(joint_names), None if shape is None else np.array(shape, dtype=float),
-                         sign_epsilon)
+    shape = default_shape(kind, len(joint_names)) if shape is None else np.array(shape, dtype=float)
+    return FrictionModel(kind, list(joint_names), shape, sign_epsilon)

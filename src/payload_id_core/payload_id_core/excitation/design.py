@@ -50,6 +50,7 @@ import scipy.optimize
 from payload_id_core.blas import single_threaded_blas
 from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_columns, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
@@ -157,7 +158,8 @@ class RegressorMetrics:
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
         if column_scaling not in COLUMN_SCALINGS:
-            raise PayloadIdError(f"unknown column scaling '{column_scaling}'", f"use one of {', '.join(COLUMN_SCALINGS)}")
+            raise PayloadIdError(f"unknown column scaling '{column_scaling}'",
+                                 f"use one of {', '.join(COLUMN_SCALINGS)}")
         self.column_scaling = column_scaling
         if row_weights is not None:
             self.noise_std, self.noise_source = 1.0 / np.asarray(row_weights, dtype=float), "given row weights"
@@ -211,7 +213,8 @@ class RegressorMetrics:
         out["base_cond"] = _cond_gram(gs)
         if only is None:
             out["base_cond_si"] = out["base_cond"] if self.column_scaling == "none" else _cond_gram(g)
-            out["base_cond_unit_columns"] = out["base_cond"] if self.column_scaling == "unit" else _cond_gram(_unit_gram(g))
+            out["base_cond_unit_columns"] = (out["base_cond"] if self.column_scaling == "unit"
+                                             else _cond_gram(_unit_gram(g)))
         if only == "base":
             return out
         for name, idx in self.groups.items():
@@ -239,7 +242,7 @@ def objective_value(metrics: dict, objective: str) -> float:
 class ExcitationDesign:
     """What to optimize: the robot, the trajectory's shape, its limits and the criterion."""
 
-    model: object
+    model: RobotModel
     limits: MotionLimits
     objective: str = "payload"
     frame: str | None = None
@@ -297,7 +300,8 @@ class ExcitationDesign:
                 "hold still cannot be excited)", "use --objective payload with --joints, or drop --joints")
         self.offsets = default_offsets(m) if self.offsets is None else np.asarray(self.offsets, float).reshape(-1)
         if self.offsets.shape != (m.n,):
-            raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints", f"give one per joint of {m.joint_names}")
+            raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints",
+                                 f"give one per joint of {m.joint_names}")
         lim = self.limits
         outside = [j for j, x, lo, hi in zip(m.joint_names, self.offsets, lim.lower, lim.upper) if not lo <= x <= hi]
         if outside:
@@ -357,13 +361,19 @@ def _linear_limit_constraints(design: ExcitationDesign, tightening: float):
     k = design.moving.size
     r = design.r
     s = 1.0 - tightening
+    offsets = design.offsets
+    if offsets is None:
+        raise TypeError("ExcitationDesign.__post_init__ resolves the offsets; this design skipped it")
+
+    def block(i: int, m: np.ndarray) -> np.ndarray:
+        """`m` placed in the columns of the i-th moving joint's variables, zeros elsewhere."""
+        a = np.zeros((m.shape[0], k * r))
+        a[:, i * r:(i + 1) * r] = m
+        return a
+
     for i, j in enumerate(design.moving):
-        def block(m):
-            a = np.zeros((m.shape[0], k * r))
-            a[:, i * r:(i + 1) * r] = m
-            return a
-        q0 = design.offsets[j]
-        rows += [block(mp), block(-mp), block(mv), block(-mv), block(ma), block(-ma)]
+        q0 = offsets[j]
+        rows += [block(i, mp), block(i, -mp), block(i, mv), block(i, -mv), block(i, ma), block(i, -ma)]
         n = t.size
         # position: q0 + mp z <= q0 + s (upper - q0)  and  >= q0 - s (q0 - lower)
         ub += [np.full(n, s * (lim.upper[j] - q0)), np.full(n, s * (q0 - lim.lower[j])),

@@ -80,7 +80,8 @@ class FourierTrajectory:
     offsets: np.ndarray
     a: np.ndarray
     b: np.ndarray
-    duration: float | None = None
+    # None means one period (1 / base_frequency_hz), resolved in __post_init__: afterwards always a float.
+    duration: float = None  # type: ignore[assignment]
     design: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -98,7 +99,8 @@ class FourierTrajectory:
                 f"b {self.b.shape}", "give offsets (n,) and a, b (n, harmonics)")
         for name in ("offsets", "a", "b"):
             if not np.all(np.isfinite(getattr(self, name))):
-                raise PayloadIdError(f"trajectory {name} contain NaN or infinity", "regenerate it with payload-id excite")
+                raise PayloadIdError(f"trajectory {name} contain NaN or infinity",
+                                     "regenerate it with payload-id excite")
         f = float(self.base_frequency_hz)
         if not (math.isfinite(f) and f > 0):
             raise PayloadIdError(f"base frequency {self.base_frequency_hz} Hz is not positive",
@@ -211,7 +213,8 @@ class FourierTrajectory:
             raise PayloadIdError(f"{source} lacks the keys {missing}", "write it with payload-id excite")
         try:
             return cls(list(d["joint_names"]), float(d["base_frequency_hz"]), d["offsets"], d["a"], d["b"],
-                       d.get("duration"), dict(d.get("design") or {}))
+                       d.get("duration"),  # type: ignore[arg-type]  # None (not in the file): one period
+                       dict(d.get("design") or {}))
         except (TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} has malformed values: {err}", "write it with payload-id excite") from err
 
@@ -274,5 +277,5 @@ def load_trajectory(name_or_path) -> FourierTrajectory:
     cand = trajectories_dir() / f"{name_or_path}.yaml"
     if cand.is_file():
         return FourierTrajectory.load(cand)
-    raise PayloadIdError(f"unknown trajectory '{name_or_path}'",
-                         f"give a trajectory YAML path or one of: {', '.join(bundled_trajectories()) or '(none bundled)'}")
+    bundled = ", ".join(bundled_trajectories()) or "(none bundled)"
+    raise PayloadIdError(f"unknown trajectory '{name_or_path}'", f"give a trajectory YAML path or one of: {bundled}")

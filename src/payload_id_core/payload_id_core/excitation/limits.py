@@ -152,9 +152,10 @@ def limit_violations(trajectory: FourierTrajectory, model, limits: MotionLimits,
     out = []
     names = traj.joint_names
     for j, name in enumerate(names):
+        position_range = f"[{limits.lower[j]:.4g}, {limits.upper[j]:.4g}] rad"
         checks = [
-            ("position", q[:, j] < limits.lower[j] - tol, q[:, j], f"[{limits.lower[j]:.4g}, {limits.upper[j]:.4g}] rad"),
-            ("position", q[:, j] > limits.upper[j] + tol, q[:, j], f"[{limits.lower[j]:.4g}, {limits.upper[j]:.4g}] rad"),
+            ("position", q[:, j] < limits.lower[j] - tol, q[:, j], position_range),
+            ("position", q[:, j] > limits.upper[j] + tol, q[:, j], position_range),
             ("velocity", np.abs(qd[:, j]) > limits.velocity[j] + tol, qd[:, j], f"±{limits.velocity[j]:.4g} rad/s"),
             ("acceleration", np.abs(qdd[:, j]) > limits.acceleration[j] + tol, qdd[:, j],
              f"±{limits.acceleration[j]:.4g} rad/s²"),

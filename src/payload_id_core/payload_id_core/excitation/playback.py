@@ -66,6 +66,9 @@ def playback_points(q_current, trajectory: FourierTrajectory, limits: MotionLimi
         raise PayloadIdError(f"{repetitions} repetitions", "play the excitation at least once")
     move = move_to_start(q_current, trajectory, limits, rate_hz, start_time)
     exc = trajectory.for_model(list(limits.joint_names)).to_commanded(rate_hz)
+    # Both are sampled from analytic motions, so both carry velocities and accelerations.
+    assert move.velocities is not None and move.accelerations is not None
+    assert exc.velocities is not None and exc.accelerations is not None
     ts, qs, vs, acs = [move.time_from_start], [move.positions], [move.velocities], [move.accelerations]
     t0 = float(move.time_from_start[-1])
     for _ in range(repetitions):

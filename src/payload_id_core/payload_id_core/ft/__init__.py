@@ -15,5 +15,6 @@ from payload_id_core.ft.kinematics import SensorFrame, resolve_sensor_frame, til
 from payload_id_core.ft.storage import ft_parameters_from_payload, load_ft_parameters, save_ft_parameters
 
 __all__ = ["Compensator", "DuanStatic", "FtIdentification", "FtParameters", "SensorFrame", "compensate",
-           "compensate_batch", "ft_parameters_from_payload", "identify_ft", "load_ft_parameters", "save_ft_parameters", "identify_payload_ft", "validate_ft", "duan_static_linear", "payload_wrench_batch", "residual_rmse",
-           "resolve_sensor_frame", "tilt_gravity"]
+           "compensate_batch", "ft_parameters_from_payload", "identify_ft", "load_ft_parameters",
+           "save_ft_parameters", "identify_payload_ft", "validate_ft", "duan_static_linear", "payload_wrench_batch",
+           "residual_rmse", "resolve_sensor_frame", "tilt_gravity"]

@@ -22,12 +22,19 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.signals.conditioning import conditioned_signals
-from payload_id_core.signals.recording import Recording
+from payload_id_core.signals.recording import Recording, WrenchSamples
 
 
-def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | None,
+def _readings(recording: Recording, what: str, hint: str) -> WrenchSamples:
+    """The recording's F/T readings; PayloadIdError (with `hint`) when it has none."""
+    if recording.wrench is None:
+        raise PayloadIdError(f"{recording.source or what} holds no F/T sensor readings", hint)
+    return recording.wrench
+
+
+def _sensor_for(model: RobotModel, recording: Recording, wrench: WrenchSamples, sensor_frame: str | None,
                 sensor_mount: tuple[str, pin.SE3] | None, notes: list[Note]) -> SensorFrame:
-    frame_id = recording.wrench.frame_id
+    frame_id = wrench.frame_id
     name = sensor_frame or frame_id
     if not name:
         raise PayloadIdError(f"{recording.source or 'recording'}: the F/T readings carry no frame_id",
@@ -38,11 +45,11 @@ def _sensor_for(model: RobotModel, recording: Recording, sensor_frame: str | Non
     return resolve_sensor_frame(model, name, sensor_mount)
 
 
-def _aligned_data(model: RobotModel, recording: Recording, sensor: SensorFrame, source: str, cutoff_hz, delay,
-                  force_range, torque_range):
+def _aligned_data(model: RobotModel, recording: Recording, wrench: WrenchSamples, sensor: SensorFrame, source: str,
+                  cutoff_hz, delay, force_range, torque_range):
     # conditioned_signals already drops the filter transients at both ends of filtered signals.
     signals = conditioned_signals(recording, model.joint_names, source=source, cutoff_hz=cutoff_hz, delay=delay)
-    aligned = align_wrench(recording.wrench, signals.t, force_range=force_range, torque_range=torque_range,
+    aligned = align_wrench(wrench, signals.t, force_range=force_range, torque_range=torque_range,
                            source=recording.source or "recording")
     aligned.counts = {"joint_samples": len(recording.joints.t),
                       "dropped_by_conditioning": len(recording.joints.t) - len(signals.t), **aligned.counts}
@@ -73,15 +80,14 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
         raise PayloadIdError(f"unknown F/T identification mode '{mode}'", "use 'static' or 'dynamic'")
     frame = frame or model.default_payload_frame
     notes: list[Note] = []
-    if recording.wrench is None:
-        raise PayloadIdError(f"{recording.source or 'recording'} holds no F/T sensor readings",
-                             "record /ft_sensor/wrench (geometry_msgs/WrenchStamped) or pick a joint-torque method")
-    sensor = _sensor_for(model, recording, sensor_frame, sensor_mount, notes)
+    wrench = _readings(recording, "recording",
+                       "record /ft_sensor/wrench (geometry_msgs/WrenchStamped) or pick a joint-torque method")
+    sensor = _sensor_for(model, recording, wrench, sensor_frame, sensor_mount, notes)
     model.frame_id(frame)
     x_sp = payload_transform(model, sensor, frame)
     g = float(np.linalg.norm(model.gravity)) if gravity_norm is None else float(gravity_norm)
 
-    signals, aligned, motion = _aligned_data(model, recording, sensor, source, cutoff_hz, delay,
+    signals, aligned, motion = _aligned_data(model, recording, wrench, sensor, source, cutoff_hz, delay,
                                              force_range, torque_range)
     if mode == "static":
         # Duan §2 ignores inertia: only samples where the payload's acceleration (up to 20 cm from the
@@ -131,13 +137,15 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
                                 physically_consistent=consistent),
         params=params, offset_std=std[n_phi:n_phi + 6], tilt_std=tilt_std, noise_std=fit.sigma,
         fit_rmse=fit_rmse, counts=dict(aligned.counts), mode=mode, duan=duan)
+    validation_notes: list[Note] = []
     if validation is not None:
         ident.validation_rmse = validate_ft(model, ident, validation, source=source, cutoff_hz=cutoff_hz,
                                             delay=delay, force_range=force_range, torque_range=torque_range)
+        validation_notes = _rmse_notes("validation", ident.validation_rmse)
     ident.payload.notes = [Note(NoteCode.FT_SETUP,
                                 f"ft: {mode} identification, sensor frame '{sensor.name}', payload frame '{frame}'"),
                            *ident.summary_notes(), *_rmse_notes("identification data", fit_rmse),
-                           *(_rmse_notes("validation", ident.validation_rmse) if validation is not None else []),
+                           *validation_notes,
                            *aligned.notes, *notes, *signals.notes]
     return ident
 
@@ -146,11 +154,9 @@ def validate_ft(model: RobotModel, ident: FtIdentification, recording: Recording
                 cutoff_hz: float | None = None, delay: str | float = "estimate", force_range=None,
                 torque_range=None) -> dict[str, list[float]]:
     """Per-axis residual RMSE on a contact-free recording: offsets only, gravity-only (Duan §2), full."""
-    if recording.wrench is None:
-        raise PayloadIdError(f"{recording.source or 'validation recording'} holds no F/T sensor readings",
-                             "record /ft_sensor/wrench during the validation run")
-    signals, aligned, motion = _aligned_data(model, recording, ident.params.sensor, source, cutoff_hz, delay,
-                                             force_range, torque_range)
+    wrench = _readings(recording, "validation recording", "record /ft_sensor/wrench during the validation run")
+    signals, aligned, motion = _aligned_data(model, recording, wrench, ident.params.sensor, source, cutoff_hz,
+                                             delay, force_range, torque_range)
     k = aligned.keep
     return residual_rmse(model, ident.params, signals.q[k], signals.qd[k], signals.qdd[k],
                          np.hstack([aligned.force, aligned.torque]), motion=motion)

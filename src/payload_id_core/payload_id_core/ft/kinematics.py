@@ -52,7 +52,8 @@ def resolve_sensor_frame(model: RobotModel, name: str, mount: tuple[str, pin.SE3
     if not model.model.existFrame(name):
         raise PayloadIdError(
             f"F/T sensor frame '{name}' (the WrenchStamped frame_id) is not in the URDF {model.urdf_path.name}",
-            f"give the sensor's fixed transform in config (sensor mount) or use one of: {', '.join(known_frames(model))}")
+            "give the sensor's fixed transform in config (sensor mount) or use one of: "
+            f"{', '.join(known_frames(model))}")
     joint, placement = model.frame_in_joint(name)
     return SensorFrame(name, joint, placement)
 

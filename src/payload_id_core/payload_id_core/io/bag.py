@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from rosbags.highlevel import AnyReader
+from rosbags.interfaces import Connection
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -64,7 +65,7 @@ def _check_finite(what: str, t: np.ndarray, arrays: Mapping[str, np.ndarray | No
         bad = ~np.isfinite(arr)
         if bad.any():
             bad_rows |= bad.any(axis=1)
-            cols = [columns[j] if j < len(columns) else str(j) for j in np.flatnonzero(bad.any(axis=0))]
+            cols = [columns[j] if j < len(columns) else str(j) for j in np.flatnonzero(bad.any(axis=0)).tolist()]
             where.append(f"{field} of {', '.join(cols)}")
     if bad_rows.any():
         k = int(np.flatnonzero(bad_rows)[0])
@@ -72,7 +73,8 @@ def _check_finite(what: str, t: np.ndarray, arrays: Mapping[str, np.ndarray | No
         raise PayloadIdError(
             f"{source}: {int(bad_rows.sum())} of {t.size} {what} samples hold NaN or inf "
             f"({'; '.join(where) or 'time stamps'}), the first at sample {k} (t = {t_first:.6f} s)",
-            "fix or re-record the data, or cut the bad stretch out of the bag (e.g. `ros2 bag convert` with a time range)",
+            "fix or re-record the data, or cut the bad stretch out of the bag "
+            "(e.g. `ros2 bag convert` with a time range)",
         )
 
 
@@ -168,11 +170,13 @@ def _read_joint_states(reader, conns, source: str, topic: str) -> JointSamples:
                 lacking = [j for j in names if j not in msg_names]
                 detail = f"lacks {lacking}" if lacking else f"names {msg_names} instead of {names}"
                 raise PayloadIdError(
-                    f"{source}: {topic} message {k} (t = {stamp:.6f} s) {detail}; the joint list changes within the bag",
+                    f"{source}: {topic} message {k} (t = {stamp:.6f} s) {detail}; "
+                    "the joint list changes within the bag",
                     "record every joint in every JointState message (one joint_state_broadcaster for the arm), "
                     "or give another --joint-states-topic",
                 )
-        pos, vel, effort = np.asarray(msg.position, float), np.asarray(msg.velocity, float), np.asarray(msg.effort, float)
+        pos, vel = np.asarray(msg.position, float), np.asarray(msg.velocity, float)
+        effort = np.asarray(msg.effort, float)
         if pos.size != len(msg_names) or effort.size != len(msg_names):
             missing = "position" if pos.size != len(msg_names) else "effort"
             raise PayloadIdError(
@@ -185,7 +189,8 @@ def _read_joint_states(reader, conns, source: str, topic: str) -> JointSamples:
             has_velocity = vel_ok
         elif has_velocity != vel_ok:
             raise PayloadIdError(f"{source}: {topic} message {k} (t = {stamp:.6f} s) has {vel.size} velocities, "
-                                 f"unlike the earlier messages", "record velocities in all JointState messages or in none")
+                                 f"unlike the earlier messages",
+                                 "record velocities in all JointState messages or in none")
         if msg_names != names:
             pos, effort = pos[perm], effort[perm]
             vel = vel[perm] if vel_ok else vel
@@ -213,7 +218,8 @@ def _read_trajectories(reader, conns, source: str, topic: str, notes: list[Note]
         names = list(msg.joint_names)
         if not msg.points:
             notes.append(Note(NoteCode.IO_EMPTY_TRAJECTORY_IGNORED,
-                              f"{topic} message {k} at t = {start:.3f} s has no points (a stop request) and was ignored"))
+                              f"{topic} message {k} at t = {start:.3f} s has no points (a stop request) "
+                              "and was ignored"))
             continue
         n = len(names)
         tfs = np.array([_duration(p.time_from_start) for p in msg.points])
@@ -229,10 +235,12 @@ def _read_trajectories(reader, conns, source: str, topic: str, notes: list[Note]
         acc_arr = np.array(acc) if vel_arr is not None and all(a.size == n for a in acc) else None
         if vel_arr is None and any(v.size for v in vel):
             notes.append(Note(NoteCode.IO_PARTIAL_DERIVATIVES_IGNORED,
-                              f"{topic} message {k}: velocities on only some points were ignored (linear interpolation)"))
+                              f"{topic} message {k}: velocities on only some points were ignored "
+                              "(linear interpolation)"))
         if acc_arr is None and any(a.size for a in acc):
-            notes.append(Note(NoteCode.IO_PARTIAL_DERIVATIVES_IGNORED, f"{topic} message {k}: accelerations on only some "
-                              "points were ignored (cubic/linear interpolation)"))
+            notes.append(Note(NoteCode.IO_PARTIAL_DERIVATIVES_IGNORED,
+                              f"{topic} message {k}: accelerations on only some points were ignored "
+                              "(cubic/linear interpolation)"))
         pos_arr = np.array(pos)
         _check_finite("trajectory point", tfs, {"positions": pos_arr, "velocities": vel_arr,
                                                 "accelerations": acc_arr}, names, f"{source} {topic} message {k}")
@@ -248,7 +256,9 @@ def _read_trajectories(reader, conns, source: str, topic: str, notes: list[Note]
 
 
 def _read_wrench(reader, conns, source: str, topic: str) -> WrenchSamples:
-    t, force, torque = [], [], []
+    t: list[float] = []
+    force: list[tuple[float, float, float]] = []
+    torque: list[tuple[float, float, float]] = []
     frame_id = ""
     for conn, log_ns, raw in reader.messages(connections=conns):
         msg = reader.deserialize(raw, conn.msgtype)
@@ -415,11 +425,12 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
             writer.set_custom_data(_NOTES_KEY, _notes_to_custom_data(recording.notes))
         writer.open()
         try:
-            conns = [writer.add_connection(joint_topic, JOINT_STATE, typestore=ts)]
-            conns.append(writer.add_connection(trajectory_topic, JOINT_TRAJECTORY, typestore=ts)
-                         if recording.commanded else None)
-            conns.append(writer.add_connection(wrench_topic, WRENCH_STAMPED, typestore=ts)
-                         if recording.wrench is not None else None)
+            # By the messages' topic index (0 joints, 1 trajectory, 2 wrench), for the topics the recording has.
+            conns: dict[int, Connection] = {0: writer.add_connection(joint_topic, JOINT_STATE, typestore=ts)}
+            if recording.commanded:
+                conns[1] = writer.add_connection(trajectory_topic, JOINT_TRAJECTORY, typestore=ts)
+            if recording.wrench is not None:
+                conns[2] = writer.add_connection(wrench_topic, WRENCH_STAMPED, typestore=ts)
             for t_ns, idx, data in messages:
                 writer.write(conns[idx], t_ns, data)
         finally:

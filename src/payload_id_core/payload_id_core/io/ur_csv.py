@@ -63,7 +63,8 @@ def _parse(path: Path) -> tuple[np.ndarray, list[Note]]:
     counts = [line.count(",") + 1 for line in lines]
     if counts[-1] < N_COLUMNS and not text.endswith("\n") and len(lines) > 1 and counts[-2] == N_COLUMNS:
         notes.append(Note(NoteCode.IO_TRUNCATED_LINE,
-                          f"{path.name}: the last line was cut short ({counts[-1]} of {N_COLUMNS} fields) and was ignored"))
+                          f"{path.name}: the last line was cut short ({counts[-1]} of {N_COLUMNS} fields) "
+                          "and was ignored"))
         lines.pop()
         counts.pop()
     bad = [k for k, c in enumerate(counts) if c != N_COLUMNS]
@@ -145,8 +146,9 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
     if not finite.all():
         rows = np.flatnonzero(~finite.all(axis=1))
         cols = [_COLUMN_NAMES[j] for j in np.flatnonzero(~finite.all(axis=0))]
-        raise PayloadIdError(f"{path}: {rows.size} of {data.shape[0]} rows hold NaN or inf (columns {', '.join(cols)}), "
-                             f"the first at line {rows[0] + 1}", "fix the file or cut the bad rows out")
+        raise PayloadIdError(f"{path}: {rows.size} of {data.shape[0]} rows hold NaN or inf "
+                             f"(columns {', '.join(cols)}), the first at line {rows[0] + 1}",
+                             "fix the file or cut the bad rows out")
     data, dropped = _drop_logger_garbage(path, data)
     if dropped:
         notes.append(Note(NoteCode.IO_CORRUPT_ROWS_DROPPED,

@@ -115,7 +115,8 @@ class PayloadEstimate:
             identifiable = (np.array([bool(ident[n]) for n in PARAM_NAMES]) if ident else np.ones(10, dtype=bool))
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"payload file is malformed ({err})",
-                                 "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them") from err
+                                 "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
+                                 ) from err
         ct = d.get("convergence_time")
         return cls(frame=str(d.get("frame", "")), phi=phi, covariance=np.full((10, 10), np.nan),
                    method=str(d.get("method", "given")), identifiable=identifiable,

@@ -92,7 +92,7 @@ def project_if_inconsistent(est: PayloadEstimate) -> PayloadEstimate:
     return est
 
 
-def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarray, notes: list[Note | str], *,
+def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarray, notes: Sequence[Note | str], *,
            prior=None, project: bool = True, converged: bool = True, convergence_time: float = float("nan"),
            history: dict | None = None, friction_unknowns: int = 0) -> PayloadEstimate:
     """PayloadEstimate from a solution z = [φ_L, Δφ_f, …] with covariance `cov` and determined entries `ok`."""
@@ -100,10 +100,10 @@ def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarr
         raise PayloadIdError("the motion does not determine the payload mass",
                              "play an exciting trajectory that moves the joints against gravity (payload-id excite)")
     phi, cov10, ok10, prior_notes = undetermined_to_prior(z, cov, ok, prior_phi(prior))
-    notes = list(notes) + prior_notes
+    all_notes: list[Note | str] = [*notes, *prior_notes]
     if friction_unknowns:
-        notes.append(Note(NoteCode.PAYLOAD_FRICTION_CHANGE,
-                          f"friction change under load estimated ({friction_unknowns} parameters)"))
+        all_notes.append(Note(NoteCode.PAYLOAD_FRICTION_CHANGE,
+                              f"friction change under load estimated ({friction_unknowns} parameters)"))
     est = PayloadEstimate(frame=frame, phi=phi, covariance=cov10, method=method, identifiable=ok10,
-                          converged=converged, convergence_time=convergence_time, notes=notes, history=history)
+                          converged=converged, convergence_time=convergence_time, notes=all_notes, history=history)
     return project_if_inconsistent(est) if project else est

@@ -65,7 +65,8 @@ def theta_layout(robot: RobotIdentification) -> ThetaLayout:
     return ThetaLayout(slice(0, b), slice(b, b + n_rotor), slice(b + n_rotor, p), p)
 
 
-def difference_jacobian(model: RobotModel, robot: RobotIdentification, frame: str, friction_change: bool = True) -> np.ndarray:
+def difference_jacobian(model: RobotModel, robot: RobotIdentification, frame: str,
+                        friction_change: bool = True) -> np.ndarray:
     """(p, 10 [+k]) map from [φ_L, Δφ_f] to the change of the whole θ of `robot` (Xu 2024 eq. 5–6).
 
     The payload moves only the base block (through J_ε); Δφ_f, the change of the friction parameters

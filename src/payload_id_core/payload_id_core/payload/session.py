@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.api import identify_ft
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
@@ -23,6 +24,7 @@ from payload_id_core.payload.finish import project_if_inconsistent
 from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
@@ -52,8 +54,8 @@ def check_method(method: str) -> None:
 
 @dataclass
 class IdentificationRun:
-    model: object                    # RobotModel
-    robot: object                    # RobotIdentification of the unloaded robot
+    model: RobotModel
+    robot: RobotIdentification       # of the unloaded robot
     frame: str
     method: str
     excitation_duration: float       # s, as the player will publish it
@@ -126,7 +128,8 @@ class IdentificationRun:
                                  "the controller does not follow the trajectory: check that it is active and "
                                  "listening on the trajectory topic")
         self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates
-        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau), (self._qm, qm)):
+        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau),
+                         (self._qm, qm)):
             lst.append(arr)
         self.samples += ts.size
         return int(ts.size)

@@ -123,12 +123,21 @@ def _solve_normal(g: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return theta, inv
 
 
+def _normal_equations(w: np.ndarray | NormalEquations, tau: np.ndarray | None) -> NormalEquations:
+    """`w` when it already is the normal equations, else those of the data (W, τ)."""
+    if isinstance(w, NormalEquations):
+        return w
+    if tau is None:
+        raise TypeError("fitting a regressor W needs its torques τ (only NormalEquations carry them)")
+    return NormalEquations.from_data(w, tau)
+
+
 def residual_rmse(w: np.ndarray, tau: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return np.sqrt(np.mean((tau - w @ theta) ** 2, axis=0))
 
 
 def ols(w: np.ndarray | NormalEquations, tau: np.ndarray | None = None) -> Fit:
-    ne = w if isinstance(w, NormalEquations) else NormalEquations.from_data(w, tau)
+    ne = _normal_equations(w, tau)
     n, p = ne.rhs.shape
     theta, inv = _solve_normal(*ne.combined())
     s2 = float(ne.rss(theta).sum() / (ne.n_samples * n - p))
@@ -137,7 +146,7 @@ def ols(w: np.ndarray | NormalEquations, tau: np.ndarray | None = None) -> Fit:
 
 def wls(w: np.ndarray | NormalEquations, tau: np.ndarray | None = None, sigma: np.ndarray | None = None) -> Fit:
     """Weighted least squares, rows of joint j divided by σ_j (from an OLS pass when not given)."""
-    ne = w if isinstance(w, NormalEquations) else NormalEquations.from_data(w, tau)
+    ne = _normal_equations(w, tau)
     if sigma is None:
         sigma = ols(ne).sigma
     sigma = sigma_floor(ne, sigma)
@@ -196,7 +205,7 @@ def feasible(w: np.ndarray | NormalEquations, tau: np.ndarray | None, a_inertial
     """
     import cvxpy as cp  # noqa: PLC0415 - heavy import, only this estimator needs it
 
-    ne = w if isinstance(w, NormalEquations) else NormalEquations.from_data(w, tau)
+    ne = _normal_equations(w, tau)
     p = ne.rhs.shape[1]
     base = wls(ne, sigma=sigma)
     q_i, m_std = a_inertial.shape

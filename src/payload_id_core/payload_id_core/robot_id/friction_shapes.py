@@ -139,7 +139,7 @@ class ShapeProblem:
         for j in range(n):
             c = joint_columns(fm.kind, self.qd[j], shape[j], self.temp[j], fm.sign_epsilon)
             idx = pi + j * k + np.arange(k)
-            if ns:
+            if theta is not None and ns:   # ns > 0 only with θ, said again for the type checker
                 c = np.column_stack([c, _shape_derivative_columns(fm, self.qd[j], shape[j],
                                                                   theta[idx], self.temp[j])])
                 idx = np.concatenate([idx, p + j * ns + np.arange(ns)])

@@ -51,15 +51,16 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
     """
     names = list(model.joint_names)
     q, qd, qdd, tau = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd, tau))
+    temp = None if temperature is None else np.asarray(temperature, dtype=float)
     for what, a in (("positions", q), ("velocities", qd), ("accelerations", qdd), ("torques", tau),
-                    ("temperatures", temperature)):
+                    ("temperatures", temp)):
         require_finite(what, a, names)
     if q.shape[1] != model.n or tau.shape != q.shape:
         raise PayloadIdError(f"signals have shape {q.shape} / {tau.shape}, the robot has {model.n} joints",
                              "pass one column per joint in the model's order")
     if estimator not in estimators.ESTIMATORS:
         raise PayloadIdError(f"unknown estimator '{estimator}'", f"use one of {', '.join(estimators.ESTIMATORS)}")
-    if temperature is None and friction == "temperature":
+    if temp is None and friction == "temperature":
         raise PayloadIdError("--friction temperature needs joint temperatures, the recording has none",
                              "use --friction nonlinear, or record the drive temperatures")
     kw = {} if sign_epsilon is None else {"sign_epsilon": sign_epsilon}
@@ -70,13 +71,13 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
         wi = inertial_regressor(model, base, rotor, q, qd, qdd)
         theta_names = (base_parameter_names(base, rotor, names) + [f"Ia_{names[j]}" for j in rotor.free]
                        + fm.param_names)
-        w = np.concatenate([wi, fm.columns(qd, temperature)], axis=2) if fm.n_params else wi
+        w = np.concatenate([wi, fm.columns(qd, temp)], axis=2) if fm.n_params else wi
         ne = estimators.NormalEquations.from_data(w, tau)
         cond = excitation_check(ne, theta_names)
         del w
         problem = None
         if fm.shape_bounds and alpha is None:
-            fm, problem = _identify_friction_shapes(fm, wi, tau, qd, temperature)
+            fm, problem = _identify_friction_shapes(fm, wi, tau, qd, temp)
             ne = problem.normal_equations(fm.shape)
         a_map = inertial_map(base, rotor, model.n)
         fit, psi = _estimate(estimator, ne, model, a_map, fm)
@@ -96,7 +97,7 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
         base=base, rotor=rotor, friction=fm, theta=fit.theta, theta_names=theta_names, cov=cov,
         rel_std=rel_std, shape_std=shape_std, effort_scale=scale, rmse=fit.rmse, sigma=fit.sigma, estimator=estimator,
         source=source, physically_consistent=consistent, standard_parameters=psi, condition_number=cond,
-        notes=list(notes or []), model=model)
+        notes=[Note.from_any(n) for n in notes or []], model=model)
 
 
 def _estimate(estimator: str, ne: estimators.NormalEquations, model: RobotModel, a_map: np.ndarray,

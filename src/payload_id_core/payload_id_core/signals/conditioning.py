@@ -76,7 +76,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     lacking = [j for j in joint_names if j not in joints.joint_names]
     if lacking:
         raise PayloadIdError(f"{recording.source or 'recording'}: joint states lack joints {lacking} "
-                             f"(they have {joints.joint_names})", "record all the robot's joints or pass the right URDF")
+                             f"(they have {joints.joint_names})",
+                             "record all the robot's joints or pass the right URDF")
     joints = joints.reordered(np.array([joints.joint_names.index(j) for j in joint_names]), joint_names)
     notes = [Note.from_any(n) for n in recording.notes]
     t = joints.t
@@ -94,7 +95,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             q_cmd_at_t, _, _ = sample_commanded(recording.commanded, t[inside], joint_names)
             try:
                 d = estimate_delay(t[inside], joints.q[inside], t[inside], q_cmd_at_t)
-                notes.append(Note(NoteCode.SIGNALS_DELAY_ESTIMATED, f"command-to-motion delay estimated: {d * 1e3:.2f} ms"))
+                notes.append(Note(NoteCode.SIGNALS_DELAY_ESTIMATED,
+                                  f"command-to-motion delay estimated: {d * 1e3:.2f} ms"))
             except PayloadIdError as err:
                 d = 0.0
                 notes.append(Note(NoteCode.SIGNALS_DELAY_NOT_ESTIMATED, f"delay not estimated ({err.problem}); 0 used"))
@@ -126,7 +128,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                                   f"torques low-pass filtered at {fc:g} Hz (zero phase) like the measured motion "
                                   "standing in for the command"))
             else:
-                notes.append(Note(NoteCode.SIGNALS_TORQUES_FILTERED, f"torques low-pass filtered at {fc:g} Hz (zero phase)"))
+                notes.append(Note(NoteCode.SIGNALS_TORQUES_FILTERED,
+                                  f"torques low-pass filtered at {fc:g} Hz (zero phase)"))
         elif smoothing is not None:
             filtered_at = smoothing
         t, tau = t[keep], tau[keep]
@@ -165,7 +168,8 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         if temperature is not None:
             temperature = temperature[idx]
         notes.append(Note(NoteCode.SIGNALS_DECIMATED,
-                          f"decimated by {factor} after a common {0.8 * fs / (2.0 * factor):.3g} Hz zero-phase low-pass"))
+                          f"decimated by {factor} after a common {0.8 * fs / (2.0 * factor):.3g} Hz "
+                          "zero-phase low-pass"))
 
     return Signals(t=t, q=q, qd=qd, qdd=qdd, tau=tau, temperature=temperature, delay_used=d, notes=notes,
                    joint_names=joint_names, source=source)

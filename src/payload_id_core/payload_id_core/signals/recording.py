@@ -45,7 +45,8 @@ class JointSamples:
     def reordered(self, idx: np.ndarray, names: list[str]) -> JointSamples:
         """Columns picked by `idx` (see RobotModel.match_joint_order)."""
         pick = lambda a: None if a is None else a[:, idx]  # noqa: E731
-        return JointSamples(self.t, list(names), self.q[:, idx], pick(self.qd), self.tau[:, idx], pick(self.temperature))
+        return JointSamples(self.t, list(names), self.q[:, idx], pick(self.qd), self.tau[:, idx],
+                            pick(self.temperature))
 
     def slice_time(self, t0: float, t1: float) -> JointSamples:
         m = (self.t >= t0) & (self.t <= t1)

@@ -31,7 +31,8 @@ def _commanded(model: RobotModel, trajectory, points_rate_hz: float, start_time:
                                    trajectory.velocities, trajectory.accelerations)
     if hasattr(trajectory, "to_commanded") and hasattr(trajectory, "for_model"):
         return trajectory.for_model(list(model.joint_names)).to_commanded(points_rate_hz, start_time=start_time)
-    raise PayloadIdError(f"cannot play a {type(trajectory).__name__}", "give a FourierTrajectory or a CommandedTrajectory")
+    raise PayloadIdError(f"cannot play a {type(trajectory).__name__}",
+                         "give a FourierTrajectory or a CommandedTrajectory")
 
 
 def recording_from_samples(cell: SimulatedCell, s: CellSamples, commanded: list[CommandedTrajectory],

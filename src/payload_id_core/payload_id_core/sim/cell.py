@@ -18,6 +18,7 @@ import pinocchio as pin
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.sim.backend import PhysicsBackend
 from payload_id_core.sim.controller import JointTrajectoryController
 from payload_id_core.sim.drive import ScalarFriction
@@ -48,12 +49,13 @@ class SimulatedCell:
         self.profile = profile if isinstance(profile, SimProfile) else load_profile(profile, n)
         self.rate_hz = float(rate_hz)
         self.lookahead = 25            # control periods of controller reference computed at once (see _plan)
-        self._plan_cache = None
+        # (first physics step k, t, mass matrices, q_r, q̇_r, feedforward) of the planned reference
+        self._plan_cache: tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         ratio = 1.0 / (self.rate_hz * self.profile.timestep)
         self.substeps = int(round(ratio))
         if self.substeps < 1 or abs(ratio - self.substeps) > 1e-6:
-            raise PayloadIdError(f"control rate {rate_hz} Hz is not a whole fraction of the {1 / self.profile.timestep:.0f} Hz "
-                                 "physics rate", "use e.g. 500, 250 or 100 Hz")
+            raise PayloadIdError(f"control rate {rate_hz} Hz is not a whole fraction of the "
+                                 f"{1 / self.profile.timestep:.0f} Hz physics rate", "use e.g. 500, 250 or 100 Hz")
         self.rng = np.random.default_rng(seed)
         frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
         self.model.frame_id(frame)
@@ -121,7 +123,8 @@ class SimulatedCell:
         js, sensor_in_joint = self.model.frame_in_joint(sensor)
         jp, payload_in_joint = self.model.frame_in_joint(payload_frame)
         if js != jp:
-            raise PayloadIdError(f"F/T sensor frame '{sensor}' and payload frame '{payload_frame}' move with different joints",
+            raise PayloadIdError(f"F/T sensor frame '{sensor}' and payload frame '{payload_frame}' "
+                                 "move with different joints",
                                  "mount the sensor on the link that carries the payload")
         phi = np.zeros(10) if self.payload is None else np.asarray(self.payload.phi, float)
         if phi[0] > 0:
@@ -131,7 +134,7 @@ class SimulatedCell:
         else:
             self._sensor_inertia = None
 
-    def send(self, trajectory) -> object:
+    def send(self, trajectory: CommandedTrajectory) -> CommandedTrajectory:
         """Give the controller a JointTrajectory (CommandedTrajectory); PayloadIdError if refused."""
         accepted = self.controller.accept(trajectory, self.time)
         self._plan_cache = None

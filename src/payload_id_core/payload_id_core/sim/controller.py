@@ -52,8 +52,9 @@ def validate_trajectory(model: RobotModel, traj: CommandedTrajectory, tolerance:
                              "give each point a later time than the previous one")
     idx = [names.index(j) for j in model.joint_names]
     pick = lambda a: None if a is None else np.asarray(a, float)[:, idx]  # noqa: E731
-    out = CommandedTrajectory(traj.start_time, list(model.joint_names), tfs, pick(traj.positions),
-                              pick(traj.velocities), pick(traj.accelerations))
+    out = CommandedTrajectory(traj.start_time, list(model.joint_names), tfs,
+                              np.asarray(traj.positions, float)[:, idx], pick(traj.velocities),
+                              pick(traj.accelerations))
     for key in ("positions", "velocities", "accelerations"):
         arr = getattr(out, key)
         if arr is not None and not np.all(np.isfinite(arr)):

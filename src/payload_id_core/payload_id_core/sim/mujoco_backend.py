@@ -75,12 +75,14 @@ class MujocoBackend(PhysicsBackend):
         # A URDF fixed joint name (pinocchio has a frame for it): its child link's body sits at that frame.
         root = ET.fromstring(self._urdf_text)
         for joint in root.iter("joint"):
-            if joint.get("name") == frame and joint.find("child") is not None:
-                body = spec.body(joint.find("child").get("link"))
+            child = joint.find("child")
+            if joint.get("name") == frame and child is not None:
+                body = spec.body(child.get("link"))
                 if body is not None:
                     return body
         self.robot.frame_id(frame)  # raises the standard "frame not in the URDF" error if pinocchio lacks it too
-        raise PayloadIdError(f"frame '{frame}' has no rigid body in the simulation", "attach the payload at a URDF link")
+        raise PayloadIdError(f"frame '{frame}' has no rigid body in the simulation",
+                             "attach the payload at a URDF link")
 
     def _build(self, frame: str) -> None:
         spec = mujoco.MjSpec.from_string(self._urdf_text)
@@ -120,8 +122,9 @@ class MujocoBackend(PhysicsBackend):
             raise PayloadIdError(f"MuJoCo joints {names} differ from the model's {self.joint_names}",
                                  "use a URDF with revolute/prismatic joints only")
         jids = [names.index(j) for j in self.joint_names]
-        self._qadr = np.array([model.jnt_qposadr[i] for i in jids])
-        self._vadr = np.array([model.jnt_dofadr[i] for i in jids])
+        # Index arrays, or plain slices for a serial arm in MuJoCo's own order (below).
+        self._qadr: np.ndarray | slice = np.array([model.jnt_qposadr[i] for i in jids])
+        self._vadr: np.ndarray | slice = np.array([model.jnt_dofadr[i] for i in jids])
         n = len(jids)
         # Serial arms keep MuJoCo's order: plain slices then (views, no fancy-index copies per step).
         if np.array_equal(self._qadr, np.arange(n)) and np.array_equal(self._vadr, np.arange(n)):

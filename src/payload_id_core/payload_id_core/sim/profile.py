@@ -95,7 +95,8 @@ class SimProfile:
             if arr.size == 1:
                 arr = np.full(n, arr[0])
             if arr.size != n or not np.all(np.isfinite(arr)):
-                raise PayloadIdError(f"profile {source or name}: '{key}' has {arr.size} finite values for a {n}-joint robot",
+                raise PayloadIdError(f"profile {source or name}: '{key}' has {arr.size} finite values "
+                                     f"for a {n}-joint robot",
                                      "give one number or one per joint")
             return arr
 
@@ -136,14 +137,16 @@ class SimProfile:
             raise PayloadIdError(f"simulation profile {source or name} is malformed ({err})",
                                  "compare it with config/sim_ur10.yaml") from err
         if tilt.size != 2:
-            raise PayloadIdError(f"profile {source or name}: base_tilt must be [U, V] in rad", "write base_tilt: [0.0, 0.0]")
+            raise PayloadIdError(f"profile {source or name}: base_tilt must be [U, V] in rad",
+                                 "write base_tilt: [0.0, 0.0]")
         if ctrl.feedforward not in ("model", "gravity", "none"):
             raise PayloadIdError(f"profile {source or name}: controller.feedforward '{ctrl.feedforward}' is unknown",
                                  "use model, gravity or none")
         if not 0.0 < prof.timestep <= 0.005:
             raise PayloadIdError(f"profile {source or name}: timestep {prof.timestep} s", "use 0.001 or 0.002")
         if np.any(prof.effort_scale == 0):
-            raise PayloadIdError(f"profile {source or name}: effort_scale has a zero", "give the drive gains in N·m per unit")
+            raise PayloadIdError(f"profile {source or name}: effort_scale has a zero",
+                                 "give the drive gains in N·m per unit")
         return prof
 
 

@@ -39,8 +39,9 @@ from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
-# (model, robot, loaded, frame, unloaded, options) -> PayloadEstimate
-MethodFunction = Callable[[RobotModel, RobotIdentification | None, Recording, str, Recording | None, PayloadOptions],
+# (model, robot, loaded, frame, unloaded, options) -> PayloadEstimate. The robot-free methods
+# (common.ROBOT_FREE_METHODS) also accept robot None; identify_payload passes None to those only.
+MethodFunction = Callable[[RobotModel, RobotIdentification, Recording, str, Recording | None, PayloadOptions],
                           PayloadEstimate]
 
 METHODS: dict[PayloadMethod, MethodFunction] = {
@@ -70,7 +71,8 @@ def identify_payload(method: PayloadMethod | str, model: RobotModel, robot: Robo
         check_robot_matches(model, robot)
     elif needs_robot_identification(method):
         raise PayloadIdError(f"{method} needs the unloaded robot's identification", "pass --robot robot.yaml")
-    return METHODS[method](model, robot, loaded, frame, unloaded, opts)
+    # A None robot gets past the check above only for the robot-free methods, which accept it.
+    return METHODS[method](model, robot, loaded, frame, unloaded, opts)  # type: ignore[arg-type]
 
 
 __all__ = ["METHODS", "PayloadMethod", "PayloadOptions", "identify_payload", "needs_robot_identification"]

@@ -4,6 +4,9 @@ load-friction solve, the robot identification's share of the covariance, and the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
@@ -77,7 +80,7 @@ def check_covers_excitation(recording: Recording, what: str = "loaded recording"
 def method_signals(recording: Recording, model: RobotModel, options: PayloadOptions) -> Signals:
     """The conditioned signals a method fits: commanded motion when the recording holds it, else measured."""
     kw = options.given(SIGNAL_OPTIONS)
-    notes: list[Note | str] = []
+    notes: list[Note] = []
     if "source" not in kw:
         kw["source"] = "commanded" if recording.commanded else "measured"
         if not recording.commanded:
@@ -125,27 +128,40 @@ def same_trajectory_torques(model: RobotModel, loaded_sig: Signals, unloaded: Re
 
 
 # -- the fit ------------------------------------------------------------------------------------
+@overload
+def payload_rows(model: RobotModel, robot: RobotIdentification, frame: str, sig: Signals,
+                 friction_change: bool) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def payload_rows(model: RobotModel, robot: None, frame: str, sig: Signals,
+                 friction_change: bool) -> tuple[np.ndarray, None]: ...
 def payload_rows(model: RobotModel, robot: RobotIdentification | None, frame: str, sig: Signals,
                  friction_change: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """W_L (N, n, 10) [+ friction columns (N, n, k n)] and the robot's full regressor (N, n, p)."""
     y_rb = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)
     joint, X = payload_transform(model, frame)
     w_l = y_rb[..., 10 * (joint - 1):10 * joint] @ X
-    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature) if robot is not None else None
+    if robot is None:
+        if friction_change:
+            raise TypeError("the friction change columns need the robot identification's regressor")
+        return w_l, None
+    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     if friction_change:
         lay = theta_layout(robot)
         w_l = np.concatenate([w_l, y_a[..., lay.friction]], axis=-1)
     return w_l, y_a
 
 
-def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray, qd: np.ndarray, eps: float,
+def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray | None, qd: np.ndarray, eps: float,
                              use: bool) -> tuple[LinearSolution, np.ndarray, list[Note]]:
     """Per-joint WLS of y ≈ W z; with `use` the load-dependent Coulomb columns
-    (load_friction.py) are built from the first solution's payload torque W_L φ̂_L and the fit repeated.
+    (load_friction.py) are built from the unloaded model torque `tau_a` and the first solution's payload
+    torque W_L φ̂_L, and the fit repeated (`tau_a` may be None without `use`).
     Returns (solution, the matrix actually used, notes: one line when the columns were used)."""
     sol = weighted_lstsq(W, y)
     if not use:
         return sol, W, []
+    if tau_a is None:
+        raise TypeError("the load-dependent friction columns need the unloaded model torque tau_a")
     n = W.shape[1]
     W0 = W
     for _ in range(ITERATIONS):
@@ -183,7 +199,7 @@ def robot_sensitivity_cov(W: np.ndarray, sigma: np.ndarray, y_a: np.ndarray, sol
 
 
 def finish(frame: str, method: PayloadMethod, z: np.ndarray, cov: np.ndarray, ok: np.ndarray,
-           notes: list[Note | str], options: PayloadOptions, **kw) -> PayloadEstimate:
+           notes: Sequence[Note | str], options: PayloadOptions, **kw) -> PayloadEstimate:
     """finish.finish with the prior and the projection switch the options carry."""
     return finish_estimate(frame, method.value, z, cov, ok, notes, prior=options.prior, project=options.project,
                            **kw)

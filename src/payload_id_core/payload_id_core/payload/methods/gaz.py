@@ -67,7 +67,7 @@ def _in_row_space(A: np.ndarray, B: np.ndarray, rtol: float = 1e-6) -> bool:
     B = B.reshape(-1, B.shape[-1])
     _, s, vt = np.linalg.svd(B, full_matrices=False)
     basis = vt[s > rtol * s[0]]
-    return bool(np.linalg.norm(A - (A @ basis.T) @ basis) <= rtol * max(np.linalg.norm(A), 1e-300) * 1e3)
+    return bool(np.linalg.norm(A - (A @ basis.T) @ basis) <= rtol * max(float(np.linalg.norm(A)), 1e-300) * 1e3)
 
 
 def gaz_static(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,

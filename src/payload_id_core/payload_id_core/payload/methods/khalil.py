@@ -110,7 +110,8 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     if lf:
         # The unloaded model torque sets the load the drives carry: the identified robot's, else the URDF's
         # (not the unloaded run's measured torque: its noise is in the fitted difference too).
-        tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None
+        # (with lf, y_a is the robot's regressor exactly when there is a robot)
+        tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None and y_a is not None
                  else np.array([model.rnea(q, qd, qdd) for q, qd, qdd in zip(sig.q, sig.qd, sig.qdd)]))
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_u, tau_a, sig.qd, sign_epsilon(robot), lf)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "

@@ -124,7 +124,7 @@ class OnlineEstimator(ABC):
         self.convergence_time = float("nan")
         self._calm = 0
         self._quick_at = -1
-        self._quick = None
+        self._quick: tuple[np.ndarray, np.ndarray] | None = None
         self._hist_t: list[float] = []
         self._hist_phi: list[np.ndarray] = []
         self._hist_std: list[np.ndarray] = []
@@ -188,7 +188,7 @@ class OnlineEstimator(ABC):
         item = self._rows_buf.itemsize
         self._lf_diag = np.lib.stride_tricks.as_strided(
             self._rows_buf.reshape(-1)[u - self.n_lf:], shape=(B, self.n_lf), strides=(n * u * item, (u + 1) * item),
-            writeable=True) if self.n_lf else None
+            writeable=True) if self.n_lf else np.empty((B, 0))
         self._z_buf = np.empty((B, n))
         self._white_buf = np.empty((B, n, u))
         self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
@@ -206,12 +206,12 @@ class OnlineEstimator(ABC):
         if m > self._pend.shape[0]:
             W = self._white_buf[:B].reshape(m, self.u)
             self._info += W.T @ W
-            if self.cross is not None:
+            if self.cross is not None and self._full_buf is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._full_buf[:B].reshape(m, -1)
             return
         k = self._npend
         self._pend[k:k + m] = self._white_buf[:B].reshape(m, self.u)
-        if self.cross is not None:
+        if self._pend_full is not None and self._full_buf is not None:   # exactly when self.cross is kept
             self._pend_full[k:k + m] = self._full_buf[:B].reshape(m, -1)
         self._npend = k + m
 
@@ -220,7 +220,7 @@ class OnlineEstimator(ABC):
         if k:
             W = self._pend[:k]
             self._info += W.T @ W
-            if self.cross is not None:
+            if self.cross is not None and self._pend_full is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._pend_full[:k]
             self._npend = 0
 
@@ -298,7 +298,7 @@ class OnlineEstimator(ABC):
 
     def _record_history(self) -> None:
         z, std = self._quick_payload()
-        self._hist_t.append(self.t_last - self.t0)
+        self._hist_t.append(self.t_last - (self.t0 or 0.0))
         self._hist_phi.append(z)
         self._hist_std.append(std)
 
@@ -323,10 +323,9 @@ class OnlineEstimator(ABC):
     # -- estimate ---------------------------------------------------------------------------------
     def _quick_payload(self) -> tuple[np.ndarray, np.ndarray]:
         """(φ_L, its std) cheaply, for history and the convergence check (cached per sample count)."""
-        if self._quick_at == self.samples:
-            return self._quick
-        self._quick_at = self.samples
-        self._quick = self._quick_payload_now()
+        if self._quick is None or self._quick_at != self.samples:
+            self._quick_at = self.samples
+            self._quick = self._quick_payload_now()
         return self._quick
 
     def estimate(self) -> PayloadEstimate:
@@ -335,9 +334,9 @@ class OnlineEstimator(ABC):
             raise PayloadIdError("no sample fed to the estimator yet", "call update() while the robot moves")
         z, cov, ok = self.solution()
         phi, cov10, ok10, prior_notes = undetermined_to_prior(z, cov, ok, self.prior)
-        notes = [Note(NoteCode.PAYLOAD_ONLINE_PROGRESS,
-                      f"{self.samples} samples, {self.t_last - (self.t0 or 0.0):.3f} s of motion; "
-                      f"convergence rule '{self.convergence_rule}'"), *prior_notes]
+        notes: list[Note | str] = [Note(NoteCode.PAYLOAD_ONLINE_PROGRESS,
+                                        f"{self.samples} samples, {self.t_last - (self.t0 or 0.0):.3f} s of motion; "
+                                        f"convergence rule '{self.convergence_rule}'"), *prior_notes]
         if self.friction_change:
             notes.append(Note(NoteCode.PAYLOAD_FRICTION_CHANGE,
                               f"friction change under load estimated ({self.kf} parameters)"))

@@ -62,7 +62,7 @@ class DirectRLS(OnlineEstimator):
         isig = self._isig[:, None]
         np.matmul(y_rb[:, :, self.block], self.X, out=rows[:, :, :10])
         tau_a = y_rb @ self.phi_a_std
-        if self.kf:
+        if fv is not None and self._fric_a_joint is not None:   # both exactly when the model has friction
             tau_a += np.einsum("bjk,jk->bj", fv, self._fric_a_joint)
             if self.friction_change:
                 rows[:, self.reg.friction_rows, 10 + self.reg.friction_cols] = fv.reshape(B, -1)

@@ -85,6 +85,8 @@ class FastRegressor:
         if self.n_rotor:
             out[:, self.rotor_free, b + np.arange(self.n_rotor)] = qdd[:, self.rotor_free]
         if self.kf:
+            if fv is None:
+                raise TypeError("the identification's rows need the friction values fv: the model has friction")
             off = self.layout.friction.start
             out[:, self.friction_rows, off + self.friction_cols] = fv.reshape(B, -1)
 
