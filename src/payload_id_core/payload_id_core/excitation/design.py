@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
@@ -60,8 +61,31 @@ from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.sim import simulate
 from payload_id_core.sim.profile import load_profile
 
-OBJECTIVES = ("base", "xu", "payload", "dopt")
-COLUMN_SCALINGS = ("none", "unit")
+
+class Objective(str, Enum):
+    """What the optimizer makes well conditioned (values are the command line's --objective)."""
+
+    BASE = "base"          # the base regressor with friction: robot identification
+    XU = "xu"              # Xu 2024 eq. 18: weighted sum of sub-regressor condition numbers
+    PAYLOAD = "payload"    # the payload regressor W_L: payload identification
+    DOPT = "dopt"          # D-optimality of the base regressor
+
+    @classmethod
+    def parse(cls, value: Objective | str) -> Objective:
+        try:
+            return cls(value)
+        except ValueError:
+            raise PayloadIdError(f"unknown excitation objective '{value}'",
+                                 f"use one of {', '.join(OBJECTIVES)}") from None
+
+
+class ColumnScaling(str, Enum):
+    NONE = "none"          # SI units, as Xu 2024
+    UNIT = "unit"          # unit-norm columns
+
+
+OBJECTIVES = tuple(o.value for o in Objective)
+COLUMN_SCALINGS = tuple(c.value for c in ColumnScaling)
 
 # Xu 2024 eq. 18 weights: full, inertial, first-moment, friction.
 XU_WEIGHTS = (10.0, 5.0, 1.0, 1.0)
@@ -151,16 +175,17 @@ class RegressorMetrics:
     """
 
     def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
-                 payload_size_m: float = 0.1, noise_std=None, column_scaling: str = "none"):
+                 payload_size_m: float = 0.1, noise_std=None, column_scaling: ColumnScaling | str = ColumnScaling.NONE):
         self.model = model
         self.frame = frame or model.default_payload_frame
         model.frame_id(self.frame)
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
-        if column_scaling not in COLUMN_SCALINGS:
+        try:
+            self.column_scaling = ColumnScaling(column_scaling)
+        except ValueError:
             raise PayloadIdError(f"unknown column scaling '{column_scaling}'",
-                                 f"use one of {', '.join(COLUMN_SCALINGS)}")
-        self.column_scaling = column_scaling
+                                 f"use one of {', '.join(COLUMN_SCALINGS)}") from None
         if row_weights is not None:
             self.noise_std, self.noise_source = 1.0 / np.asarray(row_weights, dtype=float), "given row weights"
         elif noise_std is not None:
@@ -192,30 +217,30 @@ class RegressorMetrics:
         pay = payload_columns(self.model, self.frame, y) * w * self.payload_scale
         return full.reshape(-1, full.shape[2]), pay.reshape(-1, 10)
 
-    def evaluate(self, q, qd, qdd, only: str | None = None) -> dict:
+    def evaluate(self, q, qd, qdd, only: Objective | None = None) -> dict:
         """Every figure (or, with `only` = an objective name, just what that objective needs).
 
         `base_cond` and the Xu sub-regressor figures use the instance's column scaling;
         `base_cond_si` (no column scaling, Xu 2024) and `base_cond_unit_columns` are both reported."""
         full, pay = self.matrices(q, qd, qdd)
         out = {}
-        if only in (None, "payload"):
+        if only in (None, Objective.PAYLOAD):
             out["payload_cond"] = _cond_gram(pay.T @ pay)
             if only:
                 return out
         g = full.T @ full
-        if only in (None, "dopt"):
+        if only in (None, Objective.DOPT):
             sign, logdet = np.linalg.slogdet(g / full.shape[0])
             out["logdet"] = float(logdet) if sign > 0 else -math.inf
             if only:
                 return out
-        gs = _unit_gram(g) if self.column_scaling == "unit" else g
+        gs = _unit_gram(g) if self.column_scaling is ColumnScaling.UNIT else g
         out["base_cond"] = _cond_gram(gs)
         if only is None:
-            out["base_cond_si"] = out["base_cond"] if self.column_scaling == "none" else _cond_gram(g)
-            out["base_cond_unit_columns"] = (out["base_cond"] if self.column_scaling == "unit"
+            out["base_cond_si"] = out["base_cond"] if self.column_scaling is ColumnScaling.NONE else _cond_gram(g)
+            out["base_cond_unit_columns"] = (out["base_cond"] if self.column_scaling is ColumnScaling.UNIT
                                              else _cond_gram(_unit_gram(g)))
-        if only == "base":
+        if only is Objective.BASE:
             return out
         for name, idx in self.groups.items():
             out[f"{name}_cond"] = _cond_gram(gs[np.ix_(idx, idx)]) if idx.size else 1.0
@@ -224,18 +249,17 @@ class RegressorMetrics:
         return out
 
 
-def objective_value(metrics: dict, objective: str) -> float:
+def objective_value(metrics: dict, objective: Objective | str) -> float:
     """The number the optimizer minimises for `objective` (log of a condition number: same minimiser,
     better scaled)."""
-    if objective == "base":
+    objective = Objective.parse(objective)
+    if objective is Objective.BASE:
         return math.log(metrics["base_cond"])
-    if objective == "payload":
+    if objective is Objective.PAYLOAD:
         return math.log(metrics["payload_cond"])
-    if objective == "xu":
+    if objective is Objective.XU:
         return math.log(metrics["xu"])
-    if objective == "dopt":
-        return -metrics["logdet"]
-    raise PayloadIdError(f"unknown excitation objective '{objective}'", f"use one of {', '.join(OBJECTIVES)}")
+    return -metrics["logdet"]
 
 
 @dataclass
@@ -244,7 +268,7 @@ class ExcitationDesign:
 
     model: RobotModel
     limits: MotionLimits
-    objective: str = "payload"
+    objective: Objective | str = Objective.PAYLOAD
     frame: str | None = None
     duration: float = 10.0
     harmonics: int = 5
@@ -257,14 +281,12 @@ class ExcitationDesign:
     friction: str = "linear"
     payload_size_m: float = 0.1                  # characteristic payload size for the payload objective's scaling
     noise_std: np.ndarray | None = None          # N·m per joint, rows / noise (Xu Λ0); default default_noise_std
-    column_scaling: str = "none"                 # 'none' (Xu 2024, SI units) or 'unit' for base/xu objectives
+    column_scaling: ColumnScaling | str = ColumnScaling.NONE   # for base/xu objectives
     min_rms_velocity_fraction: float = 0.25      # each moving joint's RMS velocity >= this x its velocity limit
 
     def __post_init__(self) -> None:
         m = self.model
-        if self.objective not in OBJECTIVES:
-            raise PayloadIdError(f"unknown excitation objective '{self.objective}'",
-                                 f"use one of {', '.join(OBJECTIVES)}")
+        self.objective = Objective.parse(self.objective)
         if not (math.isfinite(self.duration) and self.duration > 0):
             raise PayloadIdError(f"duration {self.duration} s is not positive", "use e.g. --duration 10")
         if self.base_frequency_hz is None:
@@ -547,7 +569,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
     _, qd_dense, _ = design.motion(x, design.trajectory(x).time_grid(1e-3))
     peak_fraction = np.abs(qd_dense).max(axis=0) / design.limits.velocity
     info = {
-        "objective": design.objective,
+        "objective": design.objective.value,
         "objective_value": float(value),
         "base_cond": final["base_cond"],
         "payload_cond": final["payload_cond"],

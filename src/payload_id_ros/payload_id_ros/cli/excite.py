@@ -12,7 +12,7 @@ import sys
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.design import ExcitationDesign, optimize_excitation
+from payload_id_core.excitation.design import COLUMN_SCALINGS, OBJECTIVES, ExcitationDesign, optimize_excitation
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations, robot_key
 from payload_id_core.sim.profile import load_profile
 
@@ -31,7 +31,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics per joint (default 5)")
     parser.add_argument("--base-frequency", type=float, default=None,
                         help="Hz, default 1/duration (must be k/duration)")
-    parser.add_argument("--objective", choices=["base", "xu", "payload", "dopt"], default="payload",
+    parser.add_argument("--objective", choices=OBJECTIVES, default="payload",
                         help="base: cond of base regressor with friction; xu: Xu 2024 eq. 18; payload: cond of W_L; "
                              "dopt: D-optimality (default payload)")
     parser.add_argument("--joints", default=None, help="comma-separated joints that move (others hold the offset), "
@@ -49,7 +49,7 @@ def add_arguments(parser) -> None:
                         help="torque noise std per joint weighting the rows (Xu 2024 Λ0^-1/2): comma-separated N·m "
                              "(one or one per joint) or a simulation profile name/YAML whose torque_noise_std to use "
                              "(default: the robot's config/sim_<robot>.yaml if any, else 1 %% of the effort limit)")
-    parser.add_argument("--column-scaling", choices=["none", "unit"], default="none",
+    parser.add_argument("--column-scaling", choices=COLUMN_SCALINGS, default="none",
                         help="base/xu objectives: none = SI units as Xu 2024 (default), unit = unit-norm columns")
     parser.add_argument("--min-velocity-fraction", type=float, default=0.25,
                         help="every moving joint's RMS velocity >= this x its velocity limit (default 0.25)")
