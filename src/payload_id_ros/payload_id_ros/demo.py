@@ -47,8 +47,8 @@ def _cli(*args: str, log=None) -> None:
     if log is not None:
         log.write(proc.stdout)
     if proc.returncode != 0:
-        raise PayloadIdError(f"`payload-id {' '.join(args)}` failed (exit {proc.returncode}): {proc.stdout.strip()[-800:]}",
-                             "see the message above")
+        raise PayloadIdError(f"`payload-id {' '.join(args)}` failed (exit {proc.returncode}): "
+                             f"{proc.stdout.strip()[-800:]}", "see the message above")
 
 
 def trajectory(name: str, cache: Path, objective: str, duration: float) -> str:

@@ -228,7 +228,8 @@ class PayloadEstimator(Node):
         robot_yaml = self.params.robot_yaml
         if not robot_yaml:
             self.robot_error = ("no robot.yaml of the unloaded robot (parameter robot_yaml is empty); "
-                                "run payload-id identify-robot on a bag of the robot without payload and set robot_yaml")
+                                "run payload-id identify-robot on a bag of the robot without payload and set "
+                                "robot_yaml")
             self.get_logger().warn(self.robot_error)
             return
         try:

@@ -106,7 +106,8 @@ def run(args) -> int:
         if len(sys.argv) > 2 and sys.argv[1] == "excite" else None
     traj.save(args.out)
     m = result.metrics
-    print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, base cond {m['base_cond']:.4g} "
+    print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, "
+          f"base cond {m['base_cond']:.4g} "
           f"(unit columns {m['base_cond_unit_columns']:.4g}), "
           f"payload cond {m['payload_cond']:.4g}, Xu eq. 18 sum {m['xu']:.4g} ({result.seconds:.1f} s, "
           f"{result.seeds_feasible}/{result.seeds_tried} starts feasible)")

@@ -91,7 +91,8 @@ def run(args) -> int:
 
     truth = None
     if args.truth:
-        truth = PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "--truth file", "give a payload.yaml")).to_dict()
+        truth_doc = read_yaml_mapping(args.truth, "--truth file", "give a payload.yaml")
+        truth = PayloadEstimate.from_dict(truth_doc).to_dict()
 
     rclpy.init()
     node = Node("payload_id_identify_client")

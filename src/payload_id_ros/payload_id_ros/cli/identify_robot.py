@@ -35,14 +35,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--estimator", choices=["ols", "wls", "feasible"], default="wls",
                         help="ols, wls (per-joint noise weights, default) or feasible (physically consistent SDP)")
     parser.add_argument("--use-measured", action="store_true",
-                        help="use filtered measured positions and their derivatives instead of the commanded trajectory")
+                        help="use filtered measured positions and their derivatives instead of the commanded "
+                             "trajectory")
     parser.add_argument("--cutoff-hz", type=float, default=None, help="low-pass cutoff (Hz) for torques / positions")
     parser.add_argument("--decimate", type=int, default=1, help="keep one sample in N after anti-alias filtering")
     parser.add_argument("--delay", default="estimate",
                         help="command-to-motion delay in seconds, or 'estimate' (default)")
     parser.add_argument("--gravity", default=None, help="gravity in the base frame, gx,gy,gz (default 0,0,-9.81)")
     parser.add_argument("--alpha", default=None,
-                        help="fix the nonlinear friction exponent(s) instead of identifying them (one or one per joint)")
+                        help="fix the nonlinear friction exponent(s) instead of identifying them "
+                             "(one or one per joint)")
     add_recording_arguments(parser, prefix="validate-", what="a second run for cross-validation", required=False)
     add_recording_arguments(parser, prefix="loaded-", what="a run with a payload of known mass (drive gains)",
                             required=False)

@@ -37,7 +37,8 @@ def add_recording_arguments(parser: argparse.ArgumentParser, prefix: str = "", w
                        help=f"UR CSV recording of {what} (31 columns; measured motion serves as commanded)")
     if not prefix:
         parser.add_argument("--effort-scale", metavar="K[,K...]",
-                            help="drive gains: torque = effort × gain (one value or one per joint; UR reports currents)")
+                            help="drive gains: torque = effort × gain (one value or one per joint; "
+                                 "UR reports currents)")
         parser.add_argument("--joint-states-topic", default="/joint_states")
         parser.add_argument("--trajectory-topic", default="/joint_trajectory_controller/joint_trajectory")
         parser.add_argument("--wrench-topic", default="/ft_sensor/wrench")
