@@ -83,11 +83,11 @@ def print_estimate(est: dict, truth: dict | None) -> None:
 def run(args) -> int:
     # rclpy and the generated action type load only for this subcommand: the other commands run
     # without a sourced ROS environment.
-    import rclpy  # noqa: PLC0415
-    from rclpy.action import ActionClient  # noqa: PLC0415
-    from rclpy.node import Node  # noqa: PLC0415
+    import rclpy  # noqa: PLC0415 - ROS only for this subcommand
+    from rclpy.action import ActionClient  # noqa: PLC0415 - ROS only for this subcommand
+    from rclpy.node import Node  # noqa: PLC0415 - ROS only for this subcommand
 
-    from payload_id_msgs.action import Identify  # noqa: PLC0415
+    from payload_id_msgs.action import Identify  # noqa: PLC0415 - ROS only for this subcommand
 
     truth = None
     if args.truth:

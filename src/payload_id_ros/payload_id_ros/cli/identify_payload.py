@@ -14,7 +14,13 @@ import argparse
 import math
 import sys
 
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.methods import identify_payload, needs_robot_identification
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
@@ -25,8 +31,6 @@ STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NO
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from payload_id_core.payload.method_names import PayloadMethod  # noqa: PLC0415
-
     parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda, ...)")
     parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
                                         "not needed by khalil-3 and ft")
@@ -68,12 +72,6 @@ def _range(text: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.io.files import atomic_write_yaml  # noqa: PLC0415
-    from payload_id_core.payload.methods import identify_payload, needs_robot_identification  # noqa: PLC0415
-    from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
-
     model = RobotModel.from_urdf(args.urdf)
     frame = args.frame or model.default_payload_frame
     model.frame_id(frame)
