@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -39,7 +40,7 @@ ROBOT = "ur10"
 PROFILE = "ur10"
 FRAME = "tool0"
 # The payload mock_hardware carries; only the demo's comparison reads it.
-HIDDEN_PAYLOAD = {"frame": FRAME, "mass": 3.5, "com": [0.03, -0.02, 0.08],
+HIDDEN_PAYLOAD: dict[str, Any] = {"frame": FRAME, "mass": 3.5, "com": [0.03, -0.02, 0.08],
                   "inertia": {"ixx": 0.012, "ixy": 0.0, "ixz": 0.0, "iyy": 0.015, "iyz": 0.0, "izz": 0.009}}
 PAYLOAD_TRAJECTORY = "ur10_payload"      # bundled (config/trajectories); designed with payload-id excite
 # The unloaded robot plays the same excitation as the loaded one, as in Xu 2024 (π_a and π_b from one
