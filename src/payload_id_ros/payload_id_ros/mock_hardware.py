@@ -102,7 +102,7 @@ class MockHardwareParameters:
 
 
 class MockHardware(Node):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("mock_hardware")
         params = declare_parameters(self, MockHardwareParameters)
         self.params = params
