@@ -10,6 +10,8 @@ from __future__ import annotations
 import shlex
 import sys
 
+import numpy as np
+
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.design import ExcitationDesign, optimize_excitation
@@ -79,7 +81,7 @@ def run(args) -> int:
     joints = None
     if args.joints:
         joints = [j.strip() for j in args.joints.split(",") if j.strip()]
-    offsets = None if args.offsets is None else _floats(args.offsets)
+    offsets = None if args.offsets is None else np.asarray(_floats(args.offsets))
     noise = None
     if args.noise_std is not None:
         try:
@@ -92,8 +94,8 @@ def run(args) -> int:
     design = ExcitationDesign(model, limits, objective=args.objective, frame=frame, duration=args.duration,
                               harmonics=args.harmonics, base_frequency_hz=args.base_frequency, offsets=offsets,
                               joints=joints, cartesian=cartesian, payload_size_m=args.payload_size,
-                              noise_std=noise, column_scaling=args.column_scaling,
-                              min_rms_velocity_fraction=args.min_velocity_fraction)
+                              noise_std=None if noise is None else np.asarray(noise),
+                              column_scaling=args.column_scaling, min_rms_velocity_fraction=args.min_velocity_fraction)
     result = optimize_excitation(design, seeds=args.seeds, seed=args.seed, maxiter=args.maxiter,
                                  log=lambda m: print(m, file=sys.stderr))
     traj = result.trajectory

@@ -98,7 +98,8 @@ def run(args) -> int:
     node = Node("payload_id_identify_client")
     history: list[dict] = []
     try:
-        client = ActionClient(node, Identify, action_name(args.namespace))
+        client: ActionClient[Identify.Goal, Identify.Result, Identify.Feedback] = ActionClient(
+            node, Identify, action_name(args.namespace))
         if not client.wait_for_server(timeout_sec=args.server_timeout):
             raise PayloadIdError(f"no payload_estimator answers on {action_name(args.namespace)}",
                                  "start the cell (make demo, or ros2 launch payload_id_ros identify.launch.py)")
@@ -138,10 +139,10 @@ def run(args) -> int:
             print("identify: cancelling (the arm decelerates to rest) ...", flush=True)
             handle.cancel_goal_async()
             rclpy.spin_until_future_complete(node, result_future, timeout_sec=15.0)
-        if not result_future.done():
+        response = result_future.result() if result_future.done() else None    # None: cancelled, no result
+        if response is None:
             raise PayloadIdError(f"no result within {args.timeout:g} s", "check the payload_estimator log")
         wall = time.monotonic() - t0
-        response = result_future.result()
         status = STATUS.get(response.status, str(response.status))
         res = response.result
         print(f"identify: {status}: {res.message}", flush=True)

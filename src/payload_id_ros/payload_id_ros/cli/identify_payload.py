@@ -21,7 +21,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import identify_payload, needs_robot_identification
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
+from payload_id_ros.cli.inputs import add_recording_arguments, load_optional_recording, load_recording
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
 # leaves entries undetermined, or was projected onto physically consistent parameters.
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise PayloadIdError(f"--method {args.method} needs the unloaded robot's identification",
                              "pass --robot robot.yaml (payload-id identify-robot)")
     loaded = load_recording(args, model.joint_names)
-    unloaded = load_recording(args, model.joint_names, prefix="unloaded-")
+    unloaded = load_optional_recording(args, model.joint_names, prefix="unloaded-")
     options = {"convergence": args.convergence}
     if args.load_friction != "auto":
         options["load_friction"] = args.load_friction == "on"
