@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from payload_id_core.errors import PayloadIdError
+
 PACKAGE = "payload_id_ros"
 ROBOTS = ("ur10", "ur10e", "panda")
 
@@ -39,14 +41,13 @@ def share_dir() -> Path:
     for parent in here.parents:
         if (parent / "config").is_dir() and (parent / "launch").is_dir():
             return parent
-    from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415
+    # Installed (colcon) only: ament_index_python comes with ROS, which a source checkout may run without.
+    from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415 - ROS-only, see above
 
     return Path(get_package_share_directory(PACKAGE))
 
 
 def parameter_files(spec: NodeSpec, robot: str) -> list[Path]:
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-
     files = [share_dir() / f.format(robot=robot) for f in spec.parameter_files]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:

@@ -9,6 +9,9 @@ its result.
 
 from __future__ import annotations
 
+from typing import Any
+
+from rclpy.client import Client
 from rclpy.node import Node
 
 from payload_id_core.payload.estimate import PayloadEstimate
@@ -47,10 +50,11 @@ class ControllerPayload:
                           "Franka set_load", "the Franka controller")
 
     def _call(self, srv_type, service: str, request, what: str, controller: str) -> tuple[bool, str]:
-        cli = self.node.create_client(srv_type, service)
+        cli: Client[Any, Any] = self.node.create_client(srv_type, service)
         if not cli.wait_for_service(timeout_sec=SERVICE_WAIT):
             return False, f"{what} service {service} is not available"
         future = cli.call_async(request)
-        ok = wait_for_future(future, CALL_TIMEOUT) and future.result().success
-        return bool(ok), f"applied to {controller}" if ok else f"{what} failed"
+        response = future.result() if wait_for_future(future, CALL_TIMEOUT) else None   # None: no answer
+        ok = response is not None and bool(response.success)
+        return ok, f"applied to {controller}" if ok else f"{what} failed"
 

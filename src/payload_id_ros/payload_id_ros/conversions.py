@@ -14,6 +14,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Vector3, WrenchStamped
 from rosgraph_msgs.msg import Clock
+from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
@@ -240,8 +241,6 @@ def equivalent_box(mass: float, inertia_com: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _quaternion(rot: np.ndarray) -> tuple[float, float, float, float]:
-    from scipy.spatial.transform import Rotation  # noqa: PLC0415
-
     x, y, z, w = Rotation.from_matrix(rot).as_quat()
     return float(x), float(y), float(z), float(w)
 

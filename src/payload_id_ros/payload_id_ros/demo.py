@@ -17,23 +17,30 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
 
+from payload_id_core.dynamics.model import bundled_urdf
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation.fourier import bundled_trajectories, load_trajectory
 from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.report import Convergence, plot_report
+from payload_id_core.sim.profile import load_profile
+from payload_id_ros.supervisor import Supervisor
 
 ROBOT = "ur10"
 PROFILE = "ur10"
 FRAME = "tool0"
 # The payload mock_hardware carries; only the demo's comparison reads it.
-HIDDEN_PAYLOAD = {"frame": FRAME, "mass": 3.5, "com": [0.03, -0.02, 0.08],
+HIDDEN_PAYLOAD: dict[str, Any] = {"frame": FRAME, "mass": 3.5, "com": [0.03, -0.02, 0.08],
                   "inertia": {"ixx": 0.012, "ixy": 0.0, "ixz": 0.0, "iyy": 0.015, "iyz": 0.0, "izz": 0.009}}
 PAYLOAD_TRAJECTORY = "ur10_payload"      # bundled (config/trajectories); designed with payload-id excite
 # The unloaded robot plays the same excitation as the loaded one, as in Xu 2024 (π_a and π_b from one
@@ -47,14 +54,12 @@ def _cli(*args: str, log=None) -> None:
     if log is not None:
         log.write(proc.stdout)
     if proc.returncode != 0:
-        raise PayloadIdError(f"`payload-id {' '.join(args)}` failed (exit {proc.returncode}): {proc.stdout.strip()[-800:]}",
-                             "see the message above")
+        raise PayloadIdError(f"`payload-id {' '.join(args)}` failed (exit {proc.returncode}): "
+                             f"{proc.stdout.strip()[-800:]}", "see the message above")
 
 
 def trajectory(name: str, cache: Path, objective: str, duration: float) -> str:
     """A bundled trajectory, or one designed once with `payload-id excite` and cached."""
-    from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: PLC0415
-
     if name in bundled_trajectories():
         return name
     path = cache / f"{name}.yaml"
@@ -74,10 +79,6 @@ def _key(*parts) -> str:
 
 def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11) -> Path:
     """robot.yaml of the simulated robot without payload: simulate a bag, identify-robot on it (cached)."""
-    from payload_id_core.dynamics.model import bundled_urdf  # noqa: PLC0415
-    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
-    from payload_id_core.sim.profile import load_profile  # noqa: PLC0415
-
     cache.mkdir(parents=True, exist_ok=True)
     traj = load_trajectory(robot_trajectory)
     prof = load_profile(PROFILE, 6)
@@ -100,8 +101,6 @@ def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11) -> P
 
 
 def report_png(path: Path, result: dict) -> None:
-    from payload_id_core.report import Convergence, plot_report  # noqa: PLC0415
-
     fb = result.get("feedback") or []
     convergence = None
     if fb:
@@ -149,8 +148,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_cell(out: Path, robot_yaml: Path, payload_traj: str, truth_path: Path, method: str,
              stop_when_converged: bool = False) -> dict:
-    from payload_id_ros.supervisor import Supervisor  # noqa: PLC0415
-
     hidden = HIDDEN_PAYLOAD
     i = hidden["inertia"]
     sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_logs", overrides={
@@ -210,8 +207,6 @@ def run_cell(out: Path, robot_yaml: Path, payload_traj: str, truth_path: Path, m
 
 def process_cpu_seconds(pid: int) -> float:
     """utime + stime of a process from /proc/<pid>/stat (fields 14, 15, in clock ticks)."""
-    import os  # noqa: PLC0415
-
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -130,8 +130,9 @@ class ExcitationPlayer(Node):
         return GoalResponse.ACCEPT
 
     # -- commanded state and the decelerating stop ------------------------------------------------
-    def _commanded_state(self, t: float):
-        start, cmd = self._active
+    @staticmethod
+    def _commanded_state(start: float, cmd: CommandedTrajectory, t: float):
+        """(q, q̇, q̈) the controller is commanded at `t` by `cmd`, which started at `start`."""
         shifted = CommandedTrajectory(start, cmd.joint_names, cmd.time_from_start, cmd.positions, cmd.velocities,
                                       cmd.accelerations)
         q, qd, qdd = sample_commanded([shifted], np.array([t]))
@@ -144,9 +145,10 @@ class ExcitationPlayer(Node):
             if self._closing:
                 return 0.0
             self._closing = final
-        if self._active is None:
+        active = self._active
+        if active is None:
             return 0.0
-        start, cmd = self._active
+        start, cmd = active
         now = self._now() + 0.02          # the state when the controller receives the stop
         if now >= start + float(cmd.time_from_start[-1]):
             self._active = None
@@ -154,7 +156,7 @@ class ExcitationPlayer(Node):
         if now <= start:                  # not started yet: replace it by holding where the arm is
             q, qd, qdd = cmd.positions[0], np.zeros(self.model.n), np.zeros(self.model.n)
         else:
-            q, qd, qdd = self._commanded_state(now)
+            q, qd, qdd = self._commanded_state(start, cmd, now)
         stop = stop_trajectory(cmd.joint_names, q, qd, qdd, self.limits.acceleration, self.rate_hz)
         self._active = (now, stop)
         self.pub.publish(conv.commanded_to_msg(stop, stamp=now))
@@ -193,6 +195,9 @@ class ExcitationPlayer(Node):
         goal = goal_handle.request
         traj = load_trajectory(goal.trajectory).for_model(self.model.joint_names)
         traj = time_scaled(traj, goal.speed_scale)
+        duration = traj.duration
+        if duration is None:    # never: FourierTrajectory.__post_init__ fills in the Optional field
+            raise PayloadIdError("the trajectory has no duration", "report this")
         check_trajectory(traj, self.model, self.limits)     # joint limits and the design's Cartesian limits
         q_now = self._current_q()
         excitation = traj.to_commanded(self.rate_hz)
@@ -214,17 +219,17 @@ class ExcitationPlayer(Node):
 
         start = self._now() + self.params.start_delay
         self._publish(excitation, start)
-        end = start + traj.duration
-        self.get_logger().info(f"excitation '{goal.trajectory}' starts at {start:.3f} for {traj.duration:.2f} s")
+        end = start + duration
+        self.get_logger().info(f"excitation '{goal.trajectory}' starts at {start:.3f} for {duration:.2f} s")
 
         def progress(now):
-            return min(max((now - start) / traj.duration, 0.0), 1.0), max(now - start, 0.0)
+            return min(max((now - start) / duration, 0.0), 1.0), max(now - start, 0.0)
 
         if self._wait_until(goal_handle, end + SETTLE, "excitation", progress):
             return self._cancelled(goal_handle, max(0.0, self._now() - start))
         self._active = None
         goal_handle.succeed()
-        return conv.excite_result(True, "excitation played", traj.duration)
+        return conv.excite_result(True, "excitation played", duration)
 
     def _wait_until(self, goal_handle, t_end: float, phase: str, progress) -> bool:
         """Publish feedback (`progress(now)` -> (fraction, elapsed s)) until t_end; True when a cancel was

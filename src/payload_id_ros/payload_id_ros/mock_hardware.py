@@ -102,7 +102,7 @@ class MockHardwareParameters:
 
 
 class MockHardware(Node):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("mock_hardware")
         params = declare_parameters(self, MockHardwareParameters)
         self.params = params
@@ -132,8 +132,8 @@ class MockHardware(Node):
         self.js_pub = self.create_publisher(JointState, params.joint_states_topic, 50)
         self.wrench_pub = self.create_publisher(WrenchStamped, params.wrench_topic, 50)
         # rclcpp's ClockQoS (what Gazebo publishes /clock with); rclpy's time source subscribes best effort.
-        self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-                          if self.sim_time else None)
+        clock_qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self.clock_pub = self.create_publisher(Clock, "/clock", clock_qos) if self.sim_time else None
         topic = f"/{params.controller.strip('/')}/joint_trajectory"
         self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
         self.create_service(SetPayload, "~/set_payload", self._on_set_payload)
@@ -172,7 +172,8 @@ class MockHardware(Node):
                 self.cell.set_payload(payload)
         except PayloadIdError as err:
             return SetParametersResult(successful=False, reason=str(err))
-        self.get_logger().info(f"payload now {'none' if payload is None else f'{payload.mass:g} kg at {payload.frame}'}")
+        carried = "none" if payload is None else f"{payload.mass:g} kg at {payload.frame}"
+        self.get_logger().info(f"payload now {carried}")
         return SetParametersResult(successful=True)
 
     def _on_set_payload(self, request, response):

@@ -16,14 +16,17 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
 from payload_id_core.errors import PayloadIdError
 
-P = TypeVar("P")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+P = TypeVar("P", bound="DataclassInstance")     # a parameter table: a (frozen) dataclass
 
 
 @dataclass(frozen=True)

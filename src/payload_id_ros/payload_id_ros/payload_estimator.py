@@ -35,6 +35,8 @@ import yaml
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action.client import ClientGoalHandle
+from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -44,7 +46,7 @@ from visualization_msgs.msg import MarkerArray
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.ft.compensate import compensate_batch
+from payload_id_core.ft.compensate import FtParameters, compensate_batch
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
@@ -52,6 +54,7 @@ from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
@@ -115,7 +118,7 @@ class GoalOutcome(Enum):
 class PlayerGoal:
     """The Excite goal an identification sent to the excitation player; `status` is set when it ends."""
 
-    handle: object                               # rclpy ClientGoalHandle
+    handle: ClientGoalHandle[Excite.Goal, Excite.Result, Excite.Feedback]
     status: int | None = None                    # action_msgs GoalStatus once the player has ended the goal
     result: Excite.Result | None = None
 
@@ -133,7 +136,7 @@ class PlayerGoal:
 class IdentifyGoal:
     """One identify goal while it runs."""
 
-    handle: object                               # rclpy ServerGoalHandle
+    handle: ServerGoalHandle[Identify.Goal, Identify.Result, Identify.Feedback]
     request: Identify.Goal
     run: IdentificationRun | None = None
     player: PlayerGoal | None = None
@@ -183,7 +186,7 @@ class PayloadEstimator(Node):
         self.frame = params.payload_frame or self.model.default_payload_frame
         self.model.frame_id(self.frame)          # a frame the URDF lacks fails at start, with the list
         self.effort_scale = params.effort_scale_override
-        self.robot = None
+        self.robot: RobotIdentification | None = None
         self.robot_error: str | None = None
         self._load_robot()
 
@@ -194,11 +197,11 @@ class PayloadEstimator(Node):
         self._buffer: deque = deque()              # JointStateBatch while a goal collects
         self._collecting = False
         self._busy = False
-        self._commanded: list = []                 # CommandedTrajectory heard while a goal runs
-        self._last_cmd = None
+        self._commanded: list[CommandedTrajectory] = []    # heard while a goal runs
+        self._last_cmd: CommandedTrajectory | None = None
         self._wrench_buf: deque = deque()
         self.estimate: PayloadEstimate | None = None
-        self.ft_params = None
+        self.ft_params: FtParameters | None = None
         self._sensor_name: str | None = None
 
         sensors = MutuallyExclusiveCallbackGroup()
@@ -210,7 +213,8 @@ class PayloadEstimator(Node):
         self.pub_markers = self.create_publisher(MarkerArray, "~/markers", LATCHED)
         self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", qos_profile_sensor_data)
         actions = ReentrantCallbackGroup()
-        self.excite = ActionClient(self, Excite, params.excite_action, callback_group=actions)
+        self.excite: ActionClient[Excite.Goal, Excite.Result, Excite.Feedback] = ActionClient(
+            self, Excite, params.excite_action, callback_group=actions)
         self.controller = ControllerPayload(self)
         self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
@@ -228,7 +232,8 @@ class PayloadEstimator(Node):
         robot_yaml = self.params.robot_yaml
         if not robot_yaml:
             self.robot_error = ("no robot.yaml of the unloaded robot (parameter robot_yaml is empty); "
-                                "run payload-id identify-robot on a bag of the robot without payload and set robot_yaml")
+                                "run payload-id identify-robot on a bag of the robot without payload and set "
+                                "robot_yaml")
             self.get_logger().warn(self.robot_error)
             return
         try:
@@ -322,8 +327,8 @@ class PayloadEstimator(Node):
     def _publish_compensated(self, t: np.ndarray, w: np.ndarray) -> None:
         """External wrench for a batch of sensor samples: the joint state at each stamp (interpolated),
         q̇ and q̈ from the commanded trajectory while one plays (measured q̇, q̈ = 0 otherwise)."""
-        recent = self._recent
-        if recent.t.size == 0:
+        recent, ft_params = self._recent, self.ft_params
+        if recent.t.size == 0 or ft_params is None:
             return
         q, qd = recent.at(t)
         qdd = np.zeros_like(q)
@@ -333,8 +338,8 @@ class PayloadEstimator(Node):
             if inside.any():
                 _, qd_c, qdd_c = sample_commanded([cmd], t[inside], self.model.joint_names)
                 qd[inside], qdd[inside] = qd_c, qdd_c
-        ext = compensate_batch(self.model, self.ft_params, q, qd, qdd, w, inertial=self.params.use_wrench_inertia)
-        for msg in conv.wrench_msgs(t, self.ft_params.sensor.name, ext):
+        ext = compensate_batch(self.model, ft_params, q, qd, qdd, w, inertial=self.params.use_wrench_inertia)
+        for msg in conv.wrench_msgs(t, ft_params.sensor.name, ext):
             self.pub_wrench.publish(msg)
 
     # -- estimate state ---------------------------------------------------------------------------
@@ -352,7 +357,7 @@ class PayloadEstimator(Node):
         """The F/T sensor's frame: the parameter, else the first WrenchStamped's frame_id (None: none heard)."""
         return self._sensor_name or self.params.sensor_frame or None
 
-    def _ft_from_payload(self, est: PayloadEstimate, sensor: str | None = None):
+    def _ft_from_payload(self, est: PayloadEstimate, sensor: str | None = None) -> FtParameters | None:
         """Compensation parameters for a payload estimated from joint torques: the payload moved into the
         sensor frame (ft.ft_parameters_from_payload), keeping the offsets and base tilt of the last F/T
         calibration (identify_ft on a run's readings) when there is one, else none (zero)."""
@@ -407,10 +412,10 @@ class PayloadEstimator(Node):
 
     def _identify(self, goal: IdentifyGoal) -> Identify.Result:
         """Check the request, start the excitation, follow it until it ends, and answer the goal."""
-        goal.run = self._new_run(goal.request)
-        self._start_motion(goal)
-        outcome = self._follow(goal)
-        return self._finish(goal, outcome)
+        run = goal.run = self._new_run(goal.request)
+        player = goal.player = self._start_motion(goal.request)
+        outcome = self._follow(goal, run, player)
+        return self._finish(goal, run, outcome)
 
     # -- the steps of a goal ----------------------------------------------------------------------
     def _new_run(self, request: Identify.Goal) -> IdentificationRun:
@@ -421,24 +426,25 @@ class PayloadEstimator(Node):
             raise PayloadIdError("no trajectory given and no default", "set the goal's trajectory or the "
                                  "node's trajectory parameter")
         traj = load_trajectory(traj_name).for_model(self.model.joint_names)
+        if traj.duration is None:    # never: FourierTrajectory.__post_init__ fills in the Optional field
+            raise PayloadIdError("the trajectory has no duration", "report this")
         if self.robot is None:
             raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
         return IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
                                  float(request.max_duration), self.effort_scale)
 
-    def _start_motion(self, goal: IdentifyGoal) -> None:
+    def _start_motion(self, request: Identify.Goal) -> PlayerGoal:
         """With live joint states only: collect from now on and ask the player to play the excitation."""
         self._check_joint_states(wait=self.params.joint_states_wait)
         self._commanded.clear()
         self._buffer.clear()
         self._wrench_buf.clear()
         self._collecting = True
-        goal.player = self._send_excite(goal.request.trajectory or self.params.trajectory)
+        return self._send_excite(request.trajectory or self.params.trajectory)
 
-    def _follow(self, goal: IdentifyGoal) -> GoalOutcome:
+    def _follow(self, goal: IdentifyGoal, run: IdentificationRun, player: PlayerGoal) -> GoalOutcome:
         """Every FEEDBACK_PERIOD: feed the samples, check the inputs, publish feedback, until the motion ends.
         Bad joint states or a motion the controller does not follow raise (the goal aborts)."""
-        run = goal.run
         while True:
             time.sleep(FEEDBACK_PERIOD)
             now = self._now()
@@ -447,13 +453,12 @@ class PayloadEstimator(Node):
                 return GoalOutcome.CANCELLED
             self._check_joint_states()
             run.check_motion(now)
-            self._publish_feedback(goal, now)
-            outcome = self._motion_outcome(goal, now)
+            self._publish_feedback(goal, run, now)
+            outcome = self._motion_outcome(goal, run, player, now)
             if outcome is not None:
                 return outcome
 
-    def _publish_feedback(self, goal: IdentifyGoal, now: float) -> None:
-        run = goal.run
+    def _publish_feedback(self, goal: IdentifyGoal, run: IdentificationRun, now: float) -> None:
         est = run.estimate()
         if est is None:                    # moving to the start pose: no estimate yet
             goal.handle.publish_feedback(conv.identify_feedback(0.0))
@@ -465,28 +470,26 @@ class PayloadEstimator(Node):
         goal.handle.publish_feedback(conv.identify_feedback(elapsed, estimate_msg, measure))
         self.pub_payload.publish(estimate_msg)
 
-    def _motion_outcome(self, goal: IdentifyGoal, now: float) -> GoalOutcome | None:
+    def _motion_outcome(self, goal: IdentifyGoal, run: IdentificationRun, player: PlayerGoal,
+                        now: float) -> GoalOutcome | None:
         """How the motion has ended by `now` (None: still under way); the player ending it badly raises."""
-        run = goal.run
         if goal.request.stop_when_converged and run.converged:
             return GoalOutcome.CONVERGED
         if run.finished(now):
             return GoalOutcome.FINISHED
-        player = goal.player
         if not player.ended:
             return None
         if player.status != GoalStatus.STATUS_SUCCEEDED:
-            raise PayloadIdError(f"the excitation player ended the motion: {player.result.message or player.status}",
-                                 "see the excitation_player log")
+            reason = (player.result.message if player.result is not None else "") or player.status
+            raise PayloadIdError(f"the excitation player ended the motion: {reason}", "see the excitation_player log")
         if run.window is None:
             raise PayloadIdError(
                 "the excitation was played but no matching trajectory was heard on the trajectory topic",
                 "check the estimator's trajectory_topic against the player's controller")
         return GoalOutcome.FINISHED if now > run.window[1] + PLAYED_SETTLE else None
 
-    def _finish(self, goal: IdentifyGoal, outcome: GoalOutcome) -> Identify.Result:
+    def _finish(self, goal: IdentifyGoal, run: IdentificationRun, outcome: GoalOutcome) -> Identify.Result:
         """The final estimate from every sample, published, saved, optionally applied, and the goal answered."""
-        run = goal.run
         cancelled = outcome is GoalOutcome.CANCELLED
         if outcome is not GoalOutcome.FINISHED:
             run.end_window(self._now())
@@ -529,15 +532,17 @@ class PayloadEstimator(Node):
             goal.handle.succeed()
         return result
 
-    def _calibrate_ft(self, run: IdentificationRun):
-        """F/T sensor parameters from the wrenches of the excitation window (None: no sensor or it failed)."""
+    def _calibrate_ft(self, run: IdentificationRun) -> FtParameters | None:
+        """F/T sensor parameters from the wrenches of the excitation window (None: no sensor, no window
+        (then no estimate either) or it failed)."""
         sensor = self._sensor()
-        if not (self._wrench_buf and sensor):
+        if not (self._wrench_buf and sensor) or run.window is None:
             return None
+        t0, t1 = run.window
         wr = list(self._wrench_buf)
         t_w = np.concatenate([w[0] for w in wr])
         w = np.concatenate([w[1] for w in wr])
-        keep = (t_w >= run.window[0]) & (t_w <= run.window[1])
+        keep = (t_w >= t0) & (t_w <= t1)
         try:
             return ft_calibration(run, sensor, t_w[keep], w[keep])
         except PayloadIdError as err:
@@ -604,9 +609,9 @@ class PayloadEstimator(Node):
             raise PayloadIdError(f"no excitation player answers on {self.params.excite_action}",
                                  "start the excitation_player node")
         future = self.excite.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0))
-        if not wait_for_future(future, 5.0):
+        handle = future.result() if wait_for_future(future, 5.0) else None    # None: no answer
+        if handle is None:
             raise PayloadIdError("the excitation player did not answer the goal", "check the excitation_player node")
-        handle = future.result()
         if not handle.accepted:
             raise PayloadIdError("the excitation player rejected the goal (already playing?)",
                                  "wait for the running excitation to end")

@@ -16,14 +16,15 @@ import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 
 # Best effort talks to reliable and best-effort publishers alike; 400 samples = 0.8 s at 500 Hz.
 INBOX_QOS = QoSProfile(depth=400, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 
 
-def _take_all(sub) -> list:
-    out = []
+def _take_all(sub: Subscription) -> list:
+    out: list = []
     handle = sub.handle
     with handle:
         while True:
@@ -52,7 +53,7 @@ class SensorInbox:
         self.joint_names = list(joint_names)
         self._joints = self.node.create_subscription(JointState, joint_topic, _ignore, INBOX_QOS)
         self._wrench_topic = wrench_topic
-        self._wrench = None
+        self._wrench: Subscription | None = None
         self._names: list | None = None
         self._idx: np.ndarray | None = None
         self.names_error: str | None = None       # about the last message taken, as old as last_receipt
@@ -93,16 +94,20 @@ class SensorInbox:
         if not msgs:
             return None
         keep = []
+        latest = None       # (joint names, their model-order index) of the last usable message
         for m in msgs:
             idx = self._index(m.name)
             if idx is not None:
                 keep.append(m)
-        if not keep:
+                latest = (list(m.name), idx)
+        if latest is None:
             return None
-        n_msg = len(keep[0].name)
-        if any(len(m.name) != n_msg or m.name != self._names for m in keep):   # order changed mid-batch: rare
-            keep = [m for m in keep if m.name == self._names]
-        idx = self._idx
+        # The last usable message's order, not the last message's: an incomplete one after it (its
+        # names_error stands) must not empty the batch.
+        names, idx = latest
+        n_msg = len(names)
+        if any(m.name != names for m in keep):   # order changed mid-batch: rare
+            keep = [m for m in keep if m.name == names]
         t = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in keep])
         q = np.array([m.position for m in keep], dtype=float).reshape(len(keep), -1)[:, idx]
         qd = _column(keep, "velocity", n_msg, idx, 0.0)

@@ -58,15 +58,15 @@ class Supervisor:
     robot: str = "ur10"
     namespace: str = ""
     overrides: dict[str, dict] = field(default_factory=dict)   # node name -> {parameter: value}
-    env: dict | None = None
-    log_dir: Path | None = None
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))   # made the cell's in __post_init__
+    log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="payload_id_cell_")))
     started: list[Started] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.cell not in CELLS:
             raise PayloadIdError(f"unknown cell '{self.cell}'", f"use one of: {', '.join(CELLS)}")
         self.env = cell_environment(base=self.env)
-        self.log_dir = Path(self.log_dir or tempfile.mkdtemp(prefix="payload_id_cell_"))
+        self.log_dir = Path(self.log_dir)        # a str is accepted too
         self.log_dir.mkdir(parents=True, exist_ok=True)
 
     def command(self, spec: NodeSpec) -> list[str]:

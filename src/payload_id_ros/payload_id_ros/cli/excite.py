@@ -10,6 +10,8 @@ from __future__ import annotations
 import shlex
 import sys
 
+import numpy as np
+
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.design import COLUMN_SCALINGS, OBJECTIVES, ExcitationDesign, optimize_excitation
@@ -79,7 +81,7 @@ def run(args) -> int:
     joints = None
     if args.joints:
         joints = [j.strip() for j in args.joints.split(",") if j.strip()]
-    offsets = None if args.offsets is None else _floats(args.offsets)
+    offsets = None if args.offsets is None else np.asarray(_floats(args.offsets))
     noise = None
     if args.noise_std is not None:
         try:
@@ -92,8 +94,8 @@ def run(args) -> int:
     design = ExcitationDesign(model, limits, objective=args.objective, frame=frame, duration=args.duration,
                               harmonics=args.harmonics, base_frequency_hz=args.base_frequency, offsets=offsets,
                               joints=joints, cartesian=cartesian, payload_size_m=args.payload_size,
-                              noise_std=noise, column_scaling=args.column_scaling,
-                              min_rms_velocity_fraction=args.min_velocity_fraction)
+                              noise_std=None if noise is None else np.asarray(noise),
+                              column_scaling=args.column_scaling, min_rms_velocity_fraction=args.min_velocity_fraction)
     result = optimize_excitation(design, seeds=args.seeds, seed=args.seed, maxiter=args.maxiter,
                                  log=lambda m: print(m, file=sys.stderr))
     traj = result.trajectory
@@ -106,7 +108,8 @@ def run(args) -> int:
         if len(sys.argv) > 2 and sys.argv[1] == "excite" else None
     traj.save(args.out)
     m = result.metrics
-    print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, base cond {m['base_cond']:.4g} "
+    print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, "
+          f"base cond {m['base_cond']:.4g} "
           f"(unit columns {m['base_cond_unit_columns']:.4g}), "
           f"payload cond {m['payload_cond']:.4g}, Xu eq. 18 sum {m['xu']:.4g} ({result.seconds:.1f} s, "
           f"{result.seeds_feasible}/{result.seeds_tried} starts feasible)")

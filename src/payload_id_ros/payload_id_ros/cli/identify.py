@@ -83,21 +83,23 @@ def print_estimate(est: dict, truth: dict | None) -> None:
 def run(args) -> int:
     # rclpy and the generated action type load only for this subcommand: the other commands run
     # without a sourced ROS environment.
-    import rclpy  # noqa: PLC0415
-    from rclpy.action import ActionClient  # noqa: PLC0415
-    from rclpy.node import Node  # noqa: PLC0415
+    import rclpy  # noqa: PLC0415 - ROS only for this subcommand
+    from rclpy.action import ActionClient  # noqa: PLC0415 - ROS only for this subcommand
+    from rclpy.node import Node  # noqa: PLC0415 - ROS only for this subcommand
 
-    from payload_id_msgs.action import Identify  # noqa: PLC0415
+    from payload_id_msgs.action import Identify  # noqa: PLC0415 - ROS only for this subcommand
 
     truth = None
     if args.truth:
-        truth = PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "--truth file", "give a payload.yaml")).to_dict()
+        truth_doc = read_yaml_mapping(args.truth, "--truth file", "give a payload.yaml")
+        truth = PayloadEstimate.from_dict(truth_doc).to_dict()
 
     rclpy.init()
     node = Node("payload_id_identify_client")
     history: list[dict] = []
     try:
-        client = ActionClient(node, Identify, action_name(args.namespace))
+        client: ActionClient[Identify.Goal, Identify.Result, Identify.Feedback] = ActionClient(
+            node, Identify, action_name(args.namespace))
         if not client.wait_for_server(timeout_sec=args.server_timeout):
             raise PayloadIdError(f"no payload_estimator answers on {action_name(args.namespace)}",
                                  "start the cell (make demo, or ros2 launch payload_id_ros identify.launch.py)")
@@ -137,10 +139,10 @@ def run(args) -> int:
             print("identify: cancelling (the arm decelerates to rest) ...", flush=True)
             handle.cancel_goal_async()
             rclpy.spin_until_future_complete(node, result_future, timeout_sec=15.0)
-        if not result_future.done():
+        response = result_future.result() if result_future.done() else None    # None: cancelled, no result
+        if response is None:
             raise PayloadIdError(f"no result within {args.timeout:g} s", "check the payload_estimator log")
         wall = time.monotonic() - t0
-        response = result_future.result()
         status = STATUS.get(response.status, str(response.status))
         res = response.result
         print(f"identify: {status}: {res.message}", flush=True)

@@ -11,21 +11,26 @@ PayloadIdError (exit 2) before anything is written; payload.yaml is written atom
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
-from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.methods import identify_payload, needs_robot_identification
+from payload_id_core.robot_id import RobotIdentification
+from payload_id_ros.cli.inputs import add_recording_arguments, load_optional_recording, load_recording
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
 # leaves entries undetermined, or was projected onto physically consistent parameters.
-STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE, NoteCode.PAYLOAD_PROJECTED,
-                          NoteCode.SIGNALS_MEASURED_AS_COMMANDED, NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN,
-                          NoteCode.FT_PROJECTED})
+STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE,
+                          NoteCode.PAYLOAD_PROJECTED, NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
+                          NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN, NoteCode.FT_PROJECTED})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from payload_id_core.payload.method_names import PayloadMethod  # noqa: PLC0415
-
     parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda, ...)")
     parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
                                         "not needed by khalil-3 and ft")
@@ -44,9 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "use off when the drive gains were fitted without it, as they are collinear)")
     parser.add_argument("--sensor-frame", help="ft: the F/T sensor's frame")
     parser.add_argument("--sensor-force-range", type=_range, metavar="N",
-                        help="ft: the sensor's force range (one value or Fx,Fy,Fz); readings at or beyond it are dropped")
+                        help="ft: the sensor's force range (one value or Fx,Fy,Fz); readings at or beyond it "
+                             "are dropped")
     parser.add_argument("--sensor-torque-range", type=_range, metavar="NM",
-                        help="ft: the sensor's torque range (one value or Tx,Ty,Tz); readings at or beyond it are dropped")
+                        help="ft: the sensor's torque range (one value or Tx,Ty,Tz); readings at or beyond it "
+                             "are dropped")
     parser.add_argument("--ft-mode", choices=["static", "dynamic"],
                         help="ft: 'static' (Duan 2022: mass, CoM, offsets, tilt from held poses) or 'dynamic' "
                              "(adds the inertia from every sample; default)")
@@ -65,12 +72,6 @@ def _range(text: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415
-    from payload_id_core.errors import PayloadIdError  # noqa: PLC0415
-    from payload_id_core.io.files import atomic_write_yaml  # noqa: PLC0415
-    from payload_id_core.payload.methods import identify_payload, needs_robot_identification  # noqa: PLC0415
-    from payload_id_core.robot_id import RobotIdentification  # noqa: PLC0415
-
     model = RobotModel.from_urdf(args.urdf)
     frame = args.frame or model.default_payload_frame
     model.frame_id(frame)
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise PayloadIdError(f"--method {args.method} needs the unloaded robot's identification",
                              "pass --robot robot.yaml (payload-id identify-robot)")
     loaded = load_recording(args, model.joint_names)
-    unloaded = load_recording(args, model.joint_names, prefix="unloaded-")
+    unloaded = load_optional_recording(args, model.joint_names, prefix="unloaded-")
     options = {"convergence": args.convergence}
     if args.load_friction != "auto":
         options["load_friction"] = args.load_friction == "on"
@@ -99,10 +100,9 @@ def run(args: argparse.Namespace) -> int:
     atomic_write_yaml(args.out, estimate.to_dict())
     std = estimate.readable_std()
     com = ", ".join("?" if v is None else f"{v:.4f}" for v in estimate.to_dict()["com"])
+    after = "" if math.isnan(estimate.convergence_time) else f" after {estimate.convergence_time:.2f} s"
     print(f"{args.method}: mass {estimate.mass:.4f} ± {std[0]:.4f} kg, CoM [{com}] m in {frame}; "
-          f"{'converged' if estimate.converged else 'NOT converged'}"
-          + (f" after {estimate.convergence_time:.2f} s" if estimate.convergence_time == estimate.convergence_time else "")
-          + f" -> {args.out}")
+          f"{'converged' if estimate.converged else 'NOT converged'}{after} -> {args.out}")
     for note in map(Note.from_any, estimate.notes):
         if note.code in STDERR_NOTES:
             print(f"  note: {note.text}", file=sys.stderr)

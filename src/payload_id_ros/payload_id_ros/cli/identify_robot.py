@@ -10,13 +10,20 @@ this module only when the subcommand runs, so its imports are at module level.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
-from payload_id_ros.cli.inputs import add_recording_arguments, load_recording, parse_effort_scale
+from payload_id_ros.cli.inputs import (
+    add_recording_arguments,
+    load_optional_recording,
+    load_recording,
+    parse_effort_scale,
+)
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -35,14 +42,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--estimator", choices=["ols", "wls", "feasible"], default="wls",
                         help="ols, wls (per-joint noise weights, default) or feasible (physically consistent SDP)")
     parser.add_argument("--use-measured", action="store_true",
-                        help="use filtered measured positions and their derivatives instead of the commanded trajectory")
+                        help="use filtered measured positions and their derivatives instead of the commanded "
+                             "trajectory")
     parser.add_argument("--cutoff-hz", type=float, default=None, help="low-pass cutoff (Hz) for torques / positions")
     parser.add_argument("--decimate", type=int, default=1, help="keep one sample in N after anti-alias filtering")
     parser.add_argument("--delay", default="estimate",
                         help="command-to-motion delay in seconds, or 'estimate' (default)")
     parser.add_argument("--gravity", default=None, help="gravity in the base frame, gx,gy,gz (default 0,0,-9.81)")
     parser.add_argument("--alpha", default=None,
-                        help="fix the nonlinear friction exponent(s) instead of identifying them (one or one per joint)")
+                        help="fix the nonlinear friction exponent(s) instead of identifying them "
+                             "(one or one per joint)")
     add_recording_arguments(parser, prefix="validate-", what="a second run for cross-validation", required=False)
     add_recording_arguments(parser, prefix="loaded-", what="a run with a payload of known mass (drive gains)",
                             required=False)
@@ -81,7 +90,7 @@ _MEASURED_AS_COMMANDED = "signals.measured_as_commanded"
 _TORQUES_FILTERED = "signals.torques_filtered"
 
 
-def _notes_to_print(notes: list[Note | str], cutoff_hz: float | None) -> list[Note]:
+def _notes_to_print(notes: Sequence[Note | str], cutoff_hz: float | None) -> list[Note]:
     """The notes a user must see: the measured motion stood in for the command, and (no --cutoff-hz
     given) the torques were filtered alike because of it."""
     shown = {_MEASURED_AS_COMMANDED}
@@ -110,7 +119,7 @@ def run(args) -> int:
     model.frame_id(frame)  # an unknown frame fails before any reading
 
     recording = _require_commanded(args, load_recording(args, model.joint_names))
-    validation = _require_commanded(args, load_recording(args, model.joint_names, prefix="validate-"))
+    validation = _require_commanded(args, load_optional_recording(args, model.joint_names, prefix="validate-"))
     given = parse_effort_scale(args.effort_scale)
     scale = np.ones(model.n) if given is None else np.broadcast_to(np.asarray(given, dtype=float), (model.n,)).copy()
     if args.known_payload_mass is not None:

@@ -37,13 +37,22 @@ def add_recording_arguments(parser: argparse.ArgumentParser, prefix: str = "", w
                        help=f"UR CSV recording of {what} (31 columns; measured motion serves as commanded)")
     if not prefix:
         parser.add_argument("--effort-scale", metavar="K[,K...]",
-                            help="drive gains: torque = effort × gain (one value or one per joint; UR reports currents)")
+                            help="drive gains: torque = effort × gain (one value or one per joint; "
+                                 "UR reports currents)")
         parser.add_argument("--joint-states-topic", default="/joint_states")
         parser.add_argument("--trajectory-topic", default="/joint_trajectory_controller/joint_trajectory")
         parser.add_argument("--wrench-topic", default="/ft_sensor/wrench")
 
 
-def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording | None:
+def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording:
+    """The Recording named by --{prefix}bag or --{prefix}csv-ur, options add_recording_arguments made required."""
+    recording = load_optional_recording(args, joint_names, prefix)
+    if recording is None:
+        raise PayloadIdError(f"neither --{prefix}bag nor --{prefix}csv-ur was given", "give one of them")
+    return recording
+
+
+def load_optional_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording | None:
     """The Recording named by --{prefix}bag or --{prefix}csv-ur (None when neither was given)."""
     attr = prefix.replace("-", "_")
     bag = getattr(args, f"{attr}bag", None)

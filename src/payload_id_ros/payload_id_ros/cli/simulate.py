@@ -16,15 +16,18 @@ from payload_id_core.sim import load_profile, simulate
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur5, ur3, ur10e, panda)")
-    parser.add_argument("--trajectory", required=True, help="trajectory YAML from `payload-id excite` (or a bundled name)")
+    parser.add_argument("--trajectory", required=True,
+                        help="trajectory YAML from `payload-id excite` (or a bundled name)")
     parser.add_argument("--payload", help="payload.yaml (frame, mass, com, inertia) to mount; none: unloaded robot")
     parser.add_argument("--frame", help="URDF frame the payload is mounted at (default: the payload file's, "
                         "else the last link)")
     parser.add_argument("--profile", default="clean",
-                        help="noise/friction profile: clean, ur10 (config/sim_<name>.yaml) or a YAML path (default clean)")
+                        help="noise/friction profile: clean, ur10 (config/sim_<name>.yaml) or a YAML path "
+                             "(default clean)")
     parser.add_argument("--seed", type=int, default=0, help="noise seed: same seed, same bag (default 0)")
     parser.add_argument("--rate", type=float, default=500.0, help="joint state rate in Hz (default 500)")
-    parser.add_argument("--lead-in", type=float, default=0.5, help="seconds at rest before the trajectory (default 0.5)")
+    parser.add_argument("--lead-in", type=float, default=0.5,
+                        help="seconds at rest before the trajectory (default 0.5)")
     parser.add_argument("--storage", default="mcap", choices=["mcap", "sqlite3"], help="bag storage (default mcap)")
     parser.add_argument("--out", required=True, help="output rosbag2 directory (replaced)")
 
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     recording.source = f"payload-id simulate --urdf {args.urdf} --trajectory {args.trajectory}"
     out = write_bag(args.out, recording, storage=args.storage, effort_scale=profile.effort_scale)
     j = recording.joints
+    mounted = "none" if payload is None else f"{payload.mass:g} kg at {payload.frame or model.default_payload_frame}"
     print(f"wrote {out}: {len(j)} joint states over {j.t[-1] - j.t[0]:.2f} s, profile {profile.name}, "
-          f"payload {'none' if payload is None else f'{payload.mass:g} kg at {payload.frame or model.default_payload_frame}'}")
+          f"payload {mounted}")
     return 0
