@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory
@@ -38,7 +38,7 @@ def test_trajectory_message_round_trip_and_zero_stamp():
 
 def test_inertia_box_reproduces_the_principal_moments():
     est = _estimate()
-    dims, axes = conv.equivalent_box(est.mass, est.inertia_about_com)
+    dims, axes = equivalent_box(est.mass, est.inertia_about_com)
     a, b, c = dims
     box = est.mass / 12 * np.diag([b**2 + c**2, a**2 + c**2, a**2 + b**2])
     np.testing.assert_allclose(axes @ box @ axes.T, est.inertia_about_com, atol=1e-12)

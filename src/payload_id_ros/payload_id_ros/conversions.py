@@ -14,12 +14,11 @@ import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Vector3, WrenchStamped
 from rosgraph_msgs.msg import Clock
-from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia, rotation_quaternion_xyzw
 from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, readable_vector
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
@@ -225,26 +224,6 @@ def fill_franka_set_load(req, est: PayloadEstimate):
 
 
 # -- rviz markers ---------------------------------------------------------------------------------
-def equivalent_box(mass: float, inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(dims (3,), rotation (3, 3)) of the uniform box with this mass and inertia about its CoM.
-
-    Principal moments I_k = m/12 (d_j² + d_l²) give d_k² = 6 (I_j + I_l − I_k) / m; the box axes are
-    the principal axes (columns of the rotation, right-handed). Moments that no box can have (an
-    inconsistent estimate) give 0-length sides instead of NaN."""
-    ic = 0.5 * (inertia_com + inertia_com.T)
-    moments, axes = np.linalg.eigh(ic)
-    if np.linalg.det(axes) < 0:
-        axes[:, 2] = -axes[:, 2]
-    total = moments.sum()
-    sq = 6.0 * (total - 2.0 * moments) / mass if mass > 1e-9 else np.zeros(3)
-    return np.sqrt(np.clip(sq, 0.0, None)), axes
-
-
-def _quaternion(rot: np.ndarray) -> tuple[float, float, float, float]:
-    x, y, z, w = Rotation.from_matrix(rot).as_quat()
-    return float(x), float(y), float(z), float(w)
-
-
 def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> MarkerArray:
     """CoM sphere, equivalent inertia box (principal axes) and a "mass ± σ" text, in the payload frame."""
     m = est.mass
@@ -271,7 +250,7 @@ def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> Mark
     out.markers.append(sphere)
 
     box = base(1, Marker.CUBE)
-    box.pose.orientation.x, box.pose.orientation.y, box.pose.orientation.z, box.pose.orientation.w = _quaternion(axes)
+    box.pose.orientation.x, box.pose.orientation.y, box.pose.orientation.z, box.pose.orientation.w = rotation_quaternion_xyzw(axes)
     box.scale.x, box.scale.y, box.scale.z = (max(float(d), 1e-3) for d in dims)
     box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.5, 1.0, 0.4
     out.markers.append(box)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
+from scipy.spatial.transform import Rotation
 
 PARAM_NAMES = ["m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"]
 
@@ -72,3 +73,24 @@ def pseudo_inertia(phi: np.ndarray) -> np.ndarray:
 
 def is_physically_consistent(phi: np.ndarray, tol: float = 1e-9) -> bool:
     return bool(phi[0] > 0 and np.linalg.eigvalsh(pseudo_inertia(phi)).min() >= -tol * max(1.0, abs(phi[0])))
+
+
+def equivalent_box(mass: float, inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dims (3,), rotation (3, 3)) of the uniform box with this mass and inertia about its CoM.
+
+    Principal moments I_k = m/12 (d_j² + d_l²) give d_k² = 6 (I_j + I_l − I_k) / m; the box axes are
+    the principal axes (columns of the rotation, right-handed). Moments that no box can have (an
+    inconsistent estimate) give 0-length sides instead of NaN."""
+    ic = 0.5 * (inertia_com + inertia_com.T)
+    moments, axes = np.linalg.eigh(ic)
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    total = moments.sum()
+    sq = 6.0 * (total - 2.0 * moments) / mass if mass > 1e-9 else np.zeros(3)
+    return np.sqrt(np.clip(sq, 0.0, None)), axes
+
+
+def rotation_quaternion_xyzw(rot: np.ndarray) -> tuple[float, float, float, float]:
+    """Unit quaternion (x, y, z, w), the geometry_msgs order, of a rotation matrix."""
+    x, y, z, w = Rotation.from_matrix(rot).as_quat()
+    return float(x), float(y), float(z), float(w)
