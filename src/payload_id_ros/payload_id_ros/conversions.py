@@ -250,7 +250,8 @@ def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> Mark
     out.markers.append(sphere)
 
     box = base(1, Marker.CUBE)
-    box.pose.orientation.x, box.pose.orientation.y, box.pose.orientation.z, box.pose.orientation.w = rotation_quaternion_xyzw(axes)
+    q = box.pose.orientation
+    q.x, q.y, q.z, q.w = rotation_quaternion_xyzw(axes)
     box.scale.x, box.scale.y, box.scale.z = (max(float(d), 1e-3) for d in dims)
     box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.5, 1.0, 0.4
     out.markers.append(box)
