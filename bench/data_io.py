@@ -10,6 +10,7 @@ import json
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +56,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for storage in ("mcap", "sqlite3"):
             path = Path(tmp) / storage
-            figures[f"write_bag_60s_500hz_{storage}_s"], _ = timed(lambda: bag_io.write_bag(path, rec, storage))
-            figures[f"read_bag_60s_500hz_{storage}_s"], _ = timed(lambda: bag_io.read_bag(path))
+            figures[f"write_bag_60s_500hz_{storage}_s"], _ = timed(partial(bag_io.write_bag, path, rec, storage))
+            figures[f"read_bag_60s_500hz_{storage}_s"], _ = timed(partial(bag_io.read_bag, path))
     t = rec.joints.t
     figures["sample_commanded_30000_ms"] = 1e3 * timed(lambda: commanded.sample_commanded(rec.commanded, t))[0]
     sec, sig = timed(lambda: conditioning.conditioned_signals(rec, NAMES, source="commanded", delay="estimate"))

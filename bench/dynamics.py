@@ -8,8 +8,8 @@ Prints one JSON object as its last line:
                              30 000 samples (60 s at 500 Hz), median of 3 (target ≤ 5)
   identify_robot_60s_sdp_s   the same with the physically consistent SDP estimator, median of 2 (target ≤ 30)
   identify_robot_60s_validation_rmse_ratio  max over joints of validation RMSE / noise std on another trajectory
-BLAS runs single-threaded (limit_blas_threads, as `payload-id identify-robot` does): on the shared 2-core machine threaded
-OpenBLAS oversubscribed the cores and made the same Gram products 5–20× slower and erratic.
+BLAS runs single-threaded (limit_blas_threads, as `payload-id identify-robot` does): on the shared 2-core machine
+threaded OpenBLAS oversubscribed the cores and made the same Gram products 5–20× slower and erratic.
 """
 
 import json

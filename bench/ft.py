@@ -51,7 +51,7 @@ TILT = (np.radians(0.8), np.radians(-0.5))
 DELAY = 0.004
 
 
-def recording(model, truth, t, q, qd, qdd, seed):
+def recording(model, truth, t, q, qd, qdd, *, seed):
     rec = synthetic_recording(model, t, q, qd, qdd, delay=DELAY, noise_std=0.05, seed=seed)
     tw = rec.joints.t + 0.5 * (t[1] - t[0])
     moved = [np.column_stack([np.interp(tw - DELAY, t, x[:, j]) for j in range(model.n)]) for x in (q, qd, qdd)]
@@ -106,8 +106,8 @@ def main() -> None:
         figures[name.replace("_us", "_wall_us")] = wall
 
     out = {k: round(float(np.median(v)), 4) for k, v in figures.items()}
-    for k, v in out.items():
-        print(f"{k:40s} {v}")
+    for figure, value in out.items():
+        print(f"{figure:40s} {value}")
     print(json.dumps(out))
 
 

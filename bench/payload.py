@@ -19,21 +19,25 @@ Prints one JSON object as the last stdout line.
 
 from __future__ import annotations
 
-import json  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
+import json
+import sys
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 from payload_id_core.blas import limit_blas_threads
-from payload_id_core.dynamics.friction import make_friction_model  # noqa: E402
-from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.dynamics.regressor import payload_regressor  # noqa: E402
-from payload_id_core.payload.methods import METHODS, identify_payload  # noqa: E402
-from payload_id_core.payload.online import OnlinePayloadEstimator  # noqa: E402
-from payload_id_core.robot_id import identify_robot  # noqa: E402
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.methods import METHODS, identify_payload
+from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.sim import simulate
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE, DURATION, NOISE, DELAY = 500.0, 10.0, 1.0, 0.003
 MASS, COM = 4.0, np.array([0.02, -0.03, 0.08])
@@ -48,8 +52,6 @@ def log(*a):
 
 def loaded_motion(model):
     try:
-        from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
-
         traj = load_trajectory("ur10_payload")
         t = np.arange(int(round(traj.duration * RATE))) / RATE
         q, qd, qdd = traj.evaluate(t)
@@ -70,10 +72,6 @@ def static_motion(model, poses=20, hold=0.5, seed=5):
 
 
 def cell_figures() -> dict[str, float]:
-    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
-    from payload_id_core.payload.estimate import PayloadEstimate  # noqa: PLC0415
-    from payload_id_core.sim import simulate  # noqa: PLC0415
-
     m = RobotModel.from_urdf("ur10")
     traj = load_trajectory("ur10_payload")
     mass, frame = 3.5, "wrist_3_link"
@@ -93,7 +91,8 @@ def cell_figures() -> dict[str, float]:
                 ratios.append(abs(err) / (est.readable_std()[0] / mass * 100))
             out[f"cell_sim_{key}_mass_err_pct{suffix}"] = float(np.median(errs))
             out[f"cell_sim_{key}_err_over_std{suffix}"] = float(np.median(ratios))
-            log(f"cell {method:15s} {'default' if lf is None else 'no load friction'}: |mass err| {np.median(errs):.3f} %, "
+            friction_label = "default" if lf is None else "no load friction"
+            log(f"cell {method:15s} {friction_label}: |mass err| {np.median(errs):.3f} %, "
                 f"|err|/std {np.median(ratios):.2f}")
     return out
 
@@ -151,37 +150,40 @@ def main() -> None:
 
     # One online update (regressor + RLS), and convergence to 1 % mass error.
     loaded = rec(motion, PHI, 1.03, 0)
-    from payload_id_core.signals.conditioning import conditioned_signals  # noqa: PLC0415
-
     sig = conditioned_signals(loaded, m.joint_names, source="commanded", delay="estimate")
-    for method in ("direct-rls", "difference-rls"):
-        est = OnlinePayloadEstimator(m, robot, frame, method, history_every=0, check_every=10**9)
+    for online_method in ("direct-rls", "difference-rls"):
+        key = online_method.replace("-", "_")
+        stepwise = OnlinePayloadEstimator(m, robot, frame, online_method, history_every=0, check_every=10**9)
         per = []
         for k in range(min(2000, len(sig))):
             a = time.perf_counter()
-            est.update(sig.q[k], sig.qd[k], sig.qdd[k], sig.tau[k], sig.t[k])
+            stepwise.update(sig.q[k], sig.qd[k], sig.qdd[k], sig.tau[k], sig.t[k])
             per.append(time.perf_counter() - a)
         us = float(np.median(per) * 1e6)
-        figures[f"online_update_us_{method.replace('-', '_')}"] = us
+        figures[f"online_update_us_{key}"] = us
         # update_batch on the same samples (what a node gets in chunks), per sample.
-        est_b = OnlinePayloadEstimator(m, robot, frame, method, history_every=0, check_every=10**9)
+        batched = OnlinePayloadEstimator(m, robot, frame, online_method, history_every=0, check_every=10**9)
         a = time.perf_counter()
-        est_b.update_batch(sig.t[:2000], sig.q[:2000], sig.qd[:2000], sig.qdd[:2000], sig.tau[:2000])
-        figures[f"online_update_batch_us_{method.replace('-', '_')}"] = (time.perf_counter() - a) / 2000 * 1e6
-        online = OnlinePayloadEstimator(m, robot, frame, method, history_every=5, rate_hz=RATE)
+        batched.update_batch(sig.t[:2000], sig.q[:2000], sig.qd[:2000], sig.qdd[:2000], sig.tau[:2000])
+        figures[f"online_update_batch_us_{key}"] = (time.perf_counter() - a) / 2000 * 1e6
+        online = OnlinePayloadEstimator(m, robot, frame, online_method, history_every=5, rate_hz=RATE)
         res = online.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
-        err = np.abs(res.history["phi"][:, 0] - MASS) / MASS
+        history = res.history
+        assert history is not None, "history_every=5 records the estimate's history"
+        err = np.abs(history["phi"][:, 0] - MASS) / MASS
         bad = np.flatnonzero(err >= 0.01)
-        t_conv = float(res.history["t"][bad[-1] + 1]) if bad.size and bad[-1] + 1 < err.size else (
-            float(res.history["t"][0]) if not bad.size else float("nan"))
-        figures["convergence_s_1pct" if method == "direct-rls" else "convergence_s_1pct_difference_rls"] = t_conv
-        figures["declared_convergence_s" if method == "direct-rls" else "declared_convergence_s_difference_rls"] = (
+        t_conv = float(history["t"][bad[-1] + 1]) if bad.size and bad[-1] + 1 < err.size else (
+            float(history["t"][0]) if not bad.size else float("nan"))
+        first = online_method == "direct-rls"
+        figures["convergence_s_1pct" if first else "convergence_s_1pct_difference_rls"] = t_conv
+        figures["declared_convergence_s" if first else "declared_convergence_s_difference_rls"] = (
             float(res.convergence_time))
-        log(f"{method}: update {us:.1f} µs (median), 1 % mass error from {t_conv:.2f} s on, "
+        log(f"{online_method}: update {us:.1f} µs (median), 1 % mass error from {t_conv:.2f} s on, "
             f"declared converged at {res.convergence_time:.2f} s")
 
     figures.update(cell_figures())
-    figures["online_update_us"] = max(figures["online_update_us_direct_rls"], figures["online_update_us_difference_rls"])
+    figures["online_update_us"] = max(figures["online_update_us_direct_rls"],
+                                      figures["online_update_us_difference_rls"])
     log("\n| method | mass err % | CoM err mm | mass std g | conv s | run s |\n|---|---|---|---|---|---|")
     for row in table:
         log(f"| {row[0]} | {row[1]:.3f} | {row[2]:.2f} | {row[3] * 1000:.1f} | {row[4]:.2f} | {row[5]:.2f} |")

@@ -24,13 +24,21 @@ import time
 from pathlib import Path
 
 import numpy as np
+import rclpy
+from rclpy.task import Future
+from sensor_msgs.msg import JointState
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import FourierTrajectory
+from payload_id_core.sim import simulate
+
+try:
+    from rclpy.experimental import EventsExecutor as Executor  # least dispatch overhead in rclpy
+except ImportError:  # pragma: no cover - older rclpy
+    from rclpy.executors import SingleThreadedExecutor as Executor
 
 
 def realtime_factor(runs: int = 3) -> float:
-    from payload_id_core.dynamics.model import RobotModel
-    from payload_id_core.excitation.fourier import FourierTrajectory
-    from payload_id_core.sim import simulate
-
     model = RobotModel.from_urdf("ur10")
     z = np.random.default_rng(1).standard_normal((6, 7)) * 0.25
     traj = FourierTrajectory.from_rest_coordinates(model.joint_names, 0.1, [0.0, -1.4, 1.2, -1.0, -1.3, 0.0], z, 5)
@@ -53,15 +61,6 @@ def jitter(seconds: float = 6.0) -> dict:
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     env.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(101, 200)))
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=env["ROS_DOMAIN_ID"])
-    import rclpy
-    from rclpy.task import Future
-    from sensor_msgs.msg import JointState
-
-    try:
-        from rclpy.experimental import EventsExecutor as Executor  # least dispatch overhead in rclpy
-    except ImportError:  # pragma: no cover - older rclpy
-        from rclpy.executors import SingleThreadedExecutor as Executor
-
     log = Path(tempfile.mkdtemp(prefix="mock_hw_jitter_")) / "publish.log"
     proc = subprocess.Popen([sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
                              "-p", "profile:=ur10", "-p", "rate_hz:=500.0", "-p", f"publish_log:={log}"], env=env,
@@ -132,7 +131,8 @@ def fastest_factor(seconds: float = 4.0) -> float:
     log = Path(tempfile.mkdtemp(prefix="mock_hw_fast_")) / "publish.log"
     proc = subprocess.Popen([sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
                              "-p", "profile:=ur10", "-p", "sim_time:=true", "-p", "real_time_factor:=0",
-                             "-p", f"publish_log:={log}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "-p", f"publish_log:={log}"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60.0
         while (not log.is_file() or log.stat().st_size == 0) and time.monotonic() < deadline:
@@ -157,10 +157,12 @@ def main() -> None:
     print(f"sim_realtime_factor (10 s UR10, ur10 profile, 2 ms physics, median of 3): {rtf:.1f}")
     j = jitter()
     print(f"mock_hardware: joint_states at {j['mock_hw_rate_hz']:.1f} Hz received "
-          f"(lost {100 * j['mock_hw_lost_fraction']:.2f} %); |inter-arrival - 2 ms| p50 {j['mock_hw_jitter_ms_p50']:.3f} ms, "
+          f"(lost {100 * j['mock_hw_lost_fraction']:.2f} %); "
+          f"|inter-arrival - 2 ms| p50 {j['mock_hw_jitter_ms_p50']:.3f} ms, "
           f"p99 {j['mock_hw_jitter_ms_p99']:.3f} ms; publisher |inter-publish - 2 ms| p50 "
           f"{j['mock_hw_publish_jitter_ms_p50']:.3f} ms, p99 {j['mock_hw_publish_jitter_ms_p99']:.3f} ms; "
-          f"publish lateness p50 {j['mock_hw_publish_late_ms_p50']:.3f} ms, p99 {j['mock_hw_publish_late_ms_p99']:.3f} ms")
+          f"publish lateness p50 {j['mock_hw_publish_late_ms_p50']:.3f} ms, "
+          f"p99 {j['mock_hw_publish_late_ms_p99']:.3f} ms")
     fast = fastest_factor()
     print(f"mock_hardware sim_time, real_time_factor 0 (as fast as possible): {fast:.1f}x real time")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (other work shares them)")

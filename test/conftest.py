@@ -5,6 +5,7 @@ import random
 import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def ros_env() -> dict:
 
 
 @pytest.fixture
-def spawn(ros_env):
+def spawn(ros_env: dict) -> Iterator[Callable[..., subprocess.Popen]]:
     """Start child processes with the venv's python; every one is ended by PID at teardown."""
     procs: list[subprocess.Popen] = []
 

@@ -6,17 +6,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from rosbags.rosbag2 import StoragePlugin, Writer
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io import bag as bag_io
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 NAMES = ["shoulder", "elbow", "wrist"]
+# A coded note and a plain string: the bag must keep both kinds.
+NOTES = (Note(NoteCode.TESTING_SYNTHETIC, "synthetic"), "a plain remark")
 
 
-def make_recording(n_samples=400, rate=500.0, t0=3.25, seed=1, wrench=True,
-                   notes=(Note(NoteCode.TESTING_SYNTHETIC, "synthetic"), "a plain remark")):
+def make_recording(n_samples=400, rate=500.0, t0=3.25, seed=1, wrench=True, notes=NOTES):
     rng = np.random.default_rng(seed)
     t = t0 + np.arange(n_samples) / rate
     n = len(NAMES)
@@ -51,6 +54,7 @@ def assert_same_recording(a: Recording, b: Recording):
     if a.wrench is None:
         assert b.wrench is None
     else:
+        assert b.wrench is not None
         assert a.wrench.frame_id == b.wrench.frame_id
         np.testing.assert_allclose(a.wrench.t, b.wrench.t, rtol=0, atol=1e-9)
         np.testing.assert_array_equal(a.wrench.force, b.wrench.force)
@@ -98,8 +102,6 @@ def test_write_is_deterministic_and_replaces(tmp_path):
 
 
 def test_failed_write_leaves_no_bag_and_keeps_the_old_one(tmp_path, monkeypatch):
-    from rosbags.rosbag2 import Writer
-
     bag_io.write_bag(tmp_path / "old", make_recording(n_samples=30))
     real_write, calls = Writer.write, []
 
@@ -146,8 +148,6 @@ def test_effort_scale_and_joint_order(tmp_path):
 
 def _write_raw(path, messages, storage="mcap"):
     """messages: (topic, msgtype, log_ns, msg) written as they are, for malformed bags."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
     ts = bag_io._typestore()
     plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
     with Writer(path, version=9, storage_plugin=plugin) as w:
@@ -257,8 +257,6 @@ def test_changing_or_lacking_joint_names(tmp_path):
 
 
 def test_empty_topic(tmp_path):
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
     ts = bag_io._typestore()
     with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as w:
         w.add_connection("/joint_states", bag_io.JOINT_STATE, typestore=ts)
@@ -266,8 +264,6 @@ def test_empty_topic(tmp_path):
 
 
 def test_recording_for_model_reorders_by_name(tmp_path):
-    from payload_id_core.dynamics.model import RobotModel
-
     model = RobotModel.from_urdf("ur10")
     n, N = model.n, 20
     rng = np.random.default_rng(2)

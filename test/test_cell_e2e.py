@@ -8,6 +8,8 @@ excitation (payload-id simulate) and payload-id identify-robot makes robot.yaml.
 """
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ import pytest
 import yaml
 
 from payload_id_core.notes import Note, NoteCode, has_note
+from payload_id_ros.demo import unloaded_robot_yaml
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
@@ -30,8 +33,6 @@ def _lines(out: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
-    from payload_id_ros.demo import unloaded_robot_yaml
-
     d = tmp_path_factory.mktemp("cell")
     # As on a real cell (Xu 2024): the unloaded robot plays the payload excitation first.
     robot_yaml = unloaded_robot_yaml(d / "cache", "ur10_payload")
@@ -60,9 +61,6 @@ def cell(assets, ros_env):
 
 @pytest.fixture(scope="module")
 def identified(cell, ros_env):
-    import subprocess
-    import sys
-
     probe = subprocess.run([sys.executable, str(HERE / "probe.py"), "identify", "--rest-window", "0.5"],
                            env=ros_env, capture_output=True, text=True, timeout=90)
     lines = _lines(probe.stdout)

@@ -35,7 +35,8 @@ def test_every_rest_coordinate_starts_and_ends_at_rest_and_repeats(ur10):
     q1 = traj.offsets + traj.basis(t)[0] @ np.hstack([traj.a, traj.b]).T
     w = traj.omega * np.arange(1, 6)
     t2 = t + 10.0
-    q2 = traj.offsets + np.hstack([np.sin(np.outer(t2, w)) / w, -np.cos(np.outer(t2, w)) / w]) @ np.hstack([traj.a, traj.b]).T
+    basis = np.hstack([np.sin(np.outer(t2, w)) / w, -np.cos(np.outer(t2, w)) / w])
+    q2 = traj.offsets + basis @ np.hstack([traj.a, traj.b]).T
     np.testing.assert_allclose(q1, q2, atol=1e-12)
     assert rest_basis(5).shape == (10, 7)
     np.testing.assert_allclose(traj.rest_coordinates(), FourierTrajectory.from_rest_coordinates(
@@ -94,7 +95,8 @@ def test_move_to_start_is_a_smooth_rest_to_rest_move_within_limits(ur10):
     assert np.all(np.abs(move.velocities) <= limits.velocity + 1e-9)
     assert np.all(np.abs(move.accelerations) <= limits.acceleration + 1e-9)
     # the limiting joint actually uses its limit (the move is not needlessly slow)
-    ratio = max((np.abs(move.velocities) / limits.velocity).max(), (np.abs(move.accelerations) / limits.acceleration).max())
+    ratio = max((np.abs(move.velocities) / limits.velocity).max(),
+                (np.abs(move.accelerations) / limits.acceleration).max())
     assert ratio > 0.95
     pb = playback_points(q_now, traj, limits, rate_hz=500.0, repetitions=2)
     assert np.all(np.diff(pb.time_from_start) > 0)
@@ -296,7 +298,8 @@ def test_cli_refuses_bad_or_infeasible_requests(tmp_path, capsys, args, message)
 def test_cli_refuses_urdf_without_limits(tmp_path, capsys):
     urdf = tmp_path / "nolimits.urdf"
     urdf.write_text("""<robot name="r"><link name="base"/><link name="l1">
-<inertial><mass value="1"/><origin xyz="0.1 0 0"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<inertial><mass value="1"/><origin xyz="0.1 0 0"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
 <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/>
 <limit effort="10" velocity="0" lower="0" upper="0"/></joint></robot>""")
     out = tmp_path / "t.yaml"

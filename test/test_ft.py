@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+import yaml
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -22,10 +23,13 @@ from payload_id_core.ft import (
     FtParameters,
     compensate,
     compensate_batch,
+    ft_parameters_from_payload,
     identify_ft,
     identify_payload_ft,
+    load_ft_parameters,
     residual_rmse,
     resolve_sensor_frame,
+    save_ft_parameters,
 )
 from payload_id_core.ft.identify import fit_ft
 from payload_id_core.ft.kinematics import (
@@ -36,7 +40,11 @@ from payload_id_core.ft.kinematics import (
     wrench_regressor,
 )
 from payload_id_core.notes import NoteCode, has_note, notes_with
-from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.signals.recording import CommandedTrajectory, WrenchSamples
+from payload_id_core.sim import simulate
+from payload_id_core.sim.profile import SimProfile
 from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
 from payload_id_core.testing.synthetic import synthetic_recording
 
@@ -247,7 +255,8 @@ def test_static_mode_from_held_poses_reports_mass_and_com_only(ur10, truth):
     rec.wrench = WrenchSamples(t, "tool0", *synthetic_wrench(ur10, truth, q, zero, zero, seed=5))
     ident = identify_ft(ur10, rec, "tool0", mode="static", delay=0.0)
     c = ident.counts
-    assert c["used"] == c["joint_samples"] - c["dropped_by_conditioning"] and c["dropped_moving"] == 0 and c["used"] > 1990
+    assert c["used"] == c["joint_samples"] - c["dropped_by_conditioning"]
+    assert c["dropped_moving"] == 0 and c["used"] > 1990
     est = ident.payload
     assert est.identifiable.tolist() == [True] * 4 + [False] * 6
     d = est.to_dict()
@@ -280,7 +289,8 @@ def test_sensor_mounted_by_config_transform(ur10, truth):
     """A sensor frame the URDF lacks, given as a fixed transform from tool0 (2 cm further out)."""
     mount = sensor_mount_from_config({"parent": "tool0", "xyz": [0.0, 0.0, 0.02], "rpy": [0.0, 0.0, 0.5]})
     sensor = resolve_sensor_frame(ur10, "ft_sensor", mount)
-    np.testing.assert_allclose(sensor.placement.translation, ur10.frame_in_joint("tool0")[1].act(np.array([0, 0, 0.02])))
+    np.testing.assert_allclose(sensor.placement.translation,
+                               ur10.frame_in_joint("tool0")[1].act(np.array([0, 0, 0.02])))
     phi_s = payload_transform(ur10, sensor, "tool0") @ PHI_TOOL0
     mounted = FtParameters(sensor, phi_s, OFFSET, TILT)
     t, q, qd, qdd = sum_of_sines(ur10, 10.0, 100.0, joints=WRIST, q0=Q0, speed=0.6, seed=2)
@@ -313,8 +323,6 @@ def test_ft_and_joint_torque_estimates_agree_within_their_std(ur10, truth):
 
 
 def test_ft_parameters_round_trip_and_payload_from_another_method(ur10, truth, recording, tmp_path):
-    from payload_id_core.ft import ft_parameters_from_payload, load_ft_parameters, save_ft_parameters
-
     mount = ("tool0", pin.SE3(pin.utils.rpyToMatrix(0.1, -0.2, 0.3), np.array([0.0, 0.01, 0.02])))
     mounted = FtParameters(resolve_sensor_frame(ur10, "ft_sensor", mount), PHI_TOOL0, OFFSET, TILT)
     path = tmp_path / "ft.yaml"
@@ -334,8 +342,6 @@ def test_ft_parameters_round_trip_and_payload_from_another_method(ur10, truth, r
 
 
 def test_registry_method_ft(ur10, recording):
-    from payload_id_core.payload.methods import identify_payload
-
     est = identify_payload("ft", ur10, None, recording, "tool0")
     assert est.method == "ft" and abs(est.mass - 2.5) < 0.01
 
@@ -373,13 +379,6 @@ def test_payload_frame_on_another_body_is_refused(ur10, truth, recording):
 def test_identifies_from_the_mujoco_cell(ur10):
     """End to end against helper C's simulator (MuJoCo physics, PD controller with tracking lag,
     its own F/T model): commanded motion, tilted base, Duan's noise level."""
-    import yaml
-
-    from payload_id_core.payload.estimate import PayloadEstimate
-    from payload_id_core.signals.recording import CommandedTrajectory
-    from payload_id_core.sim import simulate
-    from payload_id_core.sim.profile import SimProfile
-
     config = Path(__file__).resolve().parents[1] / "config" / "sim_ur10.yaml"
     raw = yaml.safe_load(config.read_text())
     raw["base_tilt"] = [float(TILT[0]), float(TILT[1])]

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_nodes_parameters import TABLES
 
+from payload_id_core.errors import PayloadIdError
 from payload_id_ros.cell import CELLS, ROBOTS, share_dir
 from payload_id_ros.supervisor import Supervisor
 
@@ -22,7 +24,28 @@ REPO = Path(__file__).resolve().parents[1]
 LAUNCH = {"identify": REPO / "launch" / "identify.launch.py", "sim_cell": REPO / "launch" / "sim_cell.launch.py"}
 
 
-def _render(node, variables: dict) -> str:
+def _literal(node: ast.expr | None) -> str:
+    """A string literal of the launch file: a package, executable or node name, a configuration key."""
+    assert isinstance(node, ast.Constant) and isinstance(node.value, str), \
+        f"expected a string literal: {node and ast.dump(node)}"
+    return node.value
+
+
+def _elements(node: ast.expr) -> list[ast.expr]:
+    """The items of a list literal."""
+    assert isinstance(node, ast.List), f"expected a list literal: {ast.dump(node)}"
+    return node.elts
+
+
+def _callee(call: ast.Call) -> str:
+    """The called name: Node(...) and launch_ros.actions.Node(...) are both 'Node'."""
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    assert isinstance(call.func, ast.Attribute), f"launch file calls an expression: {ast.dump(call)}"
+    return call.func.attr
+
+
+def _render(node: ast.expr, variables: dict[str, ast.expr]) -> str:
     """A substitution expression as a path pattern: LaunchConfiguration('robot') -> '{robot}'."""
     if isinstance(node, ast.Constant):
         return str(node.value)
@@ -31,13 +54,13 @@ def _render(node, variables: dict) -> str:
     if isinstance(node, ast.List):
         return "".join(_render(e, variables) for e in node.elts)
     if isinstance(node, ast.Call):
-        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        name = _callee(node)
         if name == "LaunchConfiguration":
-            return "{" + node.args[0].value + "}"
+            return "{" + _literal(node.args[0]) + "}"
         if name == "FindPackageShare":
-            return "<share:" + node.args[0].value + ">"
+            return "<share:" + _literal(node.args[0]) + ">"
         if name == "PathJoinSubstitution":
-            return "/".join(_render(e, variables) for e in node.args[0].elts)
+            return "/".join(_render(e, variables) for e in _elements(node.args[0]))
     raise AssertionError(f"launch file uses a construct this test does not understand: {ast.dump(node)}")
 
 
@@ -45,21 +68,29 @@ def launch_nodes(path: Path) -> list[dict]:
     """The launch_ros Nodes a launch file starts, in order, following IncludeLaunchDescription of our own files."""
     tree = ast.parse(path.read_text())
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description")
-    variables = {t.id: stmt.value for stmt in fn.body if isinstance(stmt, ast.Assign) for t in stmt.targets}
+    variables: dict[str, ast.expr] = {}
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                assert isinstance(target, ast.Name), f"launch file assigns to an expression: {ast.dump(target)}"
+                variables[target.id] = stmt.value
     description = next(c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
                        and c.func.id == "LaunchDescription")
     nodes = []
-    for call in description.args[0].elts:
+    for call in _elements(description.args[0]):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             continue
         if call.func.id == "Node":
             kw = {k.arg: k.value for k in call.keywords}
-            files = [_render(p, variables) for p in kw["parameters"].elts if not isinstance(p, ast.Dict)]
-            given = [k.value for p in kw["parameters"].elts if isinstance(p, ast.Dict) for k in p.keys]
-            nodes.append({"package": kw["package"].value, "executable": kw["executable"].value,
-                          "name": kw["name"].value, "files": files, "given": given})
+            parameters = _elements(kw["parameters"])
+            files = [_render(p, variables) for p in parameters if not isinstance(p, ast.Dict)]
+            given = [_literal(k) for p in parameters if isinstance(p, ast.Dict) for k in p.keys]
+            nodes.append({"package": _literal(kw["package"]), "executable": _literal(kw["executable"]),
+                          "name": _literal(kw["name"]), "files": files, "given": given})
         elif call.func.id == "IncludeLaunchDescription":
-            source = _render(call.args[0].args[0], variables)       # PythonLaunchDescriptionSource(path)
+            source_call = call.args[0]                                 # PythonLaunchDescriptionSource(path)
+            assert isinstance(source_call, ast.Call), ast.dump(source_call)
+            source = _render(source_call.args[0], variables)
             assert source.startswith("<share:payload_id_ros>/launch/"), source
             nodes += launch_nodes(REPO / "launch" / source.rsplit("/", 1)[1])
     return nodes
@@ -88,8 +119,6 @@ def test_launch_file_declares_the_supervisor_cell(cell):
 
 @pytest.mark.parametrize("cell", sorted(CELLS))
 def test_launch_file_sets_only_declared_parameters(cell):
-    from test_nodes_parameters import TABLES
-
     for n in launch_nodes(LAUNCH[cell]):
         declared = {f.name for f in fields(TABLES[n["name"]])}
         assert set(n["given"]) <= declared, (n["name"], set(n["given"]) - declared)
@@ -135,8 +164,6 @@ def test_supervisor_command_uses_the_same_files_and_overrides(tmp_path):
 
 
 def test_unknown_robot_or_cell_is_refused(tmp_path):
-    from payload_id_core.errors import PayloadIdError
-
     with pytest.raises(PayloadIdError, match="unknown cell"):
         Supervisor(cell="nope", log_dir=tmp_path)
     sup = Supervisor(cell="identify", robot="kuka", log_dir=tmp_path)
@@ -151,7 +178,8 @@ def test_supervisor_starts_and_stops_by_pid(tmp_path, ros_env):
     sup.start(only=["excitation_player"])
     try:
         sup.wait_for_log("excitation_player", "excitation player ready", timeout=40)
-        assert "6 joints, publishing to /joint_trajectory_controller/joint_trajectory" in sup.log_text("excitation_player")
+        assert ("6 joints, publishing to /joint_trajectory_controller/joint_trajectory"
+                in sup.log_text("excitation_player"))
         pid = sup.pid("excitation_player")
     finally:
         t0 = time.monotonic()

@@ -6,9 +6,22 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import pytest
+import rclpy
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import WrenchStamped
+from rclpy.client import Client
+from rclpy.experimental import EventsExecutor
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from payload_id_msgs.srv import SetPayload
+from payload_id_ros.conversions import sec_to_time
 
 Q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
 
@@ -24,18 +37,11 @@ def _end(proc: subprocess.Popen) -> None:
 
 
 @pytest.mark.slow
-def test_mock_hardware_node(ros_env):
-    import rclpy
-    from builtin_interfaces.msg import Duration
-    from geometry_msgs.msg import WrenchStamped
-    from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    from payload_id_msgs.srv import SetPayload
-
+def test_mock_hardware_node(ros_env: dict) -> None:
     cmd = [sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
            "-p", "profile:=clean", "-p", "rate_hz:=500.0", "-p", f"initial_positions:={Q0}"]
     proc = subprocess.Popen(cmd, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None  # piped: read when the node dies
     rclpy.init()
     node = rclpy.create_node("mock_hardware_probe")
     states: list[tuple[float, float, np.ndarray, np.ndarray]] = []
@@ -48,7 +54,7 @@ def test_mock_hardware_node(ros_env):
     node.create_subscription(JointState, "/joint_states", on_js, 100)
     node.create_subscription(WrenchStamped, "/ft_sensor/wrench", wrenches.append, 100)
     pub = node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
-    client = node.create_client(SetPayload, "/mock_hardware/set_payload")
+    client: Client[Any, Any] = node.create_client(SetPayload, "/mock_hardware/set_payload")  # untyped srv
 
     def spin_for(seconds: float):
         end = time.monotonic() + seconds
@@ -108,7 +114,8 @@ def test_mock_hardware_node(ros_env):
         end = time.monotonic() + 5.0
         while not fut.done() and time.monotonic() < end:
             rclpy.spin_once(node, timeout_sec=0.05)
-        assert fut.done() and fut.result().success, fut.result()
+        response = fut.result() if fut.done() else None
+        assert response is not None and response.success, response
         spin_for(1.5)
         # 5 kg more on the flange: the shoulder lift holds tens of N·m more.
         assert abs(states[-1][3][1] - before[1]) > 20.0
@@ -119,24 +126,17 @@ def test_mock_hardware_node(ros_env):
 
 
 @pytest.mark.slow
-def test_mock_hardware_on_simulated_time(ros_env):
+def test_mock_hardware_on_simulated_time(ros_env: dict) -> None:
     """sim_time with real_time_factor 4: /clock runs ~4x the wall clock, joint states are 2 ms apart on
     it, and a trajectory stamped to start 1 s later on the simulated clock moves the robot then."""
-    import rclpy
-    from builtin_interfaces.msg import Duration
-    from rclpy.experimental import EventsExecutor
-    from rclpy.parameter import Parameter
-    from rclpy.task import Future
-    from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-    from payload_id_ros.conversions import sec_to_time
-
     cmd = [sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
-           "-p", "profile:=clean", "-p", "sim_time:=true", "-p", "real_time_factor:=4", "-p", f"initial_positions:={Q0}"]
+           "-p", "profile:=clean", "-p", "sim_time:=true", "-p", "real_time_factor:=4",
+           "-p", f"initial_positions:={Q0}"]
     proc = subprocess.Popen(cmd, env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None  # piped: read when the node dies
     rclpy.init()
-    node = rclpy.create_node("sim_time_probe", parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, True)])
+    node = rclpy.create_node("sim_time_probe",
+                             parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, True)])
     states: list[tuple[float, float, np.ndarray, float]] = []   # (wall, stamp, q, probe's clock: /clock)
 
     def on_js(m):

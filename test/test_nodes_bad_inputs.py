@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ros_cell.assets import make_robot_yaml, make_trajectory
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -25,8 +26,6 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def assets(tmp_path_factory):
-    from ros_cell.assets import make_robot_yaml, make_trajectory
-
     d = tmp_path_factory.mktemp("assets")
     make_trajectory(d / "traj.yaml", duration=4.0)
     make_robot_yaml(d / "robot.yaml")

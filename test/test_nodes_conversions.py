@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia
+from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory
@@ -62,8 +63,6 @@ def test_stop_trajectory_decelerates_smoothly_within_limits():
 
 
 def test_time_scaling_keeps_the_path():
-    from payload_id_core.excitation.fourier import FourierTrajectory
-
     traj = FourierTrajectory.from_rest_coordinates(["a"], 0.5, [0.2], np.array([[0.3, -0.1, 0.2]]), 3)
     slow = time_scaled(traj, 0.5)
     assert slow.duration == pytest.approx(2 * traj.duration)

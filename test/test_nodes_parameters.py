@@ -6,7 +6,10 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+import rclpy
 import yaml
+from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_ros.cell import ROBOTS
@@ -22,10 +25,6 @@ TABLES = {"payload_estimator": EstimatorParameters, "excitation_player": PlayerP
 
 @pytest.fixture
 def make_node():
-    import rclpy
-    from rclpy.node import Node
-    from rclpy.parameter import Parameter
-
     context = rclpy.Context()
     rclpy.init(context=context)
     made = []

@@ -5,12 +5,14 @@ robot (test/ros_cell/fake_hardware.py) following the commands, and the probe rec
 """
 
 import json
+import os
 import signal
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from ros_cell.assets import make_trajectory
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -24,8 +26,6 @@ def _lines(out: str) -> list[dict]:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp_path):
-    from ros_cell.assets import make_trajectory
-
     traj = make_trajectory(tmp_path / "traj.yaml", duration=4.0, speed=0.6)
     fake = spawn(str(HERE / "fake_hardware.py"), "normal")
     assert "fake hardware ready" in fake.stdout.readline()
@@ -42,7 +42,6 @@ def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp
         time.sleep(1.5)
         codes = sup.stop(only=["excitation_player"]) if signum == signal.SIGINT else None
         if codes is None:
-            import os
             os.kill(sup.pid("excitation_player"), signal.SIGTERM)
             codes = {"excitation_player": sup._get("excitation_player").proc.wait(timeout=10)}
         out, err = probe.communicate(timeout=40)

@@ -8,9 +8,14 @@ from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.ft.kinematics import resolve_sensor_frame
 from payload_id_core.io.bag import write_bag
 from payload_id_core.notes import NoteCode
 from payload_id_core.robot_id import identify_from_signals
+from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
+from payload_id_core.testing.ft_data import synthetic_wrench
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.cli.main import main
 
@@ -82,20 +87,14 @@ def test_bad_input_exits_2_without_output(files, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def ft_bag(tmp_path_factory):
     """A UR10 run with a 2.5 kg tool on tool0 and the wrist F/T sensor's wrench (helper E's simulator)."""
-    from payload_id_core.ft.compensate import FtParameters
-    from payload_id_core.ft.kinematics import resolve_sensor_frame
-    from payload_id_core.signals.recording import WrenchSamples
-    from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
-    from payload_id_core.testing.ft_data import synthetic_wrench
-
     d = tmp_path_factory.mktemp("payload_cli_ft")
     m = RobotModel.from_urdf("ur10")
     truth = FtParameters(resolve_sensor_frame(m, "tool0"), FT_PHI, np.array([-0.6, 0.8, 0.3, 0.02, 0.01, 0.01]))
     t, q, qd, qdd = wrist_motion(m, 8.0, 100.0, joints=[3, 4, 5], q0=np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2]),
                                  speed=0.6, seed=2)
     rec = synthetic_recording(m, t, q, qd, qdd, payload=(FT_PHI, "tool0"), noise_std=0.05, seed=0)
-    force, torque = synthetic_wrench(m, truth, *(np.column_stack([np.interp(rec.joints.t, t, x[:, j]) for j in range(6)])
-                                                 for x in (q, qd, qdd)), seed=1)
+    moved = (np.column_stack([np.interp(rec.joints.t, t, x[:, j]) for j in range(6)]) for x in (q, qd, qdd))
+    force, torque = synthetic_wrench(m, truth, *moved, seed=1)
     rec.wrench = WrenchSamples(rec.joints.t.copy(), "tool0", force, torque)
     write_bag(d / "ft", rec)
     return d
@@ -114,7 +113,8 @@ def _run_ft(d, *extra):
 
 
 def test_ft_method_with_sensor_ranges_and_mode(ft_bag, capsys):
-    code, out = _run_ft(ft_bag, "--sensor-force-range", "500", "--sensor-torque-range", "50,50,50", "--ft-mode", "dynamic")
+    code, out = _run_ft(ft_bag, "--sensor-force-range", "500", "--sensor-torque-range", "50,50,50",
+                        "--ft-mode", "dynamic")
     assert code == 0, capsys.readouterr().err
     d = yaml.safe_load(out.read_text())
     assert d["method"] == "ft" and d["mass"] == pytest.approx(2.5, abs=0.02)
@@ -125,7 +125,8 @@ def test_ft_method_with_sensor_ranges_and_mode(ft_bag, capsys):
     assert code == 2 and not out.exists() and "0 F/T samples" in capsys.readouterr().err
     # The F/T flags with another method, or a malformed range: refused before anything is written.
     code, out = main(["identify-payload", "--urdf", "ur10", "--bag", str(ft_bag / "ft"), "--method", "khalil-3",
-                      "--unloaded-bag", str(ft_bag / "ft"), "--ft-mode", "static", "--out", str(ft_bag / "x.yaml")]), None
+                      "--unloaded-bag", str(ft_bag / "ft"), "--ft-mode", "static",
+                      "--out", str(ft_bag / "x.yaml")]), None
     assert code == 2 and not (ft_bag / "x.yaml").exists() and "--method ft" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         main(["identify-payload", "--urdf", "ur10", "--bag", str(ft_bag / "ft"), "--method", "ft",

@@ -8,6 +8,7 @@ import pytest
 from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.dynamics.inertia import PARAM_NAMES, transform_matrix
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.payload.jacobian import identifiable_entries, payload_jacobian
 from payload_id_core.payload.linear import generalized_lstsq
 
@@ -110,8 +111,6 @@ def test_planar_2r_reproduces_gaz_eq_31_to_35():
 
 def test_identifiable_entries_on_rank_deficient_motion():
     m = RobotModel.from_urdf("ur10")
-    from payload_id_core.dynamics.regressor import payload_regressor
-
     rng = np.random.default_rng(0)
     q = rng.uniform(-2, 2, (200, 6))
     # Static poses only: inertia is invisible, mass and first moments are determined.

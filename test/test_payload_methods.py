@@ -43,8 +43,9 @@ class Setup:
     def record(self, phi=None, noise=0.0, delay=0.0, friction_scale=1.0, seed=0, motion=None):
         t, q, qd, qdd = motion or self.motion
         payload = None if phi is None else (phi, self.frame)
-        return synthetic_recording(self.model, t, q, qd, qdd, friction=self.fm, friction_params=self.fp * friction_scale,
-                                   rotor_inertia=self.rotor, payload=payload, noise_std=noise, delay=delay, seed=seed)
+        return synthetic_recording(self.model, t, q, qd, qdd, friction=self.fm,
+                                   friction_params=self.fp * friction_scale, rotor_inertia=self.rotor,
+                                   payload=payload, noise_std=noise, delay=delay, seed=seed)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from payload_id_core.dynamics.base_params import compute_base_parameters
+from payload_id_core.dynamics.base_params import BaseParameters, compute_base_parameters
 from payload_id_core.dynamics.friction import KINDS, make_friction_model, rotor_inertia_columns
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -46,7 +46,8 @@ def test_payload_regressor_matches_rnea_of_the_loaded_robot(model):
     phi_l = from_mass_com_inertia(2.5, [0.03, -0.02, 0.08], np.diag([0.02, 0.03, 0.015]))
     loaded = RobotModel.from_urdf(model.urdf_path, joint_names=model.joint_names)
     joint, placement = loaded.frame_in_joint(frame)
-    loaded.model.inertias[joint] = loaded.model.inertias[joint] + placement.act(pin.Inertia.FromDynamicParameters(phi_l))
+    payload_inertia = placement.act(pin.Inertia.FromDynamicParameters(phi_l))
+    loaded.model.inertias[joint] = loaded.model.inertias[joint] + payload_inertia
     q, qd, qdd = _states(model, 20, seed=1)
     extra = np.array([loaded.rnea(*s) - model.rnea(*s) for s in zip(q, qd, qdd)])
     np.testing.assert_allclose(payload_regressor(model, frame, q, qd, qdd) @ phi_l, extra, atol=1e-9)
@@ -92,7 +93,6 @@ def test_base_parameters_depend_on_gravity():
 
 
 def test_base_parameters_roundtrip_through_dict():
-    from payload_id_core.dynamics.base_params import BaseParameters
     base = compute_base_parameters(RobotModel.from_urdf("ur10"))
     again = BaseParameters.from_dict(base.to_dict(), base.standard_names)
     np.testing.assert_array_equal(again.independent, base.independent)

@@ -34,6 +34,7 @@ print(json.dumps({'n': len(got), 'names': list(got[-1].name) if got else [],
 
 
 def _wait_line(proc: subprocess.Popen, text: str) -> None:
+    assert proc.stdout is not None and proc.stderr is not None, "spawn pipes both streams"
     line = proc.stdout.readline()
     assert text in line, f"child did not start: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
 

@@ -86,7 +86,8 @@ def test_held_pose_needs_rnea_torque_plus_friction(ur10):
     prof = quiet("ur10")
     s = SimulatedCell(ur10, prof, q0=Q_HOLD).advance(1000)
     # At rest the drive carries gravity plus the friction offset B of Xu eq. 2 (sign(0) = 0).
-    np.testing.assert_allclose(s.tau[-1] - ur10.rnea(s.q[-1], np.zeros(6), np.zeros(6)), prof.friction.offset, atol=1e-6)
+    gravity = ur10.rnea(s.q[-1], np.zeros(6), np.zeros(6))
+    np.testing.assert_allclose(s.tau[-1] - gravity, prof.friction.offset, atol=1e-6)
     # Reported effort is a current: torque / drive gain.
     np.testing.assert_allclose(s.effort[-1] * prof.effort_scale, s.tau[-1], rtol=1e-12)
 
@@ -162,7 +163,8 @@ def test_physics_carries_the_friction_law(ur10):
     # Load-dependent Coulomb: more load torque, more friction at the same speed (Xu 2024 §4.3).
     hi, _ = friction_torque(prof.friction, np.full(6, 0.2), np.full(6, 100.0))
     lo, _ = friction_torque(prof.friction, np.full(6, 0.2), np.zeros(6))
-    np.testing.assert_allclose(hi - lo, prof.friction.load_coulomb * 100.0 * np.tanh(0.2 / prof.friction.smoothing_velocity))
+    np.testing.assert_allclose(hi - lo,
+                               prof.friction.load_coulomb * 100.0 * np.tanh(0.2 / prof.friction.smoothing_velocity))
 
 
 def test_ft_sensor_reads_payload_gravity_offset_and_tilt(ur10):
@@ -255,7 +257,8 @@ def test_refused_trajectories_leave_the_robot_holding(ur10):
             cell.send(traj)
     s = cell.advance(600)
     assert np.abs(s.q - Q_HOLD).max() < 1e-9
-    cell.send(CommandedTrajectory(joint_names=list(reversed(names)), **{**good, "positions": good["positions"][:, ::-1]}))
+    cell.send(CommandedTrajectory(joint_names=list(reversed(names)),
+                                  **{**good, "positions": good["positions"][:, ::-1]}))
     s = cell.advance(600)                                        # joints matched by name, then it moves
     np.testing.assert_allclose(s.q[-1], Q_HOLD + 0.1, atol=1e-4)
 
@@ -287,7 +290,8 @@ def test_cli_simulate(tmp_path, ur10):
     traj.save(traj_path)
     payload_path = tmp_path / "payload.yaml"
     payload_path.write_text(yaml.safe_dump(payload(3.0).to_dict()))
-    exe = [sys.executable, "-m", "payload_id_ros.cli.main", "simulate", "--urdf", "ur10", "--trajectory", str(traj_path)]
+    exe = [sys.executable, "-m", "payload_id_ros.cli.main", "simulate", "--urdf", "ur10",
+           "--trajectory", str(traj_path)]
     out = tmp_path / "bag"
     res = subprocess.run(exe + ["--payload", str(payload_path), "--profile", "ur10", "--seed", "3", "--out", str(out)],
                          capture_output=True, text=True, timeout=120)

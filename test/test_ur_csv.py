@@ -161,7 +161,8 @@ def test_bad_files(tmp_path):
     nan[42] = ",".join(fields)
     msg = _expect(_write(tmp_path, nan), "1 of 300 rows hold NaN or inf")
     assert "columns i3" in msg and "line 43" in msg
-    _expect(_write(tmp_path, ["t," + ",".join(f"c{i}" for i in range(30))] + rows), "line 1 holds a value that is not a number")
+    _expect(_write(tmp_path, ["t," + ",".join(f"c{i}" for i in range(30))] + rows),
+            "line 1 holds a value that is not a number")
     _expect(_write(tmp_path, []), "is empty")
     _expect(tmp_path / "missing.csv", "does not exist")
     with pytest.raises(PayloadIdError, match="not six finite"):

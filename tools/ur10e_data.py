@@ -31,6 +31,7 @@ from scipy.optimize import minimize_scalar
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
+from payload_id_core.notes import Note, NoteCode, notes_with
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
@@ -103,12 +104,12 @@ def resampled(recording: Recording, t_grid: np.ndarray, cutoff_hz: float | None 
     t = t_grid + shift
     joints = JointSamples(t, names, q, qd, tau)
     commanded = CommandedTrajectory(float(t[0]), names, t - t[0], q, qd, qdd)
-    # The measured-as-commanded note stays last, as read_ur_csv puts it. str(): the note may be a
-    # plain string or a coded notes.Note, whose str() is its text.
-    measured = [n for n in recording.notes if str(n) == str(MEASURED_AS_COMMANDED_NOTE)] or [MEASURED_AS_COMMANDED_NOTE]
-    notes = [n for n in recording.notes if str(n) != str(MEASURED_AS_COMMANDED_NOTE)]
-    notes.append(f"{Path(recording.source).name}: motion window resampled at {1 / np.median(np.diff(t)):.4g} Hz"
-                 + (f", torques low-pass filtered at {cutoff_hz:g} Hz (zero phase)" if cutoff_hz else ""))
+    # The measured-as-commanded note stays last, as read_ur_csv puts it.
+    measured = notes_with(recording.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED) or [MEASURED_AS_COMMANDED_NOTE]
+    notes = [n for n in map(Note.from_any, recording.notes) if n.code is not NoteCode.SIGNALS_MEASURED_AS_COMMANDED]
+    notes.append(Note(NoteCode.INFO,
+                      f"{Path(recording.source).name}: motion window resampled at {1 / np.median(np.diff(t)):.4g} Hz"
+                      + (f", torques low-pass filtered at {cutoff_hz:g} Hz (zero phase)" if cutoff_hz else "")))
     notes.extend(measured[:1])
     return Recording(joints=joints, commanded=[commanded], wrench=None, source=recording.source, notes=notes)
 

@@ -6,6 +6,8 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.limits import MotionLimits, check_limits
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 START = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0])   # the fake hardware's rest pose (UR)
 
@@ -31,9 +33,6 @@ def make_trajectory(path: Path, robot: str = "ur10", duration: float = 4.0, harm
 
 def make_robot_yaml(path: Path, robot: str = "ur10") -> Path:
     """robot.yaml identified from a noise-free, friction-free synthetic run (what the fake hardware produces)."""
-    from payload_id_core.robot_id import identify_robot
-    from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-
     model = RobotModel.from_urdf(robot)
     t, q, qd, qdd = sum_of_sines(model, 10.0, 100.0, seed=1)
     rec = synthetic_recording(model, t, q, qd, qdd, noise_std=0.01, seed=1)

@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import time
+from typing import Any
 
 import numpy as np
 import rclpy
@@ -47,8 +48,8 @@ def traj_summary(msg: JointTrajectory, t_recv: float) -> dict:
 class Watcher:
     def __init__(self, node: Node):
         self.node = node
-        self.trajs = []
-        self.js = []
+        self.trajs: list[dict] = []
+        self.js: list[tuple[float, list[float], list[float]]] = []   # (wall, positions, velocities)
         self.traj_sub = node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
                                                  lambda m: self.trajs.append(traj_summary(m, time.time())), 10)
         node.create_subscription(JointState, "/joint_states",
@@ -138,7 +139,7 @@ def main() -> None:
     rclpy.init()
     node = Node("probe")
     if args.what == "latest":
-        got = []
+        got: list[PayloadEstimate] = []
         qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
         node.create_subscription(PayloadEstimate, "/payload_estimator/payload", got.append, qos)
         t0 = time.monotonic()
@@ -151,23 +152,25 @@ def main() -> None:
         else:
             emit(error="no estimate")
     elif args.what == "wrench":
-        got = []
-        node.create_subscription(WrenchStamped, "/payload_estimator/wrench_compensated", got.append,
+        compensated: list[WrenchStamped] = []
+        node.create_subscription(WrenchStamped, "/payload_estimator/wrench_compensated", compensated.append,
                                  qos_profile_sensor_data)
-        raw = []
+        raw: list[WrenchStamped] = []
         node.create_subscription(WrenchStamped, "/ft_sensor/wrench", raw.append, qos_profile_sensor_data)
         t0 = time.monotonic()
         # Both streams: the two subscriptions match their publishers at different moments after start-up.
-        while (len(got) < args.count or len(raw) < args.count) and time.monotonic() - t0 < args.timeout:
+        while (len(compensated) < args.count or len(raw) < args.count) and time.monotonic() - t0 < args.timeout:
             rclpy.spin_once(node, timeout_sec=0.05)
         w = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
-                       m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in got])
+                       m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in compensated])
         r = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
                        m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in raw])
-        emit(n=len(got), rate=len(got) / (time.monotonic() - t0), mean=w.mean(0).tolist() if len(w) else None,
-             std=w.std(0).tolist() if len(w) else None, raw_mean=r.mean(0).tolist() if len(r) else None)
+        emit(n=len(compensated), rate=len(compensated) / (time.monotonic() - t0),
+             mean=w.mean(0).tolist() if len(w) else None, std=w.std(0).tolist() if len(w) else None,
+             raw_mean=r.mean(0).tolist() if len(r) else None)
     else:
         watcher = Watcher(node)
+        client: ActionClient[Any, Any, Any]   # the generated action types are untyped
         if args.what == "identify":
             client = ActionClient(node, Identify, "/payload_estimator/identify")
 

@@ -4,6 +4,7 @@ argv[1] = 'run' (wait for the result) or 'cancel' (cancel after the third feedba
 """
 import json
 import sys
+from typing import Any
 
 import rclpy
 from action_msgs.msg import GoalStatus
@@ -17,7 +18,7 @@ def main() -> int:
     mode = sys.argv[1]
     rclpy.init()
     node = Node("plumbing_identify_client")
-    client = ActionClient(node, Identify, "/payload_estimator/identify")
+    client: ActionClient[Any, Any, Any] = ActionClient(node, Identify, "/payload_estimator/identify")  # untyped msgs
     if not client.wait_for_server(timeout_sec=20.0):
         print(json.dumps({"error": "no server"}), flush=True)
         return 1
@@ -42,6 +43,9 @@ def main() -> int:
     result = handle.get_result_async()
     rclpy.spin_until_future_complete(node, result, timeout_sec=20.0)
     res = result.result()
+    if res is None:
+        print(json.dumps({"error": "no result within 20 s"}), flush=True)
+        return 1
     status = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
               GoalStatus.STATUS_ABORTED: "aborted"}.get(res.status, str(res.status))
     print(json.dumps({"status": status, "mass": res.result.estimate.payload.mass,
