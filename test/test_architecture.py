@@ -58,7 +58,7 @@ def _core_modules() -> dict[str, Path]:
     return {_module_name(p, CORE, "payload_id_core"): p for p in CORE.rglob("*.py")}
 
 
-def test_core_has_no_import_cycle():
+def test_core_has_no_import_cycle() -> None:
     modules = _core_modules()
     graph = {name: {m for m in _imports(path, name, top_level_only=True) if m in modules and m != name}
              for name, path in modules.items()}
