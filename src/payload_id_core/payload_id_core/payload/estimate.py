@@ -8,6 +8,7 @@ first-order propagation of the covariance of φ_L through that (nonlinear) conve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 
@@ -25,6 +26,18 @@ def readable_vector(phi: np.ndarray) -> np.ndarray:
     return np.concatenate([[m], c, [ic[_I_INDEX[k]] for k in INERTIA_KEYS]])
 
 
+class Quality(str, Enum):
+    """Whether the project stands behind an estimate (the rule: never a confident wrong answer).
+
+    ok: nothing found against it. suspect: a check failed (model error, implausible scale, ...); the
+    numbers are reported with the reasons but are not applied to a controller unless overridden.
+    failed: the estimate must not be used at all."""
+
+    OK = "ok"
+    SUSPECT = "suspect"
+    FAILED = "failed"
+
+
 @dataclass
 class PayloadEstimate:
     frame: str
@@ -38,6 +51,15 @@ class PayloadEstimate:
     # Note(code, text); plain strings from code not yet converted to codes read as INFO (Note.from_any)
     notes: list[Note | str] = field(default_factory=list)
     history: dict | None = None            # online methods: {"t": (K,), "phi": (K,10), "std": (K,10)}
+    quality: Quality = Quality.OK
+    quality_reasons: list[str] = field(default_factory=list)   # one sentence per failed check
+
+    def mark(self, quality: Quality, reason: str) -> None:
+        """Lower the quality to `quality` (never raise it) and record why."""
+        order = [Quality.OK, Quality.SUSPECT, Quality.FAILED]
+        if order.index(quality) > order.index(self.quality):
+            self.quality = quality
+        self.quality_reasons.append(reason)
 
     # -- what people read -----------------------------------------------------------------------
     @property
@@ -95,6 +117,7 @@ class PayloadEstimate:
             "physically_consistent": bool(self.physically_consistent),
             "identifiable": {name: bool(v) for name, v in zip(PARAM_NAMES, self.identifiable)},
             "parameters_about_frame_origin": [float(v) for v in self.phi],
+            "quality": {"status": self.quality.value, "reasons": list(self.quality_reasons)},
             "notes": [Note.from_any(n).to_dict() for n in self.notes],
         }
 
@@ -113,6 +136,8 @@ class PayloadEstimate:
                 phi = from_mass_com_inertia(float(d["mass"]), [float(c or 0.0) for c in d.get("com", [0, 0, 0])], ic)
             ident = d.get("identifiable")
             identifiable = (np.array([bool(ident[n]) for n in PARAM_NAMES]) if ident else np.ones(10, dtype=bool))
+            quality_d = d.get("quality") or {}   # absent in files written before the quality field
+            quality = Quality(quality_d.get("status", Quality.OK.value))
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
@@ -123,4 +148,5 @@ class PayloadEstimate:
                    converged=bool(d.get("converged", True)),
                    convergence_time=float("nan") if ct is None else float(ct),
                    physically_consistent=bool(d.get("physically_consistent", True)),
-                   notes=[Note.from_any(n) for n in d.get("notes") or []])
+                   notes=[Note.from_any(n) for n in d.get("notes") or []],
+                   quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []])

@@ -22,6 +22,7 @@ from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
+from payload_id_core.signals.effort import EffortUnit
 
 FORMAT_VERSION = 1
 
@@ -45,7 +46,7 @@ class RobotIdentification:
     theta_names: list[str]
     cov: np.ndarray
     rel_std: np.ndarray               # percent
-    effort_scale: np.ndarray          # (n,) drive gains the torques were computed with
+    effort_scale: np.ndarray          # (n,) drive gains the torques were computed with (torque = effort × gain)
     rmse: np.ndarray                  # (n,) N·m on the identification data
     sigma: np.ndarray                 # (n,) noise std per joint (WLS weights)
     estimator: str = "wls"
@@ -57,10 +58,16 @@ class RobotIdentification:
     notes: list[Note] = field(default_factory=list)
     # (n, s) std of the friction shape parameters (α, ...) when identified; cov is then marginal over them
     shape_std: np.ndarray | None = None
+    # What the identification's raw efforts were (EffortUnit value), the gains' std (None: exact / given)
+    # and where the gains came from (e.g. "identified from <pair> with a known 2.805 kg", "given", "none").
+    effort_unit: str = EffortUnit.UNKNOWN.value
+    effort_scale_std: np.ndarray | None = None
+    effort_scale_source: str = ""
     model: RobotModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.notes = [Note.from_any(n) for n in self.notes]
+        self.effort_unit = EffortUnit.parse(self.effort_unit).value
 
     # -- sizes and slices ---------------------------------------------------------------------
     @property
@@ -128,6 +135,11 @@ class RobotIdentification:
             "joint_names": list(self.joint_names),
             "gravity": fl(self.gravity),
             "effort_scale": fl(self.effort_scale),
+            "effort": {
+                "unit": self.effort_unit,
+                "scale_std": None if self.effort_scale_std is None else fl(self.effort_scale_std),
+                "source": self.effort_scale_source,
+            },
             "estimator": self.estimator,
             "signals": self.source,
             "base_parameters": self.base.to_dict(),
@@ -201,6 +213,7 @@ class RobotIdentification:
                 [[np.nan if v is None else v for v in sstd[nm]] for nm in friction.shape_names], dtype=float).T
             val = d.get("validation_torque_rmse")
             psi = d.get("standard_parameters")
+            effort = d.get("effort") or {}   # absent in robot.yaml files written before effort units
             return cls(
                 joint_names=names, urdf_path=d["urdf"]["path"], urdf_sha256=sha,
                 gravity=np.asarray(d["gravity"], dtype=float), base=base, rotor=RotorStructure(free, absorbed),
@@ -214,7 +227,10 @@ class RobotIdentification:
                 standard_parameters=None if psi is None else np.asarray(psi, dtype=float),
                 condition_number=float(d.get("condition_number", np.nan)),
                 validation_rmse=None if val is None else np.array([val[j] for j in names]),
-                notes=[Note.from_any(n) for n in d.get("notes") or []], shape_std=shape_std, model=model,
+                notes=[Note.from_any(n) for n in d.get("notes") or []], shape_std=shape_std,
+                effort_unit=EffortUnit.parse(effort.get("unit")).value,
+                effort_scale_std=None if effort.get("scale_std") is None else np.asarray(effort["scale_std"], float),
+                effort_scale_source=str(effort.get("source", "")), model=model,
             )
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
