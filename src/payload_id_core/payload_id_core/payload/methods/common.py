@@ -19,6 +19,7 @@ from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.linear import LinearSolution, weighted_lstsq
 from payload_id_core.payload.load_friction import ITERATIONS, load_friction_columns, load_friction_note
 from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.online.regressor import load_changeable_friction
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import Signals, commanded_span, conditioned_signals
@@ -136,7 +137,8 @@ def payload_rows(model: RobotModel, robot: None, frame: str, sig: Signals,
                  friction_change: bool) -> tuple[np.ndarray, None]: ...
 def payload_rows(model: RobotModel, robot: RobotIdentification | None, frame: str, sig: Signals,
                  friction_change: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """W_L (N, n, 10) [+ friction columns (N, n, k n)] and the robot's full regressor (N, n, p)."""
+    """W_L (N, n, 10) [+ the friction change's columns: those a load can change, regressor.load_changeable_friction]
+    and the robot's full regressor (N, n, p)."""
     y_rb = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)
     joint, X = payload_transform(model, frame)
     w_l = y_rb[..., 10 * (joint - 1):10 * joint] @ X
@@ -147,7 +149,8 @@ def payload_rows(model: RobotModel, robot: RobotIdentification | None, frame: st
     y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     if friction_change:
         lay = theta_layout(robot)
-        w_l = np.concatenate([w_l, y_a[..., lay.friction]], axis=-1)
+        changeable = np.flatnonzero(load_changeable_friction(robot.friction))
+        w_l = np.concatenate([w_l, y_a[..., lay.friction][..., changeable]], axis=-1)
     return w_l, y_a
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
@@ -21,7 +20,8 @@ LOAD_REF_REL_STD = 0.05  # the payload enters the load-friction columns once its
 class DirectRLS(OnlineEstimator):
     """Khalil 2007 method 1 as a recursive estimator (options: OnlineEstimator's, and):
 
-      friction_change: estimate the change of the friction parameters under load (Xu eq. 5, W_f Δφ_f).
+      friction_change: estimate the change of the friction parameters under load (Xu eq. 5, W_f Δφ_f), all
+        but the offsets (regressor.load_changeable_friction).
       noise_std default: the robot identification's torque RMSE per joint.
       p0: prior variance scale (1e4).
       joseph: Joseph-form covariance update: the plain P − K Y P loses definiteness and diverges when
@@ -34,13 +34,17 @@ class DirectRLS(OnlineEstimator):
                  joseph: bool = True, **options):
         super().__init__(model, robot, frame, **options)
         self.friction_change = bool(friction_change)
-        self.joint, self.X = payload_transform(model, frame)
-        self.block = slice(10 * (self.joint - 1), 10 * self.joint)
         # A standard-parameter vector reproducing π_a (K has full row rank): Y φ_a = reduce(Y) π_a.
         K = np.asarray(robot.base.K, dtype=float)
         self.phi_a_std = K.T @ np.linalg.solve(K @ K.T, self.theta_a[self.layout.base])
         self._fric_a_joint = self.fric_a.reshape(self.n, -1) if self.kf else None
-        u = 10 + (self.kf if self.friction_change else 0) + self.n_lf
+        # The friction change's unknowns: the parameters a load can change (regressor.load_changeable_friction).
+        changeable = self.reg.changeable if self.friction_change else np.zeros(self.kf, dtype=bool)
+        self.n_friction_change = int(changeable.sum())
+        self._fc_rows = self.reg.friction_rows[changeable]
+        self._fc_cols = 10 + np.arange(self.n_friction_change)
+        self._fc_values = np.flatnonzero(changeable)
+        u = 10 + self.n_friction_change + self.n_lf
         z0 = np.zeros(u)
         z0[:10] = self.prior
         rls = RecursiveLeastSquares(z0, np.eye(u) * (DIRECT_P0 if p0 is None else p0), self.noise_std**2,
@@ -64,8 +68,8 @@ class DirectRLS(OnlineEstimator):
         tau_a = y_rb @ self.phi_a_std
         if fv is not None and self._fric_a_joint is not None:   # both exactly when the model has friction
             tau_a += np.einsum("bjk,jk->bj", fv, self._fric_a_joint)
-            if self.friction_change:
-                rows[:, self.reg.friction_rows, 10 + self.reg.friction_cols] = fv.reshape(B, -1)
+            if self.n_friction_change:
+                rows[:, self._fc_rows, self._fc_cols] = fv.reshape(B, -1)[:, self._fc_values]
         if self.n_rotor:
             tau_a[:, self.reg.rotor_free] += qdd[:, self.reg.rotor_free] * self.rotor_a
         if self.n_lf:

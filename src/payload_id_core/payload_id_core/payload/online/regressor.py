@@ -14,6 +14,18 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.jacobian import theta_layout
 
+# The friction parameter a load cannot change: the constant offset B (dynamics/friction.py), a current or
+# torque-sensor offset. As an unknown of the friction change it is collinear with the load's mean gravity
+# torque over the motion and takes part of the mass with it (direct-rls, friction change on: −1.9 % on the
+# UR10e 15harm pair, −0.9 % with the offsets left out; docs/ur10e_report.md).
+LOAD_INDEPENDENT_FRICTION = frozenset({"B"})
+
+
+def load_changeable_friction(friction) -> np.ndarray:
+    """(kf,) bool: which of the friction model's parameters (param_names order) a load may change."""
+    return np.array([name.split("_", 1)[0] not in LOAD_INDEPENDENT_FRICTION for name in friction.param_names],
+                    dtype=bool)
+
 
 class FastRegressor:
     """Per-sample regressor rows for one robot identification, without per-call Python overhead.
@@ -40,6 +52,7 @@ class FastRegressor:
         # joint friction_rows[i] has value i at column friction_cols[i] of the friction block.
         self.friction_rows = np.repeat(self._rows, self.k)
         self.friction_cols = (self._rows[:, None] * self.k + np.arange(self.k)).reshape(-1)
+        self.changeable = load_changeable_friction(self.fm)
         self._pm = model.model
         self._pd = model.model.createData()    # own workspace: other users of model.data are not disturbed
         self._reg = pin.computeJointTorqueRegressor
