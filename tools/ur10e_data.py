@@ -36,6 +36,7 @@ from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.filtering import filtered_derivatives
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 
@@ -203,11 +204,19 @@ SAME_TRAJECTORY_TOL_RAD = 2e-2
 PAYLOAD_OPTIONS = {"delay": 0.0, "same_trajectory_tol_rad": SAME_TRAJECTORY_TOL_RAD, "load_friction": False}
 
 
-def identify_ur10e_robot(model, pair_or_run, friction: str = "linear", validate: Sequence[Recording] = ()):
+def identify_ur10e_robot(model, pair_or_run, friction: str = "linear", validate: Sequence[Recording] = (),
+                         gains=None, gains_std=None):
     """identification.identify_robot on a prepared unloaded run (the stand-in commanded motion,
-    no delay: it is the measured motion itself); validation RMSE per joint for each `validate` run."""
+    no delay: it is the measured motion itself); validation RMSE per joint for each `validate` run.
+    `gains`, `gains_std`: the drive gains the run's torques were computed with and their std
+    (identify_gains), recorded in the result as robot.yaml records them, so the payload methods
+    propagate the gains' uncertainty (payload/gain_uncertainty.py)."""
     run = pair_or_run.unloaded if isinstance(pair_or_run, PreparedPair) else pair_or_run
-    ident = identify_robot(model, run, friction=friction, delay=0.0)
+    ident = identify_robot(model, run, friction=friction, delay=0.0, effort_scale=gains)
+    if gains is not None:
+        ident.effort_unit = EffortUnit.CURRENT.value
+        ident.effort_scale_std = None if gains_std is None else np.asarray(gains_std, dtype=float)
+        ident.effort_scale_source = "identified from the 14harm pair and the known load mass"
     rmse = [validate_robot(ident, v, model, delay=0.0) for v in validate]
     return ident, rmse
 

@@ -14,6 +14,7 @@ from payload_id_core.dynamics.regressor import payload_transform, rigid_body_reg
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.method_names import PayloadMethod
@@ -22,6 +23,7 @@ from payload_id_core.payload.methods.common import (
     finish,
     method_signals,
     motion_duration,
+    payload_rows,
     robot_sensitivity_cov,
     robot_uncertainty,
     same_trajectory_torques,
@@ -214,6 +216,8 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     C[rest, rest] = 1e-12 * max(float(np.max(np.diag(C))), 1e-12)
     J = difference_jacobian(model, robot, frame, friction_change=fc)
     sol = generalized_lstsq(J, eps, C)
+    w_l, _ = payload_rows(model, None, frame, sig, False)
+    cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}")]
-    return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, sol.cov, sol.identifiable, notes, options,
+    return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)

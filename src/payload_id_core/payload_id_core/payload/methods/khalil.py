@@ -16,6 +16,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
+from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import sign_epsilon
@@ -52,6 +53,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     rc = robot_uncertainty(robot, options)
     if rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
+    cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
     notes += model_error_notes(model_error_ratio(sol.sigma, robot))
@@ -87,10 +89,12 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     re = weighted_lstsq(y_b, sig.tau)
     sol = _difference_payload(model, robot, frame, re.x, re.cov, re.identifiable, options)
+    w_l, _ = payload_rows(model, None, frame, sig, False)
+    cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
-    return finish(frame, PayloadMethod.KHALIL_2, sol.x, sol.cov, sol.identifiable, notes, options,
+    return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)
 
 
@@ -114,9 +118,11 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
         tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None and y_a is not None
                  else np.array([model.rnea(q, qd, qdd) for q, qd, qdd in zip(sig.q, sig.qd, sig.qdd)]))
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_u, tau_a, sig.qd, sign_epsilon(robot), lf)
+    # Both runs' torques carry the same gains: their difference is the load's torque, scaled by them exactly.
+    cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "
                               f"{np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
-    return finish(frame, PayloadMethod.KHALIL_3, sol.x, sol.cov, sol.identifiable, notes, options,
+    return finish(frame, PayloadMethod.KHALIL_3, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
                   friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
 
@@ -148,8 +154,8 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
                         np.broadcast_to(1 / np.maximum(s_b, 1e-12), (r.shape[0] - na, model.n))])
     sol = weighted_lstsq(A * w[..., None], b * w, sigma=np.ones(model.n))
     z = sol.x[p:]
-    cov = sol.cov[p:, p:]
     ok = sol.identifiable[p:]
+    cov = with_gain_uncertainty(sol.cov[p:, p:], z, ok, robot, W_l, s_b)
     notes = [*sig_b.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                                 f"global identification: {p} robot + {u} payload unknowns; torque residual std "
                                 f"unloaded {np.round(s_a, 4).tolist()}, loaded {np.round(s_b, 4).tolist()} N·m")]

@@ -37,7 +37,7 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     kw["load_friction"] = load_friction_on(method, options)
     estimator = OnlinePayloadEstimator(model, robot, frame, method.value, prior=prior_phi(options.prior), **kw)
     raw = estimator.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
-    z, cov, ok = estimator.solution()
+    z, cov, ok = estimator.payload_solution()
     notes = [*sig.notes, *raw.notes]
     if not estimator.converged:
         notes.append(Note(NoteCode.PAYLOAD_NOT_CONVERGED, f"not converged after {motion_duration(sig):.2f} s of motion "

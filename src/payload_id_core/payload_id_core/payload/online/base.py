@@ -22,10 +22,12 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import model_error_notes, undetermined_to_prior
+from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_relative_std
 from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.online.regressor import FastRegressor
@@ -96,6 +98,7 @@ class OnlineEstimator(ABC):
         self.fric_a = self.theta_a[lay.friction]
         self.n_rotor = self.reg.n_rotor
         self.kf = self.reg.kf
+        self.n_friction_change = self.kf   # unknowns of the friction change (direct-rls leaves the offsets out)
         self.convergence_rule = convergence
         self.mass_rel_std, self.xu_tol, self.xu_count = float(mass_rel_std), float(xu_tol), int(xu_count)
         self.check_every, self.min_time, self.dt = int(check_every), float(min_time), 1.0 / float(rate_hz)
@@ -117,6 +120,14 @@ class OnlineEstimator(ABC):
         # The nonlinear/linear friction's first column is tanh(q̇/ε) with the same ε: reused as sgn_ε(q̇).
         self._sgn_from_fv = bool(self.kf and self.reg.closed_form and self.reg.eps == self._sign_eps)
         self.cross: np.ndarray | None = None     # set by estimators that propagate the robot's covariance
+        # The payload's rows W_L = Y_rb[:, :, block] X (both estimators fill Y_rb), and per joint their
+        # information, kept only when robot.yaml gives the drive gains' std (gain_uncertainty.py).
+        self.joint, self.X = payload_transform(model, frame)
+        self.block = slice(10 * (self.joint - 1), 10 * self.joint)
+        self._gain_rel_std = gain_relative_std(robot)
+        if self._gain_rel_std is not None and self._gain_rel_std.size != self.n:
+            self._gain_rel_std = None
+        self._joint_info = np.zeros((self.n, 10, 10)) if self._gain_rel_std is not None else None
         self.samples = 0
         self.t0: float | None = None
         self.t_last = 0.0
@@ -163,6 +174,16 @@ class OnlineEstimator(ABC):
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(z = [φ_L, Δφ_f, …], its covariance, identifiable mask of z)."""
 
+    def payload_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """solution() with the drive gains' uncertainty (robot.yaml's effort scale std) added to φ_L's
+        covariance (gain_uncertainty.py), from the payload rows' per-joint information seen so far."""
+        z, cov, ok = self.solution()
+        if self._joint_info is None or self._gain_rel_std is None:
+            return z, cov, ok
+        cov = np.array(cov, dtype=float)
+        cov[:10, :10] += gain_covariance(self._joint_info, z[:10], ok, self._gain_rel_std)
+        return z, cov, ok
+
     def model_error_ratio(self) -> float:
         """Residual RMS of the fit over the unloaded identification's torque RMSE; NaN when the RLS cost
         is not the residual's (see the subclasses)."""
@@ -201,6 +222,9 @@ class OnlineEstimator(ABC):
         """RLS update with the B samples in the buffers, and their whitened rows queued for the information matrix."""
         m = B * self.n
         self.rls.update(self._rows_buf[:B].reshape(m, self.u), self._z_buf[:B].reshape(m), samples=B)
+        if self._joint_info is not None:
+            w = (self._yrb[:B, :, self.block] @ self.X) * self._isig[:, None]
+            self._joint_info += np.einsum("bji,bjk->jik", w, w)
         if self._npend + m > self._pend.shape[0]:
             self._flush()
         if m > self._pend.shape[0]:
@@ -332,14 +356,14 @@ class OnlineEstimator(ABC):
         """The current estimate (not projected onto physically consistent parameters: see consistency)."""
         if self.samples == 0:
             raise PayloadIdError("no sample fed to the estimator yet", "call update() while the robot moves")
-        z, cov, ok = self.solution()
+        z, cov, ok = self.payload_solution()
         phi, cov10, ok10, prior_notes = undetermined_to_prior(z, cov, ok, self.prior)
         notes: list[Note | str] = [Note(NoteCode.PAYLOAD_ONLINE_PROGRESS,
                                         f"{self.samples} samples, {self.t_last - (self.t0 or 0.0):.3f} s of motion; "
                                         f"convergence rule '{self.convergence_rule}'"), *prior_notes]
         if self.friction_change:
             notes.append(Note(NoteCode.PAYLOAD_FRICTION_CHANGE,
-                              f"friction change under load estimated ({self.kf} parameters)"))
+                              f"friction change under load estimated ({self.n_friction_change} parameters)"))
         if self.n_lf:
             mu = self.rls.theta[self._lf_cols]
             mu_std = np.sqrt(np.maximum(np.diag(self.rls.covariance())[self._lf_cols], 0.0))
