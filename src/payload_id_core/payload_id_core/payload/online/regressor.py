@@ -17,7 +17,7 @@ from payload_id_core.payload.jacobian import theta_layout
 # The friction parameter a load cannot change: the constant offset B (dynamics/friction.py), a current or
 # torque-sensor offset. As an unknown of the friction change it is collinear with the load's mean gravity
 # torque over the motion and takes part of the mass with it (direct-rls, friction change on: −1.9 % on the
-# UR10e 15harm pair, −0.9 % with the offsets left out; docs/ur10e_report.md).
+# UR10e 15harm pair, robot and gains from 14harm; −0.9 % with the offsets left out: bench/ur10e.py).
 LOAD_INDEPENDENT_FRICTION = frozenset({"B"})
 
 
