@@ -70,7 +70,8 @@ def test_mass_within_two_percent_on_independent_pairs(real, pair):
         assert not isinstance(e, str), f"{method}: {e}"
         err = e.mass / rd.LOAD_MASS_KG - 1
         assert abs(err) < MASS_TOL, f"{pair} {method}: {e.mass:.4f} kg ({100 * err:+.2f} %)"
-        assert 0 < e.readable_std()[0] < 0.02 * e.mass
+        # σ widened for the residuals' serial correlation (4–8× the independent-sample value): ≤ 2.1 % measured.
+        assert 0 < e.readable_std()[0] < 0.03 * e.mass
 
 
 def test_com_consistent_across_pairs(real):
@@ -205,9 +206,10 @@ def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeli
 # -- issue 12: robot and gains from the 14harm pair, σ with the gains' uncertainty ---------------------
 
 TARGET_METHODS = ("khalil-1", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", "difference-rls")
-# khalil-1 on 01_31 with the 14harm robot: +1.33 % (2.6 σ). The robot model extrapolated to another
+# khalil-1 on 01_31 with the 14harm robot: +1.37 %. The robot model extrapolated to another
 # trajectory is the error (with the 01_31 unloaded run's own robot: −0.51 %), and the estimate says so:
-# its residual is over 1.5 × the robot's own (model-error check), so it is not a confident answer.
+# its residual is over 1.5 × the robot's own (model-error check). Its σ, widened for the residuals'
+# serial correlation, covers it (0.71 σ; 2.6 σ before).
 MODEL_ERROR_FLAGGED = {("01_31", "khalil-1")}
 
 
@@ -226,11 +228,11 @@ def test_every_dynamic_method_within_one_percent_and_two_sigma(real, robot_14har
         assert not isinstance(e, str), f"{method}: {e}"
         err = e.mass - rd.LOAD_MASS_KG
         ratio = abs(err) / e.readable_std()[0]
+        assert ratio <= 2.0, f"{pair} {method}: |error| / σ = {ratio:.2f}"
         if (pair, method) in MODEL_ERROR_FLAGGED:
             assert has_note(e.notes, NoteCode.PAYLOAD_MODEL_ERROR_HIGH), (pair, method)
             continue
         assert abs(err) < 0.01 * rd.LOAD_MASS_KG, f"{pair} {method}: {100 * err / rd.LOAD_MASS_KG:+.2f} %"
-        assert ratio <= 2.0, f"{pair} {method}: |error| / σ = {ratio:.2f}"
 
 
 def test_gain_std_widens_the_mass_std_by_the_gains_share(real, robot_14harm):

@@ -4,6 +4,10 @@ Khalil 2007 §III: the equations of joint j are weighted by the inverse standard
 joint's residual (eq. 17–21: σ² = ‖r‖²/(r − c), C = σ² (WᵀW)⁻¹). Unknowns the data cannot
 determine (identifiable_entries) are solved for by the minimum-norm solution in column-scaled
 coordinates, which leaves every determined entry unique, and are then reported as unknown.
+
+The rows are time samples × joints, and real residuals are serially correlated (filtered efforts,
+unmodelled effects): the eq. 21 covariance is widened by the common factor that makes every
+parameter's variance at least its Newey–West value (robot_id/serial_correlation.py).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.jacobian import LIVE_RTOL, RANK_RTOL, identifiable_entries
+from payload_id_core.robot_id import serial_correlation
 
 
 @dataclass
@@ -23,6 +28,8 @@ class LinearSolution:
     identifiable: np.ndarray   # (u,) bool
     sigma: np.ndarray          # (n,) residual standard deviation per joint (or per row group)
     rows: int
+    bandwidth: int = 0         # lags (samples) the covariance sums residual correlation over
+    inflation: float = 1.0     # factor on the standard deviations for that correlation (≥ 1)
 
 
 def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -47,7 +54,8 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     """Per-joint weighted LS of y (N, n) ≈ W (N, n, u) x (Khalil 2007 §III, eq. 16–21).
 
     Weights 1/σ_j come from the residuals of a first ordinary solution (iterate_weights), or are
-    given as `sigma` (n,). The covariance is σ-scaled (WᵀΣ⁻¹W)^# on the determined entries.
+    given as `sigma` (n,). The covariance is σ-scaled (WᵀΣ⁻¹W)^# on the determined entries, times the
+    residuals' serial-correlation inflation (Newey–West over time samples, rows grouped n per sample).
     """
     W = np.asarray(W, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -70,11 +78,20 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     x, gram_pinv = _scaled_pinv_solve(A * w[:, None], b * w, ok)
     r = ((b - A @ x) * w)
     # Residuals are normalised by σ_j: their variance should be 1; any misfit scales the covariance.
-    scale2 = float(r @ r) / max(N * n - int(ok.sum()), 1)
+    dof = max(N * n - int(ok.sum()), 1)
+    scale2 = float(r @ r) / dof
     cov = gram_pinv * scale2
+    lags, factor2 = 0, 1.0
+    if ok.any():
+        rt = r.reshape(N, n)
+        lags = serial_correlation.bandwidth(rt)
+        scores = np.einsum("tjk,tj->tk", (A * w[:, None]).reshape(N, n, u)[..., ok], rt)
+        hac = serial_correlation.sandwich(gram_pinv[np.ix_(ok, ok)], scores, lags, N * n / dof)
+        factor2 = serial_correlation.variance_inflation(hac, cov[np.ix_(ok, ok)])
+        cov = cov * factor2
     cov[~ok, :] = np.nan
     cov[:, ~ok] = np.nan
-    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n)
+    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)))
 
 
 def generalized_lstsq(J: np.ndarray, eps: np.ndarray, C: np.ndarray) -> LinearSolution:
