@@ -14,7 +14,8 @@ tools/ur10e_report.py and bench/ur10e.py:
     does for such recordings (`resampled`).
   * `prepared_pair`: the unloaded and loaded run of one trajectory put on the same trajectory time
     (the loaded run's offset found by least squares on the joint positions, to a fraction of a
-    sample), so methods that subtract the two runs sample by sample (khalil-3) can.
+    sample), so methods that subtract the two runs sample by sample (khalil-3) can. Both are the core's
+    payload_id_core.signals.align (aligned_pair, resampled), which identify-payload uses as well.
   * `identify_ur10e_robot`, `identify_gains`, `identify_payloads`: the project's own
     identification code (payload_id_core.robot_id, payload_id_core.payload.methods) on those inputs.
 """
@@ -63,7 +64,7 @@ def default_data_dir() -> Path:
 
 def prepared_run(path: str | os.PathLike, effort_scale=README_DRIVE_GAINS, *, rate_hz: float = DEFAULT_RATE_HZ,
                  cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, recording: Recording | None = None) -> Recording:
-    """One file's motion window (± MOTION_PAD_S) on a uniform grid; see the module docstring.
+    """One file's motion window (± signals.align.MOTION_PAD_S) on a uniform grid; see the module docstring.
     `recording`: that file already read (read_ur_csv(path, effort_scale)), so it is not read again."""
     rec = recording if recording is not None else read_ur_csv(path, effort_scale)
     a, b = padded_motion_window(rec)
