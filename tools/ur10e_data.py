@@ -14,7 +14,8 @@ tools/ur10e_report.py and bench/ur10e.py:
     does for such recordings (`resampled`).
   * `prepared_pair`: the unloaded and loaded run of one trajectory put on the same trajectory time
     (the loaded run's offset found by least squares on the joint positions, to a fraction of a
-    sample), so methods that subtract the two runs sample by sample (khalil-3) can.
+    sample), so methods that subtract the two runs sample by sample (khalil-3) can. Both are the core's
+    payload_id_core.signals.align (aligned_pair, resampled), which identify-payload uses as well.
   * `identify_ur10e_robot`, `identify_gains`, `identify_payloads`: the project's own
     identification code (payload_id_core.robot_id, payload_id_core.payload.methods) on those inputs.
 """
@@ -27,17 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
-from payload_id_core.notes import Note, NoteCode, notes_with
+from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
+from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
-from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.align import DEFAULT_RATE_HZ, aligned_pair, padded_motion_window, resampled, uniform_grid
 from payload_id_core.signals.effort import EffortUnit
-from payload_id_core.signals.filtering import filtered_derivatives
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
 
 LOAD_MASS_KG = 2.805   # ../shared/data/ur10e/README.md
@@ -51,12 +50,9 @@ VALIDATION = ("validation-p1.csv", "validation-p2.csv", "validation-p3.csv")
 GAIN_PAIR = "14harm"
 JUDGED_PAIRS = ("15harm", "01_31")
 
-DEFAULT_RATE_HZ = 50.0
 # Torques are filtered like the stand-in motion ur_csv smooths (and conditioned_signals would filter
 # them): parallel filtering of both sides of τ = Y θ.
 DEFAULT_CUTOFF_HZ = SMOOTHING_CUTOFF_HZ
-MOTION_VELOCITY_RAD_S = 0.02   # any joint faster than this: the excitation is playing
-MOTION_PAD_S = 0.3             # rest kept on each side of the motion (the start and stop transients)
 
 
 def default_data_dir() -> Path:
@@ -67,85 +63,13 @@ def default_data_dir() -> Path:
     return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ur10e"
 
 
-def motion_window(recording: Recording, velocity: float = MOTION_VELOCITY_RAD_S) -> tuple[float, float]:
-    """First and last time any joint moves faster than `velocity` (rad/s)."""
-    qd = recording.joints.qd
-    if qd is None:
-        raise PayloadIdError(f"{recording.source}: no joint velocities to find the motion in",
-                             "read the recording with read_ur_csv, which differentiates the positions")
-    moving = np.flatnonzero(np.abs(qd).max(axis=1) > velocity)
-    if moving.size == 0:
-        raise PayloadIdError(f"{recording.source}: the arm does not move (no joint faster than {velocity} rad/s)",
-                             "give a recording of an excitation trajectory")
-    t = recording.joints.t
-    return float(t[moving[0]]), float(t[moving[-1]])
-
-
-def resampled(recording: Recording, t_grid: np.ndarray, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ,
-              t_zero: float | None = None) -> Recording:
-    """`recording` (read_ur_csv's, with its smoothed stand-in command) on the times `t_grid` (inside
-    its span); the Recording's clock is shifted so that t_grid[0] becomes `t_zero` (default unchanged).
-
-    Nothing of its own: the motion is the stand-in command sampled as the controller would
-    (conditioning.sample_commanded) and the torques are filtered as conditioned_signals filters them
-    (conditioning.filtered_derivatives at `cutoff_hz`, against the true time stamps), then
-    interpolated onto the grid. The result is already conditioned: its command is a plain
-    trajectory (no smoothing_cutoff_hz), so conditioned_signals neither filters its torques again
-    nor trims it."""
-    j = recording.joints
-    t_grid = np.asarray(t_grid, dtype=float)
-    if t_grid[0] < j.t[0] or t_grid[-1] > j.t[-1]:
-        raise PayloadIdError(f"{recording.source}: resampling grid {t_grid[0]:.2f}..{t_grid[-1]:.2f} s outside the "
-                             f"recording {j.t[0]:.2f}..{j.t[-1]:.2f} s", "cut the window inside the recording")
-    names = list(j.joint_names)
-    q, qd, qdd = sample_commanded(recording.commanded, t_grid, names)
-    tau_f = j.tau if cutoff_hz is None else filtered_derivatives(j.t, j.tau, cutoff_hz, derivatives=0)[0]
-    tau = np.column_stack([np.interp(t_grid, j.t, tau_f[:, k]) for k in range(tau_f.shape[1])])
-    shift = 0.0 if t_zero is None else t_zero - t_grid[0]
-    t = t_grid + shift
-    joints = JointSamples(t, names, q, qd, tau)
-    commanded = CommandedTrajectory(float(t[0]), names, t - t[0], q, qd, qdd)
-    # The measured-as-commanded note stays last, as read_ur_csv puts it.
-    measured = notes_with(recording.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED) or [MEASURED_AS_COMMANDED_NOTE]
-    notes = [n for n in map(Note.from_any, recording.notes) if n.code is not NoteCode.SIGNALS_MEASURED_AS_COMMANDED]
-    notes.append(Note(NoteCode.INFO,
-                      f"{Path(recording.source).name}: motion window resampled at {1 / np.median(np.diff(t)):.4g} Hz"
-                      + (f", torques low-pass filtered at {cutoff_hz:g} Hz (zero phase)" if cutoff_hz else "")))
-    notes.extend(measured[:1])
-    return Recording(joints=joints, commanded=[commanded], wrench=None, source=recording.source, notes=notes)
-
-
-def _grid(t0: float, t1: float, rate_hz: float) -> np.ndarray:
-    return t0 + np.arange(int(np.floor((t1 - t0) * rate_hz)) + 1) / rate_hz
-
-
 def prepared_run(path: str | os.PathLike, effort_scale=README_DRIVE_GAINS, *, rate_hz: float = DEFAULT_RATE_HZ,
                  cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, recording: Recording | None = None) -> Recording:
-    """One file's motion window (± MOTION_PAD_S) on a uniform grid; see the module docstring.
+    """One file's motion window (± signals.align.MOTION_PAD_S) on a uniform grid; see the module docstring.
     `recording`: that file already read (read_ur_csv(path, effort_scale)), so it is not read again."""
     rec = recording if recording is not None else read_ur_csv(path, effort_scale)
-    a, b = motion_window(rec)
-    a, b = max(a - MOTION_PAD_S, rec.joints.t[0]), min(b + MOTION_PAD_S, rec.joints.t[-1])
-    return resampled(rec, _grid(a, b, rate_hz), cutoff_hz, t_zero=0.0)
-
-
-def trajectory_offset(reference: Recording, other: Recording, window: tuple[float, float]) -> tuple[float, float]:
-    """Time s (and the largest position mismatch, rad) such that other(t + s) ≈ reference(t) on `window`.
-
-    A coarse start from the motion windows, then a bounded scalar search of the squared position
-    mismatch (positions interpolated linearly: millisecond resolution at these speeds)."""
-    t_ref = reference.joints.t
-    inside = (t_ref >= window[0]) & (t_ref <= window[1])
-    t, q_ref = t_ref[inside], reference.joints.q[inside]
-    t_o, q_o = other.joints.t, other.joints.q
-    s0 = motion_window(other)[0] - motion_window(reference)[0]
-
-    def mismatch(s: float) -> np.ndarray:
-        return np.column_stack([np.interp(t + s, t_o, q_o[:, k]) for k in range(q_o.shape[1])]) - q_ref
-
-    res = minimize_scalar(lambda s: float(np.sum(mismatch(s) ** 2)), bounds=(s0 - 0.5, s0 + 0.5), method="bounded",
-                          options={"xatol": 1e-5})
-    return float(res.x), float(np.max(np.abs(mismatch(res.x))))
+    a, b = padded_motion_window(rec)
+    return resampled(rec, uniform_grid(a, b, rate_hz), cutoff_hz, t_zero=0.0)
 
 
 @dataclass
@@ -155,26 +79,15 @@ class PreparedPair:
     loaded: Recording
     offset_s: float            # loaded clock − unloaded clock for the same trajectory time
     max_mismatch_rad: float    # largest joint position difference between the runs after alignment
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
 
 
 def prepared_pair(unloaded_path, loaded_path, effort_scale=README_DRIVE_GAINS, *, name: str = "",
                   rate_hz: float = DEFAULT_RATE_HZ, cutoff_hz: float | None = DEFAULT_CUTOFF_HZ) -> PreparedPair:
-    """The two runs of one trajectory on one trajectory clock, same grid, same length."""
-    ru = read_ur_csv(unloaded_path, effort_scale)
-    rl = read_ur_csv(loaded_path, effort_scale)
-    a, b = motion_window(ru)
-    a, b = max(a - MOTION_PAD_S, ru.joints.t[0]), min(b + MOTION_PAD_S, ru.joints.t[-1])
-    s, dev = trajectory_offset(ru, rl, (a, b))
-    # Keep the window inside both recordings.
-    a = max(a, rl.joints.t[0] - s)
-    b = min(b, rl.joints.t[-1] - s)
-    grid = _grid(a, b, rate_hz)
-    un = resampled(ru, grid, cutoff_hz, t_zero=0.0)
-    lo = resampled(rl, grid + s, cutoff_hz, t_zero=0.0)
-    note = (f"pair {name}: loaded run aligned on the unloaded one ({s:+.4f} s clock offset, largest position "
-            f"difference {dev * 1e3:.2f} mrad), {grid.size} samples at {rate_hz:g} Hz")
-    return PreparedPair(name, un, lo, s, dev, [note])
+    """The two runs of one trajectory on one trajectory clock, same grid, same length (signals.align)."""
+    pair = aligned_pair(read_ur_csv(unloaded_path, effort_scale), read_ur_csv(loaded_path, effort_scale),
+                        rate_hz=rate_hz, cutoff_hz=cutoff_hz, name=name)
+    return PreparedPair(name, pair.unloaded, pair.loaded, pair.fit.offset_s, pair.fit.max_rad, [pair.note])
 
 
 def load_pairs(data_dir=None, effort_scale=README_DRIVE_GAINS, names: Sequence[str] = tuple(PAIRS), **kw

@@ -64,6 +64,9 @@ class NoteCode(str, Enum):
     SIM_SETUP = "sim.setup"                                   # profile, physics step, control rate
     SIM_PAYLOAD = "sim.payload"                               # the payload mounted (ground truth)
     TESTING_SYNTHETIC = "testing.synthetic"                   # synthetic data settings
+    # -- signals: two runs of one trajectory aligned (signals/align.py, issue 12 helper AL) --
+    SIGNALS_RESAMPLED = "signals.resampled"                   # motion window resampled on a uniform grid
+    SIGNALS_RUNS_ALIGNED = "signals.runs_aligned"             # loaded run put on the unloaded run's trajectory clock
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
 

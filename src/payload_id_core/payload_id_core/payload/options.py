@@ -33,7 +33,7 @@ class PayloadOptions:
     prior: PayloadEstimate | Sequence[float] | np.ndarray | None = None  # φ for undetermined entries (None: 0)
     project: bool = True                   # project an inconsistent estimate onto the feasible set
     # -- an unloaded run on the same trajectory (khalil-3, gaz-dtau) -------------------------------
-    same_trajectory_tol_rad: float | None = None  # None: 1 mrad for commanded signals, 20 mrad for measured
+    same_trajectory_tol_rad: float | None = None  # None: 1 mrad recorded command, 20 mrad measured/stand-in
     # -- gaz-static: what counts as resting --------------------------------------------------------
     vel_tol: float = 0.01                  # rad/s
     acc_tol: float = 0.05                  # rad/s²

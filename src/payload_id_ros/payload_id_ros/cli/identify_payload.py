@@ -19,15 +19,17 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods import identify_payload, needs_robot_identification
+from payload_id_core.payload.methods import identify_payload, needs_robot_identification, on_same_trajectory
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_ros.cli.inputs import add_recording_arguments, load_optional_recording, load_recording
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
-# leaves entries undetermined, or was projected onto physically consistent parameters.
+# leaves entries undetermined, was projected onto physically consistent parameters, or its two runs
+# were aligned on one trajectory clock.
 STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE,
                           NoteCode.PAYLOAD_PROJECTED, NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
-                          NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN, NoteCode.FT_PROJECTED})
+                          NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN, NoteCode.FT_PROJECTED,
+                          NoteCode.SIGNALS_RUNS_ALIGNED})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
                              "pass --robot robot.yaml (payload-id identify-robot)")
     loaded = load_recording(args, model.joint_names)
     unloaded = load_optional_recording(args, model.joint_names, prefix="unloaded-")
-    options = {"convergence": args.convergence}
+    # Runs without a recorded command (UR CSV) start and stop at different times: put them on one clock.
+    loaded, unloaded, aligned_options = on_same_trajectory(args.method, loaded, unloaded)
+    options = {"convergence": args.convergence, **aligned_options}
     if args.load_friction != "auto":
         options["load_friction"] = args.load_friction == "on"
     if args.signals:

@@ -30,7 +30,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods.common import check_robot_matches, needs_robot_identification
+from payload_id_core.payload.methods.common import check_robot_matches, needs_robot_identification, on_same_trajectory
 from payload_id_core.payload.methods.ft import ft
 from payload_id_core.payload.methods.gaz import gaz_dtau, gaz_static
 from payload_id_core.payload.methods.khalil import khalil_1, khalil_2, khalil_3, khalil_4
@@ -75,4 +75,5 @@ def identify_payload(method: PayloadMethod | str, model: RobotModel, robot: Robo
     return METHODS[method](model, robot, loaded, frame, unloaded, opts)  # type: ignore[arg-type]
 
 
-__all__ = ["METHODS", "PayloadMethod", "PayloadOptions", "identify_payload", "needs_robot_identification"]
+__all__ = ["METHODS", "PayloadMethod", "PayloadOptions", "identify_payload", "needs_robot_identification",
+           "on_same_trajectory"]

@@ -12,7 +12,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note, NoteCode
+from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import finish as finish_estimate
 from payload_id_core.payload.jacobian import theta_layout
@@ -22,6 +22,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.online.regressor import load_changeable_friction
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
 from payload_id_core.signals.conditioning import Signals, commanded_span, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
@@ -37,6 +38,12 @@ COVERAGE_TOL = 0.02
 # The methods that work without the unloaded robot's identification: khalil-3 takes the unloaded torques
 # from a run on the same trajectory, ft the payload's wrench from the wrist sensor.
 ROBOT_FREE_METHODS = frozenset({PayloadMethod.KHALIL_3, PayloadMethod.FT})
+# The methods that subtract the unloaded run from the loaded one sample by sample (Khalil 2007 eq. 29,
+# Gaz 2017 eq. 26 with an unloaded run), so both must be on the same trajectory time.
+SAME_TRAJECTORY_METHODS = frozenset({PayloadMethod.KHALIL_3, PayloadMethod.GAZ_DTAU})
+# Largest joint position difference between the two runs when their motion is the commanded one
+# (a recorded command: both runs sample the same points).
+SAME_COMMAND_TOL_RAD = 1e-3
 
 
 def load_friction_on(method: PayloadMethod, options: PayloadOptions) -> bool:
@@ -100,6 +107,33 @@ def motion_duration(sig: Signals) -> float:
     return float(sig.t[-1] - sig.t[0] + (np.median(np.diff(sig.t)) if sig.t.size > 1 else 0.0))
 
 
+def on_same_trajectory(method: PayloadMethod | str, loaded: Recording, unloaded: Recording | None
+                       ) -> tuple[Recording, Recording | None, dict]:
+    """The loaded and unloaded runs as `method` should receive them, and the options that go with them.
+
+    When the method compares the runs sample by sample and nothing recorded their time base (stand-in
+    commands, e.g. UR CSV files) while they start or last differently, the loaded run is aligned on the
+    unloaded one and both are resampled on the common trajectory time (signals.align; the loaded run
+    then carries a signals.runs_aligned note); their motion is then their command, so the options say
+    delay 0 (estimating it would find rounding noise, and a sample dropped at one end of one run only
+    would shift it by a whole sample against the other). Otherwise both are returned unchanged with no
+    options: a recorded command fixes the time base itself. Refuses two different trajectories."""
+    if unloaded is None or PayloadMethod.parse(method) not in SAME_TRAJECTORY_METHODS:
+        return loaded, unloaded, {}
+    if not needs_alignment(unloaded, loaded):
+        return loaded, unloaded, {}
+    pair = aligned_pair(unloaded, loaded)
+    return pair.loaded, pair.unloaded, {"delay": 0.0}
+
+
+def same_trajectory_tolerance(loaded_sig: Signals, unloaded_sig: Signals) -> float:
+    """Position tolerance (rad) for "same trajectory": tight when both motions are a recorded command,
+    the measured motion's (tracking differs with the load) when either is measured or stands in for one."""
+    measured = any(sig.source != "commanded" or has_note(sig.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
+                   for sig in (loaded_sig, unloaded_sig))
+    return SAME_TRAJECTORY_TOL_RAD if measured else SAME_COMMAND_TOL_RAD
+
+
 def same_trajectory_torques(model: RobotModel, loaded_sig: Signals, unloaded: Recording, options: PayloadOptions,
                             method: PayloadMethod) -> np.ndarray:
     """Unloaded torques at the loaded samples' trajectory times; refuses another trajectory.
@@ -112,7 +146,7 @@ def same_trajectory_torques(model: RobotModel, loaded_sig: Signals, unloaded: Re
     t_l = loaded_sig.t - loaded_sig.t[0]
     t_u = un.t - un.t[0]
     tol_rad = options.same_trajectory_tol_rad
-    tol = float(tol_rad if tol_rad is not None else (1e-3 if loaded_sig.source == "commanded" else 2e-2))
+    tol = float(tol_rad if tol_rad is not None else same_trajectory_tolerance(loaded_sig, un))
     dur_l, dur_u = t_l[-1], t_u[-1]
     if abs(dur_l - dur_u) > max(0.02 * dur_l, 0.05):
         raise PayloadIdError(f"{method} needs the unloaded run on the same trajectory, but it lasts {dur_u:.2f} s "
