@@ -64,6 +64,10 @@ class NoteCode(str, Enum):
     SIM_SETUP = "sim.setup"                                   # profile, physics step, control rate
     SIM_PAYLOAD = "sim.payload"                               # the payload mounted (ground truth)
     TESTING_SYNTHETIC = "testing.synthetic"                   # synthetic data settings
+    # -- drive gains and effort units (issue 12, helper U) -------------------------------------------
+    GAINS_APPLIED = "gains.applied"                     # which drive gains turned efforts into torques, from where
+    GAINS_UNIT_UNDECLARED = "gains.unit_undeclared"     # a recording or robot.yaml does not declare its effort unit
+    GAINS_NONE_ON_CURRENTS = "gains.none_on_currents"   # a model identified on currents without drive gains
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
 
