@@ -192,8 +192,9 @@ def resolve_drive_gains(recording_unit: EffortUnit | str, robot: RobotIdentifica
         if off.any():
             joints = [robot.joint_names[j] for j in np.flatnonzero(off)]
             spread = "" if robot_std is None else f" ± {_fmt(robot_std)}"
-            raise PayloadIdError(f"{given_name} {_fmt(given_scale)} disagrees with {robot_origin} drive gains "
-                                 f"{_fmt(robot_scale)}{spread} on {', '.join(joints)}",
+            origin = f" ({robot.effort_scale_source})" if robot.effort_scale_source else ""
+            raise PayloadIdError(f"{given_name} {_fmt(given_scale)} disagrees with {robot_source}'s drive gains "
+                                 f"{_fmt(robot_scale)}{spread}{origin} on {', '.join(joints)}",
                                  f"drop {given_name} to use {robot_source}'s gains, or re-run identify-robot with the "
                                  f"gains you trust ({given_name}) so {robot_source} carries them")
         return _with_applied_note(DriveGains(robot_scale, robot_std, robot_origin, notes))
