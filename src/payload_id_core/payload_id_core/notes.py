@@ -67,6 +67,10 @@ class NoteCode(str, Enum):
     # -- signals: two runs of one trajectory aligned (signals/align.py, issue 12 helper AL) --
     SIGNALS_RESAMPLED = "signals.resampled"                   # motion window resampled on a uniform grid
     SIGNALS_RUNS_ALIGNED = "signals.runs_aligned"             # loaded run put on the unloaded run's trajectory clock
+    # -- drive gains and effort units (issue 12, helper U) -------------------------------------------
+    GAINS_APPLIED = "gains.applied"                     # which drive gains turned efforts into torques, from where
+    GAINS_UNIT_UNDECLARED = "gains.unit_undeclared"     # a recording or robot.yaml does not declare its effort unit
+    GAINS_NONE_ON_CURRENTS = "gains.none_on_currents"   # a model identified on currents without drive gains
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
 

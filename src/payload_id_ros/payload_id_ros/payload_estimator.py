@@ -52,8 +52,9 @@ from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
-from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification, resolve_drive_gains
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
@@ -83,7 +84,9 @@ class EstimatorParameters:
                             "direct-rls")
     trajectory: str = parameter("", "excitation when a goal leaves it empty: bundled name or trajectory YAML path")
     effort_scale: tuple[float, ...] = parameter((0.0,), "torque = effort x scale per joint; zeros = the "
-                                                "robot.yaml's scale")
+                                                "robot.yaml's scale (given as well, they must agree with it)")
+    effort_unit: str = parameter("unknown", "what the driver's joint_states.effort are: current (UR drivers: motor "
+                                 "currents, converted with robot.yaml's drive gains) | torque | unknown")
     joint_states_topic: str = parameter("/joint_states", "sensor_msgs/JointState topic of the robot driver")
     trajectory_topic: str = parameter("/joint_trajectory_controller/joint_trajectory",
                                       "JointTrajectory topic the controller is commanded on (heard, not published)")
@@ -185,7 +188,11 @@ class PayloadEstimator(Node):
         self.model = RobotModel.from_urdf(params.urdf)
         self.frame = params.payload_frame or self.model.default_payload_frame
         self.model.frame_id(self.frame)          # a frame the URDF lacks fails at start, with the list
-        self.effort_scale = params.effort_scale_override
+        self.effort_unit = EffortUnit.parse(params.effort_unit)
+        override = params.effort_scale_override
+        # Zero, negative, NaN or a wrong count stop the node at start, naming the parameter.
+        self.effort_scale = None if override is None else check_drive_gains(override, self.model.n,
+                                                                            "parameter effort_scale")
         self.robot: RobotIdentification | None = None
         self.robot_error: str | None = None
         self._load_robot()
@@ -238,9 +245,18 @@ class PayloadEstimator(Node):
             return
         try:
             self.robot = RobotIdentification.load(robot_yaml, self.model)
+            # The gains a goal will use, decided now so a conflict with effort_scale is reported at start
+            # (and every goal is refused with that reason) rather than after the arm has moved.
+            gains = resolve_drive_gains(self.effort_unit, self.robot, self.effort_scale, self.model.n,
+                                        recording_source="the driver's joint states", robot_source=robot_yaml,
+                                        given_name="the effort_scale parameter")
         except PayloadIdError as err:
+            self.robot = None
             self.robot_error = str(err)
             self.get_logger().error(f"robot_yaml {robot_yaml}: {err}")
+            return
+        if gains.source != "none":
+            self.get_logger().info(f"drive gains {np.round(gains.scale, 6).tolist()} from {gains.source}")
 
     def _load_last_result(self) -> None:
         path = self.params.result_path
@@ -431,7 +447,7 @@ class PayloadEstimator(Node):
         if self.robot is None:
             raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
         return IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
-                                 float(request.max_duration), self.effort_scale)
+                                 float(request.max_duration), self.effort_scale, self.effort_unit)
 
     def _start_motion(self, request: Identify.Goal) -> PlayerGoal:
         """With live joint states only: collect from now on and ask the player to play the excitation."""

@@ -23,6 +23,7 @@ from rosbags.typesys import Stores, get_typestore
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_directory
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 JOINT_TOPIC = "/joint_states"
@@ -36,6 +37,9 @@ WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
 # Recording.notes travel in the bag's metadata custom_data (rosbag2 format 9) as a JSON list of
 # {code, text}; bags written before codes existed hold the texts joined by newlines.
 _NOTES_KEY = "payload_id.notes"
+# The unit of the efforts on the joint-state topic (EffortUnit value); bags without it (e.g. from
+# `ros2 bag record`) read as EffortUnit.UNKNOWN and take robot.yaml's drive gains.
+_EFFORT_UNIT_KEY = "payload_id.effort_unit"
 
 
 def _typestore():
@@ -101,16 +105,7 @@ def _scale_vector(effort_scale, names: list[str], source: str) -> np.ndarray:
             raise PayloadIdError(f"{source}: effort_scale names joints {unknown} that the joint states do not have",
                                  f"use names among {names}")
         return np.array([float(effort_scale.get(j, 1.0)) for j in names])
-    scale = np.atleast_1d(np.asarray(effort_scale, dtype=float))
-    if scale.size == 1:
-        return np.full(n, float(scale[0]))
-    if scale.size != n:
-        raise PayloadIdError(f"{source}: effort_scale has {scale.size} values for {n} joints {names}",
-                             "give one drive gain per joint, in joint order")
-    if not np.all(np.isfinite(scale)) or np.any(scale == 0):
-        raise PayloadIdError(f"{source}: effort_scale {scale.tolist()} holds zero, NaN or inf",
-                             "give finite, non-zero drive gains")
-    return scale
+    return check_drive_gains(effort_scale, n, f"{source}: effort_scale")
 
 
 def _open_reader(path: Path):
@@ -277,17 +272,30 @@ def _read_wrench(reader, conns, source: str, topic: str) -> WrenchSamples:
     return WrenchSamples(t_arr, frame_id, f_arr, m_arr)
 
 
-def _read_notes(path: Path) -> list[Note]:
-    """Notes written by write_bag (metadata custom_data); other bags have none."""
+def _custom_data(path: Path) -> dict:
+    """The bag's metadata custom_data (write_bag's notes and effort unit); {} for other bags."""
     meta = path / "metadata.yaml" if path.is_dir() else None
     if meta is None or not meta.is_file():
-        return []
+        return {}
     try:
         info = yaml.safe_load(meta.read_text()).get("rosbag2_bagfile_information", {})
-        text = (info.get("custom_data") or {}).get(_NOTES_KEY)
-    except Exception:  # noqa: BLE001 - notes are informational; an odd metadata file is not an error here
-        return []
+        return dict(info.get("custom_data") or {})
+    except Exception:  # noqa: BLE001 - an odd metadata file only loses the extras; the reader reports real damage
+        return {}
+
+
+def _read_notes(custom: dict) -> list[Note]:
+    text = custom.get(_NOTES_KEY)
     return _notes_from_custom_data(text) if text else []
+
+
+def read_effort_unit(path: str | os.PathLike) -> EffortUnit:
+    """The effort unit a bag declares (write_bag, `payload-id simulate`); UNKNOWN when it declares none."""
+    value = _custom_data(Path(path)).get(_EFFORT_UNIT_KEY)
+    try:
+        return EffortUnit.parse(value)
+    except PayloadIdError as err:
+        raise PayloadIdError(f"{path}: {err.problem}", err.fix) from None
 
 
 def _notes_to_custom_data(notes) -> str:
@@ -320,7 +328,9 @@ def read_bag(path: str | os.PathLike, *, joint_topic: str = JOINT_TOPIC, traject
     path = Path(path)
     source = str(path)
     reader = _open_reader(path)
-    notes = _read_notes(path)
+    custom = _custom_data(path)
+    notes = _read_notes(custom)
+    unit = read_effort_unit(path)
     try:
         jconns = _topic_connections(reader, joint_topic, JOINT_STATE, source, True, "--joint-states-topic")
         joints = _read_joint_states(reader, jconns, source, joint_topic)
@@ -331,7 +341,9 @@ def read_bag(path: str | os.PathLike, *, joint_topic: str = JOINT_TOPIC, traject
                 raise PayloadIdError(f"{source}: {joint_topic} lacks joints {lacking} (it has {joints.joint_names})",
                                      "record all the robot's joints or pass the URDF of the recorded robot")
             joints = joints.reordered(np.array([joints.joint_names.index(j) for j in joint_names]), joint_names)
-        joints.tau = joints.tau * _scale_vector(effort_scale, joints.joint_names, source)
+        scale = _scale_vector(effort_scale, joints.joint_names, source)
+        joints = JointSamples(joints.t, joints.joint_names, joints.q, joints.qd, joints.tau * scale,
+                              joints.temperature, unit, scale)
         tconns = _topic_connections(reader, trajectory_topic, JOINT_TRAJECTORY, source, require_trajectory,
                                     "--trajectory-topic")
         commanded = _read_trajectories(reader, tconns, source, trajectory_topic, notes) if tconns else []
@@ -355,10 +367,12 @@ def _time_msg(types, t_ns: int):
 
 def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mcap", *,
               joint_topic: str = JOINT_TOPIC, trajectory_topic: str = TRAJECTORY_TOPIC,
-              wrench_topic: str = WRENCH_TOPIC, effort_scale=None) -> Path:
+              wrench_topic: str = WRENCH_TOPIC, effort_scale=None, effort_unit: EffortUnit | str | None = None) -> Path:
     """Write `recording` as a rosbag2 directory at `path` (replacing it), all or nothing.
 
-    Effort written = tau / effort_scale (the inverse of read_bag). Log time of each message =
+    Effort written = tau / effort_scale (the inverse of read_bag). `effort_unit` declares what the
+    written efforts are (metadata custom_data, read back by read_bag); None: CURRENT when gains other
+    than 1 divide the torques, else the recording's own unit (undeclared when UNKNOWN). Log time of each message =
     its header stamp, so the bag is a deterministic function of the recording (same bytes every
     time). `storage`: 'mcap' or 'sqlite3'.
     """
@@ -371,6 +385,10 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
     names = list(joints.joint_names)
     scale = _scale_vector(effort_scale, names, "write_bag")
     effort = joints.tau / scale
+    if effort_unit is None:
+        unit = EffortUnit.CURRENT if not np.all(scale == 1.0) else joints.effort_unit
+    else:
+        unit = EffortUnit.parse(effort_unit)
 
     # (log time ns, connection index, payload); sorted by time, stable across topics by index.
     messages: list[tuple[int, int, bytes]] = []
@@ -423,6 +441,8 @@ def write_bag(path: str | os.PathLike, recording: Recording, storage: str = "mca
         writer = Writer(tmp, version=9, storage_plugin=plugins[storage])
         if recording.notes:
             writer.set_custom_data(_NOTES_KEY, _notes_to_custom_data(recording.notes))
+        if unit is not EffortUnit.UNKNOWN:
+            writer.set_custom_data(_EFFORT_UNIT_KEY, unit.value)
         writer.open()
         try:
             # By the messages' topic index (0 joints, 1 trajectory, 2 wrench), for the topics the recording has.

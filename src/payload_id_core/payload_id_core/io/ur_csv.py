@@ -21,6 +21,7 @@ import numpy as np
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.commanded import smoothed_trajectory
+from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.filtering import sampling_rate
 from payload_id_core.signals.recording import JointSamples, Recording
 
@@ -167,15 +168,13 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
         scale = np.ones(6)
         notes.append(Note(NoteCode.IO_CURRENTS_AS_TORQUES, "no drive gains given: torques are the motor currents (A)"))
     else:
-        scale = np.atleast_1d(np.asarray(effort_scale, dtype=float))
-        if scale.size == 1:
-            scale = np.full(6, scale[0])
-        if scale.size != 6 or not np.all(np.isfinite(scale)) or np.any(scale == 0):
-            raise PayloadIdError(f"effort scale {scale.tolist()} is not six finite, non-zero drive gains",
+        given = np.atleast_1d(np.asarray(effort_scale, dtype=float)).reshape(-1)
+        if given.size not in (1, 6) or not np.all(np.isfinite(given)) or np.any(given <= 0):
+            raise PayloadIdError(f"effort scale {given.tolist()} is not six finite, positive drive gains",
                                  "give one gain (N·m/A) per joint, e.g. --effort-scale 10,10.7,8.5,9,9.5,10.1")
-
+        scale = np.broadcast_to(given, (6,)).copy()
     q, qd, current = data[:, 1:7], data[:, 7:13], data[:, 13:19]
-    joints = JointSamples(t, names, q, qd, current * scale)
+    joints = JointSamples(t, names, q, qd, current * scale, effort_unit=EffortUnit.CURRENT, effort_scale=scale)
     fc = min(smoothing_cutoff_hz, 0.4 * sampling_rate(t))
     commanded = smoothed_trajectory(t, q, names, fc)
     notes.append(MEASURED_AS_COMMANDED_NOTE)

@@ -19,13 +19,16 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.api import identify_ft
+from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import project_if_inconsistent
 from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
@@ -60,7 +63,8 @@ class IdentificationRun:
     method: str
     excitation_duration: float       # s, as the player will publish it
     max_duration: float = 0.0        # s of motion at most (0: the whole excitation)
-    effort_scale: np.ndarray | None = None
+    effort_scale: np.ndarray | None = None    # gains given by the caller (node parameter); None: robot.yaml's
+    effort_unit: EffortUnit | str = EffortUnit.UNKNOWN   # what the driver's efforts are, when declared
     commanded: list[CommandedTrajectory] = field(default_factory=list)
     window: tuple[float, float] | None = None
     samples: int = 0
@@ -78,10 +82,12 @@ class IdentificationRun:
         check_method(self.method)
         # history_every=0: the node samples the estimate itself at the feedback rate.
         self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0)
-        if self.effort_scale is None:
-            scale = getattr(self.robot, "effort_scale", None)
-            self.effort_scale = np.ones(self.model.n) if scale is None else np.asarray(scale, float)
-        self.effort_scale = np.broadcast_to(np.asarray(self.effort_scale, float), (self.model.n,)).copy()
+        # The same rule as identify-payload's (resolve_drive_gains): robot.yaml's gains by default, a
+        # conflicting parameter or currents without gains refused before anything moves.
+        self.gains: DriveGains = resolve_drive_gains(self.effort_unit, self.robot, self.effort_scale, self.model.n,
+                                                     recording_source="the driver's joint states",
+                                                     given_name="the effort_scale parameter")
+        self.effort_scale = self.gains.scale
 
     # -- inputs -----------------------------------------------------------------------------------
     def add_commanded(self, cmd: CommandedTrajectory) -> None:
@@ -163,7 +169,9 @@ class IdentificationRun:
     def estimate(self) -> PayloadEstimate | None:
         if self.online.samples == 0:
             return None
-        return self.online.estimate()
+        est = self.online.estimate()
+        est.notes.extend(Note.from_any(n) for n in self.gains.notes)
+        return est
 
     def record_history(self, elapsed: float, est: PayloadEstimate) -> None:
         self.history.append((elapsed, readable_vector(est.phi), est.readable_std()))

@@ -1,6 +1,11 @@
-"""Drive gains k_j (torque = k_j × effort) from an unloaded and a loaded run (Gautier & Briot 2014)."""
+"""Drive gains k_j (torque = k_j × effort): identified from an unloaded and a loaded run (Gautier &
+Briot 2014), and the one rule every consumer (identify-payload, report, the identify goal) follows to
+pick the gains it converts a recording's efforts with (resolve_drive_gains)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -9,10 +14,13 @@ from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id.regressors import full_regressor
+from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.signal_checks import require_finite
 from payload_id_core.robot_id.structure import rotor_structure
 from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_core.signals.recording import Recording
 
 
@@ -90,3 +98,117 @@ def _require_positive(k: np.ndarray) -> None:
     if np.any(k <= 0) or np.any(~np.isfinite(k)):
         raise PayloadIdError(f"identified drive gains {np.round(k, 4).tolist()} are not all positive",
                              "check that the payload mass and frame are right and the runs excite every joint")
+
+
+# Gains given without an uncertainty must equal robot.yaml's to this relative tolerance (a YAML round
+# trip or the same numbers typed again); with one, they may differ by GAIN_AGREEMENT_SIGMAS of it.
+GAIN_AGREEMENT_RTOL = 1e-6
+GAIN_AGREEMENT_SIGMAS = 3.0
+_FIX_NO_GAINS = ("identify the gains with a known mass (payload-id identify-robot --csv-ur/--bag UNLOADED "
+                 "--loaded-csv-ur/--loaded-bag LOADED --known-payload-mass KG), or pass --effort-scale k1,...,kn")
+
+
+@dataclass(frozen=True)
+class DriveGains:
+    """The gains a consumer converts efforts with: torque = effort × scale."""
+
+    scale: np.ndarray                 # (n,)
+    std: np.ndarray | None            # (n,) when known (identified gains), None when given or none
+    source: str                       # e.g. "robot.yaml (identified from ... with a known 2.805 kg)", "--effort-scale"
+    notes: list[Note] = field(default_factory=list)
+
+
+def _fmt(values: np.ndarray) -> str:
+    return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"
+
+
+def common_effort_unit(recordings: Sequence[tuple[EffortUnit | str, str]]) -> EffortUnit:
+    """The effort unit shared by (unit, source) pairs, UNKNOWN when none declares one; PayloadIdError when
+    two recordings declare different units (one set of gains cannot convert both)."""
+    known = [(EffortUnit.parse(u), src) for u, src in recordings if EffortUnit.parse(u) is not EffortUnit.UNKNOWN]
+    for unit, src in known[1:]:
+        if unit is not known[0][0]:
+            raise PayloadIdError(f"{src} holds efforts in {unit.value} but {known[0][1]} in {known[0][0].value}",
+                                 "record every run with the same driver (same effort unit)")
+    return known[0][0] if known else EffortUnit.UNKNOWN
+
+
+def resolve_drive_gains(recording_unit: EffortUnit | str, robot: RobotIdentification | None, given, n: int, *,
+                        recording_source: str = "the recording", robot_source: str = "robot.yaml",
+                        given_name: str = "--effort-scale") -> DriveGains:
+    """The drive gains to convert a recording's efforts with, by one rule for every consumer.
+
+    - robot.yaml's gains apply by default (they are what its model's torques were computed with);
+    - `given` gains (a CLI flag, a node parameter) as well as robot.yaml gains that disagree beyond
+      their uncertainty (GAIN_AGREEMENT_SIGMAS σ, or GAIN_AGREEMENT_RTOL without one): refused;
+    - a recording whose declared unit differs from robot.yaml's: refused (its model is in other units);
+    - efforts in current with no gains anywhere, or a robot.yaml identified on currents without gains:
+      refused, naming how to get the gains (a payload fitted to currents as if they were torques is
+      wrong by the gain, ~10× on a UR, and looks converged);
+    - a robot.yaml or recording that declares no unit (older files, `ros2 bag record`): used, with a note.
+    PayloadIdError names both values and the fix in each refusal."""
+    unit = EffortUnit.parse(recording_unit)
+    given_scale = None if given is None else check_drive_gains(given, n, given_name)
+    notes: list[Note] = []
+    if robot is None:
+        if given_scale is not None:
+            scale, std, source = given_scale, None, given_name
+        else:
+            scale, std, source = np.ones(n), None, "none"
+        if unit is EffortUnit.CURRENT and given_scale is None:
+            raise PayloadIdError(f"{recording_source}: the efforts are motor currents and no drive gains are known "
+                                 f"(no robot.yaml, no {given_name})", _FIX_NO_GAINS)
+        return _with_applied_note(DriveGains(scale, std, source, notes))
+
+    robot_unit = EffortUnit.parse(robot.effort_unit)
+    robot_scale = check_drive_gains(robot.effort_scale, n, f"{robot_source}: effort_scale")
+    robot_std = None if robot.effort_scale_std is None else np.asarray(robot.effort_scale_std, dtype=float)
+    if EffortUnit.UNKNOWN not in (unit, robot_unit) and unit is not robot_unit:
+        raise PayloadIdError(f"{recording_source} holds efforts in {unit.value} but {robot_source} was identified "
+                             f"from efforts in {robot_unit.value}",
+                             "identify the robot from recordings of the same driver (UR drivers report currents; "
+                             "identify-robot --known-payload-mass gives their gains)")
+    robot_has_gains = not np.all(robot_scale == 1.0)
+    if robot_unit is EffortUnit.CURRENT and not robot_has_gains:
+        raise PayloadIdError(f"{robot_source} was identified from motor currents without drive gains: its model is "
+                             "in current units, not N·m",
+                             "re-run identify-robot with a loaded run of known mass (--loaded-csv-ur/--loaded-bag "
+                             "LOADED --known-payload-mass KG) or with --effort-scale k1,...,kn")
+    if robot_unit is EffortUnit.UNKNOWN:
+        notes.append(Note(NoteCode.GAINS_UNIT_UNDECLARED,
+                          f"{robot_source} declares no effort unit (written before units were declared): its "
+                          f"effort_scale {_fmt(robot_scale)} taken as the drive gains"))
+    if unit is EffortUnit.UNKNOWN and robot_unit is not EffortUnit.UNKNOWN:
+        notes.append(Note(NoteCode.GAINS_UNIT_UNDECLARED,
+                          f"{recording_source} declares no effort unit: taken to be {robot_source}'s "
+                          f"({robot_unit.value})"))
+    robot_origin = f"{robot_source} ({robot.effort_scale_source})" if robot.effort_scale_source else robot_source
+
+    if given_scale is not None and robot_has_gains:
+        tol = np.abs(robot_scale) * GAIN_AGREEMENT_RTOL
+        if robot_std is not None:
+            tol = np.maximum(tol, GAIN_AGREEMENT_SIGMAS * robot_std)
+        off = np.abs(given_scale - robot_scale) > tol
+        if off.any():
+            joints = [robot.joint_names[j] for j in np.flatnonzero(off)]
+            spread = "" if robot_std is None else f" ± {_fmt(robot_std)}"
+            origin = f" ({robot.effort_scale_source})" if robot.effort_scale_source else ""
+            raise PayloadIdError(f"{given_name} {_fmt(given_scale)} disagrees with {robot_source}'s drive gains "
+                                 f"{_fmt(robot_scale)}{spread}{origin} on {', '.join(joints)}",
+                                 f"drop {given_name} to use {robot_source}'s gains, or re-run identify-robot with the "
+                                 f"gains you trust ({given_name}) so {robot_source} carries them")
+        return _with_applied_note(DriveGains(robot_scale, robot_std, robot_origin, notes))
+    if given_scale is not None:   # robot.yaml has none: its model is in N·m and the flag converts the run to it
+        return _with_applied_note(DriveGains(given_scale, None, given_name, notes))
+    if unit is EffortUnit.CURRENT and not robot_has_gains:
+        raise PayloadIdError(f"{recording_source}: the efforts are motor currents and no drive gains are known "
+                             f"({robot_source} has none, no {given_name})", _FIX_NO_GAINS)
+    return _with_applied_note(DriveGains(robot_scale, robot_std, robot_origin if robot_has_gains else "none", notes))
+
+
+def _with_applied_note(gains: DriveGains) -> DriveGains:
+    if not np.all(gains.scale == 1.0):
+        spread = "" if gains.std is None else f" ± {_fmt(gains.std)}"
+        gains.notes.append(Note(NoteCode.GAINS_APPLIED,
+                                f"torque = effort × drive gains {_fmt(gains.scale)}{spread} from {gains.source}"))
+    return gains

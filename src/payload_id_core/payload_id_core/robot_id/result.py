@@ -22,7 +22,7 @@ from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
-from payload_id_core.signals.effort import EffortUnit
+from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 
 FORMAT_VERSION = 1
 
@@ -219,7 +219,7 @@ class RobotIdentification:
                 gravity=np.asarray(d["gravity"], dtype=float), base=base, rotor=RotorStructure(free, absorbed),
                 friction=friction, theta=theta, theta_names=list(par["names"]),
                 cov=np.asarray(d["covariance"], dtype=float).reshape(theta.size, theta.size), rel_std=rel,
-                effort_scale=np.asarray(d["effort_scale"], dtype=float),
+                effort_scale=check_drive_gains(d["effort_scale"], n, f"{source}: effort_scale"),
                 rmse=np.array([d["torque_rmse"][j] for j in names]),
                 sigma=np.array([d["noise_std"][j] for j in names]),
                 estimator=d.get("estimator", "wls"), source=d.get("signals", "commanded"),
@@ -229,7 +229,7 @@ class RobotIdentification:
                 validation_rmse=None if val is None else np.array([val[j] for j in names]),
                 notes=[Note.from_any(n) for n in d.get("notes") or []], shape_std=shape_std,
                 effort_unit=EffortUnit.parse(effort.get("unit")).value,
-                effort_scale_std=None if effort.get("scale_std") is None else np.asarray(effort["scale_std"], float),
+                effort_scale_std=_scale_std(effort.get("scale_std"), n, source),
                 effort_scale_source=str(effort.get("source", "")), model=model,
             )
         except (KeyError, TypeError, ValueError) as err:
@@ -243,3 +243,14 @@ class RobotIdentification:
         if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:
             model.set_gravity(ident.gravity)
         return ident
+
+
+def _scale_std(values, n: int, source: str) -> np.ndarray | None:
+    """effort.scale_std: None (gains given or none) or n finite non-negative values."""
+    if values is None:
+        return None
+    std = np.atleast_1d(np.asarray(values, dtype=float))
+    if std.shape != (n,) or not np.all(np.isfinite(std)) or np.any(std < 0):
+        raise PayloadIdError(f"{source}: effort.scale_std {std.tolist()} is not {n} finite non-negative values",
+                             "re-run payload-id identify-robot")
+    return std

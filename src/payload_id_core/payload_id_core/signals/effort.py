@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+import numpy as np
+
 from payload_id_core.errors import PayloadIdError
 
 
@@ -29,3 +31,21 @@ class EffortUnit(str, Enum):
         except ValueError:
             raise PayloadIdError(f"unknown effort unit '{value}'",
                                  f"use one of: {', '.join(u.value for u in cls)}") from None
+
+
+def check_drive_gains(gains, n: int, what: str) -> np.ndarray:
+    """`gains` (one value for all joints, or one per joint) as an (n,) array of finite positive drive gains.
+
+    A zero, negative or NaN gain has no physical meaning (torque = effort × gain), and a wrong count
+    means the gains belong to another robot: PayloadIdError naming `what` (e.g. "--effort-scale")."""
+    values = np.atleast_1d(np.asarray(gains, dtype=float)).reshape(-1)
+    if values.size == 1:
+        values = np.full(n, float(values[0]))
+    if values.size != n:
+        raise PayloadIdError(f"{what} has {values.size} drive gains for {n} joints",
+                             "give one gain, or one per joint in the URDF's joint order")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise PayloadIdError(f"{what} {values.tolist()} holds a zero, negative or non-finite drive gain",
+                             "drive gains are positive (N·m per unit of effort); identify them with a known mass "
+                             "(payload-id identify-robot --known-payload-mass) or take them from the drive's data")
+    return values

@@ -12,12 +12,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.signals.effort import EffortUnit
 
 
 @dataclass
 class JointSamples:
-    """Measured joint states: /joint_states. `tau` is effort × effort_scale (N·m)."""
+    """Measured joint states: /joint_states. `tau` is effort × effort_scale (N·m).
+
+    `effort_unit` is what the raw efforts were (a UR's currents, a simulation's torques, or not
+    declared); `effort_scale` the drive gains already applied to them (ones when none), so a
+    consumer can apply other gains (Recording.with_drive_gains) without reading the source again."""
 
     t: np.ndarray                     # (N,) s, strictly increasing
     joint_names: list[str]
@@ -25,10 +30,15 @@ class JointSamples:
     qd: np.ndarray | None             # (N, n) rad/s, None when the source has no velocities
     tau: np.ndarray                   # (N, n) N·m
     temperature: np.ndarray | None = None  # (N, n) °C, when the drives report it
+    effort_unit: EffortUnit = EffortUnit.UNKNOWN
+    effort_scale: np.ndarray | None = None  # (n,) gains applied to get tau; None -> ones
 
     def __post_init__(self) -> None:
         self.t = np.asarray(self.t, dtype=float)
         n = len(self.joint_names)
+        self.effort_unit = EffortUnit.parse(self.effort_unit)
+        self.effort_scale = (np.ones(n) if self.effort_scale is None
+                             else np.broadcast_to(np.asarray(self.effort_scale, dtype=float), (n,)).copy())
         for name in ("q", "qd", "tau", "temperature"):
             arr = getattr(self, name)
             if arr is None:
@@ -46,12 +56,20 @@ class JointSamples:
         """Columns picked by `idx` (see RobotModel.match_joint_order)."""
         pick = lambda a: None if a is None else a[:, idx]  # noqa: E731
         return JointSamples(self.t, list(names), self.q[:, idx], pick(self.qd), self.tau[:, idx],
-                            pick(self.temperature))
+                            pick(self.temperature), self.effort_unit, self.applied_scale[idx])
 
     def slice_time(self, t0: float, t1: float) -> JointSamples:
         m = (self.t >= t0) & (self.t <= t1)
         pick = lambda a: None if a is None else a[m]  # noqa: E731
-        return JointSamples(self.t[m], self.joint_names, self.q[m], pick(self.qd), self.tau[m], pick(self.temperature))
+        return JointSamples(self.t[m], self.joint_names, self.q[m], pick(self.qd), self.tau[m], pick(self.temperature),
+                            self.effort_unit, self.applied_scale)
+
+    @property
+    def applied_scale(self) -> np.ndarray:
+        """(n,) the drive gains tau was computed with (effort_scale, never None after construction)."""
+        if self.effort_scale is None:  # only when assigned None after construction
+            return np.ones(len(self.joint_names))
+        return self.effort_scale
 
 
 @dataclass
@@ -119,3 +137,16 @@ class Recording:
         idx = model.match_joint_order(self.joints.joint_names)
         return Recording(self.joints.reordered(idx, list(model.joint_names)), list(self.commanded), self.wrench,
                          self.source, list(self.notes))
+
+    def with_drive_gains(self, scale: np.ndarray) -> Recording:
+        """The same recording with torques = raw effort × `scale` ((n,), in joint order) instead of the
+        gains applied so far. A reader's note that the torques are raw currents no longer holds then."""
+        joints = self.joints
+        scale = np.asarray(scale, dtype=float)
+        tau = joints.tau / joints.applied_scale * scale
+        scaled = JointSamples(joints.t, list(joints.joint_names), joints.q, joints.qd, tau, joints.temperature,
+                              joints.effort_unit, scale)
+        notes = self.notes
+        if not np.allclose(scale, 1.0, rtol=0.0, atol=0.0):
+            notes = [n for n in self.notes if Note.from_any(n).code is not NoteCode.IO_CURRENTS_AS_TORQUES]
+        return Recording(scaled, list(self.commanded), self.wrench, self.source, list(notes))

@@ -21,7 +21,14 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import identify_payload, needs_robot_identification, on_same_trajectory
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_ros.cli.inputs import add_recording_arguments, load_optional_recording, load_recording
+from payload_id_ros.cli.inputs import (
+    add_recording_arguments,
+    apply_drive_gains,
+    given_effort_scale,
+    load_optional_recording,
+    load_recording,
+    resolve_cli_gains,
+)
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
 # leaves entries undetermined, was projected onto physically consistent parameters, or its two runs
@@ -83,8 +90,15 @@ def run(args: argparse.Namespace) -> int:
     elif needs_robot_identification(args.method):
         raise PayloadIdError(f"--method {args.method} needs the unloaded robot's identification",
                              "pass --robot robot.yaml (payload-id identify-robot)")
+    given_effort_scale(args, model.n)   # a malformed flag fails before any reading
     loaded = load_recording(args, model.joint_names)
     unloaded = load_optional_recording(args, model.joint_names, prefix="unloaded-")
+    gain_notes: list[Note] = []
+    if args.method != PayloadMethod.FT.value:   # ft reads the wrist sensor, not the joint efforts
+        gains = resolve_cli_gains(args, robot, [loaded, unloaded], model.n)
+        loaded = loaded.with_drive_gains(gains.scale)
+        unloaded = apply_drive_gains(unloaded, gains)
+        gain_notes = gains.notes
     # Runs without a recorded command (UR CSV) start and stop at different times: put them on one clock.
     loaded, unloaded, aligned_options = on_same_trajectory(args.method, loaded, unloaded)
     options = {"convergence": args.convergence, **aligned_options}
@@ -101,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
                              f"not {args.method}", "drop them, or pass --method ft")
     options.update(given)
     estimate = identify_payload(args.method, model, robot, loaded, frame, unloaded=unloaded, **options)
+    estimate.notes.extend(gain_notes)
     atomic_write_yaml(args.out, estimate.to_dict())
     std = estimate.readable_std()
     com = ", ".join("?" if v is None else f"{v:.4f}" for v in estimate.to_dict()["com"])

@@ -17,12 +17,13 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
-from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.robot_id import common_effort_unit, identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.signals.effort import EffortUnit
 from payload_id_ros.cli.inputs import (
     add_recording_arguments,
+    given_effort_scale,
     load_optional_recording,
     load_recording,
-    parse_effort_scale,
 )
 
 
@@ -79,11 +80,6 @@ def _require_commanded(args, recording):
     return recording
 
 
-def _scaled(recording, k):
-    recording.joints.tau = recording.joints.tau * k
-    return recording
-
-
 # Codes of the signals layer's notes (NoteCode.SIGNALS_MEASURED_AS_COMMANDED, .SIGNALS_TORQUES_FILTERED),
 # compared by value so this module does not depend on when those members are added.
 _MEASURED_AS_COMMANDED = "signals.measured_as_commanded"
@@ -118,23 +114,35 @@ def run(args) -> int:
     frame = args.payload_frame or model.default_payload_frame
     model.frame_id(frame)  # an unknown frame fails before any reading
 
+    given = given_effort_scale(args, model.n)
     recording = _require_commanded(args, load_recording(args, model.joint_names))
     validation = _require_commanded(args, load_optional_recording(args, model.joint_names, prefix="validate-"))
-    given = parse_effort_scale(args.effort_scale)
-    scale = np.ones(model.n) if given is None else np.broadcast_to(np.asarray(given, dtype=float), (model.n,)).copy()
+    loaded = None
     if args.known_payload_mass is not None:
         loaded = _require_commanded(args, load_recording(args, model.joint_names, prefix="loaded-"))
-        # The recordings hold effort × given gain; the identified factor corrects that gain.
+    runs = [r for r in (recording, validation, loaded) if r is not None]
+    unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
+    scale = np.ones(model.n) if given is None else given
+    scale_std = None
+    source = "none" if given is None else "given"
+    if loaded is not None:
+        # Identified on top of the given gains (if any): the identified factor corrects them.
         factor, factor_std = identify_effort_scale(
-            model, recording, loaded, args.known_payload_mass, frame,
-            friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
+            model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
+            frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
             delay=delay)
-        scale = scale * factor
-        recording = _scaled(recording, factor)
-        if validation is not None:
-            validation = _scaled(validation, factor)
-        print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s * k / f:.2g}" for j, k, s, f in
-                                          zip(model.joint_names, scale, factor_std, factor)))
+        scale, scale_std = scale * factor, scale * factor_std
+        source = (f"identified from {loaded.source} with a known {args.known_payload_mass:g} kg payload"
+                  + ("" if given is None else " (correcting --effort-scale)"))
+        print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s:.2g}" for j, k, s in
+                                          zip(model.joint_names, scale, scale_std)))
+    elif unit is EffortUnit.CURRENT and given is None:
+        # A model fitted to currents as if they were N·m makes every payload wrong by the gains (~10× on a UR).
+        raise PayloadIdError(f"{recording.source}: the efforts are motor currents and no drive gains were given",
+                             "identify them with a known mass (--loaded-csv-ur/--loaded-bag LOADED "
+                             "--known-payload-mass KG), or pass --effort-scale k1,...,kn")
+    recording = recording.with_drive_gains(scale)
+    validation = None if validation is None else validation.with_drive_gains(scale)
 
     ident = identify_robot(model, recording, friction=args.friction, estimator=args.estimator,
                            use_commanded=not args.use_measured, effort_scale=scale, cutoff_hz=args.cutoff_hz,
@@ -142,6 +150,9 @@ def run(args) -> int:
                            alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha))
     if validation is not None:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
+    ident.effort_unit = unit.value
+    ident.effort_scale_std = scale_std
+    ident.effort_scale_source = source
     ident.save(args.out)
 
     print(f"{model.urdf_path.name}: {ident.b} base parameters, {ident.rotor.free.size} rotor inertias, "

@@ -1,16 +1,22 @@
 """Command-line options shared by the subcommands that read a recording (rosbag2 bag or UR CSV).
 
 One place decides how `--bag`, `--csv-ur`, the topic overrides and `--effort-scale` become a
-Recording, so identify-robot, identify-payload and report accept the same inputs.
+Recording, so identify-robot, identify-payload and report accept the same inputs. Recordings are read
+with their raw efforts; the drive gains are decided afterwards (robot_id.resolve_drive_gains: robot.yaml's
+by default, `--effort-scale` checked against them) and applied with `apply_drive_gains`.
 """
 
 from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
+from payload_id_core.robot_id import DriveGains, RobotIdentification, common_effort_unit, resolve_drive_gains
+from payload_id_core.signals.effort import check_drive_gains
 from payload_id_core.signals.recording import Recording
 
 
@@ -44,8 +50,30 @@ def add_recording_arguments(parser: argparse.ArgumentParser, prefix: str = "", w
         parser.add_argument("--wrench-topic", default="/ft_sensor/wrench")
 
 
+def given_effort_scale(args: argparse.Namespace, n: int) -> np.ndarray | None:
+    """--effort-scale as (n,) positive finite gains, None when not given (wrong count, zero, negative, NaN: refused)."""
+    values = parse_effort_scale(getattr(args, "effort_scale", None))
+    return None if values is None else check_drive_gains(values, n, "--effort-scale")
+
+
+def resolve_cli_gains(args: argparse.Namespace, robot: RobotIdentification | None,
+                      recordings: list[Recording | None], n: int) -> DriveGains:
+    """The drive gains for these recordings (robot_id.resolve_drive_gains): robot.yaml's by default,
+    --effort-scale when robot.yaml has none, a conflict or currents without gains refused."""
+    present = [r for r in recordings if r is not None]
+    unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in present])
+    return resolve_drive_gains(unit, robot, given_effort_scale(args, n),
+                               n, recording_source=present[0].source if present else "the recording",
+                               robot_source=getattr(args, "robot", None) or "robot.yaml")
+
+
+def apply_drive_gains(recording: Recording | None, gains: DriveGains) -> Recording | None:
+    return None if recording is None else recording.with_drive_gains(gains.scale)
+
+
 def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording:
-    """The Recording named by --{prefix}bag or --{prefix}csv-ur, options add_recording_arguments made required."""
+    """The Recording named by --{prefix}bag or --{prefix}csv-ur (raw efforts), options add_recording_arguments
+    made required."""
     recording = load_optional_recording(args, joint_names, prefix)
     if recording is None:
         raise PayloadIdError(f"neither --{prefix}bag nor --{prefix}csv-ur was given", "give one of them")
@@ -53,14 +81,13 @@ def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str
 
 
 def load_optional_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording | None:
-    """The Recording named by --{prefix}bag or --{prefix}csv-ur (None when neither was given)."""
+    """The Recording named by --{prefix}bag or --{prefix}csv-ur with its raw efforts (None when neither was given)."""
     attr = prefix.replace("-", "_")
     bag = getattr(args, f"{attr}bag", None)
     csv = getattr(args, f"{attr}csv_ur", None)
-    scale = parse_effort_scale(getattr(args, "effort_scale", None))
     if bag:
         return read_bag(bag, joint_topic=args.joint_states_topic, trajectory_topic=args.trajectory_topic,
-                        wrench_topic=args.wrench_topic, effort_scale=scale, joint_names=joint_names)
+                        wrench_topic=args.wrench_topic, joint_names=joint_names)
     if csv:
-        return read_ur_csv(csv, effort_scale=scale, joint_names=joint_names)
+        return read_ur_csv(csv, joint_names=joint_names)
     return None

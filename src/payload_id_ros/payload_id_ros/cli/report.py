@@ -21,7 +21,7 @@ from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.report import Convergence, plot_report
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import conditioned_signals
-from payload_id_ros.cli.inputs import add_recording_arguments, load_recording
+from payload_id_ros.cli.inputs import add_recording_arguments, given_effort_scale, load_recording, resolve_cli_gains
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
     payload = PayloadEstimate.from_dict(payload_doc)
     frame = payload.frame or model.default_payload_frame
     model.frame_id(frame)
+    given_effort_scale(args, model.n)   # a malformed flag fails before any reading
     recording = load_recording(args, model.joint_names)
+    # The residuals compare torques with robot.yaml's model: the same gains identify-payload applied.
+    recording = recording.with_drive_gains(resolve_cli_gains(args, robot, [recording], model.n).scale)
     signals = conditioned_signals(recording, model.joint_names,
                                   source="commanded" if recording.commanded else "measured")
     residuals = torque_residuals(model, robot, frame, payload.phi, signals.t - signals.t[0], signals.q, signals.qd,

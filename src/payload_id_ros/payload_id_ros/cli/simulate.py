@@ -1,9 +1,15 @@
 """`payload-id simulate`: play a trajectory YAML on the MuJoCo-simulated cell and write a rosbag2 bag
-(joint states at --rate, the commanded JointTrajectory, the F/T wrench), deterministic for a seed."""
+(joint states at --rate, the commanded JointTrajectory, the F/T wrench), deterministic for a seed.
+
+The bag declares its effort unit (metadata, read back by read_bag): a profile with drive gains
+(e.g. ur10: efforts in A, as a UR driver reports them) writes currents, others torques, so a simulated
+current-unit bag is treated exactly as a real UR's."""
 
 from __future__ import annotations
 
 import argparse
+
+import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -11,6 +17,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile, simulate
 
 
@@ -54,9 +61,10 @@ def run(args: argparse.Namespace) -> int:
     recording = simulate(model, trajectory, payload, profile, seed=args.seed, rate_hz=args.rate,
                          lead_in=args.lead_in)
     recording.source = f"payload-id simulate --urdf {args.urdf} --trajectory {args.trajectory}"
-    out = write_bag(args.out, recording, storage=args.storage, effort_scale=profile.effort_scale)
+    unit = EffortUnit.TORQUE if np.all(profile.effort_scale == 1.0) else EffortUnit.CURRENT
+    out = write_bag(args.out, recording, storage=args.storage, effort_scale=profile.effort_scale, effort_unit=unit)
     j = recording.joints
     mounted = "none" if payload is None else f"{payload.mass:g} kg at {payload.frame or model.default_payload_frame}"
     print(f"wrote {out}: {len(j)} joint states over {j.t[-1] - j.t[0]:.2f} s, profile {profile.name}, "
-          f"payload {mounted}")
+          f"payload {mounted}, efforts in {unit.value}")
     return 0
