@@ -133,14 +133,14 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     if est.identifiable[0] and np.isfinite(std_m) and not est.mass > MASS_SIGNIFICANCE * std_m:
         mark(Quality.SUSPECT, f"mass {est.mass:.4g} kg is not significantly above 0 "
              f"(std {std_m:.2g} kg, needs {MASS_SIGNIFICANCE:g} std)")
-    if robot is not None and (model is not None or robot.model is not None):
+    model = model if model is not None else (robot.model if robot is not None else None)
+    if robot is not None and model is not None:
         scale = check_scale(robot, model)
         if not scale.plausible:
             mark(Quality.SUSPECT, "robot identification: " + scale.reason())
     for recording in recordings:
-        if recording is not None and (model or (robot.model if robot is not None else None)) is not None:
-            reason = other_unit_reason(recording_scale_factor(model or robot.require_model(), recording),
-                                       recording.source or "a recording")
+        if recording is not None and model is not None:
+            reason = other_unit_reason(recording_scale_factor(model, recording), recording.source or "a recording")
             if reason:
                 mark(Quality.SUSPECT, reason)
     if est.quality is not Quality.OK:
