@@ -71,6 +71,11 @@ class NoteCode(str, Enum):
     GAINS_APPLIED = "gains.applied"                     # which drive gains turned efforts into torques, from where
     GAINS_UNIT_UNDECLARED = "gains.unit_undeclared"     # a recording or robot.yaml does not declare its effort unit
     GAINS_NONE_ON_CURRENTS = "gains.none_on_currents"   # a model identified on currents without drive gains
+    # -- quality and scale plausibility (issue 12, helper Q): robot_id/scale_check.py, payload/finish.py --
+    ROBOT_SCALE_CHECKED = "robot.scale_checked"          # identified gravity parameters / URDF's: plausible
+    ROBOT_SCALE_IMPLAUSIBLE = "robot.scale_implausible"  # ... a common factor away: currents or wrong gains
+    PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
+    PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
 

@@ -5,6 +5,10 @@ driver, /io_and_status_controller/set_payload: mass and CoG) before franka_msgs 
 /service_server/set_load: mass, CoM and inertia about the CoM). Neither is a dependency of
 payload_id (each comes with its robot's driver), so both are imported only when a goal asks to apply
 its result.
+
+The rule above all others: never a confident wrong answer. An estimate whose quality is not ok
+(suspect or failed, PayloadEstimate.quality) is not pushed to a controller, whose hand guiding and
+collision detection would otherwise fight a phantom load, unless the goal explicitly overrides.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from rclpy.client import Client
 from rclpy.node import Node
 
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import wait_for_future
 
@@ -30,8 +34,13 @@ class ControllerPayload:
     def __init__(self, node: Node):
         self.node = node
 
-    def apply(self, est: PayloadEstimate) -> tuple[bool, str]:
-        """(applied, a sentence saying what happened). Never raises for an absent or failing controller."""
+    def apply(self, est: PayloadEstimate, even_if_suspect: bool = False) -> tuple[bool, str]:
+        """(applied, a sentence saying what happened). Never raises for an absent or failing controller.
+        A suspect or failed estimate is refused unless `even_if_suspect` (the goal's override)."""
+        refusal = apply_refusal(est, even_if_suspect)
+        if refusal:
+            self.node.get_logger().warn(refusal)
+            return False, refusal
         try:
             from ur_msgs.srv import SetPayload as UrSetPayload  # noqa: PLC0415 - optional: only with the UR driver
         except ImportError:
@@ -58,3 +67,11 @@ class ControllerPayload:
         ok = response is not None and bool(response.success)
         return ok, f"applied to {controller}" if ok else f"{what} failed"
 
+
+
+def apply_refusal(est: PayloadEstimate, even_if_suspect: bool = False) -> str:
+    """Why `est` must not be applied to a controller (empty: it may be)."""
+    if est.quality is Quality.OK or even_if_suspect:
+        return ""
+    return (f"not applied to the controller: the estimate is {est.quality.value.upper()} ("
+            + "; ".join(est.quality_reasons) + "); set apply_even_if_suspect to apply it anyway")

@@ -19,7 +19,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
 from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia, rotation_quaternion_xyzw
-from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, readable_vector
+from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
@@ -143,6 +143,8 @@ def estimate_to_msg(est: PayloadEstimate, stamp: float, convergence_measure: flo
     msg.convergence_measure = float(relative_mass_std(est) if convergence_measure is None else convergence_measure)
     msg.convergence_time = float(est.convergence_time)
     msg.physically_consistent = bool(est.physically_consistent)
+    msg.quality = est.quality.value
+    msg.quality_reasons = [str(r) for r in est.quality_reasons]
     return msg
 
 
@@ -154,7 +156,9 @@ def msg_to_estimate(msg: PayloadEstimateMsg) -> PayloadEstimate:
     ident = np.array([p.mass_identified] + [p.com_identified] * 3 + [p.inertia_identified] * 6)
     return PayloadEstimate(frame=p.frame_id or msg.header.frame_id, phi=phi, covariance=np.full((10, 10), np.nan),
                            method=msg.method, identifiable=ident, converged=msg.converged,
-                           convergence_time=msg.convergence_time, physically_consistent=msg.physically_consistent)
+                           convergence_time=msg.convergence_time, physically_consistent=msg.physically_consistent,
+                           quality=Quality(msg.quality or Quality.OK.value),   # empty: a sender without the field
+                           quality_reasons=list(msg.quality_reasons))
 
 
 def payload_request_values(p: PayloadParameters) -> tuple[float, list[float], list[float], str]:

@@ -50,7 +50,7 @@ from payload_id_core.ft.compensate import FtParameters, compensate_batch
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
 from payload_id_core.robot_id import RobotIdentification, resolve_drive_gains
 from payload_id_core.signals.commanded import sample_commanded
@@ -517,7 +517,7 @@ class PayloadEstimator(Node):
                 goal.handle.canceled()
                 return conv.identify_result("cancelled before the excitation started: no estimate")
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(est)
+        est = finalize(est, run.robot)
         before, after = run.torque_rmse(est)
         # A cancelled run's wrenches cover only part of the excitation: too little to calibrate the sensor.
         ft_params = None if cancelled else self._calibrate_ft(run)
@@ -534,12 +534,16 @@ class PayloadEstimator(Node):
             message = f"cancelled after {played:.2f} s of motion: partial estimate"
             self.get_logger().info(f"{message} ({est.mass:.4f} kg), saved as partial")
         else:
-            applied, note = self.controller.apply(est) if goal.request.apply_to_controller else (False, "")
+            applied, note = (self.controller.apply(est, bool(goal.request.apply_even_if_suspect))
+                             if goal.request.apply_to_controller else (False, ""))
             why = ("converged; motion stopped early" if outcome is GoalOutcome.CONVERGED
                    else "excitation finished")
-            message = f"{why}: {est.mass:.4f} kg with {est.method}" + (f"; {note}" if note else "")
+            quality = ("" if est.quality is Quality.OK
+                       else f" ({est.quality.value.upper()}: {'; '.join(est.quality_reasons)})")
+            message = f"{why}: {est.mass:.4f} kg with {est.method}{quality}" + (f"; {note}" if note else "")
             self.get_logger().info(message)
-        result = conv.identify_result(message, estimate_msg, converged=run.converged,
+        # A suspect estimate is not converged whatever the online rule said (finish.judge_quality).
+        result = conv.identify_result(message, estimate_msg, converged=run.converged and est.converged,
                                       convergence_time=est.convergence_time, torque_rmse_before=before,
                                       torque_rmse_after=after, applied_to_controller=applied)
         if cancelled:

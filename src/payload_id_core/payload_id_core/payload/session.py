@@ -21,7 +21,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.api import identify_ft
 from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
-from payload_id_core.payload.finish import project_if_inconsistent
+from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import torque_residuals
@@ -193,9 +193,10 @@ class IdentificationRun:
         return res.rmse_before, res.rmse_after
 
 
-def finalize(est: PayloadEstimate) -> PayloadEstimate:
-    """The goal's final estimate: physically consistent (finish.project_if_inconsistent)."""
-    return project_if_inconsistent(est)
+def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None) -> PayloadEstimate:
+    """The goal's final estimate: physically consistent (finish.project_if_inconsistent), its quality judged
+    (finish.judge_quality; with `robot`, also the robot identification's scale against the URDF)."""
+    return judge_quality(project_if_inconsistent(est), robot)
 
 
 def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, wrench: np.ndarray):

@@ -4,7 +4,8 @@ One job per module: structure (which unknowns the data can see), regressors (the
 the excitation check), friction_shapes (shape search, joint refinement, shape covariance),
 estimators (OLS, WLS, the physically consistent SDP), result (RobotIdentification, robot.yaml),
 pipeline (signals -> identification, validation), drive_gains (Gautier & Briot effort scale; the gains
-a consumer applies: resolve_drive_gains).
+a consumer applies: resolve_drive_gains), scale_check (identified gravity parameters against the URDF's:
+are the torques torques?).
 Callers import the public API from this package.
 """
 
@@ -17,11 +18,13 @@ from payload_id_core.robot_id.drive_gains import (
 from payload_id_core.robot_id.pipeline import identify_from_signals, identify_robot, validate_robot
 from payload_id_core.robot_id.regressors import COND_LIMIT, excitation_check, full_regressor, inertial_regressor
 from payload_id_core.robot_id.result import FORMAT_VERSION, RobotIdentification
+from payload_id_core.robot_id.scale_check import ScaleCheck, check_scale
 from payload_id_core.robot_id.structure import RotorStructure, base_parameter_names, inertial_map, rotor_structure
 
 __all__ = [
     "DriveGains", "common_effort_unit", "resolve_drive_gains",
-    "COND_LIMIT", "FORMAT_VERSION", "RobotIdentification", "RotorStructure", "base_parameter_names",
+    "COND_LIMIT", "FORMAT_VERSION", "RobotIdentification", "RotorStructure", "ScaleCheck", "base_parameter_names",
+    "check_scale",
     "excitation_check", "full_regressor", "identify_effort_scale", "identify_from_signals", "identify_robot",
     "inertial_map", "inertial_regressor", "rotor_structure", "validate_robot",
 ]

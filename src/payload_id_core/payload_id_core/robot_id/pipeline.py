@@ -30,6 +30,7 @@ from payload_id_core.robot_id.friction_shapes import (
 )
 from payload_id_core.robot_id.regressors import excitation_check, inertial_regressor
 from payload_id_core.robot_id.result import RobotIdentification
+from payload_id_core.robot_id.scale_check import check_scale
 from payload_id_core.robot_id.signal_checks import require_finite
 from payload_id_core.robot_id.structure import base_parameter_names, inertial_map, rotor_structure
 from payload_id_core.signals.conditioning import conditioned_signals
@@ -92,12 +93,17 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
         consistent = _physically_consistent(a_map, fit.theta, fm, model.n) if check_consistency else None
     scale = np.ones(model.n) if effort_scale is None else np.broadcast_to(
         np.asarray(effort_scale, dtype=float), (model.n,)).copy()
-    return RobotIdentification(
+    ident = RobotIdentification(
         joint_names=names, urdf_path=str(model.urdf_path), urdf_sha256=model.urdf_sha256, gravity=model.gravity,
         base=base, rotor=rotor, friction=fm, theta=fit.theta, theta_names=theta_names, cov=cov,
         rel_std=rel_std, shape_std=shape_std, effort_scale=scale, rmse=fit.rmse, sigma=fit.sigma, estimator=estimator,
         source=source, physically_consistent=consistent, standard_parameters=psi, condition_number=cond,
         notes=[Note.from_any(n) for n in notes or []], model=model)
+    # Torques in the wrong unit or with wrong gains scale every parameter alike: say so now, not at the payload.
+    scale = check_scale(ident, model)
+    ident.urdf_scale_factor = scale.factor
+    ident.notes.append(scale.note())
+    return ident
 
 
 def _estimate(estimator: str, ne: estimators.NormalEquations, model: RobotModel, a_map: np.ndarray,

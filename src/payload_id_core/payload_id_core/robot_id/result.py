@@ -27,6 +27,11 @@ from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 FORMAT_VERSION = 1
 
 
+def _optional_float(value) -> float:
+    """A number from robot.yaml, NaN when absent (files written before the field existed)."""
+    return float("nan") if value is None else float(value)
+
+
 @dataclass
 class RobotIdentification:
     """An identified robot: everything robot.yaml holds, and the regressor to use it.
@@ -63,6 +68,8 @@ class RobotIdentification:
     effort_unit: str = EffortUnit.UNKNOWN.value
     effort_scale_std: np.ndarray | None = None
     effort_scale_source: str = ""
+    # Identified gravity parameters over the URDF's (robot_id/scale_check.py); NaN: not checked
+    urdf_scale_factor: float = float("nan")
     model: RobotModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -140,6 +147,8 @@ class RobotIdentification:
                 "scale_std": None if self.effort_scale_std is None else fl(self.effort_scale_std),
                 "source": self.effort_scale_source,
             },
+            "scale_check": {"urdf_factor": None if not np.isfinite(self.urdf_scale_factor)
+                            else float(self.urdf_scale_factor)},
             "estimator": self.estimator,
             "signals": self.source,
             "base_parameters": self.base.to_dict(),
@@ -230,7 +239,8 @@ class RobotIdentification:
                 notes=[Note.from_any(n) for n in d.get("notes") or []], shape_std=shape_std,
                 effort_unit=EffortUnit.parse(effort.get("unit")).value,
                 effort_scale_std=_scale_std(effort.get("scale_std"), n, source),
-                effort_scale_source=str(effort.get("source", "")), model=model,
+                effort_scale_source=str(effort.get("source", "")),
+                urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), model=model,
             )
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",

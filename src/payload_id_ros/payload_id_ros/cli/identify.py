@@ -29,6 +29,8 @@ def add_arguments(p) -> None:
     p.add_argument("--max-duration", type=float, default=0.0, help="s of motion at most (0: whole trajectory)")
     p.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
     p.add_argument("--apply", action="store_true", help="send the result to the robot controller (UR/Franka)")
+    p.add_argument("--apply-even-if-suspect", action="store_true",
+                   help="with --apply: send a SUSPECT or FAILED estimate too (the node refuses it otherwise)")
     p.add_argument("--timeout", type=float, default=300.0, help="s to wait for the result")
     p.add_argument("--server-timeout", type=float, default=20.0, help="s to wait for the action server")
     p.add_argument("--truth", default=None, help="payload.yaml of the true payload, printed beside the estimate")
@@ -115,7 +117,8 @@ def run(args) -> int:
                                 "convergence_measure": float(fb.convergence_measure)})
 
         goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,
-                             stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply)
+                             stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply,
+                             apply_even_if_suspect=args.apply_even_if_suspect)
         print(f"identify: goal sent to {action_name(args.namespace)} "
               f"(method {args.method or 'node default'}, trajectory {args.trajectory or 'node default'})", flush=True)
         t0 = time.monotonic()
@@ -154,6 +157,7 @@ def run(args) -> int:
         out.update({"estimate": est, "method": res.estimate.method, "converged": bool(res.converged),
                     "convergence_time": float(res.convergence_time) if math.isfinite(res.convergence_time) else None,
                     "physically_consistent": bool(res.estimate.physically_consistent),
+                    "quality": {"status": res.estimate.quality or "ok", "reasons": list(res.estimate.quality_reasons)},
                     "torque_rmse_before": [float(x) for x in res.torque_rmse_before],
                     "torque_rmse_after": [float(x) for x in res.torque_rmse_after],
                     "applied_to_controller": bool(res.applied_to_controller)})
@@ -164,6 +168,8 @@ def run(args) -> int:
                 print("  torque RMSE after  [N m]: " + " ".join(f"{x:.3f}" for x in res.torque_rmse_after))
             ct = out["convergence_time"]
             print(f"  converged: {out['converged']}" + (f" after {ct:.2f} s of motion" if ct is not None else ""))
+            if out["quality"]["status"] != "ok":
+                print(f"  quality: {out['quality']['status'].upper()}: " + "; ".join(out["quality"]["reasons"]))
             if truth is not None:
                 out["truth"] = truth
                 out["errors"] = compare(est, truth)

@@ -6,6 +6,9 @@
 (DESIGN.md). --csv-ur / --unloaded-csv-ur read UR CSV recordings instead of bags (the measured
 motion then serves as the commanded one, and payload.yaml's notes say so). Bad input raises
 PayloadIdError (exit 2) before anything is written; payload.yaml is written atomically.
+Quality (payload/finish.py judge_quality): a SUSPECT estimate is written with `converged: false` and
+its reasons, the summary line says SUSPECT and each reason follows, exit 0 (the file is the user's to
+inspect); a FAILED one likewise but exit 1, so a script chaining commands stops there.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import identify_payload, needs_robot_identification, on_same_trajectory
 from payload_id_core.robot_id import RobotIdentification
@@ -121,8 +125,21 @@ def run(args: argparse.Namespace) -> int:
     com = ", ".join("?" if v is None else f"{v:.4f}" for v in estimate.to_dict()["com"])
     after = "" if math.isnan(estimate.convergence_time) else f" after {estimate.convergence_time:.2f} s"
     print(f"{args.method}: mass {estimate.mass:.4f} ± {std[0]:.4f} kg, CoM [{com}] m in {frame}; "
-          f"{'converged' if estimate.converged else 'NOT converged'}{after} -> {args.out}")
+          f"{'converged' if estimate.converged else 'NOT converged'}{after}{quality_tag(estimate)} -> {args.out}")
+    for reason in estimate.quality_reasons:
+        print(f"  {estimate.quality.value.upper()}: {reason}")
     for note in map(Note.from_any, estimate.notes):
         if note.code in STDERR_NOTES:
             print(f"  note: {note.text}", file=sys.stderr)
-    return 0
+    return quality_exit_code(estimate)
+
+
+def quality_tag(estimate: PayloadEstimate) -> str:
+    """', SUSPECT' / ', FAILED' for the summary line (nothing when ok)."""
+    return "" if estimate.quality is Quality.OK else f", {estimate.quality.value.upper()}"
+
+
+def quality_exit_code(estimate: PayloadEstimate) -> int:
+    """0 for ok and suspect (the file, marked not converged with its reasons, is the user's to inspect);
+    1 for failed: the estimate must not be used, and a script chaining commands has to notice."""
+    return 1 if estimate.quality is Quality.FAILED else 0

@@ -10,13 +10,14 @@ this module only when the subcommand runs, so its imports are at module level.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note
+from payload_id_core.notes import Note, NoteCode, notes_with
 from payload_id_core.robot_id import common_effort_unit, identify_effort_scale, identify_robot, validate_robot
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_ros.cli.inputs import (
@@ -164,5 +165,8 @@ def run(args) -> int:
                                                      zip(model.joint_names, ident.validation_rmse)))
     for note in _notes_to_print(ident.notes, args.cutoff_hz):
         print(f"note: {note.text}")
+    for note in notes_with(ident.notes, NoteCode.ROBOT_SCALE_IMPLAUSIBLE):
+        # robot.yaml is still written (the scale check's factor in it): the payload step marks its estimates suspect
+        print(f"warning: {note.text}", file=sys.stderr)
     print(f"wrote {args.out}")
     return 0

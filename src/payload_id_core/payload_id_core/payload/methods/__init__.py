@@ -29,6 +29,7 @@ from collections.abc import Callable
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import check_robot_matches, needs_robot_identification, on_same_trajectory
 from payload_id_core.payload.methods.ft import ft
@@ -72,7 +73,9 @@ def identify_payload(method: PayloadMethod | str, model: RobotModel, robot: Robo
     elif needs_robot_identification(method):
         raise PayloadIdError(f"{method} needs the unloaded robot's identification", "pass --robot robot.yaml")
     # A None robot gets past the check above only for the robot-free methods, which accept it.
-    return METHODS[method](model, robot, loaded, frame, unloaded, opts)  # type: ignore[arg-type]
+    est = METHODS[method](model, robot, loaded, frame, unloaded, opts)  # type: ignore[arg-type]
+    # The robot identification's and the recordings' scale against the URDF: torques may not be torques.
+    return judge_quality(est, robot, model, (loaded, unloaded))
 
 
 __all__ = ["METHODS", "PayloadMethod", "PayloadOptions", "identify_payload", "needs_robot_identification",

@@ -26,7 +26,7 @@ from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.finish import model_error_notes, undetermined_to_prior
+from payload_id_core.payload.finish import judge_quality, model_error_notes, undetermined_to_prior
 from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_relative_std
 from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.load_friction import sign_epsilon
@@ -374,9 +374,10 @@ class OnlineEstimator(ABC):
         history = None
         if self._hist_t:
             history = {"t": np.array(self._hist_t), "phi": np.array(self._hist_phi), "std": np.array(self._hist_std)}
-        return PayloadEstimate(frame=self.frame, phi=phi, covariance=cov10, method=self.method, identifiable=ok10,
-                               converged=self.converged, convergence_time=self.convergence_time, notes=notes,
-                               history=history)
+        # Judged like every finished estimate: a running estimate that fails a check is not converged.
+        return judge_quality(PayloadEstimate(frame=self.frame, phi=phi, covariance=cov10, method=self.method,
+                                             identifiable=ok10, converged=self.converged,
+                                             convergence_time=self.convergence_time, notes=notes, history=history))
 
     def run(self, t, q, qd, qdd, tau) -> PayloadEstimate:
         """Feed a whole recording (offline use of the online method; update_batch, same result as

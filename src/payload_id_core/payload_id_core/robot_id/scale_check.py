@@ -1,0 +1,130 @@
+"""Scale plausibility of an identified robot against its URDF: are the torques really torques?
+
+Drive gains multiply every joint torque, so a wrong gain (or none at all, when a UR driver's motor
+currents are read as torques) scales every identified parameter by the same factor. The parameters
+the data fix best are the gravitational ones: base parameters grouping only masses and first
+moments (e.g. mcz2 + 0.613·(m3 + … + m6) of a UR), identified to ~0.1 %. Their URDF values (the
+nominal link inertias projected on the same base parameters, π_b = K φ_URDF, Gautier 1991) are
+approximate per link but right in total, so the least-squares factor k of identified over nominal,
+weighted by the nominal size (the arm's whole mass moment dominates), tells the scale of the efforts:
+k ≈ 1 torques in N·m, k ≈ 0.1 currents in A (UR drives: ~10 N·m/A), k ≈ 0.87 or 1.15 gains 15 % off.
+
+Evidence for the tolerance (real UR10e, ../shared/data/ur10e, 14-harmonic run): with the gains
+identified from the known 2.805 kg load (which give the mass within 1 % on the other pairs) k = 1.01;
+the same gains × 1.15 give 1.16; raw currents 0.08. The README's published gains give 0.88, and
+with them the mass comes out 13 % low: the check is right to fire there. Synthetic and simulated
+robots use the URDF's own inertias: k = 1 up to noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.robot_id.result import RobotIdentification
+from payload_id_core.signals.recording import Recording
+
+# |k − 1| above this: the efforts are not the torques the URDF predicts (gains 15 % off give 0.13–0.16).
+SCALE_TOLERANCE = 0.10
+# Below this factor (or above its inverse) the efforts are in another unit altogether, not a gain error.
+OTHER_UNIT_FACTOR = 0.5
+# A gravitational base parameter takes part when its std is below this fraction of its value and its
+# nominal value is at least this fraction of the largest one (tiny CoM offsets the URDF only guesses).
+MAX_REL_STD = 0.05
+MIN_NOMINAL_SHARE = 0.05
+FIRST_MOMENT_COLUMNS = 4   # m, m·cx, m·cy, m·cz of each body (pinocchio order)
+# A recording's efforts over the URDF's gravity torques outside these bounds: another unit. Real UR10e
+# (15harm): 1.12 unloaded, 1.46 with the 2.805 kg load, 0.09 / 0.12 as currents. The upper bound leaves
+# room for a payload at the arm's rated load (12.5 kg on a UR10e: about 2.6).
+RECORDING_UNIT_BOUNDS = (0.5, 5.0)
+
+
+@dataclass(frozen=True)
+class ScaleCheck:
+    factor: float             # identified / URDF nominal gravitational parameters (NaN: no usable parameter)
+    parameters: list[str]     # the base parameters the factor rests on
+
+    @property
+    def known(self) -> bool:
+        return bool(np.isfinite(self.factor))
+
+    @property
+    def plausible(self) -> bool:
+        """True when unknown (nothing to judge by) or within SCALE_TOLERANCE of 1."""
+        return not self.known or abs(self.factor - 1.0) <= SCALE_TOLERANCE
+
+    def reason(self) -> str:
+        """One sentence: the factor, what it suggests, and the fix (empty when plausible)."""
+        if self.plausible:
+            return ""
+        k = self.factor
+        other_unit = k < OTHER_UNIT_FACTOR or k > 1 / OTHER_UNIT_FACTOR
+        cause = ("the efforts look like motor currents, not torques" if other_unit
+                 else f"the drive gains look {abs(k - 1):.0%} {'high' if k > 1 else 'low'}")
+        used = ", ".join(name.split()[0] for name in self.parameters)
+        return (f"identified gravity parameters are {k:.3g} × the URDF's ({used}): {cause}; "
+                "give the drive gains with --effort-scale, or identify them with a known mass "
+                "(identify-robot --loaded-bag/--loaded-csv-ur --known-payload-mass)")
+
+    def note(self) -> Note:
+        if self.plausible:
+            return Note(NoteCode.ROBOT_SCALE_CHECKED,
+                        f"scale check against the URDF: identified gravity parameters are {self.factor:.3g} × "
+                        "nominal" if self.known else "scale check against the URDF: no usable gravity parameter")
+        return Note(NoteCode.ROBOT_SCALE_IMPLAUSIBLE, self.reason())
+
+
+def gravitational_rows(robot: RobotIdentification) -> np.ndarray:
+    """Indices of the base parameters that group only masses and first moments."""
+    k = robot.base.K
+    first = (np.arange(k.shape[1]) % 10) < FIRST_MOMENT_COLUMNS
+    touches_other = np.any(k[:, ~first] != 0, axis=1)
+    absorbs_rotor = np.any(robot.rotor.absorbed != 0, axis=1) if robot.rotor.absorbed.size else np.zeros(robot.b, bool)
+    return np.flatnonzero(~touches_other & ~absorbs_rotor & np.any(k != 0, axis=1))
+
+
+def check_scale(robot: RobotIdentification, model: RobotModel | None = None) -> ScaleCheck:
+    """k = Σ π̂ π₀ / Σ π₀² over the well-determined gravitational base parameters (π₀ = K φ_URDF)."""
+    model = robot.require_model(model)
+    rows = gravitational_rows(robot)
+    nominal = robot.base.values(model.standard_parameters())[rows]
+    identified = robot.pi_b[rows]
+    rel_std = np.asarray(robot.rel_std, dtype=float)[rows] / 100.0
+    big = np.abs(nominal) >= MIN_NOMINAL_SHARE * (np.max(np.abs(nominal)) if nominal.size else 0.0)
+    use = big & (np.abs(nominal) > 0) & np.isfinite(rel_std) & (rel_std < MAX_REL_STD)
+    if not use.any():
+        return ScaleCheck(float("nan"), [])
+    n0, n1 = nominal[use], identified[use]
+    factor = float(n1 @ n0 / (n0 @ n0))
+    return ScaleCheck(factor, [robot.base.names[i] for i in rows[use]])
+
+
+def recording_scale_factor(model: RobotModel, recording: Recording, max_samples: int = 2000) -> float:
+    """k = Σ τ·g / Σ g·g of a recording's efforts τ against the URDF's gravity torques g(q) (NaN: no motion data).
+
+    Gravity dominates the shoulder and elbow torques of a slow excitation and is uncorrelated with
+    friction's sign, so k ≈ 1 for torques in N·m (more with a payload: its weight adds), k ≈ 0.1 for
+    UR motor currents. Only a factor outside RECORDING_UNIT_BOUNDS is judged: a payload's share and
+    the dynamics blur smaller errors, which the robot identification's check catches instead."""
+    joints = recording.joints
+    if joints.t.size == 0:
+        return float("nan")
+    order = model.match_joint_order(list(joints.joint_names))
+    step = max(1, joints.t.size // max_samples)
+    q, tau = joints.q[::step][:, order], joints.tau[::step][:, order]
+    zero = np.zeros(model.n)
+    g = np.array([model.rnea(qk, zero, zero) for qk in q])
+    gg = float(np.sum(g * g))
+    return float(np.sum(tau * g) / gg) if gg > 0 else float("nan")
+
+
+def other_unit_reason(factor: float, what: str) -> str:
+    """A sentence when `factor` says the efforts are in another unit than N·m (empty otherwise)."""
+    low, high = RECORDING_UNIT_BOUNDS
+    if not np.isfinite(factor) or low <= factor <= high:
+        return ""
+    return (f"{what}'s efforts are {factor:.3g} × the URDF's gravity torques: they look like motor currents, not "
+            "torques; give the drive gains with --effort-scale or use a robot.yaml with identified gains")
