@@ -517,7 +517,7 @@ class PayloadEstimator(Node):
                 goal.handle.canceled()
                 return conv.identify_result("cancelled before the excitation started: no estimate")
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(est, run.robot)
+        est = finalize(run.with_serial_correlation(est), run.robot)
         before, after = run.torque_rmse(est)
         # A cancelled run's wrenches cover only part of the excitation: too little to calibrate the sensor.
         ft_params = None if cancelled else self._calibrate_ft(run)

@@ -23,6 +23,7 @@ from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.methods import METHODS
+from payload_id_core.payload.methods.common import serial_correlation_covariance, serial_correlation_note
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
@@ -181,6 +182,21 @@ class IdentificationRun:
         if not self._t:
             return None
         return tuple(np.concatenate(x) for x in (self._t, self._q, self._qd, self._qdd, self._tau))
+
+    def with_serial_correlation(self, est: PayloadEstimate) -> PayloadEstimate:
+        """`est` with the covariance serially correlated residuals add to the recursive estimator's
+        (methods.common.serial_correlation_covariance, on every sample the run fed)."""
+        data = self.arrays()
+        if data is None or data[0].size < 50:
+            return est
+        _, q, qd, qdd, tau = data
+        extra, inflation = serial_correlation_covariance(self.model, self.robot, self.frame, q, qd, qdd, tau)
+        cov = est.covariance.copy()
+        known = np.isfinite(cov)
+        cov[known] += extra[known]
+        est.covariance = cov
+        est.notes.append(serial_correlation_note(inflation))
+        return est
 
     def torque_rmse(self, est: PayloadEstimate | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-joint RMSE of the measured torque against the unloaded model, and with the payload added."""

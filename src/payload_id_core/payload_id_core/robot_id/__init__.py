@@ -17,14 +17,13 @@ from payload_id_core.robot_id.drive_gains import (
 )
 from payload_id_core.robot_id.pipeline import identify_from_signals, identify_robot, validate_robot
 from payload_id_core.robot_id.regressors import COND_LIMIT, excitation_check, full_regressor, inertial_regressor
-from payload_id_core.robot_id.result import FORMAT_VERSION, RobotIdentification
+from payload_id_core.robot_id.result import FORMAT_VERSION, IDENTIFIED_GAINS_SOURCE, RobotIdentification
 from payload_id_core.robot_id.scale_check import ScaleCheck, check_scale
 from payload_id_core.robot_id.structure import RotorStructure, base_parameter_names, inertial_map, rotor_structure
 
 __all__ = [
-    "DriveGains", "common_effort_unit", "resolve_drive_gains",
-    "COND_LIMIT", "FORMAT_VERSION", "RobotIdentification", "RotorStructure", "ScaleCheck", "base_parameter_names",
-    "check_scale",
-    "excitation_check", "full_regressor", "identify_effort_scale", "identify_from_signals", "identify_robot",
-    "inertial_map", "inertial_regressor", "rotor_structure", "validate_robot",
+    "base_parameter_names", "check_scale", "common_effort_unit", "COND_LIMIT", "DriveGains", "excitation_check",
+    "FORMAT_VERSION", "full_regressor", "IDENTIFIED_GAINS_SOURCE", "identify_effort_scale", "identify_from_signals",
+    "identify_robot", "inertial_map", "inertial_regressor", "resolve_drive_gains", "RobotIdentification",
+    "rotor_structure", "RotorStructure", "ScaleCheck", "validate_robot",
 ]

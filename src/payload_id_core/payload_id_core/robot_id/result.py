@@ -25,6 +25,8 @@ from payload_id_core.robot_id.structure import RotorStructure, inertial_map
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 
 FORMAT_VERSION = 1
+# How effort_scale_source begins when the gains were identified from a loaded run with a known mass.
+IDENTIFIED_GAINS_SOURCE = "identified from "
 
 
 def _optional_float(value) -> float:
@@ -75,6 +77,12 @@ class RobotIdentification:
     def __post_init__(self) -> None:
         self.notes = [Note.from_any(n) for n in self.notes]
         self.effort_unit = EffortUnit.parse(self.effort_unit).value
+
+    @property
+    def gains_identified_with_load(self) -> bool:
+        """The drive gains were identified from a loaded run with a known mass (identify-robot
+        --known-payload-mass writes that source), not given by hand."""
+        return self.effort_scale_source.startswith(IDENTIFIED_GAINS_SOURCE)
 
     # -- sizes and slices ---------------------------------------------------------------------
     @property

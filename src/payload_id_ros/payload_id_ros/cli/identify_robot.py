@@ -18,7 +18,13 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, notes_with
-from payload_id_core.robot_id import common_effort_unit, identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.robot_id import (
+    IDENTIFIED_GAINS_SOURCE,
+    common_effort_unit,
+    identify_effort_scale,
+    identify_robot,
+    validate_robot,
+)
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_ros.cli.inputs import (
     add_recording_arguments,
@@ -133,7 +139,7 @@ def run(args) -> int:
             frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
             delay=delay)
         scale, scale_std = scale * factor, scale * factor_std
-        source = (f"identified from {loaded.source} with a known {args.known_payload_mass:g} kg payload"
+        source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
         print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s:.2g}" for j, k, s in
                                           zip(model.joint_names, scale, scale_std)))

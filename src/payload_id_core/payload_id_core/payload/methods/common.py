@@ -46,10 +46,23 @@ SAME_TRAJECTORY_METHODS = frozenset({PayloadMethod.KHALIL_3, PayloadMethod.GAZ_D
 SAME_COMMAND_TOL_RAD = 1e-3
 
 
-def load_friction_on(method: PayloadMethod, options: PayloadOptions) -> bool:
-    if options.load_friction is None:
-        return LOAD_FRICTION_DEFAULT.get(method, False)
-    return bool(options.load_friction)
+def load_friction_on(method: PayloadMethod, options: PayloadOptions,
+                     robot: RobotIdentification | None = None) -> tuple[bool, list[Note]]:
+    """Whether the load-dependent Coulomb columns join the fit, and a note when the default was overruled.
+
+    Drive gains identified from a loaded run with a known mass (identify_effort_scale) were fitted
+    without these columns: a friction that grows with the load torque and a gain that scales the load
+    torque are nearly collinear on such a run, so the gains have absorbed it. Adding the columns again
+    moves the mass by the part the gains already explain (real UR10e, 15harm / 01_31, difference-rls:
+    +3.0 / +4.7 % with them, +0.05 / -0.07 % without); the default is then off."""
+    if options.load_friction is not None:
+        return bool(options.load_friction), []
+    on = LOAD_FRICTION_DEFAULT.get(method, False)
+    if on and robot is not None and robot.gains_identified_with_load:
+        return False, [Note(NoteCode.PAYLOAD_LOAD_FRICTION_OFF,
+                            "load-dependent friction not modelled: the drive gains were identified from a loaded "
+                            "run without it and have absorbed it (load_friction=True to model it anyway)")]
+    return on, []
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -240,3 +253,29 @@ def finish(frame: str, method: PayloadMethod, z: np.ndarray, cov: np.ndarray, ok
     """finish.finish with the prior and the projection switch the options carry."""
     return finish_estimate(frame, method.value, z, cov, ok, notes, prior=options.prior, project=options.project,
                            **kw)
+
+
+def serial_correlation_covariance(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
+                                  qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, float]:
+    """The covariance of φ_L (10, 10) that serially correlated residuals add to an online estimate, and the
+    Newey–West inflation factor it comes from.
+
+    The recursive estimators' covariance assumes independent samples, as the textbook WLS one does
+    (robot_id/serial_correlation.py). The same payload regression solved in one batch on the samples the
+    estimator saw (Khalil 2007 method 1 with the friction change: τ − Y θ_a ≈ [W_L, F] z) gives both the
+    textbook covariance C and the inflation f (≥ 1); the part the online covariance lacks is (f² − 1) C."""
+    y_a = robot.regressor(q, qd, qdd)
+    joint, X = payload_transform(model, frame)
+    w_l = rigid_body_regressor(model, q, qd, qdd)[..., 10 * (joint - 1):10 * joint] @ X
+    changeable = np.flatnonzero(load_changeable_friction(robot.friction))
+    W = np.concatenate([w_l, y_a[..., theta_layout(robot).friction][..., changeable]], axis=-1)
+    sol = weighted_lstsq(W, tau - y_a @ np.asarray(robot.theta, dtype=float))
+    factor2 = sol.inflation**2
+    plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
+    return (factor2 - 1.0) * plain, sol.inflation
+
+
+def serial_correlation_note(inflation: float) -> Note:
+    return Note(NoteCode.PAYLOAD_SERIAL_CORRELATION,
+                f"torque residuals serially correlated (Newey–West variance × {inflation**2:.1f}): "
+                "the payload's covariance carries the difference")

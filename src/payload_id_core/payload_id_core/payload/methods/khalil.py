@@ -47,8 +47,9 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     W, y_a = payload_rows(model, robot, frame, sig, bool(options.friction_change))
     theta_a = np.asarray(robot.theta, dtype=float)
     tau_a = y_a @ theta_a
-    sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot),
-                                                load_friction_on(PayloadMethod.KHALIL_1, options))
+    lf, lf_default_notes = load_friction_on(PayloadMethod.KHALIL_1, options, robot)
+    sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), lf)
+    lf_notes = [*lf_default_notes, *lf_notes]
     cov = sol.cov
     rc = robot_uncertainty(robot, options)
     if rc is not None:
@@ -108,7 +109,7 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     sig = method_signals(loaded, model, options)
     tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3)
     fc = bool(options.friction_change)
-    lf = load_friction_on(PayloadMethod.KHALIL_3, options)
+    lf, _ = load_friction_on(PayloadMethod.KHALIL_3, options)   # off unless asked: no gain-rule needed
     W, y_a = payload_rows(model, robot if (fc or lf) else None, frame, sig, fc)
     tau_a = None
     if lf:

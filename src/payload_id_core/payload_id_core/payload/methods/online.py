@@ -19,6 +19,8 @@ from payload_id_core.payload.methods.common import (
     load_friction_on,
     method_signals,
     motion_duration,
+    serial_correlation_covariance,
+    serial_correlation_note,
 )
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
@@ -34,11 +36,14 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     kw = options.given(ONLINE_OPTIONS)
     kw["rate_hz"] = 1.0 / float(np.median(np.diff(sig.t)))
     kw["include_robot_uncertainty"] = options.include_robot_uncertainty
-    kw["load_friction"] = load_friction_on(method, options)
+    kw["load_friction"], lf_notes = load_friction_on(method, options, robot)
     estimator = OnlinePayloadEstimator(model, robot, frame, method.value, prior=prior_phi(options.prior), **kw)
     raw = estimator.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
     z, cov, ok = estimator.payload_solution()
-    notes = [*sig.notes, *raw.notes]
+    extra, inflation = serial_correlation_covariance(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau)
+    cov = cov.copy()
+    cov[:10, :10] += extra
+    notes = [*sig.notes, *lf_notes, *raw.notes, serial_correlation_note(inflation)]
     if not estimator.converged:
         notes.append(Note(NoteCode.PAYLOAD_NOT_CONVERGED, f"not converged after {motion_duration(sig):.2f} s of motion "
                           f"({estimator.convergence_rule} rule)"))

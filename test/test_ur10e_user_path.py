@@ -1,0 +1,72 @@
+"""Issue 12's user path on the real UR10e recordings, through the command line, no gains passed by hand.
+
+    payload-id identify-robot   --csv-ur 14harm --loaded-csv-ur 14harmLoad --known-payload-mass 2.805 --out robot.yaml
+    payload-id identify-payload --robot robot.yaml --csv-ur <pair>Load [--unloaded-csv-ur <pair>] --method M
+
+The efforts are motor currents; robot.yaml carries the drive gains identified on the 14harm pair (with
+their std) and every consumer applies them. The 15harm and 01_31 pairs had no say in the gains, so they
+judge the mass. Before issue 12 this path gave 0.25 kg (khalil-4) for the 2.805 kg load, converged.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from payload_id_ros.cli.main import main as cli_main
+
+DATA = Path(os.environ.get("PAYLOAD_ID_UR10E_DATA", Path(__file__).parents[2] / "shared" / "data" / "ur10e"))
+pytestmark = pytest.mark.skipif(
+    not (DATA / "ur-20_02_19_14harm50sec.csv").exists(),
+    reason=f"UR10e recordings not found in {DATA}: set PAYLOAD_ID_UR10E_DATA to the folder holding the "
+           "dynamic_calibration toolbox's ur-*.csv files and ur10e.urdf")
+
+LOAD_MASS_KG = 2.805
+PAIRS = {"15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
+         "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
+METHODS = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau", "difference-rls", "direct-rls")
+# khalil-2 re-identifies the whole loaded robot and takes the payload from the parameter differences: on
+# 15harm it lands 2.6 % low, inside its (honest, 2.6 %) std. It is held to the σ rule, not to 1 %.
+MASS_TOL = {m: 0.01 for m in METHODS} | {"khalil-2": 0.03}
+MAX_ERR_OVER_STD = 2.0
+
+
+@pytest.fixture(scope="module")
+def robot_yaml(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ur10e") / "robot.yaml"
+    code = cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"),
+                     "--csv-ur", str(DATA / "ur-20_02_19_14harm50sec.csv"),
+                     "--loaded-csv-ur", str(DATA / "ur-20_02_19_14harm50secLoad.csv"),
+                     "--known-payload-mass", str(LOAD_MASS_KG), "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def test_robot_yaml_carries_the_gains_their_std_and_unit(robot_yaml):
+    d = yaml.safe_load(robot_yaml.read_text())
+    assert d["effort"]["unit"] == "current"
+    assert d["effort"]["source"].startswith("identified from")
+    gains, std = d["effort_scale"], d["effort"]["scale_std"]
+    assert all(9.0 < k < 13.5 for k in gains), gains          # torque constant × gear ratio of UR10e drives
+    assert all(0.0 < s < 0.02 * k for k, s in zip(gains, std)), std
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+@pytest.mark.parametrize("method", METHODS)
+def test_every_dynamic_method_identifies_the_load_without_gains_by_hand(robot_yaml, tmp_path, method, pair):
+    loaded, unloaded = PAIRS[pair]
+    out = tmp_path / "payload.yaml"
+    code = cli_main(["identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(robot_yaml),
+                     "--csv-ur", str(DATA / loaded), "--unloaded-csv-ur", str(DATA / unloaded),
+                     "--method", method, "--out", str(out)])
+    assert code == 0
+    d = yaml.safe_load(out.read_text())
+    err = d["mass"] - LOAD_MASS_KG
+    assert abs(err) <= MASS_TOL[method] * LOAD_MASS_KG, (method, pair, d["mass"])
+    assert abs(err) <= MAX_ERR_OVER_STD * d["std"]["mass"], (method, pair, d["mass"], d["std"]["mass"])
+    assert d["quality"]["status"] == "ok", d["quality"]
+    assert d["converged"] is True
+    assert any(n["code"] == "gains.applied" for n in d["notes"])
