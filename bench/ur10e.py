@@ -11,18 +11,25 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
   ur10e_<method>_err_over_std_<pair>     |error| / σ of the same estimate, σ including the gains' and the
                                           robot's uncertainty
   ur10e_err_over_std_max                 largest of those over TARGET_METHODS (issue 12: ≤ 2)
+  ur10e_cli_<method>_mass_err_pct_<pair> (issue 12 targets) the same through the command line, no gains by
+  ur10e_cli_<method>_err_over_std_<pair>  hand: identify-robot --loaded-csv-ur 14harm --known-payload-mass,
+  ur10e_cli_err_over_std_max              then identify-payload --robot robot.yaml on each pair
+  ur10e_cli_mass_err_pct_max_abs          largest |error| of TARGET_METHODS through the command line (≤ 1)
   ur10e_pipeline_s                       wall time of the whole thing
 """
 
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.robot_id import validate_robot
+from payload_id_ros.cli.main import main as cli_main
 
 # The dataset helpers live beside the report script, outside the installed packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -64,6 +71,34 @@ for k in rd.JUDGED_PAIRS:
         if m in TARGET_METHODS:
             ratio_max = max(ratio_max, fig[name.format("err_over_std")])
 fig["ur10e_err_over_std_max"] = ratio_max
+# The same through the command line, as a user runs it: the gains travel in robot.yaml.
+CSV = {"15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
+       "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
+with tempfile.TemporaryDirectory() as tmp:
+    robot_yaml = Path(tmp) / "robot.yaml"
+    cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),
+              "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]),
+              "--known-payload-mass", str(rd.LOAD_MASS_KG), "--out", str(robot_yaml)])
+    cli_ratio, cli_err = 0.0, 0.0
+    for k, (loaded_csv, unloaded_csv) in CSV.items():
+        for m in (*TARGET_METHODS, "khalil-2"):
+            out = Path(tmp) / f"{m}_{k}.yaml"
+            code = cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
+                             "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
+                             "--method", m, "--out", str(out)])
+            if code != 0:
+                print(k, m, "refused")
+                continue
+            d = yaml.safe_load(out.read_text())
+            err = d["mass"] - rd.LOAD_MASS_KG
+            name = f"ur10e_cli_{m.replace('-', '_')}_{{}}_{k.replace('_', '')}"
+            fig[name.format("mass_err_pct")] = 100 * err / rd.LOAD_MASS_KG
+            fig[name.format("err_over_std")] = abs(err) / d["std"]["mass"]
+            if m in TARGET_METHODS:
+                cli_ratio = max(cli_ratio, fig[name.format("err_over_std")])
+                cli_err = max(cli_err, abs(fig[name.format("mass_err_pct")]))
+fig["ur10e_cli_err_over_std_max"] = cli_ratio
+fig["ur10e_cli_mass_err_pct_max_abs"] = cli_err
 ident, _ = rd.identify_ur10e_robot(model, pairs["14harm"], "nonlinear")
 rmse = [validate_robot(ident, pairs[k].unloaded, model, delay=0.0) for k in rd.JUDGED_PAIRS]
 fig["ur10e_val_rmse_nm_max"] = float(np.max(rmse))
