@@ -97,7 +97,8 @@ def test_identify_robot_refuses_currents_without_gains(bags, capsys):
 
 def test_robot_yaml_carries_unit_and_source_of_the_gains(robot_yaml):
     d = yaml.safe_load(robot_yaml.read_text())
-    assert d["effort"] == {"unit": "current", "scale_std": None, "source": "given"}
+    assert d["effort"] == {"unit": "current", "scale_std": None, "source": "given",
+                           "identified_with": d["effort_scale"]}
     assert d["effort_scale"] == pytest.approx(UR10_GAINS.tolist(), rel=1e-15)
 
 

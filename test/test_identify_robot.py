@@ -163,6 +163,24 @@ def test_robot_yaml_notes_keep_their_codes_and_old_string_notes_still_read(ur10,
     assert RobotIdentification.load(old, ur10).notes == [Note(NoteCode.INFO, "written before notes had codes")]
 
 
+def test_robot_yaml_whose_gains_were_edited_after_identification_is_refused(ur10, identified, tmp_path):
+    """The parameters are torques in the identification's gain units: an effort_scale edited alone would
+    scale every payload (a 15 % edit gave 4.49 kg for 2.805 kg on the real UR10e, quality ok)."""
+    path = tmp_path / "robot.yaml"
+    dataclasses.replace(identified, effort_scale=np.full(6, 10.0)).save(path)
+    assert RobotIdentification.load(path, ur10).effort_scale.tolist() == [10.0] * 6
+    d = yaml.safe_load(path.read_text())
+    d["effort_scale"] = [11.5] * 6
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(yaml.safe_dump(d))
+    with pytest.raises(PayloadIdError, match="not the drive gains its parameters were identified with"):
+        RobotIdentification.load(edited, ur10)
+    del d["effort"]["identified_with"]        # a file written before the gains were recorded twice
+    older = tmp_path / "older.yaml"
+    older.write_text(yaml.safe_dump(d))
+    assert RobotIdentification.load(older, ur10).effort_scale.tolist() == [11.5] * 6
+
+
 def test_a_misspelt_option_is_refused_by_name(ur10):
     t, q, qd, qdd = sum_of_sines(ur10, 2.0, 50.0, seed=7)
     with pytest.raises(TypeError, match="estimater"):

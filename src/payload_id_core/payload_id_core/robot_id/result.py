@@ -154,6 +154,9 @@ class RobotIdentification:
                 "unit": self.effort_unit,
                 "scale_std": None if self.effort_scale_std is None else fl(self.effort_scale_std),
                 "source": self.effort_scale_source,
+                # The parameters are torques in these gains' units: a later edit of effort_scale alone
+                # would turn every payload into a scaled wrong one, so the file keeps what they were.
+                "identified_with": fl(self.effort_scale),
             },
             "scale_check": {"urdf_factor": None if not np.isfinite(self.urdf_scale_factor)
                             else float(self.urdf_scale_factor)},
@@ -236,7 +239,7 @@ class RobotIdentification:
                 gravity=np.asarray(d["gravity"], dtype=float), base=base, rotor=RotorStructure(free, absorbed),
                 friction=friction, theta=theta, theta_names=list(par["names"]),
                 cov=np.asarray(d["covariance"], dtype=float).reshape(theta.size, theta.size), rel_std=rel,
-                effort_scale=check_drive_gains(d["effort_scale"], n, f"{source}: effort_scale"),
+                effort_scale=_gains_as_identified(d["effort_scale"], effort.get("identified_with"), n, source),
                 rmse=np.array([d["torque_rmse"][j] for j in names]),
                 sigma=np.array([d["noise_std"][j] for j in names]),
                 estimator=d.get("estimator", "wls"), source=d.get("signals", "commanded"),
@@ -272,3 +275,18 @@ def _scale_std(values, n: int, source: str) -> np.ndarray | None:
         raise PayloadIdError(f"{source}: effort.scale_std {std.tolist()} is not {n} finite non-negative values",
                              "re-run payload-id identify-robot")
     return std
+
+
+def _gains_as_identified(gains, identified_with, n: int, source: str) -> np.ndarray:
+    """effort_scale, refused when it is no longer the gains the parameters were identified with."""
+    scale = check_drive_gains(gains, n, f"{source}: effort_scale")
+    if identified_with is None:          # files written before the gains were recorded twice
+        return scale
+    then = check_drive_gains(identified_with, n, f"{source}: effort.identified_with")
+    if not np.allclose(scale, then, rtol=1e-9, atol=0.0):
+        raise PayloadIdError(
+            f"{source}: effort_scale {np.round(scale, 6).tolist()} is not the drive gains its parameters were "
+            f"identified with {np.round(then, 6).tolist()}: every torque (and payload) would be off by their ratio",
+            "re-run payload-id identify-robot with the new gains (--effort-scale, or --known-payload-mass), "
+            "or restore effort_scale")
+    return scale

@@ -60,7 +60,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     notes += model_error_notes(model_error_ratio(sol.sigma, robot))
     return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
-                  friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
+                  friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))
 
 
 def _difference_payload(model: RobotModel, robot: RobotIdentification, frame: str, theta_b: np.ndarray,
@@ -125,7 +125,7 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
                               f"{np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
     return finish(frame, PayloadMethod.KHALIL_3, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
-                  friction_unknowns=W.shape[-1] - 10 - (model.n if lf_notes else 0))
+                  friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))
 
 
 def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
