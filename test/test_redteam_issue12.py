@@ -1,0 +1,78 @@
+"""Red-team reproductions for issue 12 (drive gains and effort units): each test fails today.
+
+Rule under test: never a confident wrong payload (quality ok / converged: true), and bad input gets one
+line on stderr, exit 2 and no output file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from payload_id_ros.cli.main import main as cli_main
+
+DATA = Path(os.environ.get("PAYLOAD_ID_UR10E_DATA", Path(__file__).parents[2] / "shared" / "data" / "ur10e"))
+pytestmark = pytest.mark.skipif(
+    not (DATA / "ur-20_02_19_14harm50sec.csv").exists(),
+    reason=f"UR10e recordings not found in {DATA}: set PAYLOAD_ID_UR10E_DATA",
+)
+LOAD_KG = 2.805
+
+
+@pytest.fixture(scope="module")
+def robot_yaml(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("rt") / "robot.yaml"
+    code = cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"),
+                     "--csv-ur", str(DATA / "ur-20_02_19_14harm50sec.csv"),
+                     "--loaded-csv-ur", str(DATA / "ur-20_02_19_14harm50secLoad.csv"),
+                     "--known-payload-mass", str(LOAD_KG), "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def _identify_payload(robot: Path, out: Path, method: str) -> int:
+    try:
+        return cli_main(["identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(robot),
+                         "--csv-ur", str(DATA / "ur-20_02_19_15harm50secLoad.csv"),
+                         "--unloaded-csv-ur", str(DATA / "ur-20_02_19_15harm50sec.csv"),
+                         "--method", method, "--out", str(out)])
+    except SystemExit as exc:  # argparse-style refusals
+        return int(exc.code)
+
+
+def test_effort_section_that_is_a_string_is_refused_not_a_traceback(robot_yaml, tmp_path, capsys):
+    # Today: AttributeError 'str' object has no attribute 'get' (robot_id/result.py from_dict), exit 1.
+    data = yaml.safe_load(robot_yaml.read_text())
+    data["effort"] = "current"
+    bad = tmp_path / "robot.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    out = tmp_path / "payload.yaml"
+    code = _identify_payload(bad, out, "khalil-4")
+    err = capsys.readouterr().err
+    assert code == 2
+    assert not out.exists()
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "khalil-4"])
+def test_hand_edited_gains_15pct_high_is_not_a_confident_wrong_payload(robot_yaml, tmp_path, method):
+    # robot.yaml's effort_scale edited (x1.15) while its base parameters were identified with the old gains.
+    # Today: khalil-1 writes 4.49 kg (+60 %), khalil-4 3.21 kg (+15 %, 4.4 sigma), both quality ok, converged.
+    data = yaml.safe_load(robot_yaml.read_text())
+    data["effort_scale"] = [g * 1.15 for g in data["effort_scale"]]
+    edited = tmp_path / "robot.yaml"
+    edited.write_text(yaml.safe_dump(data))
+    out = tmp_path / "payload.yaml"
+    code = _identify_payload(edited, out, method)
+    if code == 2:
+        assert not out.exists()
+        return
+    assert code == 0
+    result = yaml.safe_load(out.read_text())
+    wrong = abs(result["mass"] - LOAD_KG) > 2.0 * result["std"]["mass"]
+    if wrong:
+        assert result["quality"]["status"] != "ok"
+        assert result["converged"] is False
