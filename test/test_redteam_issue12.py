@@ -76,3 +76,26 @@ def test_hand_edited_gains_15pct_high_is_not_a_confident_wrong_payload(robot_yam
     if wrong:
         assert result["quality"]["status"] != "ok"
         assert result["converged"] is False
+
+
+def test_payload_yaml_with_a_scalar_quality_is_refused_not_a_traceback(robot_yaml, tmp_path, capsys):
+    # `quality: ok` instead of {status, reasons}. Today: AttributeError in payload/estimate.py from_dict,
+    # exit 1, from `report` and `simulate --payload`.
+    out = tmp_path / "payload.yaml"
+    assert _identify_payload(robot_yaml, out, "khalil-4") == 0
+    data = yaml.safe_load(out.read_text())
+    data["quality"] = "ok"
+    bad = tmp_path / "bad_payload.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    png = tmp_path / "report.png"
+    capsys.readouterr()
+    try:
+        code = cli_main(["report", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(robot_yaml),
+                         "--payload", str(bad), "--csv-ur", str(DATA / "ur-20_02_19_15harm50secLoad.csv"),
+                         "--out", str(png)])
+    except SystemExit as exc:
+        code = int(exc.code)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert not png.exists()
+    assert "Traceback" not in err
