@@ -1,4 +1,4 @@
-"""Red-team reproductions for issue 12 (drive gains and effort units): each test fails today.
+"""Red-team reproductions for issue 12 (drive gains and effort units): each failed before its fix.
 
 Rule under test: never a confident wrong payload (quality ok / converged: true), and bad input gets one
 line on stderr, exit 2 and no output file.
@@ -44,7 +44,7 @@ def _identify_payload(robot: Path, out: Path, method: str) -> int:
 
 
 def test_effort_section_that_is_a_string_is_refused_not_a_traceback(robot_yaml, tmp_path, capsys):
-    # Today: AttributeError 'str' object has no attribute 'get' (robot_id/result.py from_dict), exit 1.
+    # Was: AttributeError in robot_id/result.py from_dict, exit 1.
     data = yaml.safe_load(robot_yaml.read_text())
     data["effort"] = "current"
     bad = tmp_path / "robot.yaml"
@@ -60,7 +60,7 @@ def test_effort_section_that_is_a_string_is_refused_not_a_traceback(robot_yaml, 
 @pytest.mark.parametrize("method", ["khalil-1", "khalil-4"])
 def test_hand_edited_gains_15pct_high_is_not_a_confident_wrong_payload(robot_yaml, tmp_path, method):
     # robot.yaml's effort_scale edited (x1.15) while its base parameters were identified with the old gains.
-    # Today: khalil-1 writes 4.49 kg (+60 %), khalil-4 3.21 kg (+15 %, 4.4 sigma), both quality ok, converged.
+    # Was: khalil-1 4.49 kg (+60 %), khalil-4 3.21 kg (+15 %, 4.4 sigma), both quality ok, converged.
     data = yaml.safe_load(robot_yaml.read_text())
     data["effort_scale"] = [g * 1.15 for g in data["effort_scale"]]
     edited = tmp_path / "robot.yaml"
@@ -80,7 +80,7 @@ def test_hand_edited_gains_15pct_high_is_not_a_confident_wrong_payload(robot_yam
 
 def test_payload_yaml_with_a_scalar_quality_is_refused_not_a_traceback(robot_yaml, tmp_path, capsys):
     # `quality: ok` instead of {status, reasons}. Today: AttributeError in payload/estimate.py from_dict,
-    # exit 1, from `report` and `simulate --payload`.
+    # exit 1, from `report` and `simulate --payload` (was).
     out = tmp_path / "payload.yaml"
     assert _identify_payload(robot_yaml, out, "khalil-4") == 0
     data = yaml.safe_load(out.read_text())

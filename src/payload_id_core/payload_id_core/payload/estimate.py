@@ -137,6 +137,8 @@ class PayloadEstimate:
             ident = d.get("identifiable")
             identifiable = (np.array([bool(ident[n]) for n in PARAM_NAMES]) if ident else np.ones(10, dtype=bool))
             quality_d = d.get("quality") or {}   # absent in files written before the quality field
+            if not isinstance(quality_d, dict):
+                raise ValueError(f"quality is {quality_d!r}, not {{status, reasons}}")
             quality = Quality(quality_d.get("status", Quality.OK.value))
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"payload file is malformed ({err})",

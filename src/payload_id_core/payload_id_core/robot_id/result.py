@@ -234,6 +234,9 @@ class RobotIdentification:
             val = d.get("validation_torque_rmse")
             psi = d.get("standard_parameters")
             effort = d.get("effort") or {}   # absent in robot.yaml files written before effort units
+            if not isinstance(effort, dict):
+                raise PayloadIdError(f"{source}: effort is {effort!r}, not a mapping {{unit, scale_std, source}}",
+                                     "re-run payload-id identify-robot")
             return cls(
                 joint_names=names, urdf_path=d["urdf"]["path"], urdf_sha256=sha,
                 gravity=np.asarray(d["gravity"], dtype=float), base=base, rotor=RotorStructure(free, absorbed),
