@@ -40,7 +40,7 @@ def _identify_payload(robot: Path, out: Path, method: str) -> int:
                          "--unloaded-csv-ur", str(DATA / "ur-20_02_19_15harm50sec.csv"),
                          "--method", method, "--out", str(out)])
     except SystemExit as exc:  # argparse-style refusals
-        return int(exc.code)
+        return exc.code if isinstance(exc.code, int) else 2
 
 
 def test_effort_section_that_is_a_string_is_refused_not_a_traceback(robot_yaml, tmp_path, capsys):
@@ -94,7 +94,7 @@ def test_payload_yaml_with_a_scalar_quality_is_refused_not_a_traceback(robot_yam
                          "--payload", str(bad), "--csv-ur", str(DATA / "ur-20_02_19_15harm50secLoad.csv"),
                          "--out", str(png)])
     except SystemExit as exc:
-        code = int(exc.code)
+        code = exc.code if isinstance(exc.code, int) else 2
     err = capsys.readouterr().err
     assert code == 2
     assert not png.exists()
