@@ -11,12 +11,23 @@ from pathlib import Path
 import pytest
 
 from payload_id_core.blas import limit_blas_threads
+from payload_id_ros.cli.main import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 # Dataset helpers that are not part of the installed packages (tools/ur10e_data.py) import by bare name.
 sys.path.insert(0, str(REPO / "tools"))
+
+import ur10e_data  # noqa: E402 - found through the sys.path entry above
+
+# The real UR10e recordings (../shared/data/ur10e, or PAYLOAD_ID_UR10E_DATA): a user's clone has none, so
+# the tests that need them skip, saying where to get them; here they are present and run.
+UR10E_DATA = ur10e_data.default_data_dir()
+requires_ur10e_data = pytest.mark.skipif(
+    not (UR10E_DATA / "ur-20_02_19_14harm50sec.csv").is_file(),
+    reason=f"UR10e recordings not found in {UR10E_DATA}: set PAYLOAD_ID_UR10E_DATA to a folder holding the "
+           "dynamic_calibration toolbox's ur-*.csv files and ur10e.urdf (github.com/shamilmamedov/dynamic_calibration)")
 
 # Set before any rclpy import: Fast DDS would otherwise multicast on the LAN, and parallel runs
 # on one machine would see each other's nodes.
@@ -66,3 +77,17 @@ def spawn(ros_env: dict) -> Iterator[Callable[..., subprocess.Popen]]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=5)
+
+
+
+@pytest.fixture(scope="session")
+def ur10e_robot_yaml(tmp_path_factory) -> Path:
+    """robot.yaml as a UR10e user makes it: identify-robot on the 14harm pair, the drive gains identified
+    with the known 2.805 kg load (they travel in robot.yaml)."""
+    out = tmp_path_factory.mktemp("ur10e_robot") / "robot.yaml"
+    unloaded, loaded = (str(UR10E_DATA / f) for f in ur10e_data.PAIRS[ur10e_data.GAIN_PAIR])
+    code = cli_main(["identify-robot", "--urdf", str(UR10E_DATA / "ur10e.urdf"), "--csv-ur", unloaded,
+                     "--loaded-csv-ur", loaded, "--known-payload-mass", str(ur10e_data.LOAD_MASS_KG),
+                     "--out", str(out)])
+    assert code == 0
+    return out

@@ -6,31 +6,22 @@ line on stderr, exit 2 and no output file.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import UR10E_DATA as DATA
+from conftest import requires_ur10e_data
 
 from payload_id_ros.cli.main import main as cli_main
 
-DATA = Path(os.environ.get("PAYLOAD_ID_UR10E_DATA", Path(__file__).parents[2] / "shared" / "data" / "ur10e"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "ur-20_02_19_14harm50sec.csv").exists(),
-    reason=f"UR10e recordings not found in {DATA}: set PAYLOAD_ID_UR10E_DATA",
-)
+pytestmark = requires_ur10e_data
 LOAD_KG = 2.805
 
 
-@pytest.fixture(scope="module")
-def robot_yaml(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("rt") / "robot.yaml"
-    code = cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"),
-                     "--csv-ur", str(DATA / "ur-20_02_19_14harm50sec.csv"),
-                     "--loaded-csv-ur", str(DATA / "ur-20_02_19_14harm50secLoad.csv"),
-                     "--known-payload-mass", str(LOAD_KG), "--out", str(out)])
-    assert code == 0
-    return out
+@pytest.fixture
+def robot_yaml(ur10e_robot_yaml):
+    return ur10e_robot_yaml
 
 
 def _identify_payload(robot: Path, out: Path, method: str) -> int:

@@ -7,6 +7,7 @@ leave the estimates made with the drive gains OK: the checks must not cry wolf o
 
 import numpy as np
 import pytest
+from conftest import UR10E_DATA, requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.dynamics.model import RobotModel
@@ -14,10 +15,10 @@ from payload_id_core.io.ur_csv import README_DRIVE_GAINS
 from payload_id_core.payload.estimate import Quality
 from payload_id_core.robot_id import check_scale
 
-DATA = rd.default_data_dir()
+DATA = UR10E_DATA
 PAIR = "15harm"
 
-pytestmark = pytest.mark.skipif(not (DATA / "ur10e.urdf").exists(), reason="UR10e recordings not available")
+pytestmark = requires_ur10e_data
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import UR10E_DATA as DATA
+from conftest import requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.dynamics.model import RobotModel
@@ -30,7 +32,7 @@ from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.robot_id import validate_robot
 from payload_id_ros.cli.main import main as cli_main
 
-DATA = Path(__file__).parents[1].parent / "shared" / "data" / "ur10e"
+pytestmark = requires_ur10e_data
 MASS_TOL = 0.02
 GAIN_SCALE_TOL = 0.02
 

@@ -10,19 +10,14 @@ judge the mass. Before issue 12 this path gave 0.25 kg (khalil-4) for the 2.805 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 import yaml
+from conftest import UR10E_DATA as DATA
+from conftest import requires_ur10e_data
 
 from payload_id_ros.cli.main import main as cli_main
 
-DATA = Path(os.environ.get("PAYLOAD_ID_UR10E_DATA", Path(__file__).parents[2] / "shared" / "data" / "ur10e"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "ur-20_02_19_14harm50sec.csv").exists(),
-    reason=f"UR10e recordings not found in {DATA}: set PAYLOAD_ID_UR10E_DATA to the folder holding the "
-           "dynamic_calibration toolbox's ur-*.csv files and ur10e.urdf")
+pytestmark = requires_ur10e_data
 
 LOAD_MASS_KG = 2.805
 PAIRS = {"15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
@@ -34,15 +29,9 @@ MASS_TOL = {m: 0.01 for m in METHODS} | {"khalil-2": 0.03}
 MAX_ERR_OVER_STD = 2.0
 
 
-@pytest.fixture(scope="module")
-def robot_yaml(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ur10e") / "robot.yaml"
-    code = cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"),
-                     "--csv-ur", str(DATA / "ur-20_02_19_14harm50sec.csv"),
-                     "--loaded-csv-ur", str(DATA / "ur-20_02_19_14harm50secLoad.csv"),
-                     "--known-payload-mass", str(LOAD_MASS_KG), "--out", str(out)])
-    assert code == 0
-    return out
+@pytest.fixture
+def robot_yaml(ur10e_robot_yaml):
+    return ur10e_robot_yaml
 
 
 def test_robot_yaml_carries_the_gains_their_std_and_unit(robot_yaml):

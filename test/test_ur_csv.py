@@ -1,16 +1,17 @@
 """The real UR10e recordings of ../shared/data/ur10e: reading, the stand-in commanded motion, bad files."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import UR10E_DATA as DATA
+from conftest import requires_ur10e_data
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, UR_JOINT_NAMES, read_ur_csv
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.signals import commanded, conditioning, filtering
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ur10e"
+pytestmark = requires_ur10e_data
 FILES = ["ur-20_01_31-load.csv", "ur-20_01_31-unload.csv", "ur-20_02_19_14harm50sec.csv",
          "ur-20_02_19_14harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv", "ur-20_02_19_15harm50secLoad.csv",
          "validation-p1.csv", "validation-p2.csv", "validation-p3.csv"]
