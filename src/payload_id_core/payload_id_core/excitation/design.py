@@ -53,7 +53,7 @@ from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_columns, rigid_body_regressor
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, frame_positions, limit_violations, robot_key
 from payload_id_core.robot_id import full_regressor, rotor_structure
@@ -72,11 +72,7 @@ class Objective(str, Enum):
 
     @classmethod
     def parse(cls, value: Objective | str) -> Objective:
-        try:
-            return cls(value)
-        except ValueError:
-            raise PayloadIdError(f"unknown excitation objective '{value}'",
-                                 f"use one of {', '.join(OBJECTIVES)}") from None
+        return parse_choice(cls, value, "excitation objective")
 
 
 class ColumnScaling(str, Enum):
@@ -181,11 +177,7 @@ class RegressorMetrics:
         model.frame_id(self.frame)
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
-        try:
-            self.column_scaling = ColumnScaling(column_scaling)
-        except ValueError:
-            raise PayloadIdError(f"unknown column scaling '{column_scaling}'",
-                                 f"use one of {', '.join(COLUMN_SCALINGS)}") from None
+        self.column_scaling = parse_choice(ColumnScaling, column_scaling, "column scaling")
         if row_weights is not None:
             self.noise_std, self.noise_source = 1.0 / np.asarray(row_weights, dtype=float), "given row weights"
         elif noise_std is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import parse_choice
 
 
 class PayloadMethod(str, Enum):
@@ -31,8 +31,4 @@ class PayloadMethod(str, Enum):
     @classmethod
     def parse(cls, name: PayloadMethod | str) -> PayloadMethod:
         """The method called `name`; an unknown name is bad input naming the known ones."""
-        try:
-            return cls(name)
-        except ValueError:
-            raise PayloadIdError(f"unknown payload method '{name}'",
-                                 f"use one of: {', '.join(m.value for m in cls)}") from None
+        return parse_choice(cls, name, "payload method")

@@ -12,7 +12,7 @@ from enum import Enum
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import PayloadIdError, parse_choice
 
 
 class EffortUnit(str, Enum):
@@ -26,11 +26,7 @@ class EffortUnit(str, Enum):
     def parse(cls, value: EffortUnit | str | None) -> EffortUnit:
         if value is None:
             return cls.UNKNOWN
-        try:
-            return cls(value)
-        except ValueError:
-            raise PayloadIdError(f"unknown effort unit '{value}'",
-                                 f"use one of: {', '.join(u.value for u in cls)}") from None
+        return parse_choice(cls, value, "effort unit")
 
 
 def check_drive_gains(gains, n: int, what: str) -> np.ndarray:
