@@ -8,7 +8,13 @@ controller would interpolate it (signals.commanded.sample_commanded) and publish
   nan           efforts are NaN
   static        ignores commands (a controller that does not respond)
   stale         stamps lag 5 s behind the clock
-argv[2]: robot name (default ur10). Prints "fake hardware ready", then one JSON line per trajectory it
+  duplicate     every JointState is published twice
+  nan_some      every 7th JointState has a NaN position, every 11th an Inf effort (the others are good)
+  jumpy         every 13th JointState is stamped 0.5 s early (out of order), every 29th 1e6 s late (a clock
+                jump forward), every 37th 1e6 s early (backwards)
+  split         each tick as two JointStates (the first three joints, the others), as two drivers would
+argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0):
+its torques are added to the efforts. Prints "fake hardware ready", then one JSON line per trajectory it
 receives ({"trajectory": summary}): what the robot was told, heard by the one process that was matched
 with the player long before any goal (a probe started later may miss the first messages while its
 discovery completes).
@@ -25,15 +31,23 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_ros.conversions import joint_state_msg, msg_to_commanded, sec_to_time
+
+PAYLOAD_FRAME = "tool0"
+PAYLOAD_COM = [0.02, -0.01, 0.06]
+PAYLOAD_INERTIA = np.diag([0.004, 0.005, 0.003])
 
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
     robot = sys.argv[2] if len(sys.argv) > 2 else "ur10"
     model = RobotModel.from_urdf(robot)
+    mass = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
+    phi = from_mass_com_inertia(mass, PAYLOAD_COM, PAYLOAD_INERTIA) if mass > 0 else None
     rclpy.init()
     node = Node("fake_hardware")
     q0 = np.clip(np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0][: model.n]), model.limits.lower, model.limits.upper)
@@ -48,6 +62,7 @@ def main() -> None:
 
     node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
     names = list(model.joint_names)
+    count = [0]
 
     def tick():
         t = now()
@@ -56,10 +71,30 @@ def main() -> None:
         else:
             q, qd, qdd = q0, np.zeros(model.n), np.zeros(model.n)
         tau = model.rnea(q, qd, qdd)
+        if phi is not None:
+            tau = tau + payload_regressor(model, PAYLOAD_FRAME, q, qd, qdd)[0] @ phi
         keep = model.n - 1 if mode == "missing_joint" else model.n
+        q, qd = np.asarray(q[:keep], dtype=float), np.asarray(qd[:keep], dtype=float)
         effort = np.full(keep, np.nan) if mode == "nan" else np.asarray(tau[:keep], dtype=float)
-        pub.publish(joint_state_msg(sec_to_time(t - 5.0 if mode == "stale" else t), names[:keep],
-                                    np.asarray(q[:keep], dtype=float), np.asarray(qd[:keep], dtype=float), effort))
+        count[0] += 1
+        k = count[0]
+        stamp = t - 5.0 if mode == "stale" else t
+        if mode == "nan_some" and k % 7 == 0:
+            q = q.copy()
+            q[2] = np.nan
+        if mode == "nan_some" and k % 11 == 0:
+            effort = effort.copy()
+            effort[4] = np.inf
+        if mode == "jumpy":
+            stamp += -0.5 if k % 13 == 0 else 1e6 if k % 29 == 0 else -1e6 if k % 37 == 0 else 0.0
+        if mode == "split":
+            pub.publish(joint_state_msg(sec_to_time(stamp), names[:3], q[:3], qd[:3], effort[:3]))
+            pub.publish(joint_state_msg(sec_to_time(stamp), names[3:], q[3:], qd[3:], effort[3:]))
+            return
+        msg = joint_state_msg(sec_to_time(stamp), names[:keep], q, qd, effort)
+        pub.publish(msg)
+        if mode == "duplicate":
+            pub.publish(msg)
 
     node.create_timer(0.005, tick)
     print("fake hardware ready", flush=True)

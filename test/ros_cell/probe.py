@@ -5,6 +5,7 @@
   probe.py excite TRAJECTORY [--cancel-after S] [--rest-window S]
   probe.py latest [--timeout S]        a late subscriber of /payload_estimator/payload
   probe.py wrench [--count N]          statistics of /payload_estimator/wrench_compensated
+  probe.py burst [--count N]           N identify goals sent at once: how many were accepted, the result
 
 identify/excite also record every JointTrajectory sent to the controller and, after the result,
 watch /joint_states for --rest-window seconds to tell whether the arm is at rest.
@@ -121,6 +122,32 @@ def result_dict(r) -> dict:
             "method": r.estimate.method, "frame": p.frame_id, "applied": r.applied_to_controller}
 
 
+def burst(node, args) -> None:
+    """`--count` goals sent in one go (a double-clicking user, a retrying client): the answers, then the result
+    of every accepted goal."""
+    client: ActionClient[Any, Any, Any] = ActionClient(node, Identify, "/payload_estimator/identify")
+    if not client.wait_for_server(timeout_sec=20.0):
+        emit(error="no server")
+        return
+    goal = Identify.Goal(method=args.method, trajectory=args.traj_opt)
+    sends = [client.send_goal_async(goal) for _ in range(args.count)]
+    t0 = time.monotonic()
+    while not all(f.done() for f in sends) and time.monotonic() - t0 < 30.0:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    handles = [f.result() for f in sends if f.done()]
+    accepted = [h for h in handles if h is not None and h.accepted]
+    emit(answered=len(handles), accepted=len(accepted), rejected=len(handles) - len(accepted))
+    for h in accepted:
+        res_f = h.get_result_async()
+        while not res_f.done() and time.monotonic() - t0 < args.timeout:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        if not res_f.done():
+            emit(error="timeout")
+            continue
+        res = res_f.result()
+        emit(status=STATUS.get(res.status, res.status), **result_dict(res.result))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what")
@@ -166,8 +193,11 @@ def main() -> None:
         r = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
                        m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in raw])
         emit(n=len(compensated), rate=len(compensated) / (time.monotonic() - t0),
+             non_finite=int(np.count_nonzero(~np.isfinite(w).all(axis=1))) if len(w) else 0,
              mean=w.mean(0).tolist() if len(w) else None, std=w.std(0).tolist() if len(w) else None,
              raw_mean=r.mean(0).tolist() if len(r) else None)
+    elif args.what == "burst":
+        burst(node, args)
     else:
         watcher = Watcher(node)
         client: ActionClient[Any, Any, Any]   # the generated action types are untyped

@@ -80,6 +80,8 @@ class NoteCode(str, Enum):
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
+    # -- ROS node inputs (issue 16, helper R) --
+    NODE_INPUTS_DROPPED = "node.inputs_dropped"     # joint state / wrench messages dropped during the goal, by reason
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded
+from payload_id_ros.input_drops import DropCounter
+from payload_id_ros.joint_state_merge import DropReason, JointStateMerger
 from payload_id_ros.node_main import run_node
 from payload_id_ros.parameters import Range, declare_parameters, parameter
 
@@ -89,6 +91,9 @@ class ExcitationPlayer(Node):
         # What the controller is executing: (absolute start, CommandedTrajectory), for the stop.
         self._active: tuple[float, CommandedTrajectory] | None = None
         self._closing = False       # after the final stop (exit): nothing else is published
+        self._merger = JointStateMerger(self.model.joint_names, future_tolerance=params.joint_state_timeout)
+        self._joint_drops = DropCounter(self.get_logger(), params.joint_states_topic,
+                                        "check the robot driver publishing it")
         self.create_subscription(JointState, params.joint_states_topic, self._on_joint_state, 10,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(self, Excite, "~/excite", execute_callback=threaded(self._execute),
@@ -98,13 +103,14 @@ class ExcitationPlayer(Node):
 
     # -- inputs ------------------------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
-        try:
-            idx = [list(msg.name).index(j) for j in self.model.joint_names]
-        except ValueError:
-            return                          # a partial JointState (e.g. a gripper's): not ours
-        q = np.array(msg.position, dtype=float)[idx]
-        with self._lock:
-            self._joint_state = (time.monotonic(), q)
+        """Other drivers' joints ignored, partial messages merged, malformed or out-of-order ones dropped
+        (joint_state_merge) with a throttled warning: no message can stop the node."""
+        got = self._merger.add(msg, self._now())
+        if isinstance(got, DropReason):
+            self._joint_drops.count(got)
+        elif got is not None:
+            with self._lock:
+                self._joint_state = (time.monotonic(), got.q)
 
     def _current_q(self) -> np.ndarray:
         timeout = self.params.joint_state_timeout
@@ -114,8 +120,6 @@ class ExcitationPlayer(Node):
             with self._lock:
                 js = self._joint_state
             if js is not None and time.monotonic() - js[0] < timeout:
-                if not np.all(np.isfinite(js[1])):
-                    raise PayloadIdError("the joint states carry NaN positions", "check the robot driver")
                 return js[1]
             time.sleep(0.02)
         raise PayloadIdError(f"no joint states with all of {self.model.joint_names} for "

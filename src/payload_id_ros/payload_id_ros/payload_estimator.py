@@ -61,6 +61,7 @@ from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded, wait_for_future
 from payload_id_ros.controller_payload import ControllerPayload
+from payload_id_ros.input_drops import describe as describe_drops
 from payload_id_ros.node_main import run_node
 from payload_id_ros.parameters import Range, declare_parameters, parameter
 from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
@@ -212,7 +213,10 @@ class PayloadEstimator(Node):
         self._sensor_name: str | None = None
 
         sensors = MutuallyExclusiveCallbackGroup()
-        self.inbox = SensorInbox(self, self.model.joint_names, params.joint_states_topic, params.wrench_topic)
+        # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
+        self.inbox = SensorInbox(self, self.model.joint_names, params.joint_states_topic, params.wrench_topic,
+                                 future_tolerance=params.stale_timeout)
+        self._drops_at_start = (self.inbox.joint_drops.snapshot(), self.inbox.wrench_drops.snapshot())
         self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory, 10,
                                  callback_group=sensors)
         self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
@@ -324,7 +328,7 @@ class PayloadEstimator(Node):
         """Take the queued joint states. The 50 Hz timer does; so does the goal thread before it judges them
         stale, so a late timer (a busy executor) is never mistaken for a silent driver."""
         with self._drain_lock:
-            js = self.inbox.drain_joint_states()
+            js = self.inbox.drain_joint_states(self._now())
             if js is None:
                 return
             self._latest = LatestJointState(float(js.t[-1]), js.q[-1], js.effort[-1])
@@ -355,7 +359,8 @@ class PayloadEstimator(Node):
                 _, qd_c, qdd_c = sample_commanded([cmd], t[inside], self.model.joint_names)
                 qd[inside], qdd[inside] = qd_c, qdd_c
         ext = compensate_batch(self.model, ft_params, q, qd, qdd, w, inertial=self.params.use_wrench_inertia)
-        for msg in conv.wrench_msgs(t, ft_params.sensor.name, ext):
+        finite = np.isfinite(ext).all(axis=1)     # the inbox drops non-finite readings; never publish one anyway
+        for msg in conv.wrench_msgs(t[finite], ft_params.sensor.name, ext[finite]):
             self.pub_wrench.publish(msg)
 
     # -- estimate state ---------------------------------------------------------------------------
@@ -455,6 +460,7 @@ class PayloadEstimator(Node):
         self._commanded.clear()
         self._buffer.clear()
         self._wrench_buf.clear()
+        self._drops_at_start = (self.inbox.joint_drops.snapshot(), self.inbox.wrench_drops.snapshot())
         self._collecting = True
         return self._send_excite(request.trajectory or self.params.trajectory)
 
@@ -518,6 +524,9 @@ class PayloadEstimator(Node):
                 return conv.identify_result("cancelled before the excitation started: no estimate")
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
         est = finalize(run.with_serial_correlation(est), run.robot)
+        drops = self._input_drops()
+        if drops:
+            est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, drops))
         before, after = run.torque_rmse(est)
         # A cancelled run's wrenches cover only part of the excitation: too little to calibrate the sensor.
         ft_params = None if cancelled else self._calibrate_ft(run)
@@ -542,6 +551,7 @@ class PayloadEstimator(Node):
                        else f" ({est.quality.value.upper()}: {'; '.join(est.quality_reasons)})")
             message = f"{why}: {est.mass:.4f} kg with {est.method}{quality}" + (f"; {note}" if note else "")
             self.get_logger().info(message)
+        message += f"; {drops}" if drops else ""
         # A suspect estimate is not converged whatever the online rule said (finish.judge_quality).
         result = conv.identify_result(message, estimate_msg, converged=run.converged and est.converged,
                                       convergence_time=est.convergence_time, torque_rmse_before=before,
@@ -584,44 +594,53 @@ class PayloadEstimator(Node):
 
     # -- joint state checks -----------------------------------------------------------------------
     def _joint_states(self) -> tuple[float, str | None, LatestJointState | None]:
-        """(s since the last joint state was taken (inf: never), its joint-names error, the last complete one),
-        drained first when the timer has not taken any for `stale_timeout`."""
+        """(s since the last complete sample was taken (inf: never), why the messages taken since made none, the
+        last complete sample), drained first when the timer has not made any for `stale_timeout`."""
         if self._joint_state_age() > self.params.stale_timeout:
             self._drain_joints()
         with self._drain_lock:
-            return self._joint_state_age(), self.inbox.names_error, self._latest
+            return self._joint_state_age(), self.inbox.problem, self._latest
 
     def _joint_state_age(self) -> float:
-        receipt = self.inbox.last_receipt
+        receipt = self.inbox.last_sample_receipt
         return math.inf if receipt is None else time.monotonic() - receipt
 
     def _check_joint_states(self, wait: float = 0.0) -> None:
         """Raise unless live, complete, finite joint states arrive. A goal first waits up to `wait` s for live
         ones: a driver (re)started just before is discovered by DDS only after ~0.5-2.5 s (measured on the
-        loaded test machine), and until then the last sample held is the dead publisher's, whose age and
-        joint names say nothing about the new one."""
+        loaded test machine), and until then the last sample held is the dead publisher's, whose age
+        says nothing about the new one. Messages of other drivers (other joints) never count as live."""
         stale_timeout = self.params.stale_timeout
         deadline = time.monotonic() + wait
-        age, names_error, latest = self._joint_states()
+        age, problem, latest = self._joint_states()
         while age > stale_timeout and time.monotonic() < deadline:
             time.sleep(0.02)
-            age, names_error, latest = self._joint_states()
-        if age == math.inf:
+            age, problem, latest = self._joint_states()
+        if age > stale_timeout and problem is not None:
+            since = "" if age == math.inf else f" (the last complete one arrived {age:.2f} s ago)"
+            raise PayloadIdError(f"{problem}{since}", "publish every joint of the URDF, with finite values and "
+                                 "increasing stamps, on the joint states topic")
+        if age == math.inf or latest is None:
             raise PayloadIdError("no joint states received", "start the robot driver (or mock_hardware) so "
                                  "/joint_states is published")
         if age > stale_timeout:
             raise PayloadIdError(f"the last joint state arrived {age:.2f} s ago", "the robot driver stopped "
                                  "publishing /joint_states; restart it")
-        if names_error or latest is None:
-            raise PayloadIdError(names_error or "no complete joint state received",
-                                 "publish every joint of the URDF on the joint states topic")
         lag = self._now() - latest.stamp
         if abs(lag) > stale_timeout:
             raise PayloadIdError(f"joint states are stamped {lag:.2f} s away from now (stale)",
                                  "check the driver's clock (use_sim_time) and that it publishes live samples")
-        if not (np.all(np.isfinite(latest.q)) and np.all(np.isfinite(latest.effort))):
-            raise PayloadIdError("the joint states carry NaN positions or efforts",
+        if not np.all(np.isfinite(latest.effort)):
+            raise PayloadIdError("the joint states carry no efforts (NaN)",
                                  "check the robot driver; the identification needs torques (effort) of every joint")
+
+    def _input_drops(self) -> str:
+        """What the goal's inputs lost since collection started ('' if nothing): for its result and notes."""
+        joints = self.inbox.joint_drops.since(self._drops_at_start[0])
+        wrenches = self.inbox.wrench_drops.since(self._drops_at_start[1])
+        parts = ([f"{describe_drops(joints)} joint state messages"] if joints else []) + \
+                ([f"{describe_drops(wrenches)} wrench messages"] if wrenches else [])
+        return f"dropped {' and '.join(parts)} as malformed or out of order" if parts else ""
 
     # -- the excitation player --------------------------------------------------------------------
     def _send_excite(self, trajectory: str) -> PlayerGoal:

@@ -1,0 +1,138 @@
+"""JointState messages -> complete samples of the model's joints, in time order.
+
+A robot cell often merges several drivers' joint states on one topic (the arm's, a gripper's, another
+arm's). A message naming none of the model's joints is ignored. One naming some of them is merged:
+its values are held, and a sample is made once every model joint has been heard since the last sample
+(stamped with the newest part). A malformed message (position, velocity or effort of another length than
+`name`, a name given twice, a NaN or Inf value of a model joint) or one out of time order (stamped at or
+before the last sample: a duplicate, a reordered delivery, a clock jumping back; or stamped far ahead of
+the receiver's clock) is dropped, and the reason returned so the caller can count and report it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+from sensor_msgs.msg import JointState
+
+
+class DropReason(str, Enum):
+    """Why an input message was dropped. The value names it in logs and counts."""
+
+    RAGGED = "ragged"                  # position / velocity / effort length differs from name's
+    REPEATED_NAME = "repeated_name"    # a joint named twice in one message
+    NON_FINITE = "non_finite"          # NaN or Inf in a value the node uses
+    DUPLICATE = "duplicate"            # stamped exactly as the last sample
+    OUT_OF_ORDER = "out_of_order"      # stamped before the last sample (reordered, or the clock jumped back)
+    FUTURE = "future"                  # stamped further ahead of the receiver's clock than the tolerance
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+
+_DESCRIPTIONS = {
+    DropReason.RAGGED: "position, velocity or effort of another length than name",
+    DropReason.REPEATED_NAME: "a joint named twice",
+    DropReason.NON_FINITE: "NaN or Inf values",
+    DropReason.DUPLICATE: "a duplicate of the previous sample (same stamp)",
+    DropReason.OUT_OF_ORDER: "stamped before the previous sample",
+    DropReason.FUTURE: "stamped in the future (the driver's clock jumped ahead)",
+}
+
+
+@dataclass(frozen=True)
+class JointSample:
+    """One complete sample in model order: stamp t (s), q, q̇, effort (n,) (effort NaN if the driver sends none)."""
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    effort: np.ndarray
+
+
+def stamp_seconds(msg) -> float:
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+class JointStateMerger:
+    """Feeds on JointState messages one by one (add) and gives complete, finite, time-ordered samples."""
+
+    def __init__(self, joint_names, future_tolerance: float = math.inf):
+        self.joint_names = list(joint_names)
+        self.future_tolerance = future_tolerance
+        n = len(self.joint_names)
+        self._position = {name: k for k, name in enumerate(self.joint_names)}
+        # names of a message -> (model indices, message indices) of the model joints it names; None: a repeated name
+        self._mappings: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray] | None] = {}
+        self._q = np.full(n, np.nan)
+        self._qd = np.zeros(n)
+        self._effort = np.full(n, np.nan)
+        self._heard = np.zeros(n, dtype=bool)     # joints given by partial messages since the last sample
+        self._parts_stamp = -math.inf
+        self.last_stamp = -math.inf                 # of the last sample made
+
+    def missing(self) -> list[str]:
+        """The model joints no message has given since the last sample."""
+        return [name for name, heard in zip(self.joint_names, self._heard, strict=True) if not heard]
+
+    def _mapping(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+        if names not in self._mappings:
+            mapping = None
+            if len(set(names)) == len(names):
+                pairs = [(self._position[name], k) for k, name in enumerate(names) if name in self._position]
+                model_idx = np.array([p[0] for p in pairs], dtype=int)
+                msg_idx = np.array([p[1] for p in pairs], dtype=int)
+                mapping = (model_idx, msg_idx)
+            if len(self._mappings) > 64:            # a publisher renaming joints every message: keep memory flat
+                self._mappings.clear()
+            self._mappings[names] = mapping
+        return self._mappings[names]
+
+    def add(self, msg: JointState, now: float | None = None) -> JointSample | DropReason | None:
+        """A complete sample, the reason the message was dropped, or None: it names none of the model's joints
+        or only some (held until the others are heard). `now`: the receiver's clock (s), for the future check."""
+        names = tuple(msg.name)
+        mapping = self._mapping(names)
+        if mapping is None:
+            return DropReason.REPEATED_NAME
+        model_idx, msg_idx = mapping
+        if model_idx.size == 0:
+            return None
+        n_names = len(names)
+        position, velocity, effort = msg.position, msg.velocity, msg.effort
+        if len(position) != n_names or len(velocity) not in (0, n_names) or len(effort) not in (0, n_names):
+            return DropReason.RAGGED
+        q = np.asarray(position, dtype=float)[msg_idx]
+        qd = np.asarray(velocity, dtype=float)[msg_idx] if len(velocity) else np.zeros(model_idx.size)
+        eff = np.asarray(effort, dtype=float)[msg_idx] if len(effort) else np.full(model_idx.size, np.nan)
+        if not (np.isfinite(q).all() and np.isfinite(qd).all() and (len(effort) == 0 or np.isfinite(eff).all())):
+            return DropReason.NON_FINITE
+        t = stamp_seconds(msg)
+        if now is not None and t > now + self.future_tolerance:
+            return DropReason.FUTURE
+        if t < self.last_stamp:
+            return DropReason.OUT_OF_ORDER
+        if t == self.last_stamp:
+            return DropReason.DUPLICATE
+        n = len(self.joint_names)
+        if model_idx.size == n:
+            order = np.empty(n, dtype=int)
+            order[model_idx] = np.arange(n)
+            return self._sample(t, q[order], qd[order], eff[order])
+        self._q[model_idx], self._qd[model_idx], self._effort[model_idx] = q, qd, eff
+        self._heard[model_idx] = True
+        self._parts_stamp = max(self._parts_stamp, t)
+        if self._heard.all():
+            return self._sample(self._parts_stamp, self._q.copy(), self._qd.copy(), self._effort.copy())
+        return None
+
+    def _sample(self, t: float, q: np.ndarray, qd: np.ndarray, effort: np.ndarray) -> JointSample:
+        self.last_stamp = t
+        self._q, self._qd, self._effort = q.copy(), qd.copy(), effort.copy()
+        self._heard[:] = False
+        self._parts_stamp = -math.inf
+        return JointSample(t, q, qd, effort)
