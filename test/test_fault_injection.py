@@ -5,7 +5,8 @@ payload_estimator and excitation_player (started by the supervisor with config/u
 file does) across processes, with a kinematic fake robot carrying a 2 kg payload (test/ros_cell/
 fake_hardware.py) that misbehaves on purpose, or a second publisher beside it (test/ros_cell/injector.py).
 Every goal must still be answered with the payload's mass, and neither node may die. The driver dying
-mid-goal is test_nodes_bad_inputs.py's test_driver_dying_mid_excitation_aborts_with_the_stale_reason_and_stops_the_motion.
+mid-goal (abort within a bounded time, the motion stopped) is tested in test_nodes_bad_inputs.py
+(test_driver_dying_mid_excitation_aborts_with_the_stale_reason_and_stops_the_motion).
 """
 
 import json
@@ -93,6 +94,14 @@ def test_merger_keeps_time_order_and_drops_duplicates_reordered_and_future_stamp
     got = m.add(_js(10.01, ARM, [0.0] * 6), now=10.0)
     assert isinstance(got, JointSample) and got.t == pytest.approx(10.01)
     assert m.last_stamp == pytest.approx(10.01)
+
+
+def test_merger_starts_the_time_order_anew_when_the_receivers_clock_goes_back():
+    """A restarted simulation: /clock and the stamps restart near zero; the samples must not all be dropped."""
+    m = JointStateMerger(ARM, future_tolerance=0.5)
+    assert isinstance(m.add(_js(500.0, ARM, [0.0] * 6), now=500.0), JointSample)
+    assert isinstance(m.add(_js(0.02, ARM, [0.0] * 6), now=0.03), JointSample)
+    assert m.add(_js(0.01, ARM, [0.0] * 6), now=0.03) is DropReason.OUT_OF_ORDER
 
 
 # -- across processes ---------------------------------------------------------------------------------
@@ -229,7 +238,8 @@ def test_estimator_killed_mid_goal_keeps_its_result_file_and_serves_after_restar
     nodes.stop(only=["payload_estimator"])
     assert result.read_bytes() == before
     assert yaml.safe_load(before)["mass"] == pytest.approx(MASS, rel=0.05)
-    starts = nodes.log_text("payload_estimator").count("payload estimator ready")
+    log = nodes.log_dir / "payload_estimator.log"
+    starts = log.read_text().count("payload estimator ready")
     nodes.start(only=["payload_estimator"])      # its log is appended to: count the ready lines
     deadline = time.monotonic() + 60
     while nodes.log_text("payload_estimator").count("payload estimator ready") == starts:

@@ -6,7 +6,8 @@ its values are held, and a sample is made once every model joint has been heard 
 (stamped with the newest part). A malformed message (position, velocity or effort of another length than
 `name`, a name given twice, a NaN or Inf value of a model joint) or one out of time order (stamped at or
 before the last sample: a duplicate, a reordered delivery, a clock jumping back; or stamped far ahead of
-the receiver's clock) is dropped, and the reason returned so the caller can count and report it.
+the receiver's clock) is dropped, and the reason returned so the caller can count and report it. Time
+order starts anew when the receiver's own clock goes back past the last sample (a restarted simulation).
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ class JointStateMerger:
         t = stamp_seconds(msg)
         if now is not None and t > now + self.future_tolerance:
             return DropReason.FUTURE
+        if now is not None and self.last_stamp > now + self.future_tolerance:
+            # The receiver's clock went back past the last sample (a simulation restarted): start the order anew.
+            self.last_stamp = -math.inf
         if t < self.last_stamp:
             return DropReason.OUT_OF_ORDER
         if t == self.last_stamp:
