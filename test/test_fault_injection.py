@@ -90,7 +90,8 @@ def test_merger_keeps_time_order_and_drops_duplicates_reordered_and_future_stamp
     assert m.add(_js(10.0, ARM, [0.0] * 6), now=10.0) is DropReason.DUPLICATE
     assert m.add(_js(9.5, ARM, [0.0] * 6), now=10.0) is DropReason.OUT_OF_ORDER
     assert m.add(_js(1e6, ARM, [0.0] * 6), now=10.0) is DropReason.FUTURE
-    assert m.add(_js(9.9, ARM[:3], [0.0] * 3), now=10.0) is DropReason.OUT_OF_ORDER    # a stale part too
+    assert m.add(_js(9.9, ARM[:3], [0.0] * 3), now=10.0) is None     # an old part: ignored, not an error
+    assert m.missing() == ARM
     got = m.add(_js(10.01, ARM, [0.0] * 6), now=10.0)
     assert isinstance(got, JointSample) and got.t == pytest.approx(10.01)
     assert m.last_stamp == pytest.approx(10.01)

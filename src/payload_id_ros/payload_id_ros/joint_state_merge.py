@@ -3,11 +3,12 @@
 A robot cell often merges several drivers' joint states on one topic (the arm's, a gripper's, another
 arm's). A message naming none of the model's joints is ignored. One naming some of them is merged:
 its values are held, and a sample is made once every model joint has been heard since the last sample
-(stamped with the newest part). A malformed message (position, velocity or effort of another length than
-`name`, a name given twice, a NaN or Inf value of a model joint) or one out of time order (stamped at or
-before the last sample: a duplicate, a reordered delivery, a clock jumping back; or stamped far ahead of
-the receiver's clock) is dropped, and the reason returned so the caller can count and report it. Time
-order starts anew when the receiver's own clock goes back past the last sample (a restarted simulation).
+(stamped with the newest part); a part no newer than the last sample is ignored. A malformed message
+(position, velocity or effort of another length than `name`, a name given twice, a NaN or Inf value of a
+model joint) or a complete one out of time order (stamped at or before the last sample: a duplicate, a
+reordered delivery, a clock jumping back; or stamped far ahead of the receiver's clock) is dropped, and
+the reason returned so the caller can count and report it. Time order starts anew when the receiver's
+own clock goes back past the last sample (a restarted simulation).
 """
 
 from __future__ import annotations
@@ -118,11 +119,15 @@ class JointStateMerger:
         if now is not None and self.last_stamp > now + self.future_tolerance:
             # The receiver's clock went back past the last sample (a simulation restarted): start the order anew.
             self.last_stamp = -math.inf
+        n = len(self.joint_names)
+        if model_idx.size < n and t <= self.last_stamp:
+            # A part no newer than the last sample adds nothing: ignored, not an error (another driver's clock
+            # and delivery order need not match the one that made the last sample).
+            return None
         if t < self.last_stamp:
             return DropReason.OUT_OF_ORDER
         if t == self.last_stamp:
             return DropReason.DUPLICATE
-        n = len(self.joint_names)
         if model_idx.size == n:
             order = np.empty(n, dtype=int)
             order[model_idx] = np.arange(n)
