@@ -349,10 +349,10 @@ class ExcitationDesign:
                 raise PayloadIdError(f"joints {unknown or self.joints} are not actuated joints of the URDF",
                                      f"choose among {', '.join(m.joint_names)}")
             self.moving = np.array(sorted(m.joint_names.index(j) for j in self.joints))
-        if self.moving.size < m.n and self.objective not in (Objective.PAYLOAD, Objective.INERTIA):
+        if self.moving.size < m.n and self.objective != Objective.PAYLOAD:
             raise PayloadIdError(
                 f"objective '{self.objective}' needs every joint to move (the base parameters of joints that "
-                "hold still cannot be excited)", "use --objective payload or inertia with --joints, or drop --joints")
+                "hold still cannot be excited)", "use --objective payload with --joints, or drop --joints")
         self.offsets = default_offsets(m) if self.offsets is None else np.asarray(self.offsets, float).reshape(-1)
         if self.offsets.shape != (m.n,):
             raise PayloadIdError(f"{self.offsets.size} offsets for {m.n} joints",
