@@ -111,9 +111,10 @@ def test_no_inertia_bias_without_noise(quiet_cell, method):
 
 @pytest.mark.parametrize(("method", "limit"), [("difference-rls", 0.07), ("khalil-1", 0.025)])
 def test_inertia_model_error_on_the_inertia_trajectory(quiet_inertia_cell, method, limit):
-    """Noise-free on the wrist-heavy inertia trajectory: khalil-1 ~1.5 %, difference-rls ~5 %, the part of
-    the load-dependent Coulomb friction its columns do not capture (1.9 % with μ = 0 in the cell; 22.5 %
-    with Xu's equal joint weights). A guard against regressions, not a target."""
+    """Noise-free on the wrist-heavy inertia trajectory: khalil-1 ~1.5 %, difference-rls ~5 %: its
+    friction-change unknowns, next to the μ columns, take up part of the wrist's inertia torque where
+    friction grows with the load (1.9 % with μ = 0 in the cell; 22.5 % with Xu's equal joint weights).
+    A guard against regressions, not a target."""
     m, robot, truth, loaded = quiet_inertia_cell
     errs = [inertia_rel_err(identify_payload(method, m, robot, rec, FRAME).phi) for rec in loaded]
     assert np.median(errs) < limit, (method, errs)
