@@ -14,6 +14,15 @@ bundled ur10_payload excitation, a 3.5 kg payload; unloaded run seed 1 identifie
 2–4, commanded signals. Medians of |mass error| and of |error| / reported std, with the default
 load-dependent friction columns and without them (_no_load_friction).
 
+Cell accuracy (cell_<method>_* figures, issue 13): the same cell and payload on the bundled
+ur10_payload_inertia excitation (designed with `--objective inertia`; the robot identified on its
+unloaded run, seed 1), every method but gaz-static (static poses: no inertia) on 5 loaded seeds (2–6),
+default options (khalil-3/-4 also get the unloaded run): medians of |mass error| %, CoM error mm and
+the inertia's relative Frobenius error about the CoM, ‖I_c − I_c,true‖_F / ‖I_c,true‖_F %.
+cell_inertia_rel_err_pct_default is difference-rls's; _no_noise_default the same on the cell without
+measurement noise (3 seeds: what is left is model error); _ur10_payload_default difference-rls on the
+ur10_payload excitation (designed for cond(W_L), not for the inertia's variance).
+
 Prints one JSON object as the last stdout line.
 """
 
@@ -27,7 +36,7 @@ import numpy as np
 
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.inertia import from_mass_com_inertia, to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.excitation.fourier import load_trajectory
@@ -37,12 +46,14 @@ from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.sim import simulate
+from payload_id_core.sim.profile import load_profile
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE, DURATION, NOISE, DELAY = 500.0, 10.0, 1.0, 0.003
 MASS, COM = 4.0, np.array([0.02, -0.03, 0.08])
 PHI = from_mass_com_inertia(MASS, COM, np.diag([0.02, 0.03, 0.015]))
 SEEDS = (0, 1, 2)
+CELL_SEEDS = (2, 3, 4, 5, 6)
 SPREAD_SEEDS = 8
 
 
@@ -94,6 +105,55 @@ def cell_figures() -> dict[str, float]:
             friction_label = "default" if lf is None else "no load friction"
             log(f"cell {method:15s} {friction_label}: |mass err| {np.median(errs):.3f} %, "
                 f"|err|/std {np.median(ratios):.2f}")
+    out.update(cell_accuracy_figures(m, truth, frame))
+    return out
+
+
+def inertia_rel_err_pct(phi: np.ndarray, truth_phi: np.ndarray) -> float:
+    """‖I_c − I_c,true‖_F / ‖I_c,true‖_F in %, both inertias about their own CoM in the payload frame's axes."""
+    inertia, inertia_true = to_mass_com_inertia(phi)[2], to_mass_com_inertia(truth_phi)[2]
+    return float(np.linalg.norm(inertia - inertia_true) / np.linalg.norm(inertia_true) * 100)
+
+
+def cell_inertia_errors(m, traj, truth, frame, profile, seeds, method="difference-rls") -> list[float]:
+    robot = identify_robot(m, simulate(m, traj, None, profile, seed=1), friction="nonlinear", estimator="wls")
+    return [inertia_rel_err_pct(identify_payload(method, m, robot, simulate(m, traj, truth, profile, seed=s),
+                                                 frame).phi, truth.phi) for s in seeds]
+
+
+def cell_accuracy_figures(m, truth, frame) -> dict[str, float]:
+    traj = load_trajectory("ur10_payload_inertia")
+    unloaded = simulate(m, traj, None, "ur10", seed=1)
+    robot = identify_robot(m, unloaded, friction="nonlinear", estimator="wls")
+    loaded = [simulate(m, traj, truth, "ur10", seed=s) for s in CELL_SEEDS]
+    out: dict[str, float] = {}
+    for method in METHODS:
+        if method == "gaz-static":
+            continue   # static poses carry no inertia
+        key = method.replace("-", "_")
+        errs_m, errs_c, errs_i = [], [], []
+        for rec in loaded:
+            est = identify_payload(method, m, robot, rec, frame,
+                                   unloaded=unloaded if method in ("khalil-3", "khalil-4") else None)
+            errs_m.append(abs(est.mass - truth.mass) / truth.mass * 100)
+            errs_c.append(float(np.linalg.norm(est.com - truth.com)) * 1000)
+            errs_i.append(inertia_rel_err_pct(est.phi, truth.phi))
+        out[f"cell_{key}_mass_err_pct"] = float(np.median(errs_m))
+        out[f"cell_{key}_com_err_mm"] = float(np.median(errs_c))
+        out[f"cell_{key}_inertia_rel_err_pct"] = float(np.median(errs_i))
+        log(f"cell {method:15s} mass {np.median(errs_m):.3f} %  CoM {np.median(errs_c):.2f} mm  "
+            f"inertia {np.median(errs_i):.2f} %")
+    out["cell_inertia_rel_err_pct_default"] = out["cell_difference_rls_inertia_rel_err_pct"]
+    quiet = load_profile("ur10", m.n)
+    quiet.torque_noise_std = np.zeros(m.n)
+    quiet.position_noise_std = quiet.velocity_noise_std = 0.0
+    out["cell_inertia_rel_err_pct_no_noise_default"] = float(np.median(
+        cell_inertia_errors(m, traj, truth, frame, quiet, CELL_SEEDS[:3])))
+    out["cell_inertia_rel_err_pct_ur10_payload_default"] = float(np.median(
+        cell_inertia_errors(m, load_trajectory("ur10_payload"), truth, frame, "ur10", CELL_SEEDS)))
+    log(f"cell difference-rls inertia: without measurement noise "
+        f"{out['cell_inertia_rel_err_pct_no_noise_default']:.2f} %, "
+        f"on ur10_payload {out['cell_inertia_rel_err_pct_ur10_payload_default']:.2f} %")
     return out
 
 

@@ -134,7 +134,7 @@ from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: E40
 from payload_id_core.excitation.limits import check_trajectory, design_cartesian_limits  # noqa: E402
 from payload_id_ros.cli.main import main as cli_main  # noqa: E402
 
-BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist"]
+BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist", "ur10_payload_inertia"]
 
 
 def test_optimized_payload_condition_is_far_lower_than_random_feasible(ur10):
@@ -184,7 +184,7 @@ def test_bundled_trajectories_respect_limits_on_1ms_grid_and_rest_at_ends(name):
     np.testing.assert_allclose(q, np.tile(traj.offsets, (2, 1)), atol=1e-9)
     np.testing.assert_allclose(qd, 0.0, atol=1e-9)
     np.testing.assert_allclose(qdd, 0.0, atol=1e-9)
-    assert traj.duration == 10.0 and traj.harmonics == 5
+    assert traj.duration == 10.0 and traj.harmonics == (8 if name == "ur10_payload_inertia" else 5)
     assert traj.design["command"].startswith("payload-id excite")
 
 

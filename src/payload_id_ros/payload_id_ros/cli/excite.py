@@ -35,7 +35,8 @@ def add_arguments(parser) -> None:
                         help="Hz, default 1/duration (must be k/duration)")
     parser.add_argument("--objective", choices=OBJECTIVES, default="payload",
                         help="base: cond of base regressor with friction; xu: Xu 2024 eq. 18; payload: cond of W_L; "
-                             "dopt: D-optimality (default payload)")
+                             "dopt: D-optimality; inertia: summed variance of the payload parameters (A-optimal "
+                             "W_L, what a usable inertia needs) (default payload)")
     parser.add_argument("--joints", default=None, help="comma-separated joints that move (others hold the offset), "
                                                        "e.g. wrist_1_joint,wrist_2_joint,wrist_3_joint")
     parser.add_argument("--offsets", default=None, help="comma-separated start pose (rad), default per robot")
