@@ -213,10 +213,6 @@ TARGET_METHODS = ("khalil-1", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", 
 # its residual is over 1.5 × the robot's own (model-error check). Its σ, widened for the residuals'
 # serial correlation, covers it (0.71 σ; 2.6 σ before).
 MODEL_ERROR_FLAGGED = {("01_31", "khalil-1")}
-# difference-rls on 15harm with rows weighted by the robot's per-joint RMSE (issue 13, as direct-rls):
-# −2.06 % at σ 1.68 % (1.2 σ); with Xu's equal weights it was +0.42 % and direct-rls +2.35 %: on these
-# data σ is ~1.7 %, so 1 % is luck either way; the 2σ check above still holds.
-WITHIN_TWO_SIGMA_ONLY = {("15harm", "difference-rls")}
 
 
 @pytest.fixture(scope="module")
@@ -237,8 +233,6 @@ def test_every_dynamic_method_within_one_percent_and_two_sigma(real, robot_14har
         assert ratio <= 2.0, f"{pair} {method}: |error| / σ = {ratio:.2f}"
         if (pair, method) in MODEL_ERROR_FLAGGED:
             assert has_note(e.notes, NoteCode.PAYLOAD_MODEL_ERROR_HIGH), (pair, method)
-            continue
-        if (pair, method) in WITHIN_TWO_SIGMA_ONLY:
             continue
         assert abs(err) < 0.01 * rd.LOAD_MASS_KG, f"{pair} {method}: {100 * err / rd.LOAD_MASS_KG:+.2f} %"
 
