@@ -75,12 +75,19 @@ def quiet_inertia_cell():
     return _cell(_quiet_profile())
 
 
+def wrist_weighted(method, robot) -> dict:
+    """difference-rls rows weighted by the robot identification's per-joint RMSE (Xu 2024 §4.2's Λ0)
+    instead of Xu's one ξ: the wrist torques that carry the inertia are no longer drowned in the
+    shoulder's. Not the default: on the real UR10e 15harm pair it moves the mass from +0.4 % to −2.1 %."""
+    return {"noise_std": robot.rmse} if method == "difference-rls" else {}
+
+
 @pytest.mark.parametrize("method", ["difference-rls", "khalil-1", "direct-rls"])
 def test_inertia_within_a_few_percent_on_the_cell(cell, method):
     m, robot, truth, loaded = cell
     errs, masses, coms = [], [], []
     for rec in loaded:
-        est = identify_payload(method, m, robot, rec, FRAME)
+        est = identify_payload(method, m, robot, rec, FRAME, **wrist_weighted(method, robot))
         errs.append(inertia_rel_err(est.phi))
         masses.append(abs(est.mass - MASS) / MASS)
         coms.append(np.linalg.norm(est.com - COM))
@@ -105,7 +112,8 @@ def test_no_inertia_bias_without_noise(quiet_cell, method):
     """Noise-free on ur10_payload, the model is right to ~1 %: difference-rls was 4.4 % off with equal
     joint weights (the friction model's error on the big joints, weighted like the wrist's torques)."""
     m, robot, truth, loaded = quiet_cell
-    errs = [inertia_rel_err(identify_payload(method, m, robot, rec, FRAME).phi) for rec in loaded]
+    errs = [inertia_rel_err(identify_payload(method, m, robot, rec, FRAME, **wrist_weighted(method, robot)).phi)
+            for rec in loaded]
     assert max(errs) < 0.025, (method, errs)
 
 
@@ -116,17 +124,24 @@ def test_inertia_model_error_on_the_inertia_trajectory(quiet_inertia_cell, metho
     friction grows with the load (1.9 % with μ = 0 in the cell; 22.5 % with Xu's equal joint weights).
     A guard against regressions, not a target."""
     m, robot, truth, loaded = quiet_inertia_cell
-    errs = [inertia_rel_err(identify_payload(method, m, robot, rec, FRAME).phi) for rec in loaded]
+    errs = [inertia_rel_err(identify_payload(method, m, robot, rec, FRAME, **wrist_weighted(method, robot)).phi)
+            for rec in loaded]
     assert np.median(errs) < limit, (method, errs)
 
 
-def test_difference_rls_weights_joints_by_the_robot_identifications_rmse(cell):
+def test_difference_rls_default_keeps_xus_equal_joint_weights(cell):
+    """The default stays Xu's one ξ (real data is the judge: the RMSE weights cost 2.5 points of mass on
+    the UR10e 15harm pair), and its inertia on the cell, worse than the wrist-weighted one, is still
+    honest: every entry within 3σ (test_inertia_error_is_within_the_reported_std)."""
     m, robot, truth, loaded = cell
     from payload_id_core.payload.online import OnlinePayloadEstimator  # noqa: PLC0415 - keeps imports above short
 
     est = OnlinePayloadEstimator(m, robot, FRAME, "difference-rls")
-    np.testing.assert_allclose(est.noise_std, np.maximum(robot.rmse, est.noise_std.min()))
-    assert est.noise_std[0] > 3 * est.noise_std[4]    # the shoulder's noise is not the wrist's
+    assert np.ptp(est.noise_std) == 0.0
+    errs = [inertia_rel_err(identify_payload("difference-rls", m, robot, rec, FRAME).phi) for rec in loaded]
+    weighted = [inertia_rel_err(identify_payload("difference-rls", m, robot, rec, FRAME, noise_std=robot.rmse).phi)
+                for rec in loaded]
+    assert np.median(weighted) < np.median(errs), (weighted, errs)
 
 
 def test_bundled_inertia_trajectory_beats_the_payload_one_on_inertia_variance():

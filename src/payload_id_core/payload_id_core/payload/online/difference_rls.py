@@ -61,8 +61,7 @@ class DifferenceRLS(OnlineEstimator):
         self._start(rls, sensitive=np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1)))
 
     def _default_noise_std(self) -> np.ndarray:
-        rmse = self.rmse
-        return rmse if (rmse.size == self.n and np.all(rmse > 0)) else np.full(self.n, np.sqrt(XU_XI))
+        return np.full(self.n, np.sqrt(XU_XI))
 
     def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
         B = q.shape[0]
