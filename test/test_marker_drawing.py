@@ -22,7 +22,8 @@ OFFSET = np.array([0.0, 0.0, 0.1])
 POSE = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0])
 
 
-def _box_estimate(com=OFFSET, rotation=np.eye(3)) -> PayloadEstimate:
+def _box_estimate(com=OFFSET, rotation=None) -> PayloadEstimate:
+    rotation = np.eye(3) if rotation is None else rotation
     a, b, c = SIDES
     inertia = MASS / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
     return PayloadEstimate("tool0", from_mass_com_inertia(MASS, com, rotation @ inertia @ rotation.T),
