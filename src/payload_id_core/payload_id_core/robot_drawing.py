@@ -71,7 +71,7 @@ def scene_at(pose: PayloadPose) -> Scene:
 
 def draw_scene(ax, scene: Scene, *, close_up: bool) -> None:
     """Onto a matplotlib 3D axes: the whole robot, or (close_up) the payload around its CoM."""
-    from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: PLC0415 - matplotlib is optional: only plots need it
+    from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # type: ignore[import-untyped]  # noqa: PLC0415 - optional, plots only
 
     geo = scene.geometry
     if close_up:
