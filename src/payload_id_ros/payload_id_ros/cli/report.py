@@ -71,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
                         truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
                         title=f"{payload.method}: {payload.mass:.3f} kg in {frame}",
                         payload_pose=PayloadPose(model, signals.q[0], payload))
+    print(f"torque RMSE per joint [N·m], unloaded model: {np.round(residuals.rmse_before, 3).tolist()}")
+    print(f"torque RMSE per joint [N·m], with payload:   {np.round(residuals.rmse_after, 3).tolist()}")
+    # After the RMSE lines, which scripts read by position.
     if scene is not None:
         print(f"payload CoM drawn at {np.round(scene.com, 4).tolist()} m in the base frame "
               f"(first pose of the recording), equivalent box {np.round(scene.geometry.box_sides, 4).tolist()} m")
-    print(f"torque RMSE per joint [N·m], unloaded model: {np.round(residuals.rmse_before, 3).tolist()}")
-    print(f"torque RMSE per joint [N·m], with payload:   {np.round(residuals.rmse_after, 3).tolist()}")
     print(f"wrote {args.out}")
     return 0
