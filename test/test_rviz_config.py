@@ -70,7 +70,7 @@ def estimator(ros_env, tmp_path_factory):
                                                       "trajectory": str(assets / "traj.yaml")}})
     sup.start(only=["payload_estimator"])
     try:
-        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
+        sup.wait_for_log("payload_estimator", "payload estimator ready", 180)   # 2 shared cores: startup can be slow
         yield sup
     finally:
         sup.stop()
