@@ -18,7 +18,7 @@ LAYERS = {
     "dynamics": 2,
     "robot_id": 3, "excitation": 4,
     "payload": 5, "ft": 5,
-    "sim": 6, "report": 6,
+    "sim": 6, "report": 6, "robot_drawing": 6,
     # Optimal excitation design simulates runs (Xu 2024's Λ0 from a simulated run) and identifies them:
     # an application of the layers below it, like the synthetic data generators.
     "excitation.design": 7,

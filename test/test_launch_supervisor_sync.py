@@ -3,7 +3,9 @@
 `launch` cannot be installed here, so the launch files are read as Python syntax trees: every
 launch_ros Node(...) gives its executable, node name and parameter files; they must equal the
 supervisor's table (payload_id_ros.cell.CELLS) in the same order, and the parameter files must
-exist for every robot and hold a section for every node that reads them.
+exist for every robot and hold a section for every node that reads them. The viewers (rviz2, and the
+sim cell's robot_state_publisher) run only under `rviz:=true`, default false: the supervisor never
+starts them, so they are checked apart.
 """
 
 import ast
@@ -80,7 +82,7 @@ def launch_nodes(path: Path) -> list[dict]:
     for call in _elements(description.args[0]):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             continue
-        if call.func.id == "Node":
+        if call.func.id == "Node" and "condition" not in {k.arg for k in call.keywords}:
             kw = {k.arg: k.value for k in call.keywords}
             parameters = _elements(kw["parameters"])
             files = [_render(p, variables) for p in parameters if not isinstance(p, ast.Dict)]
@@ -94,6 +96,67 @@ def launch_nodes(path: Path) -> list[dict]:
             assert source.startswith("<share:payload_id_ros>/launch/"), source
             nodes += launch_nodes(REPO / "launch" / source.rsplit("/", 1)[1])
     return nodes
+
+
+def _arguments(path: Path) -> dict[str, dict]:
+    """DeclareLaunchArgument(name, default_value=..., choices=[...]) of a launch file, by name."""
+    out = {}
+    for call in ast.walk(ast.parse(path.read_text())):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "DeclareLaunchArgument":
+            kw = {k.arg: k.value for k in call.keywords}
+            out[_literal(call.args[0])] = {"default": _literal(kw["default_value"]),
+                                           "choices": [_literal(c) for c in _elements(kw["choices"])]
+                                           if "choices" in kw else None}
+    return out
+
+
+def _viewers(path: Path) -> list[ast.Call]:
+    """The actions of a launch file's LaunchDescription that carry a condition."""
+    tree = ast.parse(path.read_text())
+    description = next(c for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                       and c.func.id == "LaunchDescription")
+    return [c for c in _elements(description.args[0]) if isinstance(c, ast.Call)
+            and "condition" in {k.arg for k in c.keywords}]
+
+
+def _variables(path: Path) -> dict[str, ast.expr]:
+    """The assignments of generate_launch_description: name -> expression."""
+    fn = next(n for n in ast.parse(path.read_text()).body
+              if isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description")
+    return {t.id: a.value for a in fn.body if isinstance(a, ast.Assign) for t in a.targets if isinstance(t, ast.Name)}
+
+
+def _condition(call: ast.Call, variables: dict[str, ast.expr]) -> str:
+    """condition=IfCondition(LaunchConfiguration('x')) -> 'if {x}'."""
+    cond = next(k.value for k in call.keywords if k.arg == "condition")
+    assert isinstance(cond, ast.Call) and _callee(cond) == "IfCondition", ast.dump(cond)
+    return "if " + _render(cond.args[0], variables)
+
+
+@pytest.mark.parametrize("cell", sorted(LAUNCH))
+def test_rviz_is_off_by_default_and_opens_the_installed_config(cell):
+    args = _arguments(LAUNCH[cell])
+    assert args["rviz"] == {"default": "false", "choices": ["true", "false"]}
+    assert args["rviz_fixed_frame"]["default"] == "base_link"
+    viewers = _viewers(LAUNCH[cell])
+    variables = _variables(LAUNCH[cell])
+    assert viewers and all(_condition(v, variables) == "if {rviz}" for v in viewers)
+    if cell == "identify":
+        (rviz,) = viewers
+        kw = {k.arg: k.value for k in rviz.keywords}
+        assert (_literal(kw["package"]), _literal(kw["executable"])) == ("rviz2", "rviz2")
+        rendered = [_render(a, variables) for a in _elements(kw["arguments"])]
+        assert rendered == ["-d", "<share:payload_id_ros>/config/payload_id.rviz", "-f", "{rviz_fixed_frame}"]
+        assert (REPO / "config" / "payload_id.rviz").is_file()
+    else:
+        # The simulated robot publishes no TF: robot_state_publisher, only with rviz.
+        (rsp,) = viewers
+        assert _callee(rsp) == "OpaqueFunction"
+
+
+def test_the_rviz_config_is_installed():
+    setup = (REPO / "src" / "payload_id_ros" / "setup.py").read_text()
+    assert '("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.rviz")))' in setup
 
 
 def test_sim_cell_passes_its_arguments_to_the_included_cell():

@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.io.bag import write_bag
+from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
@@ -74,3 +75,20 @@ def test_report_refuses_a_missing_payload_file(cell):
     proc = _report(cell, cell / "nope.yaml", out)
     assert proc.returncode == 2 and "payload file" in proc.stderr and "does not exist" in proc.stderr
     assert not out.exists()
+
+
+def test_report_draws_the_payload_where_rviz_shows_it(cell):
+    """The printed CoM is the truth's CoM carried by forward kinematics at the recording's first pose."""
+    out = cell / "scene.png"
+    proc = _report(cell, cell / "truth.yaml", out)
+    assert proc.returncode == 0, proc.stderr
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("payload CoM drawn at"))
+    drawn, sides = (np.array([float(v) for v in part.split("]")[0].split(",")]) for part in line.split("[")[1:])
+    model = RobotModel.from_urdf("ur10")
+    q0 = read_bag(cell / "loaded").joints.q[0]
+    data = model.model.createData()
+    pin.framesForwardKinematics(model.model, data, q0)
+    expected = data.oMf[model.model.getFrameId("wrist_3_link")].act(np.array([0.0, 0.02, 0.08]))
+    np.testing.assert_allclose(drawn, expected, atol=2e-3)
+    # diag(0.02, 0.02, 0.01) for 4 kg: the uniform box with those moments has sides sqrt(6 (I_j + I_l - I_k) / m).
+    np.testing.assert_allclose(sorted(sides), sorted(np.sqrt(6 * np.array([0.01, 0.01, 0.03]) / 4.0)), atol=2e-4)

@@ -16,6 +16,7 @@ setup(
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob(os.path.join(top, "launch", "*.launch.py"))),
         ("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.yaml"))),
+        ("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.rviz"))),
         ("share/" + package_name + "/config/trajectories",
          glob(os.path.join(top, "config", "trajectories", "*.yaml"))),
         ("share/" + package_name + "/config/urdf", glob(os.path.join(top, "config", "urdf", "*.urdf"))),

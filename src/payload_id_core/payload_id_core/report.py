@@ -1,4 +1,5 @@
-"""One PNG report of a payload identification: convergence of the estimate and torque residuals.
+"""One PNG report of a payload identification: convergence of the estimate, torque residuals, and the
+robot with the payload markers as rviz shows them (robot_drawing.py).
 
 Used by `payload-id report` and the demo; matplotlib with the Agg backend, no display needed.
 Every panel is optional except the per-joint torque RMSE, so callers pass what they have.
@@ -14,6 +15,7 @@ import numpy as np
 
 from payload_id_core.io.files import atomic_write_bytes
 from payload_id_core.payload.residuals import TorqueResiduals
+from payload_id_core.robot_drawing import PayloadPose, Scene, draw_scene, scene_at
 
 
 @dataclass
@@ -28,8 +30,9 @@ class Convergence:
 
 def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_after, *,
                 convergence: Convergence | None = None, residuals: TorqueResiduals | None = None,
-                truth_mass: float | None = None, truth_com=None, title: str = "payload identification") -> Path:
-    """Write the PNG atomically and return its path."""
+                truth_mass: float | None = None, truth_com=None, title: str = "payload identification",
+                payload_pose: PayloadPose | None = None) -> Scene | None:
+    """Write the PNG atomically; return the drawn payload scene (None without payload_pose)."""
     import matplotlib  # noqa: PLC0415 - matplotlib is heavy and optional: only plots need it
 
     matplotlib.use("Agg")
@@ -40,13 +43,25 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
         panels = ["mass"] + (["com"] if convergence.com is not None else []) + panels
     if residuals is not None:
         panels.append("residual")
+    if payload_pose is not None:
+        panels += ["robot", "payload"]
     cols = 2 if len(panels) > 1 else 1
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, 3.8 * rows), squeeze=False, constrained_layout=True)
+    # The 3D panels need more height than the line plots to show the arm and the payload at a readable size.
+    height = 3.8 * rows + (2.5 if payload_pose is not None else 0.0)
+    fig, axes = plt.subplots(rows, cols, figsize=(7.5 * cols, height), squeeze=False, constrained_layout=True)
     fig.suptitle(title)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     ax_of = dict(zip(panels, axes.flat))
+    scene = None
+    if payload_pose is not None:
+        scene = scene_at(payload_pose)
+        for name, close_up in (("robot", False), ("payload", True)):
+            index = panels.index(name)
+            ax_of[name].remove()
+            ax_of[name] = fig.add_subplot(rows, cols, index + 1, projection="3d")
+            draw_scene(ax_of[name], scene, close_up=close_up)
 
     if convergence is not None:
         ax = ax_of["mass"]
@@ -91,4 +106,4 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
     fig.savefig(buf, format="png", dpi=100)
     plt.close(fig)
     atomic_write_bytes(out_path, buf.getvalue())
-    return Path(out_path)
+    return scene

@@ -18,8 +18,9 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia, rotation_quaternion_xyzw
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
+from payload_id_core.payload.markers import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
@@ -229,45 +230,45 @@ def fill_franka_set_load(req, est: PayloadEstimate):
 
 # -- rviz markers ---------------------------------------------------------------------------------
 def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> MarkerArray:
-    """CoM sphere, equivalent inertia box (principal axes) and a "mass ± σ" text, in the payload frame."""
-    m = est.mass
-    com = est.com
-    std = est.readable_std()
-    dims, axes = equivalent_box(m, est.inertia_about_com)
+    """CoM sphere, equivalent inertia box (principal axes) and a "mass ± σ" text, in the payload frame.
+
+    The numbers come from payload_id_core.payload.markers.marker_geometry, which the report's drawing
+    uses too (test_marker_drawing checks that both put the box in the same place)."""
+    geo = marker_geometry(est)
     out = MarkerArray()
 
-    def base(mid: int, kind: int) -> Marker:
+    def base(mid: int, kind: int, position) -> Marker:
         mk = Marker()
-        mk.header.frame_id = est.frame
+        mk.header.frame_id = geo.frame
         mk.header.stamp = sec_to_time(stamp)
         mk.ns = ns
         mk.id = mid
         mk.type = kind
         mk.action = Marker.ADD
-        mk.pose.position.x, mk.pose.position.y, mk.pose.position.z = (float(v) for v in com)
+        mk.pose.position.x, mk.pose.position.y, mk.pose.position.z = (float(v) for v in position)
         mk.pose.orientation.w = 1.0
         return mk
 
-    sphere = base(0, Marker.SPHERE)
-    sphere.scale.x = sphere.scale.y = sphere.scale.z = 0.03
+    sphere = base(0, Marker.SPHERE, geo.com)
+    sphere.scale.x = sphere.scale.y = sphere.scale.z = COM_SPHERE_DIAMETER
     sphere.color.r, sphere.color.g, sphere.color.b, sphere.color.a = 1.0, 0.2, 0.1, 1.0
     out.markers.append(sphere)
 
-    box = base(1, Marker.CUBE)
+    box = base(1, Marker.CUBE, geo.com)
     q = box.pose.orientation
-    q.x, q.y, q.z, q.w = rotation_quaternion_xyzw(axes)
-    box.scale.x, box.scale.y, box.scale.z = (max(float(d), 1e-3) for d in dims)
-    box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.5, 1.0, 0.4
+    q.x, q.y, q.z, q.w = geo.box_quaternion_xyzw
+    box.scale.x, box.scale.y, box.scale.z = (float(d) for d in geo.box_sides)
+    # A suspect estimate's box is orange, an estimate the project stands behind blue.
+    box.color.r, box.color.g, box.color.b, box.color.a = (1.0, 0.6, 0.0, 0.4) if geo.suspect else (0.2, 0.5, 1.0, 0.4)
     out.markers.append(box)
 
-    text = base(2, Marker.TEXT_VIEW_FACING)
-    text.pose.position.z += 0.08
-    text.scale.z = 0.04
+    text = base(2, Marker.TEXT_VIEW_FACING, geo.label_position)
+    text.scale.z = LABEL_SIZE
     text.color.r = text.color.g = text.color.b = text.color.a = 1.0
-    text.text = mass_text(m, std[0])
+    text.text = geo.label
     out.markers.append(text)
     return out
 
 
 def mass_text(mass: float, std: float) -> str:
-    return f"{mass:.3f} ± {std:.3f} kg" if np.isfinite(std) else f"{mass:.3f} kg"
+    return mass_label(mass, std)

@@ -2,7 +2,8 @@
 
 Torque residuals per joint with the unloaded robot model and with the payload added
 (payload/residuals.py), and the convergence of the estimate when the payload file carries the
-online history. This module is imported only when the subcommand runs (cli/main.py), so its core
+online history, and the robot at the recording's first pose with the payload markers as rviz shows
+them (payload_id_core.robot_drawing). This module is imported only when the subcommand runs (cli/main.py), so its core
 imports are paid by `payload-id report` alone.
 """
 
@@ -19,6 +20,7 @@ from payload_id_core.io.files import read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.report import Convergence, plot_report
+from payload_id_core.robot_drawing import PayloadPose
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_ros.cli.inputs import add_recording_arguments, given_effort_scale, load_recording, resolve_cli_gains
@@ -62,11 +64,18 @@ def run(args: argparse.Namespace) -> int:
                                  signals.qdd, signals.tau, signals.temperature)
     truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))
              if args.truth else None)
-    plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,
-                convergence=_convergence(payload_doc.get("history")), residuals=residuals,
-                truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
-                title=f"{payload.method}: {payload.mass:.3f} kg in {frame}")
+    payload.frame = frame
+    # The recording's first sample: the start pose of the excitation, where the arm rests.
+    scene = plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,
+                        convergence=_convergence(payload_doc.get("history")), residuals=residuals,
+                        truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
+                        title=f"{payload.method}: {payload.mass:.3f} kg in {frame}",
+                        payload_pose=PayloadPose(model, signals.q[0], payload))
     print(f"torque RMSE per joint [N·m], unloaded model: {np.round(residuals.rmse_before, 3).tolist()}")
     print(f"torque RMSE per joint [N·m], with payload:   {np.round(residuals.rmse_after, 3).tolist()}")
+    # After the RMSE lines, which scripts read by position.
+    if scene is not None:
+        print(f"payload CoM drawn at {np.round(scene.com, 4).tolist()} m in the base frame "
+              f"(first pose of the recording), equivalent box {np.round(scene.geometry.box_sides, 4).tolist()} m")
     print(f"wrote {args.out}")
     return 0
