@@ -190,6 +190,11 @@ class MujocoBackend(PhysicsBackend):
         # The acceleration the integrator actually used (semi-implicit Euler: v1 = v0 + h·a).
         return (d.qvel[va] - v0) * (1.0 / self.timestep)
 
+    def warning_count(self) -> int:
+        """MuJoCo's warnings since the model was built (mjData.warning: unstable accelerations, bad
+        inertia, ...): after such a warning MuJoCo resets or clamps the state, so the motion is not physics."""
+        return int(sum(w.number for w in self.d.warning))
+
     def read(self):
         if self._views:
             return self._qpos.tolist(), self._qvel.tolist()
