@@ -33,8 +33,10 @@ def add_arguments(p) -> None:
     p.add_argument("--apply", action="store_true", help="send the result to the robot controller (UR/Franka)")
     p.add_argument("--apply-even-if-suspect", action="store_true",
                    help="with --apply: send a SUSPECT or FAILED estimate too (the node refuses it otherwise)")
-    p.add_argument("--timeout", type=number(above=0, unit="s"), default=300.0, help="s to wait for the result")
-    p.add_argument("--server-timeout", type=number(above=0, unit="s"), default=20.0,
+    # Waits are bounded (a day, an hour): a mistyped 1e6 would otherwise block a script for eleven days.
+    p.add_argument("--timeout", type=number(above=0, at_most=86400, unit="s"), default=300.0,
+                   help="s to wait for the result")
+    p.add_argument("--server-timeout", type=number(above=0, at_most=3600, unit="s"), default=20.0,
                    help="s to wait for the action server")
     p.add_argument("--truth", default=None, help="payload.yaml of the true payload, printed beside the estimate")
     p.add_argument("--out", default=None, help="write result, feedback history and errors to this YAML")
