@@ -8,6 +8,7 @@ is exactly `joint_names` (DESIGN.md: joint order = the URDF's actuated joints, o
 from __future__ import annotations
 
 import hashlib
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,24 @@ class JointLimits:
     effort: np.ndarray
 
 
+def _urdf_text(path: Path) -> str:
+    """The URDF's text, checked to be XML with a <robot> root before pinocchio sees it: urdfdom prints its
+    own complaints about anything else to stderr, under the one line the command line refuses it with."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise PayloadIdError(f"cannot read URDF {path} as text ({err})", "give a URDF file or a bundled robot name") \
+            from err
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as err:
+        raise PayloadIdError(f"URDF {path} is not XML ({err})", "give a URDF file or a bundled robot name") from err
+    if root.tag != "robot":
+        raise PayloadIdError(f"URDF {path} has <{root.tag}> as its root, not <robot>",
+                             "give a URDF file or a bundled robot name")
+    return text
+
+
 class RobotModel:
     """A serial robot for identification: pinocchio model + data, actuated joints in order.
 
@@ -96,7 +115,7 @@ class RobotModel:
         """Load a URDF (path or bundled name). `joint_names` selects the actuated joints; the rest are locked at 0
         (or at their lower limit when 0 is outside the range)."""
         path = resolve_urdf(urdf)
-        text = path.read_text()
+        text = _urdf_text(path)
         try:
             full = pin.buildModelFromXML(text)
         except Exception as err:  # noqa: BLE001 - pinocchio raises generic errors for bad XML

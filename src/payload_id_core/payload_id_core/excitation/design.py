@@ -295,6 +295,33 @@ def objective_value(metrics: dict, objective: Objective | str) -> float:
     return -metrics["logdet"]
 
 
+# Size limits, checked before anything is allocated. The optimizer (SLSQP) works on dense matrices of
+# (joints x 2H) coefficients and costs their cube per iteration: 25 harmonics on 6 joints (300 variables)
+# take minutes, 1000 would take days. The final limit check samples the whole period every 1 ms
+# (positions, velocities, accelerations and the 2H-column basis of each): its memory grows with the
+# duration times the harmonics and must fit in DESIGN_GRID_BUDGET.
+MAX_HARMONICS = 25
+DESIGN_GRID_BUDGET = 1024**3
+DESIGN_CHECK_DT = 1e-3
+
+
+def check_design_size(duration: float, harmonics: int, n_joints: int) -> None:
+    """Refuse, before any allocation, a design whose optimization or 1 ms limit check is unbounded."""
+    if harmonics > MAX_HARMONICS:
+        raise PayloadIdError(
+            f"{harmonics} harmonics are more than the limit of {MAX_HARMONICS}: the optimizer's time grows with "
+            f"the cube of the {2 * harmonics} coefficients per joint",
+            f"use --harmonics {MAX_HARMONICS} or fewer (5 is usual; more only with a longer --duration)")
+    samples = duration / DESIGN_CHECK_DT + 1
+    need = samples * (3 * 2 * harmonics + 3 * n_joints) * 8
+    if need > DESIGN_GRID_BUDGET:
+        limit_s = DESIGN_GRID_BUDGET / ((3 * 2 * harmonics + 3 * n_joints) * 8) * DESIGN_CHECK_DT
+        raise PayloadIdError(
+            f"a {duration:g} s period would need about {need / 1024**3:.3g} GiB to check the limits every "
+            f"{DESIGN_CHECK_DT * 1e3:g} ms; the limit is {DESIGN_GRID_BUDGET / 1024**3:g} GiB, about "
+            f"{limit_s:.0f} s with {harmonics} harmonics", "use a shorter --duration (10-60 s is usual)")
+
+
 @dataclass
 class ExcitationDesign:
     """What to optimize: the robot, the trajectory's shape, its limits and the criterion."""
@@ -335,6 +362,7 @@ class ExcitationDesign:
         if self.harmonics < 2:
             raise PayloadIdError(f"{self.harmonics} harmonic(s) cannot start and end at rest",
                                  "use --harmonics 2 or more (5 is usual)")
+        check_design_size(self.duration, self.harmonics, m.n)
         if self.column_scaling not in COLUMN_SCALINGS:
             raise PayloadIdError(f"unknown column scaling '{self.column_scaling}'",
                                  f"use one of {', '.join(COLUMN_SCALINGS)}")

@@ -29,10 +29,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.linalg
-import yaml
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.resources import config_dir
 from payload_id_core.signals.recording import CommandedTrajectory
 
@@ -225,12 +224,8 @@ class FourierTrajectory:
     @classmethod
     def load(cls, path) -> FourierTrajectory:
         path = Path(path)
-        if not path.is_file():
-            raise PayloadIdError(f"trajectory file {path} does not exist", "check the path or use a bundled name")
-        try:
-            d = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise PayloadIdError(f"cannot parse trajectory YAML {path}: {err}", "check the file") from err
+        d = read_yaml_mapping(path, "trajectory file", "check the path or use a bundled name "
+                                                       "(payload-id excite writes trajectory files)")
         return cls.from_dict(d, str(path))
 
     def for_model(self, joint_names: list[str]) -> FourierTrajectory:

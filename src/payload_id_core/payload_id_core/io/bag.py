@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -117,13 +118,39 @@ def _open_reader(path: Path):
         what = "directory without metadata.yaml" if path.is_dir() else "file"
         raise PayloadIdError(f"{path} is not a rosbag2 bag (a {what})",
                              "give a rosbag2 directory (mcap or sqlite3 storage) as written by `ros2 bag record`")
-    reader = AnyReader([path], default_typestore=_typestore())
     try:
+        reader = AnyReader([path], default_typestore=_typestore())
         reader.open()
     except Exception as err:  # noqa: BLE001 - rosbags raises several error types for unreadable bags
-        raise PayloadIdError(f"cannot read bag {path}: {err}",
-                             "give an intact rosbag2 directory (mcap or sqlite3 storage)") from err
+        raise _damaged(str(path), err) from err
     return reader
+
+
+def _damaged(source: str, err: Exception, where: str = "") -> PayloadIdError:
+    """A bag whose bytes do not decode (flipped bits, a half-copied chunk, another format inside)."""
+    detail = " ".join(str(err).split()) or type(err).__name__
+    return PayloadIdError(f"cannot read bag {source}{where}: it is damaged ({detail})",
+                          "give an intact rosbag2 directory (mcap or sqlite3 storage); re-copy or re-record it")
+
+
+def _messages(reader, conns, source: str, topic: str) -> Iterator[tuple[int, int, Any]]:
+    """(index, log time ns, deserialized message) of `conns`; damage anywhere becomes PayloadIdError.
+
+    rosbags reports corrupt records and CDR payloads with its own errors, but also with OverflowError,
+    UnicodeDecodeError or sqlite3 errors from deeper down: every failure of the reader is the bag's."""
+    iterator = iter(reader.messages(connections=conns))
+    k = 0
+    while True:
+        try:
+            item = next(iterator, None)
+            if item is None:
+                return
+            conn, log_ns, raw = item
+            msg = reader.deserialize(raw, conn.msgtype)
+        except Exception as err:  # noqa: BLE001 - see the docstring
+            raise _damaged(source, err, f" ({topic} message {k})") from err
+        yield k, log_ns, msg
+        k += 1
 
 
 def _topic_connections(reader, topic: str, msgtype: str, source: str, required: bool, flag: str):
@@ -145,8 +172,7 @@ def _read_joint_states(reader, conns, source: str, topic: str) -> JointSamples:
     names: list[str] | None = None
     t, q, qd, eff = [], [], [], []
     has_velocity: bool | None = None
-    for k, (conn, log_ns, raw) in enumerate(reader.messages(connections=conns)):
-        msg = reader.deserialize(raw, conn.msgtype)
+    for k, log_ns, msg in _messages(reader, conns, source, topic):
         stamp = _stamp(msg.header, log_ns)
         msg_names = list(msg.name)
         if names is None:
@@ -207,8 +233,7 @@ def _read_joint_states(reader, conns, source: str, topic: str) -> JointSamples:
 
 def _read_trajectories(reader, conns, source: str, topic: str, notes: list[Note]) -> list[CommandedTrajectory]:
     trajectories = []
-    for k, (conn, log_ns, raw) in enumerate(reader.messages(connections=conns)):
-        msg = reader.deserialize(raw, conn.msgtype)
+    for k, log_ns, msg in _messages(reader, conns, source, topic):
         start = _stamp(msg.header, log_ns)
         names = list(msg.joint_names)
         if not msg.points:
@@ -255,8 +280,7 @@ def _read_wrench(reader, conns, source: str, topic: str) -> WrenchSamples:
     force: list[tuple[float, float, float]] = []
     torque: list[tuple[float, float, float]] = []
     frame_id = ""
-    for conn, log_ns, raw in reader.messages(connections=conns):
-        msg = reader.deserialize(raw, conn.msgtype)
+    for _, log_ns, msg in _messages(reader, conns, source, topic):
         if not t:
             frame_id = msg.header.frame_id
         t.append(_stamp(msg.header, log_ns))

@@ -140,7 +140,7 @@ class PayloadEstimate:
             if not isinstance(quality_d, dict):
                 raise ValueError(f"quality is {quality_d!r}, not {{status, reasons}}")
             quality = Quality(quality_d.get("status", Quality.OK.value))
-        except (KeyError, TypeError, ValueError) as err:
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
                                  ) from err

@@ -34,7 +34,16 @@ def check_drive_gains(gains, n: int, what: str) -> np.ndarray:
 
     A zero, negative or NaN gain has no physical meaning (torque = effort × gain), and a wrong count
     means the gains belong to another robot: PayloadIdError naming `what` (e.g. "--effort-scale")."""
-    values = np.atleast_1d(np.asarray(gains, dtype=float)).reshape(-1)
+    # Text such as a quoted "10.5" in robot.yaml is refused, not parsed: numpy would read "10.5" but also
+    # "1e1" or " 10.5", and a gain that is text was edited by hand; the file must say what it means.
+    if any(isinstance(g, (str, bytes, bool)) for g in np.ravel(np.asarray(gains, dtype=object))):
+        raise PayloadIdError(f"{what} {gains!r} holds text or true/false, not numbers",
+                             "write drive gains as plain numbers (effort_scale: 10.5, not \"10.5\")")
+    try:
+        values = np.atleast_1d(np.asarray(gains, dtype=float)).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise PayloadIdError(f"{what} {gains!r} is not a number or a list of numbers",
+                             "give one gain, or one per joint in the URDF's joint order") from err
     if values.size == 1:
         values = np.full(n, float(values[0]))
     if values.size != n:

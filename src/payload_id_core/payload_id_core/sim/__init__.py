@@ -50,6 +50,38 @@ def recording_from_samples(cell: SimulatedCell, s: CellSamples, commanded: list[
     return Recording(joints=joints, commanded=list(commanded), wrench=wrench, source=source, notes=notes)
 
 
+# Memory of one simulated sample, measured on the UR10 profile: ~2.9 KB in the cell (per-step Python
+# lists, the controller's plan, the noisy copies) and ~1 KB more when the bag is written. The budget keeps
+# `payload-id simulate` well inside a laptop's memory: 500 000 samples, 1000 s at 500 Hz.
+SIM_BYTES_PER_SAMPLE = 4096
+SIM_MEMORY_BUDGET = 2 * 1024**3
+
+
+def check_simulation_size(seconds: float, rate_hz: float) -> int:
+    """The number of samples `seconds` of simulation at `rate_hz` produce; refused up front (before any
+    allocation) when their memory exceeds SIM_MEMORY_BUDGET, or when the times are not finite."""
+    if not (math.isfinite(seconds) and seconds >= 0 and math.isfinite(rate_hz) and rate_hz > 0):
+        raise PayloadIdError(f"cannot simulate {seconds} s at {rate_hz} Hz",
+                             "give finite, non-negative times and a positive rate")
+    samples = int(math.floor(seconds * rate_hz)) + 1
+    need = samples * SIM_BYTES_PER_SAMPLE
+    if need > SIM_MEMORY_BUDGET:
+        limit_s = SIM_MEMORY_BUDGET / SIM_BYTES_PER_SAMPLE / rate_hz
+        raise PayloadIdError(
+            f"simulating {seconds:g} s at {rate_hz:g} Hz ({samples} samples) would need about "
+            f"{need / 1024**3:.3g} GiB of memory; the limit is {SIM_MEMORY_BUDGET / 1024**3:g} GiB, "
+            f"about {limit_s:.0f} s at this rate",
+            "shorten the trajectory or the lead-in, lower --rate, or simulate in several runs")
+    return samples
+
+
+def _play_seconds(trajectory) -> float:
+    """How long `trajectory` plays (its duration or last point), before any sampling of it."""
+    if isinstance(trajectory, CommandedTrajectory):
+        return float(trajectory.time_from_start[-1]) if trajectory.time_from_start.size else 0.0
+    return float(getattr(trajectory, "duration", 0.0))
+
+
 def simulate(model_or_urdf, trajectory, payload: PayloadEstimate | None = None, profile: SimProfile | str = "clean",
              seed: int = 0, *, rate_hz: float = 500.0, lead_in: float = 0.5, lead_out: float = 0.5,
              points_rate_hz: float = 100.0) -> Recording:
@@ -60,12 +92,45 @@ def simulate(model_or_urdf, trajectory, payload: PayloadEstimate | None = None, 
     A FourierTrajectory is sent as points at `points_rate_hz` with positions, velocities and
     accelerations (quintic interpolation in the controller), as the excitation player sends it."""
     model = model_or_urdf if isinstance(model_or_urdf, RobotModel) else RobotModel.from_urdf(model_or_urdf)
-    if lead_in < 0 or lead_out < 0:
-        raise PayloadIdError("negative lead-in or lead-out time", "use times >= 0")
+    if not (lead_in >= 0 and lead_out >= 0):
+        raise PayloadIdError(f"lead-in {lead_in} s or lead-out {lead_out} s is negative or not a number",
+                             "use times >= 0")
+    check_simulation_size(lead_in + _play_seconds(trajectory) + lead_out, rate_hz)
+    check_simulation_size(lead_in + _play_seconds(trajectory), points_rate_hz)   # the commanded points
     cmd = _commanded(model, trajectory, points_rate_hz, lead_in)
     q0 = validate_trajectory(model, cmd).positions[0]
     cell = SimulatedCell(model, profile, payload, seed=seed, rate_hz=rate_hz, q0=q0)
     sent = cell.send(cmd)
     samples = int(math.floor((sent.end_time + lead_out) * rate_hz + 1e-9)) + 1
     s = cell.advance(samples)
+    problem = divergence(cell, s)
+    if problem:
+        raise PayloadIdError(f"the simulation diverged: {problem}",
+                             "check the payload's mass and inertia (far beyond the robot's rating cannot be "
+                             "simulated) and the trajectory; nothing was recorded")
     return recording_from_samples(cell, s, [sent])
+
+
+# A position controller that lost its reference by this much is no longer playing the trajectory
+# (a real arm would stop with a following error long before): the samples describe no usable run.
+MAX_TRACKING_ERROR_RAD = 0.5
+
+
+def divergence(cell: SimulatedCell, s: CellSamples) -> str | None:
+    """Why the samples are not a physical run (None when they are): non-finite values, physics-engine
+    warnings (it resets or clamps a diverging state), or a controller that lost the reference."""
+    arrays = {"positions": s.q, "velocities": s.qd, "torques": s.tau, "accelerations": s.qdd}
+    if s.wrench is not None:
+        arrays["wrench"] = s.wrench
+    bad = [name for name, a in arrays.items() if not np.all(np.isfinite(a))]
+    if bad:
+        return f"{', '.join(bad)} became NaN or infinite"
+    warnings = cell.backend.warning_count()
+    if warnings:
+        return f"the physics engine reported {warnings} warning(s) (unstable or singular dynamics)"
+    error = np.abs(s.q - s.q_ref).max(axis=0)
+    worst = int(np.argmax(error))
+    if error[worst] > MAX_TRACKING_ERROR_RAD:
+        return (f"{cell.model.joint_names[worst]} left the commanded trajectory by {error[worst]:.3g} rad "
+                f"(more than {MAX_TRACKING_ERROR_RAD} rad)")
+    return None

@@ -51,6 +51,11 @@ class PhysicsBackend(ABC):
         """step() for the per-step path: the cell takes the acceleration from the velocity change."""
         self.step(np.asarray(tau, float), None if implicit_damping is None else np.asarray(implicit_damping, float))
 
+    def warning_count(self) -> int:
+        """How many times the physics engine warned that it could not integrate (a diverging step it
+        reset or clamped); 0 for a backend that never warns."""
+        return 0
+
     @abstractmethod
     def set_payload(self, phi: np.ndarray | None, frame: str) -> None:
         """Rigidly attach a body with parameters φ (pinocchio order, about `frame`'s origin, `frame` axes)

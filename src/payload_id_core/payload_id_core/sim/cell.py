@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from payload_id_core.dynamics.inertia import is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
@@ -107,6 +108,12 @@ class SimulatedCell:
         if phi is not None and (phi.shape != (10,) or not np.all(np.isfinite(phi)) or phi[0] < 0):
             raise PayloadIdError("payload parameters are not 10 finite values with a mass >= 0",
                                  "give mass >= 0, com [x,y,z] and inertia")
+        if phi is not None and np.any(phi != 0) and not is_physically_consistent(phi):
+            # The physics engine would integrate a body no matter can form (or reject it mid-run).
+            raise PayloadIdError(
+                "the payload is not a physical body: its mass must be positive and its inertia about the CoM "
+                "positive definite with each principal moment at most the sum of the other two",
+                "fix mass and inertia {ixx..izz} in the payload file (e.g. a box: m/12·(b²+c²), ...)")
         self.backend.set_payload(phi, frame)
         self.payload = payload
         self._payload_frame = frame

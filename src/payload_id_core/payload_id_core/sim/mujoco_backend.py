@@ -12,6 +12,7 @@ chosen frame and changed at run time through body_mass/body_ipos/body_inertia/bo
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import deque
 
 import mujoco
 import numpy as np
@@ -49,6 +50,19 @@ def _principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(moments, 0.0), quat
 
 
+class SimulationDiverged(PayloadIdError):
+    """The physics engine could not integrate the model (MuJoCo warned); the run has no physical meaning."""
+
+
+# MuJoCo's warnings, kept (the last few) instead of printed: the backend turns the first of a run into
+# SimulationDiverged, which says it in one line.
+_WARNINGS: deque[str] = deque(maxlen=4)
+
+
+def _keep_warning(message: str) -> None:
+    _WARNINGS.append(" ".join(message.split()))
+
+
 class MujocoBackend(PhysicsBackend):
     """MuJoCo model of `robot` (a RobotModel: its URDF, actuated joints and gravity).
 
@@ -57,6 +71,7 @@ class MujocoBackend(PhysicsBackend):
     """
 
     def __init__(self, robot: RobotModel, timestep: float = 0.001, payload_frame: str | None = None):
+        mujoco.set_mju_user_warning(_keep_warning)
         self.robot = robot
         self.joint_names = list(robot.joint_names)
         self.timestep = float(timestep)
@@ -143,6 +158,7 @@ class MujocoBackend(PhysicsBackend):
             self._qpos, self._qvel = d.qpos[self._qadr], d.qvel[va]
             self._qfrc, self._damping = d.qfrc_applied[va], model.dof_damping[va]
         self._scratch = mujoco.MjData(model)
+        self._warning_stats = [d.warning[i] for i in range(len(d.warning))]   # live views, checked per step
         self._pid = model.body(PAYLOAD_BODY).id
         model.body_sameframe[self._pid] = 0
         model.body_simple[self._pid] = 0
@@ -187,8 +203,14 @@ class MujocoBackend(PhysicsBackend):
             self.m.dof_damping[va] = implicit_damping
         v0 = d.qvel[va].copy()
         mujoco.mj_step(self.m, d)
+        self._check_stable()
         # The acceleration the integrator actually used (semi-implicit Euler: v1 = v0 + h·a).
         return (d.qvel[va] - v0) * (1.0 / self.timestep)
+
+    def warning_count(self) -> int:
+        """MuJoCo's warnings since the model was built (mjData.warning: unstable accelerations, bad
+        inertia, ...): after such a warning MuJoCo resets or clamps the state, so the motion is not physics."""
+        return int(sum(w.number for w in self.d.warning))
 
     def read(self):
         if self._views:
@@ -202,7 +224,18 @@ class MujocoBackend(PhysicsBackend):
         if implicit_damping is not None:
             self._damping[:] = implicit_damping
         mujoco.mj_step(self.m, self.d)
+        self._check_stable()
         return None
+
+    def _check_stable(self) -> None:
+        """Stop at MuJoCo's first warning: it then resets the state (an unstable acceleration) or integrates
+        a singular model, so every later step is not physics; and unchecked it repeats the warning
+        thousands of times (a 1e6 kg payload)."""
+        if any(w.number for w in self._warning_stats):
+            message = _WARNINGS[-1] if _WARNINGS else "unstable or singular dynamics"
+            raise SimulationDiverged(f"the simulation diverged: MuJoCo: {message}",
+                                     "check the payload's mass and inertia (far beyond the robot's rating "
+                                     "cannot be simulated) and the trajectory")
 
     def set_payload(self, phi, frame):
         self._phi = None if phi is None else np.asarray(phi, float).copy()

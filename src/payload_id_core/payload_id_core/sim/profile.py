@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.files import read_yaml_mapping
 
 _BUNDLED = ("clean", "ur10")
 
@@ -158,10 +158,7 @@ def load_profile(name_or_path: str | Path, n: int) -> SimProfile:
         if not path.is_file():
             raise PayloadIdError(f"unknown simulation profile '{name_or_path}'",
                                  f"use one of {', '.join(_BUNDLED)} or a YAML path")
-    if not path.is_file():
-        raise PayloadIdError(f"simulation profile {path} does not exist", "check the --profile path")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise PayloadIdError(f"simulation profile {path} is not valid YAML ({err})", "fix the file") from err
+    # An empty file is refused too: the defaults have a name ('clean'), an empty profile is a mistake.
+    data = read_yaml_mapping(path, "simulation profile", "check the --profile path, or use a bundled name "
+                                                         f"({', '.join(_BUNDLED)})")
     return SimProfile.from_dict(data, n, name=path.stem.removeprefix("sim_"), source=str(path))

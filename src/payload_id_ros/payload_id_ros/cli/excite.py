@@ -7,6 +7,7 @@ limits, all checked on a 1 ms grid before the file is written (atomically; nothi
 
 from __future__ import annotations
 
+import math
 import shlex
 import sys
 
@@ -17,21 +18,26 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.design import COLUMN_SCALINGS, OBJECTIVES, ExcitationDesign, optimize_excitation
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations, robot_key
 from payload_id_core.sim.profile import load_profile
+from payload_id_ros.cli.numbers import finite, integer, number
 
 
 def _floats(text: str) -> list[float]:
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError as err:
         raise PayloadIdError(f"'{text}' is not a comma-separated list of numbers", "e.g. 0,-1.57,0") from err
+    if not all(math.isfinite(v) for v in values):
+        raise PayloadIdError(f"'{text}' holds NaN or infinity", "give finite numbers, e.g. 0,-1.57,0")
+    return values
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur10e, panda, ...)")
     parser.add_argument("--frame", default=None, help="payload frame (default: child link of the last joint)")
-    parser.add_argument("--duration", type=float, default=10.0, help="s, one period (default 10)")
-    parser.add_argument("--harmonics", type=int, default=5, help="Fourier harmonics per joint (default 5)")
-    parser.add_argument("--base-frequency", type=float, default=None,
+    parser.add_argument("--duration", type=number(above=0, unit="s"), default=10.0, help="s, one period (default 10)")
+    parser.add_argument("--harmonics", type=integer(at_least=2), default=5,
+                        help="Fourier harmonics per joint (default 5)")
+    parser.add_argument("--base-frequency", type=number(above=0, unit="Hz"), default=None,
                         help="Hz, default 1/duration (must be k/duration)")
     parser.add_argument("--objective", choices=OBJECTIVES, default="payload",
                         help="base: cond of base regressor with friction; xu: Xu 2024 eq. 18; payload: cond of W_L; "
@@ -40,13 +46,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--joints", default=None, help="comma-separated joints that move (others hold the offset), "
                                                        "e.g. wrist_1_joint,wrist_2_joint,wrist_3_joint")
     parser.add_argument("--offsets", default=None, help="comma-separated start pose (rad), default per robot")
-    parser.add_argument("--margin", type=float, default=0.05, help="fraction kept from every limit (default 0.05)")
+    parser.add_argument("--margin", type=number(at_least=0, at_most=0.9), default=0.05,
+                        help="fraction kept from every limit (default 0.05)")
     parser.add_argument("--acceleration-limit", default=None,
                         help="rad/s², one value or one per joint (URDFs have none; default per robot)")
-    parser.add_argument("--min-height", type=float, default=None, help="m, keep --height-frame above this z")
-    parser.add_argument("--max-height", type=float, default=None, help="m, keep --height-frame below this z")
+    parser.add_argument("--min-height", type=finite, default=None, help="m, keep --height-frame above this z")
+    parser.add_argument("--max-height", type=finite, default=None, help="m, keep --height-frame below this z")
     parser.add_argument("--height-frame", default=None, help="frame for --min/max-height (default: payload frame)")
-    parser.add_argument("--payload-size", type=float, default=0.1,
+    parser.add_argument("--payload-size", type=number(above=0, unit="m"), default=0.1,
                         help="m, characteristic payload size scaling the payload objective (default 0.1)")
     parser.add_argument("--noise-std", default=None,
                         help="torque noise std per joint weighting the rows (Xu 2024 Λ0^-1/2): comma-separated N·m "
@@ -54,11 +61,12 @@ def add_arguments(parser) -> None:
                              "(default: the robot's config/sim_<robot>.yaml if any, else 1 %% of the effort limit)")
     parser.add_argument("--column-scaling", choices=COLUMN_SCALINGS, default="none",
                         help="base/xu objectives: none = SI units as Xu 2024 (default), unit = unit-norm columns")
-    parser.add_argument("--min-velocity-fraction", type=float, default=0.25,
+    parser.add_argument("--min-velocity-fraction", type=number(at_least=0), default=0.25,
                         help="every moving joint's RMS velocity >= this x its velocity limit (default 0.25)")
-    parser.add_argument("--seeds", type=int, default=3, help="random starts (default 3)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--maxiter", type=int, default=60, help="SLSQP iterations per start (default 60)")
+    parser.add_argument("--seeds", type=integer(at_least=1, at_most=100), default=3, help="random starts (default 3)")
+    parser.add_argument("--seed", type=integer(at_least=0), default=0, help="random seed (default 0)")
+    parser.add_argument("--maxiter", type=integer(at_least=1, at_most=10000), default=60,
+                        help="SLSQP iterations per start (default 60)")
     parser.add_argument("--out", required=True, help="trajectory YAML to write")
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_ros.cli.numbers import number
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 
@@ -26,13 +27,17 @@ def add_arguments(p) -> None:
     p.add_argument("--method", default="", help="difference-rls | direct-rls (default: the node's)")
     p.add_argument("--trajectory", default="", help="bundled trajectory name or YAML path (default: the node's)")
     p.add_argument("--namespace", default="", help="namespace of the payload_estimator node")
-    p.add_argument("--max-duration", type=float, default=0.0, help="s of motion at most (0: whole trajectory)")
+    p.add_argument("--max-duration", type=number(at_least=0, unit="s"), default=0.0,
+                   help="s of motion at most (0: whole trajectory)")
     p.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
     p.add_argument("--apply", action="store_true", help="send the result to the robot controller (UR/Franka)")
     p.add_argument("--apply-even-if-suspect", action="store_true",
                    help="with --apply: send a SUSPECT or FAILED estimate too (the node refuses it otherwise)")
-    p.add_argument("--timeout", type=float, default=300.0, help="s to wait for the result")
-    p.add_argument("--server-timeout", type=float, default=20.0, help="s to wait for the action server")
+    # Waits are bounded (a day, an hour): a mistyped 1e6 would otherwise block a script for eleven days.
+    p.add_argument("--timeout", type=number(above=0, at_most=86400, unit="s"), default=300.0,
+                   help="s to wait for the result")
+    p.add_argument("--server-timeout", type=number(above=0, at_most=3600, unit="s"), default=20.0,
+                   help="s to wait for the action server")
     p.add_argument("--truth", default=None, help="payload.yaml of the true payload, printed beside the estimate")
     p.add_argument("--out", default=None, help="write result, feedback history and errors to this YAML")
 

@@ -79,7 +79,7 @@ def _range(text: str):
         values = [float(v) for v in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number or a comma-separated list of 3 numbers") from None
-    if len(values) not in (1, 3) or min(values) <= 0:
+    if len(values) not in (1, 3) or not all(math.isfinite(v) and v > 0 for v in values):
         raise argparse.ArgumentTypeError(f"'{text}': give one positive value or three (x,y,z)")
     return values[0] if len(values) == 1 else values
 

@@ -10,6 +10,7 @@ this module only when the subcommand runs, so its imports are at module level.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 
@@ -32,13 +33,24 @@ from payload_id_ros.cli.inputs import (
     load_optional_recording,
     load_recording,
 )
+from payload_id_ros.cli.numbers import integer, number
 
 
 def _floats(text: str, what: str) -> list[float]:
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError as err:
         raise PayloadIdError(f"{what} '{text}' is not a comma-separated list of numbers", "e.g. 0,0,-9.81") from err
+    if not values or not all(math.isfinite(v) for v in values):
+        raise PayloadIdError(f"{what} '{text}' is empty or holds NaN or infinity", "give finite numbers")
+    return values
+
+
+# The nonlinear friction exponent's range: the one the identification searches (dynamics/friction.py).
+ALPHA_RANGE = (0.1, 3.0)
+# A command-to-motion delay is a controller's lag: not negative (the arm cannot move before the command)
+# and well under a second (more is a clock offset between the recorded topics, not a lag).
+MAX_DELAY_S = 1.0
 
 
 def add_arguments(parser) -> None:
@@ -52,8 +64,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--use-measured", action="store_true",
                         help="use filtered measured positions and their derivatives instead of the commanded "
                              "trajectory")
-    parser.add_argument("--cutoff-hz", type=float, default=None, help="low-pass cutoff (Hz) for torques / positions")
-    parser.add_argument("--decimate", type=int, default=1, help="keep one sample in N after anti-alias filtering")
+    parser.add_argument("--cutoff-hz", type=number(above=0, unit="Hz"), default=None,
+                        help="low-pass cutoff (Hz) for torques / positions")
+    parser.add_argument("--decimate", type=integer(at_least=1, at_most=1000), default=1,
+                        help="keep one sample in N after anti-alias filtering")
     parser.add_argument("--delay", default="estimate",
                         help="command-to-motion delay in seconds, or 'estimate' (default)")
     parser.add_argument("--gravity", default=None, help="gravity in the base frame, gx,gy,gz (default 0,0,-9.81)")
@@ -63,7 +77,7 @@ def add_arguments(parser) -> None:
     add_recording_arguments(parser, prefix="validate-", what="a second run for cross-validation", required=False)
     add_recording_arguments(parser, prefix="loaded-", what="a run with a payload of known mass (drive gains)",
                             required=False)
-    parser.add_argument("--known-payload-mass", type=float, default=None,
+    parser.add_argument("--known-payload-mass", type=number(above=0, unit="kg"), default=None,
                         help="kg, mass of the payload in the --loaded-bag run: identifies the drive gains")
     parser.add_argument("--payload-frame", default=None,
                         help="frame the known payload is fixed to (default: child link of the last joint)")
@@ -74,9 +88,14 @@ def _delay(text: str):
     if text == "estimate":
         return text
     try:
-        return float(text)
+        value = float(text)
     except ValueError as err:
         raise PayloadIdError(f"--delay '{text}' is neither 'estimate' nor seconds", "e.g. --delay 0.008") from err
+    if not 0.0 <= value <= MAX_DELAY_S:
+        raise PayloadIdError(f"--delay {text} s is outside [0, {MAX_DELAY_S:g}] s: the command-to-motion delay is "
+                             "a controller's lag, never negative and well under a second",
+                             "give the lag in seconds (e.g. --delay 0.008) or let it be estimated (--delay estimate)")
+    return value
 
 
 def _require_commanded(args, recording):
@@ -112,6 +131,9 @@ def run(args) -> int:
     alpha = None if args.alpha is None else _floats(args.alpha, "--alpha")
     if alpha is not None and len(alpha) not in (1, model.n):
         raise PayloadIdError(f"--alpha has {len(alpha)} values for {model.n} joints", "give one, or one per joint")
+    if alpha is not None and not all(ALPHA_RANGE[0] <= a <= ALPHA_RANGE[1] for a in alpha):
+        raise PayloadIdError(f"--alpha {args.alpha} is outside [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}], the range "
+                             "of the nonlinear friction exponent", "e.g. --alpha 0.6, or leave it out to identify it")
     loaded_given = bool(getattr(args, "loaded_bag", None) or getattr(args, "loaded_csv_ur", None))
     if (args.known_payload_mass is None) != (not loaded_given):
         raise PayloadIdError("drive-gain identification needs both --known-payload-mass and --loaded-bag",

@@ -16,6 +16,15 @@ import sys
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
 
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """A subcommand's usage errors as one line naming the flag and the way to the help (the full usage
+    of a subcommand runs over a dozen lines and buries the problem), exit 2 like argparse."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 # name -> (module in payload_id_ros.cli, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "identify-robot": ("identify_robot", "identify the unloaded robot's base parameters and friction -> robot.yaml"),
@@ -34,9 +43,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         description="Identify the unknown payload on a robot's flange (mass, CoM, inertia with "
         "uncertainty) from joint torques and wrist F/T sensors.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineErrors)
     sub.required = True
-    subparsers = {}
+    subparsers: dict[str, argparse.ArgumentParser] = {}
     for name, (module, help_text) in SUBCOMMANDS.items():
         subparsers[name] = sub.add_parser(name, help=help_text, description=help_text)
         subparsers[name].set_defaults(_module=module)
@@ -54,11 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     # Only the chosen subcommand's arguments are loaded (its imports may be heavy).
     if argv and argv[0] in SUBCOMMANDS:
         _load(SUBCOMMANDS[argv[0]][0]).add_arguments(subparsers[argv[0]])
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:   # usage error (2, message printed) or --help (0): a code for in-process callers
+        return stop.code if isinstance(stop.code, int) else 2
     try:
         return int(_load(args._module).run(args) or 0)
     except PayloadIdError as err:
-        print(f"payload-id {args.command}: error: {err}", file=sys.stderr)
+        # One line, whatever the message quotes (a YAML parser's or a reader's multi-line text).
+        print(f"payload-id {args.command}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -19,6 +19,7 @@ from payload_id_core.io.files import read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile, simulate
+from payload_id_ros.cli.numbers import integer, number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,9 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="clean",
                         help="noise/friction profile: clean, ur10 (config/sim_<name>.yaml) or a YAML path "
                              "(default clean)")
-    parser.add_argument("--seed", type=int, default=0, help="noise seed: same seed, same bag (default 0)")
-    parser.add_argument("--rate", type=float, default=500.0, help="joint state rate in Hz (default 500)")
-    parser.add_argument("--lead-in", type=float, default=0.5,
+    parser.add_argument("--seed", type=integer(at_least=0), default=0,
+                        help="noise seed: same seed, same bag (default 0)")
+    parser.add_argument("--rate", type=number(above=0, unit="Hz"), default=500.0,
+                        help="joint state rate in Hz (default 500)")
+    parser.add_argument("--lead-in", type=number(at_least=0, unit="s"), default=0.5,
                         help="seconds at rest before the trajectory (default 0.5)")
     parser.add_argument("--storage", default="mcap", choices=["mcap", "sqlite3"], help="bag storage (default mcap)")
     parser.add_argument("--out", required=True, help="output rosbag2 directory (replaced)")

@@ -1,0 +1,246 @@
+"""Fuzz table of every `payload-id` command (issue 16 item 3): odd numbers for every numeric flag, broken
+files for every input flag, unwritable places for every output. Each run must exit 0 or 2, never print a
+traceback, refuse in one or two lines, and never create or touch an output when it fails.
+
+In-process (cli.main.main with capfd: MuJoCo prints from C) for speed; a few subprocesses (slow marker)
+check the same from outside with a wall-clock timeout and an address-space limit, so an input that makes a
+command allocate without bound or run away fails the test instead of the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+import yaml
+from cli_fixtures import (
+    Snapshot,
+    assert_clean_exit,
+    assert_refused,
+    make_cli_files,
+    read_only_dir,
+    stray_temporaries,
+)
+from rosbags.rosbag2 import Writer
+from rosbags.typesys import Stores, get_typestore
+
+from payload_id_ros.cli.main import SUBCOMMANDS
+from payload_id_ros.cli.main import main as cli_main
+
+__all__ = ["read_only_dir"]   # a fixture, used by name
+
+BAD_NUMBERS = ["nan", "inf", "-1", "0", "1e6", "abc"]
+# Wall-clock and address-space bounds of one subprocess run: far above a good run's (seconds, < 1 GiB),
+# far below what an unbounded input takes (the red team saw 44 GiB attempts and hangs).
+SUBPROCESS_TIMEOUT_S = 120
+SUBPROCESS_ADDRESS_SPACE = 6 * 1024**3
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return make_cli_files(tmp_path_factory.mktemp("cli_fuzz"))
+
+
+def base_argv(files, command: str, out) -> list[str]:
+    """A run of `command` that works (or, for identify, reaches the ROS step fast) on the small inputs."""
+    bag, robot, payload, traj = map(str, (files.bag, files.robot, files.payload, files.trajectory))
+    return {
+        "identify-robot": ["--urdf", "planar_2r", "--bag", bag, "--friction", "linear", "--out", out],
+        "identify-payload": ["--urdf", "planar_2r", "--robot", robot, "--bag", bag, "--method", "khalil-1",
+                             "--frame", "tool0", "--out", out],
+        "excite": ["--urdf", "planar_2r", "--duration", "2", "--harmonics", "2", "--seeds", "1", "--maxiter", "3",
+                   "--objective", "base", "--min-velocity-fraction", "0", "--out", out],
+        "simulate": ["--urdf", "planar_2r", "--trajectory", traj, "--lead-in", "0.1", "--out", out],
+        "report": ["--urdf", "planar_2r", "--robot", robot, "--payload", payload, "--bag", bag, "--out", out],
+        "identify": ["--ros", "--server-timeout", "0.5", "--timeout", "5", "--out", out],
+    }[command]
+
+
+OUT_NAME = {"identify-robot": "robot.yaml", "identify-payload": "payload.yaml", "excite": "trajectory.yaml",
+            "simulate": "bag", "report": "report.png", "identify": "result.yaml"}
+
+# Every numeric flag of every command (the identify numbers are the ones that never reach ROS).
+NUMERIC_FLAGS = {
+    "identify-robot": ["--cutoff-hz", "--decimate", "--delay", "--alpha", "--effort-scale", "--known-payload-mass"],
+    "identify-payload": ["--effort-scale", "--sensor-force-range", "--sensor-torque-range"],
+    "excite": ["--duration", "--harmonics", "--base-frequency", "--margin", "--min-height", "--max-height",
+               "--payload-size", "--min-velocity-fraction", "--seeds", "--seed", "--maxiter", "--acceleration-limit",
+               "--noise-std", "--offsets"],
+    "simulate": ["--seed", "--rate", "--lead-in"],
+    "report": ["--effort-scale"],
+    "identify": ["--max-duration", "--timeout", "--server-timeout"],
+}
+# Input-file flags per command (the value replaced by each broken file).
+FILE_FLAGS = {
+    "identify-robot": ["--bag", "--urdf", "--validate-bag"],
+    "identify-payload": ["--bag", "--robot", "--unloaded-bag", "--urdf"],
+    "excite": ["--urdf", "--noise-std"],
+    "simulate": ["--trajectory", "--payload", "--profile", "--urdf"],
+    "report": ["--robot", "--payload", "--bag", "--truth"],
+    "identify": ["--truth"],
+}
+
+BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag"}
+
+
+def test_the_table_covers_every_subcommand():
+    assert set(NUMERIC_FLAGS) == set(SUBCOMMANDS) == set(FILE_FLAGS) == set(OUT_NAME)
+
+
+def with_flag(argv: list[str], flag: str, value: str) -> list[str]:
+    """argv with `flag` set to `value` (replaced when present, added otherwise)."""
+    argv = list(argv)
+    if flag in argv:
+        argv[argv.index(flag) + 1] = value
+        return argv
+    return [*argv, flag, value]
+
+
+def run_in_process(capfd, command: str, argv: list[str]) -> tuple[int, str]:
+    code = cli_main([command, *argv])
+    return code, capfd.readouterr().err
+
+
+# -- numbers -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command, flag", [(c, f) for c, flags in NUMERIC_FLAGS.items() for f in flags])
+def test_bad_numbers(files, tmp_path, capfd, command, flag):
+    out = tmp_path / OUT_NAME[command]
+    for value in BAD_NUMBERS:
+        argv = with_flag(base_argv(files, command, str(out)), flag, value)
+        before = Snapshot.of(out)
+        code, err = run_in_process(capfd, command, argv)
+        assert_clean_exit(code, f"{flag} {value}: {err}", before)
+        assert stray_temporaries(tmp_path) == [], (flag, value)
+
+
+# -- input files -----------------------------------------------------------------------------------------
+
+def _other_schema_bag(path):
+    """A bag whose /joint_states carries std_msgs/String (another schema on the expected topic)."""
+    store = get_typestore(Stores.ROS2_KILTED)
+    writer = Writer(path, version=9)
+    writer.open()
+    conn = writer.add_connection("/joint_states", "std_msgs/msg/String", typestore=store)
+    for k in range(5):
+        msg = store.types["std_msgs/msg/String"](data=f"hello {k}")
+        writer.write(conn, k * 10_000_000, bytes(store.serialize_cdr(msg, "std_msgs/msg/String")))
+    writer.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def broken_inputs(files, tmp_path_factory):
+    """name -> path of one broken input of each kind."""
+    d = tmp_path_factory.mktemp("broken")
+    (d / "empty.yaml").write_text("")
+    (d / "list.yaml").write_text("- 1\n- 2\n")
+    (d / "scalar.yaml").write_text("42\n")
+    (d / "junk.bin").write_bytes(bytes(range(256)) * 8)
+    (d / "bad.yaml").write_text("a: [1, 2\nb: {c\n")
+    good_robot = files.robot.read_text()
+    (d / "truncated.yaml").write_text(good_robot[: len(good_robot) // 2])
+    (d / "empty_dir").mkdir()
+    truncated_bag = d / "truncated_bag"
+    truncated_bag.mkdir()
+    (truncated_bag / "metadata.yaml").write_bytes((files.bag / "metadata.yaml").read_bytes())
+    mcap = (files.bag / "bag.mcap").read_bytes()
+    (truncated_bag / "bag.mcap").write_bytes(mcap[: len(mcap) // 3])
+    junk_bag = d / "junk_bag"
+    junk_bag.mkdir()
+    (junk_bag / "metadata.yaml").write_text("rosbag2_bagfile_information: [not, a, mapping]\n")
+    (junk_bag / "bag.mcap").write_bytes(bytes(range(256)) * 64)
+    return {
+        "missing": d / "no_such_file", "empty": d / "empty.yaml", "list": d / "list.yaml",
+        "scalar": d / "scalar.yaml", "junk": d / "junk.bin", "bad_yaml": d / "bad.yaml",
+        "truncated": d / "truncated.yaml", "directory": d / "empty_dir", "truncated_bag": truncated_bag,
+        "junk_bag": junk_bag, "other_schema_bag": _other_schema_bag(d / "other_schema"),
+        "a_bag_for_a_yaml": files.bag, "a_yaml_for_a_bag": files.robot,
+    }
+
+
+@pytest.mark.parametrize("command, flag", [(c, f) for c, flags in FILE_FLAGS.items() for f in flags])
+def test_broken_input_files(files, broken_inputs, tmp_path, capfd, command, flag):
+    out = tmp_path / OUT_NAME[command]
+    for kind, path in broken_inputs.items():
+        if kind == ("a_bag_for_a_yaml" if flag in BAG_FLAGS else "a_yaml_for_a_bag"):
+            continue   # the right kind of file for this flag: not broken
+        argv = with_flag(base_argv(files, command, str(out)), flag, str(path))
+        before = Snapshot.of(out)
+        code, err = run_in_process(capfd, command, argv)
+        assert_refused(code, f"{flag} {kind}: {err}", before)
+
+
+# -- outputs ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [c for c in SUBCOMMANDS if c != "identify"])
+def test_unwritable_outputs(files, tmp_path, read_only_dir, capfd, command):
+    blocker = tmp_path / "plain_file"
+    blocker.write_text("x")
+    non_bag_dir = tmp_path / "occupied"
+    non_bag_dir.mkdir()
+    (non_bag_dir / "keep.txt").write_text("mine")
+    targets = [read_only_dir / OUT_NAME[command], blocker / OUT_NAME[command]]
+    if command != "simulate":           # a bag output may replace a bag directory, never another one
+        targets.append(non_bag_dir)
+    else:
+        targets.extend([non_bag_dir, blocker])
+    for out in targets:
+        before = Snapshot.of(out)
+        code, err = run_in_process(capfd, command, base_argv(files, command, str(out)))
+        assert_refused(code, f"--out {out}: {err}", before)
+    assert (non_bag_dir / "keep.txt").read_text() == "mine" and blocker.read_text() == "x"
+
+
+@pytest.mark.parametrize("command", [c for c in SUBCOMMANDS if c not in ("identify", "simulate")])
+def test_a_failed_run_leaves_an_existing_output_untouched(files, broken_inputs, tmp_path, capfd, command):
+    out = tmp_path / OUT_NAME[command]
+    out.write_bytes(b"previous result\n")
+    os.utime(out, ns=(1_000_000_000, 1_000_000_000))
+    before = Snapshot.of(out)
+    flag = FILE_FLAGS[command][-1] if command != "excite" else "--urdf"
+    code, err = run_in_process(capfd, command, with_flag(base_argv(files, command, str(out)), flag,
+                                                         str(broken_inputs["junk"])))
+    assert_refused(code, err, before)
+
+
+# -- from outside: exit code, stderr, time and memory bounded ----------------------------------------------
+
+def _bounded_child():
+    resource.setrlimit(resource.RLIMIT_AS, (SUBPROCESS_ADDRESS_SPACE, SUBPROCESS_ADDRESS_SPACE))
+
+
+def run_subprocess(argv: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "payload_id_ros.cli.main", *argv], capture_output=True, text=True,
+                          timeout=SUBPROCESS_TIMEOUT_S, preexec_fn=_bounded_child)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [
+    ["excite", "--urdf", "planar_2r", "--duration", "1e6"],
+    ["excite", "--urdf", "planar_2r", "--harmonics", "1000"],
+    ["simulate", "--urdf", "planar_2r", "--trajectory", "TRAJ", "--lead-in", "1e6"],
+    ["simulate", "--urdf", "planar_2r", "--trajectory", "TRAJ", "--rate", "1e6"],
+    ["identify-robot", "--urdf", "planar_2r", "--bag", "JUNK_BAG", "--friction", "linear"],
+    ["identify-payload", "--urdf", "planar_2r", "--robot", "LIST", "--bag", "BAG", "--method", "khalil-1"],
+    ["report", "--urdf", "planar_2r", "--robot", "ROBOT", "--payload", "JUNK", "--bag", "BAG"],
+    ["identify", "--ros", "--max-duration", "nan"],
+])
+def test_refusals_seen_from_outside(files, broken_inputs, tmp_path, argv):
+    names = {"TRAJ": files.trajectory, "JUNK_BAG": broken_inputs["junk_bag"], "LIST": broken_inputs["list"],
+             "BAG": files.bag, "ROBOT": files.robot, "JUNK": broken_inputs["junk"]}
+    out = tmp_path / ("out.png" if argv[0] == "report" else "out")
+    proc = run_subprocess([str(names.get(a, a)) for a in argv] + ["--out", str(out)])
+    assert_refused(proc.returncode, proc.stderr, Snapshot(out, False, None, None))
+    assert proc.stdout == "" or "Traceback" not in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_good_run_seen_from_outside_writes_a_readable_file(files, tmp_path):
+    out = tmp_path / "robot.yaml"
+    proc = run_subprocess(["identify-robot", *base_argv(files, "identify-robot", str(out))])
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert yaml.safe_load(out.read_text())["joint_names"] == ["joint1", "joint2"]
