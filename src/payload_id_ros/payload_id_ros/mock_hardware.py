@@ -47,6 +47,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.sim import SimulatedCell, load_profile
+from payload_id_core.sim.mujoco_backend import SimulationDiverged
 from payload_id_msgs.srv import SetPayload
 from payload_id_ros import conversions as conv
 from payload_id_ros.node_main import run_node
@@ -213,6 +214,10 @@ class MockHardware(Node):
     def _loop(self) -> None:
         try:
             self._run()
+        except SimulationDiverged as err:
+            # The physics is gone (an absurd payload or command): publishing on would feed the cell made-up
+            # joint states, so the simulated robot falls silent like a faulted drive and says why once.
+            self.get_logger().error(f"{err}; joint states stopped, restart mock_hardware")
         except Exception:
             if self._running and rclpy.ok():
                 raise
