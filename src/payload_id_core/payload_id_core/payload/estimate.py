@@ -115,10 +115,16 @@ class PayloadEstimate:
         if has_note(self.notes, NoteCode.PAYLOAD_NO_PAYLOAD):
             return next(n.text for n in map(Note.from_any, self.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD)
         val, std, known = readable_vector(self.phi), self.readable_std(), self.readable_identifiable()
-        mass = f"mass {val[0]:.4f} ± {std[0]:.4f} kg" if known[0] else f"mass {UNDETERMINED}"
-        com = ("CoM [" + ", ".join(f"{v:.4f}" if k else "?" for v, k in zip(val[1:4], known[1:4]))
-               + f"] ± [{', '.join(f'{s:.4f}' for s in std[1:4])}] m" if any(known[1:4]) else f"CoM {UNDETERMINED}")
-        inertia = ("inertia about the CoM [" + ", ".join(f"{k} {v:.4g} ± {s:.2g}" for k, v, s in
+        with_std = bool(np.isfinite(self.covariance).any())   # a file or message carries no covariance
+
+        def pm(s: float, fmt: str) -> str:
+            return f" ± {s:{fmt}}" if with_std and np.isfinite(s) else ""
+
+        mass = f"mass {val[0]:.4f}{pm(std[0], '.4f')} kg" if known[0] else f"mass {UNDETERMINED}"
+        com = ("CoM [" + ", ".join(f"{v:.4f}{pm(s, '.4f')}" if k else "?"
+                                   for v, s, k in zip(val[1:4], std[1:4], known[1:4])) + "] m"
+               if any(known[1:4]) else f"CoM {UNDETERMINED}")
+        inertia = ("inertia about the CoM [" + ", ".join(f"{k} {v:.4g}{pm(s, '.2g')}" for k, v, s in
                                                           zip(INERTIA_KEYS, val[4:], std[4:])) + "] kg·m²"
                    if known[4] else f"inertia {UNDETERMINED}")
         return f"{mass}, {com}, {inertia}"

@@ -174,7 +174,8 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
                   model: RobotModel | None = None, recordings: Sequence[Recording | None] = ()) -> PayloadEstimate:
     """Lower est.quality for every failed check, and make a not-ok estimate not converged (step 4).
 
-    Checks: what the recorded data determine, and no payload (judge_determination); the model-error ratio far above its limit (the note's code, set by model_error_notes);
+    Checks: what the recorded data determine, and no payload (judge_determination); the model-error
+    ratio far above its limit (the note's code, set by model_error_notes);
     the mass not significantly above 0; the robot identification's scale against the URDF; each of
     `recordings`' efforts against the URDF's gravity torques (currents read as torques). The
     projection distance is judged where it is known (project_if_inconsistent). Idempotent: a check

@@ -16,6 +16,7 @@ from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
+from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.report import Convergence, plot_report
@@ -62,11 +63,14 @@ def run(args: argparse.Namespace) -> int:
                                  signals.qdd, signals.tau, signals.temperature)
     truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))
              if args.truth else None)
+    what = ("no payload detected" if has_note(payload.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
+            else f"{payload.mass:.3f} kg")
     plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,
                 convergence=_convergence(payload_doc.get("history")), residuals=residuals,
                 truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
-                title=f"{payload.method}: {payload.mass:.3f} kg in {frame}")
+                title=f"{payload.method}: {what} in {frame}")
     print(f"torque RMSE per joint [N·m], unloaded model: {np.round(residuals.rmse_before, 3).tolist()}")
     print(f"torque RMSE per joint [N·m], with payload:   {np.round(residuals.rmse_after, 3).tolist()}")
+    print(f"payload: {payload.summary()}")
     print(f"wrote {args.out}")
     return 0
