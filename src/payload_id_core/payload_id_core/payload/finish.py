@@ -137,8 +137,15 @@ def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
     σ above COM_STD_LIMIT, or an inertia entry with σ above INERTIA_STD_FRACTION of inertia_scale, is
     undetermined. Re-judged from scratch on every call (a running estimate is finished repeatedly);
     an estimate without a covariance (read from a file or a message) keeps what it says."""
-    est.notes = [n for n in est.notes
-                 if Note.from_any(n).code not in (NoteCode.PAYLOAD_UNDETERMINED, NoteCode.PAYLOAD_NO_PAYLOAD)]
+    judged = (NoteCode.PAYLOAD_UNDETERMINED, NoteCode.PAYLOAD_NO_PAYLOAD)
+    # A previous verdict goes (a projection may have moved the mass since), its quality reason with it.
+    earlier = [n.text for n in map(Note.from_any, est.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD]
+    est.notes = [n for n in est.notes if Note.from_any(n).code not in judged]
+    if earlier and any(r in earlier for r in est.quality_reasons):
+        est.quality_reasons = [r for r in est.quality_reasons if r not in earlier]
+        if not est.quality_reasons:
+            est.quality = Quality.OK
+            est.notes = [n for n in est.notes if Note.from_any(n).code is not NoteCode.PAYLOAD_QUALITY]
     var_m = est.covariance[0, 0]
     if not (est.identifiable[0] and np.isfinite(var_m)):
         return est
