@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.estimate import PayloadEstimate, Quality
-from payload_id_core.payload.markers import marker_geometry
+from payload_id_core.payload.markers import MIN_BOX_SIDE, marker_geometry
 from payload_id_core.robot_drawing import PayloadPose, clip_segment, plot_payload_scene, scene_at
 from payload_id_ros import conversions as conv
 
@@ -99,3 +99,14 @@ def test_clip_segment_keeps_only_the_part_inside():
     a, b = clip_segment(np.array([-1.0, 0.5, 0.5]), np.array([3.0, 0.5, 0.5]), low, high)
     np.testing.assert_allclose([a, b], [[0, 0.5, 0.5], [1, 0.5, 0.5]])
     assert clip_segment(np.array([2.0, 2.0, 2.0]), np.array([3.0, 2.0, 2.0]), low, high) is None
+
+
+def test_an_undetermined_inertia_gets_no_box_and_says_so():
+    est = PayloadEstimate("tool0", from_mass_com_inertia(2.0, [0.0, 0.0, 0.1], np.diag([0.002, 0.007, 0.008])),
+                          np.zeros((10, 10)), "khalil-1")
+    assert marker_geometry(est).box_sides.min() > 0.04
+    est.determined = np.array([True, True, False])
+    geometry = marker_geometry(est)
+    np.testing.assert_allclose(geometry.box_sides, MIN_BOX_SIDE)
+    assert geometry.label.endswith("inertia undetermined")
+    np.testing.assert_allclose(geometry.com, [0.0, 0.0, 0.1])

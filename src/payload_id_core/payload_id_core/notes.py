@@ -78,6 +78,9 @@ class NoteCode(str, Enum):
     ROBOT_SCALE_IMPLAUSIBLE = "robot.scale_implausible"  # ... a common factor away: currents or wrong gains
     PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons
+    # -- identifiability judged from the recorded data, no payload (issue 16, helper P): payload/finish.py --
+    PAYLOAD_UNDETERMINED = "payload.undetermined"        # CoM or inertia not determined by this motion (σ vs scale)
+    PAYLOAD_NO_PAYLOAD = "payload.no_payload"            # mass within k σ of zero: no payload detected
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
     # -- ROS node inputs (issue 16, helper R) --

@@ -14,9 +14,10 @@ import numpy as np
 
 from payload_id_core.dynamics.inertia import PARAM_NAMES, from_mass_com_inertia, to_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import Note
+from payload_id_core.notes import Note, NoteCode, has_note
 
 INERTIA_KEYS = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
+UNDETERMINED = "undetermined by this motion"   # what people read where a number is not determined
 _I_INDEX = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}
 
 
@@ -53,6 +54,9 @@ class PayloadEstimate:
     history: dict | None = None            # online methods: {"t": (K,), "phi": (K,10), "std": (K,10)}
     quality: Quality = Quality.OK
     quality_reasons: list[str] = field(default_factory=list)   # one sentence per failed check
+    # [mass, CoM, inertia]: whether the recorded data determine them, judged from the covariance
+    # against physical scales (finish.judge_determination); `identifiable` is the structural answer.
+    determined: np.ndarray = field(default_factory=lambda: np.ones(3, dtype=bool))
 
     def mark(self, quality: Quality, reason: str) -> None:
         """Lower the quality to `quality` (never raise it) and record why."""
@@ -75,7 +79,14 @@ class PayloadEstimate:
         return to_mass_com_inertia(self.phi)[2]
 
     def readable_std(self) -> np.ndarray:
-        """Standard deviations of readable_vector(phi), by a numerical Jacobian of the conversion."""
+        """Standard deviations of readable_vector(phi); NaN where not identified (readable_identifiable)."""
+        std = self.propagated_std()
+        std[~self.readable_identifiable()] = np.nan
+        return std
+
+    def propagated_std(self) -> np.ndarray:
+        """Standard deviations of readable_vector(phi) by a numerical Jacobian of the conversion, whatever
+        the data determine (unknown covariance entries count as 0)."""
         cov = np.where(np.isfinite(self.covariance), self.covariance, 0.0)
         h = 1e-7 * np.maximum(1.0, np.abs(self.phi))
         jac = np.zeros((10, 10))
@@ -83,17 +94,40 @@ class PayloadEstimate:
             dp = np.zeros(10)
             dp[k] = h[k]
             jac[:, k] = (readable_vector(self.phi + dp) - readable_vector(self.phi - dp)) / (2 * h[k])
-        std = np.sqrt(np.maximum(np.diag(jac @ cov @ jac.T), 0.0))
-        unknown = ~self.readable_identifiable()
-        std[unknown] = np.nan
-        return std
+        return np.sqrt(np.maximum(np.diag(jac @ cov @ jac.T), 0.0))
 
     def readable_identifiable(self) -> np.ndarray:
-        """Which of [mass, cx, cy, cz, ixx..izz] the data determined (CoM needs m and m·c; inertia all)."""
+        """Which of [mass, cx, cy, cz, ixx..izz] are identified: structurally (CoM needs m and m·c; inertia
+        all ten) and by the recorded data (`determined`; the inertia about the CoM needs the CoM)."""
         ok = np.asarray(self.identifiable, dtype=bool)
-        com_ok = [ok[0] and ok[1 + k] for k in range(3)]
-        inertia_ok = bool(ok.all())
-        return np.array([ok[0], *com_ok] + [inertia_ok] * 6)
+        mass_ok, com_det, inertia_det = (bool(v) for v in np.asarray(self.determined, dtype=bool))
+        com_ok = [bool(ok[0] and ok[1 + k] and mass_ok and com_det) for k in range(3)]
+        inertia_ok = bool(ok.all() and all(com_ok) and inertia_det)
+        return np.array([bool(ok[0]) and mass_ok, *com_ok] + [inertia_ok] * 6)
+
+    def identified_entries(self) -> np.ndarray:
+        """Per entry of phi: identifiable and determined by the data (what payload.yaml's `identifiable` says)."""
+        det = np.asarray(self.determined, dtype=bool)
+        return np.asarray(self.identifiable, dtype=bool) & np.array([det[0]] + [det[1]] * 3 + [det[2]] * 6)
+
+    def summary(self) -> str:
+        """Mass, CoM and inertia about the CoM for people, each ± σ, or why it is not given."""
+        if has_note(self.notes, NoteCode.PAYLOAD_NO_PAYLOAD):
+            return next(n.text for n in map(Note.from_any, self.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD)
+        val, std, known = readable_vector(self.phi), self.readable_std(), self.readable_identifiable()
+        with_std = bool(np.isfinite(self.covariance).any())   # a file or message carries no covariance
+
+        def pm(s: float, fmt: str) -> str:
+            return f" ± {s:{fmt}}" if with_std and np.isfinite(s) else ""
+
+        mass = f"mass {val[0]:.4f}{pm(std[0], '.4f')} kg" if known[0] else f"mass {UNDETERMINED}"
+        com = ("CoM [" + ", ".join(f"{v:.4f}{pm(s, '.4f')}" if k else "?"
+                                   for v, s, k in zip(val[1:4], std[1:4], known[1:4])) + "] m"
+               if any(known[1:4]) else f"CoM {UNDETERMINED}")
+        inertia = ("inertia about the CoM [" + ", ".join(f"{k} {v:.4g}{pm(s, '.2g')}" for k, v, s in
+                                                          zip(INERTIA_KEYS, val[4:], std[4:])) + "] kg·m²"
+                   if known[4] else f"inertia {UNDETERMINED}")
+        return f"{mass}, {com}, {inertia}"
 
     # -- payload.yaml -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -115,7 +149,7 @@ class PayloadEstimate:
             "converged": bool(self.converged),
             "convergence_time": num(self.convergence_time),
             "physically_consistent": bool(self.physically_consistent),
-            "identifiable": {name: bool(v) for name, v in zip(PARAM_NAMES, self.identifiable)},
+            "identifiable": {name: bool(v) for name, v in zip(PARAM_NAMES, self.identified_entries())},
             "parameters_about_frame_origin": [float(v) for v in self.phi],
             "quality": {"status": self.quality.value, "reasons": list(self.quality_reasons)},
             "notes": [Note.from_any(n).to_dict() for n in self.notes],

@@ -35,6 +35,11 @@ MODEL_ERROR_RATIO_LIMIT = 1.5  # residual RMS over the robot identification's: a
 MODEL_ERROR_RATIO_SUSPECT = 3.0      # twice the limit: the payload model does not explain the loaded run
 PROJECTION_SIGMA_SUSPECT = 50.0      # the raw estimate is this far (Mahalanobis) from any physical body
 MASS_SIGNIFICANCE = 3.0              # mass below this many standard deviations: not shown to be > 0
+# What the recorded data determine (judge_determination), against physical scales of the payload:
+NO_PAYLOAD_SIGMA = 3.0               # |mass| within this many σ of zero: no payload detected
+COM_STD_LIMIT = 0.005                # m: a CoM component known worse than this is not an answer for a controller
+INERTIA_STD_FRACTION = 0.25          # σ of an inertia entry above this fraction of the inertia scale: undetermined
+PAYLOAD_SIZE_FLOOR = 0.05            # m: the smallest radius of gyration the inertia scale m·r² assumes
 
 
 def prior_phi(prior: PayloadEstimate | Sequence[float] | np.ndarray | None) -> np.ndarray:
@@ -113,11 +118,71 @@ def project_if_inconsistent(est: PayloadEstimate) -> PayloadEstimate:
     return est
 
 
+def inertia_scale(est: PayloadEstimate) -> float:
+    """kg·m² against which the inertia's σ is judged: the largest principal moment about the CoM, at least
+    m·r² with r = PAYLOAD_SIZE_FLOOR (a compact payload's moments are small, and known to a small σ)."""
+    largest = float(np.max(np.linalg.eigvalsh(est.inertia_about_com)))
+    return max(largest, abs(est.mass) * PAYLOAD_SIZE_FLOOR ** 2)
+
+
+def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
+    """Which of mass, CoM and inertia the recorded data determine (est.determined), and no payload.
+
+    The structural answer (`identifiable`: the regressor's row space) says nothing about how well a
+    direction is excited: a motion that barely moves the wrist leaves the inertia's singular values near
+    the noise level, its σ of the order of the inertia itself, and a number that means nothing. Judged
+    from the covariance of φ_L (the noise through the regressor's singular values, first-order
+    propagated to mass, CoM and inertia about the CoM) against the payload's own scales: a mass within
+    NO_PAYLOAD_SIGMA σ of zero is no payload (then CoM and inertia mean nothing); a CoM component with
+    σ above COM_STD_LIMIT, or an inertia entry with σ above INERTIA_STD_FRACTION of inertia_scale, is
+    undetermined. Re-judged from scratch on every call (a running estimate is finished repeatedly);
+    an estimate without a covariance (read from a file or a message) keeps what it says."""
+    judged = (NoteCode.PAYLOAD_UNDETERMINED, NoteCode.PAYLOAD_NO_PAYLOAD)
+    # A previous verdict goes (a projection may have moved the mass since), its quality reason with it.
+    earlier = [n.text for n in map(Note.from_any, est.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD]
+    est.notes = [n for n in est.notes if Note.from_any(n).code not in judged]
+    if earlier and any(r in earlier for r in est.quality_reasons):
+        est.quality_reasons = [r for r in est.quality_reasons if r not in earlier]
+        if not est.quality_reasons:
+            est.quality = Quality.OK
+            est.notes = [n for n in est.notes if Note.from_any(n).code is not NoteCode.PAYLOAD_QUALITY]
+    var_m = est.covariance[0, 0]
+    if not (est.identifiable[0] and np.isfinite(var_m)):
+        return est
+    std_m = float(np.sqrt(max(var_m, 0.0)))
+    if abs(est.mass) <= NO_PAYLOAD_SIGMA * std_m:
+        est.determined = np.array([True, False, False])
+        reason = (f"no payload detected (mass {est.mass:.4f} ± {std_m:.4f} kg within {NO_PAYLOAD_SIGMA:g}σ of "
+                  "zero): CoM and inertia undetermined")
+        est.notes.append(Note(NoteCode.PAYLOAD_NO_PAYLOAD, reason))
+        if reason not in est.quality_reasons:
+            est.mark(Quality.SUSPECT, reason)
+        return est
+    std = est.propagated_std()
+    com_known = est.identifiable[1:4]
+    com_det = bool(np.all(std[1:4][com_known] <= COM_STD_LIMIT))
+    scale = inertia_scale(est)
+    inertia_det = bool(np.all(std[4:] <= INERTIA_STD_FRACTION * scale)) if est.identifiable.all() else True
+    est.determined = np.array([True, com_det, inertia_det])
+    why = []
+    if not com_det:
+        why.append(f"CoM (σ {np.round(1e3 * std[1:4], 1).tolist()} mm, limit {1e3 * COM_STD_LIMIT:g} mm)")
+    if not inertia_det:
+        why.append(f"inertia (largest σ {np.max(std[4:]):.2g} kg·m², limit {INERTIA_STD_FRACTION:g} × "
+                   f"{scale:.2g} kg·m²)")
+    if why:
+        est.notes.append(Note(NoteCode.PAYLOAD_UNDETERMINED, "undetermined by this motion: " + "; ".join(why)
+                              + ": the recorded motion excites them too little against the noise (excite the "
+                              "wrist joints: payload-id excite)"))
+    return est
+
+
 def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None,
                   model: RobotModel | None = None, recordings: Sequence[Recording | None] = ()) -> PayloadEstimate:
     """Lower est.quality for every failed check, and make a not-ok estimate not converged (step 4).
 
-    Checks: the model-error ratio far above its limit (the note's code, set by model_error_notes);
+    Checks: what the recorded data determine, and no payload (judge_determination); the model-error
+    ratio far above its limit (the note's code, set by model_error_notes);
     the mass not significantly above 0; the robot identification's scale against the URDF; each of
     `recordings`' efforts against the URDF's gravity torques (currents read as torques). The
     projection distance is judged where it is known (project_if_inconsistent). Idempotent: a check
@@ -129,8 +194,10 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     if has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_SEVERE):
         mark(Quality.SUSPECT, f"model-error ratio above {MODEL_ERROR_RATIO_SUSPECT}: the payload model does not "
              "explain the loaded run")
+    judge_determination(est)
     std_m = float(np.sqrt(est.covariance[0, 0])) if np.isfinite(est.covariance[0, 0]) else float("nan")
-    if est.identifiable[0] and np.isfinite(std_m) and not est.mass > MASS_SIGNIFICANCE * std_m:
+    no_payload = has_note(est.notes, NoteCode.PAYLOAD_NO_PAYLOAD)   # its own reason, said once
+    if est.identifiable[0] and np.isfinite(std_m) and not no_payload and not est.mass > MASS_SIGNIFICANCE * std_m:
         mark(Quality.SUSPECT, f"mass {est.mass:.4g} kg is not significantly above 0 "
              f"(std {std_m:.2g} kg, needs {MASS_SIGNIFICANCE:g} std)")
     model = model if model is not None else (robot.model if robot is not None else None)

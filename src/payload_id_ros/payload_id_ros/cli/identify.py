@@ -48,11 +48,13 @@ def action_name(namespace: str) -> str:
 
 
 def _readable(p) -> dict:
-    """PayloadParameters -> plain dict (NaN -> None)."""
-    num = lambda x: float(x) if math.isfinite(x) else None  # noqa: E731
+    """PayloadParameters -> plain dict (NaN, and what the motion did not determine -> None)."""
+    num = lambda x, known=True: float(x) if known and math.isfinite(x) else None  # noqa: E731
     keys = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
-    return {"frame": p.frame_id, "mass": num(p.mass), "com": [num(p.com.x), num(p.com.y), num(p.com.z)],
-            "inertia": {k: num(getattr(p, k)) for k in keys},
+    com_ok, inertia_ok = bool(p.com_identified), bool(p.inertia_identified)
+    return {"frame": p.frame_id, "mass": num(p.mass, bool(p.mass_identified)),
+            "com": [num(p.com.x, com_ok), num(p.com.y, com_ok), num(p.com.z, com_ok)],
+            "inertia": {k: num(getattr(p, k), inertia_ok) for k in keys},
             "std": {"mass": num(p.mass_std), "com": [num(p.com_std.x), num(p.com_std.y), num(p.com_std.z)],
                     "inertia": {k: num(getattr(p, f"{k}_std")) for k in keys}}}
 
@@ -67,7 +69,7 @@ def feedback_line(fb) -> str:
 def compare(estimate: dict, truth: dict) -> dict:
     """Errors of mass (kg, %) and CoM (mm) against the truth."""
     m, mt = estimate["mass"], truth["mass"]
-    c, ct = np.array(estimate["com"], float), np.array(truth.get("com", [0, 0, 0]), float)
+    c, ct = np.array(estimate["com"], float), np.array(truth.get("com", [0, 0, 0]), float)   # None -> NaN
     return {"mass_err_kg": float(m - mt), "mass_err_pct": float(100 * (m - mt) / mt),
             "com_err_mm": float(1e3 * np.linalg.norm(c - ct))}
 
@@ -76,13 +78,14 @@ def print_estimate(est: dict, truth: dict | None) -> None:
     s = est["std"]
     rows = [("mass [kg]", est["mass"], s["mass"], truth and truth["mass"])]
     for k, axis in enumerate("xyz"):
-        rows.append((f"com {axis} [mm]", 1e3 * est["com"][k], s["com"][k] and 1e3 * s["com"][k],
+        c = est["com"][k]
+        rows.append((f"com {axis} [mm]", None if c is None else 1e3 * c, s["com"][k] and 1e3 * s["com"][k],
                      truth and 1e3 * truth["com"][k]))
     for key in ["ixx", "iyy", "izz", "ixy", "ixz", "iyz"]:
         rows.append((f"{key} [kg m²]", est["inertia"][key], s["inertia"][key], truth and truth["inertia"].get(key)))
     print(f"  {'':14s} {'estimate':>12s} {'± σ':>10s}" + (f" {'truth':>12s}" if truth else ""))
     for name, v, sd, tv in rows:
-        fmt = lambda x: f"{x:12.5g}" if x is not None else f"{'n/a':>12s}"  # noqa: E731
+        fmt = lambda x: f"{x:12.5g}" if x is not None else f"{'undetermined':>12s}"  # noqa: E731
         sdf = f"{sd:10.3g}" if sd is not None else f"{'n/a':>10s}"
         print(f"  {name:14s} {fmt(v)} {sdf}" + (f" {fmt(tv)}" if truth else ""))
 

@@ -38,6 +38,7 @@ from payload_id_ros.cli.inputs import (
 # leaves entries undetermined, was projected onto physically consistent parameters, or its two runs
 # were aligned on one trajectory clock.
 STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NOT_IDENTIFIABLE,
+                          NoteCode.PAYLOAD_UNDETERMINED,
                           NoteCode.PAYLOAD_PROJECTED, NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
                           NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN, NoteCode.FT_PROJECTED,
                           NoteCode.SIGNALS_RUNS_ALIGNED})
@@ -121,10 +122,9 @@ def run(args: argparse.Namespace) -> int:
     estimate = identify_payload(args.method, model, robot, loaded, frame, unloaded=unloaded, **options)
     estimate.notes.extend(gain_notes)
     atomic_write_yaml(args.out, estimate.to_dict())
-    std = estimate.readable_std()
-    com = ", ".join("?" if v is None else f"{v:.4f}" for v in estimate.to_dict()["com"])
+    # summary(): what the motion left undetermined, or "no payload detected", is said instead of a number.
     after = "" if math.isnan(estimate.convergence_time) else f" after {estimate.convergence_time:.2f} s"
-    print(f"{args.method}: mass {estimate.mass:.4f} ± {std[0]:.4f} kg, CoM [{com}] m in {frame}; "
+    print(f"{args.method} in {frame}: {estimate.summary()}; "
           f"{'converged' if estimate.converged else 'NOT converged'}{after}{quality_tag(estimate)} -> {args.out}")
     for reason in estimate.quality_reasons:
         print(f"  {estimate.quality.value.upper()}: {reason}")

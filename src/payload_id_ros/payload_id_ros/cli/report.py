@@ -17,6 +17,7 @@ from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
+from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.report import Convergence, plot_report
@@ -65,15 +66,20 @@ def run(args: argparse.Namespace) -> int:
     truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))
              if args.truth else None)
     payload.frame = frame
-    # The recording's first sample: the start pose of the excitation, where the arm rests.
+    what = ("no payload detected" if has_note(payload.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
+            else f"{payload.mass:.3f} kg")
+    # The recording's first sample: the start pose of the excitation, where the arm rests. A CoM the data
+    # did not determine (or no payload at all) is not drawn: a marker would show a number nobody can stand behind.
+    com_drawn = bool(payload.readable_identifiable()[1:4].all()) and not has_note(payload.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
     scene = plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,
                         convergence=_convergence(payload_doc.get("history")), residuals=residuals,
                         truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
-                        title=f"{payload.method}: {payload.mass:.3f} kg in {frame}",
-                        payload_pose=PayloadPose(model, signals.q[0], payload))
+                        title=f"{payload.method}: {what} in {frame}",
+                        payload_pose=PayloadPose(model, signals.q[0], payload) if com_drawn else None)
     print(f"torque RMSE per joint [N·m], unloaded model: {np.round(residuals.rmse_before, 3).tolist()}")
     print(f"torque RMSE per joint [N·m], with payload:   {np.round(residuals.rmse_after, 3).tolist()}")
     # After the RMSE lines, which scripts read by position.
+    print(f"payload: {payload.summary()}")
     if scene is not None:
         print(f"payload CoM drawn at {np.round(scene.com, 4).tolist()} m in the base frame "
               f"(first pose of the recording), equivalent box {np.round(scene.geometry.box_sides, 4).tolist()} m")

@@ -1,0 +1,199 @@
+"""Issue 16 / issue 13 item 3: what the recorded data determine, and no payload.
+
+The structural answer (the regressor's row space) says every entry is identifiable as soon as the
+wrist moves at all; a motion that barely moves it leaves the inertia's σ of the order of the inertia
+itself. Then the result says "undetermined by this motion" instead of a number. An unloaded run
+(mass within 3σ of zero) says "no payload detected", leaves CoM and inertia undetermined, is not
+converged and is never applied.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+import yaml
+from conftest import UR10E_DATA, requires_ur10e_data
+from test_payload_methods import PHI_UR, Setup
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.notes import NoteCode, notes_with
+from payload_id_core.payload.estimate import UNDETERMINED, PayloadEstimate, Quality
+from payload_id_core.payload.finish import (
+    COM_STD_LIMIT,
+    INERTIA_STD_FRACTION,
+    NO_PAYLOAD_SIGMA,
+    inertia_scale,
+    judge_quality,
+)
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.payload.session import finalize
+from payload_id_core.robot_id import identify_robot
+from payload_id_ros import conversions as conv
+from payload_id_ros.cli.main import main as cli_main
+from payload_id_ros.controller_payload import apply_refusal
+
+NEEDS_UNLOADED = ("khalil-3",)
+
+
+@pytest.fixture(scope="module")
+def ur10():
+    return Setup("ur10")
+
+
+def _tiny(motion, amplitude=0.03):
+    """The same motion scaled to `amplitude` of its excursion about its start: the wrist barely moves."""
+    t, q, qd, qdd = motion
+    return t, q[0] + amplitude * (q - q[0]), amplitude * qd, amplitude * qdd
+
+
+def _identify(ur10, method, motion, phi=PHI_UR, noise=0.3):
+    loaded = ur10.record(phi, noise=noise, motion=motion, seed=1)
+    unloaded = ur10.record(None, noise=noise, motion=motion, seed=2) if method in NEEDS_UNLOADED else None
+    return identify_payload(method, ur10.model, ur10.robot, loaded, ur10.frame, unloaded=unloaded)
+
+
+# -- a motion that does not determine the inertia ---------------------------------------------------
+@pytest.mark.parametrize("method", ["khalil-1", "khalil-3", "difference-rls"])
+def test_tiny_motion_leaves_the_inertia_undetermined(ur10, method):
+    est = _identify(ur10, method, _tiny(ur10.motion))
+    std = est.propagated_std()
+    # The premise: the inertia's σ is of the order of the inertia (before: flagged identifiable, printed).
+    assert np.max(std[4:]) > INERTIA_STD_FRACTION * inertia_scale(est)
+    assert est.identifiable.all()                       # structurally everything is identifiable
+    assert not est.determined[2]
+    assert not est.readable_identifiable()[4:].any()
+    d = est.to_dict()
+    assert all(v is None for v in d["inertia"].values()) and all(v is None for v in d["std"]["inertia"].values())
+    assert not any(d["identifiable"][k] for k in ("Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"))
+    assert len(notes_with(est.notes, NoteCode.PAYLOAD_UNDETERMINED)) == 1
+    assert np.all(np.isnan(est.readable_std()[4:]))
+    assert est.summary().endswith(f"inertia {UNDETERMINED}")
+    msg = conv.parameters_msg(est)
+    assert msg.mass_identified and not msg.inertia_identified
+    # The mass is still determined, and right.
+    assert est.determined[0] and abs(est.mass - 4.0) < max(0.01 * 4.0, 4 * est.readable_std()[0])
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "khalil-3", "difference-rls"])
+def test_exciting_motion_determines_everything(ur10, method):
+    est = _identify(ur10, method, ur10.motion)
+    assert est.determined.all() and est.readable_identifiable().all()
+    assert not notes_with(est.notes, NoteCode.PAYLOAD_UNDETERMINED)
+    std = est.readable_std()
+    assert np.all(std[1:4] < COM_STD_LIMIT) and np.max(std[4:]) < INERTIA_STD_FRACTION * inertia_scale(est)
+    assert est.quality is Quality.OK and est.converged
+
+
+def test_com_undetermined_when_its_std_exceeds_the_limit(ur10):
+    """A tiny motion with 1 N·m noise: the CoM's σ exceeds COM_STD_LIMIT; CoM and inertia undetermined."""
+    est = _identify(ur10, "khalil-3", _tiny(ur10.motion), noise=1.0)
+    assert np.max(est.propagated_std()[1:4]) > COM_STD_LIMIT
+    assert list(est.determined) == [True, False, False]
+    assert est.to_dict()["com"] == [None, None, None]
+    assert not conv.parameters_msg(est).com_identified
+
+
+@pytest.fixture(scope="module")
+def cell():
+    from payload_id_core.sim import simulate  # noqa: PLC0415 - MuJoCo only for this module
+
+    model = RobotModel.from_urdf("ur10")
+    traj = load_trajectory("ur10_payload")
+    # Only the shoulder and elbow move: the wrist joints hold their offsets.
+    a, b = traj.a.copy(), traj.b.copy()
+    a[3:], b[3:] = 0.0, 0.0
+    shoulder = dataclasses.replace(traj, a=a, b=b)
+    truth = PayloadEstimate("wrist_3_link", from_mass_com_inertia(3.5, [0.03, -0.02, 0.08],
+                                                                  np.diag([0.012, 0.015, 0.009])),
+                            np.zeros((10, 10)), "truth")
+    robot = identify_robot(model, simulate(model, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls")
+    return (model, robot, simulate(model, shoulder, truth, "ur10", seed=2),
+            simulate(model, shoulder, None, "ur10", seed=3))
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "khalil-3", "difference-rls"])
+def test_shoulder_only_motion_on_the_cell_leaves_the_inertia_undetermined(cell, method):
+    """The issue's case: on the simulated cell a motion of the shoulder joints only gave inertia 3-5σ off,
+    every entry flagged identifiable. Mass and CoM stay determined (and right)."""
+    model, robot, loaded, unloaded = cell
+    est = identify_payload(method, model, robot, loaded, "wrist_3_link", source="commanded",
+                           unloaded=unloaded if method in NEEDS_UNLOADED else None)
+    assert list(est.determined) == [True, True, False]
+    assert est.to_dict()["inertia"]["ixx"] is None
+    assert abs(est.mass - 3.5) < 0.03 and np.linalg.norm(est.com - [0.03, -0.02, 0.08]) < 0.005
+
+
+# -- no payload -------------------------------------------------------------------------------------
+def _assert_no_payload(est):
+    notes = notes_with(est.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
+    assert len(notes) == 1
+    std_m = est.readable_std()[0]
+    assert abs(est.mass) <= NO_PAYLOAD_SIGMA * std_m
+    assert list(est.determined) == [True, False, False]
+    assert list(est.readable_identifiable()) == [True] + [False] * 9
+    assert est.quality is Quality.SUSPECT and not est.converged
+    assert est.quality_reasons == [notes[0].text]        # one reason, not also "mass not significantly above 0"
+    assert apply_refusal(est)                             # never applied to a controller
+    assert est.summary() == notes[0].text
+    d = est.to_dict()
+    assert d["com"] == [None, None, None] and all(v is None for v in d["inertia"].values())
+    msg = conv.parameters_msg(est)
+    assert msg.mass_identified and not msg.com_identified and not msg.inertia_identified
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "difference-rls"])
+def test_no_payload_detected_offline(ur10, method):
+    _assert_no_payload(_identify(ur10, method, ur10.motion, phi=None, noise=1.0))
+
+
+def test_no_payload_detected_on_the_online_goal_path(ur10):
+    """The identify goal's path: the running estimate, then session.finalize (projection, quality)."""
+    loaded = ur10.record(None, noise=1.0, seed=5)
+    t, q, qd, qdd = ur10.motion
+    online = OnlinePayloadEstimator(ur10.model, ur10.robot, ur10.frame, "difference-rls")
+    for k in range(min(t.size, loaded.joints.tau.shape[0])):
+        online.update(q[k], qd[k], qdd[k], loaded.joints.tau[k], t[k])
+    running = online.estimate()
+    _assert_no_payload(running)
+    final = finalize(running, ur10.robot)
+    _assert_no_payload(final)
+    again = judge_quality(final)                          # finishing twice says it once
+    _assert_no_payload(again)
+
+
+def test_judgement_survives_payload_yaml_and_the_message(ur10):
+    """A file or message has no covariance: what it says about determination is kept, not re-judged."""
+    tiny = _identify(ur10, "khalil-1", _tiny(ur10.motion))
+    back = judge_quality(PayloadEstimate.from_dict(yaml.safe_load(yaml.safe_dump(tiny.to_dict()))))
+    assert list(back.readable_identifiable()) == list(tiny.readable_identifiable())
+    assert back.summary().endswith(f"inertia {UNDETERMINED}")
+    none = _identify(ur10, "khalil-1", ur10.motion, phi=None, noise=1.0)
+    back = PayloadEstimate.from_dict(yaml.safe_load(yaml.safe_dump(none.to_dict())))
+    assert back.summary() == notes_with(none.notes, NoteCode.PAYLOAD_NO_PAYLOAD)[0].text
+    from_msg = conv.msg_to_estimate(conv.estimate_to_msg(none, 0.0))
+    assert list(from_msg.readable_identifiable()) == [True] + [False] * 9 and not from_msg.converged
+
+
+# -- the command line, and the real unloaded UR10e ---------------------------------------------------
+@requires_ur10e_data
+@pytest.mark.parametrize("method", ["khalil-1", "difference-rls"])
+def test_real_unloaded_ur10e_says_no_payload(tmp_path, capsys, ur10e_robot_yaml, method):
+    """The 15-harmonic run without a load (robot.yaml from the 14-harmonic pair): before, a mass of a few
+    grams with a CoM of hundreds of mm and 'converged'; now no payload detected, and the CLI prints so."""
+    out = tmp_path / "payload.yaml"
+    code = cli_main(["identify-payload", "--urdf", str(UR10E_DATA / "ur10e.urdf"), "--robot", str(ur10e_robot_yaml),
+                     "--csv-ur", str(UR10E_DATA / "ur-20_02_19_15harm50sec.csv"), "--method", method,
+                     "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    doc = yaml.safe_load(out.read_text())
+    no_payload = [n for n in doc["notes"] if n["code"] == NoteCode.PAYLOAD_NO_PAYLOAD.value]
+    assert len(no_payload) == 1
+    assert abs(doc["mass"]) <= NO_PAYLOAD_SIGMA * doc["std"]["mass"]
+    assert doc["com"] == [None, None, None] and doc["inertia"]["ixx"] is None
+    assert doc["converged"] is False and doc["quality"]["status"] == "suspect"
+    summary = printed.splitlines()[0]
+    assert no_payload[0]["text"] in summary and "CoM [" not in summary
