@@ -66,11 +66,11 @@ def run(args: argparse.Namespace) -> int:
     truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))
              if args.truth else None)
     payload.frame = frame
-    what = ("no payload detected" if has_note(payload.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
-            else f"{payload.mass:.3f} kg")
+    no_payload = has_note(payload.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
+    what = "no payload detected" if no_payload else f"{payload.mass:.3f} kg"
     # The recording's first sample: the start pose of the excitation, where the arm rests. A CoM the data
     # did not determine (or no payload at all) is not drawn: a marker would show a number nobody can stand behind.
-    com_drawn = bool(payload.readable_identifiable()[1:4].all()) and not has_note(payload.notes, NoteCode.PAYLOAD_NO_PAYLOAD)
+    com_drawn = bool(payload.readable_identifiable()[1:4].all()) and not no_payload
     scene = plot_report(args.out, model.joint_names, residuals.rmse_before, residuals.rmse_after,
                         convergence=_convergence(payload_doc.get("history")), residuals=residuals,
                         truth_mass=truth.mass if truth else None, truth_com=truth.com if truth else None,
