@@ -77,8 +77,8 @@ def errors(est: PayloadEstimate, truth_phi: np.ndarray) -> dict[str, np.ndarray 
     std = est.readable_std()
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(got - true) / std
-    return {"mass_pct": abs(got[0] - true[0]) / true[0] * 100, "com_mm": float(np.linalg.norm(got[1:4] - true[1:4])) * 1e3,
-            "z": np.where(np.isfinite(z), z, np.inf)}
+    return {"mass_pct": abs(got[0] - true[0]) / true[0] * 100,
+            "com_mm": float(np.linalg.norm(got[1:4] - true[1:4])) * 1e3, "z": np.where(np.isfinite(z), z, np.inf)}
 
 
 def cell(out: dict[str, float]) -> None:
@@ -146,7 +146,8 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
             errs_c.append(e["com_mm"])
         out[f"xtraj_{robot_name}_{key}_mass_err_pct"] = float(np.median(errs_m))
         out[f"xtraj_{robot_name}_{key}_com_err_mm"] = float(np.median(errs_c))
-        log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} %  |CoM err| {np.median(errs_c):.2f} mm")
+        log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} %  "
+            f"|CoM err| {np.median(errs_c):.2f} mm")
 
 
 def main() -> None:
