@@ -28,6 +28,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,7 +71,7 @@ def cached(key: str, make):
     return value
 
 
-def errors(est: PayloadEstimate, truth_phi: np.ndarray) -> dict[str, np.ndarray | float]:
+def errors(est: PayloadEstimate, truth_phi: np.ndarray) -> dict[str, Any]:
     """Mass error (%), CoM error (mm), and the readable entries' error over their reported σ."""
     true = readable_vector(truth_phi)
     got = readable_vector(est.phi)
