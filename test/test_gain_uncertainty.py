@@ -74,7 +74,9 @@ def test_first_order_prediction_matches_an_applied_gain_error(cell, joint):
     factor[joint] = 1.0 + GAIN_REL_STD
     one = copy.copy(robot)
     one.effort_scale_std = (factor - 1.0) * np.asarray(robot.effort_scale, dtype=float)
-    kw = {"project": False, "delay": 0.0}
+    # Without the load-dependent friction columns (khalil-3's default since issue 13): they take part of a
+    # scaled load torque, so the first-order prediction (then conservative by ~10 %) is not the comparison here.
+    kw = {"project": False, "delay": 0.0, "load_friction": False}
     base = identify_payload("khalil-3", model, robot, loaded, frame, unloaded=unloaded, **kw)
     predicted = identify_payload("khalil-3", model, one, loaded, frame, unloaded=unloaded, **kw)
     moved = identify_payload("khalil-3", model, robot, _scaled(loaded, factor), frame,

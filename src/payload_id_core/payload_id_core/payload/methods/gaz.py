@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
@@ -17,16 +19,19 @@ from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
+from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
+    load_friction_on,
     method_signals,
     motion_duration,
     payload_rows,
     robot_sensitivity_cov,
     robot_uncertainty,
     same_trajectory_torques,
+    solve_with_load_friction,
 )
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
@@ -203,14 +208,22 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     fc = bool(options.friction_change)
     cols = np.r_[np.arange(lay.base.start, lay.base.stop),
                  np.arange(lay.friction.start, lay.friction.stop) if fc else np.array([], dtype=int)]
-    re = weighted_lstsq(y_b[..., cols], sig.tau - tau_u)
+    lf, lf_notes = load_friction_on(PayloadMethod.GAZ_DTAU, options, robot)
+    # The load-dependent Coulomb columns (load_friction.py) from the identified robot's torque and the one
+    # the first ε̂ adds; the μ_j are nuisance unknowns after ε and leave the conversion to the payload.
+    tau_model = y_b @ theta_a
+    re_all, W_used, lf_fit_notes = solve_with_load_friction(
+        y_b[..., cols], sig.tau - tau_u, tau_model, sig.qd, sign_epsilon(robot), lf,
+        loaded_torque=lambda W, x: tau_model + W @ x)
+    k = cols.size
+    re = replace(re_all, x=re_all.x[:k], cov=re_all.cov[:k, :k], identifiable=re_all.identifiable[:k])
     eps = np.zeros(lay.p)
     eps[cols] = re.x
     C = np.zeros((lay.p, lay.p))
     C[np.ix_(cols, cols)] = np.nan_to_num(re.cov)
     rc = robot_uncertainty(robot, options)
     if unloaded is None and rc is not None:
-        C[np.ix_(cols, cols)] += robot_sensitivity_cov(y_b[..., cols], re.sigma, y_b, re, rc)
+        C[np.ix_(cols, cols)] += robot_sensitivity_cov(W_used, re_all.sigma, y_b, re_all, rc)[:k, :k]
     rest = np.setdiff1d(np.arange(lay.p), cols)
     # Parameters held at zero change are known exactly; a tiny variance keeps C invertible.
     C[rest, rest] = 1e-12 * max(float(np.max(np.diag(C))), 1e-12)
@@ -218,6 +231,7 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     sol = generalized_lstsq(J, eps, C)
     w_l, _ = payload_rows(model, None, frame, sig, False)
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
-    notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}")]
+    notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}"), *lf_notes,
+             *lf_fit_notes]
     return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)

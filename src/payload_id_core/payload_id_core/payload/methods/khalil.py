@@ -19,7 +19,7 @@ from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
-from payload_id_core.payload.load_friction import sign_epsilon
+from payload_id_core.payload.load_friction import load_friction_columns, load_friction_note, sign_epsilon
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
@@ -88,11 +88,16 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
-    re = weighted_lstsq(y_b, sig.tau)
-    sol = _difference_payload(model, robot, frame, re.x, re.cov, re.identifiable, options)
+    lf, lf_notes = load_friction_on(PayloadMethod.KHALIL_2, options, robot)
+    # The loaded re-identification with the load-dependent Coulomb columns: the loaded torque is Y θ̂_b
+    # itself; the μ_j are nuisance unknowns after θ_b and leave the difference to the payload.
+    re, _, lf_fit_notes = solve_with_load_friction(y_b, sig.tau, y_b @ np.asarray(robot.theta, dtype=float), sig.qd,
+                                                   sign_epsilon(robot), lf, loaded_torque=lambda W, x: W @ x)
+    p = y_b.shape[-1]
+    sol = _difference_payload(model, robot, frame, re.x[:p], re.cov[:p, :p], re.identifiable[:p], options)
     w_l, _ = payload_rows(model, None, frame, sig, False)
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
-    notes = [*sig.notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
+    notes = [*sig.notes, *lf_notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
     return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov, sol.identifiable, notes, options,
@@ -109,7 +114,7 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     sig = method_signals(loaded, model, options)
     tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3)
     fc = bool(options.friction_change)
-    lf, _ = load_friction_on(PayloadMethod.KHALIL_3, options)   # off unless asked: no gain-rule needed
+    lf, lf_default_notes = load_friction_on(PayloadMethod.KHALIL_3, options, robot)
     W, y_a = payload_rows(model, robot if (fc or lf) else None, frame, sig, fc)
     tau_a = None
     if lf:
@@ -119,6 +124,7 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
         tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None and y_a is not None
                  else np.array([model.rnea(q, qd, qdd) for q, qd, qdd in zip(sig.q, sig.qd, sig.qdd)]))
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_u, tau_a, sig.qd, sign_epsilon(robot), lf)
+    lf_notes = [*lf_default_notes, *lf_notes]
     # Both runs' torques carry the same gains: their difference is the load's torque, scaled by them exactly.
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "
@@ -147,8 +153,19 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     A = np.concatenate([top, bottom], axis=0)
     b = np.concatenate([sig_a.tau, sig_b.tau], axis=0)
     first = weighted_lstsq(A, b, iterate_weights=False)
-    r = b - A @ first.x
     na = y_a.shape[0]
+    lf, lf_notes = load_friction_on(PayloadMethod.KHALIL_4, options, robot)
+    if lf:
+        # Load-dependent Coulomb columns on the loaded rows only (load_friction.py): τ̂_a = Y_b θ̂ and
+        # τ̂_b = τ̂_a + W_L φ̂_L from the first solution; the unloaded run carries no load change.
+        tau_a_b = y_b @ first.x[:p]
+        lfc = load_friction_columns(tau_a_b, tau_a_b + W_l[..., :10] @ first.x[p:p + 10], sig_b.qd,
+                                    sign_epsilon(robot))
+        A = np.concatenate([A, np.concatenate([np.zeros(y_a.shape[:2] + (model.n,)), lfc], axis=0)], axis=-1)
+        W_l = np.concatenate([W_l, lfc], axis=-1)
+        u += model.n
+        first = weighted_lstsq(A, b, iterate_weights=False)
+    r = b - A @ first.x
     s_a = np.sqrt(np.mean(r[:na] ** 2, axis=0))
     s_b = np.sqrt(np.mean(r[na:] ** 2, axis=0))
     w = np.concatenate([np.broadcast_to(1 / np.maximum(s_a, 1e-12), (na, model.n)),
@@ -159,6 +176,10 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     cov = with_gain_uncertainty(sol.cov[p:, p:], z, ok, robot, W_l, s_b)
     notes = [*sig_b.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                                 f"global identification: {p} robot + {u} payload unknowns; torque residual std "
-                                f"unloaded {np.round(s_a, 4).tolist()}, loaded {np.round(s_b, 4).tolist()} N·m")]
+                                f"unloaded {np.round(s_a, 4).tolist()}, loaded {np.round(s_b, 4).tolist()} N·m"),
+             *lf_notes]
+    if lf:
+        mu_std = np.sqrt(np.maximum(np.diag(sol.cov)[-model.n:], 0.0))
+        notes.append(load_friction_note(sol.x[-model.n:], mu_std))
     return finish(frame, PayloadMethod.KHALIL_4, z, cov, ok, notes, options, convergence_time=motion_duration(sig_b),
-                  friction_unknowns=u - 10)
+                  friction_unknowns=u - 10 - (model.n if lf else 0))

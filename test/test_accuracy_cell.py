@@ -1,0 +1,79 @@
+"""Issue 13 on the MuJoCo-simulated UR10 cell (profile 'ur10': Coulomb friction growing with the load torque,
+μ = 0.02; rotor inertia; torque noise; 2 ms lag): no method biased, σ that covers the error.
+
+Looser versions of bench/accuracy.py's figures with fixed seeds. The cause of the +0.8 to +1.2 % mass bias of
+khalil-2/3/4 and gaz-dtau was that only khalil-1 and the online methods modelled the load-dependent friction;
+each test shows the bias with the columns switched off, so it fails if the cause comes back.
+"""
+
+import numpy as np
+import pytest
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.notes import NoteCode, notes_with
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id import identify_robot
+
+pytestmark = pytest.mark.slow   # four simulated runs and a robot identification: ~1 min on a busy machine
+
+MASS = 3.5
+COM = np.array([0.03, -0.02, 0.08])
+FRAME = "wrist_3_link"
+METHODS = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", "difference-rls")
+NEEDS_UNLOADED = frozenset({"khalil-3", "khalil-4", "gaz-dtau"})
+NEWLY_MODELLED = ("khalil-2", "khalil-3", "khalil-4", "gaz-dtau")
+
+
+@pytest.fixture(scope="module")
+def cell():
+    from payload_id_core.sim import simulate  # noqa: PLC0415 - MuJoCo only for this module
+
+    m = RobotModel.from_urdf("ur10")
+    traj = load_trajectory("ur10_payload")
+    truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, COM, np.diag([0.012, 0.015, 0.009])),
+                            np.zeros((10, 10)), "truth")
+    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls")
+    loaded = [simulate(m, traj, truth, "ur10", seed=s) for s in (2, 3)]
+    unloaded = simulate(m, traj, None, "ur10", seed=102)
+    return m, robot, loaded, unloaded
+
+
+def _estimate(cell, method, rec, **kw):
+    m, robot, _, unloaded = cell
+    return identify_payload(method, m, robot, rec, FRAME, source="commanded",
+                            unloaded=unloaded if method in NEEDS_UNLOADED else None, **kw)
+
+
+@pytest.mark.parametrize("method", NEWLY_MODELLED)
+def test_load_dependent_friction_is_modelled_by_every_torque_method(cell, method):
+    loaded = cell[2][0]
+    plain = _estimate(cell, method, loaded, load_friction=False)
+    est = _estimate(cell, method, loaded)   # default: on
+    err_plain = (plain.mass - MASS) / MASS
+    err = (est.mass - MASS) / MASS
+    # Measured: without the columns +0.79 to +0.93 %; with them −0.31 to +0.04 % (seed 2).
+    assert err_plain > 0.005, (method, err_plain)
+    assert abs(err) < 0.4 * err_plain, (method, err, err_plain)
+    assert abs(err) < 0.004, (method, err)
+    assert len(notes_with(est.notes, NoteCode.PAYLOAD_LOAD_FRICTION)) == 1, est.notes
+    assert not notes_with(plain.notes, NoteCode.PAYLOAD_LOAD_FRICTION), plain.notes
+
+
+def test_every_method_is_accurate_and_its_sigma_covers_the_error_on_the_cell(cell):
+    """bench/accuracy.py's cell_mass_err_pct_max (≤ 0.25 target) and coverage, loosened for two seeds."""
+    worst_mass, worst_com, worst_z = 0.0, 0.0, 0.0
+    for rec in cell[2]:
+        for method in METHODS:
+            est = _estimate(cell, method, rec)
+            std = est.readable_std()
+            err_mass = abs(est.mass - MASS)
+            worst_mass = max(worst_mass, err_mass / MASS * 100)
+            worst_com = max(worst_com, float(np.linalg.norm(est.com - COM)) * 1e3)
+            worst_z = max(worst_z, err_mass / std[0], *(np.abs(est.com - COM) / std[1:4]))
+    # Measured over seeds 2 and 3: worst |mass error| 0.31 % (khalil-2), |CoM error| 0.85 mm, 1.1 σ.
+    assert worst_mass < 0.5, worst_mass
+    assert worst_com < 2.0, worst_com
+    assert worst_z < 3.0, worst_z
