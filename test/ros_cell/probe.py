@@ -145,6 +145,9 @@ def burst(node, args) -> None:
             emit(error="timeout")
             continue
         res = res_f.result()
+        if res is None:
+            emit(error="no result")
+            continue
         emit(status=STATUS.get(res.status, res.status), **result_dict(res.result))
 
 
