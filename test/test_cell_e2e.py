@@ -160,3 +160,33 @@ def test_cancel_stops_the_arm_and_returns_the_partial_estimate(identified, cell,
     assert saved["mass"] == pytest.approx(final["mass"], rel=1e-9)
     assert has_note([Note.from_any(n) for n in saved["notes"]], NoteCode.GOAL_CANCELLED)
     assert saved["ft_parameters"]["format"] == "payload_id/ft_parameters/1"
+
+
+def test_max_duration_stops_the_arm_and_frees_the_player(identified, cell, spawn):
+    """A goal limited to 3 s of a 10 s excitation ends the motion itself: the player brings the arm to rest
+    before the result is sent, and takes the next goal (it used to play on and reject it: "already playing?")."""
+    probe = spawn(str(HERE / "probe.py"), "identify", "--max-duration", "3", "--rest-window", "0.6")
+    out, err = probe.communicate(timeout=90)
+    lines = _lines(out)
+    r = next(d for d in lines if "status" in d)
+    assert r["status"] == "succeeded", (r, err, cell.log_text("payload_estimator")[-2000:])
+    assert abs(r["mass"] - TRUTH["mass"]) / TRUTH["mass"] < 0.05, r
+    watch = lines[-1]
+    stop = watch["trajectories"][-1]
+    assert stop["t_end"] < 3.0 and max(abs(v) for v in stop["v_last"]) < 1e-9     # the decelerating stop
+    assert watch["rest_samples"] > 100 and watch["rest_max_qd"] < 0.02, watch
+    probe = spawn(str(HERE / "probe.py"), "excite", "ur10_payload", "--cancel-after", "0.5",
+                  "--rest-window", "0.3")
+    out, err = probe.communicate(timeout=60)
+    nxt = next(d for d in _lines(out) if "status" in d)
+    assert nxt["status"] == "canceled", (nxt, err)                  # accepted, then cancelled by the probe
+
+
+@pytest.mark.parametrize("bad", ["-1", "nan", "inf"])
+def test_a_bad_max_duration_is_refused_before_anything_moves(identified, spawn, bad):
+    probe = spawn(str(HERE / "probe.py"), "identify", "--max-duration", bad, "--rest-window", "0.2")
+    out, err = probe.communicate(timeout=60)
+    lines = _lines(out)
+    r = next(d for d in lines if "status" in d)
+    assert r["status"] == "aborted" and "max_duration" in r["message"], (r, err)
+    assert lines[-1]["trajectories"] == []

@@ -92,3 +92,11 @@ def test_session_refuses_nan_joint_states(cell):
     q[2, 1] = np.nan
     with pytest.raises(PayloadIdError, match="NaN"):
         run.feed(loaded.joints.t[:5], q, loaded.joints.tau[:5])
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
+def test_a_bad_max_duration_is_refused_with_the_valid_range(cell, bad):
+    model, robot, _ = cell
+    with pytest.raises(PayloadIdError, match="max_duration") as err:
+        IdentificationRun(model, robot, FRAME, "direct-rls", 6.0, max_duration=bad)
+    assert "positive number of seconds" in str(err.value)

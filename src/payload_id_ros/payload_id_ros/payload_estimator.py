@@ -513,7 +513,9 @@ class PayloadEstimator(Node):
     def _finish(self, goal: IdentifyGoal, run: IdentificationRun, outcome: GoalOutcome) -> Identify.Result:
         """The final estimate from every sample, published, saved, optionally applied, and the goal answered."""
         cancelled = outcome is GoalOutcome.CANCELLED
-        if outcome is not GoalOutcome.FINISHED:
+        # max_duration ends the goal (FINISHED) while the player may still be playing: the arm must stop
+        # then too, or it plays the rest of the excitation with nobody watching and blocks the next goal.
+        if outcome is not GoalOutcome.FINISHED or (goal.player is not None and not goal.player.ended):
             run.end_window(self._now())
             self._stop_motion(goal.player)
         self._feed(run)

@@ -81,6 +81,10 @@ class IdentificationRun:
 
     def __post_init__(self) -> None:
         check_method(self.method)
+        # NaN compares false with everything: without this a NaN or negative limit read as "the whole trajectory".
+        if not (math.isfinite(self.max_duration) and self.max_duration >= 0.0):
+            raise PayloadIdError(f"max_duration {self.max_duration} is not a duration",
+                                 "give 0 (the whole trajectory) or a positive number of seconds")
         # history_every=0: the node samples the estimate itself at the feedback rate.
         self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0)
         # The same rule as identify-payload's (resolve_drive_gains): robot.yaml's gains by default, a
