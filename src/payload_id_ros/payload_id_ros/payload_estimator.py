@@ -48,7 +48,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.ft.compensate import FtParameters, compensate_batch
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict
-from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.io.files import OutputNotWritable, atomic_write_yaml, check_output_file
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
@@ -231,6 +231,7 @@ class PayloadEstimator(Node):
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=actions)
         self._load_last_result()
+        self._warn_if_result_unwritable()
         self.get_logger().info(f"payload estimator ready: {self.model.n} joints, payload frame {self.frame}, "
                                f"method {params.method}")
 
@@ -290,11 +291,21 @@ class PayloadEstimator(Node):
         except PayloadIdError as err:
             self.get_logger().warn(f"last result {path}: {err}; starting without")
 
-    def _save_result(self, est: PayloadEstimate, outcome: GoalOutcome) -> None:
-        """The result file: the estimate, its status (a cancelled goal's estimate is `partial`) and the F/T
-        compensation parameters in the ft.yaml format."""
+    def _warn_if_result_unwritable(self) -> None:
+        """Said once at start-up, so a cell learns before its first goal that results will not survive a restart."""
         if not self.params.result_path:
             return
+        try:
+            check_output_file(self.params.result_path)
+        except OutputNotWritable as err:
+            self.get_logger().warn(f"result_path: {err}; estimates will be delivered and published but not persisted")
+
+    def _save_result(self, est: PayloadEstimate, outcome: GoalOutcome) -> str:
+        """The result file: the estimate, its status (a cancelled goal's estimate is `partial`) and the F/T
+        compensation parameters in the ft.yaml format. Returns why it could not be written ("" if it was):
+        a full disk or a read-only directory must not cost the goal its estimate."""
+        if not self.params.result_path:
+            return ""
         d = est.to_dict()
         d["notes"] = [Note.from_any(n).to_dict() for n in est.notes]
         d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
@@ -303,7 +314,13 @@ class PayloadEstimator(Node):
         if self.ft_params is not None:
             d["ft_parameters"] = ft_parameters_to_dict(self.model, self.ft_params)
         d["stamp"] = self._now()
-        atomic_write_yaml(self.params.result_path, d)
+        try:
+            atomic_write_yaml(self.params.result_path, d)
+        except OSError as err:   # OutputNotWritable included
+            problem = f"the estimate was not persisted: {err}"
+            self.get_logger().error(problem)
+            return problem
+        return ""
 
     # -- subscriptions ----------------------------------------------------------------------------
     def _now(self) -> float:
@@ -539,7 +556,7 @@ class PayloadEstimator(Node):
                                   f"partial: the goal was cancelled after {played:.2f} s of motion"))
         estimate_msg = conv.estimate_to_msg(est, self._now(), measure)
         self._set_estimate(est, ft_params=ft_params, measure=measure)
-        self._save_result(est, outcome)
+        not_persisted = self._save_result(est, outcome)
         applied = False
         if cancelled:
             message = f"cancelled after {played:.2f} s of motion: partial estimate"
@@ -554,6 +571,7 @@ class PayloadEstimator(Node):
             message = f"{why}: {est.mass:.4f} kg with {est.method}{quality}" + (f"; {note}" if note else "")
             self.get_logger().info(message)
         message += f"; {drops}" if drops else ""
+        message += f"; {not_persisted}" if not_persisted else ""
         # A suspect estimate is not converged whatever the online rule said (finish.judge_quality).
         result = conv.identify_result(message, estimate_msg, converged=run.converged and est.converged,
                                       convergence_time=est.convergence_time, torque_rmse_before=before,
