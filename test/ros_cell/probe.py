@@ -182,23 +182,39 @@ def main() -> None:
         else:
             emit(error="no estimate")
     elif args.what == "wrench":
-        compensated: list[WrenchStamped] = []
-        node.create_subscription(WrenchStamped, "/payload_estimator/wrench_compensated", compensated.append,
-                                 qos_profile_sensor_data)
-        raw: list[WrenchStamped] = []
-        node.create_subscription(WrenchStamped, "/ft_sensor/wrench", raw.append, qos_profile_sensor_data)
+        # Deep enough for the estimator's bursts (it compensates a DRAIN_PERIOD batch at a time): a subscriber
+        # with the sensor-data depth of 5 loses most of each burst on its own side.
+        qos = QoSProfile(depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
+        compensated: list[tuple[float, WrenchStamped]] = []
+        node.create_subscription(WrenchStamped, "/payload_estimator/wrench_compensated",
+                                 lambda m: compensated.append((time.monotonic(), m)), qos)
+        raw: list[tuple[float, WrenchStamped]] = []
+        node.create_subscription(WrenchStamped, "/ft_sensor/wrench", lambda m: raw.append((time.monotonic(), m)), qos)
         t0 = time.monotonic()
         # Both streams: the two subscriptions match their publishers at different moments after start-up.
         while (len(compensated) < args.count or len(raw) < args.count) and time.monotonic() - t0 < args.timeout:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        w = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
-                       m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in compensated])
-        r = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
-                       m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for m in raw])
+            rclpy.spin_once(node, timeout_sec=0.005)
+
+        def stamp(m: WrenchStamped) -> int:
+            return m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+
+        def rows(msgs) -> np.ndarray:
+            return np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+                              m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z] for _, m in msgs])
+
+        w, r = rows(compensated), rows(raw)
+        # Delivery: of the sensor samples this probe heard while both streams ran, the fraction that came out
+        # compensated; latency: compensated arrival minus the raw sample's arrival, both heard here.
+        raw_at = {stamp(m): t for t, m in raw}
+        out_at = {stamp(m): t for t, m in compensated}
+        span = [s for s in raw_at if out_at and min(out_at) <= s <= max(out_at)]
+        latency = [out_at[s] - raw_at[s] for s in span if s in out_at]
         emit(n=len(compensated), rate=len(compensated) / (time.monotonic() - t0),
              non_finite=int(np.count_nonzero(~np.isfinite(w).all(axis=1))) if len(w) else 0,
              mean=w.mean(0).tolist() if len(w) else None, std=w.std(0).tolist() if len(w) else None,
-             raw_mean=r.mean(0).tolist() if len(r) else None)
+             raw_mean=r.mean(0).tolist() if len(r) else None,
+             out_fraction=(sum(s in out_at for s in span) / len(span)) if span else 0.0,
+             latency_ms_p99=float(np.percentile(latency, 99) * 1e3) if latency else None)
     elif args.what == "burst":
         burst(node, args)
     else:

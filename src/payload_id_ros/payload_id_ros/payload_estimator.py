@@ -39,7 +39,7 @@ from rclpy.action.client import ClientGoalHandle
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
@@ -70,6 +70,10 @@ FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
 DRAIN_PERIOD = 0.02          # s: sensor queues drained (and the wrench compensated) at 50 Hz
 RECENT = 256                 # joint states kept to place each wrench sample in time
 PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal counts as finished
+# The compensated wrench leaves in bursts of one drain period (10 samples at 500 Hz): a history of the
+# sensor-data depth (5) would drop half of each. Subscribers that want every sample need a depth of
+# >= 2 bursts too (rviz, which draws only the newest, does not).
+WRENCH_OUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -222,7 +226,7 @@ class PayloadEstimator(Node):
         self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
         self.pub_payload = self.create_publisher(PayloadEstimateMsg, "~/payload", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "~/markers", LATCHED)
-        self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", qos_profile_sensor_data)
+        self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", WRENCH_OUT_QOS)
         actions = ReentrantCallbackGroup()
         self.excite: ActionClient[Excite.Goal, Excite.Result, Excite.Feedback] = ActionClient(
             self, Excite, params.excite_action, callback_group=actions)
