@@ -20,12 +20,11 @@ import numpy as np
 import pytest
 import yaml
 from builtin_interfaces.msg import Time
-from ros_cell.assets import make_robot_yaml, make_trajectory
+from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 from sensor_msgs.msg import JointState
 
 from payload_id_core.notes import NoteCode
 from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger
-from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
 ARM = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
@@ -116,17 +115,8 @@ def assets(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def nodes(assets, ros_env, tmp_path_factory):
-    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path_factory.mktemp("logs"),
-                     overrides={"payload_estimator": {"robot_yaml": str(assets / "robot.yaml"),
-                                                      "trajectory": str(assets / "traj.yaml"),
-                                                      "result_path": str(assets / "result.yaml")}})
-    sup.start()
-    try:
-        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
-        sup.wait_for_log("excitation_player", "excitation player ready", 60)
+    with identify_nodes(ros_env, tmp_path_factory.mktemp("logs"), assets, assets / "result.yaml") as sup:
         yield sup
-    finally:
-        sup.stop()
 
 
 def _lines(out: str) -> list[dict]:

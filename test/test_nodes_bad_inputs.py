@@ -16,9 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ros_cell.assets import make_robot_yaml, make_trajectory
-
-from payload_id_ros.supervisor import Supervisor
+from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 
 HERE = Path(__file__).parent / "ros_cell"
 pytestmark = pytest.mark.slow
@@ -34,16 +32,8 @@ def assets(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def nodes(assets, ros_env, tmp_path_factory):
-    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path_factory.mktemp("logs"),
-                     overrides={"payload_estimator": {"robot_yaml": str(assets / "robot.yaml"),
-                                                      "trajectory": str(assets / "traj.yaml")}})
-    sup.start()
-    try:
-        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
-        sup.wait_for_log("excitation_player", "excitation player ready", 60)
+    with identify_nodes(ros_env, tmp_path_factory.mktemp("logs"), assets) as sup:
         yield sup
-    finally:
-        sup.stop()
 
 
 def _lines(out: str) -> list[dict]:

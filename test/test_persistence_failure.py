@@ -10,9 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from ros_cell.assets import make_robot_yaml, make_trajectory
-
-from payload_id_ros.supervisor import Supervisor
+from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 
 HERE = Path(__file__).parent / "ros_cell"
 MASS = 2.0
@@ -24,17 +22,8 @@ def unwritable(ros_env, tmp_path_factory):
     make_trajectory(d / "traj.yaml", duration=4.0)
     make_robot_yaml(d / "robot.yaml")
     (d / "a_file").write_text("not a directory\n")
-    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=d / "logs",
-                     overrides={"payload_estimator": {"robot_yaml": str(d / "robot.yaml"),
-                                                      "trajectory": str(d / "traj.yaml"),
-                                                      "result_path": str(d / "a_file" / "last_payload.yaml")}})
-    sup.start()
-    try:
-        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
-        sup.wait_for_log("excitation_player", "excitation player ready", 60)
+    with identify_nodes(ros_env, d / "logs", d, d / "a_file" / "last_payload.yaml") as sup:
         yield sup, d
-    finally:
-        sup.stop()
 
 
 @pytest.mark.slow

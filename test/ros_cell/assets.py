@@ -1,4 +1,7 @@
-"""Inputs the node tests build for themselves: a short excitation trajectory and a robot.yaml."""
+"""Inputs the node tests build for themselves: a short excitation trajectory and a robot.yaml; and the
+estimator + player pair those tests drive (the identify cell, started as the launch file does)."""
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +11,7 @@ from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.limits import MotionLimits, check_limits
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+from payload_id_ros.supervisor import Supervisor
 
 START = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0])   # the fake hardware's rest pose (UR)
 
@@ -39,3 +43,21 @@ def make_robot_yaml(path: Path, robot: str = "ur10") -> Path:
     ident = identify_robot(model, rec, friction="linear", delay=0.0)
     ident.save(path)
     return path
+
+
+@contextmanager
+def identify_nodes(ros_env: dict, log_dir: Path, assets: Path, result_path: Path | None = None) -> Iterator[Supervisor]:
+    """payload_estimator + excitation_player (config/ur10.yaml) on assets/robot.yaml and assets/traj.yaml, up and
+    ready; stopped, by PID, on exit."""
+    estimator = {"robot_yaml": str(assets / "robot.yaml"), "trajectory": str(assets / "traj.yaml")}
+    if result_path is not None:
+        estimator["result_path"] = str(result_path)
+    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=log_dir,
+                     overrides={"payload_estimator": estimator})
+    sup.start()
+    try:
+        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
+        sup.wait_for_log("excitation_player", "excitation player ready", 60)
+        yield sup
+    finally:
+        sup.stop()
