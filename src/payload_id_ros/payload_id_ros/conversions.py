@@ -213,18 +213,35 @@ def excite_result(success: bool, message: str, duration: float = 0.0) -> Excite.
 
 
 # -- the controllers' payload services (request types of optional packages, made by the caller) ----
-def fill_ur_set_payload(req, est: PayloadEstimate):
-    """ur_msgs/srv/SetPayload: mass and centre of gravity in the tool flange frame."""
-    req.mass = float(est.mass)
-    req.center_of_gravity.x, req.center_of_gravity.y, req.center_of_gravity.z = (float(c) for c in est.com)
+def fill_ur_set_payload(req, payload):
+    """ur_msgs/srv/SetPayload from a controller_payload.PayloadForController (mass, CoM, inertia about the CoM,
+    already in the tool flange frame). ur_controllers >= 7.0.0: `payload` is a geometry_msgs/Inertia
+    (m, com, ixx..izz about the CoM), `transition_time` stays zero (the new payload at once); older ur_msgs:
+    `mass` and `center_of_gravity` only, plus ixx..iyz where a release had them flat."""
+    com = [float(c) for c in payload.com]
+    inertia = np.asarray(payload.inertia, dtype=float)
+    elements = {"ixx": inertia[0, 0], "ixy": inertia[0, 1], "ixz": inertia[0, 2],
+                "iyy": inertia[1, 1], "iyz": inertia[1, 2], "izz": inertia[2, 2]}
+    if hasattr(req, "payload"):
+        target = req.payload
+        target.m = float(payload.mass)
+        target.com.x, target.com.y, target.com.z = com
+    else:
+        target = req
+        req.mass = float(payload.mass)
+        req.center_of_gravity.x, req.center_of_gravity.y, req.center_of_gravity.z = com
+    for name, value in elements.items():
+        if hasattr(target, name):
+            setattr(target, name, float(value))
     return req
 
 
-def fill_franka_set_load(req, est: PayloadEstimate):
-    """franka_msgs/srv/SetLoad: mass, centre of mass and inertia about it (row-major 3x3)."""
-    req.mass = float(est.mass)
-    req.center_of_mass = [float(c) for c in est.com]
-    req.load_inertia = [float(x) for x in est.inertia_about_com.reshape(-1)]
+def fill_franka_set_load(req, payload):
+    """franka_msgs/srv/SetLoad from a controller_payload.PayloadForController (in the flange frame): mass,
+    centre of mass, inertia about it (3x3 column-major; the tensor is symmetric, so row-major is the same)."""
+    req.mass = float(payload.mass)
+    req.center_of_mass = [float(c) for c in payload.com]
+    req.load_inertia = [float(x) for x in np.asarray(payload.inertia, dtype=float).reshape(-1, order="F")]
     return req
 
 

@@ -44,7 +44,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.ft.compensate import FtParameters, compensate_batch
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict
@@ -60,7 +60,7 @@ from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded, wait_for_future
-from payload_id_ros.controller_payload import ControllerPayload
+from payload_id_ros.controller_payload import ControllerKind, ControllerPayload, ControllerSettings
 from payload_id_ros.input_drops import describe as describe_drops
 from payload_id_ros.node_main import run_node
 from payload_id_ros.parameters import Range, declare_parameters, parameter
@@ -106,6 +106,27 @@ class EstimatorParameters:
     excite_timeout: float = parameter(5.0, "s to find the excitation player's action server",
                                       valid=Range(low=0.0, low_open=True))
     use_wrench_inertia: bool = parameter(True, "compensate the payload's inertial wrench too, not only its weight")
+    # -- applying the result to the robot controller (controller_payload.py) --
+    apply_to_controller: bool = parameter(False, "apply every finished goal's estimate to the controller, also "
+                                          "when the goal does not ask (apply_to_controller)")
+    controller: str = parameter("auto", "the controller's payload service: ur (ur_msgs SetPayload) | franka "
+                                "(franka_msgs SetLoad) | auto (whichever is installed, ur first)")
+    controller_service: str = parameter("", "its service name; '' = /io_and_status_controller/set_payload (ur), "
+                                        "/service_server/set_load (franka)")
+    controller_frame: str = parameter("", "URDF frame the controller takes CoM and inertia in (its flange: UR tool0, "
+                                      "Franka panda_link8); '' = the payload frame")
+    rated_payload_kg: float = parameter(0.0, "the robot's rated payload: heavier estimates are never applied; "
+                                        "0 = not configured, nothing is applied", valid=Range(low=0.0))
+    controller_wait: float = parameter(2.0, "s to find the controller's service before the apply step is skipped",
+                                       valid=Range(low=0.0))
+    controller_timeout: float = parameter(5.0, "s for the controller's answer",
+                                          valid=Range(low=0.0, low_open=True))
+
+    @property
+    def controller_settings(self) -> ControllerSettings:
+        return ControllerSettings(parse_choice(ControllerKind, self.controller, "controller"),
+                                  self.controller_service, self.controller_frame, self.rated_payload_kg,
+                                  self.controller_wait, self.controller_timeout)
 
     @property
     def effort_scale_override(self) -> np.ndarray | None:
@@ -230,7 +251,7 @@ class PayloadEstimator(Node):
         actions = ReentrantCallbackGroup()
         self.excite: ActionClient[Excite.Goal, Excite.Result, Excite.Feedback] = ActionClient(
             self, Excite, params.excite_action, callback_group=actions)
-        self.controller = ControllerPayload(self)
+        self.controller = ControllerPayload(self, self.model, self.frame, params.controller_settings)
         self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=actions)
@@ -566,8 +587,9 @@ class PayloadEstimator(Node):
             message = f"cancelled after {played:.2f} s of motion: partial estimate"
             self.get_logger().info(f"{message} ({est.mass:.4f} kg), saved as partial")
         else:
+            asked = bool(goal.request.apply_to_controller) or self.params.apply_to_controller
             applied, note = (self.controller.apply(est, bool(goal.request.apply_even_if_suspect))
-                             if goal.request.apply_to_controller else (False, ""))
+                             if asked else (False, ""))
             why = ("converged; motion stopped early" if outcome is GoalOutcome.CONVERGED
                    else "excitation finished")
             quality = ("" if est.quality is Quality.OK
