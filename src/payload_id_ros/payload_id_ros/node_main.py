@@ -3,7 +3,7 @@
     raise SystemExit(run_node("mock_hardware", MockHardware, args, close=MockHardware.stop))
 
 Exit codes: 0 after Ctrl-C / SIGTERM / an external shutdown, 2 when the node refuses its
-configuration or input (PayloadIdError, printed as one line "<name>: error: ...").
+configuration or input (PayloadIdError, printed as one line "<name>: error: ..." on stderr).
 
 Signals. By default rclpy's own handlers take SIGINT and SIGTERM: they shut the context down and
 the executor returns. A node that must still publish after a signal (the excitation player's
@@ -15,6 +15,7 @@ end, `close(node)` runs while the context is still up, and a second signal leave
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -59,7 +60,7 @@ def run_node(name: str, factory: Callable[[], N], args=None, *, close: Callable[
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except PayloadIdError as err:
-        print(f"{name}: error: {err}", flush=True)
+        print(f"{name}: error: {err}", file=sys.stderr, flush=True)
         code = 2
     finally:
         if node is not None:

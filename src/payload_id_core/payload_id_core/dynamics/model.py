@@ -39,14 +39,32 @@ def bundled_urdf(name: str) -> Path:
     if local.is_file():
         return local
     if name in _ERD_URDFS:
-        import cmeel  # noqa: PLC0415 - ~0.4 s to import; only example-robot-data's URDFs (under its prefix) need it
-
-        path = Path(cmeel.__path__[0]).parent / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        path = _example_robot_data_dir()
+        if path is None:
+            raise PayloadIdError(
+                f"robot '{name}' is one of example-robot-data's URDFs, and example-robot-data is not installed",
+                "pip install example-robot-data (ROS has no package of it), or give the robot's URDF path "
+                "(e.g. the one its driver's description package generates)")
         path = path / _ERD_URDFS[name]
         if path.is_file():
             return path
-    known = sorted(set(_ERD_URDFS) | {p.stem for p in config_dir("urdf").glob("*.urdf")})
-    raise PayloadIdError(f"unknown robot '{name}'", f"use a URDF path or one of: {', '.join(known)}")
+    raise PayloadIdError(f"unknown robot '{name}'", f"use a URDF path or one of: {', '.join(known_robots())}")
+
+
+def known_robots() -> list[str]:
+    """Names bundled_urdf accepts."""
+    return sorted(set(_ERD_URDFS) | {p.stem for p in config_dir("urdf").glob("*.urdf")})
+
+
+def _example_robot_data_dir() -> Path | None:
+    """example-robot-data's robots/ directory: its PyPI wheel installs it under cmeel's prefix (None: absent,
+    e.g. a ROS install whose pinocchio came from apt)."""
+    try:
+        import cmeel  # noqa: PLC0415 - ~0.4 s to import; only example-robot-data's URDFs (under its prefix) need it
+    except ImportError:
+        return None
+    path = Path(cmeel.__path__[0]).parent / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+    return path if path.is_dir() else None
 
 
 def resolve_urdf(urdf: str | Path) -> Path:
@@ -54,7 +72,8 @@ def resolve_urdf(urdf: str | Path) -> Path:
     path = Path(urdf)
     if path.suffix.lower() in (".urdf", ".xml") or path.exists():
         if not path.is_file():
-            raise PayloadIdError(f"URDF file {path} does not exist", "check the --urdf path")
+            raise PayloadIdError(f"URDF file {path} does not exist",
+                                 f"give an existing URDF file or a bundled robot: {', '.join(known_robots())}")
         return path
     return bundled_urdf(str(urdf))
 
