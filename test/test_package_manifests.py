@@ -1,0 +1,110 @@
+"""package.xml declares what the code imports, with keys rosdep resolves (issue 14 item 6).
+
+On a cell, `rosdep install --from-paths src` installs each package's dependencies from its package.xml:
+an import without a declared key fails at run time there, never here (the venv has everything). So every
+third-party module a package imports (or an executable its launch files start) must map to a declared
+key, and every declared key must be used. The keys were checked against ros/rosdistro at
+8468e88ccd523427f9131e39d2af0938f1c298b2 (2026-08-22): rosdep/python.yaml for python3-*, rosdep/base.yaml
+and kilted/distribution.yaml for ROS packages (pinocchio is a ROS package; cvxpy, mujoco and rosbags are
+pip keys there).
+"""
+
+import ast
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Python module -> the rosdep key (or ROS package) that provides it.
+MODULE_KEYS = {
+    "numpy": "python3-numpy", "scipy": "python3-scipy", "yaml": "python3-yaml",
+    "matplotlib": "python3-matplotlib", "mpl_toolkits": "python3-matplotlib",
+    "pinocchio": "pinocchio", "cvxpy": "python3-cvxpy-pip", "mujoco": "python3-mujoco-pip",
+    "rosbags": "python3-rosbags-pip",
+    "rclpy": "rclpy", "launch": "launch", "launch_ros": "launch_ros",
+    "ament_index_python": "ament_index_python",
+    "rcl_interfaces": "rcl_interfaces", "builtin_interfaces": "builtin_interfaces",
+    "action_msgs": "action_msgs", "sensor_msgs": "sensor_msgs", "geometry_msgs": "geometry_msgs",
+    "trajectory_msgs": "trajectory_msgs", "visualization_msgs": "visualization_msgs",
+    "rosgraph_msgs": "rosgraph_msgs",
+    "payload_id_core": "payload_id_core", "payload_id_msgs": "payload_id_msgs",
+}
+# Imported only when present, never a dependency: the robot drivers' messages come with the driver
+# (controller_payload skips the apply step without them); example-robot-data's URDFs (cmeel's prefix)
+# are optional, and have no rosdep key (README: pip install example-robot-data).
+OPTIONAL = {"ur_msgs", "franka_msgs", "cmeel"}
+# Every key a package.xml may use, as checked in rosdistro (see the docstring).
+KNOWN_KEYS = set(MODULE_KEYS.values()) | {"rviz2", "robot_state_publisher", "python3-pytest", "ament_cmake",
+                                          "rosidl_default_generators", "rosidl_default_runtime", "std_msgs"}
+
+
+def _declared(package: str) -> dict[str, set[str]]:
+    root = ET.parse(REPO / "src" / package / "package.xml").getroot()
+    tags = ("depend", "exec_depend", "build_depend", "buildtool_depend", "test_depend")
+    return {tag: {el.text.strip() for el in root.findall(tag)} for tag in tags}
+
+
+def _imported_modules(paths: list[Path]) -> set[str]:
+    found: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {"_typeshed", "__future__"}
+
+
+def _launch_executables() -> set[str]:
+    """Packages whose executables the launch files start (Node(package=...))."""
+    packages = set()
+    for path in (REPO / "launch").glob("*.launch.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Node":
+                for kw in node.keywords:
+                    if kw.arg == "package" and isinstance(kw.value, ast.Constant):
+                        packages.add(kw.value.value)
+    return packages
+
+
+def _needed(package: str) -> set[str]:
+    sources = list((REPO / "src" / package / package).rglob("*.py"))
+    if package == "payload_id_ros":
+        sources += list((REPO / "launch").glob("*.launch.py"))
+    modules = _imported_modules(sources) - {package} - OPTIONAL
+    unknown = modules - set(MODULE_KEYS)
+    assert not unknown, f"{package} imports {sorted(unknown)}: add them to MODULE_KEYS (rosdep key) or OPTIONAL"
+    needed = {MODULE_KEYS[m] for m in modules}
+    if package == "payload_id_ros":
+        needed |= _launch_executables() - {"payload_id_ros"}
+    return needed
+
+
+@pytest.mark.parametrize("package", ["payload_id_core", "payload_id_ros"])
+def test_every_import_has_a_declared_dependency_and_every_dependency_is_used(package):
+    declared = _declared(package)
+    run_deps = declared["depend"] | declared["exec_depend"]
+    needed = _needed(package)
+    assert needed - run_deps == set(), f"{package}/package.xml lacks {sorted(needed - run_deps)}"
+    assert run_deps - needed == set(), f"{package}/package.xml declares unused {sorted(run_deps - needed)}"
+
+
+@pytest.mark.parametrize("package", ["payload_id_core", "payload_id_ros", "payload_id_msgs"])
+def test_every_key_is_one_rosdep_resolves(package):
+    keys = set().union(*_declared(package).values())
+    assert keys - KNOWN_KEYS - {"payload_id_core", "payload_id_msgs"} == set()
+
+
+def test_the_core_declares_no_ros_package():
+    # The core never needs ROS (test_architecture): its manifest must not pull ROS in either.
+    ros = {"rclpy", "launch", "launch_ros", "ament_index_python", "payload_id_msgs"}
+    declared = _declared("payload_id_core")
+    assert (declared["depend"] | declared["exec_depend"]) & ros == set()
+
+
+def test_the_launch_files_viewers_are_declared():
+    assert {"rviz2", "robot_state_publisher"} <= _launch_executables()
