@@ -34,6 +34,7 @@ from payload_id_ros.cli.main import main as cli_main
 # The dataset helpers live beside the report script, outside the installed packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import ur10e_data as rd  # noqa: E402 - found through the sys.path entry above
+from run_bench import SKIPPED_EXIT  # noqa: E402 - the same
 
 OFFLINE = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau")
 # The dynamic methods issue 12 sets its targets for (khalil-2's figures are printed, not judged).
@@ -41,6 +42,9 @@ TARGET_METHODS = ("khalil-1", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", 
 
 t0 = time.perf_counter()
 data = rd.default_data_dir()
+if rd.data_missing_reason(data):
+    print(f"bench ur10e: skipped: {rd.data_missing_reason(data)}", file=sys.stderr)
+    sys.exit(SKIPPED_EXIT)
 model = RobotModel.from_urdf(str(data / "ur10e.urdf"))
 raw = rd.load_pairs(data, effort_scale=None)
 gains, gains_std = rd.identify_gains(model, raw[rd.GAIN_PAIR], decimate=2)

@@ -14,7 +14,6 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_ros.cli.main import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 
 # Dataset helpers that are not part of the installed packages (tools/ur10e_data.py) import by bare name.
 sys.path.insert(0, str(REPO / "tools"))
@@ -24,10 +23,8 @@ import ur10e_data  # noqa: E402 - found through the sys.path entry above
 # The real UR10e recordings (../shared/data/ur10e, or PAYLOAD_ID_UR10E_DATA): a user's clone has none, so
 # the tests that need them skip, saying where to get them; here they are present and run.
 UR10E_DATA = ur10e_data.default_data_dir()
-requires_ur10e_data = pytest.mark.skipif(
-    not (UR10E_DATA / "ur-20_02_19_14harm50sec.csv").is_file(),
-    reason=f"UR10e recordings not found in {UR10E_DATA}: set PAYLOAD_ID_UR10E_DATA to a folder holding the "
-           "dynamic_calibration toolbox's ur-*.csv files and ur10e.urdf (github.com/shamilmamedov/dynamic_calibration)")
+UR10E_DATA_MISSING = ur10e_data.data_missing_reason(UR10E_DATA)
+requires_ur10e_data = pytest.mark.skipif(UR10E_DATA_MISSING is not None, reason=UR10E_DATA_MISSING or "")
 
 # Set before any rclpy import: Fast DDS would otherwise multicast on the LAN, and parallel runs
 # on one machine would see each other's nodes.

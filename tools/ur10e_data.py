@@ -63,6 +63,20 @@ def default_data_dir() -> Path:
     return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ur10e"
 
 
+DATA_SOURCE = "github.com/shamilmamedov/dynamic_calibration"   # where the recordings were published
+
+
+def data_missing_reason(data_dir: Path) -> str | None:
+    """Why the recordings cannot be used from `data_dir`, with how to get them (None: they are there)."""
+    needed = [name for pair in PAIRS.values() for name in pair] + list(VALIDATION) + ["ur10e.urdf"]
+    missing = [name for name in needed if not (data_dir / name).is_file()]
+    if not missing:
+        return None
+    return (f"UR10e recordings not found in {data_dir} (missing {', '.join(missing[:3])}"
+            f"{', ...' if len(missing) > 3 else ''}): set PAYLOAD_ID_UR10E_DATA to a folder holding the "
+            f"ur-*.csv files and ur10e.urdf of {DATA_SOURCE}")
+
+
 def prepared_run(path: str | os.PathLike, effort_scale=README_DRIVE_GAINS, *, rate_hz: float = DEFAULT_RATE_HZ,
                  cutoff_hz: float | None = DEFAULT_CUTOFF_HZ, recording: Recording | None = None) -> Recording:
     """One file's motion window (± signals.align.MOTION_PAD_S) on a uniform grid; see the module docstring.

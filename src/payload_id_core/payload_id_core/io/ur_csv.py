@@ -1,4 +1,5 @@
-"""Reader for the real UR10e recordings of ../shared/data/ur10e (dynamic_calibration toolbox layout).
+"""Reader for UR CSV recordings in the layout of the dynamic_calibration toolbox
+(github.com/shamilmamedov/dynamic_calibration; its UR10e recordings are the project's real data).
 
 31 comma-separated columns, no header, about 100 Hz: controller time; measured q1..q6 (rad);
 measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
@@ -29,7 +30,7 @@ N_COLUMNS = 31
 UR_JOINT_NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
                   "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
 # Drive gains (N·m/A) identified by the data's source from the 14-harmonic pair and the known
-# 2.805 kg load (../shared/data/ur10e/README.md).
+# 2.805 kg load (the recordings' README).
 README_DRIVE_GAINS = [10.0, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232]
 # Zero-phase low-pass cutoff (Hz) of the stand-in commanded motion (and, through conditioned_signals,
 # of the torques): the excitations of these files hold 99.9 % of their velocity energy below 0.4 Hz;
@@ -75,8 +76,8 @@ def _parse(path: Path) -> tuple[np.ndarray, list[Note]]:
             problem = f"{path} has {counts[0]} columns, expected {N_COLUMNS}"
         else:
             problem = f"{path}: line {k + 1} has {counts[k]} columns, expected {N_COLUMNS} ({len(bad)} such lines)"
-        raise PayloadIdError(problem, "give a UR CSV in the layout of ../shared/data/ur10e/README.md "
-                                      "(time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6)")
+        raise PayloadIdError(problem, "give a UR CSV in the dynamic_calibration toolbox's layout: 31 columns, "
+                                      "time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6")
     try:
         data = np.array([[float(v) for v in line.split(",")] for line in lines])
     except ValueError as err:
