@@ -1,7 +1,7 @@
 """Excitation benchmark: conditioning of the bundled UR10 trajectories and the time of one optimization.
 
 Figures (last stdout line, JSON):
-  ur10_base_cond             Xu 2024 §4.2's figure for config/trajectories/ur10_base.yaml: condition number
+  ur10_base_cond             Xu 2024 §4.2's figure for the bundled ur10_base trajectory: condition number
                              of the base regressor + linear friction (1000 samples of the period), rows
                              weighted by Λ0^(-1/2), no column scaling (SI units). Λ0 as Xu: per-joint
                              covariance of the OLS residuals of a simulated run of the trajectory on the

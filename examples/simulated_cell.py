@@ -27,7 +27,7 @@ from payload_id_core.payload.methods import identify_payload  # noqa: E402
 from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
 
-PROFILE = "ur10"                           # config/sim_ur10.yaml: controller gains, friction, noise
+PROFILE = "ur10"                           # data/sim/ur10.yaml: controller gains, friction, noise
 FRAME = "wrist_3_link"
 MASS = 3.5                                 # kg
 COM = np.array([0.03, -0.02, 0.08])        # m, in FRAME

@@ -24,7 +24,7 @@ HERE = Path(__file__).parent / "ros_cell"
 pytestmark = pytest.mark.slow
 
 TRUTH = {"mass": 3.5, "com": [0.03, -0.02, 0.08], "inertia": [0.012, 0.0, 0.0, 0.015, 0.0, 0.009]}
-FT_FORCE_NOISE = 0.1          # N, config/sim_ur10.yaml ft_sensor.force_noise_std
+FT_FORCE_NOISE = 0.1          # N, data/sim/ur10.yaml ft_sensor.force_noise_std
 
 
 def _lines(out: str) -> list[dict]:

@@ -24,7 +24,7 @@ from payload_id_ros.cli.main import main as cli_main
 TRUTH_MASS = 3.75
 TRUTH = {"frame": "tool0", "mass": TRUTH_MASS, "com": [0.02, -0.01, 0.06],
          "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.012, "iyz": 0.0, "izz": 0.008}}
-UR10_GAINS = load_profile("ur10", 6).effort_scale          # config/sim_ur10.yaml: N·m/A of the simulated drives
+UR10_GAINS = load_profile("ur10", 6).effort_scale          # data/sim/ur10.yaml: N·m/A of the simulated drives
 GAINS_TEXT = ",".join(repr(float(k)) for k in UR10_GAINS)
 
 

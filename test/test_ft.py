@@ -7,8 +7,6 @@ Simulated with pinocchio: a UR10 with a 2.5 kg tool behind a sensor at tool0 wit
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -42,6 +40,7 @@ from payload_id_core.ft.kinematics import (
 from payload_id_core.notes import NoteCode, has_note, notes_with
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.resources import bundled_dir
 from payload_id_core.signals.recording import CommandedTrajectory, WrenchSamples
 from payload_id_core.sim import simulate
 from payload_id_core.sim.profile import SimProfile
@@ -379,7 +378,7 @@ def test_payload_frame_on_another_body_is_refused(ur10, truth, recording):
 def test_identifies_from_the_mujoco_cell(ur10):
     """End to end against helper C's simulator (MuJoCo physics, PD controller with tracking lag,
     its own F/T model): commanded motion, tilted base, Duan's noise level."""
-    config = Path(__file__).resolve().parents[1] / "config" / "sim_ur10.yaml"
+    config = bundled_dir("sim") / "ur10.yaml"
     raw = yaml.safe_load(config.read_text())
     raw["base_tilt"] = [float(TILT[0]), float(TILT[1])]
     raw["ft_sensor"].update(frame="tool0", force_noise_std=0.1, torque_noise_std=0.02)

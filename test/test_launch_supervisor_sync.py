@@ -23,7 +23,8 @@ from payload_id_ros.cell import CELLS, ROBOTS, share_dir
 from payload_id_ros.supervisor import Supervisor
 
 REPO = Path(__file__).resolve().parents[1]
-LAUNCH = {"identify": REPO / "launch" / "identify.launch.py", "sim_cell": REPO / "launch" / "sim_cell.launch.py"}
+ROS_PACKAGE = REPO / "src" / "payload_id_ros"   # its launch/ and config/ (ament_python layout)
+LAUNCH = {"identify": ROS_PACKAGE / "launch" / "identify.launch.py", "sim_cell": ROS_PACKAGE / "launch" / "sim_cell.launch.py"}
 
 
 def _literal(node: ast.expr | None) -> str:
@@ -94,7 +95,7 @@ def launch_nodes(path: Path) -> list[dict]:
             assert isinstance(source_call, ast.Call), ast.dump(source_call)
             source = _render(source_call.args[0], variables)
             assert source.startswith("<share:payload_id_ros>/launch/"), source
-            nodes += launch_nodes(REPO / "launch" / source.rsplit("/", 1)[1])
+            nodes += launch_nodes(ROS_PACKAGE / "launch" / source.rsplit("/", 1)[1])
     return nodes
 
 
@@ -147,7 +148,7 @@ def test_rviz_is_off_by_default_and_opens_the_installed_config(cell):
         assert (_literal(kw["package"]), _literal(kw["executable"])) == ("rviz2", "rviz2")
         rendered = [_render(a, variables) for a in _elements(kw["arguments"])]
         assert rendered == ["-d", "<share:payload_id_ros>/config/payload_id.rviz", "-f", "{rviz_fixed_frame}"]
-        assert (REPO / "config" / "payload_id.rviz").is_file()
+        assert (ROS_PACKAGE / "config" / "payload_id.rviz").is_file()
     else:
         # The simulated robot publishes no TF: robot_state_publisher, only with rviz.
         (rsp,) = viewers
@@ -156,7 +157,7 @@ def test_rviz_is_off_by_default_and_opens_the_installed_config(cell):
 
 def test_the_rviz_config_is_installed():
     setup = (REPO / "src" / "payload_id_ros" / "setup.py").read_text()
-    assert '("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.rviz")))' in setup
+    assert '("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz"))' in setup
 
 
 def test_sim_cell_passes_its_arguments_to_the_included_cell():
@@ -188,7 +189,7 @@ def test_launch_file_sets_only_declared_parameters(cell):
 
 
 def test_every_launch_file_is_covered():
-    assert sorted(p.name for p in (REPO / "launch").glob("*.launch.py")) == sorted(p.name for p in LAUNCH.values())
+    assert sorted(p.name for p in (ROS_PACKAGE / "launch").glob("*.launch.py")) == sorted(p.name for p in LAUNCH.values())
 
 
 def test_executables_are_console_scripts():
@@ -200,12 +201,12 @@ def test_executables_are_console_scripts():
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_parameter_files_exist_with_a_section_per_node(robot):
-    assert share_dir() == REPO
+    assert share_dir() == ROS_PACKAGE
     names = {s.name for specs in CELLS.values() for s in specs}
     for specs in CELLS.values():
         for s in specs:
             for f in s.parameter_files:
-                data = yaml.safe_load((REPO / f.format(robot=robot)).read_text())
+                data = yaml.safe_load((ROS_PACKAGE / f.format(robot=robot)).read_text())
                 for name in names & {s.name}:
                     assert "ros__parameters" in data[f"/**/{name}"], (robot, name)
 
@@ -217,7 +218,7 @@ def test_supervisor_command_uses_the_same_files_and_overrides(tmp_path):
         cmd = sup.command(spec)
         assert Path(cmd[0]).name == spec.executable
         files = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--params-file"]
-        assert files[0] == str(REPO / "config" / "ur10e.yaml")
+        assert files[0] == str(ROS_PACKAGE / "config" / "ur10e.yaml")
         assert f"__node:={spec.name}" in cmd and "__ns:=/cellA" in cmd
         if spec.name == "payload_estimator":
             assert yaml.safe_load(Path(files[1]).read_text()) == {

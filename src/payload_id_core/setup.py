@@ -6,13 +6,15 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
+    # Bundled robot URDFs, excitation trajectories and simulator profiles (payload_id_core.resources).
+    package_data={package_name: ["data/urdf/*.urdf", "data/trajectories/*.yaml", "data/sim/*.yaml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
     ],
     # The ROS wheels and robot-cell installs provide these; pinned versions live in requirements.lock.
     install_requires=["numpy", "scipy", "pyyaml"],
-    zip_safe=True,
+    zip_safe=False,      # resources.bundled_dir hands out real paths
     maintainer="payload_id maintainers",
     maintainer_email="payload-id@example.com",
     description="Payload and robot dynamic identification (no ROS dependency).",

@@ -1,25 +1,20 @@
-import os
 from glob import glob
 
 from setuptools import find_packages, setup
 
 package_name = "payload_id_ros"
-# launch/ and config/ live at the top of the repository (docs/design.md) and are installed by this package.
-top = os.path.relpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
+    # The usual ament_python share: launch files, node parameter files and the rviz configuration (the
+    # URDFs, trajectories and simulator profiles are payload_id_core's package data).
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
-        ("share/" + package_name + "/launch", glob(os.path.join(top, "launch", "*.launch.py"))),
-        ("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.yaml"))),
-        ("share/" + package_name + "/config", glob(os.path.join(top, "config", "*.rviz"))),
-        ("share/" + package_name + "/config/trajectories",
-         glob(os.path.join(top, "config", "trajectories", "*.yaml"))),
-        ("share/" + package_name + "/config/urdf", glob(os.path.join(top, "config", "urdf", "*.urdf"))),
+        ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
+        ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
     ],
     install_requires=["payload_id_core"],
     zip_safe=True,

@@ -1,24 +1,25 @@
-"""Where the bundled configuration lives: config/ of the source checkout, or the installed share/.
+"""The core's bundled files: robot URDFs, excitation trajectories, simulator profiles.
 
-A source checkout (make setup, editable install) has <repo>/config/; a colcon install has
-share/payload_id_ros/config/ (payload_id_ros's setup.py installs it there).
+They are package data of payload_id_core (payload_id_core/data/<kind>/), found through the package itself,
+so a source checkout, a pip install and a colcon install find them alike, without ROS's ament index.
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
+KINDS = ("urdf", "trajectories", "sim")
 
-def config_dir(sub: str) -> Path:
-    """config/<sub> (e.g. 'urdf', 'trajectories'); a path that may not exist when nothing is bundled."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "config" / sub
-        if cand.is_dir():
-            return cand
-    try:
-        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415 - ROS install only
 
-        return Path(get_package_share_directory("payload_id_ros")) / "config" / sub
-    except Exception:  # noqa: BLE001 - no ament index outside ROS: nothing bundled
-        return here.parent / "config" / sub
+def bundled_dir(kind: str) -> Path:
+    """payload_id_core/data/<kind>: 'urdf' (*.urdf), 'trajectories' (*.yaml), 'sim' (<profile>.yaml)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind of bundled file '{kind}'; one of {', '.join(KINDS)}")
+    # The package is installed as a directory (setup.py: zip_safe False), so this is a real path.
+    return Path(str(files("payload_id_core"))) / "data" / kind
+
+
+def bundled_names(kind: str, suffix: str) -> list[str]:
+    """The names (file stems) bundled of one kind."""
+    return sorted(p.stem for p in bundled_dir(kind).glob(f"*{suffix}"))

@@ -36,11 +36,11 @@ CELLS: dict[str, tuple[NodeSpec, ...]] = {
 
 
 def share_dir() -> Path:
-    """Where config/ and launch/ are: the source checkout, or share/payload_id_ros when installed."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "config").is_dir() and (parent / "launch").is_dir():
-            return parent
+    """Where config/ and launch/ are: the package's source directory (a checkout, an editable install), or
+    share/payload_id_ros when installed."""
+    source = Path(__file__).resolve().parents[1]
+    if (source / "package.xml").is_file() and (source / "launch").is_dir():
+        return source
     # Installed (colcon) only: ament_index_python comes with ROS, which a source checkout may run without.
     from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415 - ROS-only, see above
 

@@ -42,7 +42,7 @@ FRAME = "tool0"
 # The payload mock_hardware carries; only the demo's comparison reads it.
 HIDDEN_PAYLOAD: dict[str, Any] = {"frame": FRAME, "mass": 3.5, "com": [0.03, -0.02, 0.08],
                   "inertia": {"ixx": 0.012, "ixy": 0.0, "ixz": 0.0, "iyy": 0.015, "iyz": 0.0, "izz": 0.009}}
-PAYLOAD_TRAJECTORY = "ur10_payload"      # bundled (config/trajectories); designed with payload-id excite
+PAYLOAD_TRAJECTORY = "ur10_payload"      # bundled (payload_id_core/data/trajectories); designed with payload-id excite
 # The unloaded robot plays the same excitation as the loaded one, as in Xu 2024 (π_a and π_b from one
 # trajectory). (ur10_base barely moves the shoulder pan joint, so its model extrapolates badly there.)
 ROBOT_TRAJECTORY = "ur10_payload"

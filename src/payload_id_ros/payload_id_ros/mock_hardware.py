@@ -81,7 +81,7 @@ class MockHardwareParameters:
     urdf: str = parameter("ur10", "bundled robot name or a URDF path")
     joint_names: tuple[str, ...] = parameter(("",), "joints to simulate, in order; empty = every moving joint "
                                              "of the URDF")
-    profile: str = parameter("clean", "config/sim_<profile>.yaml (or a path): friction, noise, drive gains, "
+    profile: str = parameter("clean", "data/sim/<profile>.yaml (or a path): friction, noise, drive gains, "
                              "F/T sensor")
     controller: str = parameter("joint_trajectory_controller", "listens on /<controller>/joint_trajectory")
     rate_hz: float = parameter(500.0, "joint states and wrenches per second",

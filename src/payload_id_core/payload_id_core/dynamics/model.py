@@ -16,11 +16,11 @@ import numpy as np
 import pinocchio as pin
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.resources import config_dir
+from payload_id_core.resources import bundled_dir, bundled_names
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 
-# Bundled robots: name -> URDF path relative to example-robot-data's robots/ or the repository config/urdf.
+# Bundled robots: name -> URDF path relative to example-robot-data's robots/ (others: payload_id_core/data/urdf).
 _ERD_URDFS = {
     "ur3": "ur_description/urdf/ur3_robot.urdf",
     "ur5": "ur_description/urdf/ur5_robot.urdf",
@@ -35,7 +35,7 @@ _DEFAULT_JOINTS = {
 
 def bundled_urdf(name: str) -> Path:
     """Path of a URDF shipped with the project or example-robot-data: ur3, ur5, ur10, ur10e, panda, planar_2r."""
-    local = config_dir("urdf") / f"{name}.urdf"
+    local = bundled_dir("urdf") / f"{name}.urdf"
     if local.is_file():
         return local
     if name in _ERD_URDFS:
@@ -53,7 +53,7 @@ def bundled_urdf(name: str) -> Path:
 
 def known_robots() -> list[str]:
     """Names bundled_urdf accepts."""
-    return sorted(set(_ERD_URDFS) | {p.stem for p in config_dir("urdf").glob("*.urdf")})
+    return sorted(set(_ERD_URDFS) | set(bundled_names("urdf", ".urdf")))
 
 
 def _example_robot_data_dir() -> Path | None:

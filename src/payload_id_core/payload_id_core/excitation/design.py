@@ -26,7 +26,7 @@ per-joint torque noise covariance estimated from the OLS residuals R0 = τ - Y �
 and does not scale columns: parameters stay in SI units. That is the default here (`column_scaling
 ='none'`), so `base_cond` is comparable with Xu's 79.67. The noise std per joint (`noise_std`) is,
 in order of preference: given (e.g. `noise_std_from_run`, which is Xu's Λ0 from a simulated run),
-the `torque_noise_std` of the robot's simulation profile config/sim_<robot>.yaml (measured on real
+the `torque_noise_std` of the robot's simulation profile data/sim/<robot>.yaml (measured on real
 UR data), otherwise proportional to the joint's effort limit (a proxy: only ratios matter for a
 condition number). `column_scaling='unit'` scales the base columns to unit norm instead (Gautier's
 unit-free figure; always reported as `base_cond_unit_columns`). The payload regressor's columns
@@ -140,7 +140,7 @@ def payload_column_scale(size_m: float) -> np.ndarray:
 
 
 def profile_noise_std(model) -> tuple[np.ndarray | None, str]:
-    """Per-joint torque noise std (N·m) of the robot's simulation profile config/sim_<robot>.yaml
+    """Per-joint torque noise std (N·m) of the robot's simulation profile data/sim/<robot>.yaml
     (measured on real data), or (None, reason) when no profile matches the robot."""
     key = robot_key(model)
     try:

@@ -32,7 +32,7 @@ import scipy.linalg
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
-from payload_id_core.resources import config_dir
+from payload_id_core.resources import bundled_dir, bundled_names
 from payload_id_core.signals.recording import CommandedTrajectory
 
 # Relative tolerance on the rest conditions of a loaded trajectory (YAML stores floats with repr,
@@ -255,17 +255,16 @@ def _plain(x):
 
 
 def trajectories_dir() -> Path:
-    """config/trajectories of the source checkout, or share/payload_id_ros/config/trajectories when installed."""
-    return config_dir("trajectories")
+    """The bundled trajectories: payload_id_core/data/trajectories."""
+    return bundled_dir("trajectories")
 
 
 def bundled_trajectories() -> list[str]:
-    d = trajectories_dir()
-    return sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
+    return bundled_names("trajectories", ".yaml")
 
 
 def load_trajectory(name_or_path) -> FourierTrajectory:
-    """A trajectory YAML path, or the name of a bundled one (config/trajectories/<name>.yaml, e.g. 'ur10_payload')."""
+    """A trajectory YAML path, or the name of a bundled one (data/trajectories/<name>.yaml, e.g. 'ur10_payload')."""
     path = Path(name_or_path)
     if path.suffix.lower() in (".yaml", ".yml") or path.exists():
         return FourierTrajectory.load(path)

@@ -1,4 +1,4 @@
-"""Noise, friction, drive and controller settings of a simulated cell (config/sim_*.yaml).
+"""Noise, friction, drive and controller settings of a simulated cell (bundled: payload_id_core/data/sim/*.yaml).
 
 A profile says how far the simulated robot is from the ideal rigid-body model: joint friction
 (Xu 2024 eq. 2 with a load-dependent Coulomb term), rotor inertia, drive gains (effort reported as
@@ -15,23 +15,7 @@ import numpy as np
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
-
-_BUNDLED = ("clean", "ur10")
-
-
-def _config_dir() -> Path:
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "config" / "sim_clean.yaml").is_file():
-            return parent / "config"
-    try:
-        # ament_index_python exists only in a ROS install (the core never needs ROS); a source checkout
-        # found config/ above.
-        from ament_index_python.packages import get_package_share_directory  # noqa: PLC0415 - ROS-only, optional
-
-        return Path(get_package_share_directory("payload_id_ros")) / "config"
-    except Exception:  # noqa: BLE001 - no ament index outside a ROS install
-        return here.parent
+from payload_id_core.resources import bundled_dir, bundled_names
 
 
 @dataclass
@@ -135,7 +119,8 @@ class SimProfile:
                        base_tilt=tilt, ft=ftset, controller=ctrl, source=source, raw=dict(d))
         except (TypeError, ValueError, AttributeError) as err:
             raise PayloadIdError(f"simulation profile {source or name} is malformed ({err})",
-                                 "compare it with config/sim_ur10.yaml") from err
+                                 "compare it with the bundled profile ur10 (payload_id_core/data/sim/ur10.yaml)"
+                                 ) from err
         if tilt.size != 2:
             raise PayloadIdError(f"profile {source or name}: base_tilt must be [U, V] in rad",
                                  "write base_tilt: [0.0, 0.0]")
@@ -151,14 +136,20 @@ class SimProfile:
 
 
 def load_profile(name_or_path: str | Path, n: int) -> SimProfile:
-    """A bundled profile ('clean', 'ur10' → config/sim_<name>.yaml) or a YAML file, for an n-joint robot."""
+    """A bundled profile ('clean', 'ur10' → payload_id_core/data/sim/<name>.yaml) or a YAML file, for an
+    n-joint robot."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = _config_dir() / f"sim_{name_or_path}.yaml"
+        path = bundled_dir("sim") / f"{name_or_path}.yaml"
         if not path.is_file():
             raise PayloadIdError(f"unknown simulation profile '{name_or_path}'",
-                                 f"use one of {', '.join(_BUNDLED)} or a YAML path")
+                                 f"use one of {', '.join(bundled_profiles())} or a YAML path")
     # An empty file is refused too: the defaults have a name ('clean'), an empty profile is a mistake.
     data = read_yaml_mapping(path, "simulation profile", "check the --profile path, or use a bundled name "
-                                                         f"({', '.join(_BUNDLED)})")
+                                                         f"({', '.join(bundled_profiles())})")
     return SimProfile.from_dict(data, n, name=path.stem.removeprefix("sim_"), source=str(path))
+
+
+def bundled_profiles() -> list[str]:
+    """The profiles load_profile knows by name."""
+    return bundled_names("sim", ".yaml")

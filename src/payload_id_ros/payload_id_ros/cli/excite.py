@@ -58,7 +58,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--noise-std", default=None,
                         help="torque noise std per joint weighting the rows (Xu 2024 Λ0^-1/2): comma-separated N·m "
                              "(one or one per joint) or a simulation profile name/YAML whose torque_noise_std to use "
-                             "(default: the robot's config/sim_<robot>.yaml if any, else 1 %% of the effort limit)")
+                             "(default: the robot's data/sim/<robot>.yaml if any, else 1 %% of the effort limit)")
     parser.add_argument("--column-scaling", choices=COLUMN_SCALINGS, default="none",
                         help="base/xu objectives: none = SI units as Xu 2024 (default), unit = unit-norm columns")
     parser.add_argument("--min-velocity-fraction", type=number(at_least=0), default=0.25,

@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frame", help="URDF frame the payload is mounted at (default: the payload file's, "
                         "else the last link)")
     parser.add_argument("--profile", default="clean",
-                        help="noise/friction profile: clean, ur10 (config/sim_<name>.yaml) or a YAML path "
+                        help="noise/friction profile: clean, ur10 (data/sim/<name>.yaml) or a YAML path "
                              "(default clean)")
     parser.add_argument("--seed", type=integer(at_least=0), default=0,
                         help="noise seed: same seed, same bag (default 0)")
