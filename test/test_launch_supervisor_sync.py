@@ -24,7 +24,8 @@ from payload_id_ros.supervisor import Supervisor
 
 REPO = Path(__file__).resolve().parents[1]
 ROS_PACKAGE = REPO / "src" / "payload_id_ros"   # its launch/ and config/ (ament_python layout)
-LAUNCH = {"identify": ROS_PACKAGE / "launch" / "identify.launch.py", "sim_cell": ROS_PACKAGE / "launch" / "sim_cell.launch.py"}
+LAUNCH = {"identify": ROS_PACKAGE / "launch" / "identify.launch.py",
+          "sim_cell": ROS_PACKAGE / "launch" / "sim_cell.launch.py"}
 
 
 def _literal(node: ast.expr | None) -> str:
@@ -189,7 +190,8 @@ def test_launch_file_sets_only_declared_parameters(cell):
 
 
 def test_every_launch_file_is_covered():
-    assert sorted(p.name for p in (ROS_PACKAGE / "launch").glob("*.launch.py")) == sorted(p.name for p in LAUNCH.values())
+    launch_files = (ROS_PACKAGE / "launch").glob("*.launch.py")
+    assert sorted(p.name for p in launch_files) == sorted(p.name for p in LAUNCH.values())
 
 
 def test_executables_are_console_scripts():

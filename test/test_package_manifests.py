@@ -45,7 +45,7 @@ KNOWN_KEYS = set(MODULE_KEYS.values()) | {"rviz2", "robot_state_publisher", "pyt
 def _declared(package: str) -> dict[str, set[str]]:
     root = ET.parse(REPO / "src" / package / "package.xml").getroot()
     tags = ("depend", "exec_depend", "build_depend", "buildtool_depend", "test_depend")
-    return {tag: {el.text.strip() for el in root.findall(tag)} for tag in tags}
+    return {tag: {(el.text or "").strip() for el in root.findall(tag)} for tag in tags}
 
 
 def _imported_modules(paths: list[Path]) -> set[str]:
@@ -68,7 +68,7 @@ def _launch_executables() -> set[str]:
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Node":
                 for kw in node.keywords:
                     if kw.arg == "package" and isinstance(kw.value, ast.Constant):
-                        packages.add(kw.value.value)
+                        packages.add(str(kw.value.value))
     return packages
 
 
