@@ -106,7 +106,9 @@ def _arguments(path: Path) -> dict[str, dict]:
     for call in ast.walk(ast.parse(path.read_text())):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "DeclareLaunchArgument":
             kw = {k.arg: k.value for k in call.keywords}
-            out[_literal(call.args[0])] = {"default": _literal(kw["default_value"]),
+            default = kw["default_value"]
+            out[_literal(call.args[0])] = {"default": _literal(default) if isinstance(default, ast.Constant)
+                                           else _render(default, _variables(path)),
                                            "choices": [_literal(c) for c in _elements(kw["choices"])]
                                            if "choices" in kw else None}
     return out
@@ -254,3 +256,12 @@ def test_supervisor_starts_and_stops_by_pid(tmp_path, ros_env):
     assert time.monotonic() - t0 < 10
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_urdf_argument_defaults_to_the_robot_and_reaches_every_node(cell):
+    # A cell's calibrated URDF (urdf:=/path) must reach every node that builds the robot model, or the
+    # player would check limits on one robot while the estimator identifies on another.
+    assert _arguments(LAUNCH[cell])["urdf"]["default"] == "{robot}"
+    nodes = launch_nodes(LAUNCH[cell])
+    assert nodes and all("urdf" in n["given"] for n in nodes), nodes

@@ -24,13 +24,14 @@ from payload_id_core.dynamics.display_urdf import display_urdf
 
 def robot_state_publisher(context):
     """TF and robot_description of the simulated robot, for rviz (a real cell's driver publishes them)."""
-    urdf = display_urdf(LaunchConfiguration("robot").perform(context))
+    urdf = display_urdf(LaunchConfiguration("urdf").perform(context))
     return [Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
                  output="log", parameters=[{"robot_description": urdf}])]
 
 
 def generate_launch_description():
     robot = LaunchConfiguration("robot")
+    urdf = LaunchConfiguration("urdf")
     method = LaunchConfiguration("method")
     robot_yaml = LaunchConfiguration("robot_yaml")
     namespace = LaunchConfiguration("namespace")
@@ -41,6 +42,9 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("robot", default_value="ur10", choices=["ur10", "ur10e", "panda"],
                               description="simulated robot: selects config/<robot>.yaml"),
+        DeclareLaunchArgument("urdf", default_value=robot,
+                              description="URDF file or bundled robot name simulated and identified; default: "
+                                          "the bundled <robot>"),
         DeclareLaunchArgument("method", default_value="difference-rls",
                               description="default identification method (a goal may choose another)"),
         DeclareLaunchArgument("robot_yaml", default_value="",
@@ -52,9 +56,9 @@ def generate_launch_description():
                               description="rviz fixed frame: the robot's base (panda: panda_link0)"),
         # The simulated robot first, so the others find joint states when they come up.
         Node(package="payload_id_ros", executable="mock_hardware", name="mock_hardware",
-             output="screen", parameters=[params]),
+             output="screen", parameters=[params, {"urdf": urdf}]),
         OpaqueFunction(function=robot_state_publisher, condition=IfCondition(rviz)),
         IncludeLaunchDescription(PythonLaunchDescriptionSource(identify), launch_arguments={
-            "robot": robot, "method": method, "robot_yaml": robot_yaml, "namespace": namespace,
+            "robot": robot, "urdf": urdf, "method": method, "robot_yaml": robot_yaml, "namespace": namespace,
             "rviz": rviz, "rviz_fixed_frame": rviz_fixed_frame}.items()),
     ])
