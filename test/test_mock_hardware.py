@@ -208,4 +208,5 @@ def test_mock_hardware_refuses_a_speed_factor_on_wall_time(ros_env):
     proc = subprocess.run([sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p",
                            "real_time_factor:=4.0"], env=ros_env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
-    assert "real_time_factor 4 without simulated time" in proc.stdout and "sim_time:=true" in proc.stdout
+    assert "real_time_factor 4 without simulated time" in proc.stderr and "sim_time:=true" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
