@@ -19,6 +19,9 @@ LAYERS = {
     "robot_id": 3, "excitation": 4,
     "payload": 5, "ft": 5,
     "sim": 6, "report": 6, "robot_drawing": 6,
+    # Monitoring during task motion (issue 17): the residual on the identified robot + payload; its change
+    # detection and re-estimation will stand on payload/.
+    "monitor": 6,
     # Optimal excitation design simulates runs (Xu 2024's Λ0 from a simulated run) and identifies them:
     # an application of the layers below it, like the synthetic data generators.
     "excitation.design": 7,
