@@ -60,7 +60,8 @@ def main() -> None:
         if mode != "static":
             cmds.append(msg_to_commanded(msg, now()))
 
-    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
+    traj_sub = node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
+                                        on_traj, 10)
     names = list(model.joint_names)
     count = [0]
 
@@ -97,6 +98,12 @@ def main() -> None:
             pub.publish(msg)
 
     node.create_timer(0.005, tick)
+    # "ready" only once the player's trajectories and the estimator's joint states are matched: a goal sent
+    # before discovery ends would have its first trajectory lost, and the arm left standing (a test race,
+    # seen once in CI as a 0.3 rad tracking abort).
+    deadline = time.monotonic() + 30.0
+    while (traj_sub.get_publisher_count() == 0 or pub.get_subscription_count() == 0) and time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.05)
     print("fake hardware ready", flush=True)
     try:
         rclpy.spin(node)
