@@ -1,5 +1,8 @@
-"""Payload monitoring during task motion (issue 17): the residual the change detection will stand on."""
+"""Payload monitoring during task motion (issue 17): the momentum residual, change detection, re-estimation."""
 
-from payload_id_core.monitor.observer import MomentumObserver, ObserverModel
+from payload_id_core.monitor.detect import DetectorSettings, Event, EventKind
+from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor, PayloadState
+from payload_id_core.monitor.observer import FilteredPayloadRegressor, MomentumObserver, ObserverModel
 
-__all__ = ["MomentumObserver", "ObserverModel"]
+__all__ = ["DetectorSettings", "Event", "EventKind", "FilteredPayloadRegressor", "MomentumObserver",
+           "MonitorSettings", "MonitorUpdate", "ObserverModel", "PayloadMonitor", "PayloadState"]

@@ -20,6 +20,12 @@ so each is the identification's own torque prediction τ̂(q, q̇, q̈) = Y(q, q
     Ṁ q̇           = ∂/∂q [M(q) v]·q̇ at v = q̇                       (central difference along q̇)
     Cᵀ q̇          = Ṁ q̇ − C q̇.
 The current payload φ_L adds its regressor Y_L(q, q̇, q̈) φ_L to τ̂ the same way.
+
+FilteredPayloadRegressor runs the same recursion on the payload's regressor alone: F(t), (n, 10), with
+r₀ = F φ_L (same recursion, same start; up to the trapezoid's error) when r₀ is the residual against the
+unloaded robot and φ_L the payload carried since the start. So the residual against any payload φ is r₀ − F φ without
+restarting anything, and φ itself is a linear fit of r₀ on F, needing no joint acceleration (the
+"filtered dynamics" identification).
 """
 
 from __future__ import annotations
@@ -69,6 +75,64 @@ class ObserverModel:
         gravity = rest - self.friction(zero)
         beta = (m_dot_qd - coriolis) - gravity - self.friction(qd)
         return momentum, beta
+
+
+def payload_observer_terms(model: RobotModel, frame: str, q: np.ndarray, qd: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """(P, B), each (N, n, 10): the payload's momentum M_L(q) q̇ = P φ and β_L = B φ (ObserverModel.terms
+    for the payload's regressor alone; a payload has no friction)."""
+    zero = np.zeros_like(qd)
+
+    def y(qq, vv, aa):
+        return payload_regressor(model, frame, qq, vv, aa)
+
+    rest = y(q, zero, zero)
+    momentum = y(q, zero, qd) - rest
+    coriolis = y(q, qd, zero) - rest
+    h = DERIVATIVE_STEP_S
+    ahead, behind = q + h * qd, q - h * qd
+    m_dot_qd = ((y(ahead, zero, qd) - y(ahead, zero, zero)) - (y(behind, zero, qd) - y(behind, zero, zero))) / (2 * h)
+    return momentum, (m_dot_qd - coriolis) - rest
+
+
+class FilteredPayloadRegressor:
+    """F(t), (n, 10): MomentumObserver's recursion on the payload regressor, F φ being the residual a payload
+    φ carried since the start would leave. Reset it together with the observer it pairs with."""
+
+    def __init__(self, model: RobotModel, frame: str, gain: np.ndarray):
+        self.model, self.frame = model, frame
+        self.gain = np.asarray(gain, dtype=float)
+        self.F = np.zeros((model.n, 10))
+        self._p0: np.ndarray | None = None
+        self._integral = np.zeros((model.n, 10))
+        self._b_last = np.zeros((model.n, 10))
+        self._t_last: float | None = None
+
+    def reset(self) -> None:
+        self.F[:] = 0.0
+        self._p0 = None
+        self._integral[:] = 0.0
+        self._t_last = None
+
+    def update(self, t, q, qd) -> np.ndarray:
+        """Feed samples (t (N,), q, q̇ (N, n)); returns F after each one, (N, n, 10)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
+        P, B = payload_observer_terms(self.model, self.frame, q, qd)
+        out = np.empty_like(P)
+        g = self.gain[:, None]
+        for k in range(t.size):
+            if self._p0 is None:
+                self._p0, self._t_last, self._b_last = P[k].copy(), t[k], B[k].copy()
+                out[k] = self.F
+                continue
+            dt = t[k] - self._t_last
+            # MomentumObserver's recursion with τ_L = ṗ_L − β_L in place of τ: ∫τ_L = Δp_L − ∫β_L.
+            self._integral -= 0.5 * dt * (B[k] + self._b_last) + dt * self.F
+            self.F = g * (self._integral + (P[k] - self._p0))
+            self._t_last, self._b_last = t[k], B[k].copy()
+            out[k] = self.F
+        return out
 
 
 class MomentumObserver:

@@ -1,0 +1,286 @@
+"""The payload monitor (issue 17): live joint states in, payload events and re-estimates out.
+
+Per sample: r₀ (MomentumObserver on the unloaded robot) and F (FilteredPayloadRegressor) advance together;
+the residual against the payload the cell carries is r = r₀ − F φ (no restart when φ changes); a CUSUM on
+r/σ raises the alarm, the window after it is classified (detect.classify), and after a load change the
+payload is re-estimated from the task motion (refine.PayloadRefiner) until its mass and CoM are determined.
+
+Bad input pauses the monitor instead of feeding the detector: a NaN/Inf sample, a gap longer than
+`max_gap_s` (joint states stopped) or time going backwards. A decision in progress is dropped, the reason
+is reported once (MonitorUpdate.paused), and the observers restart on the next good sample: r₀ and F
+restart from zero together, so r₀ = F φ holds again at once and nothing carries over from before the gap.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.monitor.detect import (
+    Cusum,
+    DetectorSettings,
+    Event,
+    EventKind,
+    ar1_factor,
+    classify,
+    locate_change,
+    transient_free_rows,
+)
+from payload_id_core.monitor.observer import FilteredPayloadRegressor, MomentumObserver, ObserverModel
+from payload_id_core.monitor.refine import PayloadRefiner, Refined
+from payload_id_core.robot_id.result import RobotIdentification
+
+HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
+CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
+
+
+@dataclass
+class MonitorSettings:
+    gain: float = 50.0                 # 1/s: observer bandwidth (20 ms time constant)
+    detector: DetectorSettings = field(default_factory=DetectorSettings)
+    max_gap_s: float = 0.05            # joint states further apart than this: stopped, the monitor pauses
+    refine_stride: int = 5             # every k-th sample feeds the re-estimate (the residual is smooth)
+    mass_std_rel: float = 0.01         # re-estimate determined when σ(m) ≤ this share of m (or mass_std_abs) ...
+    mass_std_abs: float = 0.02         # kg
+    com_std_m: float = 0.005           # ... and σ of every CoM axis ≤ this
+    refine_every_s: float = 0.1        # the re-estimate replaces the detector's payload this often
+    min_refine_s: float = 1.0          # s of task motion before a re-estimate may be called determined
+
+
+@dataclass(frozen=True)
+class PayloadState:
+    """What the monitor holds as the carried payload."""
+    phi: np.ndarray
+    cov: np.ndarray
+    determined: bool           # mass and CoM known to the settings' σ (False right after a change)
+    since: float               # s: time of the change it follows (NaN: the initial payload)
+    seconds_of_motion: float   # of task motion in the re-estimate
+
+
+@dataclass
+class MonitorUpdate:
+    events: list[Event] = field(default_factory=list)
+    estimate: PayloadState | None = None      # a newly determined (or improved) payload, to publish
+    paused: str | None = None                 # why the monitor paused (reported once per pause)
+
+
+class PayloadMonitor:
+    """Feed (t, q, q̇, τ) blocks with `update`; see the module docstring."""
+
+    def __init__(self, model: RobotModel, robot: RobotIdentification, frame: str, phi: np.ndarray | None = None,
+                 cov: np.ndarray | None = None, settings: MonitorSettings | None = None):
+        self.model, self.frame = model, frame
+        self.s = settings or MonitorSettings()
+        n = model.n
+        self.gain = np.full(n, float(self.s.gain))
+        self.sigma = np.asarray(robot.rmse, dtype=float)
+        self.observer = MomentumObserver(ObserverModel(model, robot), self.gain)
+        self.regressor = FilteredPayloadRegressor(model, frame, self.gain)
+        phi0 = np.zeros(10) if phi is None else np.asarray(phi, dtype=float).copy()
+        cov0 = np.zeros((10, 10)) if cov is None else np.asarray(cov, dtype=float).copy()
+        self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
+        self._before_change = self.state       # what to go back to if the change turns out not to be a load
+        self._change_started = float("nan")
+        self.cusum = Cusum(n, self.s.detector)
+        self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std)
+        self._history: deque = deque()
+        self._anchor: tuple[float, np.ndarray, np.ndarray] | None = None     # (t_c, F(t_c), r₀(t_c))
+        self._window: dict | None = None
+        self._armed = True
+        self._t_last: float | None = None
+        self._paused: str | None = None
+        self._last_refine = -np.inf
+        self._count = 0
+        self.level = self.sigma**2 * 0.05
+
+    # -- input ------------------------------------------------------------------------------------------
+    def update(self, t, q, qd, tau) -> MonitorUpdate:
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
+        out = MonitorUpdate()
+        finite = np.isfinite(t) & np.all(np.isfinite(q) & np.isfinite(qd) & np.isfinite(tau), axis=1)
+        start = 0
+        for k in range(t.size + 1):
+            bad_reason = None
+            if k < t.size:
+                prev = self._t_last if k == start else t[k - 1]
+                if not finite[k]:
+                    bad_reason = "joint states carry NaN or infinite values"
+                elif prev is not None and not t[k] > prev:
+                    bad_reason = f"joint-state time went backwards ({t[k]:.3f} s after {prev:.3f} s)"
+                elif prev is not None and t[k] - prev > self.s.max_gap_s:
+                    bad_reason = (f"joint states stopped for {t[k] - prev:.3f} s (more than "
+                                  f"{self.s.max_gap_s} s)")
+            if k == t.size or bad_reason is not None:
+                if k > start:
+                    self._run(t[start:k], q[start:k], qd[start:k], tau[start:k], out)
+                if bad_reason is not None:
+                    self._pause(bad_reason, out)
+                    # A late or backwards sample is itself good: it starts the next run. A NaN one is skipped.
+                    start = k + 1 if not finite[k] else k
+        return out
+
+    def _pause(self, reason: str, out: MonitorUpdate) -> None:
+        if self._paused is None:
+            out.paused = f"monitor paused: {reason}; it restarts on the next good sample, no event meanwhile"
+        self._paused = reason
+        self.observer.reset()
+        self.regressor.reset()
+        self.cusum.reset()
+        self._window = None
+        self._history.clear()
+        self._t_last = None
+        self._anchor = None        # the observers restart from zero: r₀ = F φ holds from the next sample
+
+    # -- the per-sample work -----------------------------------------------------------------------------
+    def _run(self, t, q, qd, tau, out: MonitorUpdate) -> None:
+        self._paused = None
+        r0 = self.observer.update(t, q, qd, tau)
+        F = self.regressor.update(t, q, qd)
+        if self._anchor is None:
+            self._anchor = (float(t[0]), F[0].copy(), r0[0].copy())
+            if self._t_last is None and self.refiner.rows == 0:
+                self.refiner.restart(self.state.phi, float(t[0]), self.s.detector.inertia_prior_std)
+        dt = float(np.median(np.diff(t))) if t.size > 1 else 0.002
+        self.refiner.rho = float(np.exp(-np.mean(self.gain) * dt * self.s.refine_stride))
+        for k in range(t.size):
+            self._step(float(t[k]), F[k], r0[k], out)
+        self._t_last = float(t[-1])
+
+    def _step(self, t: float, F: np.ndarray, r0: np.ndarray, out: MonitorUpdate) -> None:
+        self._history.append((t, F, r0))
+        while self._history and self._history[0][0] < t - HISTORY_S:
+            self._history.popleft()
+        r = r0 - F @ self.state.phi
+        z = r / self.sigma
+        d = self.s.detector
+        if self._window is not None:
+            self._window["samples"].append((t, F, r0))
+            if t - self._window["t_alarm"] >= d.confirm_s:
+                self._decide(out)
+            return
+        if not self._armed:
+            # One event per change: the same residual (a decaying contact, a push that no load explains) must
+            # come back within the drift before anything new counts.
+            self._armed = bool(np.all(np.abs(z) < d.drift))
+            if self._armed:
+                self.cusum.reset(t)
+            return
+        if len(self._history) > 1:
+            # The residual's own variance while nothing happens (noise and model error as the observer leaves
+            # them): the whitening of the verdict's fit and of the re-estimate.
+            self.level += min(1.0, (t - self._history[-2][0]) / d.level_time_s) * (r**2 - self.level)
+        self._count += 1
+        if self._count % self.s.refine_stride == 0:
+            self._refine_rows([(t, F, r0)])
+            self._maybe_publish(t, out)
+        t_change = self.cusum.update(t, z)
+        if t_change is not None:
+            since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
+            self._window = {"t_alarm": t, "t_change": t_change, "samples": since}
+
+    def _refine_rows(self, samples) -> None:
+        assert self._anchor is not None      # set by _run before any sample is stepped
+        t_c, F_c, r0_c = self._anchor
+        ts = np.array([s[0] for s in samples])
+        A, b = transient_free_rows(ts, np.array([s[1] for s in samples]), np.array([s[2] for s in samples]),
+                                   t_c, F_c, r0_c, self.gain)
+        self.refiner.add(ts, A, b, np.sqrt(self.level))
+
+    def _decide(self, out: MonitorUpdate) -> None:
+        w, self._window = self._window, None
+        assert w is not None
+        samples = w["samples"]
+        t = np.array([s[0] for s in samples])
+        F = np.array([s[1] for s in samples])
+        r0 = np.array([s[2] for s in samples])
+        r = r0 - F @ self.state.phi
+        k_alarm = int(np.searchsorted(t, w["t_alarm"]))
+        k_c = locate_change(t, F, r, np.sqrt(self.level), self.gain, np.arange(0, max(k_alarm, 1), 2),
+                            self.s.detector)
+        t, F, r0, r, samples = t[k_c:], F[k_c:], r0[k_c:], r[k_c:], samples[k_c:]
+        k_c = 0
+        A, b = transient_free_rows(t, F, r, t[k_c], F[k_c], r[k_c], self.gain)
+        verdict = classify(t, A, b, r, self.sigma, self.level, float(self.state.phi[0]), float(t[0]),
+                           w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))))
+        self.cusum.reset(float(t[-1]))
+        if verdict.event is not None and not verdict.event.is_load_change:
+            out.events.append(verdict.event)
+            self._armed = False
+            return
+        # A load change (or a change too small to call an event): the fitted payload carries on, the
+        # re-estimate restarts at the change and takes the window's rows at once.
+        if self.state.determined:
+            # A change on top of one still being re-estimated keeps the last settled payload to go back to.
+            self._before_change = self.state
+            self._change_started = float(t[k_c])
+        phi = self.state.phi + verdict.delta_phi
+        cov = self.state.cov.copy()
+        if verdict.event is not None:
+            out.events.append(verdict.event)
+            cov[0, 0] += verdict.event.delta_mass_std**2
+        self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0)
+        self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy())
+        self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std)
+        self._refine_rows(samples[k_c::self.s.refine_stride])
+        self._last_refine = -np.inf
+
+    def _maybe_publish(self, t: float, out: MonitorUpdate) -> None:
+        """After a change the re-estimate takes over the detector's payload every `refine_every_s` (so the
+        fast fit's error does not alarm again), and is published once determined. The initial payload (an
+        identify goal's) is not replaced by task motion's."""
+        if np.isnan(self.state.since) or t - self._last_refine < self.s.refine_every_s:
+            return
+        self._last_refine = t
+        est = self.refiner.estimate()
+        implausible = self._implausible(est)
+        if implausible:
+            # What looked like a load (or too small to call) is not one once the motion has varied: a push
+            # or a collision that lasts. Back to the payload before it; nothing is published.
+            out.events.append(Event(EventKind.CONTACT, self._change_started, self.state.since, t, float("nan"),
+                                    float("nan"), np.zeros(10), f"the torque since {self._change_started:.3f} s is "
+                                    f"not a load on the flange: {implausible}"))
+            self.state = self._before_change
+            self._armed = False
+            return
+        determined = self._is_determined(est)
+        first = determined and not self.state.determined
+        self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
+                                  est.seconds)
+        if first:
+            out.estimate = self.state
+
+    def _implausible(self, est: Refined) -> str:
+        """Why the re-estimate is no load ('' when it may be one)."""
+        d = self.s.detector
+        m, m_std = float(est.phi[0]), est.mass_std
+        if est.misfit > d.span_chi2:
+            return f"a flange load leaves {est.misfit:.1f} per row of the residual's variance"
+        if m < -3.0 * m_std - self.s.mass_std_abs:
+            return f"it would weigh {m:.2f} ± {m_std:.2f} kg"
+        if m > d.max_mass_kg:
+            return f"it would weigh {m:.2f} kg, above the rated {d.max_mass_kg:.2f} kg"
+        if m > 3.0 * m_std and np.linalg.norm(est.phi[1:4]) > d.max_lever_m * m:
+            return f"its CoM would be {np.linalg.norm(est.phi[1:4]) / m:.2f} m from the flange"
+        return ""
+
+    def _is_determined(self, est: Refined) -> bool:
+        """Mass to the settings' σ; the CoM too unless nothing is carried (a mass within 3σ of zero)."""
+        m = float(est.phi[0])
+        if est.seconds < self.s.min_refine_s:
+            return False
+        if not est.determined[0] or est.mass_std > max(self.s.mass_std_rel * abs(m), self.s.mass_std_abs):
+            return False
+        if abs(m) <= 3.0 * est.mass_std:
+            return True
+        if not np.all(est.determined[:4]):
+            return False
+        _, c_std = est.com_and_std()
+        return bool(np.all(c_std <= self.s.com_std_m))
+
+    @property
+    def paused(self) -> str | None:
+        return self._paused

@@ -1,0 +1,141 @@
+"""The payload monitor on synthetic task motion (payload_id_core.monitor, issue 17).
+
+A UR10 with the simulated cell's measured torque noise (1.6 N·m on the shoulder to 0.23 on the wrist),
+identified on one motion; the task is another, 10 s at 500 Hz, fed in 20 ms blocks as a joint-state
+callback would. Every scenario is the same noise draw with a known torque added: the payload's own torque
+Y_L φ_L from a time on (picked), until a time (placed), or a push that no flange load makes.
+"""
+
+import numpy as np
+import pytest
+from test_monitor_observer import FRAME, PHI
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.monitor import (
+    EventKind,
+    FilteredPayloadRegressor,
+    MomentumObserver,
+    ObserverModel,
+    PayloadMonitor,
+)
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.sim.profile import load_profile
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+MASS = float(PHI[0])
+COM = PHI[1:4] / MASS
+BLOCK = 10
+
+
+@pytest.fixture(scope="module")
+def cell():
+    model = RobotModel.from_urdf("ur10")
+    noise = load_profile("ur10", model.n).torque_noise_std
+    robot = identify_robot(model, synthetic_recording(model, *sum_of_sines(model, 20.0, 100.0, seed=1),
+                                                      noise_std=noise, seed=1), friction="linear", delay=0.0)
+    motion = sum_of_sines(model, 10.0, 500.0, seed=7)
+    unloaded = synthetic_recording(model, *motion, noise_std=noise, seed=2).joints
+    loaded = synthetic_recording(model, *motion, payload=(PHI, FRAME), noise_std=noise, seed=2).joints
+    return model, robot, unloaded.t, unloaded.q, unloaded.qd, unloaded.tau, loaded.tau - unloaded.tau
+
+
+def _run(cell, tau, phi=None, t=None, q=None):
+    model, robot, t0, q0, qd = cell[:5]
+    t = t0 if t is None else t
+    q = q0 if q is None else q
+    monitor = PayloadMonitor(model, robot, FRAME, phi)
+    events, estimates, paused = [], [], []
+    for k in range(0, t.size, BLOCK):
+        u = monitor.update(t[k:k + BLOCK], q[k:k + BLOCK], qd[k:k + BLOCK], tau[k:k + BLOCK])
+        events += u.events
+        estimates += [u.estimate] if u.estimate is not None else []
+        paused += [u.paused] if u.paused else []
+    return monitor, events, estimates, paused
+
+
+def test_the_filtered_regressor_is_the_residual_a_carried_payload_leaves(cell):
+    """r₀ (observer on the unloaded robot) = F φ_L for a payload carried from the start: the identity the
+    monitor's residual r₀ − F φ and its re-estimate stand on."""
+    model, robot, t, q, qd, tau, payload_torque = cell
+    sl = slice(0, 1500)
+    r0 = MomentumObserver(ObserverModel(model, robot), 50.0).update(t[sl], q[sl], qd[sl], tau[sl] + payload_torque[sl])
+    r_unloaded = MomentumObserver(ObserverModel(model, robot), 50.0).update(t[sl], q[sl], qd[sl], tau[sl])
+    F = FilteredPayloadRegressor(model, FRAME, np.full(model.n, 50.0)).update(t[sl], q[sl], qd[sl])
+    explained = r0 - r_unloaded          # the payload's share of the residual, noise removed
+    assert np.max(np.abs(explained - F @ PHI)) < 0.02 * np.max(np.abs(explained))
+
+
+def test_nothing_changes_no_event(cell):
+    monitor, events, estimates, paused = _run(cell, cell[5])
+    assert events == [] and estimates == [] and paused == []
+    assert np.all(monitor.state.phi == 0.0)
+
+
+def test_a_picked_part_is_reported_within_tens_of_ms_then_re_estimated_from_the_task_motion(cell):
+    t, tau, payload_torque = cell[2], cell[5], cell[6]
+    t0 = 2.5
+    monitor, events, estimates, _ = _run(cell, tau + (t >= t0)[:, None] * payload_torque)
+    assert [e.kind for e in events] == [EventKind.PICKED], events
+    e = events[0]
+    assert 0.0 <= e.t_alarm - t0 < 0.05
+    assert abs(e.t_change - t0) < 0.02
+    assert e.delta_mass == pytest.approx(MASS, rel=0.05)
+    assert abs(e.delta_mass - MASS) < 3 * e.delta_mass_std
+    # Published once, when determined, from the task motion since the change; σ covers its error.
+    (est,) = estimates
+    assert est.determined and est.since == pytest.approx(e.t_change)
+    assert est.phi[0] == pytest.approx(MASS, rel=0.02)
+    assert abs(est.phi[0] - MASS) < 3 * np.sqrt(est.cov[0, 0])
+    # By the end of the task (7.5 s after the pick): within 1 % and 5 mm.
+    final = monitor.state.phi
+    assert final[0] == pytest.approx(MASS, rel=0.01)
+    assert np.linalg.norm(final[1:4] / final[0] - COM) < 0.005
+
+
+def test_a_placed_part_is_reported_with_a_negative_mass(cell):
+    t, tau, payload_torque = cell[2], cell[5], cell[6]
+    t0 = 3.5
+    monitor, events, estimates, _ = _run(cell, tau + (t < t0)[:, None] * payload_torque, phi=PHI)
+    assert [e.kind for e in events] == [EventKind.PLACED], events
+    assert events[0].delta_mass == pytest.approx(-MASS, rel=0.05)
+    assert 0.0 <= events[0].t_alarm - t0 < 0.05
+    (est,) = estimates
+    assert abs(est.phi[0]) < 0.05
+    assert abs(monitor.state.phi[0]) < 0.05
+
+
+def test_a_short_contact_is_a_contact_and_leaves_the_payload_alone(cell):
+    t, tau = cell[2], cell[5]
+    push = np.array([0.0, 8.0, -5.0, 2.0, 0.0, 0.0])
+    monitor, events, estimates, _ = _run(cell, tau + ((t >= 2.0) & (t < 2.05))[:, None] * push)
+    assert [e.kind for e in events] == [EventKind.CONTACT], events
+    assert np.isnan(events[0].delta_mass) and "transient" in events[0].reason
+    assert estimates == [] and np.all(monitor.state.phi == 0.0)
+
+
+def test_a_lasting_push_no_flange_load_explains_is_a_contact_never_a_payload(cell):
+    t, tau = cell[2], cell[5]
+    push = np.array([0.0, 6.0, 0.0, 0.0, 0.0, 0.0])          # the shoulder alone: no load at the flange does that
+    monitor, events, estimates, _ = _run(cell, tau + (t >= 2.0)[:, None] * push)
+    assert [e.kind for e in events] == [EventKind.CONTACT], events
+    assert "not a load" in events[0].reason
+    assert estimates == [] and np.all(monitor.state.phi == 0.0)
+
+
+def test_nan_samples_pause_the_monitor_which_says_why_and_emits_nothing(cell):
+    tau = cell[5].copy()
+    tau[1000:1003, 2] = np.nan
+    monitor, events, estimates, paused = _run(cell, tau)
+    assert events == [] and estimates == []
+    assert len(paused) == 1 and "NaN" in paused[0]
+    assert monitor.paused is None            # restarted on the good samples after them
+
+
+def test_stopped_joint_states_pause_the_monitor_and_a_pick_after_them_is_still_found(cell):
+    t, tau, payload_torque = cell[2].copy(), cell[5], cell[6]
+    t[2000:] += 1.0                          # the driver went quiet for a second at t = 4 s
+    pick = 8.0                               # on the shifted clock: sample 3500, the load's torque up to 13 σ
+    monitor, events, _, paused = _run(cell, tau + (t >= pick)[:, None] * payload_torque, t=t)
+    assert len(paused) == 1 and "stopped" in paused[0]
+    assert [e.kind for e in events] == [EventKind.PICKED], events
+    assert 0.0 <= events[0].t_alarm - pick < 0.05
