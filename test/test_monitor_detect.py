@@ -115,7 +115,7 @@ def test_a_short_contact_is_a_contact_and_leaves_the_payload_alone(cell):
 
 def test_a_lasting_push_no_flange_load_explains_is_a_contact_never_a_payload(cell):
     t, tau = cell[2], cell[5]
-    push = np.array([0.0, 6.0, 0.0, 0.0, 0.0, 0.0])          # the shoulder alone: no load at the flange does that
+    push = np.array([0.0, 15.0, 0.0, 0.0, 0.0, 0.0])         # the shoulder alone: no load at the flange does that
     monitor, events, estimates, _ = _run(cell, tau + (t >= 2.0)[:, None] * push)
     assert [e.kind for e in events] == [EventKind.CONTACT], events
     assert "not a load" in events[0].reason

@@ -90,12 +90,18 @@ class SimulatedCell:
         self._t0 = float(t)
         self._k = 0                       # physics steps since reset
         self._load = [0.0] * self.model.n
+        self._external: list[float] | None = None
         self.controller.reset(q0, self.time)
         self._plan_cache = None
 
     @property
     def time(self) -> float:
         return self._t0 + self._k * self.profile.timestep
+
+    def set_external_torque(self, tau: np.ndarray | None) -> None:
+        """Joint torques the environment applies from now on (a contact, a push; None: nothing). They move
+        the arm but are not part of the motor torque the drives report, as on a real robot."""
+        self._external = None if tau is None else [float(x) for x in np.asarray(tau, float).reshape(self.model.n)]
 
     def set_payload(self, payload: PayloadEstimate | None) -> None:
         """Swap the payload at run time (None: nothing on the flange)."""
@@ -218,17 +224,19 @@ class SimulatedCell:
         # Python floats in the loop: per step this is cheaper than numpy on 6-vectors (see ScalarFriction).
         ql, vl = read()
         rec_q, rec_qd, rec_tau, rec_qdd = [], [], [], []
+        external = self._external
         for k in range(steps):
             qr, vr = qr_l[k], vr_l[k]
             integral = [min(max(i + (r - x) * h, h_i), i_max) for i, r, x in zip(integral, qr, ql)]
             acc = [kp * (r - x) + kd * (w - v) + ki * i for r, x, w, v, i in zip(qr, ql, vr, vl, integral)]
             tau_m = (mass[k // sub].dot(acc) + ff[k]).tolist()
+            acting = tau_m if external is None else [a + e for a, e in zip(tau_m, external)]
             if friction is not None:
                 # Linearised about the current speed and integrated implicitly by the backend.
-                applied, slope = friction.linearised(tau_m, vl, load)
+                applied, slope = friction.linearised(acting, vl, load)
                 apply(applied, slope)
             else:
-                apply(tau_m)
+                apply(acting)
             load = tau_m
             q1, v1 = read()
             if k % sub == 0:

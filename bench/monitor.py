@@ -1,0 +1,96 @@
+"""Bench of the payload monitor (issue 17) on the simulated UR10 cell (sim.pick_place, `ur10` profile).
+
+  monitor_detect_latency_ms_median, _p95   alarm time − true change, picks and places of ≥ 1 kg found
+  monitor_found_fraction                   of those picks and places, the share reported (same kind, ±0.1 s)
+  monitor_false_events_task                events with no true change behind them, on the pick-and-place task
+  monitor_false_alarms_per_hour            events on task motion without any change (MONITOR_QUIET_S s of it,
+                                           default 3600: one hour, simulated faster than real time)
+  monitor_contact_misclassified_fraction   contacts reported as a load change, over the contacts reported
+  monitor_mass_err_pct_after_5s            median |mass − truth| / truth 5 s after a pick (picks with 5 s of
+                                           task motion before the next change)
+  monitor_update_us                        monitor time per joint-state sample (20 ms blocks)
+Targets (issue 17): latency ≤ 50 ms median, 0 false alarms per hour, mass within 2 % after 5 s.
+The last stdout line is one JSON object.
+"""
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.monitor import EventKind, PayloadMonitor
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.sim import simulate
+from payload_id_core.sim.pick_place import pick_and_place
+
+TASK_S = float(os.environ.get("MONITOR_TASK_S", "600"))
+QUIET_S = float(os.environ.get("MONITOR_QUIET_S", "3600"))
+MATCH_S = 0.1
+
+
+def log(*a) -> None:
+    print(*a, file=sys.stderr, flush=True)
+
+
+def watch(model, robot, run):
+    """(events, [(t, mass)] after each block, µs per sample)."""
+    monitor = PayloadMonitor(model, robot, run.frame)
+    events, masses = [], []
+    t0 = time.perf_counter()
+    for k in range(0, run.t.size, 10):
+        events += monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10]).events
+        masses.append((float(run.t[min(k + 9, run.t.size - 1)]), float(monitor.state.phi[0])))
+    return events, np.array(masses), (time.perf_counter() - t0) / run.t.size * 1e6
+
+
+def main() -> int:
+    limit_blas_threads()
+    model = RobotModel.from_urdf("ur10")
+    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
+                           friction="nonlinear", estimator="wls")
+    run = pick_and_place(model, "ur10", seconds=TASK_S, seed=5)
+    events, masses, us = watch(model, robot, run)
+    changes = run.changes
+    loads = [c for c in changes if c.kind in ("picked", "placed") and c.mass >= 1.0]
+    latency, found = [], 0
+    for c in loads:
+        hit = [e for e in events if abs(e.t_change - c.t) < MATCH_S and e.kind.value == c.kind]
+        if hit:
+            found += 1
+            latency.append(hit[0].t_alarm - c.t)
+    false_task = sum(1 for e in events if not any(abs(e.t_change - c.t) < MATCH_S for c in changes))
+    contacts_reported = [e for e in events if any(abs(e.t_change - c.t) < MATCH_S and c.kind == "contact"
+                                                  for c in changes)]
+    misclassified = sum(1 for e in contacts_reported if e.kind is not EventKind.CONTACT)
+    after5 = []
+    for i, c in enumerate(changes):
+        nxt = changes[i + 1].t if i + 1 < len(changes) else run.t[-1]
+        if c.kind == "picked" and nxt - c.t > 5.0:
+            k = int(np.searchsorted(masses[:, 0], c.t + 5.0))
+            after5.append(abs(masses[k, 1] - c.mass) / c.mass * 100)
+    log(f"task {TASK_S:.0f} s: {len(loads)} loads ≥ 1 kg, {found} found, {false_task} false, "
+        f"{misclassified}/{len(contacts_reported)} contacts misclassified, {us:.0f} µs/sample")
+    quiet = pick_and_place(model, "ur10", seconds=QUIET_S, seed=11, picks=False, contacts_per_minute=0.0)
+    quiet_events, _, _ = watch(model, robot, quiet)
+    log(f"quiet {QUIET_S:.0f} s: {len(quiet_events)} events")
+    out = {
+        "monitor_detect_latency_ms_median": round(float(np.median(latency)) * 1e3, 1) if latency else None,
+        "monitor_detect_latency_ms_p95": round(float(np.percentile(latency, 95)) * 1e3, 1) if latency else None,
+        "monitor_found_fraction": round(found / len(loads), 3) if loads else None,
+        "monitor_false_events_task": false_task,
+        "monitor_false_alarms_per_hour": round(len(quiet_events) * 3600.0 / QUIET_S, 2),
+        "monitor_contact_misclassified_fraction": round(misclassified / len(contacts_reported), 3)
+        if contacts_reported else 0.0,
+        "monitor_mass_err_pct_after_5s": round(float(np.median(after5)), 2) if after5 else None,
+        "monitor_update_us": round(us, 1),
+    }
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

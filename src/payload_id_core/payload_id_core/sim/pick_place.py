@@ -1,0 +1,129 @@
+"""A pick-and-place task on the simulated cell (issue 17): what the payload monitor watches on a real cell.
+
+Point-to-point moves (quintic, rest to rest, 1-2 s) between random poses around a home pose, with rests
+between them; parts of `masses` kg are grasped at some rests and released at a later one (the payload
+switches at once, as when a gripper closes on a part resting on a table it then lifts), and the
+environment pushes on the arm now and then during moves (contacts: joint torques the drives do not
+report, lasting `contact_s`). Every change is returned with its time, so tests and the bench know the truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.sim.cell import SimulatedCell
+from payload_id_core.sim.profile import SimProfile
+
+REACH_RAD = 0.5             # targets within ± this of the home pose, per joint
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    t: float
+    kind: str                   # "picked" | "placed" | "contact"
+    mass: float = 0.0           # kg of the part picked or placed (0 for a contact)
+    phi: np.ndarray | None = None   # the part picked, in the task's frame
+    duration: float = 0.0       # s, a contact's
+    torque: np.ndarray | None = None   # the contact's joint torques
+
+
+@dataclass
+class TaskRun:
+    frame: str
+    t: np.ndarray
+    q: np.ndarray               # measured, as the joint states carry them
+    qd: np.ndarray
+    tau: np.ndarray             # measured motor torque (K · effort, noise included)
+    changes: list[TaskChange] = field(default_factory=list)
+
+    def carried_mass(self, t: float) -> float:
+        """The truth: kg on the flange at time t."""
+        m = 0.0
+        for c in self.changes:
+            if c.t <= t and c.kind in ("picked", "placed"):
+                m = c.mass if c.kind == "picked" else 0.0
+        return m
+
+
+def random_part(rng: np.random.Generator, mass: float) -> np.ndarray:
+    """φ of a box-shaped part of `mass` kg held below the flange: sides 4-15 cm, CoM 2-10 cm out along the
+    tool axis and up to 3 cm off it."""
+    sides = rng.uniform(0.04, 0.15, 3)
+    a, b, c = sides**2
+    inertia = mass / 12.0 * np.diag([b + c, a + c, a + b])
+    com = np.array([rng.uniform(-0.03, 0.03), rng.uniform(-0.03, 0.03), rng.uniform(0.02, 0.10)])
+    return from_mass_com_inertia(mass, com, inertia)
+
+
+def _move(model: RobotModel, start_time: float, q0: np.ndarray, q1: np.ndarray, duration: float) -> CommandedTrajectory:
+    zero = np.zeros((2, model.n))
+    return CommandedTrajectory(start_time, list(model.joint_names), np.array([0.0, duration]),
+                               np.vstack([q0, q1]), zero.copy(), zero.copy())
+
+
+def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, seconds: float = 60.0, seed: int = 0,
+                   masses: tuple[float, float] = (0.5, 5.0), picks: bool = True, contacts_per_minute: float = 2.0,
+                   contact_s: tuple[float, float] = (0.03, 0.15), contact_nm: tuple[float, float] = (5.0, 20.0),
+                   frame: str | None = None, q_home: np.ndarray | None = None, rate_hz: float = 500.0) -> TaskRun:
+    """Run the task for `seconds` of simulated time; see the module docstring."""
+    rng = np.random.default_rng(seed)
+    frame = frame or model.default_payload_frame
+    lower, upper = model.limits.lower, model.limits.upper
+    home = np.clip(np.array([0.0, -1.4, 1.4, -1.6, -1.6, 0.0][: model.n]) if q_home is None else q_home,
+                   lower, upper)
+    cell = SimulatedCell(model, profile, None, seed=seed, rate_hz=rate_hz, q0=home)
+    dt = 1.0 / rate_hz
+    parts: list = []
+    changes: list[TaskChange] = []
+    carrying = 0.0              # kg of the part in the gripper
+    q_now = home.copy()
+
+    def run_for(duration: float) -> None:
+        samples = max(int(round(duration * rate_hz)), 1)
+        s = cell.advance(samples)
+        parts.append((s.t, s.q, s.qd, s.tau))
+
+    while cell.time < seconds:
+        # A rest: maybe the gripper closes on a part, or opens.
+        rest = rng.uniform(0.3, 0.8)
+        switch_at = rng.uniform(0.1, rest - 0.1)
+        run_for(switch_at)
+        if picks and rng.random() < 0.5:
+            if carrying:
+                cell.set_payload(None)
+                changes.append(TaskChange(cell.time, "placed", mass=carrying))
+                carrying = 0.0
+            else:
+                phi = random_part(rng, rng.uniform(*masses))
+                cell.set_payload(PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth"))
+                changes.append(TaskChange(cell.time, "picked", mass=float(phi[0]), phi=phi))
+                carrying = float(phi[0])
+        run_for(rest - switch_at)
+        # A move, with a contact now and then.
+        target = np.clip(home + rng.uniform(-REACH_RAD, REACH_RAD, model.n), lower + 0.1, upper - 0.1)
+        duration = rng.uniform(1.0, 2.0)
+        cell.send(_move(model, cell.time, q_now, target, duration))
+        q_now = target
+        if rng.random() < contacts_per_minute * (duration + rest) / 60.0:
+            at = rng.uniform(0.1, duration - 0.3)
+            length = rng.uniform(*contact_s)
+            torque = np.zeros(model.n)
+            joints = rng.choice(model.n, size=rng.integers(1, 4), replace=False)
+            torque[joints] = rng.uniform(*contact_nm, joints.size) * rng.choice([-1.0, 1.0], joints.size)
+            run_for(at)
+            changes.append(TaskChange(cell.time, "contact", duration=length, torque=torque))
+            cell.set_external_torque(torque)
+            run_for(length)
+            cell.set_external_torque(None)
+            run_for(duration - at - length)
+        else:
+            run_for(duration)
+    t, q, qd, tau = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    keep = t <= seconds + dt / 2
+    return TaskRun(frame, t[keep], q[keep], qd[keep], tau[keep], [c for c in changes if c.t <= seconds])
