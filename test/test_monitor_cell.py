@@ -73,4 +73,4 @@ def test_a_contact_is_never_taken_for_a_load(cell):
     # A residual too small to call an event may be folded into the monitor's working estimate, but nothing
     # is published, and it stays below the mass the monitor resolves on this cell.
     assert monitor.published == []
-    assert abs(monitor.state.phi[0]) < monitor.s.mass_resolution_kg
+    assert abs(monitor.state.phi[0]) < monitor.s.detector.mass_resolution_kg

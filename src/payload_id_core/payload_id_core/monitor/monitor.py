@@ -45,9 +45,6 @@ class MonitorSettings:
     refine_stride: int = 5             # every k-th sample feeds the re-estimate (the residual is smooth)
     mass_std_rel: float = 0.01         # re-estimate determined when σ(m) ≤ this share of m (or mass_std_abs) ...
     mass_std_abs: float = 0.02         # kg
-    # kg a re-estimate may be off without being refuted: the robot model's error on task motion (on the
-    # simulated UR10 cell, 1 s after placing a part, the empty flange was re-estimated at −0.13 ± 0.02 kg)
-    mass_resolution_kg: float = 0.2
     com_std_m: float = 0.005           # ... and σ of every CoM axis ≤ this
     refine_every_s: float = 0.1        # the re-estimate replaces the detector's payload this often
     min_refine_s: float = 1.0          # s of task motion before a re-estimate replaces the fast fit (or refutes it)
@@ -168,7 +165,10 @@ class PayloadMonitor:
             if t - self._window["t_alarm"] >= d.confirm_s:
                 self._decide(out)
             return
-        drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.level) / self.sigma)
+        # The allowance: the residual's normal level (robot model error and noise) plus what the carried
+        # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
+        spread = np.einsum("ij,jk,ik->i", F, self.state.cov, F)
+        drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
             # come back within the allowance before anything new counts.
@@ -176,10 +176,13 @@ class PayloadMonitor:
                 self._armed = True
                 self.cusum.reset(t)
             return
-        if len(self._history) > 1:
-            # The residual's own variance while nothing happens (noise and model error as the observer leaves
-            # them): the whitening of the verdict's fit and of the re-estimate, and the alarm's allowance.
-            self.level += min(1.0, (t - self._history[-2][0]) / d.level_time_s) * (r**2 - self.level)
+        if len(self._history) > 1 and self.state.determined:
+            # The normal level is learnt only from a settled payload and from samples inside the allowance, so
+            # neither a change nor a payload still being re-estimated becomes "normal" (which deafened the
+            # detector to the next part).
+            quiet = np.abs(z) < drift
+            step = min(1.0, (t - self._history[-2][0]) / d.level_time_s)
+            self.level[quiet] += step * (r[quiet] ** 2 - self.level[quiet])
         self._count += 1
         if self._count % self.s.refine_stride == 0:
             self._refine_rows([(t, F, r0)])
@@ -216,7 +219,8 @@ class PayloadMonitor:
         k_c = 0
         A, b = transient_free_rows(t, F, r, t[k_c], F[k_c], r[k_c], self.gain)
         verdict = classify(t, A, b, r, self.sigma, self.level, float(self.state.phi[0]), float(t[0]),
-                           w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))))
+                           w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
+                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))))
         self.cusum.reset(float(t[-1]))
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
@@ -229,10 +233,9 @@ class PayloadMonitor:
             self._before_change = self.state
             self._change_started = float(t[k_c])
         phi = self.state.phi + verdict.delta_phi
-        cov = self.state.cov.copy()
+        cov = self.state.cov + verdict.cov
         if verdict.event is not None:
             out.events.append(verdict.event)
-            cov[0, 0] += verdict.event.delta_mass_std**2
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy())
         self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std)
@@ -274,11 +277,11 @@ class PayloadMonitor:
         m, m_std = float(est.phi[0]), est.mass_std
         if est.misfit > d.span_chi2:
             return f"a flange load leaves {est.misfit:.1f} per row of the residual's variance"
-        if m < -3.0 * m_std - self.s.mass_resolution_kg:
+        if m < -3.0 * m_std - d.mass_resolution_kg:
             return f"it would weigh {m:.2f} ± {m_std:.2f} kg"
         if m > d.max_mass_kg:
             return f"it would weigh {m:.2f} kg, above the rated {d.max_mass_kg:.2f} kg"
-        if m > max(3.0 * m_std, self.s.mass_resolution_kg) and np.linalg.norm(est.phi[1:4]) > d.max_lever_m * m:
+        if m > max(3.0 * m_std, d.mass_resolution_kg) and np.linalg.norm(est.phi[1:4]) > d.max_lever_m * m:
             return f"its CoM would be {np.linalg.norm(est.phi[1:4]) / m:.2f} m from the flange"
         return ""
 

@@ -64,83 +64,100 @@ class ObserverModel:
 
     def terms(self, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(p, β) per sample, both (N, n): the momentum M(q) q̇ and β = Cᵀq̇ − g − τ_f, so ṗ = τ + β."""
-        zero = np.zeros_like(qd)
-        rest = self.torque(q, zero, zero)                      # g + τ_f(0)
-        momentum = self.torque(q, zero, qd) - rest
-        coriolis = self.torque(q, qd, zero) - rest - (self.friction(qd) - self.friction(zero))
-        h = DERIVATIVE_STEP_S
-        ahead, behind = q + h * qd, q - h * qd
-        m_dot_qd = ((self.torque(ahead, zero, qd) - self.torque(ahead, zero, zero))
-                    - (self.torque(behind, zero, qd) - self.torque(behind, zero, zero))) / (2 * h)
-        gravity = rest - self.friction(zero)
-        beta = (m_dot_qd - coriolis) - gravity - self.friction(qd)
-        return momentum, beta
+        return momentum_terms(self.torque, q, qd, self.friction)
+
+
+def momentum_terms(torque, q: np.ndarray, qd: np.ndarray, friction=None) -> tuple[np.ndarray, np.ndarray]:
+    """(p, β): the momentum M(q) q̇ and β = Cᵀq̇ − g − τ_f from a torque prediction τ̂(q, q̇, q̈) that is
+    linear in the parameters (the module docstring's identities); `friction(q̇)` is τ_f, None when the
+    prediction has none. Works for any trailing shape of τ̂ (a regressor's columns too)."""
+    zero = np.zeros_like(qd)
+    rest = torque(q, zero, zero)                      # g + τ_f(0)
+    momentum = torque(q, zero, qd) - rest
+    coriolis = torque(q, qd, zero) - rest
+    gravity = rest
+    if friction is not None:
+        coriolis = coriolis - (friction(qd) - friction(zero))
+        gravity = rest - friction(zero)
+    h = DERIVATIVE_STEP_S
+    ahead, behind = q + h * qd, q - h * qd
+    m_dot_qd = ((torque(ahead, zero, qd) - torque(ahead, zero, zero))
+                - (torque(behind, zero, qd) - torque(behind, zero, zero))) / (2 * h)
+    beta = (m_dot_qd - coriolis) - gravity
+    if friction is not None:
+        beta = beta - friction(qd)
+    return momentum, beta
 
 
 def payload_observer_terms(model: RobotModel, frame: str, q: np.ndarray, qd: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray]:
-    """(P, B), each (N, n, 10): the payload's momentum M_L(q) q̇ = P φ and β_L = B φ (ObserverModel.terms
-    for the payload's regressor alone; a payload has no friction)."""
-    zero = np.zeros_like(qd)
+    """(P, B), each (N, n, 10): the payload's momentum M_L(q) q̇ = P φ and β_L = B φ (a payload has no
+    friction)."""
+    return momentum_terms(lambda qq, vv, aa: payload_regressor(model, frame, qq, vv, aa), q, qd)
 
-    def y(qq, vv, aa):
-        return payload_regressor(model, frame, qq, vv, aa)
 
-    rest = y(q, zero, zero)
-    momentum = y(q, zero, qd) - rest
-    coriolis = y(q, qd, zero) - rest
-    h = DERIVATIVE_STEP_S
-    ahead, behind = q + h * qd, q - h * qd
-    m_dot_qd = ((y(ahead, zero, qd) - y(ahead, zero, zero)) - (y(behind, zero, qd) - y(behind, zero, zero))) / (2 * h)
-    return momentum, (m_dot_qd - coriolis) - rest
+class MomentumFilter:
+    """y = K (∫ f ds − ∫ y ds − (p − p(t₀))) on the samples' own time steps (trapezoidal for f, the previous
+    y for the feedback), for p and f of any trailing shape: De Luca's observer with p the momentum and
+    f = τ + β, or the same filter on a regressor's columns. A block gives the same y as its samples one at
+    a time."""
+
+    def __init__(self, gain: np.ndarray, shape: tuple[int, ...]):
+        self.gain = np.asarray(gain, dtype=float).reshape((-1,) + (1,) * (len(shape) - 1))
+        self.y = np.zeros(shape)
+        self._p0: np.ndarray | None = None
+        self._integral = np.zeros(shape)
+        self._f_last = np.zeros(shape)
+        self._t_last: float | None = None
+
+    def reset(self) -> None:
+        """Start again at the next sample."""
+        self.y = np.zeros_like(self.y)
+        self._p0 = None
+        self._integral[:] = 0.0
+        self._t_last = None
+
+    def update(self, t: np.ndarray, p: np.ndarray, f: np.ndarray) -> np.ndarray:
+        out = np.empty_like(f)
+        for k in range(t.size):
+            if self._p0 is None:
+                self._p0, self._t_last, self._f_last = p[k].copy(), t[k], f[k].copy()
+                out[k] = self.y
+                continue
+            dt = t[k] - self._t_last
+            if not dt > 0:
+                raise PayloadIdError(f"joint-state time {t[k]} is not after the previous one {self._t_last}",
+                                     "feed samples in time order (reset() after a clock jump)")
+            self._integral += 0.5 * dt * (f[k] + self._f_last) - dt * self.y
+            self.y = self.gain * (self._integral - (p[k] - self._p0))
+            self._t_last, self._f_last = t[k], f[k].copy()
+            out[k] = self.y
+        return out
 
 
 class FilteredPayloadRegressor:
-    """F(t), (n, 10): MomentumObserver's recursion on the payload regressor, F φ being the residual a payload
+    """F(t), (n, 10): MomentumObserver's filter on the payload regressor, F φ being the residual a payload
     φ carried since the start would leave. Reset it together with the observer it pairs with."""
 
     def __init__(self, model: RobotModel, frame: str, gain: np.ndarray):
         self.model, self.frame = model, frame
-        self.gain = np.asarray(gain, dtype=float)
-        self.F = np.zeros((model.n, 10))
-        self._p0: np.ndarray | None = None
-        self._integral = np.zeros((model.n, 10))
-        self._b_last = np.zeros((model.n, 10))
-        self._t_last: float | None = None
+        self._filter = MomentumFilter(gain, (model.n, 10))
 
     def reset(self) -> None:
-        self.F[:] = 0.0
-        self._p0 = None
-        self._integral[:] = 0.0
-        self._t_last = None
+        self._filter.reset()
 
     def update(self, t, q, qd) -> np.ndarray:
         """Feed samples (t (N,), q, q̇ (N, n)); returns F after each one, (N, n, 10)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
         P, B = payload_observer_terms(self.model, self.frame, q, qd)
-        out = np.empty_like(P)
-        g = self.gain[:, None]
-        for k in range(t.size):
-            if self._p0 is None:
-                self._p0, self._t_last, self._b_last = P[k].copy(), t[k], B[k].copy()
-                out[k] = self.F
-                continue
-            dt = t[k] - self._t_last
-            # MomentumObserver's recursion with τ_L = ṗ_L − β_L in place of τ: ∫τ_L = Δp_L − ∫β_L.
-            self._integral -= 0.5 * dt * (B[k] + self._b_last) + dt * self.F
-            self.F = g * (self._integral + (P[k] - self._p0))
-            self._t_last, self._b_last = t[k], B[k].copy()
-            out[k] = self.F
-        return out
+        # The observer's filter with τ_L = ṗ_L − β_L in place of τ and no momentum of its own:
+        # ∫τ_L = Δp_L − ∫β_L, i.e. p → −P, f → −B.
+        return self._filter.update(t, -P, -B)
 
 
 class MomentumObserver:
-    """The residual r, sample by sample or in blocks, at a fixed gain K (1/s, per joint or one for all).
-
-    Discretised on the samples' own time steps (trapezoidal for τ + β, the previous sample's r for the
-    feedback), so a block gives the same r as feeding its samples one at a time.
-    """
+    """The residual r, sample by sample or in blocks, at a fixed gain K (1/s, per joint or one for all)."""
 
     def __init__(self, dynamics: ObserverModel, gain: float | np.ndarray = 50.0):
         n = dynamics.model.n
@@ -148,18 +165,15 @@ class MomentumObserver:
         self.gain = np.broadcast_to(np.asarray(gain, dtype=float), (n,)).copy()
         if not np.all(np.isfinite(self.gain) & (self.gain > 0)):
             raise PayloadIdError(f"observer gain {gain} must be positive and finite", "give K in 1/s, e.g. 50")
-        self.r = np.zeros(n)
-        self._p0: np.ndarray | None = None
-        self._integral = np.zeros(n)
-        self._f_last = np.zeros(n)           # τ + β at the previous sample
-        self._t_last: float | None = None
+        self._filter = MomentumFilter(self.gain, (n,))
+
+    @property
+    def r(self) -> np.ndarray:
+        return self._filter.y
 
     def reset(self) -> None:
         """Start again at the next sample (after a gap in the joint states, or a change of model)."""
-        self.r[:] = 0.0
-        self._p0 = None
-        self._integral[:] = 0.0
-        self._t_last = None
+        self._filter.reset()
 
     def set_payload(self, frame: str, phi: np.ndarray | None) -> None:
         """The payload the residual compares against from now on: the momentum and integral restart, r too."""
@@ -171,19 +185,4 @@ class MomentumObserver:
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
         momentum, beta = self.dynamics.terms(q, qd)
-        out = np.empty_like(tau)
-        f = tau + beta
-        for k in range(t.size):
-            if self._p0 is None:
-                self._p0, self._t_last, self._f_last = momentum[k].copy(), t[k], f[k].copy()
-                out[k] = self.r
-                continue
-            dt = t[k] - self._t_last
-            if not dt > 0:
-                raise PayloadIdError(f"joint-state time {t[k]} is not after the previous one {self._t_last}",
-                                     "feed samples in time order (reset() after a clock jump)")
-            self._integral += 0.5 * dt * (f[k] + self._f_last) - dt * self.r
-            self.r = self.gain * (self._integral - (momentum[k] - self._p0))
-            self._t_last, self._f_last = t[k], f[k].copy()
-            out[k] = self.r
-        return out
+        return self._filter.update(t, momentum, tau + beta)
