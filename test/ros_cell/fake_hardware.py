@@ -14,7 +14,8 @@ controller would interpolate it (signals.commanded.sample_commanded) and publish
                 jump forward), every 37th 1e6 s early (backwards)
   split         each tick as two JointStates (the first three joints, the others), as two drivers would
 argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0):
-its torques are added to the efforts. Prints "fake hardware ready", then one JSON line per trajectory it
+its torques are added to the efforts. argv[4]: seconds after "ready" at which that payload is picked (default
+0: carried from the start), for the payload monitor. Prints "fake hardware ready", then one JSON line per trajectory it
 receives ({"trajectory": summary}): what the robot was told, heard by the one process that was matched
 with the player long before any goal (a probe started later may miss the first messages while its
 discovery completes).
@@ -48,6 +49,8 @@ def main() -> None:
     model = RobotModel.from_urdf(robot)
     mass = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
     phi = from_mass_com_inertia(mass, PAYLOAD_COM, PAYLOAD_INERTIA) if mass > 0 else None
+    pick_after = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+    picked_at = [float("inf") if pick_after > 0 else -float("inf")]
     rclpy.init()
     node = Node("fake_hardware")
     q0 = np.clip(np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0][: model.n]), model.limits.lower, model.limits.upper)
@@ -72,7 +75,7 @@ def main() -> None:
         else:
             q, qd, qdd = q0, np.zeros(model.n), np.zeros(model.n)
         tau = model.rnea(q, qd, qdd)
-        if phi is not None:
+        if phi is not None and t >= picked_at[0]:
             tau = tau + payload_regressor(model, PAYLOAD_FRAME, q, qd, qdd)[0] @ phi
         keep = model.n - 1 if mode == "missing_joint" else model.n
         q, qd = np.asarray(q[:keep], dtype=float), np.asarray(qd[:keep], dtype=float)
@@ -104,6 +107,8 @@ def main() -> None:
     deadline = time.monotonic() + 30.0
     while (traj_sub.get_publisher_count() == 0 or pub.get_subscription_count() == 0) and time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)
+    if pick_after > 0:
+        picked_at[0] = now() + pick_after
     print("fake hardware ready", flush=True)
     try:
         rclpy.spin(node)

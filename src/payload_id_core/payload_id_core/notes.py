@@ -34,6 +34,7 @@ class NoteCode(str, Enum):
     PAYLOAD_MODEL_ERROR = "payload.model_error"                # residual RMS / unloaded identification RMS
     PAYLOAD_MODEL_ERROR_HIGH = "payload.model_error_high"      # that ratio above the limit: std understates
     PAYLOAD_NOT_CONVERGED = "payload.not_converged"            # online method run offline did not converge
+    PAYLOAD_MONITOR = "payload.monitor"                        # re-estimated by the payload monitor (task motion)
     PAYLOAD_PROJECTED = "payload.projected"                    # raw estimate inconsistent: projected
     PAYLOAD_ONLINE_PROGRESS = "payload.online.progress"      # online: samples and motion fed, the convergence rule
     # -- io, signals, ft, sim, testing (helper A2) --------------------------------------------------

@@ -19,12 +19,13 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.monitor import Event
 from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
 from payload_id_core.payload.markers import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
-from payload_id_msgs.msg import PayloadParameters
+from payload_id_msgs.msg import PayloadEvent, PayloadParameters
 
 NAN = float("nan")
 
@@ -146,6 +147,21 @@ def estimate_to_msg(est: PayloadEstimate, stamp: float, convergence_measure: flo
     msg.physically_consistent = bool(est.physically_consistent)
     msg.quality = est.quality.value
     msg.quality_reasons = [str(r) for r in est.quality_reasons]
+    return msg
+
+
+def payload_event_msg(event: Event, frame: str) -> PayloadEvent:
+    msg = PayloadEvent()
+    msg.header.stamp = sec_to_time(event.t_change)
+    msg.header.frame_id = frame
+    msg.kind = event.kind.value
+    msg.alarm_delay = float(event.t_alarm - event.t_change)
+    msg.decision_delay = float(event.t_verdict - event.t_change)
+    msg.delta_mass = float(event.delta_mass)
+    msg.delta_mass_std = float(event.delta_mass_std)
+    msg.delta_first_moment = Vector3(x=float(event.delta_phi[1]), y=float(event.delta_phi[2]),
+                                     z=float(event.delta_phi[3]))
+    msg.reason = event.reason
     return msg
 
 

@@ -7,6 +7,12 @@ feedback a few times a second, stops early when converged if the goal asks, and 
 Cancel stops the motion (the player's decelerating stop) and returns the partial estimate; a
 second goal while one runs is rejected; bad input aborts with the reason and stops the motion.
 
+Monitor mode (parameter `monitor`, service ~/monitor std_srvs/SetBool to start and stop it): between goals,
+the live joint states feed payload_id_core.monitor.PayloadMonitor on the robot identification and the last
+estimate; its events go out on ~/payload_event (payload_id_msgs/PayloadEvent), a re-estimate from the task
+motion replaces ~/payload once its mass and CoM are determined (not persisted, not applied to a controller).
+A goal suspends it; it restarts on the goal's estimate.
+
 Publishes ~/payload (transient-local: late subscribers get the last estimate), ~/markers (rviz),
 ~/wrench_compensated (sensor wrench minus offsets, payload gravity and inertia, every sensor sample,
 computed in batches and only while someone subscribes). Every result (a cancelled goal's partial
@@ -40,6 +46,7 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
@@ -49,6 +56,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.ft.compensate import FtParameters, compensate_batch
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_from_payload, ft_parameters_to_dict
 from payload_id_core.io.files import OutputNotWritable, atomic_write_yaml, check_output_file
+from payload_id_core.monitor import DetectorSettings, MonitorSettings, PayloadMonitor
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
@@ -58,6 +66,7 @@ from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
+from payload_id_msgs.msg import PayloadEvent
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded, wait_for_future
 from payload_id_ros.controller_payload import ControllerKind, ControllerPayload, ControllerSettings
@@ -75,6 +84,7 @@ PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal
 # >= 2 bursts too (rviz, which draws only the newest, does not).
 WRENCH_OUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,8 @@ class EstimatorParameters:
     excite_timeout: float = parameter(5.0, "s to find the excitation player's action server",
                                       valid=Range(low=0.0, low_open=True))
     use_wrench_inertia: bool = parameter(True, "compensate the payload's inertial wrench too, not only its weight")
+    monitor: bool = parameter(False, "watch the payload during task motion between goals (~/payload_event); "
+                              "the service ~/monitor starts and stops it")
     # -- applying the result to the robot controller (controller_payload.py) --
     apply_to_controller: bool = parameter(False, "apply every finished goal's estimate to the controller, also "
                                           "when the goal does not ask (apply_to_controller)")
@@ -221,6 +233,7 @@ class PayloadEstimator(Node):
                                                                             "parameter effort_scale")
         self.robot: RobotIdentification | None = None
         self.robot_error: str | None = None
+        self.gains: np.ndarray | None = None       # torque = effort × gains (None: the efforts are torques)
         self._load_robot()
 
         self._lock = threading.Lock()
@@ -255,8 +268,17 @@ class PayloadEstimator(Node):
         self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=actions)
+        self.pub_event = self.create_publisher(PayloadEvent, "~/payload_event", EVENTS)
+        self.monitor: PayloadMonitor | None = None
+        self._monitor_on = False
+        self._monitor_silent = False               # said once that the joint states stopped
+        self.create_service(SetBool, "~/monitor", self._on_monitor_request, callback_group=sensors)
         self._load_last_result()
         self._warn_if_result_unwritable()
+        if params.monitor:
+            ok, why = self._set_monitoring(True)
+            if not ok:
+                self.get_logger().error(f"monitor not started: {why}")
         self.get_logger().info(f"payload estimator ready: {self.model.n} joints, payload frame {self.frame}, "
                                f"method {params.method}")
 
@@ -286,6 +308,7 @@ class PayloadEstimator(Node):
             self.get_logger().error(f"robot_yaml {robot_yaml}: {err}")
             return
         if gains.source != "none":
+            self.gains = np.asarray(gains.scale, dtype=float)
             self.get_logger().info(f"drive gains {np.round(gains.scale, 6).tolist()} from {gains.source}")
 
     def _load_last_result(self) -> None:
@@ -352,8 +375,10 @@ class PayloadEstimator(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _drain(self) -> None:
-        """50 Hz: take the queued joint states and wrenches; feed the goal's buffers; compensate the wrench."""
+        """50 Hz: take the queued joint states and wrenches; feed the goal's buffers or the monitor; compensate
+        the wrench."""
         self._drain_joints()
+        self._check_monitor_input()
         publish = self.ft_params is not None and self.pub_wrench.get_subscription_count() > 0
         self.inbox.want_wrench(self._collecting or publish)
         wr = self.inbox.drain_wrenches()
@@ -377,6 +402,8 @@ class PayloadEstimator(Node):
             self._recent = self._recent.extended(js)
             if self._collecting:
                 self._buffer.append(js)
+            elif self._monitor_on and not self._busy:
+                self._feed_monitor(js)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         if not msg.points:
@@ -385,6 +412,60 @@ class PayloadEstimator(Node):
         self._last_cmd = cmd
         if self._collecting:
             self._commanded.append(cmd)
+
+    # -- monitor mode -------------------------------------------------------------------------------
+    def _on_monitor_request(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        response.success, response.message = self._set_monitoring(bool(request.data))
+        return response
+
+    def _set_monitoring(self, on: bool) -> tuple[bool, str]:
+        if not on:
+            self._monitor_on, self.monitor = False, None
+            return True, "monitor stopped"
+        if self.robot is None:
+            return False, f"no robot model to watch the payload with: {self.robot_error}"
+        self._monitor_on, self.monitor = True, None       # built on the next joint states, on the last estimate
+        self.get_logger().info("monitor started")
+        return True, "monitor started"
+
+    def _new_monitor(self) -> PayloadMonitor:
+        assert self.robot is not None
+        est = self.estimate
+        phi = cov = None
+        if est is not None and est.quality is Quality.OK:
+            phi, cov = est.phi, np.nan_to_num(est.covariance, nan=0.0)
+        rated = self.params.rated_payload_kg
+        settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=1.5 * rated if rated > 0 else math.inf))
+        return PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
+
+    def _feed_monitor(self, js: JointStateBatch) -> None:
+        if self.monitor is None:
+            self.monitor = self._new_monitor()
+        tau = js.effort if self.gains is None else js.effort * self.gains[None, :]
+        update = self.monitor.update(js.t, js.q, js.qd, tau)
+        self._monitor_silent = False
+        if update.paused:
+            self.get_logger().warn(update.paused)
+        for event in update.events:
+            self.pub_event.publish(conv.payload_event_msg(event, self.frame))
+            self.get_logger().info(f"payload event: {event.kind.value} at {event.t_change:.3f} s, Δm "
+                                   f"{event.delta_mass:+.3f} ± {event.delta_mass_std:.3f} kg ({event.reason})")
+        if update.estimate is not None:
+            est = update.estimate.to_estimate(self.frame)
+            self._set_estimate(est)
+            self.get_logger().info(f"monitor: payload re-estimated from task motion: "
+                                   f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
+
+    def _check_monitor_input(self) -> None:
+        """Joint states that stop arriving feed nothing, so the monitor cannot notice: the node says so."""
+        latest = self._latest
+        if not self._monitor_on or self._busy or latest is None or self._monitor_silent:
+            return
+        age = self._now() - latest.stamp
+        if age > self.params.stale_timeout:
+            self._monitor_silent = True
+            self.get_logger().warn(f"monitor paused: no joint states for {age:.2f} s; it restarts on the next "
+                                   "good sample, no event meanwhile")
 
     def _publish_compensated(self, t: np.ndarray, w: np.ndarray) -> None:
         """External wrench for a batch of sensor samples: the joint state at each stamp (interpolated),
@@ -465,6 +546,7 @@ class PayloadEstimator(Node):
             self._wrench_buf.clear()
             with self._lock:
                 self._busy = False
+                self.monitor = None        # the monitor restarts on this goal's estimate
 
     def _abort(self, goal: IdentifyGoal, message: str, details: str = "") -> Identify.Result:
         """Stop the motion first, then abort the goal with the reason."""

@@ -80,6 +80,8 @@ class DetectorSettings:
     span_chi2: float = 4.0         # largest mean misfit per row of a flange load's fit, in the residual's own
                                    # variance before the alarm (a contact leaves far more)
     level_time_s: float = 1.0      # s: time constant of that running variance
+    level_floor_nm: float = 0.05   # N·m: no joint torque reading is trusted below this (its level's floor)
+    misfit_share: float = 0.05     # of the change's own RMS per joint, counted as the fit's allowed misfit
     decayed_fraction: float = 0.3  # ‖r/σ‖ at the window's end below this share of its peak: it was transient
     min_mass_change_kg: float = 0.1
     min_moment_change_kgm: float = 0.01   # |Δ(m c)| for a "changed" at the same mass (1 kg moved by 1 cm)
@@ -188,7 +190,9 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     if size[-1] < s.decayed_fraction * size.max():
         return contact(f"the residual fell to {size[-1] / size.max():.0%} of its peak within "
                        f"{t_v - t_alarm:.2f} s: a transient")
-    scale = np.sqrt(level)
+    # The residual's own level, plus a share of the change itself: on a robot whose torques are known to a
+    # few mN·m, 0.1 s of fit with the inertia held near zero leaves more than the noise for a real load.
+    scale = np.sqrt(level + (s.misfit_share * np.sqrt(np.mean(b**2, axis=0))) ** 2)
     Aw = (A / scale[None, :, None]).reshape(-1, 10)
     bw = (b / scale[None, :]).reshape(-1)
     G = Aw.T @ Aw + _prior_weight(s)

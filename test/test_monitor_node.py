@@ -1,0 +1,107 @@
+"""payload_estimator's monitor mode across processes (issue 17): the estimator (config/ur10.yaml, `monitor`
+on) watches the kinematic fake robot of test/ros_cell/fake_hardware.py, whose efforts are the rigid-body
+model's; a listener process (test/ros_cell/event_listener.py) hears ~/payload_event and ~/payload.
+
+A 2 kg part picked while the arm rests is reported once, as picked, with its mass, within 50 ms; joint states
+with NaN in them, or that stop, never make an event, and the node says why; a node without a robot model
+refuses to start the monitor with the reason.
+"""
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from ros_cell.assets import make_robot_yaml
+
+from payload_id_ros.supervisor import Supervisor
+
+pytestmark = pytest.mark.slow
+HERE = Path(__file__).parent / "ros_cell"
+MASS = 2.0
+PICK_AFTER_S = 3.0
+
+
+def _lines(out: str) -> list[dict]:
+    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+
+
+@pytest.fixture(scope="module")
+def nodes(ros_env, tmp_path_factory):
+    assets = tmp_path_factory.mktemp("monitor_assets")
+    make_robot_yaml(assets / "robot.yaml")
+    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path_factory.mktemp("monitor_logs"),
+                     overrides={"payload_estimator": {"robot_yaml": str(assets / "robot.yaml"), "monitor": True}})
+    sup.start()
+    try:
+        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
+        sup.wait_for_log("payload_estimator", "monitor started", 10)
+        yield sup
+    finally:
+        sup.stop()
+
+
+def _listen(spawn, seconds: float, *service):
+    proc = spawn(str(HERE / "event_listener.py"), str(seconds), *service)
+    lines = []
+    while True:
+        line = proc.stdout.readline()
+        if not line or "listener ready" in line:
+            break
+        lines.append(line)
+    return proc, lines
+
+
+def _hardware(spawn, mode: str, mass: float = 0.0, pick_after: float = 0.0):
+    proc = spawn(str(HERE / "fake_hardware.py"), mode, "ur10", str(mass), str(pick_after))
+    assert "fake hardware ready" in proc.stdout.readline()
+    return proc
+
+
+def _stop(proc) -> None:
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=10)
+
+
+def test_without_a_robot_model_the_monitor_is_refused_with_the_reason(ros_env, spawn, tmp_path):
+    # First in the module: the other tests' estimator (module fixture) must not be up to answer ~/monitor.
+    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path,
+                     overrides={"payload_estimator": {"robot_yaml": "", "monitor": True}})
+    sup.start()
+    try:
+        sup.wait_for_log("payload_estimator", "monitor not started: no robot model", 60)
+        listener, lines = _listen(spawn, 0.5, "on")
+        listener.communicate(timeout=30)
+        (answer,) = [d for d in _lines("".join(lines)) if "monitor_success" in d]
+        assert answer["monitor_success"] is False and "robot_yaml" in answer["monitor_message"]
+    finally:
+        sup.stop()
+
+
+def test_a_part_picked_at_rest_is_one_picked_event_with_its_mass(nodes, spawn):
+    listener, _ = _listen(spawn, PICK_AFTER_S + 4.0)
+    fake = _hardware(spawn, "normal", MASS, PICK_AFTER_S)
+    out, err = listener.communicate(timeout=60)
+    _stop(fake)
+    events = [d for d in _lines(out) if "event" in d]
+    assert [e["event"] for e in events] == ["picked"], (out, err, nodes.log_text("payload_estimator")[-3000:])
+    assert abs(events[0]["delta_mass"] - MASS) < 0.05 * MASS, events
+    assert 0.0 <= events[0]["alarm_delay"] < 0.05, events
+    assert "payload event: picked" in nodes.log_text("payload_estimator")
+
+
+def test_nan_samples_and_stopped_joint_states_make_no_event_and_the_node_says_why(nodes, spawn):
+    # Stopped and started again over ~/monitor: a fresh monitor on the last published payload (none: the pick
+    # above was at rest, where its CoM is not determined), so an arm without payload is no change.
+    off, lines = _listen(spawn, 0.1, "off")
+    off.communicate(timeout=30)
+    assert any(d.get("monitor_success") for d in _lines("".join(lines)))
+    listener, lines = _listen(spawn, 6.0, "on")
+    assert any(d.get("monitor_success") for d in _lines("".join(lines)))
+    fake = _hardware(spawn, "nan_some")             # every 7th message a NaN position, every 11th an Inf effort
+    time.sleep(3.0)
+    _stop(fake)                                      # then the driver goes quiet
+    out, _ = listener.communicate(timeout=60)
+    assert [d for d in _lines(out) if "event" in d] == []
+    nodes.wait_for_log("payload_estimator", "monitor paused: no joint states", 10)
