@@ -106,7 +106,6 @@ class PayloadMonitor:
         self._anchor: tuple[float, np.ndarray, np.ndarray] | None = None     # (t_c, F(t_c), r₀(t_c))
         self._window: dict | None = None
         self._armed = True
-        self._disarmed_at = -np.inf
         self._t_last: float | None = None
         self._paused: str | None = None
         self._last_refine = -np.inf
@@ -210,10 +209,6 @@ class PayloadMonitor:
             since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
             self._window = {"t_alarm": t, "t_change": t_change, "samples": since}
 
-    def _disarm(self, t: float) -> None:
-        self._armed = False
-        self._disarmed_at = t
-
     def _refine_rows(self, samples) -> None:
         assert self._anchor is not None      # set by _run before any sample is stepped
         t_c, F_c, r0_c = self._anchor
@@ -242,7 +237,7 @@ class PayloadMonitor:
         self.cusum.reset(float(t[-1]))
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
-            self._disarm(float(t[-1]))
+            self._armed = False
             return
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
@@ -284,7 +279,7 @@ class PayloadMonitor:
                                     float("nan"), np.zeros(10), f"the torque since {self._change_started:.3f} s is "
                                     f"not a load on the flange: {implausible}"))
             self.state = self._before_change
-            self._disarm(t)
+            self._armed = False
             return
         determined = self._is_determined(est)
         first = determined and not self.state.determined
