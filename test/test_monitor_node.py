@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ros_cell.assets import make_robot_yaml
+from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -31,15 +31,11 @@ def _lines(out: str) -> list[dict]:
 def nodes(ros_env, tmp_path_factory):
     assets = tmp_path_factory.mktemp("monitor_assets")
     make_robot_yaml(assets / "robot.yaml")
-    sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path_factory.mktemp("monitor_logs"),
-                     overrides={"payload_estimator": {"robot_yaml": str(assets / "robot.yaml"), "monitor": True}})
-    sup.start()
-    try:
-        sup.wait_for_log("payload_estimator", "payload estimator ready", 60)
+    make_trajectory(assets / "traj.yaml")
+    with identify_nodes(ros_env, tmp_path_factory.mktemp("monitor_logs"), assets,
+                        estimator_parameters={"monitor": True}) as sup:
         sup.wait_for_log("payload_estimator", "monitor started", 10)
         yield sup
-    finally:
-        sup.stop()
 
 
 def _listen(spawn, seconds: float, *service):

@@ -46,10 +46,12 @@ def make_robot_yaml(path: Path, robot: str = "ur10") -> Path:
 
 
 @contextmanager
-def identify_nodes(ros_env: dict, log_dir: Path, assets: Path, result_path: Path | None = None) -> Iterator[Supervisor]:
-    """payload_estimator + excitation_player (config/ur10.yaml) on assets/robot.yaml and assets/traj.yaml, up and
-    ready; stopped, by PID, on exit."""
-    estimator = {"robot_yaml": str(assets / "robot.yaml"), "trajectory": str(assets / "traj.yaml")}
+def identify_nodes(ros_env: dict, log_dir: Path, assets: Path, result_path: Path | None = None,
+                   estimator_parameters: dict | None = None) -> Iterator[Supervisor]:
+    """payload_estimator + excitation_player (config/ur10.yaml) on assets/robot.yaml and assets/traj.yaml (and
+    any further estimator parameters), up and ready; stopped, by PID, on exit."""
+    estimator = {"robot_yaml": str(assets / "robot.yaml"), "trajectory": str(assets / "traj.yaml"),
+                 **(estimator_parameters or {})}
     if result_path is not None:
         estimator["result_path"] = str(result_path)
     sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=log_dir,
