@@ -1,5 +1,6 @@
 # payload_id: one-command set-up on a fresh machine (Python 3.10-3.13, gcc, cmake, x86_64).
 #   make demo   set-up, then the simulated cell end to end
+#   make demo-monitor  set-up, then the payload monitor on a simulated pick-and-place task
 #   make lint   set-up, then ruff and mypy (configured in pyproject.toml)
 #   make test   set-up, lint, then the whole test suite
 #   make bench  set-up, then every bench/ script -> out/bench.json
@@ -11,7 +12,7 @@ STAMPS := $(VENV)/.stamps
 MSG_SOURCES := $(shell find src/payload_id_msgs -type f 2>/dev/null)
 PYTEST_ARGS ?=
 
-.PHONY: setup demo lint test test-fast bench clean check-platform
+.PHONY: setup demo demo-monitor lint test test-fast bench clean check-platform
 
 setup: $(STAMPS)/packages
 
@@ -41,6 +42,9 @@ $(STAMPS)/packages: $(STAMPS)/interfaces src/payload_id_core/setup.py src/payloa
 
 demo: setup
 	$(VPY) -m payload_id_ros.demo
+
+demo-monitor: setup
+	$(VPY) -m payload_id_ros.demo_monitor
 
 # Every Python tree of the repository; the packages by their import directory so mypy names them
 # payload_id_core.* / payload_id_ros.* (pyproject.toml's mypy_path).

@@ -106,6 +106,20 @@ def test_the_suspect_override_does_not_lift_the_range_checks():
     assert not applied and apply_status(message) is ApplyStatus.REFUSED_RANGE
 
 
+def test_the_empty_payload_passes_only_where_the_monitor_asks_and_the_estimate_is_ok():
+    """The monitor's "nothing carried" (φ = 0) goes on to the controller (here: to the skipped step, as no
+    message package is importable in this process); a goal's zero mass, or a suspect empty one, never does."""
+    empty = PayloadEstimate("tool0", np.zeros(10), np.eye(10) * 1e-4, "monitor")
+    node = _NoControllerNode()
+    _, message = ControllerPayload(node, settings=SETTINGS).apply(empty)
+    assert apply_status(message) is ApplyStatus.REFUSED_RANGE
+    _, message = ControllerPayload(node, settings=SETTINGS).apply(empty, empty_ok=True)
+    assert apply_status(message) is ApplyStatus.SKIPPED
+    empty.mark(Quality.SUSPECT, "model error ratio 5.0 above 3")
+    _, message = ControllerPayload(node, settings=SETTINGS).apply(empty, empty_ok=True)
+    assert apply_status(message) is ApplyStatus.REFUSED_QUALITY
+
+
 def test_a_missing_message_package_skips_the_apply_step():
     """In this process neither ur_msgs nor franka_msgs is importable (the test packages are only on the
     children's path): the step is skipped with the reason, nothing raises."""

@@ -121,16 +121,22 @@ class ControllerPayload:
             # A controller frame the URDF lacks, or one on another body, stops the node at start.
             controller_frame_transform(model, payload_frame, self.settings.frame or payload_frame)
 
-    def apply(self, est: PayloadEstimate, even_if_suspect: bool = False) -> ApplyOutcome:
+    def apply(self, est: PayloadEstimate, even_if_suspect: bool = False, empty_ok: bool = False) -> ApplyOutcome:
         """What happened; never raises for an absent, refusing or silent controller. A suspect or failed
-        estimate is refused unless `even_if_suspect` (the goal's override); out-of-range values always are."""
-        refusal = apply_refusal(est, even_if_suspect, self.settings.rated_payload_kg)
-        if refusal:
-            return self._log(ApplyOutcome(False, refusal))
-        try:
-            payload = self._in_controller_frame(est)
-        except PayloadIdError as err:
-            return self._log(ApplyOutcome.of(ApplyStatus.REFUSED_RANGE, f"not applied to the controller: {err}"))
+        estimate is refused unless `even_if_suspect` (the goal's override); out-of-range values always are.
+        `empty_ok` (the payload monitor's, after a part was put down): an estimate of exactly nothing (φ = 0)
+        applies the empty payload, mass 0, which the controllers take as "no payload"."""
+        if empty_ok and not np.any(np.asarray(est.phi, dtype=float)) and (est.quality is Quality.OK
+                                                                            or even_if_suspect):
+            payload = PayloadForController(self.settings.frame or est.frame, 0.0, np.zeros(3), np.zeros((3, 3)))
+        else:
+            refusal = apply_refusal(est, even_if_suspect, self.settings.rated_payload_kg)
+            if refusal:
+                return self._log(ApplyOutcome(False, refusal))
+            try:
+                payload = self._in_controller_frame(est)
+            except PayloadIdError as err:
+                return self._log(ApplyOutcome.of(ApplyStatus.REFUSED_RANGE, f"not applied to the controller: {err}"))
         srv_type, kind = self._service_type()
         if srv_type is None:
             return self._log(ApplyOutcome.of(ApplyStatus.SKIPPED, kind))

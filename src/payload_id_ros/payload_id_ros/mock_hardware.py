@@ -9,7 +9,9 @@ the limits) is refused with a logged reason and the robot holds still.
 
 The payload is set by the parameters payload_mass / payload_com / payload_inertia / payload_frame
 (changeable at run time) or the service `~/set_payload` (payload_id_msgs/srv/SetPayload; mass 0
-removes it).
+removes it). `external_torque` (one value per joint, changeable at run time) is a push from the
+environment: it moves the arm but, as on a real robot, is not in the reported efforts (the payload
+monitor's contact distractor; `make demo-monitor`).
 
 Timing. Physics runs in its own thread on an absolute schedule (deadlines k·period from one
 monotonic start, so lateness never accumulates): the sample of period k is computed one period
@@ -95,6 +97,9 @@ class MockHardwareParameters:
     payload_com: tuple[float, ...] = parameter((0.0, 0.0, 0.0), "m, payload centre of mass in payload_frame")
     payload_inertia: tuple[float, ...] = parameter((0.0,) * 6, "kg m^2 about the CoM: ixx, ixy, ixz, iyy, iyz, izz")
     payload_frame: str = parameter("", "URDF frame carrying the payload; '' = the robot's flange frame")
+    external_torque: tuple[float, ...] = parameter((0.0,), "N m per joint the environment applies (a contact, a "
+                                                   "push), not reported in the efforts; another length = none "
+                                                   "(changeable at run time)")
     sim_time: bool = parameter(False, "own the clock: publish /clock from 0 and stamp everything on it")
     real_time_factor: float = parameter(1.0, "simulated seconds per wall second with sim_time; 0 = as fast as "
                                         "possible", dynamic_typing=True,     # 4 or 4.0
@@ -121,6 +126,7 @@ class MockHardware(Node):
             q0 = np.clip(np.zeros(self.model.n), self.model.limits.lower, self.model.limits.upper)
         payload = self._payload_from_parameters()
         self.cell = SimulatedCell(self.model, profile, payload, seed=params.seed, rate_hz=self.rate_hz, q0=q0)
+        self.cell.set_external_torque(self._external_torque(params.external_torque))
         self._lock = threading.Lock()
         # One anchor for stamps and schedule: sample k is stamped t_start + k·period and due then.
         self._start = time.monotonic()
@@ -163,18 +169,32 @@ class MockHardware(Node):
         self.model.frame_id(frame)
         return payload_from(float(values["payload_mass"]), values["payload_com"], values["payload_inertia"], frame)
 
+    def _external_torque(self, values) -> np.ndarray | None:
+        tau = np.asarray(values, dtype=float).reshape(-1)
+        if tau.size != self.model.n or not np.any(tau):
+            return None
+        if not np.all(np.isfinite(tau)):
+            raise PayloadIdError(f"external_torque {tau.tolist()} holds NaN or infinite values",
+                                 f"give {self.model.n} finite values in N m (zeros: none)")
+        return tau
+
     def _on_parameters(self, params) -> SetParametersResult:
+        pushes = [p.value for p in params if p.name == "external_torque"]
         changed = {p.name: p.value for p in params if p.name in _PAYLOAD_PARAMS}
-        if not changed:
-            return SetParametersResult(successful=True)
         try:
-            payload = self._payload_from_parameters(changed)
-            with self._lock:
-                self.cell.set_payload(payload)
+            # Both checked before either is applied: a refused change leaves the cell as it was.
+            tau = self._external_torque(pushes[-1]) if pushes else None
+            payload = self._payload_from_parameters(changed) if changed else None
         except PayloadIdError as err:
             return SetParametersResult(successful=False, reason=str(err))
-        carried = "none" if payload is None else f"{payload.mass:g} kg at {payload.frame}"
-        self.get_logger().info(f"payload now {carried}")
+        with self._lock:
+            if pushes:
+                self.cell.set_external_torque(tau)
+            if changed:
+                self.cell.set_payload(payload)
+        if changed:
+            carried = "none" if payload is None else f"{payload.mass:g} kg at {payload.frame}"
+            self.get_logger().info(f"payload now {carried}")
         return SetParametersResult(successful=True)
 
     def _on_set_payload(self, request, response):

@@ -9,8 +9,11 @@ second goal while one runs is rejected; bad input aborts with the reason and sto
 
 Monitor mode (parameter `monitor`, service ~/monitor std_srvs/SetBool to start and stop it): between goals,
 the live joint states feed payload_id_core.monitor.PayloadMonitor on the robot identification and the last
-estimate; its events go out on ~/payload_event (payload_id_msgs/PayloadEvent), a re-estimate from the task
-motion replaces ~/payload once its mass and CoM are determined (not persisted, not applied to a controller).
+estimate; its events go out on ~/payload_event (payload_id_msgs/PayloadEvent), its residual on
+~/monitor_residual (sensor_msgs/JointState, effort = measured minus modelled joint torque, N m, once per 20 ms
+batch), and a re-estimate from the task motion replaces ~/payload once its mass and CoM are determined (not
+persisted). `monitor_apply_to_controller` applies those re-estimates to the controller on a worker thread,
+under the identify action's refusals; a part put down (nothing carried, to 3σ) applies the empty payload.
 A goal suspends it; it restarts on the goal's estimate.
 
 Publishes ~/payload (transient-local: late subscribers get the last estimate), ~/markers (rviz),
@@ -46,6 +49,7 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -118,6 +122,9 @@ class EstimatorParameters:
     use_wrench_inertia: bool = parameter(True, "compensate the payload's inertial wrench too, not only its weight")
     monitor: bool = parameter(False, "watch the payload during task motion between goals (~/payload_event); "
                               "the service ~/monitor starts and stops it")
+    monitor_apply_to_controller: bool = parameter(False, "apply the monitor's determined re-estimates to the "
+                                                  "controller (the same refusals as a goal's; a part put down "
+                                                  "applies the empty payload)")
     # -- applying the result to the robot controller (controller_payload.py) --
     apply_to_controller: bool = parameter(False, "apply every finished goal's estimate to the controller, also "
                                           "when the goal does not ask (apply_to_controller)")
@@ -269,6 +276,9 @@ class PayloadEstimator(Node):
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=actions)
         self.pub_event = self.create_publisher(PayloadEvent, "~/payload_event", EVENTS)
+        self.pub_residual = self.create_publisher(JointState, "~/monitor_residual", 10)
+        self._apply_pending: PayloadEstimate | None = None     # the monitor's newest, for the apply thread
+        self._apply_thread: threading.Thread | None = None
         self.monitor: PayloadMonitor | None = None
         self._monitor_on = False
         self._monitor_silent = False               # said once that the joint states stopped
@@ -450,11 +460,38 @@ class PayloadEstimator(Node):
             self.pub_event.publish(conv.payload_event_msg(event, self.frame))
             self.get_logger().info(f"payload event: {event.kind.value} at {event.t_change:.3f} s, Δm "
                                    f"{event.delta_mass:+.3f} ± {event.delta_mass_std:.3f} kg ({event.reason})")
+        if update.residual is not None and self.pub_residual.get_subscription_count() > 0:
+            t, r = update.residual
+            self.pub_residual.publish(conv.joint_state_msg(conv.sec_to_time(t), self.model.joint_names,
+                                                           np.zeros(0), np.zeros(0), r))
         if update.estimate is not None:
             est = update.estimate.to_estimate(self.frame)
             self._set_estimate(est)
             self.get_logger().info(f"monitor: payload re-estimated from task motion: "
                                    f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
+            if self.params.monitor_apply_to_controller:
+                self._apply_in_background(est)
+
+    def _apply_in_background(self, est: PayloadEstimate) -> None:
+        """The service call blocks until the controller answers, and this executor is single-threaded (the
+        answer would never be processed): a worker thread applies the newest re-estimate, one call at a time."""
+        with self._lock:
+            self._apply_pending = est
+            if self._apply_thread is not None:
+                return              # the running worker takes the newest when its call ends
+            self._apply_thread = threading.Thread(target=self._apply_worker, name="monitor_apply", daemon=True)
+            self._apply_thread.start()
+
+    def _apply_worker(self) -> None:
+        while True:
+            with self._lock:
+                est, self._apply_pending = self._apply_pending, None
+                if est is None or self._busy:
+                    # Nothing newer; or a goal runs, whose own result supersedes it. Cleared under the lock,
+                    # so a re-estimate queued from now on starts a new worker.
+                    self._apply_thread = None
+                    return
+            self.controller.apply(est, empty_ok=True)
 
     def _check_monitor_input(self) -> None:
         """Joint states that stop arriving feed nothing, so the monitor cannot notice: the node says so."""

@@ -30,7 +30,7 @@ from payload_id_core.monitor.detect import (
     transient_free_rows,
 )
 from payload_id_core.monitor.observer import FilteredPayloadRegressor, MomentumObserver, ObserverModel
-from payload_id_core.monitor.refine import PayloadRefiner, Refined
+from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
@@ -61,19 +61,29 @@ class PayloadState:
     since: float               # s: time of the change it follows (NaN: the initial payload)
     seconds_of_motion: float   # of task motion in the re-estimate
 
+    @property
+    def carries_nothing(self) -> bool:
+        """The mass is within 3σ of zero: nothing is on the flange (a part was put down)."""
+        return abs(float(self.phi[0])) <= 3.0 * float(np.sqrt(max(self.cov[0, 0], 0.0)))
+
     def to_estimate(self, frame: str) -> PayloadEstimate:
         """As the identify path reports a payload: mass and CoM determined, the inertia not (task motion
-        seldom excites it, and it is held near the previous value by a prior), so it is never applied."""
-        ident = np.array([True] * 4 + [False] * 6)
+        seldom excites it, and it is held near the previous value by a prior), so it is reported as not
+        identified. Nothing carried is reported as exactly nothing (φ = 0, the mass's σ kept; the CoM of no
+        mass is not identified), which a controller takes as the empty payload."""
+        empty = self.carries_nothing
+        ident = np.array([True] + [not empty] * 3 + [False] * 6)
         cov = self.cov.copy()
         cov[~ident, :] = np.nan
         cov[:, ~ident] = np.nan
-        return PayloadEstimate(frame, self.phi.copy(), cov, "monitor", identifiable=ident, converged=True,
+        phi = np.zeros(10) if empty else self.phi.copy()
+        what = "nothing carried" if empty else "re-estimated"
+        return PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
                                convergence_time=self.seconds_of_motion,
-                               notes=[Note(NoteCode.PAYLOAD_MONITOR, f"re-estimated by the payload monitor from "
+                               notes=[Note(NoteCode.PAYLOAD_MONITOR, f"{what} by the payload monitor from "
                                            f"{self.seconds_of_motion:.1f} s of task motion after the change at "
                                            f"{self.since:.3f} s")],
-                               determined=np.array([True, True, False]))
+                               determined=np.array([True, not empty, False]))
 
 
 @dataclass
@@ -81,6 +91,7 @@ class MonitorUpdate:
     events: list[Event] = field(default_factory=list)
     estimate: PayloadState | None = None      # a newly determined (or improved) payload, to publish
     paused: str | None = None                 # why the monitor paused (reported once per pause)
+    residual: tuple[float, np.ndarray] | None = None   # (t, r N·m) of the block's last sample, to watch
 
 
 class PayloadMonitor:
@@ -100,6 +111,7 @@ class PayloadMonitor:
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
         self._before_change = self.state       # what to go back to if the change turns out not to be a load
         self._change_started = float("nan")
+        self._unnamed_change: float | None = None    # t_alarm of a change the window could not name yet
         self.cusum = Cusum(n, self.s.detector)
         self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std)
         self._history: deque = deque()
@@ -168,6 +180,7 @@ class PayloadMonitor:
         for k in range(t.size):
             self._step(float(t[k]), F[k], r0[k], out)
         self._t_last = float(t[-1])
+        out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
 
     def _step(self, t: float, F: np.ndarray, r0: np.ndarray, out: MonitorUpdate) -> None:
         self._history.append((t, F, r0))
@@ -249,6 +262,9 @@ class PayloadMonitor:
         cov = self.state.cov + verdict.cov
         if verdict.event is not None:
             out.events.append(verdict.event)
+        # A regrasp at rest moves the CoM along gravity, which 0.1 s of rest cannot see: the change is named
+        # once the task motion has determined the re-estimate (_name_late).
+        self._unnamed_change = None if verdict.event is not None else float(w["t_alarm"])
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy())
         # As in the verdict, a share of the change's own size counts as allowed misfit when the re-estimate
@@ -287,6 +303,33 @@ class PayloadMonitor:
                                   est.seconds)
         if first:
             out.estimate = self.state
+            if self._unnamed_change is not None:
+                late = self._name_late(est, t)
+                if late is not None:
+                    out.events.append(late)
+                self._unnamed_change = None
+
+    def _name_late(self, est: Refined, t: float) -> Event | None:
+        """The event of a change the alarm window could not name, from the determined re-estimate against the
+        payload before it (None: no significant difference; the change was within the noise)."""
+        d = self.s.detector
+        before = self._before_change
+        delta = est.phi - before.phi
+        cov = est.cov + before.cov
+        dm, dm_std = float(delta[0]), float(np.sqrt(max(cov[0, 0], 0.0)))
+        moment_cov = cov[1:4, 1:4]
+        # Mahalanobis distance of Δ(m c): only the directions the motion determined need to be significant.
+        moment_z2 = float(delta[1:4] @ np.linalg.lstsq(moment_cov, delta[1:4], rcond=1e-9)[0])
+        if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std):
+            kind = EventKind.PICKED if dm > 0 else EventKind.PLACED
+        elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0:
+            kind = EventKind.CHANGED
+        else:
+            return None
+        assert self._unnamed_change is not None
+        return Event(kind, self.state.since, self._unnamed_change, t, dm, dm_std, delta.copy(),
+                     f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
+                     f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg")
 
     def _implausible(self, est: Refined) -> str:
         """Why the re-estimate is no load ('' when it may be one)."""
@@ -306,6 +349,8 @@ class PayloadMonitor:
     def _is_determined(self, est: Refined) -> bool:
         """Mass to the settings' σ; the CoM too unless nothing is carried (a mass within 3σ of zero)."""
         m = float(est.phi[0])
+        if est.blocks < MIN_BLOCKS:
+            return False             # the robust covariance needs that many blocks of motion to mean anything
         if not est.determined[0] or est.mass_std > max(self.s.mass_std_rel * abs(m), self.s.mass_std_abs):
             return False
         if abs(m) <= 3.0 * est.mass_std:
