@@ -314,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
 def run_cell(out: Path, robot_yaml: Path, task=TASK, env: dict | None = None,
              estimator: dict | None = None) -> Record:
     """The cell up, the task driven, the cell stopped (by PID); `env` and `estimator` (parameters) for tests."""
-    sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_monitor_logs", env=env, overrides={
+    sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_monitor_logs",
+                     env=dict(os.environ) if env is None else env, overrides={
         "mock_hardware": {"profile": PROFILE, "seed": 7, "initial_positions": HOME},
         "payload_estimator": {"robot_yaml": str(robot_yaml), "payload_frame": FRAME, "monitor": True,
                               "result_path": "", **(estimator or {})},
