@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from payload_id_core.dynamics.friction import joint_columns, smooth_sign
+from payload_id_core.dynamics.friction import all_joint_columns, smooth_sign
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
@@ -222,8 +222,7 @@ class FilteredLoadFriction:
         self.kind = fr.kind if fr.kind in ("linear", "nonlinear", "stribeck") else "none"
         self.shape, self.sign_epsilon = np.asarray(fr.shape, dtype=float), float(fr.sign_epsilon)
         n = len(fr.joint_names)
-        self.k = joint_columns(self.kind, np.zeros(1), self.shape[0] if self.shape.size else self.shape,
-                               eps=self.sign_epsilon).shape[1]
+        self.k = all_joint_columns(self.kind, np.zeros((1, n)), self.shape, eps=self.sign_epsilon).shape[2]
         self._filter = MomentumFilter(gain, (n, 2 + self.k))
         self._last: tuple[float, np.ndarray, np.ndarray] | None = None     # (t, p, P) of the previous sample
 
@@ -245,8 +244,6 @@ class FilteredLoadFriction:
         c = np.empty(qd.shape + (2 + self.k,))
         c[..., 0] = (np.abs(tau_b) - np.abs(tau_a)) * sgn
         c[..., 1] = np.abs(tau_a) * sgn
-        for j in range(qd.shape[1]):
-            c[:, j, 2:] = joint_columns(self.kind, qd[:, j], self.shape[j] if self.shape.size else self.shape,
-                                        eps=self.sign_epsilon)
+        c[..., 2:] = all_joint_columns(self.kind, qd, self.shape, eps=self.sign_epsilon)
         self._last = (float(t[-1]), p[-1].copy(), P[-1].copy())
         return self._filter.update(t, np.zeros_like(c), c)
