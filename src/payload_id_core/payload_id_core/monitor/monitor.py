@@ -61,9 +61,13 @@ class UnloadedFriction:
         self.used: np.ndarray = np.zeros((n, m))
         self.rows = 0
 
+    def current(self) -> np.ndarray:
+        """(n, m): the fit so far."""
+        return np.linalg.solve(self.AtA, self.Atb[..., None])[..., 0] if self.rows else self.used
+
     def freeze(self) -> None:
         """What predict uses from now on: the fit so far."""
-        self.used = np.linalg.solve(self.AtA, self.Atb[..., None])[..., 0] if self.rows else self.used
+        self.used = self.current()
 
     def add(self, C: np.ndarray, r: np.ndarray, scale: np.ndarray) -> None:
         """Columns (N, n, m) and residual (N, n), whitened per joint by `scale`."""
@@ -72,9 +76,9 @@ class UnloadedFriction:
         self.Atb += np.einsum("kji,kj->ji", Cw, rw)
         self.rows += r.shape[0]
 
-    def predict(self, C: np.ndarray) -> np.ndarray:
-        """(N, n): the error the columns C (N, n, m) predict."""
-        return np.einsum("kji,ji->kj", C, self.used)
+    def predict(self, C: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
+        """(N, n): the error the columns C (N, n, m) predict (with the frozen fit, or `x`)."""
+        return np.einsum("kji,ji->kj", C, self.used if x is None else x)
 
 
 @dataclass
@@ -300,6 +304,11 @@ class PayloadMonitor:
         t, F, r0, r, L, samples = t[k_c:], F[k_c:], r0[k_c:], r[k_c:], L[k_c:], samples[k_c:]
         k_c = 0
         A, b = transient_free_rows(t, F, r, t[k_c], F[k_c], r[k_c], self.gain)
+        if self.unloaded is not None:
+            # The unloaded robot's friction error as learnt so far is no part of the change either (without it
+            # the window's Δm carried the −0.07 kg the empty flange used to weigh).
+            E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
+            b = b - self.unloaded.predict((L - E[:, :, None] * L[k_c][None])[:, :, 1:], self.unloaded.current())
         verdict = classify(t, A, b, r, self.sigma, self.level, float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                            float(np.sqrt(max(self.state.cov[0, 0], 0.0))))
