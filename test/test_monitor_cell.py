@@ -4,7 +4,8 @@ joint positions and velocities, the robot identified once on the bundled excitat
 
 What a cell must be able to trust: every event the monitor reports is a real change of that kind (no false
 alarm, no contact called a load, no load called a contact), a part of 1 kg or more is found within 50 ms of
-the grasp with its mass, and nothing is reported on task motion without changes.
+the grasp with its mass, the mass is re-estimated to 2 % from 5 s of task motion, and nothing is reported on
+task motion without changes.
 """
 
 import numpy as np
@@ -29,16 +30,29 @@ def cell():
     return model, robot
 
 
-def _monitor(cell, run):
+def _monitor(cell, run, settings=None):
     model, robot = cell
-    monitor = PayloadMonitor(model, robot, run.frame)
-    events, estimates = [], []
+    monitor = PayloadMonitor(model, robot, run.frame, settings=settings)
+    events, estimates, masses = [], [], []
     for k in range(0, run.t.size, 10):
         u = monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10])
         events += u.events
         estimates += [u.estimate] if u.estimate is not None else []
+        masses.append((float(run.t[min(k + 9, run.t.size - 1)]), float(monitor.state.phi[0])))
     monitor.published = estimates
+    monitor.masses = np.array(masses)
     return monitor, events
+
+
+def _mass_after(monitor, run, kind, seconds):
+    """The monitor's mass `seconds` after each change of `kind` held at least that long, with the truth."""
+    out = []
+    for i, c in enumerate(run.changes):
+        nxt = run.changes[i + 1].t if i + 1 < len(run.changes) else run.t[-1]
+        if c.kind == kind and nxt - c.t > seconds:
+            k = int(np.searchsorted(monitor.masses[:, 0], c.t + seconds))
+            out.append((monitor.masses[k, 1], c.mass if kind == "picked" else 0.0))
+    return np.array(out)
 
 
 def test_pick_and_place_events_are_real_and_parts_of_a_kilogram_are_found_within_50_ms(cell):
@@ -74,3 +88,20 @@ def test_a_contact_is_never_taken_for_a_load(cell):
     # is published, and it stays below the mass the monitor resolves on this cell.
     assert monitor.published == []
     assert abs(monitor.state.phi[0]) < monitor.s.detector.mass_resolution_kg
+
+
+def test_the_mass_is_re_estimated_to_2_percent_in_5_s_despite_load_dependent_friction(cell):
+    """The `ur10` profile's gear friction grows with the transmitted torque (μ = 0.02). Fitted on F alone, the
+    re-estimate took both its effects for mass: the payload's share of it, and the error the unloaded
+    identification (which has no μ) leaves at every move, which made the empty flange weigh −0.075 kg. Without
+    the load-friction columns this run's parts are 3.8 % off (median) 5 s after the grasp, all of them
+    by more than their 2σ."""
+    run = pick_and_place(cell[0], "ur10", seconds=180.0, seed=5)
+    monitor, _ = _monitor(cell, run)
+    picked = _mass_after(monitor, run, "picked", 5.0)
+    assert len(picked) >= 4
+    err = np.abs(picked[:, 0] - picked[:, 1]) / picked[:, 1]
+    assert np.median(err) < 0.02, err
+    empty = _mass_after(monitor, run, "placed", 3.0)
+    assert len(empty) >= 5
+    assert abs(np.median(empty[:, 0])) < 0.03, empty

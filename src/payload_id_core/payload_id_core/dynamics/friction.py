@@ -63,7 +63,8 @@ def smooth_sign(v: np.ndarray, eps: float) -> np.ndarray:
 
 def joint_columns(kind: str, qd: np.ndarray, shape: np.ndarray, temperature: np.ndarray | None = None,
                   eps: float = DEFAULT_SIGN_EPSILON) -> np.ndarray:
-    """(N, k) friction columns of one joint for velocities qd (N,) and shape parameters (s,)."""
+    """(N, k) friction columns of one joint for velocities qd (N,) and shape parameters (s,); with qd (N, n) and
+    shape (s, n) (temperature (N, n)), (N, n, k) for every joint at once (all_joint_columns)."""
     qd = np.asarray(qd, dtype=float)
     sgn = smooth_sign(qd, eps)
     one = np.ones_like(qd)
@@ -83,6 +84,16 @@ def joint_columns(kind: str, qd: np.ndarray, shape: np.ndarray, temperature: np.
         h = (1.0 - np.exp(-np.abs(shape[0] * qd) ** shape[1])) * sgn
         return np.stack([sgn, h, np.asarray(temperature, float) * h, one], axis=-1)
     raise PayloadIdError(f"unknown friction model '{kind}'", f"use one of {', '.join(KINDS)}")
+
+
+def all_joint_columns(kind: str, qd: np.ndarray, shape: np.ndarray, temperature: np.ndarray | None = None,
+                      eps: float = DEFAULT_SIGN_EPSILON) -> np.ndarray:
+    """(N, n, k): joint_columns of every joint at once, for velocities qd (N, n) and shapes (n, s) (the same
+    element-wise operations, one call instead of n: the payload monitor evaluates them for every block)."""
+    qd = np.asarray(qd, dtype=float)
+    if kind == "none":
+        return np.zeros(qd.shape + (0,))
+    return joint_columns(kind, qd, np.asarray(shape, dtype=float).T, temperature, eps)
 
 
 def default_shape(kind: str, n: int) -> np.ndarray:
@@ -152,9 +163,9 @@ class FrictionModel:
         if k == 0:
             return out
         temp = None if temperature is None else np.atleast_2d(np.asarray(temperature, dtype=float))
+        cols = all_joint_columns(self.kind, qd, self.shape, temp, self.sign_epsilon)
         for j in range(self.n):
-            out[:, j, j * k:(j + 1) * k] = joint_columns(
-                self.kind, qd[:, j], self.shape[j], None if temp is None else temp[:, j], self.sign_epsilon)
+            out[:, j, j * k:(j + 1) * k] = cols[:, j]
         return out
 
     def torque(self, params, qd, temperature=None) -> np.ndarray:
@@ -163,10 +174,9 @@ class FrictionModel:
         params = np.asarray(params, dtype=float).reshape(self.n, self.per_joint)
         out = np.zeros(qd.shape)
         temp = None if temperature is None else np.atleast_2d(np.asarray(temperature, dtype=float))
+        cols = all_joint_columns(self.kind, qd, self.shape, temp, self.sign_epsilon)
         for j in range(self.n):
-            cols = joint_columns(self.kind, qd[:, j], self.shape[j], None if temp is None else temp[:, j],
-                                 self.sign_epsilon)
-            out[:, j] = cols @ params[j]
+            out[:, j] = cols[:, j] @ params[j]
         return out
 
     def with_shape(self, shape) -> FrictionModel:

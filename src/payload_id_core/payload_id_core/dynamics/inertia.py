@@ -44,8 +44,20 @@ def transform_matrix(placement: pin.SE3) -> np.ndarray:
     """10×10 matrix X with φ_parent = X·φ_child for a body whose frame sits at `placement` in the parent.
 
     The map (m, h, I_O) -> (m', h', I'_O') is linear, but pinocchio stores (m, c, I_c) and cannot hold
-    a massless basis vector, so X is solved from the action on 10 generic physical bodies.
+    a massless basis vector, so X is solved from the action on 10 generic physical bodies. It is solved once
+    per placement (a copy is returned): the payload monitor needs it for every block of joint states.
     """
+    key = placement.homogeneous.tobytes()
+    x = _TRANSFORMS.get(key)
+    if x is None:
+        x = _TRANSFORMS[key] = _transform_matrix(placement)
+    return x.copy()
+
+
+_TRANSFORMS: dict[bytes, np.ndarray] = {}
+
+
+def _transform_matrix(placement: pin.SE3) -> np.ndarray:
     rng = np.random.default_rng(0)
     bodies = [pin.Inertia(1.0 + rng.random(), rng.standard_normal(3) * 0.3, _random_spd(rng)) for _ in range(10)]
     phi_child = np.array([b.toDynamicParameters() for b in bodies]).T

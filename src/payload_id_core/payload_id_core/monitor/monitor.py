@@ -29,7 +29,12 @@ from payload_id_core.monitor.detect import (
     locate_change,
     transient_free_rows,
 )
-from payload_id_core.monitor.observer import FilteredPayloadRegressor, MomentumObserver, ObserverModel
+from payload_id_core.monitor.observer import (
+    FilteredLoadFriction,
+    FilteredPayloadRegressor,
+    MomentumObserver,
+    ObserverModel,
+)
 from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
@@ -37,6 +42,43 @@ from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
+
+
+class UnloadedFriction:
+    """The unloaded robot's friction error in the residual, learnt while nothing is carried: per joint j, a
+    least-squares fit of r₀ − F φ̂ on observer.FilteredLoadFriction's columns 1.. (μ_j |τ̂_a,j| sgn(q̇_j) and the
+    identification's own friction columns, so the mean Coulomb level μ|τ| the identification absorbed is
+    taken back), with a ridge prior. Its prediction is subtracted from the re-estimate's rows: the same
+    motion with a part on leaves the same error, which a fit on F alone turned into mass. Joints are
+    independent (friction is per joint), so this is n small normal equations. A re-estimate uses the fit
+    as it stood at its change (`freeze`), never rows it is itself fitting: learning from the empty flange
+    being re-estimated and correcting that same re-estimate with it would chase its own noise."""
+
+    def __init__(self, n: int, m: int, mu_prior_std: float, other_prior_std: float = 10.0):
+        prior = np.concatenate([[mu_prior_std], np.full(m - 1, other_prior_std)]) ** -2.0
+        self.AtA = np.tile(np.diag(prior), (n, 1, 1))
+        self.Atb = np.zeros((n, m))
+        self.used: np.ndarray = np.zeros((n, m))
+        self.rows = 0
+
+    def current(self) -> np.ndarray:
+        """(n, m): the fit so far."""
+        return np.linalg.solve(self.AtA, self.Atb[..., None])[..., 0] if self.rows else self.used
+
+    def freeze(self) -> None:
+        """What predict uses from now on: the fit so far."""
+        self.used = self.current()
+
+    def add(self, C: np.ndarray, r: np.ndarray, scale: np.ndarray) -> None:
+        """Columns (N, n, m) and residual (N, n), whitened per joint by `scale`."""
+        Cw, rw = C / scale[None, :, None], r / scale[None, :]
+        self.AtA += np.einsum("kji,kjl->jil", Cw, Cw)
+        self.Atb += np.einsum("kji,kj->ji", Cw, rw)
+        self.rows += r.shape[0]
+
+    def predict(self, C: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
+        """(N, n): the error the columns C (N, n, m) predict (with the frozen fit, or `x`)."""
+        return np.einsum("kji,ji->kj", C, self.used if x is None else x)
 
 
 @dataclass
@@ -50,6 +92,12 @@ class MonitorSettings:
     com_std_m: float = 0.005           # ... and σ of every CoM axis ≤ this
     refine_every_s: float = 0.1        # the re-estimate replaces the detector's payload this often
     min_refine_s: float = 1.0          # s of task motion before a re-estimate replaces the fast fit (or refutes it)
+    # Load-dependent Coulomb friction (observer.FilteredLoadFriction): the re-estimate fits each joint's μ with
+    # the payload, and the unloaded robot's friction error is learnt while nothing is carried and taken out.
+    load_friction: bool = True
+    load_friction_prior_std: float = 0.05   # μ a priori, N·m per N·m of transmitted torque (0.02 on the UR10 cell)
+    load_friction_floor_std: float = 0.002  # μ's σ carried to the next change never below this (it may drift)
+    unloaded_friction: bool = True
 
 
 @dataclass(frozen=True)
@@ -106,6 +154,9 @@ class PayloadMonitor:
         self.sigma = np.asarray(robot.rmse, dtype=float)
         self.observer = MomentumObserver(ObserverModel(model, robot), self.gain)
         self.regressor = FilteredPayloadRegressor(model, frame, self.gain)
+        self.load_friction = FilteredLoadFriction(self.gain, robot) if self.s.load_friction else None
+        self.unloaded = (UnloadedFriction(n, 1 + self.load_friction.k, self.s.load_friction_prior_std)
+                         if self.load_friction is not None and self.s.unloaded_friction else None)
         phi0 = np.zeros(10) if phi is None else np.asarray(phi, dtype=float).copy()
         cov0 = np.zeros((10, 10)) if cov is None else np.asarray(cov, dtype=float).copy()
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
@@ -113,9 +164,13 @@ class PayloadMonitor:
         self._change_started = float("nan")
         self._unnamed_change: float | None = None    # t_alarm of a change the window could not name yet
         self.cusum = Cusum(n, self.s.detector)
-        self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std)
+        nf = n if self.load_friction is not None else 0
+        self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
+                                                               np.eye(nf) / self.s.load_friction_prior_std**2)
+        self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std,
+                                      n_friction=nf, friction_prior=self._friction_prior)
         self._history: deque = deque()
-        self._anchor: tuple[float, np.ndarray, np.ndarray] | None = None     # (t_c, F(t_c), r₀(t_c))
+        self._anchor: tuple | None = None     # (t_c, F(t_c), r₀(t_c), L(t_c))
         self._window: dict | None = None
         self._armed = True
         self._t_last: float | None = None
@@ -160,6 +215,8 @@ class PayloadMonitor:
         self._paused = reason
         self.observer.reset()
         self.regressor.reset()
+        if self.load_friction is not None:
+            self.load_friction.reset()
         self.cusum.reset()
         self._window = None
         self._history.clear()
@@ -171,26 +228,32 @@ class PayloadMonitor:
         self._paused = None
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
+        if self.load_friction is not None:
+            assert self.observer.terms is not None and self.regressor.terms is not None
+            L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
+        else:
+            L = np.zeros(r0.shape + (1,))
         if self._anchor is None:
-            self._anchor = (float(t[0]), F[0].copy(), r0[0].copy())
+            self._anchor = (float(t[0]), F[0].copy(), r0[0].copy(), L[0].copy())
             if self._t_last is None and self.refiner.rows == 0:
-                self.refiner.restart(self.state.phi, float(t[0]), self.s.detector.inertia_prior_std)
+                self.refiner.restart(self.state.phi, float(t[0]), self.s.detector.inertia_prior_std,
+                                     self._friction_prior)
         dt = float(np.median(np.diff(t))) if t.size > 1 else 0.002
         self.refiner.rho = float(np.exp(-np.mean(self.gain) * dt * self.s.refine_stride))
         for k in range(t.size):
-            self._step(float(t[k]), F[k], r0[k], out)
+            self._step(float(t[k]), F[k], r0[k], L[k], out)
         self._t_last = float(t[-1])
         out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
 
-    def _step(self, t: float, F: np.ndarray, r0: np.ndarray, out: MonitorUpdate) -> None:
-        self._history.append((t, F, r0))
+    def _step(self, t: float, F: np.ndarray, r0: np.ndarray, L: np.ndarray, out: MonitorUpdate) -> None:
+        self._history.append((t, F, r0, L))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
         r = r0 - F @ self.state.phi
         z = r / self.sigma
         d = self.s.detector
         if self._window is not None:
-            self._window["samples"].append((t, F, r0))
+            self._window["samples"].append((t, F, r0, L))
             if t - self._window["t_alarm"] >= d.confirm_s:
                 self._decide(out)
             return
@@ -215,7 +278,7 @@ class PayloadMonitor:
             np.maximum(self.level, d.level_floor_nm**2, out=self.level)
         self._count += 1
         if self._count % self.s.refine_stride == 0:
-            self._refine_rows([(t, F, r0)])
+            self._refine_rows([(t, F, r0, L)])
             self._maybe_publish(t, out)
         t_change = self.cusum.update(t, z, drift)
         if t_change is not None:
@@ -224,11 +287,20 @@ class PayloadMonitor:
 
     def _refine_rows(self, samples) -> None:
         assert self._anchor is not None      # set by _run before any sample is stepped
-        t_c, F_c, r0_c = self._anchor
+        t_c, F_c, r0_c, L_c = self._anchor
         ts = np.array([s[0] for s in samples])
         A, b = transient_free_rows(ts, np.array([s[1] for s in samples]), np.array([s[2] for s in samples]),
                                    t_c, F_c, r0_c, self.gain)
-        self.refiner.add(ts, A, b, np.sqrt(self.level))
+        E = np.exp(-self.gain[None, :] * np.maximum(ts - t_c, 0.0)[:, None])
+        Ls = np.array([s[3] for s in samples])
+        Lrows = Ls - E[:, :, None] * L_c[None]
+        scale = np.sqrt(self.level)
+        if self.unloaded is not None:
+            if self.state.determined and self._nothing_carried():
+                # r₀ − F φ̂ with nothing on the flange: the unloaded robot's own error, learnt (no anchor needed).
+                self.unloaded.add(Ls[:, :, 1:], np.array([s[2] - s[1] @ self.state.phi for s in samples]), scale)
+            b = b - self.unloaded.predict(Lrows[:, :, 1:])
+        self.refiner.add(ts, A, b, scale, Lrows[:, :, 0])
 
     def _decide(self, out: MonitorUpdate) -> None:
         w, self._window = self._window, None
@@ -237,13 +309,19 @@ class PayloadMonitor:
         t = np.array([s[0] for s in samples])
         F = np.array([s[1] for s in samples])
         r0 = np.array([s[2] for s in samples])
+        L = np.array([s[3] for s in samples])
         r = r0 - F @ self.state.phi
         k_alarm = int(np.searchsorted(t, w["t_alarm"]))
         k_c = locate_change(t, F, r, np.sqrt(self.level), self.gain, np.arange(0, max(k_alarm, 1), 2),
                             self.s.detector)
-        t, F, r0, r, samples = t[k_c:], F[k_c:], r0[k_c:], r[k_c:], samples[k_c:]
+        t, F, r0, r, L, samples = t[k_c:], F[k_c:], r0[k_c:], r[k_c:], L[k_c:], samples[k_c:]
         k_c = 0
         A, b = transient_free_rows(t, F, r, t[k_c], F[k_c], r[k_c], self.gain)
+        if self.unloaded is not None:
+            # The unloaded robot's friction error as learnt so far is no part of the change either (without it
+            # the window's Δm carried the −0.07 kg the empty flange used to weigh).
+            E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
+            b = b - self.unloaded.predict((L - E[:, :, None] * L[k_c][None])[:, :, 1:], self.unloaded.current())
         verdict = classify(t, A, b, r, self.sigma, self.level, float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                            float(np.sqrt(max(self.state.cov[0, 0], 0.0))))
@@ -266,14 +344,30 @@ class PayloadMonitor:
         # once the task motion has determined the re-estimate (_name_late).
         self._unnamed_change = None if verdict.event is not None else float(w["t_alarm"])
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0)
-        self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy())
+        self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         # As in the verdict, a share of the change's own size counts as allowed misfit when the re-estimate
         # is judged (a robot whose torques are known to mN·m would otherwise refute a real load for the
         # last few percent of its model); the fit itself stays weighted by the residual's level.
         self._change_share = (self.s.detector.misfit_share * np.sqrt(np.mean(b**2, axis=0))) ** 2
-        self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std)
+        self._carry_friction()
+        if self.unloaded is not None:
+            self.unloaded.freeze()
+        self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std, self._friction_prior)
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
+
+    def _carry_friction(self) -> None:
+        """The robot's friction outlives the part: what the re-estimate since the last change learnt of μ and δ
+        becomes the next one's prior (its information, its σ floored so that a drift is still followed)."""
+        if self.load_friction is None or self.refiner.rows == 0:
+            return
+        est = self.refiner.estimate()
+        cov = est.friction_cov + np.eye(self.model.n) * self.s.load_friction_floor_std**2
+        self._friction_prior = (est.friction.copy(), np.linalg.inv(cov))
+
+    def _nothing_carried(self) -> bool:
+        m, m_std = float(self.state.phi[0]), float(np.sqrt(max(self.state.cov[0, 0], 0.0)))
+        return abs(m) <= max(3.0 * m_std, self.s.detector.mass_resolution_kg)
 
     def _maybe_publish(self, t: float, out: MonitorUpdate) -> None:
         """After a change the re-estimate takes over the detector's payload every `refine_every_s` (so the

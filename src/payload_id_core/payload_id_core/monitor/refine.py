@@ -9,10 +9,11 @@ variance factor (1 + ρ)/(1 − ρ); σ² itself comes from the fit's own residu
 Entries the motion leaves undetermined (the inertia during slow moves) are held near the previous estimate
 by a prior (σ `inertia_prior_std` about that estimate) and reported as not determined.
 
-That σ counts only errors that decorrelate within a few observer time constants. The robot model's error
-on task motion does not: it follows the motion (friction and inertia terms extrapolated off the
-identification's excitation) and stays correlated for a whole move, so on the simulated UR10 cell the mass
-was 3–6 % off a 3 kg part at 5–7σ. The covariance is therefore also computed cluster-robust (a sandwich
+That σ counts only errors that decorrelate within a few observer time constants. A robot model's error on
+task motion need not: it follows the motion (friction and inertia terms extrapolated off the
+identification's excitation) and stays correlated for a whole move (before the load-dependent friction was
+modelled, the mass was 3–6 % off a 3 kg part on the simulated UR10 cell at 5–7σ: errors of that kind
+are what a model can still miss). The covariance is therefore also computed cluster-robust (a sandwich
 G⁻¹ (Σ_b s_b s_bᵀ) G⁻¹ over blocks of `BLOCK_S` of motion, s_b the block's score at the estimate; Liang &
 Zeger's clustered covariance with the B/(B−1) small-sample factor), and the wider of the two is reported;
 the estimate counts as determined only once `MIN_BLOCKS` blocks make that covariance meaningful.
@@ -20,7 +21,7 @@ the estimate counts as determined only once `MIN_BLOCKS` blocks make that covari
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,6 +40,8 @@ class Refined:
     rows: int
     seconds: float               # of data since the anchor
     misfit: float                # mean squared whitened residual per row (≈ 1 when a rigid load explains it)
+    friction: np.ndarray = field(default_factory=lambda: np.zeros(0))    # μ per joint (PayloadRefiner)
+    friction_cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     blocks: int = 0              # clusters behind the robust covariance (< MIN_BLOCKS: not yet trusted)
 
     @property
@@ -56,27 +59,52 @@ class Refined:
 
 
 class PayloadRefiner:
-    """Normal equations of the whitened rows since the last anchor (a change, or the start)."""
+    """Normal equations of the whitened rows since the last anchor (a change, or the start).
 
-    def __init__(self, prior_phi: np.ndarray, rho: float, inertia_prior_std: float = 0.02):
+    With `n_friction` = n > 0 the unknowns are [φ (10), μ (n)]: each joint's load-dependent Coulomb
+    friction (observer.FilteredLoadFriction column 0; Tadese 2022 §1, payload.load_friction) is fitted with
+    the payload, held by a prior (`friction_prior`: mean and information matrix, n), and the payload's
+    covariance is the marginal one over them, so what the motion leaves of μ undetermined widens σ(m)
+    instead of biasing m. The friction is the robot's, not the part's: the monitor carries its posterior
+    into the next change's prior (friction_posterior)."""
+
+    def __init__(self, prior_phi: np.ndarray, rho: float, inertia_prior_std: float = 0.02, n_friction: int = 0,
+                 friction_prior: tuple[np.ndarray, np.ndarray] | None = None):
         self.rho = float(rho)
-        self.restart(prior_phi, float("nan"), inertia_prior_std)
+        self.n_friction = int(n_friction)
+        self.restart(prior_phi, float("nan"), inertia_prior_std, friction_prior)
 
-    def restart(self, prior_phi: np.ndarray, t: float, inertia_prior_std: float) -> None:
-        self.prior = np.asarray(prior_phi, dtype=float).copy()
-        self.prior_weight = np.diag(1.0 / np.concatenate([PRIOR_STD_MASS_MOMENTS, np.full(6, inertia_prior_std)])**2)
-        self.AtA = np.zeros((10, 10))
-        self.Atb = np.zeros(10)
+    def restart(self, prior_phi: np.ndarray, t: float, inertia_prior_std: float,
+                friction_prior: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        k = self.n_friction
+        mean, info = friction_prior if friction_prior is not None else (np.zeros(k), np.eye(k))
+        self.prior = np.concatenate([np.asarray(prior_phi, dtype=float), mean])
+        u = 10 + k
+        self.prior_weight = np.zeros((u, u))
+        self.prior_weight[:10, :10] = np.diag(1.0 / np.concatenate([PRIOR_STD_MASS_MOMENTS,
+                                                                     np.full(6, inertia_prior_std)])**2)
+        self.prior_weight[10:, 10:] = info
+        self.AtA = np.zeros((u, u))
+        self.Atb = np.zeros(u)
         self.btb = 0.0
         self.rows = 0
         self.t0, self.t1 = t, t
         self._blocks: list[list] = []     # per BLOCK_S of rows: [t_start, AᵀA, Aᵀb]
 
-    def add(self, t: np.ndarray, A: np.ndarray, b: np.ndarray, scale: np.ndarray) -> None:
-        """Rows (N, n, 10) and (N, n) from transient_free_rows, whitened by `scale` (n,)."""
+    def add(self, t: np.ndarray, A: np.ndarray, b: np.ndarray, scale: np.ndarray, L: np.ndarray | None = None) -> None:
+        """Rows (N, n, 10) and (N, n) from transient_free_rows, whitened by `scale` (n,); with n_friction,
+        L (N, n): the load-friction column's transient-free rows (joint j's row sees μ_j only)."""
         if t.size == 0:
             return
-        Aw = (A / scale[None, :, None]).reshape(-1, 10)
+        if self.n_friction:
+            assert L is not None
+            N, n = b.shape
+            full = np.zeros((N, n, 10 + n))
+            full[:, :, :10] = A
+            full[:, np.arange(n), 10 + np.arange(n)] = L
+            A = full
+        u = A.shape[-1]
+        Aw = (A / scale[None, :, None]).reshape(-1, u)
         bw = (b / scale[None, :]).reshape(-1)
         AtA, Atb = Aw.T @ Aw, Aw.T @ bw
         self.AtA += AtA
@@ -84,7 +112,7 @@ class PayloadRefiner:
         self.btb += float(bw @ bw)
         self.rows += bw.size
         if not self._blocks or t[0] - self._blocks[-1][0] >= BLOCK_S:
-            self._blocks.append([float(t[0]), np.zeros((10, 10)), np.zeros(10)])
+            self._blocks.append([float(t[0]), np.zeros((u, u)), np.zeros(u)])
         self._blocks[-1][1] += AtA
         self._blocks[-1][2] += Atb
         if not np.isfinite(self.t0):
@@ -94,18 +122,22 @@ class PayloadRefiner:
     def estimate(self) -> Refined:
         W = self.prior_weight
         G = self.AtA + W
-        phi = np.linalg.solve(G, self.Atb + W @ self.prior)
-        rss = float(self.btb - 2 * phi @ self.Atb + phi @ self.AtA @ phi)
-        s2 = max(rss / max(self.rows - 10, 1), 1e-12) if self.rows > 10 else 1.0
+        x = np.linalg.solve(G, self.Atb + W @ self.prior)
+        # The misfit of the rows themselves (the prior's pull is not the data's residual).
+        rss = float(self.btb - 2 * x @ self.Atb + x @ self.AtA @ x)
+        u = x.size
+        s2 = max(rss / max(self.rows - u, 1), 1e-12) if self.rows > u else 1.0
         factor = (1.0 + self.rho) / (1.0 - self.rho)
         Ginv = np.linalg.inv(G)
         cov = Ginv * s2 * factor
         B = len(self._blocks)
         if B >= 2:
-            scores = np.array([Atb - AtA @ phi for _, AtA, Atb in self._blocks])
+            scores = np.array([Atb - AtA @ x for _, AtA, Atb in self._blocks])
             robust = Ginv @ (scores.T @ scores) @ Ginv * (B / (B - 1))
             # The wider one, judged by the mass (what is checked and applied first).
             if robust[0, 0] > cov[0, 0]:
                 cov = robust
-        return Refined(phi, 0.5 * (cov + cov.T), gram_identifiable(self.AtA), self.rows,
-                       float(self.t1 - self.t0) if np.isfinite(self.t0) else 0.0, float(s2), B)
+        cov = 0.5 * (cov + cov.T)
+        return Refined(x[:10], cov[:10, :10], gram_identifiable(self.AtA[:10, :10]), self.rows,
+                       float(self.t1 - self.t0) if np.isfinite(self.t0) else 0.0, float(s2),
+                       x[10:], cov[10:, 10:], B)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from payload_id_core.dynamics.base_params import BaseParameters
-from payload_id_core.dynamics.friction import FrictionModel, joint_columns
+from payload_id_core.dynamics.friction import FrictionModel, all_joint_columns
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
@@ -45,10 +45,9 @@ def full_regressor(model: RobotModel, base: BaseParameters, rotor: RotorStructur
     if k:
         qd = np.atleast_2d(np.asarray(qd, dtype=float))
         temp = None if temperature is None else np.atleast_2d(np.asarray(temperature, dtype=float))
+        cols = all_joint_columns(friction.kind, qd, friction.shape, temp, friction.sign_epsilon)
         for j in range(friction.n):
-            out[:, j, off + j * k: off + (j + 1) * k] = joint_columns(
-                friction.kind, qd[:, j], friction.shape[j], None if temp is None else temp[:, j],
-                friction.sign_epsilon)
+            out[:, j, off + j * k: off + (j + 1) * k] = cols[:, j]
     return out
 
 
