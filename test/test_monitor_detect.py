@@ -139,3 +139,22 @@ def test_stopped_joint_states_pause_the_monitor_and_a_pick_after_them_is_still_f
     assert len(paused) == 1 and "stopped" in paused[0]
     assert [e.kind for e in events] == [EventKind.PICKED], events
     assert 0.0 <= events[0].t_alarm - pick < 0.05
+
+
+def test_a_re_estimate_is_reported_as_a_body_and_nothing_carried_as_nothing():
+    """The prior-held inertia of a task-motion re-estimate need not be a body's (a moved CoM with the inertia
+    about the flange held near zero is not): it is reported as a point mass at the estimated CoM, so the
+    controller's physical check does not refuse a good mass and CoM. A mass within 3σ of zero is reported as
+    exactly nothing."""
+    from payload_id_core.dynamics.inertia import is_physically_consistent, to_mass_com_inertia  # noqa: PLC0415
+    from payload_id_core.monitor.monitor import PayloadState  # noqa: PLC0415
+
+    phi = np.array([3.0, 0.03, -0.06, 0.21, 0, 0, 0, 0, 0, 0])     # 7 cm out, inertia about tool0 held at 0
+    cov = np.eye(10) * 0.01**2
+    est = PayloadState(phi, cov, True, 1.0, 5.0).to_estimate(FRAME)
+    mass, com, inertia = to_mass_com_inertia(est.phi)
+    assert not is_physically_consistent(phi) and is_physically_consistent(est.phi)
+    assert mass == pytest.approx(3.0) and np.allclose(com, phi[1:4] / 3.0) and np.allclose(inertia, 0.0)
+    assert est.readable_identifiable()[:4].all() and not est.readable_identifiable()[4:].any()
+    empty = PayloadState(np.array([-0.02, 0.001, 0, 0, 0, 0, 0, 0, 0, 0]), cov, True, 1.0, 5.0).to_estimate(FRAME)
+    assert not np.any(empty.phi) and not empty.readable_identifiable()[1:].any()

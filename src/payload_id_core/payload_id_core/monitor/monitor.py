@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor.detect import (
     Cusum,
@@ -124,7 +125,10 @@ class PayloadState:
         cov = self.cov.copy()
         cov[~ident, :] = np.nan
         cov[:, ~ident] = np.nan
-        phi = np.zeros(10) if empty else self.phi.copy()
+        # The inertia is not identified: reported as a point mass (zero about the CoM, what UR's set_payload
+        # assumes from mass and CoG alone), not the prior-held value, which need not be a body's.
+        phi = np.zeros(10) if empty else from_mass_com_inertia(float(self.phi[0]), self.phi[1:4] / self.phi[0],
+                                                                np.zeros((3, 3)))
         what = "nothing carried" if empty else "re-estimated"
         return PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
                                convergence_time=self.seconds_of_motion,
