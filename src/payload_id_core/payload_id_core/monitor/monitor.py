@@ -336,7 +336,8 @@ class PayloadMonitor:
             return
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
-        if self.state.determined:
+        was_settled = self.state.determined
+        if was_settled:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
             self._before_change = self.state
             self._change_started = float(t[k_c])
@@ -345,8 +346,13 @@ class PayloadMonitor:
         if verdict.event is not None:
             out.events.append(verdict.event)
         # A regrasp at rest moves the CoM along gravity, which 0.1 s of rest cannot see: the change is named
-        # once the task motion has determined the re-estimate (_name_late).
-        self._unnamed_change = None if verdict.event is not None else float(w["t_alarm"])
+        # once the task motion has determined the re-estimate (_name_late), against the payload settled before
+        # it. A further alarm while a change is still being re-estimated belongs to that change (already
+        # named, or still to be), so it names nothing itself.
+        if verdict.event is not None:
+            self._unnamed_change = None
+        elif was_settled:
+            self._unnamed_change = float(w["t_alarm"])
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         # As in the verdict, a share of the change's own size counts as allowed misfit when the re-estimate
