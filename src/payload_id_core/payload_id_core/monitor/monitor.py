@@ -58,23 +58,39 @@ class UnloadedFriction:
     def __init__(self, n: int, m: int, mu_prior_std: float, other_prior_std: float = 10.0):
         prior = np.concatenate([[mu_prior_std], np.full(m - 1, other_prior_std)]) ** -2.0
         self.AtA = np.tile(np.diag(prior), (n, 1, 1))
+        self.data_AtA = np.zeros((n, m, m))      # the rows' information alone (the ridge's is not data)
         self.Atb = np.zeros((n, m))
+        self.btb = np.zeros(n)
         self.used: np.ndarray = np.zeros((n, m))
+        self.used_cov: np.ndarray | None = None    # (n, m, m): the frozen fit's covariance (None: nothing learnt)
         self.rows = 0
 
     def current(self) -> np.ndarray:
         """(n, m): the fit so far."""
         return np.linalg.solve(self.AtA, self.Atb[..., None])[..., 0] if self.rows else self.used
 
-    def freeze(self) -> None:
-        """What predict uses from now on: the fit so far."""
+    def freeze(self, correlation: float = 1.0) -> None:
+        """What predict uses from now on: the fit so far, and its covariance: the ridge estimate's sandwich
+        (AᵀA + Λ)⁻¹ AᵀA (AᵀA + Λ)⁻¹ s², s² the rows' own misfit, times the rows' AR(1) `correlation` factor.
+        Directions the empty flange's motion did not determine are shrunk to no correction by the ridge, and
+        carry no variance of it either (the model error there is what it was without the correction)."""
         self.used = self.current()
+        if not self.rows:
+            return
+        x = self.used
+        rss = self.btb - 2 * np.einsum("ji,ji->j", x, self.Atb) + np.einsum("ji,jil,jl->j", x, self.data_AtA, x)
+        s2 = np.maximum(rss / max(self.rows, 1), 1e-12)
+        inv = np.linalg.inv(self.AtA)
+        self.used_cov = (inv @ self.data_AtA @ inv) * (s2 * correlation)[:, None, None]
 
     def add(self, C: np.ndarray, r: np.ndarray, scale: np.ndarray) -> None:
         """Columns (N, n, m) and residual (N, n), whitened per joint by `scale`."""
         Cw, rw = C / scale[None, :, None], r / scale[None, :]
-        self.AtA += np.einsum("kji,kjl->jil", Cw, Cw)
+        info = np.einsum("kji,kjl->jil", Cw, Cw)
+        self.AtA += info
+        self.data_AtA += info
         self.Atb += np.einsum("kji,kj->ji", Cw, rw)
+        self.btb += np.einsum("kj,kj->j", rw, rw)
         self.rows += r.shape[0]
 
     def predict(self, C: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
@@ -304,6 +320,8 @@ class PayloadMonitor:
                 # r₀ − F φ̂ with nothing on the flange: the unloaded robot's own error, learnt (no anchor needed).
                 self.unloaded.add(Ls[:, :, 1:], np.array([s[2] - s[1] @ self.state.phi for s in samples]), scale)
             b = b - self.unloaded.predict(Lrows[:, :, 1:])
+            self.refiner.add(ts, A, b, scale, Lrows[:, :, 0], correction=Lrows[:, :, 1:])
+            return
         self.refiner.add(ts, A, b, scale, Lrows[:, :, 0])
 
     def _decide(self, out: MonitorUpdate) -> None:
@@ -361,8 +379,11 @@ class PayloadMonitor:
         self._change_share = (self.s.detector.misfit_share * np.sqrt(np.mean(b**2, axis=0))) ** 2
         self._carry_friction()
         if self.unloaded is not None:
-            self.unloaded.freeze()
+            rho = self.refiner.rho
+            self.unloaded.freeze((1.0 + rho) / (1.0 - rho))
         self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std, self._friction_prior)
+        if self.unloaded is not None:
+            self.refiner.correction_cov = self.unloaded.used_cov
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
 

@@ -15,7 +15,8 @@ identification's excitation) and stays correlated for a whole move (before the l
 modelled, the mass was 3–6 % off a 3 kg part on the simulated UR10 cell at 5–7σ: errors of that kind
 are what a model can still miss). The covariance is therefore also computed cluster-robust (a sandwich
 G⁻¹ (Σ_b s_b s_bᵀ) G⁻¹ over blocks of `BLOCK_S` of motion, s_b the block's score at the estimate; Liang &
-Zeger's clustered covariance with the B/(B−1) small-sample factor), and the wider of the two is reported;
+Zeger's clustered covariance with the B/(B−1) small-sample factor, and scaled to the t(B−1) interval, as
+few clusters call for), and the wider of the two is reported;
 the estimate counts as determined only once `MIN_BLOCKS` blocks make that covariance meaningful.
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from payload_id_core.payload.online.base import gram_identifiable
 
@@ -90,10 +92,18 @@ class PayloadRefiner:
         self.rows = 0
         self.t0, self.t1 = t, t
         self._blocks: list[list] = []     # per BLOCK_S of rows: [t_start, AᵀA, Aᵀb]
+        # A correction C θ subtracted from the rows (monitor.UnloadedFriction, θ per joint with covariance
+        # correction_cov (n, m, m), frozen at the change): its error moves x by G⁻¹ Σ_j M_j δθ_j with
+        # M_j = Σ_k a_kj c_kjᵀ (whitened), so its covariance adds G⁻¹ (Σ_j M_j P_j M_jᵀ) G⁻¹. It is the same
+        # for every row block, so no clustering sees it.
+        self.correction_cov: np.ndarray | None = None
+        self._M: np.ndarray | None = None
 
-    def add(self, t: np.ndarray, A: np.ndarray, b: np.ndarray, scale: np.ndarray, L: np.ndarray | None = None) -> None:
+    def add(self, t: np.ndarray, A: np.ndarray, b: np.ndarray, scale: np.ndarray, L: np.ndarray | None = None,
+            correction: np.ndarray | None = None) -> None:
         """Rows (N, n, 10) and (N, n) from transient_free_rows, whitened by `scale` (n,); with n_friction,
-        L (N, n): the load-friction column's transient-free rows (joint j's row sees μ_j only)."""
+        L (N, n): the load-friction column's transient-free rows (joint j's row sees μ_j only); `correction`
+        (N, n, m): the columns of a correction already subtracted from b (see correction_cov)."""
         if t.size == 0:
             return
         if self.n_friction:
@@ -107,6 +117,10 @@ class PayloadRefiner:
         Aw = (A / scale[None, :, None]).reshape(-1, u)
         bw = (b / scale[None, :]).reshape(-1)
         AtA, Atb = Aw.T @ Aw, Aw.T @ bw
+        if correction is not None:
+            Cw = correction / scale[None, :, None]
+            M = np.einsum("kju,kjm->jum", Aw.reshape(b.shape + (u,)), Cw)
+            self._M = M if self._M is None else self._M + M
         self.AtA += AtA
         self.Atb += Atb
         self.btb += float(bw @ bw)
@@ -133,10 +147,17 @@ class PayloadRefiner:
         B = len(self._blocks)
         if B >= 2:
             scores = np.array([Atb - AtA @ x for _, AtA, Atb in self._blocks])
-            robust = Ginv @ (scores.T @ scores) @ Ginv * (B / (B - 1))
+            # With few clusters the sandwich is itself uncertain and biased low: scaled so that ±1.96σ is
+            # the t(B−1) interval (Cameron & Miller 2015, "A practitioner's guide to cluster-robust
+            # inference", §VI: t(G−1) critical values for G clusters).
+            few = (float(student_t.ppf(0.975, B - 1)) / 1.959964) ** 2
+            robust = Ginv @ (scores.T @ scores) @ Ginv * (B / (B - 1)) * few
             # The wider one, judged by the mass (what is checked and applied first).
             if robust[0, 0] > cov[0, 0]:
                 cov = robust
+        if self.correction_cov is not None and self._M is not None:
+            spread = np.einsum("jum,jmp,jvp->uv", self._M, self.correction_cov, self._M)
+            cov = cov + Ginv @ spread @ Ginv
         cov = 0.5 * (cov + cov.T)
         return Refined(x[:10], cov[:10, :10], gram_identifiable(self.AtA[:10, :10]), self.rows,
                        float(self.t1 - self.t0) if np.isfinite(self.t0) else 0.0, float(s2),
