@@ -30,7 +30,7 @@ that time, the share of seeds whose estimate (as the goal would return it: the d
 σ with the serial-correlation part) is within 1 % of the mass, and within 2 σ; the median mass σ and
 |error| at 2.0 s of motion (what an earlier declaration would face); the first time after which every
 seed stays within 1 %. cell_convergence_no_delay_declared_*: the same with each joint state paired with
-the command at its own time stamp, as the ROS session does (no command-to-motion delay estimated).
+the command at its own time stamp (no command-to-motion delay), as the ROS session did before it estimated it.
 
 Prints one JSON object as the last stdout line.
 """
@@ -132,8 +132,8 @@ def cell_convergence_figures() -> dict[str, float]:
     robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear")
     recordings = [simulate(m, traj, truth, "ur10", seed=seed) for seed in CONVERGENCE_SEEDS]
     out = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(), "cell_convergence")
-    # The ROS session pairs each joint state with the command at its own time stamp (no command-to-motion
-    # delay estimated, 2 ms on this cell): the estimate the node declares converged.
+    # Each joint state paired with the command at its own time stamp (no command-to-motion delay, 2 ms on
+    # this cell), as the ROS session did before it estimated the delay (payload/session.py).
     ros = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(delay=0.0),
                                "cell_convergence_no_delay")
     out.update({k: v for k, v in ros.items() if "declared" in k})
