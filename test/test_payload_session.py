@@ -100,3 +100,41 @@ def test_a_bad_max_duration_is_refused_with_the_valid_range(cell, bad):
     with pytest.raises(PayloadIdError, match="max_duration") as err:
         IdentificationRun(model, robot, FRAME, "direct-rls", 6.0, max_duration=bad)
     assert "positive number of seconds" in str(err.value)
+
+
+def test_session_pairs_each_torque_with_the_command_the_arm_was_executing(cell):
+    """The command-to-motion delay is estimated from the first DELAY_FROM s of joint states (nothing is fed
+    before) and every torque is paired with the command that delay earlier, as conditioned_signals does for
+    recordings; paired at its own stamp, an 8 ms lag on this motion put difference-rls's mass 1.0 % off."""
+    from payload_id_core.payload.session import DELAY_FROM  # noqa: PLC0415
+
+    model, robot, _ = cell
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    loaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION, noise_std=0.2,
+                                 payload=(PHI, FRAME), seed=2, delay=0.008)
+    cmd, j = loaded.commanded[0], loaded.joints
+    run = IdentificationRun(model, robot, FRAME, "difference-rls", float(cmd.time_from_start[-1]))
+    run.add_commanded(cmd)
+    first = j.t < j.t[0] + 0.5 * DELAY_FROM
+    run.feed(j.t[first], j.q[first], j.tau[first])
+    assert run.delay is None and run.estimate() is None and run.samples == first.sum()
+    for part in np.array_split(np.flatnonzero(~first), 5):
+        run.feed(j.t[part], j.q[part], j.tau[part])
+    assert run.delay == pytest.approx(0.008, abs=0.001)
+    est = run.estimate()
+    assert has_note([Note.from_any(n) for n in est.notes], NoteCode.SIGNALS_DELAY_ESTIMATED)
+    assert est.mass == pytest.approx(3.0, abs=0.01), est.mass      # paired at its own stamp: 3.030
+    # The samples whose delayed stamp falls before the command started are left out, the others all fed.
+    assert 0 < j.t.size - run.online.samples <= 2
+
+
+def test_a_window_shorter_than_the_delay_estimate_is_fed_when_the_goal_ends(cell):
+    model, robot, loaded = cell
+    cmd, j = loaded.commanded[0], loaded.joints
+    run = IdentificationRun(model, robot, FRAME, "direct-rls", float(cmd.time_from_start[-1]))
+    run.add_commanded(cmd)
+    part = j.t < j.t[0] + 0.6
+    run.feed(j.t[part], j.q[part], j.tau[part])
+    assert run.estimate() is None
+    run.end_window(float(j.t[part][-1]))          # cancelled: what there is gets fed, delay from it
+    assert run.delay is not None and run.online.samples > 0 and run.estimate() is not None

@@ -680,6 +680,7 @@ class PayloadEstimator(Node):
             run.end_window(self._now())
             self._stop_motion(goal.player)
         self._feed(run)
+        run.flush()                        # joint states still waiting for the delay estimate (a short window)
         est = run.estimate()
         if est is None:
             if cancelled:
