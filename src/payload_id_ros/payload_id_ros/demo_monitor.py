@@ -214,7 +214,8 @@ def run_task(driver: TaskDriver, task=TASK, seed: int = 3) -> None:
 
 
 def summarise(record: Record) -> dict:
-    """Each true change with the event heard for it (same kind within 0.2 s) and the estimate after it."""
+    """Each true change with the first event heard within 0.2 s of it (of any kind: the caller judges the kind)
+    and the last re-estimate published before the next change."""
     rows = []
     for k, truth in enumerate(record.truth):
         nxt = record.truth[k + 1]["t"] if k + 1 < len(record.truth) else float("inf")
