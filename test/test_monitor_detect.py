@@ -18,6 +18,7 @@ from payload_id_core.monitor import (
     ObserverModel,
     PayloadMonitor,
 )
+from payload_id_core.payload.estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.profile import load_profile
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -158,6 +159,12 @@ def test_a_re_estimate_is_reported_as_a_body_and_nothing_carried_as_nothing():
     assert est.readable_identifiable()[:4].all() and not est.readable_identifiable()[4:].any()
     empty = PayloadState(np.array([-0.02, 0.001, 0, 0, 0, 0, 0, 0, 0, 0]), cov, True, 1.0, 5.0).to_estimate(FRAME)
     assert not np.any(empty.phi) and not empty.readable_identifiable()[1:].any()
+    assert empty.quality is Quality.OK and empty.converged         # nothing, said confidently: the empty payload
+    # Negative beyond 3σ (the refutation lets −(3σ + 0.2 kg) through as model error): never a converged number.
+    negative = PayloadState(np.array([-0.15, 0.0003, 0.0002, -0.001, 0, 0, 0, 0, 0, 0]), cov, True, 1.0,
+                            5.0).to_estimate(FRAME)
+    assert negative.quality is Quality.SUSPECT and not negative.converged, negative.quality_reasons
+    assert est.quality is Quality.OK and est.converged
 
 
 def test_a_second_change_while_the_first_is_re_estimated_is_not_named_against_the_payload_before_both(cell):

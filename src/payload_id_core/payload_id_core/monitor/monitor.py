@@ -39,6 +39,7 @@ from payload_id_core.monitor.observer import (
 from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.finish import judge_quality
 from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
@@ -146,12 +147,16 @@ class PayloadState:
         phi = np.zeros(10) if empty else from_mass_com_inertia(float(self.phi[0]), self.phi[1:4] / self.phi[0],
                                                                 np.zeros((3, 3)))
         what = "nothing carried" if empty else "re-estimated"
-        return PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
-                               convergence_time=self.seconds_of_motion,
-                               notes=[Note(NoteCode.PAYLOAD_MONITOR, f"{what} by the payload monitor from "
-                                           f"{self.seconds_of_motion:.1f} s of task motion after the change at "
-                                           f"{self.since:.3f} s")],
-                               determined=np.array([True, not empty, False]))
+        est = PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
+                              convergence_time=self.seconds_of_motion,
+                              notes=[Note(NoteCode.PAYLOAD_MONITOR, f"{what} by the payload monitor from "
+                                          f"{self.seconds_of_motion:.1f} s of task motion after the change at "
+                                          f"{self.since:.3f} s")],
+                              determined=np.array([True, not empty, False]))
+        # A payload (not the deliberate nothing above) is judged as the identify path judges its own: a mass
+        # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
+        # suspect and not converged, never a confident number on ~/payload.
+        return est if empty else judge_quality(est)
 
 
 @dataclass
