@@ -320,14 +320,14 @@ class PayloadMonitor:
         Ls = np.array([s[3] for s in samples])
         Lrows = Ls - E[:, :, None] * L_c[None]
         scale = np.sqrt(self.level)
+        correction = None
         if self.unloaded is not None:
             if self.state.determined and self._nothing_carried():
                 # r₀ − F φ̂ with nothing on the flange: the unloaded robot's own error, learnt (no anchor needed).
                 self.unloaded.add(Ls[:, :, 1:], np.array([s[2] - s[1] @ self.state.phi for s in samples]), scale)
-            b = b - self.unloaded.predict(Lrows[:, :, 1:])
-            self.refiner.add(ts, A, b, scale, Lrows[:, :, 0], correction=Lrows[:, :, 1:])
-            return
-        self.refiner.add(ts, A, b, scale, Lrows[:, :, 0])
+            correction = Lrows[:, :, 1:]
+            b = b - self.unloaded.predict(correction)
+        self.refiner.add(ts, A, b, scale, Lrows[:, :, 0], correction=correction)
 
     def _decide(self, out: MonitorUpdate) -> None:
         w, self._window = self._window, None
@@ -402,8 +402,8 @@ class PayloadMonitor:
         self._friction_prior = (est.friction.copy(), np.linalg.inv(cov))
 
     def _nothing_carried(self) -> bool:
-        m, m_std = float(self.state.phi[0]), float(np.sqrt(max(self.state.cov[0, 0], 0.0)))
-        return abs(m) <= max(3.0 * m_std, self.s.detector.mass_resolution_kg)
+        """For learning the unloaded friction: nothing carried to 3σ, or to the detector's mass resolution."""
+        return self.state.carries_nothing or abs(float(self.state.phi[0])) <= self.s.detector.mass_resolution_kg
 
     def _maybe_publish(self, t: float, out: MonitorUpdate) -> None:
         """After a change the re-estimate takes over the detector's payload every `refine_every_s` (so the
