@@ -24,10 +24,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import rclpy
+from rcl_interfaces.srv import SetParameters
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.sim.pick_place import point_to_point
+from payload_id_msgs.msg import PayloadEstimate, PayloadEvent
+from payload_id_msgs.srv import SetPayload
+from payload_id_ros import conversions as conv
 from payload_id_ros.demo import PROFILE, ROBOT, ROBOT_TRAJECTORY, trajectory, unloaded_robot_yaml
 from payload_id_ros.supervisor import Supervisor
 
@@ -59,18 +71,7 @@ class TaskDriver:
     """An rclpy node (in this process) that drives the task and listens to the estimator."""
 
     def __init__(self, record: Record):
-        import rclpy  # noqa: PLC0415 - after the cell's environment is set
-        from rcl_interfaces.srv import SetParameters  # noqa: PLC0415
-        from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
-        from rclpy.node import Node  # noqa: PLC0415
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
-        from sensor_msgs.msg import JointState  # noqa: PLC0415
-        from trajectory_msgs.msg import JointTrajectory  # noqa: PLC0415
-
-        from payload_id_msgs.msg import PayloadEstimate, PayloadEvent  # noqa: PLC0415
-        from payload_id_msgs.srv import SetPayload  # noqa: PLC0415
-
-        self.joint_names = RobotModel.from_urdf(ROBOT).joint_names
+        self.model = RobotModel.from_urdf(ROBOT)
         # A context of its own: the caller (a test) may run other rclpy nodes in this process.
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
@@ -98,7 +99,7 @@ class TaskDriver:
 
     # -- listening ------------------------------------------------------------------------------
     def _t(self, stamp) -> float:
-        return stamp.sec + 1e-9 * stamp.nanosec - self.record.t0
+        return conv.time_to_sec(stamp) - self.record.t0
 
     def _on_event(self, msg) -> None:
         self.record.events.append({"t_change": self._t(msg.header.stamp), "kind": msg.kind,
@@ -128,21 +129,10 @@ class TaskDriver:
             time.sleep(0.05)
 
     def move(self, q0: np.ndarray, q1: np.ndarray, duration: float) -> None:
-        from builtin_interfaces.msg import Duration  # noqa: PLC0415
-        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: PLC0415
-
-        msg = JointTrajectory()
-        msg.joint_names = list(self.joint_names)
-        for tfs, q in ((0.0, q0), (duration, q1)):
-            point = JointTrajectoryPoint(positions=[float(x) for x in q], velocities=[0.0] * 6,
-                                         accelerations=[0.0] * 6)
-            point.time_from_start = Duration(sec=int(tfs), nanosec=int(round((tfs % 1) * 1e9)))
-            msg.points.append(point)
-        self.traj_pub.publish(msg)
+        """Rest to rest, starting on receipt (a zero stamp), as the cell's program would command it."""
+        self.traj_pub.publish(conv.commanded_to_msg(point_to_point(self.model, 0.0, q0, q1, duration)))
 
     def carry(self, part: dict | None, kind: str) -> None:
-        from payload_id_msgs.srv import SetPayload  # noqa: PLC0415
-
         req = SetPayload.Request()
         if part is not None:
             req.payload.mass = float(part["mass"])
@@ -159,9 +149,6 @@ class TaskDriver:
                                   "com": None if part is None else list(part["com"])})
 
     def push(self, torque: list[float], kind: str = "contact") -> None:
-        from rcl_interfaces.srv import SetParameters  # noqa: PLC0415
-        from rclpy.parameter import Parameter  # noqa: PLC0415
-
         req = SetParameters.Request()
         req.parameters = [Parameter("external_torque", Parameter.Type.DOUBLE_ARRAY, torque).to_parameter_msg()]
         result = self._call(self.set_params, req).results[0]

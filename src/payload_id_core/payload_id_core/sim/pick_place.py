@@ -61,7 +61,9 @@ def random_part(rng: np.random.Generator, mass: float) -> np.ndarray:
     return from_mass_com_inertia(mass, com, inertia)
 
 
-def _move(model: RobotModel, start_time: float, q0: np.ndarray, q1: np.ndarray, duration: float) -> CommandedTrajectory:
+def point_to_point(model: RobotModel, start_time: float, q0: np.ndarray, q1: np.ndarray,
+                   duration: float) -> CommandedTrajectory:
+    """A move from q0 to q1 in `duration` s, at rest at both ends (the controller's quintic)."""
     zero = np.zeros((2, model.n))
     return CommandedTrajectory(start_time, list(model.joint_names), np.array([0.0, duration]),
                                np.vstack([q0, q1]), zero.copy(), zero.copy())
@@ -108,7 +110,7 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
         # A move, with a contact now and then.
         target = np.clip(home + rng.uniform(-REACH_RAD, REACH_RAD, model.n), lower + 0.1, upper - 0.1)
         duration = rng.uniform(1.0, 2.0)
-        cell.send(_move(model, cell.time, q_now, target, duration))
+        cell.send(point_to_point(model, cell.time, q_now, target, duration))
         q_now = target
         if rng.random() < contacts_per_minute * (duration + rest) / 60.0:
             at = rng.uniform(0.1, duration - 0.3)
