@@ -49,7 +49,7 @@ def watch(model, robot, run):
         update = monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10])
         events += update.events
         t_block = float(run.t[min(k + 9, run.t.size - 1)])
-        masses.append((t_block, float(monitor.state.phi[0])))
+        masses.append((t_block, float(monitor.state.part[0][0])))     # as reported (less the tare)
         if update.estimate is not None:
             est = update.estimate.to_estimate(run.frame)
             published.append((t_block, est.mass, float(np.sqrt(est.covariance[0, 0]))))
@@ -86,7 +86,9 @@ def main() -> int:
         if c.kind not in ("picked", "placed"):
             continue
         nxt = changes[i + 1].t if i + 1 < len(changes) else run.t[-1]
-        after = [p for p in published if c.t < p[0] < nxt]
+        # Published after the change's verdict window: one determined just before the change was detected
+        # belongs to the payload before it.
+        after = [p for p in published if c.t + MATCH_S < p[0] < nxt]
         if not after:
             continue
         t_p, m_p, s_p = after[0]

@@ -38,7 +38,7 @@ def _monitor(cell, run, settings=None):
         u = monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10])
         events += u.events
         estimates += [u.estimate] if u.estimate is not None else []
-        masses.append((float(run.t[min(k + 9, run.t.size - 1)]), float(monitor.state.phi[0])))
+        masses.append((float(run.t[min(k + 9, run.t.size - 1)]), float(monitor.state.part[0][0])))
     monitor.published = estimates
     monitor.masses = np.array(masses)
     return monitor, events
@@ -87,7 +87,7 @@ def test_a_contact_is_never_taken_for_a_load(cell):
     # A residual too small to call an event may be folded into the monitor's working estimate, but nothing
     # is published, and it stays below the mass the monitor resolves on this cell.
     assert monitor.published == []
-    assert abs(monitor.state.phi[0]) < monitor.s.detector.mass_resolution_kg
+    assert abs(monitor.state.part[0][0]) < monitor.s.detector.mass_resolution_kg
 
 
 def test_the_mass_is_re_estimated_to_2_percent_in_5_s_despite_load_dependent_friction(cell):

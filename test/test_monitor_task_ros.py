@@ -45,7 +45,11 @@ def run(ros_env, tmp_path_factory):
                           estimator={"monitor_apply_to_controller": True, "controller": "ur"})
     finally:
         controller.terminate()
-        controller.wait(timeout=10)
+        try:
+            controller.wait(timeout=10)
+        except subprocess.TimeoutExpired:      # rclpy's shutdown now and then hangs on SIGTERM: by PID, for sure
+            controller.kill()
+            controller.wait(timeout=10)
     lines = requests.read_text().splitlines() if requests.exists() else []
     return record, summarise(record), [json.loads(x) for x in lines], out
 
@@ -66,9 +70,6 @@ def test_each_change_is_one_event_of_its_kind_at_its_time(run):
     assert picked["alarm_delay_ms"] < 50 and placed["alarm_delay_ms"] < 50
 
 
-@pytest.mark.xfail(strict=False, reason="known defect (issue 17, open): in about 3 of 10 runs over ROS a phantom "
-                   "'picked' of 0.2-0.35 kg is reported 2.5-3.5 s after the 3 kg pick, at the next move's start, "
-                   "while its re-estimate is unsettled; the core bench (149 changes, 1 h quiet) shows none")
 def test_nothing_is_reported_without_a_change(run):
     _, summary, _, _ = run
     assert summary["false_events"] == [], summary["false_events"]

@@ -143,19 +143,23 @@ def _prior_weight(settings: DetectorSettings) -> np.ndarray:
 
 
 def locate_change(t: np.ndarray, F: np.ndarray, r: np.ndarray, scale: np.ndarray, gain: np.ndarray,
-                  candidates: np.ndarray, settings: DetectorSettings) -> int:
+                  candidates: np.ndarray, settings: DetectorSettings, weights: np.ndarray | None = None) -> int:
     """The sample index among `candidates` at which a load step best explains the residual over the whole
     window (the generalized likelihood ratio's change time; the CUSUM's own estimate is late when the
     load's torque builds up slowly at the pose where it happens, and a late anchor biases Δφ): before it
-    the residual is noise, after it transient_free_rows."""
+    the residual is noise, after it transient_free_rows. `weights` (N, n): 0 leaves a joint's sample out."""
     W = _prior_weight(settings)
+    if weights is not None:
+        scale = scale[None, :] / np.maximum(weights, 1e-300)     # an untrusted sample: infinite scale
     best, best_cost = int(candidates[0]), np.inf
     for k in candidates:
         A, b = transient_free_rows(t[k:], F[k:], r[k:], t[k], F[k], r[k], gain)
-        Aw = (A / scale[None, :, None]).reshape(-1, 10)
-        bw = (b / scale[None, :]).reshape(-1)
+        after = scale[k:] if scale.ndim == 2 else scale[None, :]
+        before = scale[:k] if scale.ndim == 2 else scale[None, :]
+        Aw = (A / after[:, :, None]).reshape(-1, 10)
+        bw = (b / after).reshape(-1)
         x = np.linalg.solve(Aw.T @ Aw + W, Aw.T @ bw)
-        cost = float(np.sum((bw - Aw @ x) ** 2) + np.sum((r[:k] / scale[None, :]) ** 2))
+        cost = float(np.sum((bw - Aw @ x) ** 2) + np.sum((r[:k] / before) ** 2))
         if cost < best_cost:
             best, best_cost = int(k), cost
     return best
@@ -171,17 +175,19 @@ class Verdict:
 
 def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: np.ndarray, level: np.ndarray,
              mass_now: float, t_change: float, t_alarm: float, settings: DetectorSettings,
-             correlation: float = 1.0, mass_now_std: float = 0.0) -> Verdict:
+             correlation: float = 1.0, mass_now_std: float = 0.0, weights: np.ndarray | None = None) -> Verdict:
     """The verdict on the window after an alarm (see the module docstring for the rules, in order).
 
     A, b: transient_free_rows over the window; r: the residual itself (for the transient test); σ: the
     alarm's normalisation; level: the residual's running variance before the alarm (noise and model error
     as the observer leaves them), the whitening of the fit; mass_now (± mass_now_std): the mass the model
-    carried; correlation: ar1_factor of the window's rows.
+    carried; correlation: ar1_factor of the window's rows; weights (N, n): 0 leaves a joint's sample out (a
+    joint the monitor does not trust then, PayloadMonitor._trusted).
     """
     s = settings
     t_v = float(t[-1])
-    size = np.linalg.norm(r / sigma[None, :], axis=1)
+    w = np.ones_like(b) if weights is None else weights
+    size = np.linalg.norm(w * r / sigma[None, :], axis=1)
 
     def contact(reason: str, misfit: float = float("nan")) -> Verdict:
         return Verdict(Event(EventKind.CONTACT, t_change, t_alarm, t_v, float("nan"), float("nan"),
@@ -192,12 +198,13 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
                        f"{t_v - t_alarm:.2f} s: a transient")
     # The residual's own level, plus a share of the change itself: on a robot whose torques are known to a
     # few mN·m, 0.1 s of fit with the inertia held near zero leaves more than the noise for a real load.
-    scale = np.sqrt(level + (s.misfit_share * np.sqrt(np.mean(b**2, axis=0))) ** 2)
-    Aw = (A / scale[None, :, None]).reshape(-1, 10)
-    bw = (b / scale[None, :]).reshape(-1)
+    counted = np.maximum(np.sum(w, axis=0), 1.0)
+    scale = np.sqrt(level + (s.misfit_share * np.sqrt(np.sum(w * b**2, axis=0) / counted)) ** 2)
+    Aw = (w[:, :, None] * A / scale[None, :, None]).reshape(-1, 10)
+    bw = (w * b / scale[None, :]).reshape(-1)
     G = Aw.T @ Aw + _prior_weight(s)
     x = np.linalg.solve(G, Aw.T @ bw)
-    misfit = float(np.mean((bw - Aw @ x) ** 2))
+    misfit = float(np.sum((bw - Aw @ x) ** 2) / max(float(np.sum(w)), 1.0))
     cov = np.linalg.inv(G) * max(misfit, 1.0) * correlation
     dm, dm_std = float(x[0]), float(np.sqrt(cov[0, 0]))
     if misfit > s.span_chi2:

@@ -1,0 +1,159 @@
+"""The payload monitor on task motions that once made it wrong (issue 17), on the simulated UR10 cell (MuJoCo,
+`ur10` profile: nonlinear load-dependent friction, rotor inertia, measured noise, 2 ms lag).
+
+Each test builds the motion that exposed one defect and checks the monitor against the truth; each defect is
+named where it is fixed (payload_id_core.monitor.monitor):
+- a wrist joint creeping at a few mrad/s while the arm moves (its friction is the least known part of the
+  model) made a phantom part (PayloadMonitor._trusted); only the ROS cell's recording shows it (test/data);
+- a part picked before the robot had moved at all was refuted as a contact (UnloadedFriction.min_moving_s);
+- the robot model's own error read as −0.02 to −0.04 kg of payload, which the re-estimates carried at 3-4σ
+  (the tare, PayloadState.part).
+"""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.monitor import DetectorSettings, EventKind, MonitorSettings, PayloadMonitor
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id.result import RobotIdentification
+from payload_id_core.sim import simulate
+from payload_id_core.sim.cell import SimulatedCell
+from payload_id_core.sim.pick_place import point_to_point
+
+pytestmark = pytest.mark.slow
+HOME = np.array([0.0, -1.4, 1.4, -1.6, -1.6, 0.0])
+FRAME = "tool0"
+RATE = 500
+DATA = Path(__file__).parent / "data"
+
+
+def part(mass: float) -> np.ndarray:
+    return from_mass_com_inertia(mass, np.array([0.01, -0.02, 0.07]), np.diag([0.01, 0.012, 0.008]))
+
+
+@pytest.fixture(scope="module")
+def cell():
+    model = RobotModel.from_urdf("ur10")
+    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
+                           friction="nonlinear", estimator="wls")
+    return model, robot
+
+
+class Task:
+    """A scripted task on the simulated cell: rests, moves, parts put on and taken off the flange."""
+
+    def __init__(self, model: RobotModel, seed: int):
+        self.model, self.rng = model, np.random.default_rng(seed)
+        self.cell = SimulatedCell(model, "ur10", None, seed=seed, rate_hz=RATE, q0=HOME)
+        self.q = HOME.copy()
+        self.parts: list = []
+        self.truth: list[tuple[float, str, float]] = []      # (t, kind, mass carried from then on)
+
+    def rest(self, seconds: float) -> None:
+        self.parts.append(self.cell.advance(int(round(seconds * RATE))))
+
+    def moves(self, n: int, creeping_joint: int | None = None) -> None:
+        """n moves of 1.5 s to random poses within ±0.5 rad of home, 0.6 s rests; `creeping_joint` moves by
+        only 1 cm·rad (peak 12 mrad/s) in each."""
+        for _ in range(n):
+            target = HOME + self.rng.uniform(-0.5, 0.5, self.model.n)
+            if creeping_joint is not None:
+                target[creeping_joint] = self.q[creeping_joint] + self.rng.choice([-1.0, 1.0]) * 0.01
+            self.cell.send(point_to_point(self.model, self.cell.time, self.q, target, 1.5))
+            self.q = target
+            self.rest(1.5)
+            self.rest(0.6)
+
+    def carry(self, mass: float) -> None:
+        phi = part(mass) if mass else None
+        self.cell.set_payload(None if phi is None else PayloadEstimate(FRAME, phi, np.zeros((10, 10)), "truth"))
+        self.truth.append((self.cell.time, "picked" if mass else "placed", mass))
+
+    def watch(self, robot, settings: MonitorSettings | None = None):
+        """(events, published PayloadStates) of a monitor fed the task in 20 ms blocks."""
+        t, q, qd, tau = (np.concatenate([getattr(p, k) for p in self.parts]) for k in ("t", "q", "qd", "tau"))
+        monitor = PayloadMonitor(self.model, robot, FRAME, settings=settings)
+        events, published = [], []
+        for k in range(0, t.size, 10):
+            u = monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
+            events += u.events
+            published += [(float(t[min(k + 9, t.size - 1)]), u.estimate)] if u.estimate is not None else []
+        return monitor, events, published
+
+
+def test_a_wrist_creeping_through_a_move_is_no_phantom_part(cell, tmp_path):
+    """Recorded over ROS (`make demo-monitor`'s task, its robot model as the demo identifies it; joint states
+    as the node fed them, float32): a 3 kg part picked at 6.79 s, and 2.5 s later wrist 1 creeping at 0-10
+    mrad/s at the start of a move, its residual 2.6σ for 0.1 s. Before PayloadMonitor._trusted that was
+    reported as a second part of 0.22 kg (its CoM 2 m from the flange); the same replay with the check off
+    (creep_speed 0) still does so."""
+    model = cell[0]
+    robot_yaml = tmp_path / "robot.yaml"
+    robot_yaml.write_bytes(gzip.decompress((DATA / "monitor_ros_cell_robot.yaml.gz").read_bytes()))
+    robot = RobotIdentification.load(robot_yaml, model)
+    rec = np.load(DATA / "monitor_ros_cell_task.npz")
+    t, q, qd, tau = rec["t"], *(rec[k].astype(float) for k in ("q", "qd", "tau"))
+
+    def replay(settings):
+        monitor = PayloadMonitor(model, robot, FRAME, settings=settings)
+        events = []
+        for k in range(0, t.size, 10):
+            events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+        return monitor, events
+
+    monitor, events = replay(MonitorSettings(detector=DetectorSettings(max_mass_kg=15.0)))
+    assert [e.kind for e in events] == [EventKind.PICKED], events
+    assert abs(events[0].t_change - 6.79) < 0.02 and abs(events[0].delta_mass - 3.0) < 0.1
+    assert abs(monitor.state.part[0][0] - 3.0) < 0.06
+    _, unchecked = replay(MonitorSettings(creep_speed=0.0, detector=DetectorSettings(max_mass_kg=15.0)))
+    assert [e.kind for e in unchecked] == [EventKind.PICKED, EventKind.PICKED], unchecked
+    assert abs(unchecked[1].t_change - 9.3) < 0.1 and unchecked[1].delta_mass < 0.5
+
+
+def test_a_part_picked_before_the_robot_has_moved_is_kept(cell):
+    model, robot = cell
+    task = Task(model, 0)
+    task.rest(1.0)
+    task.carry(3.0)
+    task.rest(0.5)
+    task.moves(5)
+    monitor, events, published = task.watch(robot)
+    assert [e.kind for e in events] == [EventKind.PICKED], events
+    assert published and abs(published[0][1].part[0][0] - 3.0) < 0.06
+    assert abs(monitor.state.part[0][0] - 3.0) < 0.06
+
+
+def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):
+    """Pick, place, pick: the empty flange's re-estimate (the model's error as a payload, a few hundredths of a
+    kilogram below zero here) is taken off the second part, which is then published within 2σ and 1 %."""
+    model, robot = cell
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(3.0)
+    task.moves(4)
+    task.carry(0.0)
+    task.moves(4)
+    task.carry(2.0)
+    task.moves(4)
+    monitor, events, published = task.watch(robot)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED], events
+    t_second = task.truth[-1][0]
+    empty = [p for t, p in published if task.truth[1][0] < t < t_second]
+    assert empty and empty[0].carries_nothing
+    tare = monitor._tare[0][0]
+    assert -0.1 < tare < -0.01            # the cell's model error on these moves, seen as payload
+    second = [p for t, p in published if t > t_second][0]
+    phi, cov = second.part
+    err = phi[0] - 2.0
+    assert second.to_estimate(FRAME).readable_identifiable()[:4].all()    # mass and CoM, for a controller
+    assert abs(err) < 2.0 * np.sqrt(cov[0, 0]) and abs(err) < 0.02
+    # Without the tare the same fit is off by the model's error, outside its own 2σ.
+    assert abs(second.phi[0] - 2.0) > 2.0 * np.sqrt(second.cov[0, 0])
