@@ -1,8 +1,8 @@
 """direct-rls: RLS straight on the payload's unknowns (Khalil 2007 method 1, recursive).
 
 z = [φ_L, Δφ_f, μ] from τ − Y θ_a: 10 (+ friction change, + load-dependent friction) unknowns, so one
-update is a handful of rank-one steps. The prior on z is vague (DIRECT_P0), so the RLS cost is the
-residual's and the model-error check applies.
+update is a handful of rank-one steps. The prior on z is vague (DIRECT_P0, relative to the largest row
+variance), so the RLS cost is the residual's and the model-error check applies.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
-DIRECT_P0 = 1e4        # a vague prior on z (kg, kg·m, kg·m², N·m)
+DIRECT_P0 = 1e4        # a vague prior on z (kg, kg·m, kg·m², N·m), in units of the largest row variance
 LOAD_REF_REL_STD = 0.05  # the payload enters the load-friction columns once its mass is this certain
 
 
@@ -23,7 +23,12 @@ class DirectRLS(OnlineEstimator):
       friction_change: estimate the change of the friction parameters under load (Xu eq. 5, W_f Δφ_f), all
         but the offsets (regressor.load_changeable_friction).
       noise_std default: the robot identification's torque RMSE per joint.
-      p0: prior variance scale (1e4).
+      p0: prior variance scale (1e4), times the largest row variance max(noise_std)²: the rows' weights only
+        count relative to each other (the level is re-estimated), so the prior must be vague relative to
+        them, not in absolute N·m. With the absolute 1e4 a robot identified on noise-free data (RMSE ~5e-5
+        N·m, noise_std at its 1e-3 floor) put the prior 1e10 above a row's variance and the covariance
+        update P − H Hᵀ lost definiteness in round-off: LinAlgError on the first samples (Panda, friction
+        change off; every seed). For noise_std ~1 N·m (real drives) this is the former prior.
       joseph: Joseph-form covariance update: the plain P − K Y P loses definiteness and diverges when
         the prior is much vaguer than the data.
     """
@@ -47,8 +52,8 @@ class DirectRLS(OnlineEstimator):
         u = 10 + self.n_friction_change + self.n_lf
         z0 = np.zeros(u)
         z0[:10] = self.prior
-        rls = RecursiveLeastSquares(z0, np.eye(u) * (DIRECT_P0 if p0 is None else p0), self.noise_std**2,
-                                    self.forgetting, joseph=bool(joseph))
+        prior_var = (DIRECT_P0 if p0 is None else p0) * float(np.max(self.noise_std)) ** 2
+        rls = RecursiveLeastSquares(z0, np.eye(u) * prior_var, self.noise_std**2, self.forgetting, joseph=bool(joseph))
         # dz/dθ_a needs Σ Yᵀ R⁻¹ Y_a: accumulated only when the robot's covariance is propagated.
         self.cross = np.zeros((u, self.layout.p)) if self.include_robot_uncertainty else None
         self._start(rls, sensitive=np.arange(10))

@@ -1,0 +1,126 @@
+"""Issue 13 item 2 on bench/accuracy.py's cross-trajectory setting (UR10): the robot identified on one
+excitation (sum of sines, noisy), the payload on another (ur10_payload) with nonlinear friction 3 % higher
+under load, 3 ms lag and 1 N·m torque noise. The online methods must be within 2× of khalil-1's error.
+
+What decides their error there (docs/design.md "The methods"): each online method is its offline
+counterpart computed recursively (direct-rls = khalil-1 with the friction change, difference-rls =
+khalil-2), and what is left of their error is the robot identification's error θ̂_a − θ_a, one draw common
+to every payload fitted with that identification. With θ_a exact (its covariance kept, so every method
+weighs its rows as before) the online methods are at least as good as khalil-1, whose own error then is
+the friction change it does not model. Looser versions of the bench figures, seeds fixed (~20 s: the
+robot identifications take ~2 s each).
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+MASS, COM = 4.0, np.array([0.02, -0.03, 0.08])
+PHI = from_mass_com_inertia(MASS, COM, np.diag([0.02, 0.03, 0.015]))
+RATE = 500.0
+LOADED_SEEDS = (0, 1, 2)
+ONLINE = ("direct-rls", "difference-rls")
+
+
+class XTraj:
+    """bench/accuracy.py cross_trajectory('ur10'), with the robot identified per noise seed."""
+
+    def __init__(self):
+        m = self.model = RobotModel.from_urdf("ur10")
+        self.frame = m.default_payload_frame
+        self.fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
+        self.fp = np.tile([3.0, 2.0, 0.3], m.n) * np.linspace(2.0, 0.8, m.n).repeat(3)
+        self.excitation = sum_of_sines(m, 30.0, RATE, seed=1)
+        traj = load_trajectory("ur10_payload").for_model(list(m.joint_names))
+        t = np.arange(int(round(traj.duration * RATE))) / RATE
+        self.motion = (t, *traj.evaluate(t))
+        self.loaded = {s: self.record(self.motion, (PHI, self.frame), 1.03, s) for s in LOADED_SEEDS}
+        self._robots = {}
+
+    def record(self, motion, payload, scale, seed, noise=1.0):
+        return synthetic_recording(self.model, *motion, friction=self.fm, friction_params=self.fp * scale,
+                                   rotor_inertia=0.1, payload=payload, noise_std=noise, delay=0.003, seed=seed)
+
+    def robot(self, noise_seed, noise=1.0):
+        key = (noise_seed, noise)
+        if key not in self._robots:
+            self._robots[key] = identify_robot(
+                self.model, self.record(self.excitation, None, 1.0, noise_seed, noise), friction="nonlinear")
+        return self._robots[key]
+
+    def estimate(self, method, robot, seed, **options):
+        return identify_payload(method, self.model, robot, self.loaded[seed], self.frame, **options)
+
+    def errors(self, method, robot, seed, **options):
+        """(signed mass error %, CoM error mm)."""
+        est = self.estimate(method, robot, seed, **options)
+        return (est.mass - MASS) / MASS * 100, float(np.linalg.norm(est.com - COM)) * 1e3
+
+
+@pytest.fixture(scope="module")
+def xtraj():
+    return XTraj()
+
+
+def test_online_methods_are_their_offline_counterparts(xtraj):
+    """direct-rls is Khalil 2007 method 1 (eq. 23) with the friction change Δφ_f, solved recursively;
+    difference-rls is Xu 2024 Algorithm 1, i.e. Khalil's method 2 (eq. 24–28) recursively. On the same data
+    they agree with khalil-1 (friction_change=True) and khalil-2 to round-off of the recursion, so any gap
+    to khalil-1 is khalil-1's own model (no friction change), not the recursion, the prior or the lag."""
+    robot = xtraj.robot(1000)
+    for seed in LOADED_SEEDS[:2]:
+        for online, offline, kw in (("direct-rls", "khalil-1", {"friction_change": True}),
+                                    ("difference-rls", "khalil-2", {})):
+            est_on = xtraj.estimate(online, robot, seed)
+            est_off = xtraj.estimate(offline, robot, seed, **kw)
+            # Measured: mass within 0.008 %, CoM within 0.04 mm.
+            assert abs(est_on.mass - est_off.mass) / MASS * 100 < 0.03, (online, offline, seed)
+            assert np.linalg.norm(est_on.com - est_off.com) * 1e3 < 0.1, (online, offline, seed)
+
+
+def test_without_the_robot_identifications_error_online_is_as_good_as_khalil_1(xtraj):
+    """The cause shown by switching it off: θ̂_a replaced by the exact θ_a (noise-free identification of the
+    same excitation) while keeping the noisy identification's covariance, so every method weighs as before.
+    Measured (seeds 0-2, medians): |mass| khalil-1 0.17 %, direct-rls 0.10 %, difference-rls 0.08 %; |CoM|
+    khalil-1 0.42 mm, direct-rls 0.13 mm, difference-rls 0.26 mm (with the noisy θ̂_a: 0.18 / 0.30 / 0.17 %,
+    0.92 / 0.79 / 0.48 mm over three identifications, the last test)."""
+    noisy = xtraj.robot(1000)
+    exact = copy.copy(noisy)
+    exact.theta = xtraj.robot(0, noise=0.0).theta.copy()
+    res = {method: np.array([xtraj.errors(method, exact, s) for s in LOADED_SEEDS])
+           for method in ("khalil-1", *ONLINE)}
+    k1_mass = np.median(np.abs(res["khalil-1"][:, 0]))
+    k1_com = np.median(res["khalil-1"][:, 1])
+    for method in ONLINE:
+        mass = np.median(np.abs(res[method][:, 0]))
+        com = np.median(res[method][:, 1])
+        assert mass <= 1.0 * k1_mass + 0.02, (method, mass, k1_mass)
+        assert com <= 1.0 * k1_com + 0.05, (method, com, k1_com)
+
+
+def test_online_within_2_5x_khalil_1_over_robot_identifications(xtraj):
+    """bench/accuracy.py's xtraj_online_over_khalil_1_max (target ≤ 2) loosened: medians over three robot
+    identifications × the loaded seeds (measured: mass 1.7× for direct-rls, 0.94× for difference-rls; CoM
+    0.86× and 0.52×). With one identification for every seed (as the bench had it) the ratio measured that
+    identification's draw: 2.25× on the mass for both online methods."""
+    res = {method: [] for method in ("khalil-1", *ONLINE)}
+    for rid in (1000, 1001, 1002):
+        robot = xtraj.robot(rid)
+        for seed in LOADED_SEEDS:
+            for method in res:
+                res[method].append(xtraj.errors(method, robot, seed))
+    arr = {k: np.array(v) for k, v in res.items()}
+    k1_mass, k1_com = np.median(np.abs(arr["khalil-1"][:, 0])), np.median(arr["khalil-1"][:, 1])
+    for method in ONLINE:
+        mass, com = np.median(np.abs(arr[method][:, 0])), np.median(arr[method][:, 1])
+        assert mass <= 2.5 * k1_mass, (method, mass, k1_mass)
+        assert com <= 2.5 * k1_com, (method, com, k1_com)
