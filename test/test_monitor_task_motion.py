@@ -99,7 +99,8 @@ def test_a_wrist_creeping_through_a_move_is_no_phantom_part(cell, tmp_path):
     robot_yaml.write_bytes(gzip.decompress((DATA / "monitor_ros_cell_robot.yaml.gz").read_bytes()))
     robot = RobotIdentification.load(robot_yaml, model)
     rec = np.load(DATA / "monitor_ros_cell_task.npz")
-    t, q, qd, tau = rec["t"], *(rec[k].astype(float) for k in ("q", "qd", "tau"))
+    t = rec["t"]
+    q, qd, tau = (rec[k].astype(float) for k in ("q", "qd", "tau"))
 
     def replay(settings):
         monitor = PayloadMonitor(model, robot, FRAME, settings=settings)
