@@ -555,10 +555,13 @@ class PayloadMonitor:
         m = float(est.phi[0])
         if est.blocks < MIN_BLOCKS or not est.determined[0]:
             return False             # the robust covariance needs that many blocks of motion to mean anything
-        if abs(m) <= 3.0 * est.mass_std:
+        # "Nothing" as PayloadState.carries_nothing reports it: the mass less the tare.
+        part_m = m - float(self._tare[0][0])
+        part_std = float(np.sqrt(est.mass_std**2 + self._tare[1][0, 0]))
+        if abs(part_m) <= 3.0 * part_std:
             # σ ≤ 0.02 kg took the empty flange 7 s of motion after a place, the controller holding the part's
             # payload all that time; 0.1 kg at 3σ takes about 4 s.
-            return 3.0 * est.mass_std <= self.s.detector.min_mass_change_kg
+            return 3.0 * part_std <= self.s.detector.min_mass_change_kg
         if est.mass_std > max(self.s.mass_std_rel * abs(m), self.s.mass_std_abs):
             return False
         if not np.all(est.determined[:4]):
