@@ -149,17 +149,14 @@ def locate_change(t: np.ndarray, F: np.ndarray, r: np.ndarray, scale: np.ndarray
     load's torque builds up slowly at the pose where it happens, and a late anchor biases Δφ): before it
     the residual is noise, after it transient_free_rows. `weights` (N, n): 0 leaves a joint's sample out."""
     W = _prior_weight(settings)
-    if weights is not None:
-        scale = scale[None, :] / np.maximum(weights, 1e-300)     # an untrusted sample: infinite scale
+    whiten = (np.ones_like(r) if weights is None else weights) / scale[None, :]     # (N, n)
     best, best_cost = int(candidates[0]), np.inf
     for k in candidates:
         A, b = transient_free_rows(t[k:], F[k:], r[k:], t[k], F[k], r[k], gain)
-        after = scale[k:] if scale.ndim == 2 else scale[None, :]
-        before = scale[:k] if scale.ndim == 2 else scale[None, :]
-        Aw = (A / after[:, :, None]).reshape(-1, 10)
-        bw = (b / after).reshape(-1)
+        Aw = (A * whiten[k:, :, None]).reshape(-1, 10)
+        bw = (b * whiten[k:]).reshape(-1)
         x = np.linalg.solve(Aw.T @ Aw + W, Aw.T @ bw)
-        cost = float(np.sum((bw - Aw @ x) ** 2) + np.sum((r[:k] / before) ** 2))
+        cost = float(np.sum((bw - Aw @ x) ** 2) + np.sum((r[:k] * whiten[:k]) ** 2))
         if cost < best_cost:
             best, best_cost = int(k), cost
     return best
