@@ -11,11 +11,7 @@ task motion without changes.
 import numpy as np
 import pytest
 
-from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.monitor import EventKind, PayloadMonitor
-from payload_id_core.robot_id import identify_robot
-from payload_id_core.sim import simulate
 from payload_id_core.sim.pick_place import pick_and_place
 
 pytestmark = pytest.mark.slow
@@ -23,11 +19,8 @@ MATCH_S = 0.1              # an event belongs to a true change when it dates the
 
 
 @pytest.fixture(scope="module")
-def cell():
-    model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
-                           friction="nonlinear", estimator="wls")
-    return model, robot
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
 
 
 def _monitor(cell, run, settings=None):

@@ -18,12 +18,9 @@ import pytest
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.monitor import DetectorSettings, EventKind, MonitorSettings, PayloadMonitor
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
 from payload_id_core.robot_id.result import RobotIdentification
-from payload_id_core.sim import simulate
 from payload_id_core.sim.cell import SimulatedCell
 from payload_id_core.sim.pick_place import point_to_point
 
@@ -39,11 +36,8 @@ def part(mass: float) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def cell():
-    model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
-                           friction="nonlinear", estimator="wls")
-    return model, robot
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
 
 
 class Task:
