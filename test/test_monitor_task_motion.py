@@ -138,14 +138,13 @@ def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):
     task.moves(4)
     task.carry(2.0)
     task.moves(4)
-    monitor, events, published = task.watch(robot)
+    _, events, published = task.watch(robot)
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED], events
     t_second = task.truth[-1][0]
     empty = [p for t, p in published if task.truth[1][0] < t < t_second]
     assert empty and empty[0].carries_nothing
-    tare = monitor._tare[0][0]
-    assert -0.1 < tare < -0.01            # the cell's model error on these moves, seen as payload
     second = [p for t, p in published if t > t_second][0]
+    assert -0.1 < second.tare_phi[0] < -0.01      # the cell's model error on these moves, seen as payload
     phi, cov = second.part
     err = phi[0] - 2.0
     assert second.to_estimate(FRAME).readable_identifiable()[:4].all()    # mass and CoM, for a controller

@@ -4,6 +4,9 @@ Per sample: r₀ (MomentumObserver on the unloaded robot) and F (FilteredPayload
 the residual against the payload the cell carries is r = r₀ − F φ (no restart when φ changes); a CUSUM on
 r/σ raises the alarm, the window after it is classified (detect.classify), and after a load change the
 payload is re-estimated from the task motion (refine.PayloadRefiner) until its mass and CoM are determined.
+A joint creeping while the arm moves (its friction is the least known part of the model) is left out of all
+three (PayloadMonitor._trusted), and what is reported is the fit less the empty flange's own re-estimated
+mass, the robot model's error read as payload (the tare, PayloadState.part).
 
 Bad input pauses the monitor instead of feeding the detector: a NaN/Inf sample, a gap longer than
 `max_gap_s` (joint states stopped) or time going backwards. A decision in progress is dropped, the reason
