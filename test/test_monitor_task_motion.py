@@ -53,13 +53,10 @@ class Task:
     def rest(self, seconds: float) -> None:
         self.parts.append(self.cell.advance(int(round(seconds * RATE))))
 
-    def moves(self, n: int, creeping_joint: int | None = None) -> None:
-        """n moves of 1.5 s to random poses within ±0.5 rad of home, 0.6 s rests; `creeping_joint` moves by
-        only 1 cm·rad (peak 12 mrad/s) in each."""
+    def moves(self, n: int) -> None:
+        """n moves of 1.5 s to random poses within ±0.5 rad of home, 0.6 s rests."""
         for _ in range(n):
             target = HOME + self.rng.uniform(-0.5, 0.5, self.model.n)
-            if creeping_joint is not None:
-                target[creeping_joint] = self.q[creeping_joint] + self.rng.choice([-1.0, 1.0]) * 0.01
             self.cell.send(point_to_point(self.model, self.cell.time, self.q, target, 1.5))
             self.q = target
             self.rest(1.5)
@@ -71,15 +68,20 @@ class Task:
         self.truth.append((self.cell.time, "picked" if mass else "placed", mass))
 
     def watch(self, robot, settings: MonitorSettings | None = None):
-        """(events, published PayloadStates) of a monitor fed the task in 20 ms blocks."""
+        """(monitor, events, [(t, published PayloadState)]) of a monitor fed the task (`feed`)."""
         t, q, qd, tau = (np.concatenate([getattr(p, k) for p in self.parts]) for k in ("t", "q", "qd", "tau"))
         monitor = PayloadMonitor(self.model, robot, FRAME, settings=settings)
-        events, published = [], []
-        for k in range(0, t.size, 10):
-            u = monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
-            events += u.events
-            published += [(float(t[min(k + 9, t.size - 1)]), u.estimate)] if u.estimate is not None else []
-        return monitor, events, published
+        return (monitor, *feed(monitor, t, q, qd, tau))
+
+
+def feed(monitor: PayloadMonitor, t, q, qd, tau):
+    """(events, [(t, published PayloadState)]) of the monitor fed joint states in 20 ms blocks."""
+    events, published = [], []
+    for k in range(0, t.size, 10):
+        u = monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
+        events += u.events
+        published += [(float(t[min(k + 9, t.size - 1)]), u.estimate)] if u.estimate is not None else []
+    return events, published
 
 
 def test_a_wrist_creeping_through_a_move_is_no_phantom_part(cell, tmp_path):
@@ -98,10 +100,7 @@ def test_a_wrist_creeping_through_a_move_is_no_phantom_part(cell, tmp_path):
 
     def replay(settings):
         monitor = PayloadMonitor(model, robot, FRAME, settings=settings)
-        events = []
-        for k in range(0, t.size, 10):
-            events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
-        return monitor, events
+        return monitor, feed(monitor, t, q, qd, tau)[0]
 
     monitor, events = replay(MonitorSettings(detector=DetectorSettings(max_mass_kg=15.0)))
     assert [e.kind for e in events] == [EventKind.PICKED], events
@@ -144,7 +143,7 @@ def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):
     empty = [p for t, p in published if task.truth[1][0] < t < t_second]
     assert empty and empty[0].carries_nothing
     second = [p for t, p in published if t > t_second][0]
-    assert -0.1 < second.tare_phi[0] < -0.01      # the cell's model error on these moves, seen as payload
+    assert -0.1 < second.tare_mass < -0.01      # the cell's model error on these moves, seen as payload
     phi, cov = second.part
     err = phi[0] - 2.0
     assert second.to_estimate(FRAME).readable_identifiable()[:4].all()    # mass and CoM, for a controller

@@ -145,15 +145,18 @@ class PayloadState:
     determined: bool           # mass and CoM known to the settings' σ (False right after a change)
     since: float               # s: time of the change it follows (NaN: the initial payload)
     seconds_of_motion: float   # of task motion in the re-estimate
-    # The empty flange's mass as last re-estimated (PayloadMonitor._tare): the robot model's own error as a
-    # payload, taken off what is reported (φ and its covariance), never off what the residual is computed with.
-    tare_phi: np.ndarray = field(default_factory=lambda: np.zeros(10))
-    tare_cov: np.ndarray = field(default_factory=lambda: np.zeros((10, 10)))
+    # The empty flange's mass as last re-estimated, and its variance (PayloadMonitor._tare): the robot model's
+    # own error as a payload, taken off what is reported, never off what the residual is computed with.
+    tare_mass: float = 0.0
+    tare_var: float = 0.0
 
     @property
     def part(self) -> tuple[np.ndarray, np.ndarray]:
-        """(φ, Σ) of what is carried: the fit less the tare."""
-        return self.phi - self.tare_phi, self.cov + self.tare_cov
+        """(φ, Σ) of what is carried: the fit less the tare (its mass, and the mass's variance)."""
+        phi, cov = self.phi.copy(), self.cov.copy()
+        phi[0] -= self.tare_mass
+        cov[0, 0] += self.tare_var
+        return phi, cov
 
     @property
     def carries_nothing(self) -> bool:
@@ -215,10 +218,10 @@ class PayloadMonitor:
                          if self.load_friction is not None and self.s.unloaded_friction else None)
         phi0 = np.zeros(10) if phi is None else np.asarray(phi, dtype=float).copy()
         cov0 = np.zeros((10, 10)) if cov is None else np.asarray(cov, dtype=float).copy()
-        # The empty flange's last re-estimated mass (as φ, Σ): a fit of r₀ on F reads the robot model's own
-        # error on task motion as a payload (−0.02 to −0.04 kg on the simulated UR10 cell, at 3-4σ of a 2.5 s
-        # re-estimate), which every later re-estimate carries as well; it is taken off what is reported.
-        self._tare: tuple[np.ndarray, np.ndarray] = (np.zeros(10), np.zeros((10, 10)))
+        # The empty flange's last re-estimated mass and its variance: a fit of r₀ on F reads the robot model's
+        # own error on task motion as a payload (−0.02 to −0.04 kg on the simulated UR10 cell, at 3-4σ of a
+        # 2.5 s re-estimate), which every later re-estimate carries as well; it is taken off what is reported.
+        self._tare: tuple[float, float] = (0.0, 0.0)
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
         self._before_change = self.state       # what to go back to if the change turns out not to be a load
         self._change_started = float("nan")
@@ -504,7 +507,7 @@ class PayloadMonitor:
         if (determined or self.state.determined) and abs(float(est.phi[0])) <= self.s.detector.mass_resolution_kg:
             # The empty flange, as well known as it gets: its mass only. Its first moments are a few cm·kg of
             # noise whose variance, added to a part's, left the part's CoM undetermined (and not applied).
-            self._tare = (np.eye(10)[0] * est.phi[0], np.diag(np.eye(10)[0] * est.cov[0, 0]))
+            self._tare = (float(est.phi[0]), float(est.cov[0, 0]))
         self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
                                   est.seconds, *self._tare)
         if first:
@@ -559,8 +562,8 @@ class PayloadMonitor:
         if est.blocks < MIN_BLOCKS or not est.determined[0]:
             return False             # the robust covariance needs that many blocks of motion to mean anything
         # "Nothing" as PayloadState.carries_nothing reports it: the mass less the tare.
-        part_m = m - float(self._tare[0][0])
-        part_std = float(np.sqrt(est.mass_std**2 + self._tare[1][0, 0]))
+        part_m = m - self._tare[0]
+        part_std = float(np.sqrt(est.mass_std**2 + self._tare[1]))
         if abs(part_m) <= 3.0 * part_std:
             # σ ≤ 0.02 kg took the empty flange 7 s of motion after a place, the controller holding the part's
             # payload all that time; 0.1 kg at 3σ takes about 4 s.
