@@ -54,9 +54,8 @@ def test_load_dependent_friction_removes_the_mass_bias_on_the_cell(cell, method)
     assert np.linalg.norm(est.com - COM) < 0.003
     assert len(notes_with(est.notes, NoteCode.PAYLOAD_LOAD_FRICTION)) == 1, est.notes
     assert not has_note(plain.notes, NoteCode.PAYLOAD_LOAD_FRICTION), plain.notes
-    if method != "difference-rls":   # its RLS cost holds Xu's prior misfit: no residual ratio reported
-        assert has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR), est.notes
-        assert not has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_HIGH), est.notes
+    assert has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR), est.notes
+    assert not has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_HIGH), est.notes
 
 
 def test_estimated_load_coulomb_matches_the_profile(cell):
@@ -91,11 +90,12 @@ def test_difference_rls_judges_and_records_the_estimate_it_returns(cell):
         quick, quick_std = est._quick_payload()
         np.testing.assert_allclose(quick, z[:10], rtol=1e-7, atol=1e-12)
         np.testing.assert_allclose(quick_std, np.sqrt(np.diag(cov)[:10]), rtol=1e-7, atol=1e-12)
-    # What limits convergence at 2 s of motion on ur10_payload: the mass's own std is still ~1 % (the rule
-    # waits for 0.5 %); this run declares at ~3.1 s.
-    assert 0.008 < quick_std[0] / MASS < 0.013, quick_std[0]
+    # What limits convergence at 2 s of motion on ur10_payload: the mass's own std is still 1.3 % (the rule
+    # waits for 0.5 %); this run declares at 3.8 s (3.1 s while σ pooled the shoulder's and the wrist's noise
+    # into one variance, which understated the mass's spread over noise draws by a third).
+    assert 0.010 < quick_std[0] / MASS < 0.017, quick_std[0]
     est.update_batch(sig.t[k0:], sig.q[k0:], sig.qd[k0:], sig.qdd[k0:], sig.tau[k0:])
-    assert est.converged and 2.9 < est.convergence_time < 3.3, est.convergence_time
+    assert est.converged and 3.4 < est.convergence_time < 4.2, est.convergence_time
     hist = est.estimate().history
     k = int(np.searchsorted(hist["t"], est.convergence_time - 1e-9))
     assert hist["std"][k, 0] < 0.005 * hist["phi"][k, 0]

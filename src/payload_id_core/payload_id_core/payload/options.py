@@ -39,6 +39,7 @@ class PayloadOptions:
     acc_tol: float = 0.05                  # rad/s²
     # -- online estimators run over the recording (OnlinePayloadEstimator's keywords) ---------------
     noise_std: float | Sequence[float] | None = None
+    moment_noise_std: float | Sequence[float] | None = None   # difference-rls: weights of all but the mass
     p0: float | None = None
     forgetting: float | None = None
     convergence: str | None = None         # 'covariance' or 'xu'
@@ -82,7 +83,7 @@ class PayloadOptions:
 
 # Which options each callee takes, handed on only when given so that its own defaults apply.
 SIGNAL_OPTIONS = ("source", "delay", "cutoff_hz", "decimate")
-ONLINE_OPTIONS = ("friction_change", "noise_std", "p0", "forgetting", "convergence", "mass_rel_std", "xu_tol",
-                  "xu_count", "check_every", "min_time", "history_every")
+ONLINE_OPTIONS = ("friction_change", "noise_std", "moment_noise_std", "p0", "forgetting", "convergence", "mass_rel_std",
+                  "xu_tol", "xu_count", "check_every", "min_time", "history_every")
 FT_OPTIONS = ("sensor_frame", "source", "cutoff_hz", "delay", "force_range", "torque_range", "mode", "sensor_mount",
               "estimate_tilt", "static_accel_tol", "gravity_norm", "project")

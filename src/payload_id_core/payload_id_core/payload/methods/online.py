@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import prior_phi
@@ -34,6 +35,9 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options)
     kw = options.given(ONLINE_OPTIONS)
+    if "moment_noise_std" in kw and method is not PayloadMethod.DIFFERENCE_RLS:
+        raise PayloadIdError(f"moment_noise_std weights difference-rls's first moments and inertia; {method.value} "
+                             "has one weighting", "give noise_std instead, or use --method difference-rls")
     kw["rate_hz"] = 1.0 / float(np.median(np.diff(sig.t)))
     kw["include_robot_uncertainty"] = options.include_robot_uncertainty
     kw["load_friction"], lf_notes = load_friction_on(method, options, robot)

@@ -184,9 +184,9 @@ class OnlineEstimator(ABC):
         cov[:10, :10] += gain_covariance(self._joint_info, z[:10], ok, self._gain_rel_std)
         return z, cov, ok
 
-    def model_error_ratio(self) -> float:
-        """Residual RMS of the fit over the unloaded identification's torque RMSE; NaN when the RLS cost
-        is not the residual's (see the subclasses)."""
+    def model_error_ratio(self) -> np.ndarray | float:
+        """Residual RMS of the fit over the unloaded identification's torque RMSE (pooled, or per joint);
+        NaN when it cannot be told (see the subclasses)."""
         return float("nan")
 
     # -- per sample -------------------------------------------------------------------------------

@@ -3,18 +3,20 @@
 RLS on the loaded robot's whole θ_b, initialised at θ_a with P = 10·1 and ξ = 100 (§3.2), fed with the
 commanded motion and the unloaded nonlinear friction shape α_a (eq. 7); the payload follows from
 ε = θ_b − θ_a through the payload Jacobian (eq. 6, 12–16, generalised: z = J^# ε weighted by the
-covariance of ε).
+covariance of ε). The rows' normal equations are also kept per joint (joint_normal.py), so that the mass
+is converted with Xu's weights and the rest of the payload with the robot identification's.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import lapack, lu_factor, lu_solve
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries
 from payload_id_core.payload.linear import generalized_lstsq
-from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, gram_identifiable
+from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstimator, gram_identifiable
+from payload_id_core.payload.online.joint_normal import JointNormalEquations
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
 XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
@@ -24,13 +26,14 @@ QUICK_PIVOT = 1e-12    # smallest Cholesky pivot of the unit-diagonal normal mat
 class DifferenceRLS(OnlineEstimator):
     """Xu 2024 Algorithm 1 (options: OnlineEstimator's, and):
 
-      noise_std default: √ξ = 10 N·m on every joint (Xu §3.2). Xu's one ξ weights a wrist joint
-        (0.2-0.4 N·m of noise) like the shoulder (2 N·m), so the payload's inertia, which only the wrist
-        torques carry clearly, drowns in the shoulder's model error through the shared θ_b (cell: 15.9 %
-        inertia error; with noise_std = the robot identification's per-joint RMSE, Xu §4.2's Λ0, 4.5 %).
-        The RMSE weights are not the default because real data disagree: on the UR10e 15harm pair they move
-        the mass from +0.5 % to −2.1 % (−3.1 % through the CLI, issue 12's bound is 1 %) while bringing the
-        CoM to the other methods' (docs/design.md, issue 13).
+      noise_std default: √ξ = 10 N·m on every joint (Xu §3.2): the row weights the RLS and the mass use.
+      moment_noise_std default: the robot identification's WLS noise std per joint (robot.sigma; its RMSE
+        when absent): the row weights of the first moments and the inertia, fitted given the mass
+        (_two_weightings). Xu's one ξ weights a wrist joint (0.2-0.4 N·m of noise) like the shoulder (2 N·m),
+        so the inertia, which only the wrist torques carry clearly, drowned in the shoulder's noise and
+        model error through the shared θ_b (cell: 15.9 % inertia error; 4.8 % this way). For the mass the
+        identification's weights are not taken because real data disagree: on the UR10e 15harm pair they
+        move it from +0.5 % to −2.1 % (−3.1 % through the CLI; issue 12's bound is 1 %).
       p0: prior variance scale (Xu's 10).
       friction_change, joseph: accepted for a uniform constructor and ignored: the friction block is part
         of θ_b, so its change is always estimated, and the square-root update is always definite.
@@ -40,8 +43,14 @@ class DifferenceRLS(OnlineEstimator):
     friction_change = True
 
     def __init__(self, model: RobotModel, robot, frame: str, *, friction_change: bool = True, p0: float | None = None,
-                 joseph: bool = True, **options):
+                 joseph: bool = True, moment_noise_std=None, **options):
         super().__init__(model, robot, frame, **options)
+        if moment_noise_std is None:
+            moment_noise_std = getattr(robot, "sigma", None)
+        if moment_noise_std is None:
+            moment_noise_std = self.rmse
+        self.moment_noise_std = np.maximum(np.broadcast_to(np.asarray(moment_noise_std, dtype=float), (self.n,)),
+                                           NOISE_FLOOR)
         lay = self.layout
         J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
         # The μ_j of the load-dependent friction are nuisance unknowns of θ_b, one to one (zero unloaded).
@@ -62,6 +71,7 @@ class DifferenceRLS(OnlineEstimator):
         # Column 0: θ_a; column 1: the reference θ̂_b the load-friction columns use (_refresh_reference).
         self._ab = np.column_stack([self.theta_a, self.theta_a])
         self._start(rls, sensitive=np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1)))
+        self._normal = JointNormalEquations(self.n, self.u)
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -79,13 +89,19 @@ class DifferenceRLS(OnlineEstimator):
         z[...] = tau
         np.multiply(rows, self._isig[:, None], out=whitened)
 
+    def _absorb(self, B: int) -> None:
+        super()._absorb(B)
+        rows = self._rows_buf[:B]
+        self._normal.add(rows, self._z_buf[:B] - rows @ self.theta_b0)
+
     def _refresh_reference(self) -> None:
         """θ̂_b starts at θ_a and moves smoothly (Xu's prior), so it serves as the reference at once."""
         self._ab[:, 1] = self.rls.theta[:self.layout.p]
 
     def _quick_payload_now(self) -> tuple[np.ndarray, np.ndarray]:
-        """(φ_L, its std) for history and the convergence check: the estimate solution() returns, solved with
-        Cholesky factors and without its rank analysis (the structurally identifiable entries only).
+        """(φ_L, its std) for history and the convergence check: the estimate solution() returns, over the
+        structurally identifiable entries and without its rank analysis (a Cholesky pivot below
+        QUICK_PIVOT of the unit-diagonal normal matrix means the data do not determine z yet).
 
         With λ = 1 that is the data-only conversion (_solution_data_only). The posterior ε̂ of Xu's
         P0 = 10 prior is shrunk towards 0 while few samples are in: on the simulated UR10 cell (ur10_payload,
@@ -95,15 +111,19 @@ class DifferenceRLS(OnlineEstimator):
         itself uses the posterior, and so does this."""
         nan = np.full(10, np.nan), np.full(10, np.nan)
         if self.rls.forgetting == 1.0:
-            self._flush()
-            gram, rhs = self._data_only_normal(self.rls.theta - self.theta_b0, self._Js)
-        else:
-            normal = self._posterior_normal()
-            if normal is None:
+            sol = self._two_weightings(self._Js, quick=True, mass_first=bool(self._struct_ok[0]))
+            if sol is None:
                 return nan
-            gram, rhs = normal
-        # Unit-diagonal scaling; a pivot below QUICK_PIVOT means the data do not determine z yet (the
-        # data-only normal equations are singular before the motion has excited every entry).
+            zs, cov = sol
+            z = np.full(self.J.shape[1], np.nan)
+            std = np.full(self.J.shape[1], np.nan)
+            z[self._struct_ok] = zs
+            std[self._struct_ok] = np.sqrt(np.maximum(np.diag(cov), 0.0))
+            return z[:10], std[:10]
+        normal = self._posterior_normal()
+        if normal is None:
+            return nan
+        gram, rhs = normal
         d = np.sqrt(np.maximum(np.diag(gram), 0.0))
         if not np.all(d > 0):
             return nan
@@ -136,9 +156,9 @@ class DifferenceRLS(OnlineEstimator):
 
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self._flush()
-        eps = self.rls.theta - self.theta_b0
         if self.rls.forgetting == 1.0:
-            return self._solution_data_only(eps)
+            return self._solution_data_only()
+        eps = self.rls.theta - self.theta_b0
         C = self.rls.covariance()
         if self.include_robot_uncertainty and self.robot_cov_b is not None:
             C = C + self.robot_cov_b
@@ -148,49 +168,133 @@ class DifferenceRLS(OnlineEstimator):
         ok = self._struct_ok & gram_identifiable(self.J.T @ self.info @ self.J)
         return sol.x, np.nan_to_num(sol.cov, nan=0.0), ok
 
-    def _solution_data_only(self, eps: np.ndarray):
-        """z from ε̂ = θ̂_b − θ_a with the evidence of the loaded data alone (λ = 1).
-
-        Xu's RLS starts at θ_a with P0 = 10·1: a prior saying ε ≈ 0 ± √(10 s²), which a 4 kg payload
-        violates by far in its mass-scaled entries, so the posterior ε̂ is shrunk towards 0 while few
-        samples are in, and s²P, the posterior spread, does not count that shrinkage: the mass came out
-        low by ~0.8 σ on 3 s runs. Since P⁻¹ = P0⁻¹ + I_d (I_d = Σ YᵀR⁻¹Y), P⁻¹ ε̂ = Σ YᵀR⁻¹ (τ − Y θ_a)
-        is the data's own evidence g; with ε_d ~ N(J z, s² I_d⁻¹ + C_a) the weighted conversion is
-        z = (Jᵀ W J)⁻¹ Jᵀ W ε_d, W = (I + M C_a)⁻¹ M, M = I_d / s², and W ε_d = (I + M C_a)⁻¹ g / s²
-        (no inverse of I_d needed, so directions the motion leaves undetermined simply get no weight).
-        """
-        gram, rhs = self._data_only_normal(eps, self.J)
+    def _solution_data_only(self):
+        """z with the evidence of the loaded data alone (λ = 1), over the entries the motion determines."""
         x = np.zeros(self.J.shape[1])
         cov = np.zeros((x.size, x.size))
-        ok = self._struct_ok & gram_identifiable(gram)
+        info, _ = self._normal.weighted(1.0 / self.noise_std**2)
+        ok = self._struct_ok & gram_identifiable(self.J.T @ info @ self.J)
         if ok.any():
-            G = gram[np.ix_(ok, ok)]
-            x[ok] = np.linalg.solve(G, rhs[ok])
-            cov[np.ix_(ok, ok)] = np.linalg.inv(G)
+            sol = self._two_weightings(self.J[:, ok], quick=False, mass_first=bool(ok[0]))
+            if sol is not None:
+                x[ok], cov[np.ix_(ok, ok)] = sol
+            else:
+                ok[:] = False
         return x, cov, ok
 
-    def _data_only_normal(self, eps: np.ndarray, J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(Jᵀ W J, Jᵀ W ε_d) of _solution_data_only for the columns J (the information matrix flushed)."""
-        s2 = self.rls.noise_scale2()
-        s2 = s2 if np.isfinite(s2) and s2 > 0 else 1.0
-        Lp, info = lapack.dpotrf(self.rls.P, lower=1, clean=1)
-        if info == 0:
-            g, _ = lapack.dpotrs(Lp, eps, lower=1)      # P⁻¹ ε̂ = Σ YᵀR⁻¹ (τ − Y θ_a)
-        else:
-            g = np.linalg.solve(self.rls.P, eps)
-        M = self._info / s2
-        h = g / s2
-        MJ = M @ J
-        if self.include_robot_uncertainty and self.robot_cov_b is not None:
-            A = np.eye(self.u) + M @ self.robot_cov_b
-            WJ = np.linalg.solve(A, MJ)
-            Weps = np.linalg.solve(A, h)
-        else:
-            WJ, Weps = MJ, h
-        gram = J.T @ WJ
-        return 0.5 * (gram + gram.T), J.T @ Weps
+    def _two_weightings(self, J: np.ndarray, quick: bool,
+                        mass_first: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+        """(z, its covariance) over the columns J: the mass (J's first column when mass_first) with Xu's
+        weights, the rest with the robot identification's given that mass (all with Xu's weights when the
+        mass is not among them); None when the data do not determine z (quick: a Cholesky pivot below
+        QUICK_PIVOT).
 
-    def model_error_ratio(self) -> float:
-        """NaN: Xu's P0 = 10 prior adds the (large) prior misfit of ε to the RLS cost, so the cost is not
-        the residual's."""
-        return float("nan")
+        Data-only conversion (Xu's P0 = 10 prior left out: it says ε ≈ 0 ± √(10 s²), which a payload's
+        mass-scaled entries violate by far, so its posterior ε̂ is shrunk towards 0 while few samples are in
+        and s²P does not count that). For row weights v_j, the evidence is g_v = Σ Yᵀ V (τ − Y θ_a) and
+        I_v = Σ Yᵀ V Y, so with ε_d ~ N(J z, s² I_v⁻¹ + C_a) the weighted conversion is z = (Jᵀ W J)⁻¹ Jᵀ W ε_d,
+        W = (I + M C_a)⁻¹ M, M = I_v / s², and W ε_d = (I + M C_a)⁻¹ g_v / s² (no inverse of I_v needed:
+        directions the motion leaves undetermined get no weight). Why two weightings: see the class
+        docstring; besides the noise, the unloaded robot's model error cancels in ε = θ_b − θ_a on the
+        identification's own trajectory only when θ_b is fitted with the rows weighted as θ_a was (noise-free
+        cell, ur10_payload_inertia: inertia 9.4 % with ξ, 5.0 % with the identification's weights).
+
+        The covariance is that of this two-step estimate, both steps being linear in the same data: with
+        g_v = I_v δ + n_v (δ = θ_a − θ̂_a ~ N(0, C_a)) and per-joint noise variances σ_j² estimated from
+        the residual of the second weighting's plain fit, cov(n_v, n_w) = Σ_j v_j w_j σ_j² G_j; so it holds
+        with each joint's own noise level, whatever the weights were.
+        """
+        normal = self._normal
+        v = 1.0 / self.noise_std**2
+        w = 1.0 / self.moment_noise_std**2
+        k = J.shape[1]
+        dof_rows = normal.samples * self.n - k
+        if dof_rows <= 0:
+            return None
+        # One pass over the per-joint sums for both weightings; each weighting's plain fit of z gives its own
+        # noise scale, and the second's the per-joint noise variances var_j (its residual) the covariance uses.
+        (I_v, I_w), (g_v, g_w) = normal.weighted(np.stack([v, w]))
+        residuals = []
+        for I_x, g_x in ((I_v, g_v), (I_w, g_w)):
+            plain = _spd_solve(J.T @ I_x @ J, J.T @ g_x, quick)
+            if plain is None:
+                return None
+            residuals.append(normal.residuals(J @ plain))
+        var = residuals[1] / max(normal.samples - k / self.n, 1.0)
+        S_vv, S_ww, S_vw = normal.weighted(np.stack([v * v * var, w * w * var, v * w * var]))[0]
+        C_a = self.robot_cov_b if self.include_robot_uncertainty else None
+        maps = []
+        for I_x, wx, r in ((I_v, v, residuals[0]), (I_w, w, residuals[1])):
+            s2 = float(wx @ r) / dof_rows
+            maps.append(_conversion(I_x, s2 if s2 > 0 else 1.0, J, C_a))
+        (gram_v, R_v), (gram_w, R_w) = maps
+        B_v = _spd_solve(gram_v, R_v, quick)
+        if B_v is None:
+            return None
+        if k == 1 or not mass_first:
+            H_v, H_w = B_v, np.zeros_like(B_v)
+        else:
+            # Column 0 is the mass (φ_L's first entry; structurally identifiable whenever any entry is).
+            mass_map = B_v[0]
+            rest = slice(1, k)
+            K = _spd_solve(gram_w[rest, rest], np.column_stack([gram_w[rest, 0], R_w[rest]]), quick)
+            if K is None:
+                return None
+            H_v = np.zeros((k, J.shape[0]))
+            H_w = np.zeros((k, J.shape[0]))
+            H_v[0] = mass_map
+            H_v[rest] = -np.outer(K[:, 0], mass_map)
+            H_w[rest] = K[:, 1:]
+        z = H_v @ g_v + H_w @ g_w
+        cross = H_v @ S_vw @ H_w.T
+        cov = H_v @ S_vv @ H_v.T + H_w @ S_ww @ H_w.T + cross + cross.T
+        if C_a is not None:
+            P = H_v @ I_v + H_w @ I_w          # z's response to the robot's error δ
+            cov += P @ C_a @ P.T
+        return z, 0.5 * (cov + cov.T)
+
+    def model_error_ratio(self) -> np.ndarray | float:
+        """Residual RMS of the payload fit over the unloaded identification's torque RMSE, per joint (as the
+        offline methods report it): near 1 when the payload model explains the loaded data as well as the
+        robot model its own. From the per-joint normal equations, not the RLS cost (which holds Xu's prior
+        misfit); NaN with forgetting (the sums do not forget)."""
+        rmse = np.asarray(getattr(self.robot, "rmse", []), dtype=float).reshape(-1)
+        normal = self._normal
+        k = self._Js.shape[1]
+        if (rmse.size != self.n or not np.all(rmse > 0) or self.rls.forgetting != 1.0
+                or normal.samples * self.n <= k):
+            return float("nan")
+        (I_w,), (g_w,) = normal.weighted(np.stack([1.0 / self.moment_noise_std**2]))
+        plain = _spd_solve(self._Js.T @ I_w @ self._Js, self._Js.T @ g_w, quick=False)
+        if plain is None:
+            return float("nan")
+        var = normal.residuals(self._Js @ plain) / max(normal.samples - k / self.n, 1.0)
+        return np.sqrt(var) / rmse
+
+def _conversion(info: np.ndarray, s2: float, J: np.ndarray, robot_cov: np.ndarray | None):
+    """(Jᵀ W J, R) of the data-only conversion for evidence g with information `info` and noise scale s2:
+    W = (I + M C_a)⁻¹ M, M = info / s2, and Jᵀ W ε_d = R g (DifferenceRLS._two_weightings)."""
+    M = info / s2
+    if robot_cov is None:
+        WJ, R = M @ J, J.T / s2
+    else:
+        lu = lu_factor(np.eye(M.shape[0]) + M @ robot_cov, check_finite=False)
+        WJ = lu_solve(lu, M @ J, check_finite=False)
+        R = lu_solve(lu, J, trans=1, check_finite=False).T / s2
+    gram = J.T @ WJ
+    return 0.5 * (gram + gram.T), R
+
+
+def _spd_solve(G: np.ndarray, rhs: np.ndarray, quick: bool) -> np.ndarray | None:
+    """G⁻¹ rhs for a symmetric positive definite G, through its unit-diagonal Cholesky factor; None when
+    G is not (numerically) definite: a pivot below QUICK_PIVOT when quick, a failed factorisation otherwise."""
+    d = np.sqrt(np.maximum(np.diag(G), 0.0))
+    if not np.all(d > 0):
+        return None
+    L, info = lapack.dpotrf(G / np.outer(d, d), lower=1, clean=1)
+    if info != 0 or (quick and np.min(np.diag(L)) ** 2 < QUICK_PIVOT):
+        return None
+    rhs = np.asarray(rhs, dtype=float)
+    scaled = rhs / (d[:, None] if rhs.ndim == 2 else d)
+    x, _ = lapack.dpotrs(L, scaled, lower=1)
+    return x / (d[:, None] if rhs.ndim == 2 else d)
