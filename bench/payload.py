@@ -151,7 +151,9 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix) -> 
     t_hist = np.zeros(0)
     for rec in recordings:
         sig = method_signals(rec, m, options)
-        est = OnlinePayloadEstimator(m, robot, frame, "difference-rls", history_every=25, rate_hz=RATE)
+        # As the ROS session runs it (payload/session.py): the robot identification's covariance in σ.
+        est = OnlinePayloadEstimator(m, robot, frame, "difference-rls", history_every=25, rate_hz=RATE,
+                                     include_robot_uncertainty=True)
         k = 0
         while k < sig.t.size and not est.converged:   # blocks of 25 samples: the check's own period
             est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])

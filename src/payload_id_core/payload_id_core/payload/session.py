@@ -23,9 +23,15 @@ from payload_id_core.ft.api import identify_ft
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
+from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import METHODS
-from payload_id_core.payload.methods.common import serial_correlation_covariance, serial_correlation_note
+from payload_id_core.payload.methods.common import (
+    load_friction_on,
+    serial_correlation_covariance,
+    serial_correlation_note,
+)
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
+from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
 from payload_id_core.robot_id.result import RobotIdentification
@@ -84,6 +90,7 @@ class IdentificationRun:
     delay: float | None = None       # s, command-to-motion delay (estimated from the first DELAY_FROM s)
     delay_note: Note | None = None
     _pending: list = field(default_factory=list)   # (t, q_meas, tau) received before the delay is known
+    _model_notes: list = field(default_factory=list)   # why the payload model differs from the method's default
 
     def __post_init__(self) -> None:
         check_method(self.method)
@@ -91,8 +98,15 @@ class IdentificationRun:
         if not (math.isfinite(self.max_duration) and self.max_duration >= 0.0):
             raise PayloadIdError(f"max_duration {self.max_duration} is not a duration",
                                  "give 0 (the whole trajectory) or a positive number of seconds")
-        # history_every=0: the node samples the estimate itself at the feedback rate.
-        self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0)
+        # history_every=0: the node samples the estimate itself at the feedback rate. The payload model and its
+        # uncertainty as identify-payload's (methods/online.py): the robot identification's covariance in σ, and
+        # no load-dependent friction columns when the gains were identified with a load (they absorbed it;
+        # with them the real UR10e pairs' difference-rls mass is +3.0 / +4.7 %, without +0.1 / −0.1 %).
+        defaults = PayloadOptions()
+        load_friction, self._model_notes = load_friction_on(PayloadMethod.parse(self.method), defaults, self.robot)
+        self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0,
+                                             load_friction=load_friction,
+                                             include_robot_uncertainty=defaults.include_robot_uncertainty)
         # The same rule as identify-payload's (resolve_drive_gains): robot.yaml's gains by default, a
         # conflicting parameter or currents without gains refused before anything moves.
         self.gains: DriveGains = resolve_drive_gains(self.effort_unit, self.robot, self.effort_scale, self.model.n,
@@ -225,7 +239,7 @@ class IdentificationRun:
         if self.online.samples == 0:
             return None
         est = self.online.estimate()
-        est.notes.extend(Note.from_any(n) for n in self.gains.notes)
+        est.notes.extend(Note.from_any(n) for n in (*self.gains.notes, *self._model_notes))
         if self.delay_note is not None:
             est.notes.append(self.delay_note)
         return est
