@@ -13,6 +13,7 @@ import numpy as np
 from scipy.linalg import lapack, lu_factor, lu_solve
 
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries
 from payload_id_core.payload.linear import generalized_lstsq
 from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstimator, gram_identifiable
@@ -46,11 +47,18 @@ class DifferenceRLS(OnlineEstimator):
                  joseph: bool = True, moment_noise_std=None, **options):
         super().__init__(model, robot, frame, **options)
         if moment_noise_std is None:
-            moment_noise_std = getattr(robot, "sigma", None)
-        if moment_noise_std is None:
-            moment_noise_std = self.rmse
-        self.moment_noise_std = np.maximum(np.broadcast_to(np.asarray(moment_noise_std, dtype=float), (self.n,)),
-                                           NOISE_FLOOR)
+            default = getattr(robot, "sigma", None)
+            moment_noise_std = self.rmse if default is None else default
+        else:
+            given = np.asarray(moment_noise_std, dtype=float)
+            if given.size not in (1, self.n) or given.ndim > 1 or not np.all(np.isfinite(given) & (given > 0)):
+                raise PayloadIdError(f"moment_noise_std {given.tolist()} is not one positive N·m value or one per "
+                                     f"joint ({self.n})", "give the torque noise std of each joint, N·m")
+            if self.forgetting != 1.0:
+                raise PayloadIdError("moment_noise_std has no effect with forgetting: the estimate then comes from "
+                                     "the RLS posterior, with noise_std's weights", "leave one of them out")
+        self.moment_noise_std = np.maximum(np.broadcast_to(np.asarray(moment_noise_std, dtype=float).reshape(-1),
+                                                           (self.n,)), NOISE_FLOOR)
         lay = self.layout
         J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
         # The μ_j of the load-dependent friction are nuisance unknowns of θ_b, one to one (zero unloaded).
@@ -154,6 +162,14 @@ class DifferenceRLS(OnlineEstimator):
         b, _ = lapack.dtrtrs(L, self.rls.theta - self.theta_b0, lower=1)
         return A.T @ A, A.T @ b
 
+    def payload_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """solution() with the drive gains' share of the covariance (robot.yaml's effort scale std) computed
+        for the two weightings (_two_weightings); the base class's share assumes one weighting."""
+        if self.rls.forgetting != 1.0 or self._gain_rel_std is None:
+            return super().payload_solution()
+        self._flush()
+        return self._solution_data_only(with_gains=True)
+
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self._flush()
         if self.rls.forgetting == 1.0:
@@ -168,22 +184,28 @@ class DifferenceRLS(OnlineEstimator):
         ok = self._struct_ok & gram_identifiable(self.J.T @ self.info @ self.J)
         return sol.x, np.nan_to_num(sol.cov, nan=0.0), ok
 
-    def _solution_data_only(self):
-        """z with the evidence of the loaded data alone (λ = 1), over the entries the motion determines."""
+    def _determined(self) -> np.ndarray:
+        """The entries of z the structure and the motion so far determine."""
+        info, _ = self._normal.weighted(1.0 / self.noise_std**2)
+        return self._struct_ok & gram_identifiable(self.J.T @ info @ self.J)
+
+    def _solution_data_only(self, with_gains: bool = False):
+        """z with the evidence of the loaded data alone (λ = 1), over the entries the motion determines; with
+        the drive gains' share of the covariance when with_gains."""
         x = np.zeros(self.J.shape[1])
         cov = np.zeros((x.size, x.size))
-        info, _ = self._normal.weighted(1.0 / self.noise_std**2)
-        ok = self._struct_ok & gram_identifiable(self.J.T @ info @ self.J)
+        ok = self._determined()
         if ok.any():
-            sol = self._two_weightings(self.J[:, ok], quick=False, mass_first=bool(ok[0]))
+            sol = self._two_weightings(self.J[:, ok], quick=False, mass_first=bool(ok[0]),
+                                       payload_columns=int(ok[:10].sum()) if with_gains else 0)
             if sol is not None:
                 x[ok], cov[np.ix_(ok, ok)] = sol
             else:
                 ok[:] = False
         return x, cov, ok
 
-    def _two_weightings(self, J: np.ndarray, quick: bool,
-                        mass_first: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+    def _two_weightings(self, J: np.ndarray, quick: bool, mass_first: bool = True,
+                        payload_columns: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
         """(z, its covariance) over the columns J: the mass (J's first column when mass_first) with Xu's
         weights, the rest with the robot identification's given that mass (all with Xu's weights when the
         mass is not among them); None when the data do not determine z (quick: a Cholesky pivot below
@@ -203,6 +225,11 @@ class DifferenceRLS(OnlineEstimator):
         g_v = I_v δ + n_v (δ = θ_a − θ̂_a ~ N(0, C_a)) and per-joint noise variances σ_j² estimated from
         the residual of the second weighting's plain fit, cov(n_v, n_w) = Σ_j v_j w_j σ_j² G_j; so it holds
         with each joint's own noise level, whatever the weights were.
+
+        With payload_columns > 0 (J's first columns are φ_L's) and robot.yaml's gain std, the gains' share is
+        added: a relative gain error γ_j scales the payload's torque on joint j, y_jtᵀ ε_L with ε_L = J_L z_L
+        (the unloaded torque's share went into θ_a with the same gains), so the evidence moves by
+        γ_j v_j G_j ε_L and γ_j w_j G_j ε_L, and z by H_v and H_w of those.
         """
         normal = self._normal
         v = 1.0 / self.noise_std**2
@@ -251,6 +278,10 @@ class DifferenceRLS(OnlineEstimator):
         if C_a is not None:
             P = H_v @ I_v + H_w @ I_w          # z's response to the robot's error δ
             cov += P @ C_a @ P.T
+        if payload_columns and self._gain_rel_std is not None:
+            pull = normal.G @ (J[:, :payload_columns] @ z[:payload_columns])   # (n, u): G_j ε_L
+            D = H_v @ (v[:, None] * pull).T + H_w @ (w[:, None] * pull).T      # (k, n): z's response to γ_j
+            cov += (D * self._gain_rel_std**2) @ D.T
         return z, 0.5 * (cov + cov.T)
 
     def model_error_ratio(self) -> np.ndarray | float:
@@ -260,15 +291,19 @@ class DifferenceRLS(OnlineEstimator):
         misfit); NaN with forgetting (the sums do not forget)."""
         rmse = np.asarray(getattr(self.robot, "rmse", []), dtype=float).reshape(-1)
         normal = self._normal
-        k = self._Js.shape[1]
-        if (rmse.size != self.n or not np.all(rmse > 0) or self.rls.forgetting != 1.0
-                or normal.samples * self.n <= k):
+        if rmse.size != self.n or not np.all(rmse > 0) or self.rls.forgetting != 1.0:
+            return float("nan")
+        # Over the entries the motion determines: a joint that never moved leaves its friction columns empty,
+        # and the check must not vanish with them.
+        J = self.J[:, self._determined()]
+        k = J.shape[1]
+        if not k or normal.samples * self.n <= k:
             return float("nan")
         (I_w,), (g_w,) = normal.weighted(np.stack([1.0 / self.moment_noise_std**2]))
-        plain = _spd_solve(self._Js.T @ I_w @ self._Js, self._Js.T @ g_w, quick=False)
+        plain = _spd_solve(J.T @ I_w @ J, J.T @ g_w, quick=False)
         if plain is None:
             return float("nan")
-        var = normal.residuals(self._Js @ plain) / max(normal.samples - k / self.n, 1.0)
+        var = normal.residuals(J @ plain) / max(normal.samples - k / self.n, 1.0)
         return np.sqrt(var) / rmse
 
 def _conversion(info: np.ndarray, s2: float, J: np.ndarray, robot_cov: np.ndarray | None):
