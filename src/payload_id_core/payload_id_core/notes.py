@@ -28,6 +28,7 @@ class NoteCode(str, Enum):
     PAYLOAD_STICTION = "payload.stiction"                      # gaz-static: friction at rest in the uncertainty
     PAYLOAD_SERIAL_CORRELATION = "payload.serial_correlation"  # online σ widened for correlated residuals
     PAYLOAD_LOAD_FRICTION_OFF = "payload.load_friction_off"    # not modelled: identified gains absorbed it
+    PAYLOAD_MOMENTS_DISAGREE = "payload.moments_disagree"      # difference-rls: the wrist and the shoulder disagree
     PAYLOAD_LOAD_FRICTION = "payload.load_friction"            # load-dependent Coulomb μ per joint estimated
     PAYLOAD_FRICTION_CHANGE = "payload.friction_change"        # Δφ_f under load estimated
     PAYLOAD_NOT_IDENTIFIABLE = "payload.not_identifiable"      # entries fixed to the prior / not determined

@@ -14,6 +14,8 @@ from scipy.linalg import lapack, lu_factor, lu_solve
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries
 from payload_id_core.payload.linear import generalized_lstsq
 from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstimator, gram_identifiable
@@ -22,6 +24,7 @@ from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
 XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
 QUICK_PIVOT = 1e-12    # smallest Cholesky pivot of the unit-diagonal normal matrix _quick_payload_now accepts
+MOMENTS_DISAGREE_CHI2 = 11.34   # χ² with 3 degrees of freedom, 99 %: the two weightings' first moments disagree
 
 
 class DifferenceRLS(OnlineEstimator):
@@ -80,6 +83,7 @@ class DifferenceRLS(OnlineEstimator):
         self._ab = np.column_stack([self.theta_a, self.theta_a])
         self._start(rls, sensitive=np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1)))
         self._normal = JointNormalEquations(self.n, self.u)
+        self.moment_disagreement = float("nan")   # χ² (3 dof) of the two weightings' first moments (solution())
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -162,6 +166,16 @@ class DifferenceRLS(OnlineEstimator):
         b, _ = lapack.dtrtrs(L, self.rls.theta - self.theta_b0, lower=1)
         return A.T @ A, A.T @ b
 
+    def estimate(self) -> PayloadEstimate:
+        est = super().estimate()
+        if self.moment_disagreement > MOMENTS_DISAGREE_CHI2:
+            est.notes.append(Note(NoteCode.PAYLOAD_MOMENTS_DISAGREE, (
+                "the first moments with the shoulder-heavy weights (Xu's ξ) and with the identification's differ "
+                f"beyond the noise (χ² {self.moment_disagreement:.1f}, 3 dof; 99 %: {MOMENTS_DISAGREE_CHI2}): "
+                "their difference is added to the CoM's covariance. A wrist drive gain or friction the robot "
+                "model lacks does this; check the wrist joints' gains")))
+        return est
+
     def payload_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """solution() with the drive gains' share of the covariance (robot.yaml's effort scale std) computed
         for the two weightings (_two_weightings); the base class's share assumes one weighting."""
@@ -197,15 +211,16 @@ class DifferenceRLS(OnlineEstimator):
         ok = self._determined()
         if ok.any():
             sol = self._two_weightings(self.J[:, ok], quick=False, mass_first=bool(ok[0]),
-                                       payload_columns=int(ok[:10].sum()) if with_gains else 0)
+                                       payload_columns=int(ok[:10].sum()) if with_gains else 0,
+                                       check_moments=bool(ok[:4].all()))
             if sol is not None:
                 x[ok], cov[np.ix_(ok, ok)] = sol
             else:
                 ok[:] = False
         return x, cov, ok
 
-    def _two_weightings(self, J: np.ndarray, quick: bool, mass_first: bool = True,
-                        payload_columns: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    def _two_weightings(self, J: np.ndarray, quick: bool, mass_first: bool = True, payload_columns: int = 0,
+                        check_moments: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
         """(z, its covariance) over the columns J: the mass (J's first column when mass_first) with Xu's
         weights, the rest with the robot identification's given that mass (all with Xu's weights when the
         mass is not among them); None when the data do not determine z (quick: a Cholesky pivot below
@@ -273,16 +288,35 @@ class DifferenceRLS(OnlineEstimator):
             H_v[rest] = -np.outer(K[:, 0], mass_map)
             H_w[rest] = K[:, 1:]
         z = H_v @ g_v + H_w @ g_w
-        cross = H_v @ S_vw @ H_w.T
-        cov = H_v @ S_vv @ H_v.T + H_w @ S_ww @ H_w.T + cross + cross.T
-        if C_a is not None:
-            P = H_v @ I_v + H_w @ I_w          # z's response to the robot's error δ
-            cov += P @ C_a @ P.T
+        pull, gain_var = None, None
         if payload_columns and self._gain_rel_std is not None:
             pull = normal.G @ (J[:, :payload_columns] @ z[:payload_columns])   # (n, u): G_j ε_L
-            D = H_v @ (v[:, None] * pull).T + H_w @ (w[:, None] * pull).T      # (k, n): z's response to γ_j
-            cov += (D * self._gain_rel_std**2) @ D.T
-        return z, 0.5 * (cov + cov.T)
+            gain_var = self._gain_rel_std**2
+
+        def covariance(A_v: np.ndarray, A_w: np.ndarray) -> np.ndarray:
+            """Covariance of A_v g_v + A_w g_w: the noise, the robot's error δ and the gains' share (pull)."""
+            cross = A_v @ S_vw @ A_w.T
+            out = A_v @ S_vv @ A_v.T + A_w @ S_ww @ A_w.T + cross + cross.T
+            if C_a is not None:
+                P = A_v @ I_v + A_w @ I_w          # the response to the robot's error δ
+                out += P @ C_a @ P.T
+            if pull is not None and gain_var is not None:
+                D = A_v @ (v[:, None] * pull).T + A_w @ (w[:, None] * pull).T   # (k, n): the response to γ_j
+                out += (D * gain_var) @ D.T
+            return 0.5 * (out + out.T)
+
+        cov = covariance(H_v, H_w)
+        if check_moments and k > 3 and mass_first:
+            # The first moments with Xu's weights alone against these: the same data, so their difference has
+            # a known covariance; beyond it the joints disagree (a wrist gain or friction the model lacks).
+            # Beyond χ²₃'s 99 % the disagreement itself is added to their covariance: the error is at least that.
+            diff = (z - B_v @ g_v)[1:4]
+            C = covariance(H_v - B_v, H_w)[1:4, 1:4]
+            sol = _spd_solve(C, diff, quick=False)
+            self.moment_disagreement = float(diff @ sol) if sol is not None else float("nan")
+            if self.moment_disagreement > MOMENTS_DISAGREE_CHI2:
+                cov[1:4, 1:4] += np.outer(diff, diff)
+        return z, cov
 
     def model_error_ratio(self) -> np.ndarray | float:
         """Residual RMS of the payload fit over the unloaded identification's torque RMSE, per joint (as the
