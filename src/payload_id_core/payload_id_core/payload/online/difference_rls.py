@@ -83,7 +83,7 @@ class DifferenceRLS(OnlineEstimator):
         self._ab = np.column_stack([self.theta_a, self.theta_a])
         self._start(rls, sensitive=np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1)))
         self._normal = JointNormalEquations(self.n, self.u)
-        self.moment_disagreement = float("nan")   # χ² (3 dof) of the two weightings' first moments (solution())
+        self.moment_disagreement = float("nan")   # χ² (3 dof) of the two weightings' first moments, last solve
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -123,7 +123,8 @@ class DifferenceRLS(OnlineEstimator):
         itself uses the posterior, and so does this."""
         nan = np.full(10, np.nan), np.full(10, np.nan)
         if self.rls.forgetting == 1.0:
-            sol = self._two_weightings(self._Js, quick=True, mass_first=bool(self._struct_ok[0]))
+            sol = self._two_weightings(self._Js, quick=True, mass_first=bool(self._struct_ok[0]),
+                                       check_moments=bool(self._struct_ok[:4].all()))
             if sol is None:
                 return nan
             zs, cov = sol
@@ -247,6 +248,7 @@ class DifferenceRLS(OnlineEstimator):
         γ_j v_j G_j ε_L and γ_j w_j G_j ε_L, and z by H_v and H_w of those.
         """
         normal = self._normal
+        self.moment_disagreement = float("nan")
         v = 1.0 / self.noise_std**2
         w = 1.0 / self.moment_noise_std**2
         k = J.shape[1]
@@ -312,7 +314,7 @@ class DifferenceRLS(OnlineEstimator):
             # Beyond χ²₃'s 99 % the disagreement itself is added to their covariance: the error is at least that.
             diff = (z - B_v @ g_v)[1:4]
             C = covariance(H_v - B_v, H_w)[1:4, 1:4]
-            sol = _spd_solve(C, diff, quick=False)
+            sol = _spd_solve(C, diff, quick=False)   # None: C not definite, no check
             self.moment_disagreement = float(diff @ sol) if sol is not None else float("nan")
             if self.moment_disagreement > MOMENTS_DISAGREE_CHI2:
                 cov[1:4, 1:4] += np.outer(diff, diff)
