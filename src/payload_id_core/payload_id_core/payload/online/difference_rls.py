@@ -312,8 +312,9 @@ class DifferenceRLS(OnlineEstimator):
             # The first moments with Xu's weights alone against these: the same data, so their difference has
             # a known covariance; beyond it the joints disagree (a wrist gain or friction the model lacks).
             # Beyond χ²₃'s 99 % the disagreement itself is added to their covariance: the error is at least that.
-            diff = (z - B_v @ g_v)[1:4]
-            C = covariance(H_v - B_v, H_w)[1:4, 1:4]
+            moments = slice(1, 4)
+            diff = z[moments] - B_v[moments] @ g_v
+            C = covariance(H_v[moments] - B_v[moments], H_w[moments])
             sol = _spd_solve(C, diff, quick=False)   # None: C not definite, no check
             self.moment_disagreement = float(diff @ sol) if sol is not None else float("nan")
             if self.moment_disagreement > MOMENTS_DISAGREE_CHI2:
