@@ -62,6 +62,25 @@ def test_stop_trajectory_decelerates_smoothly_within_limits():
     assert 0.2 <= T < 2.0
 
 
+def test_a_stop_near_a_joint_limit_stays_inside_it():
+    """The cell's cancel test caught this: the elbow at 3.05 rad moving at 3 rad/s towards its 3.1416 limit
+    (the excitation was turning round), the gentle stop ran to 3.1471 rad, the controller refused it, and the
+    arm went on with the excitation. The stop now brakes harder and stays inside; away from limits it is the
+    gentle one, unchanged."""
+    lower, upper = np.array([-np.pi, -np.pi]), np.array([np.pi, np.pi])
+    q0, v0, a0 = np.array([3.05, 0.0]), np.array([3.0, 1.0]), np.array([-8.0, 0.0])
+    acc = np.array([10.0, 10.0])
+    gentle = stop_trajectory(["a", "b"], q0, v0, a0, acc, rate_hz=200)
+    assert gentle.positions[:, 0].max() > upper[0]              # what the controller refused
+    stop = stop_trajectory(["a", "b"], q0, v0, a0, acc, rate_hz=200, position_limits=(lower, upper))
+    assert np.all(stop.positions <= upper) and np.all(stop.positions >= lower)
+    np.testing.assert_allclose(stop.velocities[-1], 0, atol=1e-12)
+    assert stop.time_from_start[-1] < gentle.time_from_start[-1]
+    free = stop_trajectory(["a", "b"], np.zeros(2), v0, a0, acc, rate_hz=200, position_limits=(lower, upper))
+    np.testing.assert_allclose(free.positions, stop_trajectory(["a", "b"], np.zeros(2), v0, a0, acc,
+                                                               rate_hz=200).positions, atol=0)
+
+
 def test_time_scaling_keeps_the_path():
     traj = FourierTrajectory.from_rest_coordinates(["a"], 0.5, [0.2], np.array([[0.3, -0.1, 0.2]]), 3)
     slow = time_scaled(traj, 0.5)

@@ -161,7 +161,8 @@ class ExcitationPlayer(Node):
             q, qd, qdd = cmd.positions[0], np.zeros(self.model.n), np.zeros(self.model.n)
         else:
             q, qd, qdd = self._commanded_state(start, cmd, now)
-        stop = stop_trajectory(cmd.joint_names, q, qd, qdd, self.limits.acceleration, self.rate_hz)
+        stop = stop_trajectory(cmd.joint_names, q, qd, qdd, self.limits.acceleration, self.rate_hz,
+                               position_limits=(self.model.limits.lower, self.model.limits.upper))
         self._active = (now, stop)
         self.pub.publish(conv.commanded_to_msg(stop, stamp=now))
         return float(stop.time_from_start[-1])

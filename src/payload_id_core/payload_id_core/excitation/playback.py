@@ -113,12 +113,17 @@ def _eval_poly(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 
 
 def stop_trajectory(joint_names, q0, v0, a0, acceleration_limit, rate_hz: float = 100.0,
-                    min_duration: float = 0.2) -> CommandedTrajectory:
+                    min_duration: float = 0.2, position_limits=None) -> CommandedTrajectory:
     """A decelerating stop from the commanded state (q0, q̇0, q̈0) to rest, as JointTrajectory points.
 
     Quintic in time per joint ending at q0 + q̇0 T/2 (the distance a linear velocity ramp covers) with
     zero velocity and acceleration; T grows until the peak acceleration of every joint stays within
-    its limit, so the arm slows down instead of jumping to a held position."""
+    its limit, so the arm slows down instead of jumping to a held position.
+
+    `position_limits` (lower, upper): the stop stays inside them, shortened (harder braking than the
+    acceleration limit) when the gentle one would cross one. A controller refuses a trajectory that leaves
+    its joint range, and a refused stop is no stop: the arm went on with the excitation at 3 rad/s (an
+    elbow moving towards its limit when the goal was cancelled; the excitation itself was turning round)."""
     q0, v0, a0 = (np.asarray(x, dtype=float) for x in (q0, v0, a0))
     acc = np.asarray(acceleration_limit, dtype=float)
     T = max(min_duration, float(np.max((2.0 * np.abs(v0) + 0.5 * np.abs(a0) * 0.2) / acc)))
@@ -129,7 +134,17 @@ def stop_trajectory(joint_names, q0, v0, a0, acceleration_limit, rate_hz: float 
         if np.all(np.max(np.abs(qdd), axis=0) <= np.maximum(acc, np.abs(a0)) + 1e-9):
             break
         T *= 1.25
+    if position_limits is not None:
+        lower, upper = (np.asarray(x, dtype=float) for x in position_limits)
+        for _ in range(60):
+            q = _eval_poly(c, np.linspace(0.0, T, 101))[0]
+            if np.all((q >= lower) & (q <= upper)) or T <= 0.02:
+                break
+            T *= 0.9
+            c = quintic_coefficients(q0, v0, a0, q0 + 0.5 * v0 * T, 0 * v0, 0 * v0, T)
     k = max(2, int(math.ceil(T * rate_hz)))
     t = np.linspace(0.0, T, k + 1)[1:]            # the first point lies ahead: the controller starts from now
     q, qd, qdd = _eval_poly(c, t)
+    if position_limits is not None:
+        q = np.clip(q, lower, upper)               # the commanded state itself at a limit: hold there
     return CommandedTrajectory(0.0, list(joint_names), t, q, qd, qdd)
