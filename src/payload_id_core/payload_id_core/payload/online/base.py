@@ -80,6 +80,7 @@ class OnlineEstimator(ABC):
 
     method: str                 # the name users select it by ('direct-rls', 'difference-rls')
     friction_change: bool       # whether the unknowns hold the friction change under load
+    accumulates_info = True     # False: the subclass derives `info` from sums of its own (difference-rls)
 
     def __init__(self, model: RobotModel, robot, frame: str, *, noise_std=None, forgetting: float = 1.0,
                  convergence: str = "covariance", mass_rel_std: float = 0.005, xu_tol: float = XU_TOL,
@@ -159,8 +160,9 @@ class OnlineEstimator(ABC):
     @abstractmethod
     def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
         """Rows of B samples (inputs (B, n)) into the buffers: rows (B, n, u) of the unknowns, z (B, n)
-        the torque left to them, whitened = rows / σ (B, n, u) and, when the robot's uncertainty is
-        propagated (self.cross), full_w = the robot's rows / σ (B, n, p)."""
+        the torque left to them, whitened = rows / σ (B, n, u; for the information matrix, so not needed
+        when accumulates_info is False) and, when the robot's uncertainty is propagated (self.cross),
+        full_w = the robot's rows / σ (B, n, p)."""
 
     @abstractmethod
     def _refresh_reference(self) -> None:
@@ -225,6 +227,8 @@ class OnlineEstimator(ABC):
         if self._joint_info is not None:
             w = (self._yrb[:B, :, self.block] @ self.X) * self._isig[:, None]
             self._joint_info += np.einsum("bji,bjk->jik", w, w)
+        if not self.accumulates_info:
+            return
         if self._npend + m > self._pend.shape[0]:
             self._flush()
         if m > self._pend.shape[0]:

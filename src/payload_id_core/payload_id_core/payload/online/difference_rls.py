@@ -45,6 +45,7 @@ class DifferenceRLS(OnlineEstimator):
 
     method = "difference-rls"
     friction_change = True
+    accumulates_info = False    # Σ Yᵀ R⁻¹ Y is Xu's weighting of the per-joint sums (_normal): not kept twice
 
     def __init__(self, model: RobotModel, robot, frame: str, *, friction_change: bool = True, p0: float | None = None,
                  joseph: bool = True, moment_noise_std=None, **options):
@@ -98,8 +99,12 @@ class DifferenceRLS(OnlineEstimator):
             # Unloaded and loaded model torques in one product: [Y θ_a, Y θ̂_b].
             both = rows[:, :, :self.layout.p] @ self._ab
             self._load_friction_into(B, both[..., 0], both[..., 1], qd, fv)
-        z[...] = tau
-        np.multiply(rows, self._isig[:, None], out=whitened)
+        z[...] = tau   # `whitened` stays unused: the information comes from the per-joint sums (info)
+
+    @property
+    def info(self) -> np.ndarray:
+        """Σ Yᵀ R⁻¹ Y with Xu's row weights, from the per-joint sums."""
+        return self._normal.weighted(self._isig**2)[0]
 
     def _absorb(self, B: int) -> None:
         super()._absorb(B)
@@ -194,15 +199,13 @@ class DifferenceRLS(OnlineEstimator):
         if self.include_robot_uncertainty and self.robot_cov_b is not None:
             C = C + self.robot_cov_b
         sol = generalized_lstsq(self.J, eps, C)
-        # Structure (J) and motion (the data's information on θ seen through J); the weighting by C does
-        # not change which entries are determined.
-        ok = self._struct_ok & gram_identifiable(self.J.T @ self.info @ self.J)
-        return sol.x, np.nan_to_num(sol.cov, nan=0.0), ok
+        # The weighting by C does not change which entries are determined.
+        return sol.x, np.nan_to_num(sol.cov, nan=0.0), self._determined()
 
     def _determined(self) -> np.ndarray:
-        """The entries of z the structure and the motion so far determine."""
-        info, _ = self._normal.weighted(1.0 / self.noise_std**2)
-        return self._struct_ok & gram_identifiable(self.J.T @ info @ self.J)
+        """The entries of z the structure (J) and the motion so far (the data's information seen through J)
+        determine."""
+        return self._struct_ok & gram_identifiable(self.J.T @ self.info @ self.J)
 
     def _solution_data_only(self, with_gains: bool = False):
         """z with the evidence of the loaded data alone (λ = 1), over the entries the motion determines; with
