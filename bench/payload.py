@@ -150,7 +150,7 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix) -> 
     hist_err: list[np.ndarray] = []
     t_hist = np.zeros(0)
     for rec in recordings:
-        sig = method_signals(rec, m, options)
+        sig = method_signals(rec, m, options, robot)
         # As the ROS session runs it (payload/session.py): the robot identification's covariance in σ.
         est = OnlinePayloadEstimator(m, robot, frame, "difference-rls", history_every=25, rate_hz=RATE,
                                      include_robot_uncertainty=True)

@@ -79,7 +79,7 @@ def test_difference_rls_judges_and_records_the_estimate_it_returns(cell):
     from payload_id_core.payload.options import PayloadOptions  # noqa: PLC0415
 
     m, robot, loaded = cell
-    sig = method_signals(loaded, m, PayloadOptions(source="commanded"))
+    sig = method_signals(loaded, m, PayloadOptions(source="commanded"), robot)
     est = OnlinePayloadEstimator(m, robot, FRAME, "difference-rls", history_every=25, rate_hz=500.0)
     k0 = 0
     for T in (1.5, 2.0):

@@ -205,7 +205,7 @@ class PayloadMonitor:
 
     def __init__(self, model: RobotModel, robot: RobotIdentification, frame: str, phi: np.ndarray | None = None,
                  cov: np.ndarray | None = None, settings: MonitorSettings | None = None):
-        self.model, self.frame = model, frame
+        self.model, self.robot, self.frame = model, robot, frame
         self.s = settings or MonitorSettings()
         n = model.n
         self.gain = np.full(n, float(self.s.gain))
@@ -294,6 +294,7 @@ class PayloadMonitor:
     # -- the per-sample work -----------------------------------------------------------------------------
     def _run(self, t, q, qd, tau, out: MonitorUpdate) -> None:
         self._paused = None
+        tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
         if self.load_friction is not None:

@@ -200,6 +200,7 @@ class IdentificationRun:
                 continue
             ts, qm, tau, shifted = ts[keep], qm[keep], tau[keep], shifted[keep]
             q, qd, qdd = sample_commanded(self.commanded, shifted, self.model.joint_names)
+            tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
             self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates
             for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau),
                              (self._qm, qm)):

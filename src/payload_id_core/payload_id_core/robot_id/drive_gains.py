@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.dynamics.base_params import compute_base_parameters
-from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
+from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON, FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.robot_id import gear_friction
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.signal_checks import require_finite
@@ -26,7 +27,9 @@ from payload_id_core.signals.recording import Recording
 
 def identify_effort_scale(model: RobotModel, unloaded: Recording, loaded: Recording, payload_mass: float, frame: str,
                           *, payload_phi: np.ndarray | None = None, friction: str | FrictionModel = "linear",
-                          use_commanded: bool = True, delay: str | float = "estimate") -> tuple[np.ndarray, np.ndarray]:
+                          use_commanded: bool = True, delay: str | float = "estimate",
+                          gear_mu: np.ndarray | None = None,
+                          sign_epsilon: float = DEFAULT_SIGN_EPSILON) -> tuple[np.ndarray, np.ndarray]:
     """Drive gains k_j (torque = k_j × effort) from an unloaded and a loaded run (Gautier & Briot 2014).
 
     Both recordings hold raw efforts (read with effort_scale 1). Unknowns: the robot's θ (shared by
@@ -35,7 +38,8 @@ def identify_effort_scale(model: RobotModel, unloaded: Recording, loaded: Record
     = −Y_L,m m_L. Without the known mass every row would be homogeneous and k only known up to a
     common factor; the mass fixes the scale. That linear solution starts a Gauss–Newton refinement
     of the output-error form e = (W θ + Y_L φ_L)/k, free of the errors-in-variables bias of the
-    noisy effort column. Returns (k, std of k).
+    noisy effort column. `gear_mu`: the gear friction μ_j|e_j| sgn(q̇_j) taken off both runs' efforts first
+    (gear_friction.py; it scales with the gains, so raw efforts take it as torques do). Returns (k, std of k).
     """
     model.frame_id(frame)  # an unknown frame fails before any work
     src = "commanded" if use_commanded else "measured"
@@ -44,6 +48,8 @@ def identify_effort_scale(model: RobotModel, unloaded: Recording, loaded: Record
     s1 = conditioned_signals(loaded, names, source=src, delay=delay)
     for s in (s0, s1):
         require_finite("efforts", s.tau, names)
+        if gear_mu is not None:
+            s.tau = gear_friction.remove(s.tau, s.qd, gear_mu, sign_epsilon)
     base = compute_base_parameters(model)
     rotor = rotor_structure(model, base)
     fm = friction if isinstance(friction, FrictionModel) else make_friction_model(friction, names)

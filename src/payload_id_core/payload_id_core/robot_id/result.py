@@ -20,6 +20,8 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
+from payload_id_core.robot_id import gear_friction
+from payload_id_core.robot_id.gear_friction import GearFriction
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
@@ -72,6 +74,9 @@ class RobotIdentification:
     effort_scale_source: str = ""
     # Identified gravity parameters over the URDF's (robot_id/scale_check.py); NaN: not checked
     urdf_scale_factor: float = float("nan")
+    # Gear friction μ_j|τ_j| sgn(q̇_j) (gear_friction.py): the measured torques the parameters were fitted to
+    # had it removed, and every consumer removes it too (gear_corrected). None: not modelled (files before it).
+    gear: GearFriction | None = None
     model: RobotModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -137,6 +142,13 @@ class RobotIdentification:
         """(N, n) joint torques of the unloaded robot."""
         return self.regressor(q, qd, qdd, temperature, model) @ self.theta
 
+    def gear_corrected(self, tau: ArrayLike, qd: ArrayLike) -> np.ndarray:
+        """Measured torques (or raw efforts) with the gear friction μ|τ| sgn_ε(q̇) taken off, as the parameters
+        were fitted (gear_friction.py); unchanged when the identification has none."""
+        if self.gear is None or not self.gear.active:
+            return np.asarray(tau, dtype=float)
+        return gear_friction.remove(tau, qd, self.gear.mu, self.friction.sign_epsilon)
+
     def friction_torque(self, qd: ArrayLike, temperature: ArrayLike | None = None) -> np.ndarray:
         return self.friction.torque(self.friction_params, qd, temperature)
 
@@ -190,6 +202,9 @@ class RobotIdentification:
 
     def _friction_dict(self) -> dict:
         d = self.friction.to_dict()
+        if self.gear is not None:
+            d["gear"] = {"mu": [float(x) for x in self.gear.mu],
+                         "mu_std": [None if not np.isfinite(x) else float(x) for x in self.gear.mu_std]}
         if self.shape_std is not None and self.friction.shape_names:
             d["shape_std"] = {name: [None if not np.isfinite(v) else float(v) for v in self.shape_std[:, i]]
                               for i, name in enumerate(self.friction.shape_names)}
@@ -231,6 +246,7 @@ class RobotIdentification:
             sstd = (d["friction"] or {}).get("shape_std")
             shape_std = None if not sstd else np.array(
                 [[np.nan if v is None else v for v in sstd[nm]] for nm in friction.shape_names], dtype=float).T
+            gear = _gear(d["friction"], n, source)
             val = d.get("validation_torque_rmse")
             psi = d.get("standard_parameters")
             effort = d.get("effort") or {}   # absent in robot.yaml files written before effort units
@@ -254,7 +270,8 @@ class RobotIdentification:
                 effort_unit=EffortUnit.parse(effort.get("unit")).value,
                 effort_scale_std=_scale_std(effort.get("scale_std"), n, source),
                 effort_scale_source=str(effort.get("source", "")),
-                urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), model=model,
+                urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), gear=gear,
+                model=model,
             )
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
@@ -267,6 +284,22 @@ class RobotIdentification:
         if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:
             model.set_gravity(ident.gravity)
         return ident
+
+
+def _gear(friction: dict, n: int, source: str) -> GearFriction | None:
+    """friction.gear: None (written before gear friction was modelled) or n coefficients and their std."""
+    g = (friction or {}).get("gear")
+    if g is None:
+        return None
+    if not isinstance(g, dict) or "mu" not in g:
+        raise PayloadIdError(f"{source}: friction.gear is {g!r}, not a mapping {{mu, mu_std}}",
+                             "re-run payload-id identify-robot")
+    mu = gear_friction.check_mu(g["mu"], n, f"{source}: friction.gear.mu")
+    std = np.array([np.nan if v is None else v for v in (g.get("mu_std") or [None] * n)], dtype=float)
+    if std.shape != (n,):
+        raise PayloadIdError(f"{source}: friction.gear.mu_std has {std.size} values, not {n}",
+                             "re-run payload-id identify-robot")
+    return GearFriction(mu, std)
 
 
 def _scale_std(values, n: int, source: str) -> np.ndarray | None:

@@ -53,12 +53,26 @@ ALPHA_RANGE = (0.1, 3.0)
 MAX_DELAY_S = 1.0
 
 
+def _gear_friction_of(model: RobotModel, recording, args, delay, alpha) -> np.ndarray:
+    """μ per joint from the unloaded run (robot_id/gear_friction.py), before the drive gains are identified."""
+    first = identify_robot(model, recording, friction=args.friction, estimator="wls",
+                           use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz, decimate=args.decimate,
+                           delay=delay, alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha),
+                           gear_friction=True)
+    assert first.gear is not None, "gear_friction=True identifies it"
+    return first.gear.mu
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur10e, panda, planar_2r)")
     parser.add_argument("--joints", default=None, help="comma-separated actuated joints (default: the URDF's)")
     add_recording_arguments(parser, what="the unloaded robot's excitation run")
     parser.add_argument("--friction", choices=["none", "linear", "nonlinear", "stribeck", "temperature"],
                         default="nonlinear", help="friction model (default nonlinear: Xu 2024 eq. 2 with α identified)")
+    parser.add_argument("--gear-friction", choices=["identify", "none"], default="none",
+                        help="Coulomb friction that grows with the torque each drive transmits, μ_j|τ_j|: identify it "
+                             "where the run determines it, or leave it out of the model (default: on the real UR10e "
+                             "it fits the torques better but moves the payload masses away from the truth)")
     parser.add_argument("--estimator", choices=["ols", "wls", "feasible"], default="wls",
                         help="ols, wls (per-joint noise weights, default) or feasible (physically consistent SDP)")
     parser.add_argument("--use-measured", action="store_true",
@@ -154,12 +168,17 @@ def run(args) -> int:
     scale = np.ones(model.n) if given is None else given
     scale_std = None
     source = "none" if given is None else "given"
+    gear: bool | np.ndarray = args.gear_friction == "identify"
     if loaded is not None:
+        if gear is True:
+            # The gear friction first: it is a share of the transmitted torque, the same whatever the gains, and
+            # a gain fitted without it would absorb it on the loaded run (robot_id/gear_friction.py).
+            gear = _gear_friction_of(model, recording.with_drive_gains(scale), args, delay, alpha)
         # Identified on top of the given gains (if any): the identified factor corrects them.
         factor, factor_std = identify_effort_scale(
             model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
             frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
-            delay=delay)
+            delay=delay, gear_mu=None if isinstance(gear, bool) else gear)
         scale, scale_std = scale * factor, scale * factor_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
@@ -176,7 +195,8 @@ def run(args) -> int:
     ident = identify_robot(model, recording, friction=args.friction, estimator=args.estimator,
                            use_commanded=not args.use_measured, effort_scale=scale, cutoff_hz=args.cutoff_hz,
                            decimate=args.decimate, delay=delay,
-                           alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha))
+                           alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha),
+                           gear_friction=gear)
     if validation is not None:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
     ident.effort_unit = unit.value

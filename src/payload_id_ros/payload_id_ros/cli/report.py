@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     recording = recording.with_drive_gains(resolve_cli_gains(args, robot, [recording], model.n).scale)
     signals = conditioned_signals(recording, model.joint_names,
                                   source="commanded" if recording.commanded else "measured")
+    signals.tau = robot.gear_corrected(signals.tau, signals.qd)   # as robot.yaml's parameters were fitted
     residuals = torque_residuals(model, robot, frame, payload.phi, signals.t - signals.t[0], signals.q, signals.qd,
                                  signals.qdd, signals.tau, signals.temperature)
     truth = (PayloadEstimate.from_dict(read_yaml_mapping(args.truth, "truth file", "give --truth a payload.yaml"))

@@ -100,8 +100,11 @@ def check_covers_excitation(recording: Recording, what: str = "loaded recording"
             "record the whole excitation: start the bag before the trajectory and stop it after the end")
 
 
-def method_signals(recording: Recording, model: RobotModel, options: PayloadOptions) -> Signals:
-    """The conditioned signals a method fits: commanded motion when the recording holds it, else measured."""
+def method_signals(recording: Recording, model: RobotModel, options: PayloadOptions,
+                   robot: RobotIdentification | None) -> Signals:
+    """The conditioned signals a method fits: commanded motion when the recording holds it, else measured;
+    the torques without the robot identification's gear friction (robot_id/gear_friction.py), as it was
+    fitted (none without a robot)."""
     kw = options.given(SIGNAL_OPTIONS)
     notes: list[Note] = []
     if "source" not in kw:
@@ -111,6 +114,8 @@ def method_signals(recording: Recording, model: RobotModel, options: PayloadOpti
                               "no commanded trajectory recorded: measured motion (filtered, differentiated) used"))
     sig = conditioned_signals(recording, model.joint_names, **kw)
     sig.notes = list(sig.notes) + notes
+    if robot is not None:
+        sig.tau = robot.gear_corrected(sig.tau, sig.qd)
     if len(sig) < 10:
         raise PayloadIdError(f"{recording.source or 'recording'} has only {len(sig)} usable samples",
                              "record a longer excitation")
@@ -150,14 +155,14 @@ def same_trajectory_tolerance(loaded_sig: Signals, unloaded_sig: Signals) -> flo
 
 
 def same_trajectory_torques(model: RobotModel, loaded_sig: Signals, unloaded: Recording, options: PayloadOptions,
-                            method: PayloadMethod) -> np.ndarray:
+                            method: PayloadMethod, robot: RobotIdentification | None) -> np.ndarray:
     """Unloaded torques at the loaded samples' trajectory times; refuses another trajectory.
 
     Both runs are put on the time of their own trajectory start (the first commanded point, or the
     first sample when nothing was commanded) and their motions compared sample by sample.
     """
     check_covers_excitation(unloaded, "unloaded recording")
-    un = method_signals(unloaded, model, options.with_changes(source=loaded_sig.source))
+    un = method_signals(unloaded, model, options.with_changes(source=loaded_sig.source), robot)
     t_l = loaded_sig.t - loaded_sig.t[0]
     t_u = un.t - un.t[0]
     tol_rad = options.same_trajectory_tol_rad

@@ -86,7 +86,7 @@ def gaz_static(model: RobotModel, robot: RobotIdentification, loaded: Recording,
     vel_tol = float(options.vel_tol)
     acc_tol = float(options.acc_tol)
     check_covers_excitation(loaded)
-    sig = method_signals(loaded, model, options)
+    sig = method_signals(loaded, model, options, robot)
     V = _gravity_basis(model)
     joint, X = payload_transform(model, frame)
     lay = theta_layout(robot)
@@ -112,7 +112,7 @@ def gaz_static(model: RobotModel, robot: RobotIdentification, loaded: Recording,
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_STATIC_SAMPLES,
                               f"{int(mask_l.sum())} static samples in {poses} poses of the loaded run")]
     if unloaded is not None:
-        sig_u = method_signals(unloaded, model, options)
+        sig_u = method_signals(unloaded, model, options, robot)
         unloaded_fit, yg_u, mask_u, _ = static_fit(sig_u, "unloaded recording")
         pi_a, cov_a = unloaded_fit.x, np.nan_to_num(unloaded_fit.cov)
         notes.append(Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, "unloaded gravity coefficients from "
@@ -195,12 +195,12 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     same trajectory when an unloaded run is given, else the identified robot's prediction), then
     p_L = J_ε^# ε̂ weighted by cov(ε̂). friction_change (default False) lets ε̂ include Δφ_f."""
     check_covers_excitation(loaded)
-    sig = method_signals(loaded, model, options)
+    sig = method_signals(loaded, model, options, robot)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     lay = theta_layout(robot)
     theta_a = np.asarray(robot.theta, dtype=float)
     if unloaded is not None:
-        tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.GAZ_DTAU)
+        tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.GAZ_DTAU, robot)
         source = "unloaded run on the same trajectory"
     else:
         tau_u = y_b @ theta_a

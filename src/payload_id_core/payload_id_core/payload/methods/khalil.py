@@ -43,7 +43,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     """Khalil 2007 eq. 23: χ_L = W_L^+ (Y_T − W χ), weighted per joint; friction assumed unchanged
     unless friction_change=True (then Δφ_f joins the unknowns, as the paper suggests)."""
     check_covers_excitation(loaded)
-    sig = method_signals(loaded, model, options)
+    sig = method_signals(loaded, model, options, robot)
     W, y_a = payload_rows(model, robot, frame, sig, bool(options.friction_change))
     theta_a = np.asarray(robot.theta, dtype=float)
     tau_a = y_a @ theta_a
@@ -86,7 +86,7 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     """Khalil 2007 eq. 24–28: WLS re-identification of all robot parameters with the payload, then
     the payload from the parameter variations through the payload Jacobian."""
     check_covers_excitation(loaded)
-    sig = method_signals(loaded, model, options)
+    sig = method_signals(loaded, model, options, robot)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     lf, lf_notes = load_friction_on(PayloadMethod.KHALIL_2, options, robot)
     # The loaded re-identification with the load-dependent Coulomb columns: the loaded torque is Y θ̂_b
@@ -111,8 +111,8 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     if unloaded is None:
         raise PayloadIdError("khalil-3 needs the unloaded run of the same trajectory", "pass --unloaded-bag")
     check_covers_excitation(loaded)
-    sig = method_signals(loaded, model, options)
-    tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3)
+    sig = method_signals(loaded, model, options, robot)
+    tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3, robot)
     fc = bool(options.friction_change)
     lf, lf_default_notes = load_friction_on(PayloadMethod.KHALIL_3, options, robot)
     W, y_a = payload_rows(model, robot if (fc or lf) else None, frame, sig, fc)
@@ -142,8 +142,8 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         raise PayloadIdError("khalil-4 needs an unloaded run (any exciting trajectory)", "pass --unloaded-bag")
     check_covers_excitation(loaded)
     check_covers_excitation(unloaded, "unloaded recording")
-    sig_b = method_signals(loaded, model, options)
-    sig_a = method_signals(unloaded, model, options)
+    sig_b = method_signals(loaded, model, options, robot)
+    sig_a = method_signals(unloaded, model, options, robot)
     y_a = robot.regressor(sig_a.q, sig_a.qd, sig_a.qdd, sig_a.temperature)
     W_l, y_b = payload_rows(model, robot, frame, sig_b, bool(options.friction_change))
     p, u = y_a.shape[-1], W_l.shape[-1]

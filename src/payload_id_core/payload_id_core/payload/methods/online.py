@@ -33,7 +33,7 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
                options: PayloadOptions) -> PayloadEstimate:
     """The online estimator `method` over the whole loaded recording, finished like the offline methods."""
     check_covers_excitation(loaded)
-    sig = method_signals(loaded, model, options)
+    sig = method_signals(loaded, model, options, robot)
     kw = options.given(ONLINE_OPTIONS)
     if "moment_noise_std" in kw and method is not PayloadMethod.DIFFERENCE_RLS:
         raise PayloadIdError(f"moment_noise_std weights difference-rls's first moments and inertia; {method.value} "
