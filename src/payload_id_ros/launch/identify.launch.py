@@ -13,13 +13,12 @@ Parameters come from config/<robot>.yaml; payload_id_ros.supervisor starts the s
 with the same files where `launch` is not installed (kept in step by test_launch_supervisor_sync).
 """
 
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
-
-from launch import LaunchDescription
 
 
 def generate_launch_description():

@@ -11,6 +11,7 @@ same executables with the same files where `launch` is not installed (kept in st
 test_launch_supervisor_sync).
 """
 
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -18,7 +19,6 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from launch import LaunchDescription
 from payload_id_core.dynamics.display_urdf import display_urdf
 
 
