@@ -48,6 +48,7 @@ class PayloadOptions:
     xu_count: int | None = None
     check_every: int | None = None
     min_time: float | None = None
+    settle_time: float | None = None
     history_every: int | None = None
     # -- ft (ft.identify_ft's keywords) ------------------------------------------------------------
     sensor_frame: str | None = None
@@ -84,6 +85,7 @@ class PayloadOptions:
 # Which options each callee takes, handed on only when given so that its own defaults apply.
 SIGNAL_OPTIONS = ("source", "delay", "cutoff_hz", "decimate")
 ONLINE_OPTIONS = ("friction_change", "noise_std", "moment_noise_std", "p0", "forgetting", "convergence", "mass_rel_std",
-                  "xu_tol", "xu_count", "check_every", "min_time", "history_every")
+                  "xu_tol", "xu_count", "check_every", "min_time", "settle_time",
+                  "history_every")
 FT_OPTIONS = ("sensor_frame", "source", "cutoff_hz", "delay", "force_range", "torque_range", "mode", "sensor_mount",
               "estimate_tilt", "static_accel_tol", "gravity_norm", "project")
