@@ -115,7 +115,7 @@ class OnlineEstimator(ABC):
         if not (np.isfinite(settle_time) and settle_time >= 0):
             raise PayloadIdError(f"settle_time {settle_time} is not a duration", "give seconds ≥ 0 (0: no settling)")
         self.settle_time = float(settle_time)
-        self._checked: list[tuple[float, float]] = []   # (elapsed, mass) at the convergence checks of the last settle_time
+        self._checked: list[tuple[float, float]] = []   # (elapsed, mass) of the checks over the last settle_time
         self.history_every = int(history_every)
         self.forgetting = float(forgetting)
         self.include_robot_uncertainty = bool(include_robot_uncertainty)
