@@ -28,9 +28,9 @@ What it does (bench/payload.py, bench/ur10e.py):
   absorbs μ|τ_a| where it correlates with the model's columns, which is wrong once a payload changes |τ|.
 - Real UR10e: μ̂ ≈ 0.06 on shoulder lift and elbow on all three unloaded runs, their torque RMSE down
   13-27 %. But the command line's payload masses move from within ±0.9 % to +0.3..+2.3 %: on the loaded
-  runs the same fit finds μ 3-24 % larger (0.069-0.078 against 0.059-0.071), so one μ per drive does not describe how these
-  drives' losses grow with the load, and the drive gains identified with the known mass absorb the rest
-  differently. Until a model does, it is off by default (identify_robot gear_friction=False,
+  runs the same fit finds μ 3-24 % larger (0.069-0.078 against 0.059-0.071): one μ per drive does not
+  describe how these drives' losses grow with the load, and the drive gains identified with the known
+  mass absorb the rest differently. Until a model does, it is off by default (identify_robot gear_friction=False,
   identify-robot --gear-friction none); real data are the judge.
 """
 
