@@ -32,6 +32,14 @@ that time, the share of seeds whose estimate (as the goal would return it: the d
 |error| at 2.0 s of motion (what an earlier declaration would face); the first time after which every
 seed stays within 1 %. cell_convergence_no_delay_declared_*: the same with each joint state paired with
 the command at its own time stamp (no command-to-motion delay), as the ROS session did before it estimated it.
+cell_convergence_gear_friction_*: the same with the robot identified with its gear friction (opt-in,
+robot_id/gear_friction.py). cell_convergence_inertia_excitation_*: the same on the bundled
+ur10_payload_inertia excitation (robot identified on its own unloaded run, seed 11), and
+cell_convergence_inertia_excitation_sigma_rule_only_declared_* with settle_time 0 (the σ rule alone: it
+declared masses 1-2 % off at 3-6σ there).
+
+Gear friction on the cell (cell_gear_friction_*): μ of shoulder lift and elbow identified on the
+cell-accuracy unloaded run (truth 0.02), and difference-rls's mass, CoM and inertia errors with that robot.
 
 Prints one JSON object as the last stdout line.
 """
@@ -130,7 +138,8 @@ def cell_convergence_figures() -> dict[str, float]:
     frame, mass = "tool0", 3.5
     truth = PayloadEstimate(frame, from_mass_com_inertia(mass, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear")
+    unloaded = simulate(m, traj, None, "ur10", seed=11)
+    robot = identify_robot(m, unloaded, friction="nonlinear")
     recordings = [simulate(m, traj, truth, "ur10", seed=seed) for seed in CONVERGENCE_SEEDS]
     out = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(), "cell_convergence")
     # Each joint state paired with the command at its own time stamp (no command-to-motion delay, 2 ms on
@@ -138,10 +147,23 @@ def cell_convergence_figures() -> dict[str, float]:
     ros = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(delay=0.0),
                                "cell_convergence_no_delay")
     out.update({k: v for k, v in ros.items() if "declared" in k})
+    geared = identify_robot(m, unloaded, friction="nonlinear", gear_friction=True)
+    out.update(_convergence_figures(m, geared, recordings, frame, mass, PayloadOptions(),
+                                    "cell_convergence_gear_friction"))
+    # The bundled excitation designed for the inertia: where the σ rule alone declared wrong masses.
+    inertia_traj = load_trajectory("ur10_payload_inertia")
+    robot_i = identify_robot(m, simulate(m, inertia_traj, None, "ur10", seed=11), friction="nonlinear")
+    recs_i = [simulate(m, inertia_traj, truth, "ur10", seed=seed) for seed in CONVERGENCE_SEEDS]
+    prefix = "cell_convergence_inertia_excitation"
+    out.update(_convergence_figures(m, robot_i, recs_i, frame, mass, PayloadOptions(), prefix))
+    sigma_only = _convergence_figures(m, robot_i, recs_i, frame, mass, PayloadOptions(),
+                                      f"{prefix}_sigma_rule_only", settle_time=0.0)
+    out.update({k: v for k, v in sigma_only.items() if "declared" in k})
     return out
 
 
-def _convergence_figures(m, robot, recordings, frame, mass, options, prefix) -> dict[str, float]:
+def _convergence_figures(m, robot, recordings, frame, mass, options, prefix,
+                         **estimator_options) -> dict[str, float]:
     declared: list[float] = []
     err_at: list[float] = []
     std_at: list[float] = []
@@ -153,7 +175,7 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix) -> 
         sig = method_signals(rec, m, options, robot)
         # As the ROS session runs it (payload/session.py): the robot identification's covariance in σ.
         est = OnlinePayloadEstimator(m, robot, frame, "difference-rls", history_every=25, rate_hz=RATE,
-                                     include_robot_uncertainty=True)
+                                     include_robot_uncertainty=True, **estimator_options)
         k = 0
         while k < sig.t.size and not est.converged:   # blocks of 25 samples: the check's own period
             est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
@@ -240,6 +262,22 @@ def cell_accuracy_figures(m, truth, frame) -> dict[str, float]:
     log(f"cell difference-rls inertia: without measurement noise "
         f"{out['cell_inertia_rel_err_pct_no_noise_default']:.2f} %, "
         f"on ur10_payload {out['cell_inertia_rel_err_pct_ur10_payload_default']:.2f} %")
+    # The robot identified with its gear friction (robot_id/gear_friction.py, opt-in): μ and difference-rls.
+    geared = identify_robot(m, unloaded, friction="nonlinear", estimator="wls", gear_friction=True)
+    assert geared.gear is not None, "gear_friction=True identifies it"
+    for j in (1, 2):
+        out[f"cell_gear_friction_mu_joint{j + 1}"] = float(geared.gear.mu[j])
+    ests = [identify_payload("difference-rls", m, geared, rec, frame) for rec in loaded]
+    out["cell_gear_friction_difference_rls_mass_err_pct"] = float(np.median(
+        [abs(e.mass - truth.mass) / truth.mass * 100 for e in ests]))
+    out["cell_gear_friction_difference_rls_com_err_mm"] = float(np.median(
+        [np.linalg.norm(e.com - truth.com) * 1000 for e in ests]))
+    out["cell_gear_friction_difference_rls_inertia_rel_err_pct"] = float(np.median(
+        [inertia_rel_err_pct(e.phi, truth.phi) for e in ests]))
+    log(f"cell with gear friction (μ {np.round(geared.gear.mu, 4).tolist()}): difference-rls mass "
+        f"{out['cell_gear_friction_difference_rls_mass_err_pct']:.3f} %  CoM "
+        f"{out['cell_gear_friction_difference_rls_com_err_mm']:.2f} mm  inertia "
+        f"{out['cell_gear_friction_difference_rls_inertia_rel_err_pct']:.2f} %")
     return out
 
 
