@@ -15,6 +15,12 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
   ur10e_cli_<method>_err_over_std_<pair>  hand: identify-robot --loaded-csv-ur 14harm --known-payload-mass,
   ur10e_cli_err_over_std_max              then identify-payload --robot robot.yaml on each pair
   ur10e_cli_mass_err_pct_max_abs          largest |error| of TARGET_METHODS through the command line (≤ 1)
+  ur10e_gear_friction_mu_joint2 / 3      gear friction μ (robot_id/gear_friction.py, opt-in) identify-robot
+                                          --gear-friction identify finds on the 14harm pair
+  ur10e_gear_friction_rmse_ratio_joint2 / 3  torque RMSE with it over without (14harm unloaded, linear friction)
+  ur10e_val_rmse_nm_max_gear_friction    ur10e_val_rmse_nm_max with the gear friction identified
+  ur10e_cli_gear_friction_mass_err_pct_max_abs  largest |mass error| of TARGET_METHODS through the command line
+                                          with that robot.yaml (why it is opt-in)
   ur10e_pipeline_s                       wall time of the whole thing
 """
 
@@ -28,7 +34,7 @@ import numpy as np
 import yaml
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import validate_robot
+from payload_id_core.robot_id import identify_robot, validate_robot
 from payload_id_ros.cli.main import main as cli_main
 
 # The dataset helpers live beside the report script, outside the installed packages.
@@ -101,10 +107,35 @@ with tempfile.TemporaryDirectory() as tmp:
             if m in TARGET_METHODS:
                 cli_ratio = max(cli_ratio, fig[name.format("err_over_std")])
                 cli_err = max(cli_err, abs(fig[name.format("mass_err_pct")]))
+    # The gear friction (robot_id/gear_friction.py), opt-in: what it finds on this robot and what it does to the
+    # command line's masses (the reason it is not the default).
+    cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),
+              "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]), "--known-payload-mass", str(rd.LOAD_MASS_KG),
+              "--gear-friction", "identify", "--out", str(robot_yaml)])
+    gear = yaml.safe_load(robot_yaml.read_text())["friction"]["gear"]["mu"]
+    fig["ur10e_gear_friction_mu_joint2"], fig["ur10e_gear_friction_mu_joint3"] = float(gear[1]), float(gear[2])
+    gear_err = 0.0
+    for k, (loaded_csv, unloaded_csv) in CSV.items():
+        for m in TARGET_METHODS:
+            out = Path(tmp) / f"gear_{m}_{k}.yaml"
+            if cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
+                         "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
+                         "--method", m, "--out", str(out)]) == 0:
+                err = 100 * (yaml.safe_load(out.read_text())["mass"] / rd.LOAD_MASS_KG - 1)
+                fig[f"ur10e_cli_gear_friction_{m.replace('-', '_')}_mass_err_pct_{k.replace('_', '')}"] = err
+                gear_err = max(gear_err, abs(err))
+    fig["ur10e_cli_gear_friction_mass_err_pct_max_abs"] = gear_err
 fig["ur10e_cli_err_over_std_max"] = cli_ratio
 fig["ur10e_cli_mass_err_pct_max_abs"] = cli_err
+geared = identify_robot(model, raw[rd.GAIN_PAIR].unloaded, friction="linear", delay=0.0, gear_friction=True)
+plain = identify_robot(model, raw[rd.GAIN_PAIR].unloaded, friction="linear", delay=0.0)
+for j in (1, 2):
+    fig[f"ur10e_gear_friction_rmse_ratio_joint{j + 1}"] = float(geared.rmse[j] / plain.rmse[j])
 ident, _ = rd.identify_ur10e_robot(model, pairs["14harm"], "nonlinear")
 rmse = [validate_robot(ident, pairs[k].unloaded, model, delay=0.0) for k in rd.JUDGED_PAIRS]
 fig["ur10e_val_rmse_nm_max"] = float(np.max(rmse))
+ident_g, _ = rd.identify_ur10e_robot(model, pairs["14harm"], "nonlinear", gear_friction=True)
+fig["ur10e_val_rmse_nm_max_gear_friction"] = float(np.max(
+    [validate_robot(ident_g, pairs[k].unloaded, model, delay=0.0) for k in rd.JUDGED_PAIRS]))
 fig["ur10e_pipeline_s"] = time.perf_counter() - t0
 print(json.dumps(fig))
