@@ -74,8 +74,18 @@ def test_update_and_update_batch_declare_at_the_same_sample(cell):
     assert one.converged and one.convergence_time == batch.convergence_time
 
 
-@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf"), "1.0", True])
 def test_a_settle_time_that_is_not_a_duration_is_refused(cell, bad):
     m, robot, recs = cell
     with pytest.raises(PayloadIdError, match="settle_time"):
         identify_payload("difference-rls", m, robot, recs[0], FRAME, settle_time=bad)
+
+
+def test_checks_sparser_than_the_window_still_compare_the_last_mass_before_it(cell):
+    """With one check per 1.12 s (check_every 560 at 500 Hz) no check falls inside the 1.0 s window: the last
+    one before it is compared, so the rule still waits on the seed the σ rule alone declared wrong."""
+    m, robot, recs = cell
+    t_alone, err_alone, std_alone = _declared(m, robot, recs[0], settle_time=0.0, check_every=560)
+    assert abs(err_alone) > 2.0 * std_alone, (t_alone, err_alone, std_alone)
+    t, err, std = _declared(m, robot, recs[0], check_every=560)
+    assert t > t_alone and abs(err) <= 2.0 * std, (t, err, std)

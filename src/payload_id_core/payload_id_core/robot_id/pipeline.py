@@ -45,14 +45,14 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
                           alpha: float | ArrayLike | None = None, sign_epsilon: float | None = None,
                           source: str = "commanded", seed: int = 0, check_consistency: bool = True,
                           notes: Iterable[Note | str] | None = None,
-                          gear_friction: bool | ArrayLike = False) -> RobotIdentification:
+                          gear_friction: bool | ArrayLike | GearFriction = False) -> RobotIdentification:
     """Identify θ = [π_b, Ia, θ_f] from regressor inputs (N, n) and torques (N, n) (already × effort_scale).
 
     `alpha` fixes the nonlinear friction exponent(s) instead of identifying them; `effort_scale`
     and `source` are only recorded in the result; `notes` (the signals') are carried into it.
     `gear_friction`: True identifies the gear friction μ_j|τ_j| first and fits θ to the torques without it
-    (gear_friction.py); an array gives μ (one per joint, e.g. from an earlier identification of the same
-    robot); False (default) leaves it out of the model: on the real UR10e it fits the unloaded torques
+    (gear_friction.py); a GearFriction or an array gives μ (one per joint, e.g. from an earlier identification
+    of the same robot); False (default) leaves it out of the model: on the real UR10e it fits the unloaded torques
     better but moves the payload masses 1-2 % away from the truth (gear_friction.py).
     BLAS runs single-threaded: the work is many products of 10–100-column blocks, which threaded
     OpenBLAS made ~5× slower on a loaded 2-core machine (measured on the scatter test: 19 s vs 3.5 s).
@@ -73,11 +73,18 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
                              "use --friction nonlinear, or record the drive temperatures")
     kw = {} if sign_epsilon is None else {"sign_epsilon": sign_epsilon}
     fm = make_friction_model(friction, names, alpha=alpha, **kw)
-    given = None if isinstance(gear_friction, bool) else gear_friction_model.check_mu(gear_friction, model.n,
-                                                                                       "gear friction μ")
+    identify_gear = isinstance(gear_friction, (bool, np.bool_)) and bool(gear_friction)
+    if isinstance(gear_friction, (bool, np.bool_)):
+        given = None
+    elif isinstance(gear_friction, GearFriction):
+        given = GearFriction(gear_friction_model.check_mu(gear_friction.mu, model.n, "gear friction μ"),
+                             np.asarray(gear_friction.mu_std, dtype=float))
+    else:
+        mu = gear_friction_model.check_mu(gear_friction, model.n, "gear friction μ")
+        given = GearFriction(mu, np.full(model.n, np.nan))
     gear_notes: list[Note] = []
     with single_threaded_blas():
-        if gear_friction is True:
+        if identify_gear:
             # μ̂ around a first WLS fit (the consistent fit, when asked for, is only needed once: below).
             first = _fit(model, q, qd, qdd, tau, temp, fm, "wls", seed, False, search_shapes=alpha is None)
             mu_hat, mu_std = gear_friction_model.fit(first.regressor(q, qd, qdd, temp, model), first.theta, tau, qd,
@@ -85,7 +92,7 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
             gear = gear_friction_model.kept(mu_hat, mu_std)
             gear_notes.append(gear.note(mu_hat, mu_std))
         elif given is not None:
-            gear = GearFriction(given, np.full(model.n, np.nan))
+            gear = given
             gear_notes.append(gear.note())
         else:
             gear = None
@@ -176,7 +183,7 @@ def identify_robot(model: RobotModel, recording: Recording, friction: str = "non
                    use_commanded: bool = True, *, effort_scale: ArrayLike | None = None, cutoff_hz: float | None = None,
                    decimate: int = 1, delay: str | float = "estimate", alpha: float | ArrayLike | None = None,
                    sign_epsilon: float | None = None, validate: Recording | None = None,
-                   seed: int = 0, gear_friction: bool | ArrayLike = False) -> RobotIdentification:
+                   seed: int = 0, gear_friction: bool | ArrayLike | GearFriction = False) -> RobotIdentification:
     """Identify the unloaded robot from a Recording (torques already × effort_scale, e.g. read_bag's).
 
     Signals come from conditioning.conditioned_signals: the commanded trajectory (Xu 2024 §3.2,

@@ -82,6 +82,8 @@ class RobotIdentification:
     def __post_init__(self) -> None:
         self.notes = [Note.from_any(n) for n in self.notes]
         self.effort_unit = EffortUnit.parse(self.effort_unit).value
+        if self.gear is not None:      # what load() would refuse is refused here, before any file is written
+            gear_friction.check_mu(self.gear.mu, len(self.joint_names), "gear friction μ")
 
     @property
     def gains_identified_with_load(self) -> bool:
@@ -295,9 +297,14 @@ def _gear(friction: dict, n: int, source: str) -> GearFriction | None:
         raise PayloadIdError(f"{source}: friction.gear is {g!r}, not a mapping {{mu, mu_std}}",
                              "re-run payload-id identify-robot")
     mu = gear_friction.check_mu(g["mu"], n, f"{source}: friction.gear.mu")
-    std = np.array([np.nan if v is None else v for v in (g.get("mu_std") or [None] * n)], dtype=float)
-    if std.shape != (n,):
-        raise PayloadIdError(f"{source}: friction.gear.mu_std has {std.size} values, not {n}",
+    raw = g.get("mu_std")
+    raw = [None] * n if raw is None else raw
+    if not isinstance(raw, list) or len(raw) != n:
+        raise PayloadIdError(f"{source}: friction.gear.mu_std is {raw!r}, not {n} values", "re-run payload-id "
+                             "identify-robot")
+    std = np.array([np.nan if v is None else v for v in raw], dtype=float)
+    if np.any(std[~np.isnan(std)] < 0) or np.any(np.isinf(std)):
+        raise PayloadIdError(f"{source}: friction.gear.mu_std {raw} holds values that are not standard deviations",
                              "re-run payload-id identify-robot")
     return GearFriction(mu, std)
 

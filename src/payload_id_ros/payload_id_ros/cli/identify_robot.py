@@ -26,6 +26,7 @@ from payload_id_core.robot_id import (
     identify_robot,
     validate_robot,
 )
+from payload_id_core.robot_id.gear_friction import GearFriction
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_ros.cli.inputs import (
     add_recording_arguments,
@@ -51,16 +52,6 @@ ALPHA_RANGE = (0.1, 3.0)
 # A command-to-motion delay is a controller's lag: not negative (the arm cannot move before the command)
 # and well under a second (more is a clock offset between the recorded topics, not a lag).
 MAX_DELAY_S = 1.0
-
-
-def _gear_friction_of(model: RobotModel, recording, args, delay, alpha) -> np.ndarray:
-    """μ per joint from the unloaded run (robot_id/gear_friction.py), before the drive gains are identified."""
-    first = identify_robot(model, recording, friction=args.friction, estimator="wls",
-                           use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz, decimate=args.decimate,
-                           delay=delay, alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha),
-                           gear_friction=True)
-    assert first.gear is not None, "gear_friction=True identifies it"
-    return first.gear.mu
 
 
 def add_arguments(parser) -> None:
@@ -168,17 +159,26 @@ def run(args) -> int:
     scale = np.ones(model.n) if given is None else given
     scale_std = None
     source = "none" if given is None else "given"
-    gear: bool | np.ndarray = args.gear_friction == "identify"
+    alpha_arg = None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha)
+    gear: bool | GearFriction = args.gear_friction == "identify"
     if loaded is not None:
-        if gear is True:
-            # The gear friction first: it is a share of the transmitted torque, the same whatever the gains, and
-            # a gain fitted without it would absorb it on the loaded run (robot_id/gear_friction.py).
-            gear = _gear_friction_of(model, recording.with_drive_gains(scale), args, delay, alpha)
         # Identified on top of the given gains (if any): the identified factor corrects them.
-        factor, factor_std = identify_effort_scale(
-            model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
-            frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
-            delay=delay, gear_mu=None if isinstance(gear, bool) else gear)
+        def gains(gear_mu=None):
+            return identify_effort_scale(
+                model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
+                frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
+                delay=delay, gear_mu=gear_mu)
+        factor, factor_std = gains()
+        if gear is True:
+            # The gear friction needs torques: one θ shared by all joints cannot fit efforts in each drive's own
+            # unit, and μ would take the mismatch (elbow μ 0.097 for a true 0.02 on the cell's currents). So μ
+            # on the torques of these gains, then the gains again without the gear friction they absorbed.
+            first = identify_robot(model, recording.with_drive_gains(scale * factor), friction=args.friction,
+                                   use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
+                                   decimate=args.decimate, delay=delay, alpha=alpha_arg, gear_friction=True)
+            assert first.gear is not None, "gear_friction=True identifies it"
+            gear = first.gear
+            factor, factor_std = gains(gear.mu)
         scale, scale_std = scale * factor, scale * factor_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
@@ -195,8 +195,7 @@ def run(args) -> int:
     ident = identify_robot(model, recording, friction=args.friction, estimator=args.estimator,
                            use_commanded=not args.use_measured, effort_scale=scale, cutoff_hz=args.cutoff_hz,
                            decimate=args.decimate, delay=delay,
-                           alpha=None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha),
-                           gear_friction=gear)
+                           alpha=alpha_arg, gear_friction=gear)
     if validation is not None:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
     ident.effort_unit = unit.value

@@ -12,7 +12,8 @@ Convergence (seconds of motion until declared):
                 parameters (the base parameters J_ε moves, or φ_L itself for direct-rls).
   'covariance'  the estimate's own uncertainty: relative standard deviation of the mass below
                 `mass_rel_std` (0.5 %), checked every `check_every` samples, and the estimate settled:
-                every mass checked over the last `settle_time` (0.5 s) of motion lies within
+                every mass checked over the last `settle_time` (1.0 s) of motion, and the last one
+                checked before it (so that sparse checks still compare something), lies within
                 SETTLE_SIGMAS (2) of those standard deviations of the current one. An estimate still
                 travelling by more than its σ says is not described by that σ: on the simulated cell,
                 where the robot model's load-dependent friction error concentrates in a few seconds of
@@ -25,6 +26,7 @@ Convergence (seconds of motion until declared):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import deque
 
 import numpy as np
 
@@ -49,6 +51,14 @@ NOISE_FLOOR = 1e-3     # N·m
 BLOCK = 8              # samples per Kalman update in update_batch (48 rows for a 6-joint arm)
 PENDING = 32           # samples whose rows enter the information matrix in one product
 LOAD_REFRESH = 8       # samples between refreshes of the estimate the load-friction columns are built from
+
+
+def _duration(value, name: str) -> float:
+    """A number of seconds ≥ 0, or a PayloadIdError naming the option."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not ok or not np.isfinite(value) or value < 0:
+        raise PayloadIdError(f"{name} {value!r} is not a duration", f"give {name} in seconds ≥ 0 (0: none)")
+    return float(value)
 
 
 def gram_identifiable(M: np.ndarray) -> np.ndarray:
@@ -112,10 +122,8 @@ class OnlineEstimator(ABC):
         self.convergence_rule = convergence
         self.mass_rel_std, self.xu_tol, self.xu_count = float(mass_rel_std), float(xu_tol), int(xu_count)
         self.check_every, self.min_time, self.dt = int(check_every), float(min_time), 1.0 / float(rate_hz)
-        if not (np.isfinite(settle_time) and settle_time >= 0):
-            raise PayloadIdError(f"settle_time {settle_time} is not a duration", "give seconds ≥ 0 (0: no settling)")
-        self.settle_time = float(settle_time)
-        self._checked: list[tuple[float, float]] = []   # (elapsed, mass) of the checks over the last settle_time
+        self.settle_time = _duration(settle_time, "settle_time")
+        self._checked: deque[tuple[float, float]] = deque()   # (elapsed, mass) of the checks over the last settle_time
         self.history_every = int(history_every)
         self.forgetting = float(forgetting)
         self.include_robot_uncertainty = bool(include_robot_uncertainty)
@@ -355,19 +363,19 @@ class OnlineEstimator(ABC):
             return
         z, std = self._quick_payload()
         self._checked.append((elapsed, float(z[0])))
-        if z[0] > 0 and np.isfinite(std[0]) and std[0] < self.mass_rel_std * z[0] and self._settled(elapsed, z[0],
+        start = elapsed - self.settle_time
+        while len(self._checked) > 1 and self._checked[1][0] <= start + 1e-9:
+            self._checked.popleft()        # keep the last check at or before the window's start
+        if z[0] > 0 and np.isfinite(std[0]) and std[0] < self.mass_rel_std * z[0] and self._settled(start, z[0],
                                                                                                      std[0]):
             self._declare(elapsed)
 
-    def _settled(self, elapsed: float, mass: float, std: float) -> bool:
-        """Every mass checked over the last settle_time lies within SETTLE_SIGMAS·σ of the current one (module
-        doc), and the checks reach back that far."""
-        start = elapsed - self.settle_time
-        while len(self._checked) > 1 and self._checked[1][0] <= start + 1e-9:
-            self._checked.pop(0)           # keep one check at or before the window's start
+    def _settled(self, start: float, mass: float, std: float) -> bool:
+        """The checks reach back to `start`, and every mass checked since, with the last one before, lies within
+        SETTLE_SIGMAS·σ of the current one (module doc)."""
         if self._checked[0][0] > start + 1e-9:
             return False
-        return all(abs(m - mass) <= SETTLE_SIGMAS * std for t, m in self._checked if t >= start - 1e-9)
+        return all(abs(m - mass) <= SETTLE_SIGMAS * std for _, m in self._checked)
 
     def _declare(self, elapsed: float) -> None:
         self.converged = True
