@@ -183,3 +183,22 @@ def test_a_wrong_wrist_gain_widens_the_com_instead_of_moving_it_confidently(gain
     z = np.abs(est.phi[1:4] - phi[1:4]) / np.sqrt(np.diag(est.covariance)[1:4])
     assert np.all(z < 3.0), np.round(z, 1)
     assert has_note(est.notes, NoteCode.PAYLOAD_MOMENTS_DISAGREE) == (gain != 1.0), est.notes
+
+
+@pytest.mark.parametrize("forgetting", [1.0, 0.999])
+def test_the_quick_estimate_is_the_one_solution_returns(small_ur10, forgetting):
+    """History and the convergence check judge the estimate solution() returns (payload/online/base.py), with
+    forgetting too (then both are the RLS posterior's)."""
+    m, robot, (t, q, qd, qdd), friction = small_ur10
+    phi = from_mass_com_inertia(3.0, [0.01, 0.02, 0.06], np.diag([0.015, 0.015, 0.01]))
+    loaded = synthetic_recording(m, t, q, qd, qdd, friction="linear", friction_params=friction, noise_std=0.2,
+                                 payload=(phi, m.default_payload_frame), seed=2)
+    j = loaded.joints
+    est = OnlinePayloadEstimator(m, robot, m.default_payload_frame, "difference-rls", rate_hz=100.0,
+                                 forgetting=forgetting)
+    est.update_batch(j.t, q[:j.t.size], qd[:j.t.size], qdd[:j.t.size], j.tau)
+    z, cov, ok = est.solution()
+    quick, quick_std = est._quick_payload_now()
+    np.testing.assert_allclose(quick[ok[:10]], z[:10][ok[:10]], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(quick_std[ok[:10]], np.sqrt(np.diag(cov))[:10][ok[:10]], rtol=1e-7, atol=1e-12)
+    assert abs(quick[0] - 3.0) < 0.05
