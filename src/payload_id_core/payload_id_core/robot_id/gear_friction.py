@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from payload_id_core.dynamics.friction import smooth_sign
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id.estimators import NormalEquations, wls
@@ -92,9 +93,8 @@ def check_mu(mu, n: int, what: str) -> np.ndarray:
 
 def remove(tau: ArrayLike, qd: ArrayLike, mu: np.ndarray, sign_epsilon: float) -> np.ndarray:
     """τ − μ|τ| sgn_ε(q̇) for torques (or raw efforts) and velocities (..., n)."""
-    tau, qd = np.asarray(tau, dtype=float), np.asarray(qd, dtype=float)
-    sgn = np.tanh(qd / sign_epsilon) if sign_epsilon > 0 else np.sign(qd)
-    return tau - mu * np.abs(tau) * sgn
+    tau = np.asarray(tau, dtype=float)
+    return tau - mu * np.abs(tau) * smooth_sign(np.asarray(qd, dtype=float), sign_epsilon)
 
 
 def fit(regressor: np.ndarray, theta: np.ndarray, tau: np.ndarray, qd: np.ndarray, sigma: np.ndarray,
@@ -103,7 +103,7 @@ def fit(regressor: np.ndarray, theta: np.ndarray, tau: np.ndarray, qd: np.ndarra
     the WLS fit of τ = W θ + diag(|W θ̂| sgn_ε(q̇)) μ, rows of joint j weighted by 1/σ_j."""
     n = tau.shape[1]
     tau_hat = regressor @ theta
-    col = np.abs(tau_hat) * (np.tanh(qd / sign_epsilon) if sign_epsilon > 0 else np.sign(qd))
+    col = np.abs(tau_hat) * smooth_sign(qd, sign_epsilon)
     cols = np.zeros(col.shape + (n,))
     cols[..., np.arange(n), np.arange(n)] = col
     ne = NormalEquations.from_data(np.concatenate([regressor, cols], axis=2), tau)

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from payload_id_core.blas import single_threaded_blas
-from payload_id_core.dynamics.base_params import compute_base_parameters
+from payload_id_core.dynamics.base_params import BaseParameters, compute_base_parameters
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -34,7 +34,7 @@ from payload_id_core.robot_id.regressors import excitation_check, inertial_regre
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.scale_check import check_scale
 from payload_id_core.robot_id.signal_checks import require_finite
-from payload_id_core.robot_id.structure import base_parameter_names, inertial_map, rotor_structure
+from payload_id_core.robot_id.structure import RotorStructure, base_parameter_names, inertial_map, rotor_structure
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.recording import Recording
 
@@ -84,11 +84,16 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
         given = GearFriction(mu, np.full(model.n, np.nan))
     gear_notes: list[Note] = []
     with single_threaded_blas():
+        # The structure and the inertial columns depend on the motion only: one evaluation serves both fits.
+        base = compute_base_parameters(model, seed=seed)
+        rotor = rotor_structure(model, base)
+        wi = inertial_regressor(model, base, rotor, q, qd, qdd)
         if identify_gear:
             # μ̂ around a first WLS fit (the consistent fit, when asked for, is only needed once: below).
-            first = _fit(model, q, qd, qdd, tau, temp, fm, "wls", seed, False, search_shapes=alpha is None)
-            mu_hat, mu_std = gear_friction_model.fit(first.regressor(q, qd, qdd, temp, model), first.theta, tau, qd,
-                                                     first.sigma, fm.sign_epsilon)
+            first = _fit(model, base, rotor, wi, tau, qd, temp, fm, "wls", False, search_shapes=alpha is None)
+            w_first = np.concatenate([wi, first.friction.columns(qd, temp)], axis=2)
+            mu_hat, mu_std = gear_friction_model.fit(w_first, first.theta, tau, qd, first.sigma, fm.sign_epsilon)
+            del w_first
             gear = gear_friction_model.kept(mu_hat, mu_std)
             gear_notes.append(gear.note(mu_hat, mu_std))
         elif given is not None:
@@ -98,7 +103,7 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
             gear = None
         tau_fit = tau if gear is None or not gear.active else gear_friction_model.remove(tau, qd, gear.mu,
                                                                                            fm.sign_epsilon)
-        ident = _fit(model, q, qd, qdd, tau_fit, temp, fm, estimator, seed, check_consistency,
+        ident = _fit(model, base, rotor, wi, tau_fit, qd, temp, fm, estimator, check_consistency,
                      search_shapes=alpha is None)
     scale = np.ones(model.n) if effort_scale is None else np.broadcast_to(
         np.asarray(effort_scale, dtype=float), (model.n,)).copy()
@@ -111,15 +116,12 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
     return ident
 
 
-def _fit(model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
-         temp: np.ndarray | None, fm: FrictionModel, estimator: str, seed: int, check_consistency: bool, *,
+def _fit(model: RobotModel, base: BaseParameters, rotor: RotorStructure, wi: np.ndarray, tau: np.ndarray,
+         qd: np.ndarray, temp: np.ndarray | None, fm: FrictionModel, estimator: str, check_consistency: bool, *,
          search_shapes: bool) -> RobotIdentification:
-    """θ, its covariance and the friction shapes from the signals (identify_from_signals' work, once); the
-    effort scale, source and notes are the caller's to set."""
+    """θ, its covariance and the friction shapes from the inertial columns `wi` and the torques (identify_from_
+    signals' work, once); the effort scale, source and notes are the caller's to set."""
     names = list(model.joint_names)
-    base = compute_base_parameters(model, seed=seed)
-    rotor = rotor_structure(model, base)
-    wi = inertial_regressor(model, base, rotor, q, qd, qdd)
     theta_names = (base_parameter_names(base, rotor, names) + [f"Ia_{names[j]}" for j in rotor.free]
                    + fm.param_names)
     w = np.concatenate([wi, fm.columns(qd, temp)], axis=2) if fm.n_params else wi

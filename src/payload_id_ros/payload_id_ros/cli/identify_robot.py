@@ -16,11 +16,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, notes_with
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
+    RobotIdentification,
     common_effort_unit,
     identify_effort_scale,
     identify_robot,
@@ -163,11 +165,14 @@ def run(args) -> int:
     gear: bool | GearFriction = args.gear_friction == "identify"
     if loaded is not None:
         # Identified on top of the given gains (if any): the identified factor corrects them.
-        def gains(gear_mu=None):
+        def gains(geared: RobotIdentification | None = None):
+            """The drive gains, with the gear friction of `geared` taken off both runs' efforts when given."""
+            gear_mu = None if geared is None or geared.gear is None else geared.gear.mu
             return identify_effort_scale(
                 model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
                 frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
-                delay=delay, gear_mu=gear_mu)
+                delay=delay, gear_mu=gear_mu,
+                sign_epsilon=DEFAULT_SIGN_EPSILON if geared is None else geared.friction.sign_epsilon)
         factor, factor_std = gains()
         if gear is True:
             # The gear friction needs torques: one θ shared by all joints cannot fit efforts in each drive's own
@@ -178,7 +183,7 @@ def run(args) -> int:
                                    decimate=args.decimate, delay=delay, alpha=alpha_arg, gear_friction=True)
             assert first.gear is not None, "gear_friction=True identifies it"
             gear = first.gear
-            factor, factor_std = gains(gear.mu)
+            factor, factor_std = gains(first)
         scale, scale_std = scale * factor, scale * factor_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
