@@ -117,7 +117,7 @@ def test_robot_yaml_keeps_it_and_refuses_a_damaged_one(cell, tmp_path):
 def test_every_consumer_takes_it_off_the_measured_torques(cell):
     """The payload methods' signals and the ROS goal's session see τ − μ|τ| sgn(q̇), as the robot was fitted."""
     m, _, plain, geared, loaded = cell
-    raw = conditioned_signals(loaded[0], m.joint_names, source="commanded")
+    raw = conditioned_signals(loaded[0], m.joint_names, source="commanded", tracking_error=True)
     sig = method_signals(loaded[0], m, PayloadOptions(), geared)
     expected = remove(raw.tau, raw.qd, geared.gear.mu, geared.friction.sign_epsilon)
     np.testing.assert_allclose(sig.tau, expected, rtol=0, atol=1e-12)
@@ -137,9 +137,10 @@ def test_every_consumer_takes_it_off_the_measured_torques(cell):
 
 
 def test_with_it_the_cells_payload_is_closer_to_the_truth(cell):
-    """difference-rls on the three loaded runs: the CoM error falls (0.65 → 0.19 mm median over 5 seeds in
-    bench/payload.py) and the mass stays within its bounds. Without μ in the robot, what the unloaded fit
-    absorbed of μ|τ_a| is wrong once the payload changes |τ|."""
+    """difference-rls on the three loaded runs: the CoM error falls (here 0.39 → 0.29 mm median; before the
+    tracking error was added to the motion, 0.65 → 0.19 mm over bench/payload.py's 5 seeds: part of what μ
+    took was the arm's tracking error) and the mass stays within its bounds. Without μ in the robot, what the
+    unloaded fit absorbed of μ|τ_a| is wrong once the payload changes |τ|."""
     m, _, plain, geared, loaded = cell
     com_err = {}
     for name, robot in (("plain", plain), ("geared", geared)):
@@ -149,7 +150,7 @@ def test_with_it_the_cells_payload_is_closer_to_the_truth(cell):
             assert abs(est.mass - MASS) < 0.01 * MASS
             errs.append(np.linalg.norm(est.com - TRUTH_PHI[1:4] / MASS) * 1e3)
         com_err[name] = float(np.median(errs))
-    assert com_err["geared"] < 0.6 * com_err["plain"] and com_err["geared"] < 0.5, com_err
+    assert com_err["geared"] < 0.85 * com_err["plain"] and com_err["geared"] < 0.4, com_err
 
 
 

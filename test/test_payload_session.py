@@ -110,6 +110,7 @@ def test_session_pairs_each_torque_with_the_command_the_arm_was_executing(cell):
     before) and every torque is paired with the command that delay earlier, as conditioned_signals does for
     recordings; paired at its own stamp, an 8 ms lag on this motion put difference-rls's mass 1.0 % off."""
     from payload_id_core.payload.session import DELAY_FROM  # noqa: PLC0415
+    from payload_id_core.signals.tracking import window_samples  # noqa: PLC0415
 
     model, robot, _ = cell
     t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
@@ -127,7 +128,12 @@ def test_session_pairs_each_torque_with_the_command_the_arm_was_executing(cell):
     est = run.estimate()
     assert has_note([Note.from_any(n) for n in est.notes], NoteCode.SIGNALS_DELAY_ESTIMATED)
     assert est.mass == pytest.approx(3.0, abs=0.01), est.mass      # paired at its own stamp: 3.030
-    # The samples whose delayed stamp falls before the command started are left out, the others all fed.
+    # The samples whose delayed stamp falls before the command started are left out, the others all fed: the
+    # last half window of the tracking error's smoothing (signals/tracking.py) once the data end.
+    held = window_samples(j.t)
+    assert robot.tracking_error and held == 5
+    assert held < j.t.size - run.online.samples <= 2 + held
+    run.flush()
     assert 0 < j.t.size - run.online.samples <= 2
 
 

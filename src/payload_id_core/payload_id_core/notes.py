@@ -50,6 +50,7 @@ class NoteCode(str, Enum):
     SIGNALS_DELAY_ESTIMATED = "signals.delay_estimated"
     SIGNALS_DELAY_NOT_ESTIMATED = "signals.delay_not_estimated"  # estimation failed, 0 used
     SIGNALS_OUTSIDE_COMMAND_DROPPED = "signals.outside_command_dropped"
+    SIGNALS_TRACKING_ERROR_ADDED = "signals.tracking_error_added"  # measured deviation from the command added
     SIGNALS_TORQUES_FILTERED = "signals.torques_filtered"      # commanded source: torques low-passed at the cutoff
     SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN = "signals.torques_filtered_like_stand_in"  # ... at the stand-in's cutoff
     SIGNALS_MEASURED_FILTERED = "signals.measured_filtered"    # measured source: positions, torques low-passed

@@ -39,6 +39,7 @@ from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+from payload_id_core.signals.tracking import TrackingErrorStream, window_samples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
 NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
@@ -91,6 +92,9 @@ class IdentificationRun:
     delay_note: Note | None = None
     _pending: list = field(default_factory=list)   # (t, q_meas, tau) received before the delay is known
     _model_notes: list = field(default_factory=list)   # why the payload model differs from the method's default
+    # The measured tracking error smoothed as identify-payload smooths it (signals/tracking.py), when robot.yaml's
+    # parameters were fitted with it; samples reach the estimator its half window after they arrive.
+    _tracking: TrackingErrorStream | None = None
 
     def __post_init__(self) -> None:
         check_method(self.method)
@@ -193,6 +197,8 @@ class IdentificationRun:
                 self.delay_note = Note(NoteCode.SIGNALS_DELAY_NOT_ESTIMATED,
                                        f"delay not estimated ({err.problem}); 0 used")
         pending, self._pending = self._pending, []
+        if self.robot.tracking_error and self._tracking is None:
+            self._tracking = TrackingErrorStream(window_samples(np.concatenate([p[0] for p in pending])))
         for ts, qm, tau in pending:
             shifted = ts - self.delay
             keep = shifted >= self.window[0]        # the command had not started yet
@@ -200,15 +206,29 @@ class IdentificationRun:
                 continue
             ts, qm, tau, shifted = ts[keep], qm[keep], tau[keep], shifted[keep]
             q, qd, qdd = sample_commanded(self.commanded, shifted, self.model.joint_names)
-            tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
-            self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates
-            for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau),
-                             (self._qm, qm)):
-                lst.append(arr)
+            if self._tracking is None:
+                self._identify(ts, q, qd, qdd, tau, qm)
+            else:
+                self._identify_tracked(self._tracking.push(ts, qm - q, q, qd, qdd, tau, qm))
+
+    def _identify_tracked(self, ready) -> None:
+        if ready is not None:
+            ts, e, ed, edd, q, qd, qdd, tau, qm = ready
+            self._identify(ts, q + e, qd + ed, qdd + edd, tau, qm)
+
+    def _identify(self, ts, q, qd, qdd, tau, qm) -> None:
+        tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
+        self.online.update_batch(ts, q, qd, qdd, tau)     # block RLS: the same state as per-sample updates
+        for lst, arr in ((self._t, ts), (self._q, q), (self._qd, qd), (self._qdd, qdd), (self._tau, tau),
+                         (self._qm, qm)):
+            lst.append(arr)
 
     def flush(self) -> None:
-        """Feed every joint state received, estimating the delay from what there is if still unknown."""
+        """Feed every joint state received, estimating the delay from what there is if still unknown: the end
+        of the data (the last joint states wait for no later ones to smooth the tracking error over)."""
         self._settle(force=True)
+        if self._tracking is not None and self.delay is not None:
+            self._identify_tracked(self._tracking.finish())
 
     def check_motion(self, now: float) -> None:
         """Raise when the excitation should have moved the arm by now but the joint states did not change."""

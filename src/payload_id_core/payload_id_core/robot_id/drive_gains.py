@@ -28,8 +28,8 @@ from payload_id_core.signals.recording import Recording
 def identify_effort_scale(model: RobotModel, unloaded: Recording, loaded: Recording, payload_mass: float, frame: str,
                           *, payload_phi: np.ndarray | None = None, friction: str | FrictionModel = "linear",
                           use_commanded: bool = True, delay: str | float = "estimate",
-                          gear_mu: np.ndarray | None = None,
-                          sign_epsilon: float = DEFAULT_SIGN_EPSILON) -> tuple[np.ndarray, np.ndarray]:
+                          gear_mu: np.ndarray | None = None, sign_epsilon: float = DEFAULT_SIGN_EPSILON,
+                          tracking_error: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Drive gains k_j (torque = k_j × effort) from an unloaded and a loaded run (Gautier & Briot 2014).
 
     Both recordings hold raw efforts (read with effort_scale 1). Unknowns: the robot's θ (shared by
@@ -39,13 +39,15 @@ def identify_effort_scale(model: RobotModel, unloaded: Recording, loaded: Record
     common factor; the mass fixes the scale. That linear solution starts a Gauss–Newton refinement
     of the output-error form e = (W θ + Y_L φ_L)/k, free of the errors-in-variables bias of the
     noisy effort column. `gear_mu`: the gear friction μ_j|e_j| sgn(q̇_j) taken off both runs' efforts first
-    (gear_friction.py; it scales with the gains, so raw efforts take it as torques do). Returns (k, std of k).
+    (gear_friction.py; it scales with the gains, so raw efforts take it as torques do). `tracking_error`: the
+    measured deviation from the command added to the motion, as identify_robot does (signals/tracking.py).
+    Returns (k, std of k).
     """
     model.frame_id(frame)  # an unknown frame fails before any work
     src = "commanded" if use_commanded else "measured"
     names = model.joint_names
-    s0 = conditioned_signals(unloaded, names, source=src, delay=delay)
-    s1 = conditioned_signals(loaded, names, source=src, delay=delay)
+    s0 = conditioned_signals(unloaded, names, source=src, delay=delay, tracking_error=tracking_error)
+    s1 = conditioned_signals(loaded, names, source=src, delay=delay, tracking_error=tracking_error)
     for s in (s0, s1):
         require_finite("efforts", s.tau, names)
         if gear_mu is not None:

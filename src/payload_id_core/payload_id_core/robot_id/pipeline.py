@@ -185,7 +185,8 @@ def identify_robot(model: RobotModel, recording: Recording, friction: str = "non
                    use_commanded: bool = True, *, effort_scale: ArrayLike | None = None, cutoff_hz: float | None = None,
                    decimate: int = 1, delay: str | float = "estimate", alpha: float | ArrayLike | None = None,
                    sign_epsilon: float | None = None, validate: Recording | None = None,
-                   seed: int = 0, gear_friction: bool | ArrayLike | GearFriction = False) -> RobotIdentification:
+                   seed: int = 0, gear_friction: bool | ArrayLike | GearFriction = False,
+                   tracking_error: bool = True) -> RobotIdentification:
     """Identify the unloaded robot from a Recording (torques already × effort_scale, e.g. read_bag's).
 
     Signals come from conditioning.conditioned_signals: the commanded trajectory (Xu 2024 §3.2,
@@ -193,13 +194,16 @@ def identify_robot(model: RobotModel, recording: Recording, friction: str = "non
     `effort_scale` is only recorded in the result (the Recording holds scaled torques).
     `validate`: a second Recording; its torque RMSE per joint goes to `validation_rmse`.
     `gear_friction`: identified (True), given (μ per joint) or left out (False); see identify_from_signals.
+    `tracking_error`: add the measured deviation from a recorded command (signals/tracking.py); robot.yaml
+    records whether it was, and every payload fit on it does the same.
     """
     sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
-                              cutoff_hz=cutoff_hz, decimate=decimate, delay=delay)
+                              cutoff_hz=cutoff_hz, decimate=decimate, delay=delay, tracking_error=tracking_error)
     ident = identify_from_signals(model, sig.q, sig.qd, sig.qdd, sig.tau, sig.temperature, friction=friction,
                                   estimator=estimator, effort_scale=effort_scale, alpha=alpha,
                                   sign_epsilon=sign_epsilon, source=sig.source, seed=seed, notes=sig.notes,
                                   gear_friction=gear_friction)
+    ident.tracking_error = sig.tracking_error
     if validate is not None:
         ident.validation_rmse = validate_robot(ident, validate, model, use_commanded=use_commanded,
                                                cutoff_hz=cutoff_hz, delay=delay)
@@ -213,7 +217,7 @@ def validate_robot(ident: RobotIdentification, recording: Recording, model: Robo
     model = ident.require_model(model)
     use_commanded = ident.source == "commanded" if use_commanded is None else use_commanded
     sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
-                              cutoff_hz=cutoff_hz, delay=delay)
+                              cutoff_hz=cutoff_hz, delay=delay, tracking_error=ident.tracking_error)
     require_finite("torques", sig.tau, model.joint_names)
     pred = ident.predict(sig.q, sig.qd, sig.qdd, sig.temperature, model=model)
     return np.sqrt(np.mean((ident.gear_corrected(sig.tau, sig.qd) - pred) ** 2, axis=0))

@@ -60,6 +60,9 @@ class RobotIdentification:
     sigma: np.ndarray                 # (n,) noise std per joint (WLS weights)
     estimator: str = "wls"
     source: str = "commanded"
+    # The measured tracking error was in the motion the parameters were fitted to (signals/tracking.py); every
+    # consumer's signals then add it too. False: files written before it, or a stand-in command.
+    tracking_error: bool = False
     physically_consistent: bool | None = None
     standard_parameters: np.ndarray | None = None   # ψ of the feasible fit (φ, Ia), when computed
     condition_number: float = float("nan")
@@ -176,6 +179,7 @@ class RobotIdentification:
                             else float(self.urdf_scale_factor)},
             "estimator": self.estimator,
             "signals": self.source,
+            "tracking_error": bool(self.tracking_error),
             "base_parameters": self.base.to_dict(),
             "rotor_inertia": {
                 "free_joints": [self.joint_names[j] for j in self.rotor.free],
@@ -264,6 +268,7 @@ class RobotIdentification:
                 rmse=np.array([d["torque_rmse"][j] for j in names]),
                 sigma=np.array([d["noise_std"][j] for j in names]),
                 estimator=d.get("estimator", "wls"), source=d.get("signals", "commanded"),
+                tracking_error=_flag(d.get("tracking_error", False), "tracking_error", source),
                 physically_consistent=d.get("physically_consistent"),
                 standard_parameters=None if psi is None else np.asarray(psi, dtype=float),
                 condition_number=float(d.get("condition_number", np.nan)),
@@ -286,6 +291,12 @@ class RobotIdentification:
         if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:
             model.set_gravity(ident.gravity)
         return ident
+
+
+def _flag(value, key: str, source: str) -> bool:
+    if not isinstance(value, bool):
+        raise PayloadIdError(f"{source}: {key} is {value!r}, not true or false", "re-run payload-id identify-robot")
+    return value
 
 
 def _gear(friction: dict, n: int, source: str) -> GearFriction | None:

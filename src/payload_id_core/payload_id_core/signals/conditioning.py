@@ -20,6 +20,7 @@ from payload_id_core.signals.commanded import commanded_span, sample_commanded
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.filtering import decimate_parallel, edge_seconds, filtered_derivatives, sampling_rate
 from payload_id_core.signals.recording import CommandedTrajectory, Recording
+from payload_id_core.signals.tracking import tracking_error_motion
 
 # Default low-pass cutoff for differentiated measured positions (Hz), capped at a quarter of the
 # sampling rate: well above the bandwidth of identification excitations (< 2 Hz harmonics) and
@@ -41,6 +42,7 @@ class Signals:
     notes: list[Note] = field(default_factory=list)
     joint_names: list[str] = field(default_factory=list)
     source: str = "commanded"
+    tracking_error: bool = False       # the measured deviation from the command is in q, q̇, q̈ (signals.tracking)
 
     def __len__(self) -> int:
         return self.t.size
@@ -53,7 +55,8 @@ def _smoothing_cutoff(commanded: Sequence[CommandedTrajectory]) -> float | None:
 
 
 def conditioned_signals(recording: Recording, joint_names: Sequence[str], source: str = "commanded",
-                        cutoff_hz: float | None = None, decimate: int = 1, delay: str | float = "estimate") -> Signals:
+                        cutoff_hz: float | None = None, decimate: int = 1, delay: str | float = "estimate",
+                        tracking_error: bool = False) -> Signals:
     """The pipeline from a Recording to regressor inputs (joints in `joint_names` order, matched by name).
 
     source='commanded' (Xu 2024 §3.2): q, q̇, q̈ = the commanded trajectory sampled at t − delay
@@ -61,7 +64,9 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     'estimate' (estimate_delay on positions) or seconds. `cutoff_hz`, when given, low-passes the
     torques (zero phase). When the command is a stand-in smoothed from the measured motion
     (smoothed_trajectory, e.g. a UR CSV) the torques pass the same filter by default (parallel
-    filtering of both sides of τ = Y θ, Khalil 2007 §III).
+    filtering of both sides of τ = Y θ, Khalil 2007 §III). `tracking_error`: the measured deviation from
+    a recorded command, smoothed (signals.tracking), is added to q, q̇, q̈; not with a stand-in command,
+    which is the measured motion already (Signals.tracking_error says whether it was added).
     source='measured': positions low-pass filtered at `cutoff_hz` (default
     DEFAULT_MEASURED_CUTOFF_HZ, at most fs/4) without phase shift, then q̇, q̈ by central
     differences; torques pass the same filter (irregular sampling: see filtered_derivatives).
@@ -116,8 +121,16 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             notes.append(Note(NoteCode.SIGNALS_OUTSIDE_COMMAND_DROPPED,
                               f"{dropped} samples outside the commanded trajectory were dropped"))
         q, qd, qdd = sample_commanded(recording.commanded, ts[keep], joint_names)
-        tau = joints.tau
         smoothing = _smoothing_cutoff(recording.commanded)
+        added = tracking_error and smoothing is None
+        if added:
+            e, ed, edd = tracking_error_motion(t[keep], joints.q[keep] - q)
+            q, qd, qdd = q + e, qd + ed, qdd + edd
+            worst = np.max(np.abs(e), axis=0)
+            notes.append(Note(NoteCode.SIGNALS_TRACKING_ERROR_ADDED,
+                              "measured tracking error added to the commanded motion (largest "
+                              f"{float(worst.max()) * 1e3:.3g} mrad, {joint_names[int(np.argmax(worst))]})"))
+        tau = joints.tau
         fc = cutoff_hz if cutoff_hz is not None else smoothing
         if fc is not None:
             # Filtered over the whole record (then cut), against the true time stamps.
@@ -135,7 +148,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         t, tau = t[keep], tau[keep]
         temperature = None if temperature is None else temperature[keep]
     elif source == "measured":
-        d = 0.0
+        d, added = 0.0, False
         fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, fs / 4.0)
         q, qd, qdd = filtered_derivatives(t, joints.q, fc)
         tau = filtered_derivatives(t, joints.tau, fc, derivatives=0)[0]
@@ -172,4 +185,4 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                           "zero-phase low-pass"))
 
     return Signals(t=t, q=q, qd=qd, qdd=qdd, tau=tau, temperature=temperature, delay_used=d, notes=notes,
-                   joint_names=joint_names, source=source)
+                   joint_names=joint_names, source=source, tracking_error=added)

@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     # The residuals compare torques with robot.yaml's model: the same gains identify-payload applied.
     recording = recording.with_drive_gains(resolve_cli_gains(args, robot, [recording], model.n).scale)
     signals = conditioned_signals(recording, model.joint_names,
-                                  source="commanded" if recording.commanded else "measured")
+                                  source="commanded" if recording.commanded else "measured",
+                                  tracking_error=robot.tracking_error)
     signals.tau = robot.gear_corrected(signals.tau, signals.qd)   # as robot.yaml's parameters were fitted
     residuals = torque_residuals(model, robot, frame, payload.phi, signals.t - signals.t[0], signals.q, signals.qd,
                                  signals.qdd, signals.tau, signals.temperature)

@@ -103,8 +103,9 @@ def check_covers_excitation(recording: Recording, what: str = "loaded recording"
 def method_signals(recording: Recording, model: RobotModel, options: PayloadOptions,
                    robot: RobotIdentification | None) -> Signals:
     """The conditioned signals a method fits: commanded motion when the recording holds it, else measured;
-    the torques without the robot identification's gear friction (robot_id/gear_friction.py), as it was
-    fitted (none without a robot)."""
+    the measured tracking error added and the torques without the gear friction as the robot
+    identification's were (signals/tracking.py, robot_id/gear_friction.py; without a robot: tracking error
+    added, no gear friction)."""
     kw = options.given(SIGNAL_OPTIONS)
     notes: list[Note] = []
     if "source" not in kw:
@@ -112,7 +113,8 @@ def method_signals(recording: Recording, model: RobotModel, options: PayloadOpti
         if not recording.commanded:
             notes.append(Note(NoteCode.PAYLOAD_MEASURED_SIGNALS,
                               "no commanded trajectory recorded: measured motion (filtered, differentiated) used"))
-    sig = conditioned_signals(recording, model.joint_names, **kw)
+    sig = conditioned_signals(recording, model.joint_names, **kw,
+                              tracking_error=robot.tracking_error if robot is not None else True)
     sig.notes = list(sig.notes) + notes
     if robot is not None:
         sig.tau = robot.gear_corrected(sig.tau, sig.qd)
