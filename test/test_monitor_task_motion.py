@@ -148,5 +148,6 @@ def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):
     err = phi[0] - 2.0
     assert second.to_estimate(FRAME).readable_identifiable()[:4].all()    # mass and CoM, for a controller
     assert abs(err) < 2.0 * np.sqrt(cov[0, 0]) and abs(err) < 0.02
-    # Without the tare the same fit is off by the model's error, outside its own 2σ.
-    assert abs(second.phi[0] - 2.0) > 2.0 * np.sqrt(second.cov[0, 0])
+    # Without the tare the same fit is off by the model's error: 0.029 kg at 1.9 of its own σ (beyond 2 σ before the
+    # robot was identified with the arm's tracking error, a model that errs less), three times the tared error.
+    assert abs(second.phi[0] - 2.0) > 1.5 * np.sqrt(second.cov[0, 0]) and abs(second.phi[0] - 2.0) > 3 * abs(err)

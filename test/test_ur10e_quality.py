@@ -12,6 +12,7 @@ from conftest import UR10E_DATA, requires_ur10e_data
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS
+from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.estimate import Quality
 from payload_id_core.robot_id import check_scale
 
@@ -57,8 +58,15 @@ def test_unscaled_currents_give_suspect_not_converged(real, robot_unit):
 
 
 def test_estimates_with_the_gains_stay_ok(real):
+    """OK for every method. The online methods are not declared converged: the rule judges the σ they report
+    (with the serially correlated residuals' part, 1.6 % here), which stays above its 0.5 % on these 52 s; it
+    used to judge the recursion's own σ and declared them converged while they reported 1.6 %."""
     model, robot, _, _, scaled, _ = real
     est = rd.identify_payloads(model, robot, scaled)
     for method, e in est.items():
         assert not isinstance(e, str), f"{method}: {e}"
-        assert e.quality is Quality.OK and e.converged, (method, e.quality_reasons)
+        assert e.quality is Quality.OK, (method, e.quality_reasons)
+        online = method in ("direct-rls", "difference-rls")
+        assert e.converged is not online, method
+        if online:
+            assert e.readable_std()[0] > 0.005 * e.mass and has_note(e.notes, NoteCode.PAYLOAD_NOT_CONVERGED)

@@ -57,8 +57,11 @@ def test_every_dynamic_method_identifies_the_load_without_gains_by_hand(robot_ya
     assert abs(err) <= MASS_TOL[method] * LOAD_MASS_KG, (method, pair, d["mass"])
     assert abs(err) <= MAX_ERR_OVER_STD * d["std"]["mass"], (method, pair, d["mass"], d["std"]["mass"])
     assert d["quality"]["status"] == "ok", d["quality"]
-    assert d["converged"] is True
     codes = [n["code"] for n in d["notes"]]
+    # The online methods' convergence rule judges the σ they report (1.6-2 % on these runs, serially correlated
+    # residuals included): above its 0.5 %, so not declared, with the note saying so; the estimate is the same.
+    online = method in ("direct-rls", "difference-rls")
+    assert d["converged"] is not online and ("payload.not_converged" in codes) is online, (d["converged"], codes)
     assert "gains.applied" in codes
     # The gains were identified from a loaded run: the load-friction columns stay out (they absorbed it).
     if method in ("khalil-1", "direct-rls", "difference-rls"):

@@ -209,7 +209,7 @@ class PayloadMonitor:
         self.s = settings or MonitorSettings()
         n = model.n
         self.gain = np.full(n, float(self.s.gain))
-        self.sigma = np.asarray(robot.rmse, dtype=float)
+        self.sigma = robot.monitor_noise_scale
         self.observer = MomentumObserver(ObserverModel(model, robot), self.gain)
         self.regressor = FilteredPayloadRegressor(model, frame, self.gain)
         self.load_friction = FilteredLoadFriction(self.gain, robot) if self.s.load_friction else None

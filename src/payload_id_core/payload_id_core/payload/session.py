@@ -39,7 +39,7 @@ from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
-from payload_id_core.signals.tracking import TrackingErrorStream, window_samples
+from payload_id_core.signals.tracking import TrackingErrorStream, gap_seconds, window_samples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
 NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
@@ -198,7 +198,8 @@ class IdentificationRun:
                                        f"delay not estimated ({err.problem}); 0 used")
         pending, self._pending = self._pending, []
         if self.robot.tracking_error and self._tracking is None:
-            self._tracking = TrackingErrorStream(window_samples(np.concatenate([p[0] for p in pending])))
+            first = np.concatenate([p[0] for p in pending])
+            self._tracking = TrackingErrorStream(window_samples(first), gap_seconds(first))
         for ts, qm, tau in pending:
             shifted = ts - self.delay
             keep = shifted >= self.window[0]        # the command had not started yet
@@ -281,7 +282,8 @@ class IdentificationRun:
         if data is None or data[0].size < 50:
             return est
         _, q, qd, qdd, tau = data
-        extra, inflation = serial_correlation_covariance(self.model, self.robot, self.frame, q, qd, qdd, tau)
+        extra, inflation = serial_correlation_covariance(self.model, self.robot, self.frame, q, qd, qdd, tau,
+                                                         load_friction=self.online.n_lf > 0)
         cov = est.covariance.copy()
         known = np.isfinite(cov)
         cov[known] += extra[known]

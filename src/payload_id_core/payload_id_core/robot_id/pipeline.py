@@ -35,7 +35,7 @@ from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.scale_check import check_scale
 from payload_id_core.robot_id.signal_checks import require_finite
 from payload_id_core.robot_id.structure import RotorStructure, base_parameter_names, inertial_map, rotor_structure
-from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.signals.conditioning import Signals, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
 
@@ -204,6 +204,10 @@ def identify_robot(model: RobotModel, recording: Recording, friction: str = "non
                                   sign_epsilon=sign_epsilon, source=sig.source, seed=seed, notes=sig.notes,
                                   gear_friction=gear_friction)
     ident.tracking_error = sig.tracking_error
+    if sig.tracking_error:
+        plain = conditioned_signals(recording, model.joint_names, source="commanded", cutoff_hz=cutoff_hz,
+                                    decimate=decimate, delay=sig.delay_used)
+        ident.rmse_commanded = torque_rmse(ident, plain, model)
     if validate is not None:
         ident.validation_rmse = validate_robot(ident, validate, model, use_commanded=use_commanded,
                                                cutoff_hz=cutoff_hz, delay=delay)
@@ -219,6 +223,11 @@ def validate_robot(ident: RobotIdentification, recording: Recording, model: Robo
     sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
                               cutoff_hz=cutoff_hz, delay=delay, tracking_error=ident.tracking_error)
     require_finite("torques", sig.tau, model.joint_names)
+    return torque_rmse(ident, sig, model)
+
+
+def torque_rmse(ident: RobotIdentification, sig: Signals, model: RobotModel) -> np.ndarray:
+    """Per-joint RMSE of the identified model's torque against the measured one, on `sig`."""
     pred = ident.predict(sig.q, sig.qd, sig.qdd, sig.temperature, model=model)
     return np.sqrt(np.mean((ident.gear_corrected(sig.tau, sig.qd) - pred) ** 2, axis=0))
 

@@ -43,6 +43,13 @@ class Signals:
     joint_names: list[str] = field(default_factory=list)
     source: str = "commanded"
     tracking_error: bool = False       # the measured deviation from the command is in q, q̇, q̈ (signals.tracking)
+    q_commanded: np.ndarray | None = None   # (N, n) the command alone, when the deviation was added
+    command_start: float | None = None      # s, the commanded trajectory's start (commanded source)
+
+    @property
+    def commanded_positions(self) -> np.ndarray:
+        """The commanded positions: q without the measured tracking error (two runs of one command share them)."""
+        return self.q if self.q_commanded is None else self.q_commanded
 
     def __len__(self) -> int:
         return self.t.size
@@ -123,6 +130,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         q, qd, qdd = sample_commanded(recording.commanded, ts[keep], joint_names)
         smoothing = _smoothing_cutoff(recording.commanded)
         added = tracking_error and smoothing is None
+        q_cmd = q if added else None
         if added:
             e, ed, edd = tracking_error_motion(t[keep], joints.q[keep] - q)
             q, qd, qdd = q + e, qd + ed, qdd + edd
@@ -148,7 +156,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         t, tau = t[keep], tau[keep]
         temperature = None if temperature is None else temperature[keep]
     elif source == "measured":
-        d, added = 0.0, False
+        d, added, q_cmd = 0.0, False, None
         fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, fs / 4.0)
         q, qd, qdd = filtered_derivatives(t, joints.q, fc)
         tau = filtered_derivatives(t, joints.tau, fc, derivatives=0)[0]
@@ -168,15 +176,18 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                                  "record a longer run, or raise the cutoff")
         t, q, qd, qdd, tau = t[inner], q[inner], qd[inner], qdd[inner], tau[inner]
         temperature = None if temperature is None else temperature[inner]
+        q_cmd = None if q_cmd is None else q_cmd[inner]
         notes.append(Note(NoteCode.SIGNALS_EDGES_TRIMMED,
                           f"{int((~inner).sum())} samples within {edge:.3g} s of the ends dropped "
                           f"(transients of the {filtered_at:g} Hz zero-phase filter and of differentiation)"))
 
     if decimate != 1:
         factor = int(decimate)
-        tau, stacked, idx = decimate_parallel(tau, np.concatenate([q, qd, qdd], axis=1), fs, factor)
+        together = [q, qd, qdd] if q_cmd is None else [q, qd, qdd, q_cmd]
+        tau, stacked, idx = decimate_parallel(tau, np.concatenate(together, axis=1), fs, factor)
         n = len(joint_names)
-        q, qd, qdd = stacked[:, :n], stacked[:, n:2 * n], stacked[:, 2 * n:]
+        q, qd, qdd = stacked[:, :n], stacked[:, n:2 * n], stacked[:, 2 * n:3 * n]
+        q_cmd = None if q_cmd is None else stacked[:, 3 * n:]
         t = t[idx]
         if temperature is not None:
             temperature = temperature[idx]
@@ -185,4 +196,5 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                           "zero-phase low-pass"))
 
     return Signals(t=t, q=q, qd=qd, qdd=qdd, tau=tau, temperature=temperature, delay_used=d, notes=notes,
-                   joint_names=joint_names, source=source, tracking_error=added)
+                   joint_names=joint_names, source=source, tracking_error=added, q_commanded=q_cmd,
+                   command_start=t0 if source == "commanded" else None)

@@ -12,7 +12,9 @@ So the regressor gets q = q_d + e, q̇ = q̇_d + ė, q̈ = q̈_d + ë, where e =
 and differentiated by local polynomial fits (Savitzky and Golay 1964, here in true time so jittered
 stamps are exact): a quartic over ±HALF_WINDOW_S, whose gain on ë is within 1 % of one up to 5 Hz and
 which adds 0.013 rad/s² of noise to q̈ per 10 µrad of encoder noise at 500 Hz. Near the ends of the data
-the window stays inside it (the fit is evaluated off-centre), so no sample is lost.
+the window stays inside it (the fit is evaluated off-centre), so no sample is lost. A gap in the joint
+states (more than GAP_FACTOR sampling intervals) ends the data as far as the fits go: no window spans it
+(one that did gave ë 14-34 % wrong). A stretch too short for a fit (under 3 samples) keeps the command alone.
 
 The same fits run offline (tracking_error_motion, on a whole recording) and in the ROS session
 (TrackingErrorStream, HALF_WINDOW_S behind the newest joint state): both give the same numbers.
@@ -26,18 +28,34 @@ from payload_id_core.errors import PayloadIdError
 
 HALF_WINDOW_S = 0.05
 ORDER = 4
+GAP_FACTOR = 5.0       # a step this many median intervals long is a gap in the data
+ROUNDING_OFFSET = 0.375  # window_samples: HALF_WINDOW_S·rate + this, rounded down
+
+
+def _median_interval(t: np.ndarray) -> float:
+    dt = float(np.median(np.diff(t)))
+    if not (np.isfinite(dt) and dt > 0.0) or np.any(np.diff(t) <= 0.0):
+        raise PayloadIdError("joint state time stamps do not increase",
+                             "record the joint states with their header stamps, in order")
+    return dt
 
 
 def window_samples(t: np.ndarray) -> int:
-    """Samples on each side of the centre: HALF_WINDOW_S at the median sampling interval, at least ORDER."""
+    """Samples on each side of the centre: HALF_WINDOW_S at the median interval's rate, at least ORDER. The
+    session picks it from its first second, identify-payload from the whole recording: both must pick the
+    same from one driver's jittered stamps. Rounding half up put 250 Hz (12.5 samples) on a boundary, where
+    5 % jitter flipped it on half the runs; adding ROUNDING_OFFSET instead keeps the usual driver rates
+    (100-1000 Hz) at least 0.75 % of their rate away from any boundary (250 Hz: 12.875, 13 at +1 %)."""
     t = np.asarray(t, dtype=float)
     if t.size < 2:
         return ORDER
-    dt = float(np.median(np.diff(t)))
-    if not (np.isfinite(dt) and dt > 0.0):
-        raise PayloadIdError("joint state time stamps do not increase",
-                             "record the joint states with their header stamps, in order")
-    return max(ORDER, int(round(HALF_WINDOW_S / dt)))
+    return max(ORDER, int(np.floor(HALF_WINDOW_S / _median_interval(t) + ROUNDING_OFFSET)))
+
+
+def gap_seconds(t: np.ndarray) -> float:
+    """The step between joint states beyond which no fit spans them (GAP_FACTOR median intervals)."""
+    t = np.asarray(t, dtype=float)
+    return GAP_FACTOR * _median_interval(t) if t.size >= 2 else np.inf
 
 
 def _fit(t: np.ndarray, e: np.ndarray, centres: np.ndarray, starts: np.ndarray, width: int):
@@ -49,83 +67,139 @@ def _fit(t: np.ndarray, e: np.ndarray, centres: np.ndarray, starts: np.ndarray, 
     V = x[:, :, None] ** np.arange(order + 1)[None, None, :]          # (m, width, order+1)
     A = np.einsum("mwi,mwj->mij", V, V)
     b = np.einsum("mwi,mwn->min", V, e[idx])                          # (m, order+1, n)
-    c = np.linalg.solve(A, b)
+    try:
+        c = np.linalg.solve(A, b)
+    except np.linalg.LinAlgError as err:   # repeated stamps inside one window
+        raise PayloadIdError("joint state time stamps repeat: the tracking error cannot be fitted over them",
+                             "record the joint states with their header stamps, in order") from err
     value = c[:, 0]
     rate = c[:, 1] / scale if order >= 1 else np.zeros_like(value)
     accel = 2.0 * c[:, 2] / scale**2 if order >= 2 else np.zeros_like(value)
     return value, rate, accel
 
 
-def tracking_error_motion(t, e, half_samples: int | None = None):
+def tracking_error_motion(t, e, half_samples: int | None = None, gap: float | None = None):
     """(e, ė, ë) smoothed at every sample of a whole signal: t (N,), e (N, n) the measured minus the commanded
-    positions. Centred windows of 2·half_samples + 1 samples (default window_samples(t)); near the ends
-    the window is the first or last one that fits."""
+    positions. Centred windows of 2·half_samples + 1 samples (default window_samples(t)); near the ends, and
+    next to a gap longer than `gap` s (default gap_seconds(t)), the window is the first or last one that fits."""
     t = np.asarray(t, dtype=float)
     e = np.asarray(e, dtype=float)
-    h = window_samples(t) if half_samples is None else int(half_samples)
     n = t.size
     if n < 3:
         raise PayloadIdError(f"only {n} samples to smooth the tracking error over", "record a longer run")
-    width = min(2 * h + 1, n)
-    centres = np.arange(n)
-    starts = np.clip(centres - h, 0, n - width)
-    return _fit(t, e, centres, starts, width)
+    if not np.all(np.isfinite(e)):
+        raise PayloadIdError("the measured joint positions hold NaN or infinite values",
+                             "check the robot driver's joint states; the identification needs clean samples")
+    h = window_samples(t) if half_samples is None else int(half_samples)
+    gap = gap_seconds(t) if gap is None else float(gap)
+    out = [np.zeros_like(e) for _ in range(3)]
+    for lo, hi in _segments(t, gap):
+        if hi - lo < 3:
+            continue                         # too short for a fit: the command alone
+        width = min(2 * h + 1, hi - lo)
+        centres = np.arange(lo, hi)
+        starts = np.clip(centres - h, lo, hi - width)
+        for o, v in zip(out, _fit(t, e, centres, starts, width)):
+            o[lo:hi] = v
+    return tuple(out)
+
+
+def _segments(t: np.ndarray, gap: float) -> list[tuple[int, int]]:
+    cuts = np.flatnonzero(np.diff(t) > gap) + 1
+    bounds = np.concatenate([[0], cuts, [t.size]])
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
 class TrackingErrorStream:
     """tracking_error_motion over joint states arriving in chunks, `half_samples` behind the newest one.
 
     push() takes the next chunk (times, tracking errors, and any per-sample rows to carry along) and returns
-    the samples whose window is complete, with their rows; finish() returns the rest, fitted as
-    tracking_error_motion fits the end of a whole signal. Samples come out in order, each once, with the
-    numbers tracking_error_motion gives on everything pushed."""
+    the samples whose window is complete, with their rows, or None; finish() returns the rest, fitted as
+    tracking_error_motion fits the end of a whole signal. A step longer than `gap` s ends one stretch of data
+    and starts the next, as in tracking_error_motion. Samples come out in order, each once, with the numbers
+    tracking_error_motion gives on everything pushed (same half_samples and gap)."""
 
-    def __init__(self, half_samples: int):
+    def __init__(self, half_samples: int, gap: float = np.inf):
         self.h = int(half_samples)
-        self.width = 2 * self.h + 1
-        self._t = np.zeros(0)
-        self._e: np.ndarray | None = None
-        self._rows: list[np.ndarray] | None = None
-        self._first = 0        # global index of the buffer's first sample
-        self._emitted = 0      # global index of the first sample not yet returned
-        self._total = 0
+        self.gap = float(gap)
+        self._stretch: _Stretch | None = None
+        self._t_last = -np.inf
 
     def push(self, t, e, *rows):
         t = np.asarray(t, dtype=float)
         e = np.asarray(e, dtype=float)
-        if self._e is None:
-            self._e = np.zeros((0, e.shape[1]))
-            self._rows = [np.zeros((0,) + np.shape(r)[1:]) for r in rows]
-        assert self._rows is not None
+        rows = tuple(np.asarray(r, dtype=float) for r in rows)
+        if t.size == 0:
+            return None
+        if not np.all(np.isfinite(e)):
+            raise PayloadIdError("the measured joint positions hold NaN or infinite values",
+                                 "check the robot driver's joint states; the identification needs clean samples")
+        out = []
+        steps = np.diff(np.concatenate([[self._t_last], t]))     # steps[k]: from the sample before t[k]
+        bounds = np.unique(np.concatenate([[0], np.flatnonzero(steps > self.gap), [t.size]]))
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            if self._stretch is None or steps[lo] > self.gap:
+                if self._stretch is not None:
+                    out.append(self._stretch.finish())
+                self._stretch = _Stretch(self.h, e.shape[1], [r.shape[1:] for r in rows])
+            out.append(self._stretch.push(t[lo:hi], e[lo:hi], [r[lo:hi] for r in rows]))
+        self._t_last = float(t[-1])
+        return _joined(out)
+
+    def finish(self):
+        """Every sample not yet returned (the end of the data: windows end at the last sample)."""
+        return None if self._stretch is None else self._stretch.finish()
+
+
+def _joined(parts):
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(len(parts[0])))
+
+
+class _Stretch:
+    """One stretch of data without gaps: the buffer, what was returned, and the fits."""
+
+    def __init__(self, h: int, n: int, row_shapes):
+        self.h, self.width = h, 2 * h + 1
+        self._t = np.zeros(0)
+        self._e = np.zeros((0, n))
+        self._rows = [np.zeros((0,) + tuple(shape)) for shape in row_shapes]
+        self._first = 0        # index (in the stretch) of the buffer's first sample
+        self._emitted = 0      # index of the first sample not yet returned
+        self._total = 0
+
+    def push(self, t, e, rows):
         self._t = np.concatenate([self._t, t])
         self._e = np.concatenate([self._e, e])
-        self._rows = [np.concatenate([a, np.asarray(r, dtype=float)]) for a, r in zip(self._rows, rows)]
+        self._rows = [np.concatenate([a, r]) for a, r in zip(self._rows, rows)]
         self._total += t.size
         # A sample is ready once h samples follow it, and the data hold a whole window.
         ready_end = self._total - self.h if self._total >= self.width else self._emitted
         return self._emit(max(ready_end, self._emitted), final=False)
 
     def finish(self):
-        """Every sample not yet returned (the end of the data: windows end at the last sample)."""
         return self._emit(self._total, final=True)
 
     def _emit(self, end: int, final: bool):
-        if self._e is None or end <= self._emitted:
+        if end <= self._emitted:
             return None
-        assert self._rows is not None
         n_total = self._total
-        if n_total < 3:
-            raise PayloadIdError(f"only {n_total} samples to smooth the tracking error over", "record a longer run")
-        width = min(self.width, n_total)
         centres = np.arange(self._emitted, end)
-        starts = np.clip(centres - self.h, 0, n_total - width)
         local = centres - self._first
-        value, rate, accel = _fit(self._t, self._e, local, starts - self._first, width)
-        out = (self._t[local], value, rate, accel, *[r[local] for r in self._rows])
+        if n_total < 3:            # too short for a fit (only at the end): the command alone
+            zeros = np.zeros((local.size, self._e.shape[1]))
+            fits = (zeros, zeros, zeros)
+        else:
+            width = min(self.width, n_total)
+            starts = np.clip(centres - self.h, 0, n_total - width)
+            fits = _fit(self._t, self._e, local, starts - self._first, width)
+        out = (self._t[local], *fits, *[r[local] for r in self._rows])
         self._emitted = end
         if not final:
             # Keep what later windows still need: h samples before the first sample not yet returned.
-            drop = max(0, min(self._emitted - self.h, n_total - width) - self._first)
+            drop = max(0, min(self._emitted - self.h, n_total - min(self.width, n_total)) - self._first)
             if drop:
                 self._t, self._e = self._t[drop:], self._e[drop:]
                 self._rows = [r[drop:] for r in self._rows]

@@ -44,7 +44,8 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     estimator = OnlinePayloadEstimator(model, robot, frame, method.value, prior=prior_phi(options.prior), **kw)
     raw = estimator.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
     z, cov, ok = estimator.payload_solution()
-    extra, inflation = serial_correlation_covariance(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau)
+    extra, inflation = serial_correlation_covariance(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau,
+                                                     load_friction=kw["load_friction"])
     cov = cov.copy()
     cov[:10, :10] += extra
     notes = [*sig.notes, *lf_notes, *raw.notes, serial_correlation_note(inflation)]
