@@ -70,6 +70,11 @@ def trajectory(name: str, cache: Path, objective: str, duration: float) -> str:
     return str(path)
 
 
+# Part of the cache key: raised whenever identify-robot fits another model from the same inputs, so that a
+# cached robot.yaml is never a stale one (2: the arm's tracking error in the motion, signals/tracking.py).
+IDENTIFICATION_VERSION = 2
+
+
 def _key(*parts) -> str:
     h = hashlib.sha256()
     for p in parts:
@@ -83,7 +88,8 @@ def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11) -> P
     traj = load_trajectory(robot_trajectory)
     prof = load_profile(PROFILE, 6)
     scale = [float(k) for k in prof.effort_scale]
-    key = _key(bundled_urdf(ROBOT), Path(prof.source), json.dumps(traj.to_dict(), sort_keys=True), seed, scale)
+    key = _key(bundled_urdf(ROBOT), Path(prof.source), json.dumps(traj.to_dict(), sort_keys=True), seed, scale,
+               IDENTIFICATION_VERSION)
     out = cache / f"{ROBOT}_unloaded_robot_{key}.yaml"
     if out.is_file():
         return out
