@@ -5,8 +5,9 @@ measurements, but the arm does not move exactly as commanded: the trajectory con
 error, and under a payload its feedforward does not know that error grows with the payload's torque.
 On the simulated UR10 cell (PID, 25 Hz bandwidth) it is 0.1-0.4 mrad, about 1 % of q̈ at 1.5-3 Hz;
 regressing on the command alone put every method's mass +0.9 to +1.1 % off on a noise-free 2 s-period
-excitation, and difference-rls's inertia 4.8 % off on the bundled ur10_payload_inertia run (3.8 % with
-this correction; bench/payload.py cell_tracking_*).
+excitation, and difference-rls's inertia 5.6 % off on the noise-free bundled ur10_payload_inertia run (0.3 %
+with this correction; 4.8 → 3.9 % on the noisy cell, bench/payload.py
+cell_inertia_rel_err_pct_without_tracking_error against cell_inertia_rel_err_pct_default).
 
 So the regressor gets q = q_d + e, q̇ = q̇_d + ė, q̈ = q̈_d + ë, where e = q_measured − q_d is smoothed
 and differentiated by local polynomial fits (Savitzky and Golay 1964, here in true time so jittered
