@@ -48,6 +48,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.sim import simulate
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -71,7 +72,8 @@ def log(*a) -> None:
 def cached(key: str, make):
     """make() once per key (a robot identification takes tens of seconds), then from out/accuracy_cache."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".pkl")
+    # The identification code's version is part of the key: a pickle from older code is never reused.
+    path = CACHE / (hashlib.sha256(f"{key} v{IDENTIFICATION_VERSION}".encode()).hexdigest()[:16] + ".pkl")
     if path.is_file():
         return pickle.loads(path.read_bytes())
     value = make()

@@ -33,6 +33,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import bundled_trajectories, load_trajectory
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.report import Convergence, plot_report
+from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.sim.profile import load_profile
 from payload_id_ros.supervisor import Supervisor
 
@@ -68,11 +69,6 @@ def trajectory(name: str, cache: Path, objective: str, duration: float) -> str:
         _cli("excite", "--urdf", ROBOT, "--frame", FRAME, "--duration", str(duration), "--objective", objective,
              "--seeds", "1", "--out", str(path))
     return str(path)
-
-
-# Part of the cache key: raised whenever identify-robot fits another model from the same inputs, so that a
-# cached robot.yaml is never a stale one (2: the arm's tracking error in the motion, signals/tracking.py).
-IDENTIFICATION_VERSION = 2
 
 
 def _key(*parts) -> str:

@@ -38,6 +38,10 @@ from payload_id_core.robot_id.structure import RotorStructure, base_parameter_na
 from payload_id_core.signals.conditioning import Signals, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
+# Raised whenever identify_robot fits another model from the same inputs (2: the arm's tracking error in the
+# motion, signals/tracking.py). Caches of identifications (the demo's, the accuracy bench's) key on it, so a
+# cached robot.yaml is never one the current code would not write.
+IDENTIFICATION_VERSION = 2
 
 def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,
                           temperature: ArrayLike | None = None, *, friction: str = "nonlinear",
