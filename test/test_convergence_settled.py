@@ -25,16 +25,21 @@ FRAME = "tool0"
 SEEDS = (104, 105)
 
 
-@pytest.fixture(scope="module")
-def cell():
+def _cell(trajectory: str, seeds):
+    """(model, robot identified on the unloaded run, seed 11, as bench/payload.py, loaded runs of `seeds`)."""
     from payload_id_core.sim import simulate  # noqa: PLC0415 - MuJoCo only for this module
 
     m = RobotModel.from_urdf("ur10")
-    traj = load_trajectory("ur10_payload_inertia")
+    traj = load_trajectory(trajectory)
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
     robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear")
-    return m, robot, [simulate(m, traj, truth, "ur10", seed=s) for s in SEEDS]
+    return m, robot, [simulate(m, traj, truth, "ur10", seed=s) for s in seeds]
+
+
+@pytest.fixture(scope="module")
+def cell():
+    return _cell("ur10_payload_inertia", SEEDS)
 
 
 def _declared(m, robot, rec, **options):
@@ -66,15 +71,8 @@ def test_the_declared_mass_is_within_two_sigma_where_the_sigma_rule_alone_was_wr
 
 @pytest.fixture(scope="module")
 def demo_cell():
-    """The demo's excitation (bundled ur10_payload), robot identified on its unloaded run as bench/payload.py."""
-    from payload_id_core.sim import simulate  # noqa: PLC0415
-
-    m = RobotModel.from_urdf("ur10")
-    traj = load_trajectory("ur10_payload")
-    truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
-                            np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear")
-    return m, robot, [simulate(m, traj, truth, "ur10", seed=s) for s in (111, 115)]
+    """The demo's excitation (bundled ur10_payload)."""
+    return _cell("ur10_payload", (111, 115))
 
 
 @pytest.mark.parametrize("index", [0, 1])

@@ -43,6 +43,7 @@ from payload_id_core.signals.recording import Recording
 # cached robot.yaml is never one the current code would not write.
 IDENTIFICATION_VERSION = 2
 
+
 def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,
                           temperature: ArrayLike | None = None, *, friction: str = "nonlinear",
                           estimator: str = "wls", effort_scale: ArrayLike | None = None,

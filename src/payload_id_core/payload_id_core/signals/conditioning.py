@@ -42,9 +42,13 @@ class Signals:
     notes: list[Note] = field(default_factory=list)
     joint_names: list[str] = field(default_factory=list)
     source: str = "commanded"
-    tracking_error: bool = False       # the measured deviation from the command is in q, q̇, q̈ (signals.tracking)
-    q_commanded: np.ndarray | None = None   # (N, n) the command alone, when the deviation was added
+    q_commanded: np.ndarray | None = None   # (N, n) the command alone, when the tracking error was added
     command_start: float | None = None      # s, the commanded trajectory's start (commanded source)
+
+    @property
+    def tracking_error(self) -> bool:
+        """Whether the measured deviation from the command is in q, q̇, q̈ (signals/tracking.py)."""
+        return self.q_commanded is not None
 
     @property
     def commanded_positions(self) -> np.ndarray:
@@ -156,7 +160,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         t, tau = t[keep], tau[keep]
         temperature = None if temperature is None else temperature[keep]
     elif source == "measured":
-        d, added, q_cmd = 0.0, False, None
+        d, q_cmd = 0.0, None
         fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, fs / 4.0)
         q, qd, qdd = filtered_derivatives(t, joints.q, fc)
         tau = filtered_derivatives(t, joints.tau, fc, derivatives=0)[0]
@@ -196,5 +200,5 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                           "zero-phase low-pass"))
 
     return Signals(t=t, q=q, qd=qd, qdd=qdd, tau=tau, temperature=temperature, delay_used=d, notes=notes,
-                   joint_names=joint_names, source=source, tracking_error=added, q_commanded=q_cmd,
+                   joint_names=joint_names, source=source, q_commanded=q_cmd,
                    command_start=t0 if source == "commanded" else None)

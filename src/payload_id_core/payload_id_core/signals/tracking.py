@@ -187,20 +187,20 @@ class _Stretch:
         if end <= self._emitted:
             return None
         n_total = self._total
+        width = min(self.width, n_total)
         centres = np.arange(self._emitted, end)
         local = centres - self._first
         if n_total < 3:            # too short for a fit (only at the end): the command alone
             zeros = np.zeros((local.size, self._e.shape[1]))
             fits = (zeros, zeros, zeros)
         else:
-            width = min(self.width, n_total)
             starts = np.clip(centres - self.h, 0, n_total - width)
             fits = _fit(self._t, self._e, local, starts - self._first, width)
         out = (self._t[local], *fits, *[r[local] for r in self._rows])
         self._emitted = end
         if not final:
             # Keep what later windows still need: h samples before the first sample not yet returned.
-            drop = max(0, min(self._emitted - self.h, n_total - min(self.width, n_total)) - self._first)
+            drop = max(0, min(self._emitted - self.h, n_total - width) - self._first)
             if drop:
                 self._t, self._e = self._t[drop:], self._e[drop:]
                 self._rows = [r[drop:] for r in self._rows]
