@@ -26,19 +26,26 @@ ur10_payload excitation (designed for cond(W_L), not for the inertia's variance)
 the robot identified on the commanded motion alone (signals/tracking.py; the payload then follows robot.yaml).
 
 Convergence on the cell (cell_convergence_* figures, issue 13 item 5): difference-rls as `make demo` runs
-it (bundled ur10_payload, 3.5 kg at tool0, the robot identified on its unloaded run, seed 11), default
-'covariance' rule, on CONVERGENCE_SEEDS loaded runs (seeds 100-119): the declared time (median, max); at
-that time, the share of seeds whose estimate (as the goal would return it: the data-only conversion,
-σ with the serial-correlation part) is within 1 % of the mass, and within 2 σ; the median mass σ and
-|error| at 2.0 s of motion (what an earlier declaration would face); the first time after which every
-seed stays within 1 %. cell_convergence_no_delay_declared_*: the same with each joint state paired with
-the command at its own time stamp (no command-to-motion delay), as the ROS session did before it estimated it.
-cell_convergence_gear_friction_*: the same with the robot identified with its gear friction (opt-in,
-robot_id/gear_friction.py). cell_convergence_inertia_excitation_*: the same on the bundled
-ur10_payload_inertia excitation (robot identified on its own unloaded run, seed 11), and
-cell_convergence_inertia_excitation_sigma_rule_only_declared_* with settle_time 0 and no serial-correlation
-check (the σ rule alone: it declared masses 1-2 % off at 3-6σ there). cell_convergence_own_sigma_declared_*:
-the default rule judging the estimator's own σ instead of the reported one (serial_check=False).
+it (bundled ur10_payload_fast, designed with `--objective convergence`; 3.5 kg at tool0; the robot identified
+on the same excitation's unloaded run, seed 11, with its gear friction as the demo does), default 'covariance'
+rule, on CONVERGENCE_SEEDS loaded runs (seeds 100-119): the declared time (median, max); at that time, the
+share of seeds whose estimate (as the goal would return it: the data-only conversion, σ with the
+serial-correlation part) is within 1 % of the mass, and within 2 σ; the median mass σ and |error| at 2.0 s of
+motion; the first time after which every seed stays within 1 %. cell_convergence_no_delay_declared_*: the
+same with each joint state paired with the command at its own time stamp (no command-to-motion delay), as the
+ROS session did before it estimated it.
+cell_convergence_own_sigma_declared_*: the rule judging the estimator's own σ instead of the reported one
+(serial_check=False). cell_convergence_without_gear_friction_*: the robot identified without its gear friction
+(the default of identify-robot; robot_id/gear_friction.py). cell_convergence_ur10_payload_*: the same on the
+bundled ur10_payload (a 10 s cond(W_L) design, the demo's excitation before; its robot identified on it without
+gear friction, as the demo did), _ur10_payload_gear_friction_* with it.
+cell_convergence_inertia_excitation_*: the same on the bundled ur10_payload_inertia excitation (robot
+identified on its own unloaded run, seed 11), and cell_convergence_inertia_excitation_sigma_rule_only_declared_*
+with settle_time 0 and no serial-correlation check (the σ rule alone: it declared masses 1-2 % off at 3-6σ).
+cell_convergence_cross_robot_*: ur10_payload_fast with the robot identified on ur10_payload instead (the
+robot once, payloads on another motion): the cell's drives lose torque in proportion to the torque they carry
+(profile load_coulomb), which a robot model with constant Coulomb levels keeps at the identification motion's
+average; cell_convergence_cross_robot_gear_friction_* the same robot identified with its gear friction.
 
 Gear friction on the cell (cell_gear_friction_*): μ of shoulder lift and elbow identified on the
 cell-accuracy unloaded run (truth 0.02), and difference-rls's mass, CoM and inertia errors with that robot.
@@ -78,6 +85,7 @@ SEEDS = (0, 1, 2)
 CELL_SEEDS = (2, 3, 4, 5, 6)
 SPREAD_SEEDS = 8
 CONVERGENCE_SEEDS = tuple(range(100, 120))
+DEMO_TRAJECTORY = "ur10_payload_fast"   # payload_id_ros.demo.PAYLOAD_TRAJECTORY (bench stays free of ROS imports)
 
 
 def log(*a):
@@ -136,13 +144,18 @@ def cell_figures() -> dict[str, float]:
 def cell_convergence_figures() -> dict[str, float]:
     """Declared convergence of difference-rls on the cell, and how good the estimate is then (module doc)."""
     m = RobotModel.from_urdf("ur10")
-    traj = load_trajectory("ur10_payload")
     frame, mass = "tool0", 3.5
     truth = PayloadEstimate(frame, from_mass_com_inertia(mass, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    unloaded = simulate(m, traj, None, "ur10", seed=11)
-    robot = identify_robot(m, unloaded, friction="nonlinear")
-    recordings = [simulate(m, traj, truth, "ur10", seed=seed) for seed in CONVERGENCE_SEEDS]
+
+    def cell(name):
+        traj = load_trajectory(name)
+        unloaded = simulate(m, traj, None, "ur10", seed=11)
+        return unloaded, [simulate(m, traj, truth, "ur10", seed=seed) for seed in CONVERGENCE_SEEDS]
+
+    unloaded, recordings = cell(DEMO_TRAJECTORY)
+    # As the demo identifies it: with the drives' torque-dependent (gear) friction the cell simulates.
+    robot = identify_robot(m, unloaded, friction="nonlinear", gear_friction=True)
     out = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(), "cell_convergence")
     # Each joint state paired with the command at its own time stamp (no command-to-motion delay, 2 ms on
     # this cell), as the ROS session did before it estimated the delay (payload/session.py).
@@ -153,13 +166,22 @@ def cell_convergence_figures() -> dict[str, float]:
     own = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(), "cell_convergence_own_sigma",
                                serial_check=False)
     out.update({k: v for k, v in own.items() if "declared" in k})
-    geared = identify_robot(m, unloaded, friction="nonlinear", gear_friction=True)
-    out.update(_convergence_figures(m, geared, recordings, frame, mass, PayloadOptions(),
-                                    "cell_convergence_gear_friction"))
+    plain = identify_robot(m, unloaded, friction="nonlinear")
+    out.update(_convergence_figures(m, plain, recordings, frame, mass, PayloadOptions(),
+                                    "cell_convergence_without_gear_friction"))
+    # The robot identified on another excitation than the payload's.
+    period_unloaded, period_recs = cell("ur10_payload")
+    for prefix, gear in (("cell_convergence_cross_robot", False), ("cell_convergence_cross_robot_gear_friction", True)):
+        other = identify_robot(m, period_unloaded, friction="nonlinear", gear_friction=gear)
+        out.update(_convergence_figures(m, other, recordings, frame, mass, PayloadOptions(), prefix))
+    # The 10 s cond(W_L) design the demo played before.
+    for prefix, gear in (("cell_convergence_ur10_payload", False),
+                         ("cell_convergence_ur10_payload_gear_friction", True)):
+        period_robot = identify_robot(m, period_unloaded, friction="nonlinear", gear_friction=gear)
+        out.update(_convergence_figures(m, period_robot, period_recs, frame, mass, PayloadOptions(), prefix))
     # The bundled excitation designed for the inertia: where the σ rule alone declared wrong masses.
-    inertia_traj = load_trajectory("ur10_payload_inertia")
-    robot_i = identify_robot(m, simulate(m, inertia_traj, None, "ur10", seed=11), friction="nonlinear")
-    recs_i = [simulate(m, inertia_traj, truth, "ur10", seed=seed) for seed in CONVERGENCE_SEEDS]
+    inertia_unloaded, recs_i = cell("ur10_payload_inertia")
+    robot_i = identify_robot(m, inertia_unloaded, friction="nonlinear")
     prefix = "cell_convergence_inertia_excitation"
     out.update(_convergence_figures(m, robot_i, recs_i, frame, mass, PayloadOptions(), prefix))
     sigma_only = _convergence_figures(m, robot_i, recs_i, frame, mass, PayloadOptions(),
@@ -189,7 +211,7 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix,
         z, cov, _ = est.payload_solution()
         extra, _ = serial_correlation_covariance(m, robot, frame, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
                                                  load_friction=est.n_lf > 0)
-        declared.append(est.convergence_time)
+        declared.append(est.convergence_time if est.converged else float("inf"))   # inf: never declared
         err_at.append(abs(z[0] - mass) / mass * 100)
         std_at.append(float(np.sqrt(cov[0, 0] + extra[0, 0])) / mass * 100)
         est.update_batch(sig.t[k:], sig.q[k:], sig.qd[k:], sig.qdd[k:], sig.tau[k:])

@@ -134,7 +134,10 @@ from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: E40
 from payload_id_core.excitation.limits import check_trajectory, design_cartesian_limits  # noqa: E402
 from payload_id_ros.cli.main import main as cli_main  # noqa: E402
 
-BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist", "ur10_payload_inertia"]
+BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist", "ur10_payload_inertia",
+           "ur10_payload_fast"]
+# (period s, harmonics) each bundled trajectory was designed with (its recorded command)
+BUNDLED_SHAPE = {"ur10_payload_inertia": (10.0, 8), "ur10_payload_fast": (4.0, 6)}
 
 
 def test_optimized_payload_condition_is_far_lower_than_random_feasible(ur10):
@@ -184,7 +187,7 @@ def test_bundled_trajectories_respect_limits_on_1ms_grid_and_rest_at_ends(name):
     np.testing.assert_allclose(q, np.tile(traj.offsets, (2, 1)), atol=1e-9)
     np.testing.assert_allclose(qd, 0.0, atol=1e-9)
     np.testing.assert_allclose(qdd, 0.0, atol=1e-9)
-    assert traj.duration == 10.0 and traj.harmonics == (8 if name == "ur10_payload_inertia" else 5)
+    assert (traj.duration, traj.harmonics) == BUNDLED_SHAPE.get(name, (10.0, 5))
     assert traj.design["command"].startswith("payload-id excite")
 
 
@@ -286,6 +289,8 @@ def test_cli_writes_a_trajectory_within_limits(tmp_path, ur10):
     (["--noise-std", "1,2"], "--noise-std gives [1.0, 2.0] for 6 joints"),
     (["--noise-std", "no_such_profile"], "unknown simulation profile 'no_such_profile'"),
     (["--min-velocity-fraction", "0.9"], "RMS velocity fraction 0.9"),
+    (["--objective", "convergence", "--horizon", "12"], "horizon 12.0 s is not within the trajectory's (0, 10] s"),
+    (["--objective", "convergence", "--horizon", "0"], "--horizon"),
 ])
 def test_cli_refuses_bad_or_infeasible_requests(tmp_path, capsys, args, message):
     out = tmp_path / "t.yaml"

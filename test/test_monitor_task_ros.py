@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from ros_cell.controller_interfaces import build_prefix, environment
 
-from payload_id_ros.demo import ROBOT_TRAJECTORY, unloaded_robot_yaml
+from payload_id_ros.demo import MONITOR_ROBOT_TRAJECTORY, unloaded_robot_yaml
 from payload_id_ros.demo_monitor import PART, REGRASPED, run_cell, summarise
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ def run(ros_env, tmp_path_factory):
     import sys  # noqa: PLC0415
 
     out = tmp_path_factory.mktemp("monitor_task")
-    robot_yaml = unloaded_robot_yaml(out / "cache", ROBOT_TRAJECTORY)
+    robot_yaml = unloaded_robot_yaml(out / "cache", MONITOR_ROBOT_TRAJECTORY)
     env = environment(build_prefix(), ros_env)
     requests = out / "requests.jsonl"
     controller = subprocess.Popen([sys.executable, str(HERE / "fake_controller.py"), "ur", "accept", str(requests)],

@@ -40,7 +40,7 @@ from payload_id_core.sim.pick_place import point_to_point
 from payload_id_msgs.msg import PayloadEstimate, PayloadEvent
 from payload_id_msgs.srv import SetPayload
 from payload_id_ros import conversions as conv
-from payload_id_ros.demo import PROFILE, ROBOT, ROBOT_TRAJECTORY, trajectory, unloaded_robot_yaml
+from payload_id_ros.demo import MONITOR_ROBOT_TRAJECTORY, PROFILE, ROBOT, trajectory, unloaded_robot_yaml
 from payload_id_ros.supervisor import Supervisor
 
 FRAME = "tool0"
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = out / "demo_cache"
     t_start = time.monotonic()
     try:
-        robot_yaml = unloaded_robot_yaml(cache, trajectory(ROBOT_TRAJECTORY, cache, "base", 20.0))
+        robot_yaml = unloaded_robot_yaml(cache, trajectory(MONITOR_ROBOT_TRAJECTORY, cache, "base", 20.0))
         record = run_cell(out, robot_yaml)
     except PayloadIdError as err:
         print(f"demo-monitor: error: {err}", file=sys.stderr)

@@ -20,6 +20,15 @@ Objectives (all minimised; each is evaluated on `n_samples` points of one period
   alike: on the simulated UR10 the ``payload`` trajectory left the inertia at 7-15 % error, all of it
   within the estimators' σ (issue 13). Minimising W_L's variance alone is not enough either: the
   difference method then loses the robot's base parameters (27 % inertia error).
+- ``convergence``: how soon an online estimator can stand behind its mass. The same difference-method
+  covariance Σ_L as ``inertia``, but of the motion's first `horizon_s` seconds: log Σ_L,mass after
+  horizon_s / 2 and after horizon_s of motion, plus CONVERGENCE_PERIOD_WEIGHT x log tr Σ_L over the
+  whole period (the CoM and inertia still need the rest of it). Both early terms, because the online
+  rule (payload/online/base.py) declares only an estimate that is precise and has settled over the last
+  second: the mass must already be determined halfway. A period-wide objective spreads the information
+  over the period: the bundled ur10_payload (cond W_L, 10 s) reaches a mass σ of 0.45 % of 3.5 kg after
+  2 s on the simulated cell, so difference-rls declared at 5.35 s; ur10_payload_fast (this objective,
+  horizon 2 s) reaches 0.14 %.
 
 Scaling (Xu 2024 §4.2, eq. 18). Xu weights the stacked regressor's rows by Λ0^(-1/2), Λ0 the
 per-joint torque noise covariance estimated from the OLS residuals R0 = τ - Y π_ols of a first run,
@@ -81,6 +90,7 @@ class Objective(str, Enum):
     PAYLOAD = "payload"    # the payload regressor W_L: payload identification
     DOPT = "dopt"          # D-optimality of the base regressor
     INERTIA = "inertia"    # A-optimality of the payload from the base parameters (summed variance, inertia-dominated)
+    CONVERGENCE = "convergence"   # the mass's variance after the first seconds of motion: online convergence
 
     @classmethod
     def parse(cls, value: Objective | str) -> Objective:
@@ -97,6 +107,12 @@ COLUMN_SCALINGS = tuple(c.value for c in ColumnScaling)
 
 # Xu 2024 eq. 18 weights: full, inertial, first-moment, friction.
 XU_WEIGHTS = (10.0, 5.0, 1.0, 1.0)
+# 'convergence' objective: weight of the whole period's log tr Σ_L next to the two early mass terms. At 0.5 the
+# 10 s design left difference-rls's inertia 8-13 % off on the cell, at 2 (the default) 5-10 %, for the same
+# early mass σ within 10 %.
+CONVERGENCE_PERIOD_WEIGHT = 2.0
+# Sample rate at which the design reports the mass σ it predicts after the first seconds (a robot's usual rate).
+REPORT_RATE_HZ = 500.0
 
 
 def default_offsets(model) -> np.ndarray:
@@ -231,17 +247,35 @@ class RegressorMetrics:
         pay = payload_columns(self.model, self.frame, y) * w * self.payload_scale
         return full.reshape(-1, full.shape[2]), pay.reshape(-1, 10)
 
-    def _difference_variance(self, g: np.ndarray) -> float:
-        """tr((J_εᵀ S J_ε)⁻¹): summed variance of φ_L (size-L units, per unit row noise) through the base
-        parameters fitted with friction, S the Schur complement of g's base block (see the module doc)."""
+    def _difference_information(self, g: np.ndarray) -> np.ndarray | None:
+        """J_εᵀ S J_ε: the information on φ_L (size-L units, per unit row noise) through the base parameters
+        fitted with friction, S the Schur complement of g's base block (see the module doc); None when the
+        friction block is singular."""
         nb = self.base.b
         g_bb, g_bf, g_ff = g[:nb, :nb], g[:nb, nb:], g[nb:, nb:]
         try:
             schur = g_bb - g_bf @ np.linalg.solve(g_ff, g_bf.T) if g_ff.size else g_bb
         except np.linalg.LinAlgError:
-            return math.inf
+            return None
         info = self.payload_jacobian.T @ schur @ self.payload_jacobian
-        return _variance_trace(0.5 * (info + info.T))
+        return 0.5 * (info + info.T)
+
+    def _difference_variance(self, g: np.ndarray) -> float:
+        """tr((J_εᵀ S J_ε)⁻¹): summed variance of φ_L through the base parameters fitted with friction."""
+        info = self._difference_information(g)
+        return math.inf if info is None else _variance_trace(info)
+
+    def mass_variance(self, q, qd, qdd) -> float:
+        """(J_εᵀ S J_ε)⁻¹ at the mass: its variance (kg², per unit row noise) from these samples by the
+        difference method; inf when the samples do not determine φ_L."""
+        full, _ = self.matrices(q, qd, qdd)
+        info = self._difference_information(full.T @ full)
+        if info is None:
+            return math.inf
+        ev = np.linalg.eigvalsh(info)
+        if not ev[0] > ev[-1] * 1e-15:
+            return math.inf
+        return float(np.linalg.solve(info, np.eye(10)[0])[0] / self.payload_scale[0] ** 2)
 
     def evaluate(self, q, qd, qdd, only: Objective | None = None) -> dict:
         """Every figure (or, with `only` = an objective name, just what that objective needs).
@@ -292,6 +326,8 @@ def objective_value(metrics: dict, objective: Objective | str) -> float:
         return math.log(metrics["payload_variance"])
     if objective is Objective.XU:
         return math.log(metrics["xu"])
+    if objective is Objective.CONVERGENCE:
+        raise ValueError("the convergence objective needs the motion's first seconds: use convergence_value")
     return -metrics["logdet"]
 
 
@@ -303,6 +339,26 @@ def objective_value(metrics: dict, objective: Objective | str) -> float:
 MAX_HARMONICS = 25
 DESIGN_GRID_BUDGET = 1024**3
 DESIGN_CHECK_DT = 1e-3
+
+
+def convergence_value(metrics: RegressorMetrics, design, x, early: list[np.ndarray], period: np.ndarray) -> float:
+    """The 'convergence' objective (module doc): log Σ_L,mass on each early grid plus the weighted log tr Σ_L
+    over the period's grid."""
+    value = sum(math.log(metrics.mass_variance(*design.motion(x, t))) for t in early)
+    q, qd, qdd = design.motion(x, period)
+    whole = metrics.evaluate(q, qd, qdd, only=Objective.INERTIA)["payload_variance"]
+    return value + CONVERGENCE_PERIOD_WEIGHT * math.log(whole)
+
+
+def early_mass_std(metrics: RegressorMetrics, design, x) -> dict[str, float]:
+    """The mass σ (kg) the difference method would have after half the horizon, the horizon and the whole
+    period of motion sampled at REPORT_RATE_HZ, under the design's torque noise (white): what the design
+    promises an online estimator, before model error."""
+    out = {}
+    for h in (design.horizon_s / 2, design.horizon_s, design.duration):
+        t = np.arange(1, int(round(h * REPORT_RATE_HZ)) + 1) / REPORT_RATE_HZ
+        out[f"{h:g} s"] = float(math.sqrt(metrics.mass_variance(*design.motion(x, t))))
+    return out
 
 
 def check_design_size(duration: float, harmonics: int, n_joints: int) -> None:
@@ -343,6 +399,7 @@ class ExcitationDesign:
     noise_std: np.ndarray | None = None          # N·m per joint, rows / noise (Xu Λ0); default default_noise_std
     column_scaling: ColumnScaling | str = ColumnScaling.NONE   # for base/xu objectives
     min_rms_velocity_fraction: float = 0.25      # each moving joint's RMS velocity >= this x its velocity limit
+    horizon_s: float = 2.0                       # 'convergence' objective: seconds of motion the mass must be known by
 
     def __post_init__(self) -> None:
         m = self.model
@@ -363,6 +420,10 @@ class ExcitationDesign:
             raise PayloadIdError(f"{self.harmonics} harmonic(s) cannot start and end at rest",
                                  "use --harmonics 2 or more (5 is usual)")
         check_design_size(self.duration, self.harmonics, m.n)
+        if not (isinstance(self.horizon_s, (int, float)) and math.isfinite(self.horizon_s)
+                and 0 < self.horizon_s <= self.duration):
+            raise PayloadIdError(f"horizon {self.horizon_s} s is not within the trajectory's (0, {self.duration:g}] s",
+                                 "use e.g. --horizon 2 (at most --duration)")
         if self.column_scaling not in COLUMN_SCALINGS:
             raise PayloadIdError(f"unknown column scaling '{self.column_scaling}'",
                                  f"use one of {', '.join(COLUMN_SCALINGS)}")
@@ -572,8 +633,12 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
     cons += _velocity_excitation_constraint(design)
     v_min = design.min_rms_velocity_fraction * design.limits.velocity[design.moving]
 
+    early = [np.linspace(0.0, h, design.n_samples + 1)[1:] for h in (design.horizon_s / 2, design.horizon_s)]
+
     def f(x):
         try:
+            if design.objective is Objective.CONVERGENCE:
+                return convergence_value(metrics, design, x, early, t_obj)
             return objective_value(metrics.evaluate(*design.motion(x, t_obj), only=design.objective), design.objective)
         except (np.linalg.LinAlgError, ValueError):
             return 1e3
@@ -618,9 +683,13 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
             "lengthen --duration, relax the acceleration/position limits or --margin, or lower "
             "--min-velocity-fraction")
     final = metrics.evaluate(*design.motion(x, np.linspace(0.0, design.duration, 1000, endpoint=False)))
+    if design.objective is Objective.CONVERGENCE:
+        info_horizon = {"horizon_s": design.horizon_s, "period_weight": CONVERGENCE_PERIOD_WEIGHT}
+    else:
+        info_horizon = {}
     # Refusal on the unit-column figure: it says whether parameters are excited at all, whatever their units.
     key = {"base": "base_cond_unit_columns", "xu": "base_cond_unit_columns", "dopt": "base_cond_unit_columns",
-           "payload": "payload_cond", "inertia": "payload_cond"}[design.objective]
+           "payload": "payload_cond", "inertia": "payload_cond", "convergence": "payload_cond"}[design.objective]
     if not final[key] < max_cond:
         raise PayloadIdError(
             f"the best trajectory within these limits leaves the {key.replace('_', ' ')} at {final[key]:.3g} "
@@ -643,6 +712,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         "logdet": final["logdet"],
         "base_cond_si": final["base_cond_si"],
         "base_cond_unit_columns": final["base_cond_unit_columns"],
+        **info_horizon,
         "noise_std": [float(v) for v in metrics.noise_std],
         "noise_source": metrics.noise_source,
         "column_scaling": design.column_scaling,
@@ -657,6 +727,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         "scaling": "rows / torque noise std (Xu 2024 sec. 4.2 Lambda0^-1/2); base columns "
                    + ("in SI units (unscaled)" if design.column_scaling == "none" else "to unit norm")
                    + f"; payload columns in kg, kg*L, kg*L^2 with L = {design.payload_size_m:g} m",
+        "mass_std_kg": early_mass_std(metrics, design, x),
         "samples": design.n_samples,
         "seeds": tried,
         "seconds": round(seconds, 2),

@@ -42,7 +42,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--objective", choices=OBJECTIVES, default="payload",
                         help="base: cond of base regressor with friction; xu: Xu 2024 eq. 18; payload: cond of W_L; "
                              "dopt: D-optimality; inertia: summed variance of the payload parameters (A-optimal "
-                             "W_L, what a usable inertia needs) (default payload)")
+                             "W_L, what a usable inertia needs); convergence: the mass's variance after the first "
+                             "--horizon seconds (how soon an online estimator converges) (default payload)")
+    parser.add_argument("--horizon", type=number(above=0, unit="s"), default=2.0,
+                        help="s of motion by which --objective convergence makes the mass known (default 2)")
     parser.add_argument("--joints", default=None, help="comma-separated joints that move (others hold the offset), "
                                                        "e.g. wrist_1_joint,wrist_2_joint,wrist_3_joint")
     parser.add_argument("--offsets", default=None, help="comma-separated start pose (rad), default per robot")
@@ -104,7 +107,8 @@ def run(args) -> int:
                               harmonics=args.harmonics, base_frequency_hz=args.base_frequency, offsets=offsets,
                               joints=joints, cartesian=cartesian, payload_size_m=args.payload_size,
                               noise_std=None if noise is None else np.asarray(noise),
-                              column_scaling=args.column_scaling, min_rms_velocity_fraction=args.min_velocity_fraction)
+                              column_scaling=args.column_scaling, min_rms_velocity_fraction=args.min_velocity_fraction,
+                              horizon_s=args.horizon)
     result = optimize_excitation(design, seeds=args.seeds, seed=args.seed, maxiter=args.maxiter,
                                  log=lambda m: print(m, file=sys.stderr))
     traj = result.trajectory
