@@ -69,7 +69,7 @@ from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import METHODS, identify_payload
-from payload_id_core.payload.methods.common import method_signals, serial_correlation_covariance
+from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import identify_robot
@@ -209,7 +209,7 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix,
             est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
             k += 25
         z, cov, _ = est.payload_solution()
-        extra, _ = serial_correlation_covariance(m, robot, frame, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
+        extra, _ = online_covariance_extra(m, robot, frame, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
                                                  load_friction=est.n_lf > 0)
         declared.append(est.convergence_time if est.converged else float("inf"))   # inf: never declared
         err_at.append(abs(z[0] - mass) / mass * 100)

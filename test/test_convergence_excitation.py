@@ -23,7 +23,7 @@ from payload_id_core.excitation.design import (
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation.limits import MotionLimits
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.methods.common import method_signals, serial_correlation_covariance
+from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import identify_robot
@@ -125,7 +125,7 @@ def test_difference_rls_declares_the_fast_run_converged_by_about_two_seconds_wit
         k += 25
     assert est.converged and est.convergence_time <= 2.5, est.convergence_time
     z, cov, _ = est.payload_solution()
-    extra, _ = serial_correlation_covariance(ur10, robot, FRAME, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
+    extra, _ = online_covariance_extra(ur10, robot, FRAME, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
                                              load_friction=est.n_lf > 0)
     err, std = z[0] - MASS, float(np.sqrt(cov[0, 0] + extra[0, 0]))
     assert abs(err) < 0.01 * MASS and abs(err) <= 2.0 * std, (err, std)

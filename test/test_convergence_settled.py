@@ -15,7 +15,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.payload.methods.common import method_signals, serial_correlation_covariance
+from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import identify_robot
@@ -54,7 +54,7 @@ def _declared(m, robot, rec, **options):
         k += 25
     assert est.converged
     z, cov, _ = est.payload_solution()
-    extra, _ = serial_correlation_covariance(m, robot, FRAME, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
+    extra, _ = online_covariance_extra(m, robot, FRAME, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
                                              load_friction=est.n_lf > 0)
     return est.convergence_time, z[0] - MASS, float(np.sqrt(cov[0, 0] + extra[0, 0]))
 
@@ -64,7 +64,9 @@ def test_the_declared_mass_is_within_two_sigma_where_the_sigma_rule_alone_was_wr
     m, robot, recs = cell
     rec = recs[SEEDS.index(seed)]
     t_alone, err_alone, std_alone = _declared(m, robot, rec, settle_time=0.0, serial_check=False)
-    assert t_alone < 2.5 and abs(err_alone) > 2.0 * std_alone, (t_alone, err_alone, std_alone)
+    # Declared converged more than 1 % off; the σ the goal reports (with the robot's unmodelled gear friction,
+    # methods.common.online_covariance_extra) now covers that error, but at ~1 %, not below the 0.5 % declared.
+    assert t_alone < 2.5 and abs(err_alone) > 0.01 * MASS and std_alone > 0.005 * MASS, (t_alone, err_alone, std_alone)
     t, err, std = _declared(m, robot, rec)
     assert t > t_alone and abs(err) <= 2.0 * std and abs(err) < 0.01 * MASS, (t, err, std)
 
@@ -77,12 +79,13 @@ def demo_cell():
 
 @pytest.mark.parametrize("index", [0, 1])
 def test_the_reported_sigma_must_pass_too_where_the_estimators_own_was_not_honest(demo_cell, index):
-    """ur10_payload seeds 111 and 115: the estimator's σ and the settling pass at 3.7 s with the mass −1.5 % off,
-    beyond 2σ even of the σ the goal reports (with the serially correlated residuals' part); that σ, required
-    below the threshold too, waits until the mass is within 1 % and its 2σ."""
+    """ur10_payload seeds 111 and 115: the estimator's σ and the settling pass at 3.7 s with the mass −1.5 % off
+    (beyond 2σ of the σ the goal reported before it had the robot's unmodelled gear friction; within it now, but
+    that σ is 0.7 %, not the 0.5 % declared); the reported σ, required below the threshold too, waits until the
+    mass is within 1 % and its 2σ."""
     m, robot, recs = demo_cell
     t_own, err_own, std_own = _declared(m, robot, recs[index], serial_check=False)
-    assert t_own < 4.0 and abs(err_own) > 2.0 * std_own and abs(err_own) > 0.01 * MASS, (t_own, err_own, std_own)
+    assert t_own < 4.0 and abs(err_own) > 0.01 * MASS and std_own > 0.005 * MASS, (t_own, err_own, std_own)
     t, err, std = _declared(m, robot, recs[index])
     assert t > t_own and abs(err) <= 2.0 * std and abs(err) < 0.01 * MASS, (t, err, std)
 
@@ -111,6 +114,6 @@ def test_checks_sparser_than_the_window_still_compare_the_last_mass_before_it(ce
     m, robot, recs = cell
     t_alone, err_alone, std_alone = _declared(m, robot, recs[0], settle_time=0.0, check_every=560,
                                                  serial_check=False)
-    assert abs(err_alone) > 2.0 * std_alone, (t_alone, err_alone, std_alone)
+    assert abs(err_alone) > 0.01 * MASS, (t_alone, err_alone, std_alone)
     t, err, std = _declared(m, robot, recs[0], check_every=560)
     assert t > t_alone and abs(err) <= 2.0 * std, (t, err, std)

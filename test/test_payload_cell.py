@@ -95,10 +95,12 @@ def test_difference_rls_judges_and_records_the_estimate_it_returns(cell):
     # shoulder's and the wrist's noise into one variance, which understated the mass's spread over noise draws
     # by a third), and the masses of the last second of checks settle within 2σ of the current one at 4.2 s;
     # with the tracking error in the motion and the reported σ (serial correlation) required below 0.5 % as
-    # well, it declares at 4.4 s.
+    # well, it declares at 4.4 s; with the robot's unmodelled gear friction in that σ (the error it makes over the
+    # motion seen so far, methods.common.online_covariance_extra), at 6.75 s (bench/payload.py, 20 seeds: median
+    # 6.8 s, every seed within 1 % from 6.15 s on).
     assert 0.010 < quick_std[0] / MASS < 0.017, quick_std[0]
     est.update_batch(sig.t[k0:], sig.q[k0:], sig.qd[k0:], sig.qdd[k0:], sig.tau[k0:])
-    assert est.converged and 3.4 < est.convergence_time < 4.6, est.convergence_time
+    assert est.converged and 6.0 < est.convergence_time < 7.5, est.convergence_time
     hist = est.estimate().history
     k = int(np.searchsorted(hist["t"], est.convergence_time - 1e-9))
     assert hist["std"][k, 0] < 0.005 * hist["phi"][k, 0]

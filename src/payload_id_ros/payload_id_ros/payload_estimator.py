@@ -687,7 +687,7 @@ class PayloadEstimator(Node):
                 goal.handle.canceled()
                 return conv.identify_result("cancelled before the excitation started: no estimate")
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(run.with_serial_correlation(est), run.robot)
+        est = finalize(run.with_online_covariance_extra(est), run.robot)
         drops = self._input_drops()
         if drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, drops))

@@ -27,8 +27,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import METHODS
 from payload_id_core.payload.methods.common import (
     load_friction_on,
-    serial_correlation_covariance,
-    serial_correlation_note,
+    online_covariance_extra,
 )
 from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
@@ -275,20 +274,20 @@ class IdentificationRun:
             return None
         return tuple(np.concatenate(x) for x in (self._t, self._q, self._qd, self._qdd, self._tau))
 
-    def with_serial_correlation(self, est: PayloadEstimate) -> PayloadEstimate:
-        """`est` with the covariance serially correlated residuals add to the recursive estimator's
-        (methods.common.serial_correlation_covariance, on every sample the run fed)."""
+    def with_online_covariance_extra(self, est: PayloadEstimate) -> PayloadEstimate:
+        """`est` with the covariance serially correlated residuals and the robot model's unmodelled gear friction
+        add to the recursive estimator's (methods.common.online_covariance_extra, on every sample the run fed)."""
         data = self.arrays()
         if data is None or data[0].size < 50:
             return est
         _, q, qd, qdd, tau = data
-        extra, inflation = serial_correlation_covariance(self.model, self.robot, self.frame, q, qd, qdd, tau,
-                                                         load_friction=self.online.n_lf > 0)
+        extra, extra_notes = online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
+                                                     load_friction=self.online.n_lf > 0)
         cov = est.covariance.copy()
         known = np.isfinite(cov)
         cov[known] += extra[known]
         est.covariance = cov
-        est.notes.append(serial_correlation_note(inflation))
+        est.notes.extend(extra_notes)
         return est
 
     def torque_rmse(self, est: PayloadEstimate | None) -> tuple[np.ndarray, np.ndarray]:

@@ -39,9 +39,10 @@ from payload_id_core.signals.conditioning import Signals, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
 # Raised whenever identify_robot fits another model from the same inputs (2: the arm's tracking error in the
-# motion, signals/tracking.py). Caches of identifications (the demo's, the accuracy bench's) key on it, so a
-# cached robot.yaml is never one the current code would not write.
-IDENTIFICATION_VERSION = 2
+# motion, signals/tracking.py; 3: the gear friction it leaves out, gear_friction.UnmodelledGear). Caches of
+# identifications (the demo's, the accuracy bench's) key on it, so a cached robot.yaml is never one the current
+# code would not write.
+IDENTIFICATION_VERSION = 3
 
 
 def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,
@@ -110,6 +111,12 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
                                                                                            fm.sign_epsilon)
         ident = _fit(model, base, rotor, wi, tau_fit, qd, temp, fm, estimator, check_consistency,
                      search_shapes=alpha is None)
+        if gear is None:
+            # Left out of the model, but not out of the uncertainty of what is fitted with it on other motions.
+            w = np.concatenate([wi, ident.friction.columns(qd, temp)], axis=2)
+            ident.unmodelled_gear = gear_friction_model.unmodelled(w, ident.theta, tau, qd, ident.sigma,
+                                                                   ident.friction.sign_epsilon)
+            del w
     scale = np.ones(model.n) if effort_scale is None else np.broadcast_to(
         np.asarray(effort_scale, dtype=float), (model.n,)).copy()
     ident.effort_scale, ident.source, ident.gear = scale, source, gear

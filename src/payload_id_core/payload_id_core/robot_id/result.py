@@ -21,7 +21,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import gear_friction
-from payload_id_core.robot_id.gear_friction import GearFriction
+from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
@@ -83,6 +83,9 @@ class RobotIdentification:
     # Gear friction μ_j|τ_j| sgn(q̇_j) (gear_friction.py): the measured torques the parameters were fitted to
     # had it removed, and every consumer removes it too (gear_corrected). None: not modelled (files before it).
     gear: GearFriction | None = None
+    # The gear friction the run shows when `gear` leaves it out of the model (gear_friction.UnmodelledGear): the
+    # payload fits count what it would do on their motion as model error. None: none shown, or written before.
+    unmodelled_gear: UnmodelledGear | None = None
     model: RobotModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -225,6 +228,11 @@ class RobotIdentification:
         if self.gear is not None:
             d["gear"] = {"mu": [float(x) for x in self.gear.mu],
                          "mu_std": [None if not np.isfinite(x) else float(x) for x in self.gear.mu_std]}
+        if self.unmodelled_gear is not None:
+            g = self.unmodelled_gear
+            d["gear_unmodelled"] = {"mu": [float(x) for x in g.mu],
+                                    "mu_std": [None if not np.isfinite(x) else float(x) for x in g.mu_std],
+                                    "theta_shift": [float(x) for x in g.theta_shift]}
         if self.shape_std is not None and self.friction.shape_names:
             d["shape_std"] = {name: [None if not np.isfinite(v) else float(v) for v in self.shape_std[:, i]]
                               for i, name in enumerate(self.friction.shape_names)}
@@ -267,6 +275,10 @@ class RobotIdentification:
             shape_std = None if not sstd else np.array(
                 [[np.nan if v is None else v for v in sstd[nm]] for nm in friction.shape_names], dtype=float).T
             gear = _gear(d["friction"], n, source)
+            unmodelled_gear = _unmodelled_gear(d["friction"], n, theta.size, source)
+            if gear is not None and unmodelled_gear is not None:
+                raise PayloadIdError(f"{source}: friction has both gear and gear_unmodelled: the gear friction is "
+                                     "either in the model or left out of it", "re-run payload-id identify-robot")
             val = d.get("validation_torque_rmse")
             rmse_cmd = d.get("torque_rmse_commanded_motion")
             psi = d.get("standard_parameters")
@@ -294,6 +306,7 @@ class RobotIdentification:
                 effort_scale_std=_scale_std(effort.get("scale_std"), n, source),
                 effort_scale_source=str(effort.get("source", "")),
                 urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), gear=gear,
+                unmodelled_gear=unmodelled_gear,
                 model=model,
             )
         except (KeyError, TypeError, ValueError) as err:
@@ -353,6 +366,35 @@ def _gear(friction: dict, n: int, source: str) -> GearFriction | None:
         raise PayloadIdError(f"{source}: friction.gear.mu_std {raw} holds values that are not standard deviations",
                              "re-run payload-id identify-robot")
     return GearFriction(mu, std)
+
+
+def _unmodelled_gear(friction: dict, n: int, p: int, source: str) -> UnmodelledGear | None:
+    """friction.gear_unmodelled: None (none shown, or written before) or {mu, mu_std, theta_shift}."""
+    g = (friction or {}).get("gear_unmodelled")
+    if g is None:
+        return None
+    key = f"{source}: friction.gear_unmodelled"
+    if not isinstance(g, dict) or not {"mu", "theta_shift"} <= set(g):
+        raise PayloadIdError(f"{key} is {g!r}, not a mapping {{mu, mu_std, theta_shift}}",
+                             "re-run payload-id identify-robot")
+    mu = gear_friction.check_mu(g["mu"], n, f"{key}.mu")
+    raw = g.get("mu_std")
+    raw = [None] * n if raw is None else raw
+    try:
+        std = np.array([np.nan if v is None else v for v in raw], dtype=float) if isinstance(raw, list) else None
+    except (TypeError, ValueError):
+        std = None
+    if std is None or std.shape != (n,) or np.any(std[~np.isnan(std)] < 0) or np.any(np.isinf(std)):
+        raise PayloadIdError(f"{key}.mu_std is {raw!r}, not {n} standard deviations",
+                             "the file is damaged; re-run payload-id identify-robot")
+    try:
+        shift = np.asarray(g["theta_shift"], dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        shift = np.full(0, np.nan)
+    if shift.size != p or not np.all(np.isfinite(shift)):
+        raise PayloadIdError(f"{key}.theta_shift is not {p} finite values (one per parameter)",
+                             "the file is damaged; re-run payload-id identify-robot")
+    return UnmodelledGear(mu, std, shift)
 
 
 def _scale_std(values, n: int, source: str) -> np.ndarray | None:

@@ -24,6 +24,8 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
+    gear_model_error,
+    gear_model_error_note,
     load_friction_on,
     method_signals,
     motion_duration,
@@ -57,6 +59,11 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
+    gear = gear_model_error(robot, y_a, W, sol.sigma, sig.qd)
+    if gear is not None:
+        shift, mu = gear
+        cov = cov + np.outer(shift, shift)
+        notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
     notes += model_error_notes(model_error_ratio(sol.sigma, robot))
     return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
@@ -91,8 +98,9 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     lf, lf_notes = load_friction_on(PayloadMethod.KHALIL_2, options, robot)
     # The loaded re-identification with the load-dependent Coulomb columns: the loaded torque is Y θ̂_b
     # itself; the μ_j are nuisance unknowns after θ_b and leave the difference to the payload.
-    re, _, lf_fit_notes = solve_with_load_friction(y_b, sig.tau, y_b @ np.asarray(robot.theta, dtype=float), sig.qd,
-                                                   sign_epsilon(robot), lf, loaded_torque=lambda W, x: W @ x)
+    tau_a = y_b @ np.asarray(robot.theta, dtype=float)
+    re, y_used, lf_fit_notes = solve_with_load_friction(y_b, sig.tau, tau_a, sig.qd, sign_epsilon(robot), lf,
+                                                        loaded_torque=lambda W, x: W @ x)
     p = y_b.shape[-1]
     sol = _difference_payload(model, robot, frame, re.x[:p], re.cov[:p, :p], re.identifiable[:p], options)
     w_l, _ = payload_rows(model, None, frame, sig, False)
@@ -100,6 +108,14 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     notes = [*sig.notes, *lf_notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
+    gear = gear_model_error(robot, y_b, y_used, re.sigma, sig.qd)
+    if gear is not None:
+        # The re-identified θ_b moves by the response; the payload follows it through the same conversion.
+        theta_shift, mu = gear
+        shift = _difference_payload(model, robot, frame, np.asarray(robot.theta, dtype=float) + theta_shift[:p],
+                                    re.cov[:p, :p], re.identifiable[:p], options).x
+        cov = cov + np.outer(shift, shift)
+        notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
     return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)
 

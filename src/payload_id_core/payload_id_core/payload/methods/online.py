@@ -20,8 +20,7 @@ from payload_id_core.payload.methods.common import (
     load_friction_on,
     method_signals,
     motion_duration,
-    serial_correlation_covariance,
-    serial_correlation_note,
+    online_covariance_extra,
 )
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
@@ -44,11 +43,11 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     estimator = OnlinePayloadEstimator(model, robot, frame, method.value, prior=prior_phi(options.prior), **kw)
     raw = estimator.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
     z, cov, ok = estimator.payload_solution()
-    extra, inflation = serial_correlation_covariance(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau,
-                                                     load_friction=kw["load_friction"])
+    extra, extra_notes = online_covariance_extra(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau,
+                                                 load_friction=kw["load_friction"])
     cov = cov.copy()
     cov[:10, :10] += extra
-    notes = [*sig.notes, *lf_notes, *raw.notes, serial_correlation_note(inflation)]
+    notes = [*sig.notes, *lf_notes, *raw.notes, *extra_notes]
     if not estimator.converged:
         notes.append(Note(NoteCode.PAYLOAD_NOT_CONVERGED, f"not converged after {motion_duration(sig):.2f} s of motion "
                           f"({estimator.convergence_rule} rule)"))

@@ -21,9 +21,10 @@ Convergence (seconds of motion until declared):
                 every seed's mass 1-2 % off at 3-6σ. Under an exact model the mass moves over Δt by
                 √(σ(t−Δt)² − σ(t)²), which exceeds 2σ(t) only while σ still falls fast: the rule then
                 waits, it does not decide wrongly. Last, the σ the goal reports must pass the threshold
-                too: the estimator's σ with the part serially correlated residuals add
-                (methods.common.serial_correlation_covariance on the samples fed so far, at most every
-                SERIAL_CHECK_S of motion, or SERIAL_CHECK_FRACTION of the motion so far when more). The
+                too: the estimator's σ with the part serially correlated residuals and the robot model's
+                unmodelled gear friction add (methods.common.online_covariance_extra on the samples fed so
+                far, at most every SERIAL_CHECK_S of motion, or SERIAL_CHECK_FRACTION of the motion so far
+                when more). The
                 estimator's own σ counts independent noise only; with the arm's tracking error in the
                 motion (signals/tracking.py) the residuals' correlation no longer hid the early
                 load-friction bias of the bundled ur10_payload run (−1 % at 3.7 s), and the rule declared
@@ -401,10 +402,10 @@ class OnlineEstimator(ABC):
             return False
         self._serial_at = elapsed
         # Imported here: methods.common builds on this package (the payload rows, the load-friction columns).
-        from payload_id_core.payload.methods.common import serial_correlation_covariance  # noqa: PLC0415
+        from payload_id_core.payload.methods.common import online_covariance_extra  # noqa: PLC0415
         q, qd, qdd, tau = (np.concatenate(x) for x in zip(*self._fed))
-        extra, _ = serial_correlation_covariance(self.model, self.robot, self.frame, q, qd, qdd, tau,
-                                                 load_friction=self.n_lf > 0)
+        extra, _ = online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
+                                           load_friction=self.n_lf > 0)
         return bool(np.sqrt(std**2 + max(float(extra[0, 0]), 0.0)) < self.mass_rel_std * mass)
 
     def _settled(self, start: float, mass: float, std: float) -> bool:
