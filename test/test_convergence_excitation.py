@@ -93,11 +93,36 @@ def test_the_convergence_objective_lowers_the_early_mass_variance_below_a_period
         objective_value(a.metrics, "convergence")
 
 
-@pytest.mark.parametrize("horizon", [0.0, -1.0, 4.5, float("nan")])
+@pytest.mark.parametrize("horizon", [0.0, -1.0, 4.5, float("nan"), True, "2"])
 def test_a_horizon_outside_the_trajectory_is_refused(ur10, horizon):
     with pytest.raises(PayloadIdError, match="horizon"):
         ExcitationDesign(ur10, MotionLimits.from_model(ur10), objective="convergence", frame=FRAME, duration=4.0,
                          harmonics=3, horizon_s=horizon)
+
+
+def test_the_horizon_concerns_the_convergence_objective_only(ur10):
+    """A 1.5 s payload design (shorter than the default 2 s horizon) is what it was before the objective existed;
+    numpy numbers are durations too."""
+    limits = MotionLimits.from_model(ur10)
+    short = ExcitationDesign(ur10, limits, objective="payload", frame=FRAME, duration=1.5, harmonics=3)
+    assert short.duration == 1.5
+    ExcitationDesign(ur10, limits, objective="inertia", frame=FRAME, duration=4.0, harmonics=3, horizon_s=20.0)
+    d = ExcitationDesign(ur10, limits, objective="convergence", frame=FRAME, duration=4.0, harmonics=3,
+                         horizon_s=np.float32(2.0))
+    assert d.horizon_s == 2.0 and isinstance(d.horizon_s, float)
+
+
+def test_a_horizon_too_short_to_determine_the_payload_is_refused(tmp_path, capsys):
+    """The first milliseconds of any rest-to-rest motion determine nothing: the objective is flat there, and the
+    command line says so instead of writing a design it never optimised."""
+    from payload_id_ros.cli.main import main as cli_main  # noqa: PLC0415
+
+    out = tmp_path / "t.yaml"
+    rc = cli_main(["excite", "--urdf", "ur10", "--objective", "convergence", "--horizon", "0.002", "--duration", "4",
+                   "--harmonics", "3", "--seeds", "1", "--maxiter", "3", "--min-velocity-fraction", "0",
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "determines the payload in its first" in err and "--horizon" in err and not out.exists()
 
 
 @pytest.fixture(scope="module")

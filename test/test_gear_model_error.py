@@ -89,7 +89,8 @@ def test_robot_yaml_keeps_it_and_refuses_a_damaged_one(cross, tmp_path):
     good = robot.to_dict()["friction"]["gear_unmodelled"]
     for bad in (5, {"mu": [0.02] * 6}, {**good, "theta_shift": [0.0] * (p - 1)},
                 {**good, "theta_shift": [float("nan")] * p}, {**good, "theta_shift": "x"},
-                {**good, "mu_std": [-1.0] * 6}, {**good, "mu": [0.02, -0.1, 0, 0, 0, 0]}):
+                {**good, "mu_std": [-1.0] * 6}, {**good, "mu": [0.02, -0.1, 0, 0, 0, 0]},
+                {**good, "theta_shift": [1e200] * p}):
         d = robot.to_dict()
         d["friction"]["gear_unmodelled"] = bad
         with pytest.raises(PayloadIdError, match="robot.yaml"):
@@ -116,6 +117,16 @@ def test_on_another_motion_the_mass_error_is_within_the_sigma_and_not_declared(c
     est = identify_payload("difference-rls", m, old, rec, FRAME)
     assert est.converged and abs(est.mass - MASS) > 3.0 * est.readable_std()[0] and abs(est.mass - MASS) > 0.008 * MASS
     assert not has_note(est.notes, NoteCode.PAYLOAD_GEAR_MODEL_ERROR)
+
+
+def test_the_response_is_the_weighted_fits_estimate(cross):
+    """gear_model_error's solve is weighted_lstsq's estimate without its covariance (what a fit moves by)."""
+    from payload_id_core.payload.linear import weighted_lstsq, weighted_response  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    W, y, sigma = rng.normal(size=(200, 3, 5)), rng.normal(size=(200, 3)), np.array([0.5, 1.0, 2.0])
+    W[..., 4] = W[..., 3]                                   # one undetermined direction: minimum norm alike
+    np.testing.assert_allclose(weighted_response(W, y, sigma), weighted_lstsq(W, y, sigma=sigma).x, rtol=1e-10)
 
 
 def test_on_its_own_motion_the_term_is_small(cross):

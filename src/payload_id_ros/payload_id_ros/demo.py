@@ -45,7 +45,8 @@ HIDDEN_PAYLOAD: dict[str, Any] = {"frame": FRAME, "mass": 3.5, "com": [0.03, -0.
                   "inertia": {"ixx": 0.012, "ixy": 0.0, "ixz": 0.0, "iyy": 0.015, "iyz": 0.0, "izz": 0.009}}
 # Bundled (payload_id_core/data/trajectories), designed with `payload-id excite --objective convergence`: the mass
 # is known after 2 s of its motion, where ur10_payload's 10 s design spreads it over the period (declared
-# converged at 1.7 s against 5.35 s on the simulated cell: bench/payload.py cell_convergence_*).
+# converged at a median 1.95 s of 20 seeds on the simulated cell, ur10_payload at 5.35 s: bench/payload.py
+# cell_convergence_*).
 PAYLOAD_TRAJECTORY = "ur10_payload_fast"
 # The unloaded robot plays the same excitation as the loaded one, as in Xu 2024 (π_a and π_b from one
 # trajectory). Identified on another one, the robot model's Coulomb levels are those of that motion's load

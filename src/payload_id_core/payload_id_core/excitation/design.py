@@ -26,9 +26,10 @@ Objectives (all minimised; each is evaluated on `n_samples` points of one period
   whole period (the CoM and inertia still need the rest of it). Both early terms, because the online
   rule (payload/online/base.py) declares only an estimate that is precise and has settled over the last
   second: the mass must already be determined halfway. A period-wide objective spreads the information
-  over the period: the bundled ur10_payload (cond W_L, 10 s) reaches a mass σ of 0.45 % of 3.5 kg after
-  2 s on the simulated cell, so difference-rls declared at 5.35 s; ur10_payload_fast (this objective,
-  horizon 2 s) reaches 0.14 %.
+  over the period: the bundled ur10_payload (cond W_L, 10 s) predicts a mass σ of 5.7 % of 3.5 kg after 1 s
+  and 0.45 % after 2 s (the UR10 profile's noise, 500 Hz), and difference-rls declared it converged at 5.35 s
+  on the simulated cell; ur10_payload_fast (this objective, horizon 2 s, 4 s period) predicts 0.24 % and
+  0.15 %, and declares at 1.95 s (bench/payload.py cell_convergence_*, robot identified with its gear friction).
 
 Scaling (Xu 2024 §4.2, eq. 18). Xu weights the stacked regressor's rows by Λ0^(-1/2), Λ0 the
 per-joint torque noise covariance estimated from the OLS residuals R0 = τ - Y π_ols of a first run,
@@ -353,10 +354,12 @@ def convergence_value(metrics: RegressorMetrics, design, x, early: list[np.ndarr
 def early_mass_std(metrics: RegressorMetrics, design, x) -> dict[str, float]:
     """The mass σ (kg) the difference method would have after half the horizon, the horizon and the whole
     period of motion sampled at REPORT_RATE_HZ, under the design's torque noise (white): what the design
-    promises an online estimator, before model error."""
+    promises an online estimator, before model error. Keys in the order half horizon, horizon, period (the
+    horizon clipped to the period)."""
     out = {}
-    for h in (design.horizon_s / 2, design.horizon_s, design.duration):
-        t = np.arange(1, int(round(h * REPORT_RATE_HZ)) + 1) / REPORT_RATE_HZ
+    horizon = min(design.horizon_s, design.duration)
+    for h in (horizon / 2, horizon, design.duration):
+        t = np.arange(1, max(int(round(h * REPORT_RATE_HZ)), 1) + 1) / REPORT_RATE_HZ
         out[f"{h:g} s"] = float(math.sqrt(metrics.mass_variance(*design.motion(x, t))))
     return out
 
@@ -420,10 +423,13 @@ class ExcitationDesign:
             raise PayloadIdError(f"{self.harmonics} harmonic(s) cannot start and end at rest",
                                  "use --harmonics 2 or more (5 is usual)")
         check_design_size(self.duration, self.harmonics, m.n)
-        if not (isinstance(self.horizon_s, (int, float)) and math.isfinite(self.horizon_s)
-                and 0 < self.horizon_s <= self.duration):
-            raise PayloadIdError(f"horizon {self.horizon_s} s is not within the trajectory's (0, {self.duration:g}] s",
-                                 "use e.g. --horizon 2 (at most --duration)")
+        if self.objective is Objective.CONVERGENCE:
+            ok = (isinstance(self.horizon_s, (int, float, np.integer, np.floating))
+                  and not isinstance(self.horizon_s, (bool, np.bool_)))
+            if not (ok and math.isfinite(self.horizon_s) and 0 < self.horizon_s <= self.duration):
+                raise PayloadIdError(f"horizon {self.horizon_s!r} s is not a duration within the trajectory's "
+                                     f"(0, {self.duration:g}] s", "use e.g. --horizon 2 (at most --duration)")
+            self.horizon_s = float(self.horizon_s)
         if self.column_scaling not in COLUMN_SCALINGS:
             raise PayloadIdError(f"unknown column scaling '{self.column_scaling}'",
                                  f"use one of {', '.join(COLUMN_SCALINGS)}")
@@ -683,7 +689,14 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
             "lengthen --duration, relax the acceleration/position limits or --margin, or lower "
             "--min-velocity-fraction")
     final = metrics.evaluate(*design.motion(x, np.linspace(0.0, design.duration, 1000, endpoint=False)))
+    mass_std = early_mass_std(metrics, design, x)
     if design.objective is Objective.CONVERGENCE:
+        half = next(iter(mass_std))
+        if not math.isfinite(mass_std[half]):
+            raise PayloadIdError(
+                f"no motion within the limits determines the payload in its first {half}: the convergence "
+                f"objective had nothing to minimise (horizon {design.horizon_s:g} s)",
+                "use a longer --horizon (2 s is usual), or relax the velocity/acceleration limits")
         info_horizon = {"horizon_s": design.horizon_s, "period_weight": CONVERGENCE_PERIOD_WEIGHT}
     else:
         info_horizon = {}
@@ -727,7 +740,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         "scaling": "rows / torque noise std (Xu 2024 sec. 4.2 Lambda0^-1/2); base columns "
                    + ("in SI units (unscaled)" if design.column_scaling == "none" else "to unit norm")
                    + f"; payload columns in kg, kg*L, kg*L^2 with L = {design.payload_size_m:g} m",
-        "mass_std_kg": early_mass_std(metrics, design, x),
+        "mass_std_kg": mass_std,
         "samples": design.n_samples,
         "seeds": tried,
         "seconds": round(seconds, 2),

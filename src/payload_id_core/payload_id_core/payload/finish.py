@@ -171,9 +171,15 @@ def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
         why.append(f"inertia (largest σ {np.max(std[4:]):.2g} kg·m², limit {INERTIA_STD_FRACTION:g} × "
                    f"{scale:.2g} kg·m²)")
     if why:
+        if has_note(est.notes, NoteCode.PAYLOAD_GEAR_MODEL_ERROR):
+            cause = ("the recorded motion excites them too little against the noise and the robot model's error (the "
+                     "gear friction robot.yaml leaves out: identify-robot on this excitation, or with "
+                     "--gear-friction identify; or excite the wrist joints: payload-id excite)")
+        else:
+            cause = ("the recorded motion excites them too little against the noise (excite the wrist joints: "
+                     "payload-id excite)")
         est.notes.append(Note(NoteCode.PAYLOAD_UNDETERMINED, "undetermined by this motion: " + "; ".join(why)
-                              + ": the recorded motion excites them too little against the noise (excite the "
-                              "wrist joints: payload-id excite)"))
+                              + ": " + cause))
     return est
 
 

@@ -16,7 +16,7 @@ from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import finish as finish_estimate
 from payload_id_core.payload.jacobian import theta_layout
-from payload_id_core.payload.linear import LinearSolution, weighted_lstsq
+from payload_id_core.payload.linear import LinearSolution, weighted_lstsq, weighted_response
 from payload_id_core.payload.load_friction import (
     ITERATIONS,
     load_friction_columns,
@@ -290,12 +290,13 @@ def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, W: np.ndarray,
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z with weights 1/σ moves for the torque error the robot
     model's unmodelled gear friction would make on these samples (robot_id/gear_friction.UnmodelledGear, y_a the
     robot's rows there); None when robot.yaml shows none. A model-error term, Δz Δzᵀ added to the covariance,
-    not a correction."""
+    not a correction of z; but where an estimate is projected onto physical parameters (payload/finish.py) the
+    covariance is the projection's metric, so a projected estimate moves more freely along Δz."""
     g = robot.unmodelled_gear
     if g is None:
         return None
     error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_lstsq(W, error, sigma=sigma).x, g.mu
+    return weighted_response(W, error, sigma), g.mu
 
 
 def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
