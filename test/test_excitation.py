@@ -289,7 +289,8 @@ def test_cli_writes_a_trajectory_within_limits(tmp_path, ur10):
     (["--noise-std", "1,2"], "--noise-std gives [1.0, 2.0] for 6 joints"),
     (["--noise-std", "no_such_profile"], "unknown simulation profile 'no_such_profile'"),
     (["--min-velocity-fraction", "0.9"], "RMS velocity fraction 0.9"),
-    (["--objective", "convergence", "--horizon", "12"], "horizon 12.0 s is not a duration within the trajectory's (0, 10] s"),
+    (["--objective", "convergence", "--horizon", "12"],
+     "horizon 12.0 s is not a duration within the trajectory's (0, 10] s"),
     (["--objective", "convergence", "--horizon", "0"], "--horizon"),
 ])
 def test_cli_refuses_bad_or_infeasible_requests(tmp_path, capsys, args, message):
