@@ -120,13 +120,16 @@ def test_on_another_motion_the_mass_error_is_within_the_sigma_and_not_declared(c
 
 
 def test_the_response_is_the_weighted_fits_estimate(cross):
-    """gear_model_error's solve is weighted_lstsq's estimate without its covariance (what a fit moves by)."""
+    """gear_model_error's solve is weighted_lstsq's estimate without its covariance (what a fit moves by), on the
+    determined entries that fit found."""
     from payload_id_core.payload.linear import weighted_lstsq, weighted_response  # noqa: PLC0415
 
     rng = np.random.default_rng(3)
     W, y, sigma = rng.normal(size=(200, 3, 5)), rng.normal(size=(200, 3)), np.array([0.5, 1.0, 2.0])
     W[..., 4] = W[..., 3]                                   # one undetermined direction: minimum norm alike
-    np.testing.assert_allclose(weighted_response(W, y, sigma), weighted_lstsq(W, y, sigma=sigma).x, rtol=1e-10)
+    fit = weighted_lstsq(W, y, sigma=sigma)
+    assert not fit.identifiable.all()
+    np.testing.assert_allclose(weighted_response(W, y, sigma, fit.identifiable), fit.x, rtol=1e-10)
 
 
 def test_on_its_own_motion_the_term_is_small(cross):

@@ -94,14 +94,15 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)))
 
 
-def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """x of weighted_lstsq(W, y, sigma=sigma) alone (same determined entries, no covariance): how that fit
-    moves for a change y of its torques, e.g. a predicted model error."""
+def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray) -> np.ndarray:
+    """x of weighted_lstsq(W, y, sigma=sigma) alone, on the determined entries that fit found (its
+    `identifiable`: W's rank analysis is not repeated), no covariance: how that fit moves for a change y of its
+    torques, e.g. a predicted model error."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
-    A = W.reshape(N * n, u)
     w = np.tile(1.0 / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12), N)
-    x, _ = _scaled_pinv_solve(A * w[:, None], np.asarray(y, dtype=float).reshape(N * n) * w, identifiable_entries(A))
+    x, _ = _scaled_pinv_solve(W.reshape(N * n, u) * w[:, None], np.asarray(y, dtype=float).reshape(N * n) * w,
+                              np.asarray(identifiable, dtype=bool))
     return x
 
 

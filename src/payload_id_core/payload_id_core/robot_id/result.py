@@ -356,16 +356,19 @@ def _gear(friction: dict, n: int, source: str) -> GearFriction | None:
         raise PayloadIdError(f"{source}: friction.gear is {g!r}, not a mapping {{mu, mu_std}}",
                              "re-run payload-id identify-robot")
     mu = gear_friction.check_mu(g["mu"], n, f"{source}: friction.gear.mu")
-    raw = g.get("mu_std")
+    return GearFriction(mu, _mu_std(g.get("mu_std"), n, f"{source}: friction.gear.mu_std"))
+
+
+def _mu_std(raw, n: int, key: str) -> np.ndarray:
+    """A gear friction's mu_std: n standard deviations, None (NaN) where given rather than fitted."""
     raw = [None] * n if raw is None else raw
-    if not isinstance(raw, list) or len(raw) != n:
-        raise PayloadIdError(f"{source}: friction.gear.mu_std is {raw!r}, not {n} values", "re-run payload-id "
-                             "identify-robot")
-    std = np.array([np.nan if v is None else v for v in raw], dtype=float)
-    if np.any(std[~np.isnan(std)] < 0) or np.any(np.isinf(std)):
-        raise PayloadIdError(f"{source}: friction.gear.mu_std {raw} holds values that are not standard deviations",
-                             "re-run payload-id identify-robot")
-    return GearFriction(mu, std)
+    try:
+        std = np.array([np.nan if v is None else v for v in raw], dtype=float) if isinstance(raw, list) else None
+    except (TypeError, ValueError):
+        std = None
+    if std is None or std.shape != (n,) or np.any(std[~np.isnan(std)] < 0) or np.any(np.isinf(std)):
+        raise PayloadIdError(f"{key} is {raw!r}, not {n} standard deviations", "re-run payload-id identify-robot")
+    return std
 
 
 # friction.gear_unmodelled.theta_shift: a gear friction of a few percent moves the parameters by a fraction of
@@ -383,15 +386,7 @@ def _unmodelled_gear(friction: dict, n: int, theta: np.ndarray, source: str) -> 
         raise PayloadIdError(f"{key} is {g!r}, not a mapping {{mu, mu_std, theta_shift}}",
                              "re-run payload-id identify-robot")
     mu = gear_friction.check_mu(g["mu"], n, f"{key}.mu")
-    raw = g.get("mu_std")
-    raw = [None] * n if raw is None else raw
-    try:
-        std = np.array([np.nan if v is None else v for v in raw], dtype=float) if isinstance(raw, list) else None
-    except (TypeError, ValueError):
-        std = None
-    if std is None or std.shape != (n,) or np.any(std[~np.isnan(std)] < 0) or np.any(np.isinf(std)):
-        raise PayloadIdError(f"{key}.mu_std is {raw!r}, not {n} standard deviations",
-                             "the file is damaged; re-run payload-id identify-robot")
+    std = _mu_std(g.get("mu_std"), n, f"{key}.mu_std")
     try:
         shift = np.asarray(g["theta_shift"], dtype=float).reshape(-1)
     except (TypeError, ValueError):

@@ -285,18 +285,19 @@ def finish(frame: str, method: PayloadMethod, z: np.ndarray, cov: np.ndarray, ok
                            **kw)
 
 
-def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, W: np.ndarray, sigma: np.ndarray,
+def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                      qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(Δz (u,), μ left out): how far the WLS fit y ≈ W z with weights 1/σ moves for the torque error the robot
-    model's unmodelled gear friction would make on these samples (robot_id/gear_friction.UnmodelledGear, y_a the
-    robot's rows there); None when robot.yaml shows none. A model-error term, Δz Δzᵀ added to the covariance,
-    not a correction of z; but where an estimate is projected onto physical parameters (payload/finish.py) the
-    covariance is the projection's metric, so a projected estimate moves more freely along Δz."""
+    """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
+    the torque error the robot model's unmodelled gear friction would make on these samples
+    (robot_id/gear_friction.UnmodelledGear, y_a the robot's rows there); None when robot.yaml shows none. A
+    model-error term, Δz Δzᵀ added to the covariance, not a correction of z; but where an estimate is projected
+    onto physical parameters (payload/finish.py) the covariance is the projection's metric, so a projected
+    estimate moves more freely along Δz."""
     g = robot.unmodelled_gear
     if g is None:
         return None
     error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_response(W, error, sigma), g.mu
+    return weighted_response(W, error, fit.sigma, fit.identifiable), g.mu
 
 
 def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
@@ -338,7 +339,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
     extra = (factor2 - 1.0) * plain
     notes = [serial_correlation_note(sol.inflation)]
-    gear = gear_model_error(robot, y_a, W_used, sol.sigma, qd)
+    gear = gear_model_error(robot, y_a, sol, W_used, qd)
     if gear is None:
         return extra, notes
     shift, mu = gear[0][:10], gear[1]

@@ -59,7 +59,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
-    gear = gear_model_error(robot, y_a, W, sol.sigma, sig.qd)
+    gear = gear_model_error(robot, y_a, sol, W, sig.qd)
     if gear is not None:
         shift, mu = gear
         cov = cov + np.outer(shift, shift)
@@ -108,7 +108,7 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     notes = [*sig.notes, *lf_notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
-    gear = gear_model_error(robot, y_b, y_used, re.sigma, sig.qd)
+    gear = gear_model_error(robot, y_b, re, y_used, sig.qd)
     if gear is not None:
         # The re-identified θ_b moves by the response; the payload follows it through the same conversion.
         theta_shift, mu = gear

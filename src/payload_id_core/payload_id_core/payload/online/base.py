@@ -24,9 +24,8 @@ Convergence (seconds of motion until declared):
                 too: the estimator's σ with the part serially correlated residuals and the robot model's
                 unmodelled gear friction add (methods.common.online_covariance_extra on the samples fed so
                 far, at most every SERIAL_CHECK_S of motion, or SERIAL_CHECK_FRACTION of the motion so far
-                when more). The
-                estimator's own σ counts independent noise only; with the arm's tracking error in the
-                motion (signals/tracking.py) the residuals' correlation no longer hid the early
+                when more). The estimator's own σ counts independent noise only; with the arm's tracking
+                error in the motion (signals/tracking.py) the residuals' correlation no longer hid the early
                 load-friction bias of the bundled ur10_payload run (−1 % at 3.7 s), and the rule declared
                 20 % of 20 seeds outside 2σ; with this check, none (bench/payload.py).
 """
