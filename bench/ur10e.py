@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.robot_id import identify_robot, validate_robot
-from payload_id_ros.cli.main import main as cli_main
 
 # The dataset helpers live beside the report script, outside the installed packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

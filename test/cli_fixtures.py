@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import yaml
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
 from payload_id_core.io.bag import write_bag
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-from payload_id_ros.cli.main import main as cli_main
 
 PAYLOAD = {"frame": "tool0", "mass": 0.5, "com": [0.01, 0.0, 0.02],
            "inertia": {"ixx": 0.001, "ixy": 0.0, "ixz": 0.0, "iyy": 0.001, "iyz": 0.0, "izz": 0.001}}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from payload_id_core.blas import limit_blas_threads
-from payload_id_ros.cli.main import main as cli_main
+from payload_id_core.cli.main import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
 

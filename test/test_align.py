@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import NoteCode, notes_with
 from payload_id_core.payload.methods import on_same_trajectory
 from payload_id_core.signals.align import aligned_pair, needs_alignment, trajectory_offset
 from payload_id_core.signals.commanded import smoothed_trajectory
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
-from payload_id_ros.cli.main import main as cli_main
 
 NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
          "wrist_3_joint"]

@@ -26,6 +26,8 @@ LAYERS = {
     # an application of the layers below it, like the synthetic data generators.
     "excitation.design": 7,
     "testing": 7,
+    # The offline command line: the edge where flags become calls into every layer; nothing imports it.
+    "cli": 8,
 }
 
 

@@ -10,11 +10,11 @@ import pytest
 import yaml
 from cli_fixtures import PAYLOAD, Snapshot, assert_refused, make_cli_files, read_only_dir, stray_temporaries
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.design import MAX_HARMONICS
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.files import OutputNotWritable, atomic_write_text
-from payload_id_ros.cli.main import main as cli_main
 
 __all__ = ["read_only_dir"]   # a fixture, used by name
 

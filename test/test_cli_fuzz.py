@@ -27,11 +27,13 @@ from cli_fixtures import (
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 
-from payload_id_ros.cli.main import SUBCOMMANDS
-from payload_id_ros.cli.main import main as cli_main
+from payload_id_core.cli.main import SUBCOMMANDS, plugin_modules
+from payload_id_core.cli.main import main as cli_main
 
 __all__ = ["read_only_dir"]   # a fixture, used by name
 
+# The core's subcommands and `identify`, which payload_id_ros (installed here) adds.
+COMMANDS = [*SUBCOMMANDS, *plugin_modules()]
 BAD_NUMBERS = ["nan", "inf", "-1", "0", "1e6", "abc"]
 # Wall-clock and address-space bounds of one subprocess run: far above a good run's (seconds, < 1 GiB),
 # far below what an unbounded input takes (the red team saw 44 GiB attempts and hangs).
@@ -87,7 +89,7 @@ BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag"}
 
 
 def test_the_table_covers_every_subcommand():
-    assert set(NUMERIC_FLAGS) == set(SUBCOMMANDS) == set(FILE_FLAGS) == set(OUT_NAME)
+    assert set(NUMERIC_FLAGS) == set(COMMANDS) == set(FILE_FLAGS) == set(OUT_NAME)
 
 
 def with_flag(argv: list[str], flag: str, value: str) -> list[str]:
@@ -176,7 +178,7 @@ def test_broken_input_files(files, broken_inputs, tmp_path, capfd, command, flag
 
 # -- outputs ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("command", [c for c in SUBCOMMANDS if c != "identify"])
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "identify"])
 def test_unwritable_outputs(files, tmp_path, read_only_dir, capfd, command):
     blocker = tmp_path / "plain_file"
     blocker.write_text("x")
@@ -195,7 +197,7 @@ def test_unwritable_outputs(files, tmp_path, read_only_dir, capfd, command):
     assert (non_bag_dir / "keep.txt").read_text() == "mine" and blocker.read_text() == "x"
 
 
-@pytest.mark.parametrize("command", [c for c in SUBCOMMANDS if c not in ("identify", "simulate")])
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c not in ("identify", "simulate")])
 def test_a_failed_run_leaves_an_existing_output_untouched(files, broken_inputs, tmp_path, capfd, command):
     out = tmp_path / OUT_NAME[command]
     out.write_bytes(b"previous result\n")
@@ -214,7 +216,7 @@ def _bounded_child():
 
 
 def run_subprocess(argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "payload_id_ros.cli.main", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "payload_id_core.cli.main", *argv], capture_output=True, text=True,
                           timeout=SUBPROCESS_TIMEOUT_S, preexec_fn=_bounded_child)
 
 

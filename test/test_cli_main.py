@@ -1,13 +1,17 @@
-"""The payload-id entry point: subcommands listed, usage errors exit 2, platform check refuses in one line."""
+"""The payload-id entry point: subcommands listed (the ROS one when payload_id_ros is installed, else a line
+saying what to install), usage errors exit 2, platform check refuses in one line."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from payload_id_ros.cli.main import SUBCOMMANDS
+from payload_id_core.cli import main as cli
+from payload_id_core.cli.main import SUBCOMMANDS
 
 REPO = Path(__file__).resolve().parents[1]
 PAYLOAD_ID = str(Path(sys.executable).parent / "payload-id")
+LISTED_IDENTIFY = re.compile(r"^ +identify +ask", re.MULTILINE)   # its line in --help's list of subcommands
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -20,6 +24,24 @@ def test_help_lists_every_subcommand_of_the_design():
     for name in ["identify-robot", "identify-payload", "excite", "simulate", "report"]:
         assert name in proc.stdout
     assert set(SUBCOMMANDS) >= {"identify-robot", "identify-payload", "excite", "simulate", "report"}
+
+
+def test_help_lists_identify_when_the_ros_package_is_installed():
+    # payload_id_ros adds it (entry-point group payload_id.commands); the core never imports it.
+    assert cli.plugin_modules()["identify"] == "payload_id_ros.cli.identify"
+    proc = run("--help")
+    assert proc.returncode == 0 and LISTED_IDENTIFY.search(proc.stdout) and "--ros action client" in proc.stdout
+    assert run("identify", "--help").returncode == 0
+
+
+def test_identify_without_the_ros_package_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "entry_points", lambda group: [])
+    assert cli.main(["identify", "--ros"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("payload-id identify: error:") and "payload_id_ros" in err[0], err
+    assert cli.main(["--help"]) == 0
+    assert not LISTED_IDENTIFY.search(capsys.readouterr().out)
+    assert cli.main(["simulate", "--help"]) == 0   # the offline commands need no plugin
 
 
 def test_unknown_subcommand_prints_usage_and_exits_2():

@@ -4,9 +4,10 @@ The packages are built with colcon (pinned in requirements.lock) against this ve
 temporary workspace. Then, resolving names as ros2run / launch_ros do (ament index resource of the
 package -> its prefix -> prefix/lib/<package>/<executable>; FindPackageShare -> prefix/share/<package>):
 every executable the launch files start is there, every file they name is in the installed share, the
-URDFs, trajectories and simulator profiles the parameter files name resolve in the installed core, and
-the installed estimator and player, started from the install space after `source install/setup.bash`,
-identify the payload of the kinematic fake robot across processes.
+URDFs, trajectories and simulator profiles the parameter files name resolve in the installed core, the
+core's `payload-id` is on the PATH with the `identify` subcommand payload_id_ros adds, and the installed
+estimator and player, started from the install space after `source install/setup.bash`, identify the
+payload of the kinematic fake robot across processes.
 """
 
 import json
@@ -73,9 +74,8 @@ def test_every_executable_of_the_launch_files_is_where_ros2_run_looks(install):
             assert node["package"] == "payload_id_ros", node
             exe = _prefix(install, node["package"]) / "lib" / node["package"] / node["executable"]
             assert exe.is_file() and os.access(exe, os.X_OK), exe
-    # The command line too, and nothing in bin/ where ros2 run does not look.
+    # Nothing in bin/ where ros2 run does not look.
     ros = _prefix(install, "payload_id_ros")
-    assert (ros / "lib" / "payload_id_ros" / "payload-id").is_file()
     assert not (ros / "bin").exists()
 
 
@@ -100,6 +100,25 @@ def _install_env(install: Path, ros_env: dict) -> dict:
     out = subprocess.run(["bash", "-c", f"source {install / 'setup.bash'} && env -0"], env=ros_env,
                          capture_output=True, check=True).stdout.decode()
     return dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
+
+
+def test_the_installed_command_line_is_on_the_path_with_the_ros_subcommand(install, ros_env):
+    """`payload-id` is the core's console script; payload_id_ros adds `identify` (entry points), from the install."""
+    env = _install_env(install, ros_env)
+    exe = _prefix(install, "payload_id_core") / "bin" / "payload-id"
+    assert exe.is_file() and os.access(exe, os.X_OK), exe
+    found = subprocess.run(["bash", "-c", "command -v payload-id"], env=env, capture_output=True, text=True)
+    assert found.stdout.strip() == str(exe), found.stdout
+    listed = subprocess.run([str(exe), "--help"], env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0 and "identify-payload" in listed.stdout, listed
+    assert re.search(r"^ +identify +ask", listed.stdout, re.MULTILINE), listed.stdout
+    script = ("import importlib\n"
+              "from payload_id_core.cli.main import plugin_modules\n"
+              "print(importlib.import_module(plugin_modules()['identify']).__file__)\n")
+    plugin = subprocess.run([sys.executable, "-c", script], env=env, cwd=install, capture_output=True, text=True,
+                            timeout=120)
+    assert plugin.returncode == 0, plugin.stderr
+    assert plugin.stdout.strip().startswith(str(install / "payload_id_ros")), plugin.stdout
 
 
 def test_the_installed_core_finds_its_bundled_files_without_the_source_tree(install, ros_env):

@@ -115,7 +115,7 @@ def test_the_horizon_concerns_the_convergence_objective_only(ur10):
 def test_a_horizon_too_short_to_determine_the_payload_is_refused(tmp_path, capsys):
     """The first milliseconds of any rest-to-rest motion determine nothing: the objective is flat there, and the
     command line says so instead of writing a design it never optimised."""
-    from payload_id_ros.cli.main import main as cli_main  # noqa: PLC0415
+    from payload_id_core.cli.main import main as cli_main  # noqa: PLC0415
 
     out = tmp_path / "t.yaml"
     rc = cli_main(["excite", "--urdf", "ur10", "--objective", "convergence", "--horizon", "0.002", "--duration", "4",

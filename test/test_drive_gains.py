@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag, read_effort_unit
@@ -19,7 +20,6 @@ from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.robot_id import RobotIdentification, common_effort_unit, resolve_drive_gains
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile
-from payload_id_ros.cli.main import main as cli_main
 
 TRUTH_MASS = 3.75
 TRUTH = {"frame": "tool0", "mass": TRUTH_MASS, "com": [0.02, -0.01, 0.06],

@@ -14,6 +14,7 @@ from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -26,7 +27,6 @@ from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
 from payload_id_core.robot_id.gear_friction import MU_MAX, check_mu, remove
 from payload_id_core.signals.conditioning import conditioned_signals
-from payload_id_ros.cli.main import main as cli_main
 
 MASS = 3.5
 FRAME = "tool0"

@@ -15,6 +15,7 @@ import yaml
 from conftest import UR10E_DATA, requires_ur10e_data
 from test_payload_methods import PHI_UR, Setup
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
@@ -32,7 +33,6 @@ from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.session import finalize
 from payload_id_core.robot_id import identify_robot
 from payload_id_ros import conversions as conv
-from payload_id_ros.cli.main import main as cli_main
 from payload_id_ros.controller_payload import apply_refusal
 
 NEEDS_UNLOADED = ("khalil-3",)

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
+from payload_id_core.cli.main import main
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import write_bag
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-from payload_id_ros.cli.main import main
 
 NOISE = np.array([0.05, 0.02])
 THETA_F = np.array([0.8, 1.5, 0.05, 0.4, 0.7, -0.02])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import yaml
 
+from payload_id_core.cli.main import main
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -17,7 +18,6 @@ from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
 from payload_id_core.testing.ft_data import synthetic_wrench
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-from payload_id_ros.cli.main import main
 
 PHI = from_mass_com_inertia(3.5, [0.01, 0.02, 0.05], np.diag([0.02, 0.02, 0.01]))
 

@@ -13,7 +13,7 @@ import yaml
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
-from payload_id_ros.cli.main import main as cli_main
+from payload_id_core.cli.main import main as cli_main
 
 pytestmark = requires_ur10e_data
 LOAD_KG = 2.805

@@ -290,7 +290,7 @@ def test_cli_simulate(tmp_path, ur10):
     traj.save(traj_path)
     payload_path = tmp_path / "payload.yaml"
     payload_path.write_text(yaml.safe_dump(payload(3.0).to_dict()))
-    exe = [sys.executable, "-m", "payload_id_ros.cli.main", "simulate", "--urdf", "ur10",
+    exe = [sys.executable, "-m", "payload_id_core.cli.main", "simulate", "--urdf", "ur10",
            "--trajectory", str(traj_path)]
     out = tmp_path / "bag"
     res = subprocess.run(exe + ["--payload", str(payload_path), "--profile", "ur10", "--seed", "3", "--out", str(out)],

@@ -20,8 +20,8 @@ from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.notes import Note, NoteCode
-from payload_id_ros.cli.main import main as cli_main
 
 pytestmark = requires_ur10e_data
 MASS_TOL = 0.01     # the target; measured at most 0.40 %

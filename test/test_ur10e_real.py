@@ -26,11 +26,11 @@ from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, read_ur_csv
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.robot_id import validate_robot
-from payload_id_ros.cli.main import main as cli_main
 
 pytestmark = requires_ur10e_data
 MASS_TOL = 0.02

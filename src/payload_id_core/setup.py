@@ -20,4 +20,6 @@ setup(
     description="Payload and robot dynamic identification (no ROS dependency).",
     license="Apache-2.0",
     python_requires=">=3.10",
+    # The offline command line; `payload-id identify` (ROS) is added by payload_id_ros (cli/main.py).
+    entry_points={"console_scripts": ["payload-id = payload_id_core.cli.main:main"]},
 )

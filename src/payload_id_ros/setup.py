@@ -20,15 +20,17 @@ setup(
     zip_safe=True,
     maintainer="payload_id maintainers",
     maintainer_email="payload-id@example.com",
-    description="ROS 2 nodes and command line of payload_id.",
+    description="ROS 2 nodes of payload_id and the `payload-id identify` action client.",
     license="Apache-2.0",
     python_requires=">=3.10",
     entry_points={
         "console_scripts": [
-            "payload-id = payload_id_ros.cli.main:main",
             "payload_estimator = payload_id_ros.payload_estimator:main",
             "excitation_player = payload_id_ros.excitation_player:main",
             "mock_hardware = payload_id_ros.mock_hardware:main",
         ],
+        # `payload-id identify --ros`, the action client: a subcommand the core's command line finds here
+        # (payload_id_core.cli.main.PLUGIN_GROUP), so the core never imports ROS.
+        "payload_id.commands": ["identify = payload_id_ros.cli.identify"],
     },
 )

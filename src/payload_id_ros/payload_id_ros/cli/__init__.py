@@ -1,1 +1,1 @@
-"""The `payload-id` command line: one module per subcommand, each with add_arguments() and run()."""
+"""`payload-id identify --ros`, the subcommand this package adds to the core's command line (payload_id_core.cli)."""

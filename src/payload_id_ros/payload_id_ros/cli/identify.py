@@ -13,10 +13,10 @@ import time
 
 import numpy as np
 
+from payload_id_core.cli.numbers import number
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_ros.cli.numbers import number
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 

@@ -11,6 +11,7 @@ import argparse
 
 import numpy as np
 
+from payload_id_core.cli.numbers import integer, number
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
@@ -19,7 +20,6 @@ from payload_id_core.io.files import read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile, simulate
-from payload_id_ros.cli.numbers import integer, number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

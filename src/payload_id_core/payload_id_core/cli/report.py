@@ -13,6 +13,7 @@ import argparse
 
 import numpy as np
 
+from payload_id_core.cli.inputs import add_recording_arguments, given_effort_scale, load_recording, resolve_cli_gains
 from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -24,7 +25,6 @@ from payload_id_core.report import Convergence, plot_report
 from payload_id_core.robot_drawing import PayloadPose
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import conditioned_signals
-from payload_id_ros.cli.inputs import add_recording_arguments, given_effort_scale, load_recording, resolve_cli_gains
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

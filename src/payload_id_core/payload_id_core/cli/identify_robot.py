@@ -16,6 +16,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from payload_id_core.cli.inputs import (
+    add_recording_arguments,
+    given_effort_scale,
+    load_optional_recording,
+    load_recording,
+)
+from payload_id_core.cli.numbers import integer, number
 from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -30,13 +37,6 @@ from payload_id_core.robot_id import (
 )
 from payload_id_core.robot_id.gear_friction import GearFriction
 from payload_id_core.signals.effort import EffortUnit
-from payload_id_ros.cli.inputs import (
-    add_recording_arguments,
-    given_effort_scale,
-    load_optional_recording,
-    load_recording,
-)
-from payload_id_ros.cli.numbers import integer, number
 
 
 def _floats(text: str, what: str) -> list[float]:

@@ -17,6 +17,14 @@ import argparse
 import math
 import sys
 
+from payload_id_core.cli.inputs import (
+    add_recording_arguments,
+    apply_drive_gains,
+    given_effort_scale,
+    load_optional_recording,
+    load_recording,
+    resolve_cli_gains,
+)
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml
@@ -25,14 +33,6 @@ from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import identify_payload, needs_robot_identification, on_same_trajectory
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_ros.cli.inputs import (
-    add_recording_arguments,
-    apply_drive_gains,
-    given_effort_scale,
-    load_optional_recording,
-    load_recording,
-    resolve_cli_gains,
-)
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
 # leaves entries undetermined, was projected onto physically consistent parameters, or its two runs
