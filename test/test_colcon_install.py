@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ros_cell.assets import make_robot_yaml, make_trajectory
-from test_launch_supervisor_sync import LAUNCH, ROS_PACKAGE, _arguments, launch_nodes
+from test_launch_supervisor_sync import LAUNCH, SHARE_SOURCE, _arguments, launch_nodes
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).parent / "ros_cell"
@@ -92,7 +92,7 @@ def test_every_file_the_launch_files_name_is_installed(install):
     assert (share / "config" / "payload_id.rviz").is_file()
     # Installed exactly what the package holds: a config file left out would only fail on a cell.
     installed = sorted(p.name for p in (share / "config").iterdir())
-    assert installed == sorted(p.name for p in (ROS_PACKAGE / "config").iterdir())
+    assert installed == sorted(p.name for p in (SHARE_SOURCE / "config").iterdir())
 
 
 def _install_env(install: Path, ros_env: dict) -> dict:
@@ -125,7 +125,7 @@ def test_the_installed_core_finds_its_bundled_files_without_the_source_tree(inst
     env = _install_env(install, ros_env)
     wanted = {}
     for robot in ("ur10", "ur10e", "panda"):
-        params = yaml.safe_load((ROS_PACKAGE / "config" / f"{robot}.yaml").read_text())
+        params = yaml.safe_load((SHARE_SOURCE / "config" / f"{robot}.yaml").read_text())
         for section in params.values():
             p = section["ros__parameters"]
             for key in ("urdf", "trajectory", "profile"):

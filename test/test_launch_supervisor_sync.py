@@ -23,9 +23,9 @@ from payload_id_ros.cell import CELLS, ROBOTS, share_dir
 from payload_id_ros.supervisor import Supervisor
 
 REPO = Path(__file__).resolve().parents[1]
-ROS_PACKAGE = REPO / "src" / "payload_id_ros"   # its launch/ and config/ (ament_python layout)
-LAUNCH = {"identify": ROS_PACKAGE / "launch" / "identify.launch.py",
-          "sim_cell": ROS_PACKAGE / "launch" / "sim_cell.launch.py"}
+SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
+LAUNCH = {"identify": SHARE_SOURCE / "launch" / "identify.launch.py",
+          "sim_cell": SHARE_SOURCE / "launch" / "sim_cell.launch.py"}
 
 
 def _literal(node: ast.expr | None) -> str:
@@ -96,7 +96,7 @@ def launch_nodes(path: Path) -> list[dict]:
             assert isinstance(source_call, ast.Call), ast.dump(source_call)
             source = _render(source_call.args[0], variables)
             assert source.startswith("<share:payload_id_ros>/launch/"), source
-            nodes += launch_nodes(ROS_PACKAGE / "launch" / source.rsplit("/", 1)[1])
+            nodes += launch_nodes(SHARE_SOURCE / "launch" / source.rsplit("/", 1)[1])
     return nodes
 
 
@@ -151,7 +151,7 @@ def test_rviz_is_off_by_default_and_opens_the_installed_config(cell):
         assert (_literal(kw["package"]), _literal(kw["executable"])) == ("rviz2", "rviz2")
         rendered = [_render(a, variables) for a in _elements(kw["arguments"])]
         assert rendered == ["-d", "<share:payload_id_ros>/config/payload_id.rviz", "-f", "{rviz_fixed_frame}"]
-        assert (ROS_PACKAGE / "config" / "payload_id.rviz").is_file()
+        assert (SHARE_SOURCE / "config" / "payload_id.rviz").is_file()
     else:
         # The simulated robot publishes no TF: robot_state_publisher, only with rviz.
         (rsp,) = viewers
@@ -161,6 +161,15 @@ def test_rviz_is_off_by_default_and_opens_the_installed_config(cell):
 def test_the_rviz_config_is_installed():
     setup = (REPO / "src" / "payload_id_ros" / "setup.py").read_text()
     assert '("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz"))' in setup
+
+
+def test_the_package_installs_the_root_launch_and_config_folders():
+    """launch/ and config/ live at the repository root; the package's own are links to them (no copy to drift),
+    which setup.py's data_files, colcon (with or without --symlink-install) and pip all follow."""
+    for name in ("launch", "config"):
+        link = REPO / "src" / "payload_id_ros" / name
+        assert link.is_symlink() and link.resolve() == SHARE_SOURCE / name, link
+        assert not (SHARE_SOURCE / name).is_symlink()
 
 
 def test_sim_cell_passes_its_arguments_to_the_included_cell():
@@ -192,7 +201,7 @@ def test_launch_file_sets_only_declared_parameters(cell):
 
 
 def test_every_launch_file_is_covered():
-    launch_files = (ROS_PACKAGE / "launch").glob("*.launch.py")
+    launch_files = (SHARE_SOURCE / "launch").glob("*.launch.py")
     assert sorted(p.name for p in launch_files) == sorted(p.name for p in LAUNCH.values())
 
 
@@ -205,12 +214,12 @@ def test_executables_are_console_scripts():
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_parameter_files_exist_with_a_section_per_node(robot):
-    assert share_dir() == ROS_PACKAGE
+    assert share_dir() == REPO / "src" / "payload_id_ros"   # in a checkout: the package, its links to the root
     names = {s.name for specs in CELLS.values() for s in specs}
     for specs in CELLS.values():
         for s in specs:
             for f in s.parameter_files:
-                data = yaml.safe_load((ROS_PACKAGE / f.format(robot=robot)).read_text())
+                data = yaml.safe_load((SHARE_SOURCE / f.format(robot=robot)).read_text())
                 for name in names & {s.name}:
                     assert "ros__parameters" in data[f"/**/{name}"], (robot, name)
 
@@ -222,7 +231,7 @@ def test_supervisor_command_uses_the_same_files_and_overrides(tmp_path):
         cmd = sup.command(spec)
         assert Path(cmd[0]).name == spec.executable
         files = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--params-file"]
-        assert files[0] == str(ROS_PACKAGE / "config" / "ur10e.yaml")
+        assert Path(files[0]).resolve() == SHARE_SOURCE / "config" / "ur10e.yaml"
         assert f"__node:={spec.name}" in cmd and "__ns:=/cellA" in cmd
         if spec.name == "payload_estimator":
             assert yaml.safe_load(Path(files[1]).read_text()) == {

@@ -19,7 +19,7 @@ from payload_id_ros.parameters import declare_parameters, defaults
 from payload_id_ros.payload_estimator import EstimatorParameters
 
 REPO = Path(__file__).resolve().parents[1]
-ROS_PACKAGE = REPO / "src" / "payload_id_ros"   # its launch/ and config/ (ament_python layout)
+SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
 TABLES = {"payload_estimator": EstimatorParameters, "excitation_player": PlayerParameters,
           "mock_hardware": MockHardwareParameters}
 
@@ -80,7 +80,7 @@ def test_effort_scale_zeros_mean_the_robot_yaml_scale():
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_parameter_files_set_only_declared_parameters_of_the_same_type(robot):
-    data = yaml.safe_load((ROS_PACKAGE / "config" / f"{robot}.yaml").read_text())
+    data = yaml.safe_load((SHARE_SOURCE / "config" / f"{robot}.yaml").read_text())
     for node, table in TABLES.items():
         given = data[f"/**/{node}"]["ros__parameters"]
         known = defaults(table)

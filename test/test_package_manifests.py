@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-ROS_PACKAGE = REPO / "src" / "payload_id_ros"   # its launch/ and config/ (ament_python layout)
+SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
 
 # Python module -> the rosdep key (or ROS package) that provides it.
 MODULE_KEYS = {
@@ -63,7 +63,7 @@ def _imported_modules(paths: list[Path]) -> set[str]:
 def _launch_executables() -> set[str]:
     """Packages whose executables the launch files start (Node(package=...))."""
     packages = set()
-    for path in (ROS_PACKAGE / "launch").glob("*.launch.py"):
+    for path in (SHARE_SOURCE / "launch").glob("*.launch.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Node":
                 for kw in node.keywords:
@@ -75,7 +75,7 @@ def _launch_executables() -> set[str]:
 def _needed(package: str) -> set[str]:
     sources = list((REPO / "src" / package / package).rglob("*.py"))
     if package == "payload_id_ros":
-        sources += list((ROS_PACKAGE / "launch").glob("*.launch.py"))
+        sources += list((SHARE_SOURCE / "launch").glob("*.launch.py"))
     modules = _imported_modules(sources) - {package} - OPTIONAL
     unknown = modules - set(MODULE_KEYS)
     assert not unknown, f"{package} imports {sorted(unknown)}: add them to MODULE_KEYS (rosdep key) or OPTIONAL"

@@ -14,8 +14,8 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_ros.supervisor import Supervisor
 
 REPO = Path(__file__).resolve().parents[1]
-ROS_PACKAGE = REPO / "src" / "payload_id_ros"   # its launch/ and config/ (ament_python layout)
-CONFIG = yaml.safe_load((ROS_PACKAGE / "config" / "payload_id.rviz").read_text())
+SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
+CONFIG = yaml.safe_load((SHARE_SOURCE / "config" / "payload_id.rviz").read_text())
 DISPLAYS = {d["Class"]: d for d in CONFIG["Visualization Manager"]["Displays"]}
 
 # rviz_default_plugins/plugins_description.xml (ros2/rviz, Humble to Rolling): the classes this file may use.

@@ -9,7 +9,9 @@ setup(
     version="0.1.0",
     packages=find_packages(exclude=["test"]),
     # The usual ament_python share: launch files, node parameter files and the rviz configuration (the
-    # URDFs, trajectories and simulator profiles are payload_id_core's package data).
+    # URDFs, trajectories and simulator profiles are payload_id_core's package data). launch/ and config/
+    # here are symbolic links to the repository root's folders: setuptools, pip and colcon (copying, or
+    # linking with --symlink-install) read them as the package's own files.
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),

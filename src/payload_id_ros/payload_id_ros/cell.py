@@ -36,8 +36,8 @@ CELLS: dict[str, tuple[NodeSpec, ...]] = {
 
 
 def share_dir() -> Path:
-    """Where config/ and launch/ are: the package's source directory (a checkout, an editable install), or
-    share/payload_id_ros when installed."""
+    """Where config/ and launch/ are: the package's source directory (a checkout, an editable install: its
+    config/ and launch/ link to the repository root's), or share/payload_id_ros when installed."""
     source = Path(__file__).resolve().parents[1]
     if (source / "package.xml").is_file() and (source / "launch").is_dir():
         return source
