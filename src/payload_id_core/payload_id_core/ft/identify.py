@@ -15,12 +15,11 @@ magnitude) come from the residuals, and so does the covariance: cov = (Jᵀ W J)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 import numpy as np
 
 from payload_id_core.dynamics.inertia import PARAM_NAMES
-from payload_id_core.errors import PayloadIdError, parse_choice
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import (
     SensorMotion,
@@ -37,7 +36,7 @@ OFFSET_NAMES = ["Fx0", "Fy0", "Fz0", "Tx0", "Ty0", "Tz0"]
 CHANNELS = ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"]
 
 
-class FtMode(StrEnum):
+class FtMode(Choice):
     """Which F/T estimator runs (module doc); the value is what users type (identify-payload --ft-mode)."""
 
     STATIC = "static"       # Duan 2022 §2: mass, CoM, offsets, tilt from held poses

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError, parse_choice
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.signals.conditioning import SignalSource
 
 
-class LoadFriction(StrEnum):
+class LoadFriction(Choice):
     """identify-payload --load-friction: the method's default, or the load-dependent friction forced on or off."""
 
     AUTO = "auto"

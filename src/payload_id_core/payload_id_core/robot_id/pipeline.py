@@ -35,7 +35,7 @@ from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.scale_check import check_scale
 from payload_id_core.robot_id.signal_checks import require_finite
 from payload_id_core.robot_id.structure import RotorStructure, base_parameter_names, inertial_map, rotor_structure
-from payload_id_core.signals.conditioning import SignalSource, Signals, conditioned_signals
+from payload_id_core.signals.conditioning import Signals, SignalSource, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
 # Raised whenever identify_robot fits another model from the same inputs (2: the arm's tracking error in the

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError, parse_choice
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.commanded import commanded_span, sample_commanded
 from payload_id_core.signals.delay import estimate_delay
@@ -66,7 +65,7 @@ def _smoothing_cutoff(commanded: Sequence[CommandedTrajectory]) -> float | None:
     return min(cutoffs) if cutoffs else None
 
 
-class SignalSource(StrEnum):
+class SignalSource(Choice):
     """Where the regressor's motion comes from; the value is what users type (identify-payload --signals)."""
 
     COMMANDED = "commanded"     # the recorded command, delay-corrected (Xu 2024 §3.2)

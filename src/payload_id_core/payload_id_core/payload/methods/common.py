@@ -28,7 +28,7 @@ from payload_id_core.payload.online.regressor import load_changeable_friction
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
-from payload_id_core.signals.conditioning import SignalSource, Signals, commanded_span, conditioned_signals
+from payload_id_core.signals.conditioning import Signals, SignalSource, commanded_span, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
 # Joint samples must cover the commanded excitation to within this fraction of its duration.

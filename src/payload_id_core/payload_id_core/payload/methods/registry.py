@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import Choice, PayloadIdError
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.ft import ft
@@ -34,12 +33,20 @@ MethodFunction = Callable[[RobotModel, RobotIdentification, Recording, str, Reco
                           PayloadEstimate]
 
 
-class UnloadedRun(StrEnum):
+class UnloadedRun(Choice):
     """What a method does with a run of the same robot without the payload."""
 
     NOT_USED = "not used"
     OPTIONAL = "optional"          # a better reference than the robot identification's prediction
     REQUIRED = "required"
+
+
+class Measurement(Choice):
+    """What a method fits the payload to."""
+
+    TORQUES_IN_MOTION = "joint torques along an exciting motion"
+    TORQUES_AT_REST = "joint torques at rest (static poses)"
+    WRIST_WRENCH = "the wrist F/T sensor's wrench"
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,7 @@ class MethodSpec:
     runner: MethodFunction
     summary: str                       # one line: what it fits, and the paper (docs/design.md's method table)
     options: frozenset[str]            # the PayloadOptions fields it reads; any other one given is refused
+    measurement: Measurement = Measurement.TORQUES_IN_MOTION
     online: bool = False               # runs on the cell, one update per control sample (estimator: its class)
     estimator: type[OnlineEstimator] | None = None
     needs_robot: bool = True           # needs the unloaded robot's identification (robot.yaml)
@@ -99,14 +107,15 @@ SPECS: tuple[MethodSpec, ...] = (
                _TORQUE_FIT | _LOAD_MODEL, unloaded=UnloadedRun.REQUIRED, load_friction_default=True),
     MethodSpec(PayloadMethod.GAZ_STATIC, gaz_static,
                "Gaz 2017 §V, eq. 40–44: gravity coefficients from static poses (mass and CoM only)",
-               _TORQUE_FIT | {"vel_tol", "acc_tol"}, unloaded=UnloadedRun.OPTIONAL),
+               _TORQUE_FIT | {"vel_tol", "acc_tol"}, measurement=Measurement.TORQUES_AT_REST,
+               unloaded=UnloadedRun.OPTIONAL),
     MethodSpec(PayloadMethod.GAZ_DTAU, gaz_dtau,
                "Gaz 2017 eq. 26 + 28: ε̂ = Ȳ_L^# (τ̄_L − τ̄) in one shot, then φ_L = J_ε^# ε̂",
                _TORQUE_FIT | _LOAD_MODEL | {"same_trajectory_tol_rad"}, unloaded=UnloadedRun.OPTIONAL,
                same_trajectory=True, load_friction_default=True),
     MethodSpec(PayloadMethod.FT, ft,
-               "Duan 2022 / Atkeson 1986: the wrist F/T sensor's wrench instead of joint torques (payload_id_core.ft)",
-               frozenset(FT_OPTIONS), needs_robot=False),
+               "Duan 2022 / Atkeson 1986: φ_L, sensor offsets and base tilt from the wrench (payload_id_core.ft)",
+               frozenset(FT_OPTIONS), measurement=Measurement.WRIST_WRENCH, needs_robot=False),
 )
 METHOD_SPECS: dict[PayloadMethod, MethodSpec] = {spec.method: spec for spec in SPECS}
 ONLINE_SPECS: tuple[MethodSpec, ...] = tuple(spec for spec in SPECS if spec.online)
@@ -154,5 +163,18 @@ def refuse_unread_options(spec: MethodSpec, options: PayloadOptions | Iterable[s
                          f"drop {label}, or use --method {readers[0]}" if readers else f"drop {label}")
 
 
-__all__ = ["METHOD_SPECS", "ONLINE_SPECS", "SPECS", "MethodFunction", "MethodSpec", "UnloadedRun", "method_spec",
-           "online_spec", "readers_of", "refuse_unread_options"]
+def method_table() -> str:
+    """docs/design.md's method table, from this one (test_method_registry keeps the two equal)."""
+    rows = ["| method | what it fits, and the paper | data | online | robot.yaml | unloaded run | options of its own |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for spec in SPECS:
+        own = spec.options - _TORQUE_FIT if spec.options >= _TORQUE_FIT else spec.options
+        rows.append(f"| {spec.name} | {spec.summary} | {spec.measurement} | {'yes' if spec.online else 'no'} | "
+                    f"{'needed' if spec.needs_robot else 'optional'} | {spec.unloaded}"
+                    f"{', same trajectory' if spec.same_trajectory else ''} | "
+                    f"{', '.join(sorted(own)) or '-'} |")
+    return "\n".join(rows)
+
+
+__all__ = ["METHOD_SPECS", "ONLINE_SPECS", "SPECS", "Measurement", "MethodFunction", "MethodSpec", "UnloadedRun",
+           "method_spec", "method_table", "online_spec", "readers_of", "refuse_unread_options"]

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
-from enum import StrEnum
 
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
-from payload_id_core.errors import PayloadIdError, parse_choice
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import judge_quality, model_error_notes, undetermined_to_prior
@@ -51,8 +50,7 @@ from payload_id_core.payload.online.regressor import FastRegressor
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
 
-
-class ConvergenceRule(StrEnum):
+class ConvergenceRule(Choice):
     """When an online estimate is declared converged (module doc); the value is what users type."""
 
     COVARIANCE = "covariance"   # the estimate's own σ, settled, with the batch covariance's extra
@@ -124,7 +122,8 @@ class OnlineEstimator(ABC):
     accumulates_info = True     # False: the subclass derives `info` from sums of its own (difference-rls)
 
     def __init__(self, model: RobotModel, robot, frame: str, *, noise_std=None, forgetting: float = 1.0,
-                 convergence: ConvergenceRule | str = ConvergenceRule.COVARIANCE, mass_rel_std: float = 0.005, xu_tol: float = XU_TOL,
+                 convergence: ConvergenceRule | str = ConvergenceRule.COVARIANCE, mass_rel_std: float = 0.005,
+                 xu_tol: float = XU_TOL,
                  xu_count: int = XU_COUNT, check_every: int = 25, min_time: float = 0.5, settle_time: float = 1.0,
                  rate_hz: float = 500.0,
                  history_every: int = 25, include_robot_uncertainty: bool = False, prior=None,
