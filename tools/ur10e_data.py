@@ -33,7 +33,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.methods import identify_payload, method_spec
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 from payload_id_core.signals.align import DEFAULT_RATE_HZ, aligned_pair, padded_motion_window, resampled, uniform_grid
 from payload_id_core.signals.effort import EffortUnit
@@ -181,8 +181,11 @@ def identify_payloads(model, robot, pair: PreparedPair, methods: Sequence[str] =
     out: dict[str, PayloadEstimate | str] = {}
     for method in methods:
         try:
+            # The pair's options that this method reads (the others would be refused as not read by it).
+            spec = method_spec(method)
+            shared = {k: v for k, v in PAYLOAD_OPTIONS.items() if spec.reads(k)}
             out[method] = identify_payload(method, model, robot, pair.loaded, frame, unloaded=pair.unloaded,
-                                           **{**PAYLOAD_OPTIONS, **options})
+                                           **{**shared, **options})
         except PayloadIdError as err:
             out[method] = str(err)
     return out

@@ -78,12 +78,11 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     recording on which the residual RMSE before/after compensation is reported.
     """
     mode = parse_choice(FtMode, mode, "F/T identification mode")
-    frame = frame or model.default_payload_frame
+    frame = model.payload_frame(frame)
     notes: list[Note] = []
     wrench = _readings(recording, "recording",
                        "record /ft_sensor/wrench (geometry_msgs/WrenchStamped) or pick a joint-torque method")
     sensor = _sensor_for(model, recording, wrench, sensor_frame, sensor_mount, notes)
-    model.frame_id(frame)
     x_sp = payload_transform(model, sensor, frame)
     g = float(np.linalg.norm(model.gravity)) if gravity_norm is None else float(gravity_norm)
 

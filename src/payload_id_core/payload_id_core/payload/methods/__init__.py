@@ -20,7 +20,9 @@ each needs and its defaults: registry.py's METHOD_SPECS, the one table everythin
 
 from __future__ import annotations
 
-from payload_id_core.dynamics.model import RobotModel
+from dataclasses import dataclass, replace
+
+from payload_id_core.dynamics.model import PayloadFrame, RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate
@@ -72,6 +74,52 @@ def on_same_trajectory(method: PayloadMethod | str, loaded: Recording, unloaded:
     return aligned_runs(loaded, unloaded)
 
 
+@dataclass(frozen=True)
+class PayloadRequest:
+    """What identify_payload is asked, checked once where it enters (payload_request): the method's spec, the robot
+    (checked against the URDF; None only for a method that needs none), the payload frame (resolved, in the URDF)
+    and the options (those the method reads only, the load-dependent friction decided). The layers below take it as
+    given."""
+
+    spec: MethodSpec
+    model: RobotModel
+    robot: RobotIdentification | None
+    frame: PayloadFrame
+    options: PayloadOptions
+    notes: tuple[Note, ...] = ()         # why the payload model differs from the method's default
+
+    def with_options(self, **changes) -> PayloadRequest:
+        """The request with `changes` to options the method reads (on_same_trajectory's delay)."""
+        refuse_unread_options(self.spec, changes)
+        return replace(self, options=self.options.with_changes(**changes))
+
+
+def payload_request(method: PayloadMethod | str, model: RobotModel, robot: RobotIdentification | None,
+                    frame: str | None = None, **options) -> PayloadRequest:
+    """The request checked: an unknown method or option, an option the method does not read, a frame the URDF
+    lacks, a robot identification of another URDF, or none for a method that needs one: PayloadIdError."""
+    spec = method_spec(method)
+    opts, notes = prepared_options(spec, PayloadOptions.from_kwargs(**options), robot)
+    payload_frame = model.payload_frame(frame)  # a frame not in the URDF is bad input, whatever the method
+    if robot is not None:
+        check_robot_matches(model, robot)
+    elif spec.needs_robot:
+        raise PayloadIdError(f"{spec.name} needs the unloaded robot's identification",
+                             "pass --robot robot.yaml (payload-id identify-robot)")
+    return PayloadRequest(spec, model, robot, payload_frame, opts, tuple(notes))
+
+
+def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recording | None = None
+                     ) -> PayloadEstimate:
+    """The payload `request` asks for, from the loaded run (and the unloaded one, for the methods that use it)."""
+    # A None robot got past payload_request only for the methods that need none, which accept it.
+    est = request.spec.runner(request.model, request.robot, loaded, request.frame, unloaded,  # type: ignore[arg-type]
+                              request.options)
+    est.notes.extend(request.notes)
+    # The robot identification's and the recordings' scale against the URDF: torques may not be torques.
+    return judge_quality(est, request.robot, request.model, (loaded, unloaded))
+
+
 def identify_payload(method: PayloadMethod | str, model: RobotModel, robot: RobotIdentification | None,
                      loaded: Recording, frame: str | None = None, unloaded: Recording | None = None,
                      **options) -> PayloadEstimate:
@@ -79,21 +127,10 @@ def identify_payload(method: PayloadMethod | str, model: RobotModel, robot: Robo
 
     `options` are PayloadOptions fields; an unknown method or option is a PayloadIdError naming the valid ones,
     an option the method does not read one naming the methods that read it."""
-    spec = method_spec(method)
-    opts, model_notes = prepared_options(spec, PayloadOptions.from_kwargs(**options), robot)
-    frame = frame or model.default_payload_frame
-    model.frame_id(frame)  # a frame not in the URDF is bad input, whatever the method
-    if robot is not None:
-        check_robot_matches(model, robot)
-    elif spec.needs_robot:
-        raise PayloadIdError(f"{spec.name} needs the unloaded robot's identification", "pass --robot robot.yaml")
-    # A None robot gets past the check above only for the robot-free methods, which accept it.
-    est = spec.runner(model, robot, loaded, frame, unloaded, opts)  # type: ignore[arg-type]
-    est.notes.extend(model_notes)
-    # The robot identification's and the recordings' scale against the URDF: torques may not be torques.
-    return judge_quality(est, robot, model, (loaded, unloaded))
+    return estimate_payload(payload_request(method, model, robot, frame, **options), loaded, unloaded)
 
 
 __all__ = ["METHODS", "METHOD_SPECS", "ONLINE_SPECS", "SPECS", "MethodSpec", "PayloadMethod", "PayloadOptions",
-           "identify_payload", "method_spec", "needs_robot_identification", "on_same_trajectory", "online_spec",
-           "prepared_options", "readers_of", "refuse_unread_options"]
+           "PayloadRequest", "estimate_payload", "identify_payload", "method_spec", "needs_robot_identification",
+           "on_same_trajectory", "online_spec", "payload_request", "prepared_options", "readers_of",
+           "refuse_unread_options"]
