@@ -20,6 +20,7 @@ each needs and its defaults: registry.py's METHOD_SPECS, the one table everythin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from payload_id_core.dynamics.model import PayloadFrame, RobotModel
@@ -53,12 +54,13 @@ def needs_robot_identification(method: PayloadMethod | str) -> bool:
     return method_spec(method).needs_robot
 
 
-def prepared_options(spec: MethodSpec, options: PayloadOptions, robot: RobotIdentification | None
-                     ) -> tuple[PayloadOptions, list[Note]]:
+def prepared_options(spec: MethodSpec, options: PayloadOptions, robot: RobotIdentification | None,
+                     labels: Mapping[str, str] | None = None) -> tuple[PayloadOptions, list[Note]]:
     """`options` checked against what `spec`'s method reads (refused naming the methods that read an option it
     does not), with the load-dependent friction decided (the method's default unless given; off when the
-    drive gains absorbed it: common.load_friction_on) and the note that says why it differs from the default."""
-    refuse_unread_options(spec, options)
+    drive gains absorbed it: common.load_friction_on) and the note that says why it differs from the default.
+    `labels`: how the caller names an option in the refusal (the CLI: its flag)."""
+    refuse_unread_options(spec, options, labels)
     if not spec.reads("load_friction"):
         return options, []
     on, notes = load_friction_on(spec.load_friction_default, options, robot)
@@ -95,11 +97,13 @@ class PayloadRequest:
 
 
 def payload_request(method: PayloadMethod | str, model: RobotModel, robot: RobotIdentification | None,
-                    frame: str | None = None, **options) -> PayloadRequest:
-    """The request checked: an unknown method or option, an option the method does not read, a frame the URDF
-    lacks, a robot identification of another URDF, or none for a method that needs one: PayloadIdError."""
+                    frame: str | None = None, *, labels: Mapping[str, str] | None = None,
+                    **options) -> PayloadRequest:
+    """The request checked: an unknown method or option, an option the method does not read (named as `labels`
+    say, the CLI: by its flag), a frame the URDF lacks, a robot identification of another URDF, or none for a
+    method that needs one: PayloadIdError."""
     spec = method_spec(method)
-    opts, notes = prepared_options(spec, PayloadOptions.from_kwargs(**options), robot)
+    opts, notes = prepared_options(spec, PayloadOptions.from_kwargs(**options), robot, labels)
     payload_frame = model.payload_frame(frame)  # a frame not in the URDF is bad input, whatever the method
     if robot is not None:
         check_robot_matches(model, robot)
