@@ -153,7 +153,7 @@ def identify_gains(model, pair: PreparedPair, mass: float = LOAD_MASS_KG, frame:
     """Drive gains (N·m per unit of the pair's efforts) from one pair and the known load mass
     (identification.identify_effort_scale, Gautier & Briot 2014). `decimate` thins both runs
     first (the excitations hold their energy below 2 Hz; the filter already ran at 5 Hz)."""
-    frame = frame or model.default_payload_frame
+    frame = model.payload_frame(frame)
     un, lo = (thinned(r, decimate) for r in (pair.unloaded, pair.loaded))
     return identify_effort_scale(model, un, lo, mass, frame, friction=friction, delay=0.0)
 
