@@ -15,6 +15,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, notes_with
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.methods.registry import SPECS, Measurement
 from payload_id_core.robot_id import identify_robot
 
 pytestmark = pytest.mark.slow   # four simulated runs and a robot identification: ~1 min on a busy machine
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.slow   # four simulated runs and a robot identification
 MASS = 3.5
 COM = np.array([0.03, -0.02, 0.08])
 FRAME = "wrist_3_link"
-METHODS = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", "difference-rls")
+METHODS = tuple(spec.name for spec in SPECS if spec.measurement is Measurement.TORQUES_IN_MOTION)
 NEEDS_UNLOADED = frozenset({"khalil-3", "khalil-4", "gaz-dtau"})
 NEWLY_MODELLED = ("khalil-2", "khalil-3", "khalil-4", "gaz-dtau")
 

@@ -73,7 +73,7 @@ NUMERIC_FLAGS = {
                "--noise-std", "--offsets"],
     "simulate": ["--seed", "--rate", "--lead-in"],
     "report": ["--effort-scale"],
-    "identify": ["--max-duration", "--timeout", "--server-timeout"],
+    "identify": ["--max-duration", "--timeout", "--server-timeout", "--forgetting", "--noise-std"],
 }
 # Input-file flags per command (the value replaced by each broken file).
 FILE_FLAGS = {

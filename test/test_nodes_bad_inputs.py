@@ -82,6 +82,20 @@ def test_unknown_method_and_trajectory_abort_with_the_choices(nodes, spawn):
     fake.terminate()
 
 
+@pytest.mark.parametrize("fields, reason", [
+    (["--convergence", "never"], "unknown convergence rule 'never'; use one of: covariance, xu"),
+    (["--forgetting", "1.5"], "forgetting 1.5 is not a forgetting factor"),
+    (["--noise-std", "1", "2"], "noise_std [1.0, 2.0] is not one positive N·m value or one per joint"),
+])
+def test_bad_estimator_settings_abort_the_goal_before_any_motion(nodes, spawn, fields, reason):
+    fake = _with_fake(spawn, "normal")
+    final, watch, err = _identify(spawn, "--method", "direct-rls", "--rest-window", "0.2", *fields)
+    assert final["status"] == "aborted", (final, err)
+    assert reason in final["message"]
+    assert watch["trajectories"] == []          # nothing was ever sent to the controller
+    fake.terminate()
+
+
 def test_controller_not_responding_aborts_and_stops_the_motion(nodes, spawn):
     """The fake ignores commands: the estimator sees no motion, aborts, and the player sends a stop."""
     fake = _with_fake(spawn, "static")

@@ -13,6 +13,7 @@ from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import resolve_sensor_frame
 from payload_id_core.io.bag import write_bag
 from payload_id_core.notes import NoteCode
+from payload_id_core.payload.methods.registry import SPECS
 from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
@@ -144,3 +145,28 @@ def test_load_friction_switch_reaches_the_method(files):
         assert d["mass"] == pytest.approx(3.5, abs=0.035)
         found[value] = any(n["code"] == NoteCode.PAYLOAD_LOAD_FRICTION.value for n in d["notes"])
     assert found == {"on": True, "off": False}
+
+
+@pytest.mark.parametrize(("extra", "refusal"), [
+    (["--method", "khalil-1", "--convergence", "xu"], "--convergence is not read by khalil-1: only difference-rls, "
+                                                      "direct-rls read it; drop --convergence, or use --method "
+                                                      "difference-rls"),
+    (["--method", "gaz-static", "--load-friction", "on"], "--load-friction is not read by gaz-static: only "
+                                                          "difference-rls, direct-rls, khalil-1, khalil-2, khalil-3, "
+                                                          "khalil-4, gaz-dtau read it"),
+    (["--method", "direct-rls", "--sensor-frame", "tool0"], "--sensor-frame is not read by direct-rls: only ft read "
+                                                            "it; drop --sensor-frame, or use --method ft"),
+])
+def test_a_flag_the_method_does_not_read_is_refused_naming_the_methods_that_read_it(files, capsys, extra, refusal):
+    """Was: silently ignored (the F/T flags were guarded by hand). Refused before any recording is read."""
+    code, out = _run(files, "--bag", str(files / "no_such_bag"), *extra)
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and len(err.strip().splitlines()) == 1
+    assert refusal in err, err
+
+
+def test_method_choices_and_help_come_from_the_registry(capsys):
+    assert main(["identify-payload", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "{" + ",".join(spec.name for spec in SPECS) + "}" in text
+    assert "not needed by khalil-3, ft" in text and "online: difference-rls, direct-rls" in text

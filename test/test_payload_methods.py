@@ -12,7 +12,8 @@ from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.consistency import project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods import METHODS, identify_payload, needs_robot_identification
+from payload_id_core.payload.methods import identify_payload, needs_robot_identification
+from payload_id_core.payload.methods.registry import SPECS, Measurement, UnloadedRun
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import identify_from_signals
@@ -21,8 +22,8 @@ from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 ALPHA = 0.6
 PHI_UR = from_mass_com_inertia(4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
 # Every method that works from joint torques on an exciting trajectory (gaz-static needs rest, ft a wrench).
-DYNAMIC_METHODS = [m.value for m in METHODS if m not in (PayloadMethod.FT, PayloadMethod.GAZ_STATIC)]
-NEEDS_UNLOADED = ("khalil-3", "khalil-4")
+DYNAMIC_METHODS = [spec.name for spec in SPECS if spec.measurement is Measurement.TORQUES_IN_MOTION]
+NEEDS_UNLOADED = tuple(spec.name for spec in SPECS if spec.unloaded is UnloadedRun.REQUIRED)
 
 
 class Setup:

@@ -10,9 +10,14 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.methods import online_spec, prepared_options
+from payload_id_core.payload.methods.online import online_estimator
 from payload_id_core.payload.online import ONLINE_METHODS, DifferenceRLS, DirectRLS, OnlinePayloadEstimator
+from payload_id_core.payload.online.base import ConvergenceRule
+from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.residuals import rmse_per_joint, torque_residuals
-from payload_id_core.payload.session import IdentificationRun, check_method, known_methods
+from payload_id_core.payload.session import IdentificationRun, check_method, goal_options, known_methods
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.robot_id.result import IDENTIFIED_GAINS_SOURCE
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -164,3 +169,49 @@ def test_the_session_fits_the_payload_model_identify_payload_fits(cell, method):
     run = IdentificationRun(model, with_gains, FRAME, method, 6.0)
     assert run.online.n_lf == 0
     assert [Note.from_any(n).code for n in run._model_notes] == [NoteCode.PAYLOAD_LOAD_FRICTION_OFF]
+
+
+@pytest.mark.parametrize("method", ONLINE_METHODS)
+def test_a_goals_convergence_rule_forgetting_and_noise_reach_the_estimator(cell, method):
+    """The goal's fields (empty / 0: the default) become PayloadOptions once, at acceptance (goal_options), and the
+    session builds its estimator from them as identify-payload does (methods/online.online_estimator)."""
+    model, robot, loaded = cell
+    default = IdentificationRun(model, robot, FRAME, method, 6.0, options=goal_options())
+    assert default.online.convergence_rule is ConvergenceRule.COVARIANCE and default.online.forgetting == 1.0
+    options = goal_options("xu", 0.999, [2.0, 2.0, 2.0, 1.0, 1.0, 1.0], model.n)
+    run = IdentificationRun(model, robot, FRAME, method, 6.0, options=options)
+    assert run.online.convergence_rule is ConvergenceRule.XU and run.online.forgetting == 0.999
+    assert run.online.rls.forgetting == 0.999
+    np.testing.assert_array_equal(run.online.noise_std, [2.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    assert run.online.history_every == 0          # the node samples the estimate itself
+    # The same options give identify-payload's estimator over the same samples: the same estimate.
+    cmd, j = loaded.commanded[0], loaded.joints
+    run = IdentificationRun(model, robot, FRAME, method, float(cmd.time_from_start[-1]),
+                            options=goal_options("xu", 0.0, [3.0], model.n))
+    run.add_commanded(cmd)
+    run.feed(j.t, j.q, j.tau)
+    run.flush()
+    offline = online_estimator(PayloadMethod.parse(method), model, robot, FRAME,
+                               prepared_options(online_spec(method), PayloadOptions(convergence="xu", noise_std=3.0,
+                                                                                    history_every=0), robot)[0])
+    t, q, qd, qdd, tau = run.arrays()
+    offline.update_batch(t, q, qd, qdd, tau)
+    np.testing.assert_allclose(run.online.estimate().phi, offline.estimate().phi, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ({"convergence": "never"}, "unknown convergence rule 'never'"),
+    ({"forgetting": 1.5}, "forgetting 1.5 is not a forgetting factor"),
+    ({"forgetting": float("nan")}, "is not a forgetting factor"),
+    ({"noise_std": [1.0, 2.0]}, r"noise_std \[1.0, 2.0\] is not one positive"),
+    ({"noise_std": [0.0]}, "is not one positive"),
+])
+def test_bad_goal_options_are_refused_before_the_arm_moves(fields, problem):
+    with pytest.raises(PayloadIdError, match=problem):
+        goal_options(**fields, n_joints=6)
+
+
+def test_an_option_the_online_method_does_not_read_is_refused_by_the_session(cell):
+    model, robot, _ = cell
+    with pytest.raises(PayloadIdError, match="moment_noise_std is not read by direct-rls: only difference-rls"):
+        IdentificationRun(model, robot, FRAME, "direct-rls", 6.0, options=PayloadOptions(moment_noise_std=1.0))

@@ -33,7 +33,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 from payload_id_core.notes import Note
 from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.methods import identify_payload, method_spec
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 from payload_id_core.signals.align import DEFAULT_RATE_HZ, aligned_pair, padded_motion_window, resampled, uniform_grid
 from payload_id_core.signals.effort import EffortUnit
@@ -153,7 +153,7 @@ def identify_gains(model, pair: PreparedPair, mass: float = LOAD_MASS_KG, frame:
     """Drive gains (N·m per unit of the pair's efforts) from one pair and the known load mass
     (identification.identify_effort_scale, Gautier & Briot 2014). `decimate` thins both runs
     first (the excitations hold their energy below 2 Hz; the filter already ran at 5 Hz)."""
-    frame = frame or model.default_payload_frame
+    frame = model.payload_frame(frame)
     un, lo = (thinned(r, decimate) for r in (pair.unloaded, pair.loaded))
     return identify_effort_scale(model, un, lo, mass, frame, friction=friction, delay=0.0)
 
@@ -181,8 +181,11 @@ def identify_payloads(model, robot, pair: PreparedPair, methods: Sequence[str] =
     out: dict[str, PayloadEstimate | str] = {}
     for method in methods:
         try:
+            # The pair's options that this method reads (the others would be refused as not read by it).
+            spec = method_spec(method)
+            shared = {k: v for k, v in PAYLOAD_OPTIONS.items() if spec.reads(k)}
             out[method] = identify_payload(method, model, robot, pair.loaded, frame, unloaded=pair.unloaded,
-                                           **{**PAYLOAD_OPTIONS, **options})
+                                           **{**shared, **options})
         except PayloadIdError as err:
             out[method] = str(err)
     return out

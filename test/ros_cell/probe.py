@@ -162,6 +162,9 @@ def main() -> None:
     ap.add_argument("--stop-when-converged", action="store_true")
     ap.add_argument("--apply", action="store_true")
     ap.add_argument("--max-duration", type=float, default=0.0)
+    ap.add_argument("--convergence", default="")
+    ap.add_argument("--forgetting", type=float, default=0.0)
+    ap.add_argument("--noise-std", type=float, nargs="*", default=[])
     ap.add_argument("--rest-window", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--count", type=int, default=200)
@@ -229,7 +232,8 @@ def main() -> None:
                      measure=f.convergence_measure, wall=time.time())
 
             goal = Identify.Goal(method=args.method, trajectory=args.traj_opt, max_duration=args.max_duration,
-                                 stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply)
+                                 stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply,
+                                 convergence=args.convergence, forgetting=args.forgetting, noise_std=args.noise_std)
             second = Identify.Goal(method=args.method, trajectory=args.traj_opt) if args.second_goal else None
         else:
             client = ActionClient(node, Excite, "/excitation_player/excite")

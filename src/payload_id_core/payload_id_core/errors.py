@@ -13,6 +13,17 @@ from typing import TypeVar
 E = TypeVar("E", bound=Enum)
 
 
+class Choice(str, Enum):
+    """A choice users type (a CLI flag's, an option's, a goal field's): the member is its string, equal to it, and
+    shows as it (enum.StrEnum, which Python 3.10 lacks)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
 class PayloadIdError(Exception):
     """Bad input or an impossible request; str(err) is a complete, user-facing sentence."""
 

@@ -165,8 +165,7 @@ class MockHardware(Node):
     def _payload_from_parameters(self, overrides: dict | None = None) -> PayloadEstimate | None:
         values = {k: self.get_parameter(k).value for k in _PAYLOAD_PARAMS}
         values.update(overrides or {})
-        frame = values["payload_frame"] or self.model.default_payload_frame
-        self.model.frame_id(frame)
+        frame = self.model.payload_frame(values["payload_frame"])
         return payload_from(float(values["payload_mass"]), values["payload_com"], values["payload_inertia"], frame)
 
     def _external_torque(self, values) -> np.ndarray | None:
@@ -200,8 +199,7 @@ class MockHardware(Node):
     def _on_set_payload(self, request, response):
         mass, com, inertia6, frame = conv.payload_request_values(request.payload)
         try:
-            frame = frame or self.model.default_payload_frame
-            self.model.frame_id(frame)
+            frame = self.model.payload_frame(frame)
             payload = payload_from(mass, com, inertia6, frame)
             with self._lock:
                 self.cell.set_payload(payload)

@@ -63,8 +63,8 @@ from payload_id_core.io.files import OutputNotWritable, atomic_write_yaml, check
 from payload_id_core.monitor import DetectorSettings, MonitorSettings, PayloadMonitor
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, Quality
-from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration
-from payload_id_core.robot_id import RobotIdentification, resolve_drive_gains
+from payload_id_core.payload.session import IdentificationRun, finalize, ft_calibration, goal_options
+from payload_id_core.robot_id import DriveGains, RobotIdentification, resolve_drive_gains
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_core.signals.recording import CommandedTrajectory
@@ -241,6 +241,7 @@ class PayloadEstimator(Node):
         self.robot: RobotIdentification | None = None
         self.robot_error: str | None = None
         self.gains: np.ndarray | None = None       # torque = effort × gains (None: the efforts are torques)
+        self.drive_gains: DriveGains | None = None  # resolved once at start; every goal takes them as given
         self._load_robot()
 
         self._lock = threading.Lock()
@@ -317,6 +318,7 @@ class PayloadEstimator(Node):
             self.robot_error = str(err)
             self.get_logger().error(f"robot_yaml {robot_yaml}: {err}")
             return
+        self.drive_gains = gains
         if gains.source != "none":
             self.gains = np.asarray(gains.scale, dtype=float)
             self.get_logger().info(f"drive gains {np.round(gains.scale, 6).tolist()} from {gains.source}")
@@ -603,6 +605,7 @@ class PayloadEstimator(Node):
     def _new_run(self, request: Identify.Goal) -> IdentificationRun:
         """The online identification the goal asks for; bad requests fail here, before anything moves."""
         method = request.method or self.params.method
+        options = goal_options(request.convergence, request.forgetting, request.noise_std, self.model.n)
         traj_name = request.trajectory or self.params.trajectory
         if not traj_name:
             raise PayloadIdError("no trajectory given and no default", "set the goal's trajectory or the "
@@ -613,7 +616,8 @@ class PayloadEstimator(Node):
         if self.robot is None:
             raise PayloadIdError(self.robot_error or "no robot identification", "set robot_yaml")
         return IdentificationRun(self.model, self.robot, self.frame, method, traj.duration,
-                                 float(request.max_duration), self.effort_scale, self.effort_unit)
+                                 float(request.max_duration), self.effort_scale, self.effort_unit, options=options,
+                                 drive_gains=self.drive_gains)
 
     def _start_motion(self, request: Identify.Goal) -> PlayerGoal:
         """With live joint states only: collect from now on and ask the player to play the excitation."""

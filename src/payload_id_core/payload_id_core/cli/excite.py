@@ -84,8 +84,7 @@ def run(args) -> int:
         raise PayloadIdError(f"--acceleration-limit has {len(acc)} values for {model.n} joints",
                              "give one value or one per joint")
     limits = MotionLimits.from_model(model, margin=args.margin, acceleration=acc)
-    frame = args.frame or model.default_payload_frame
-    model.frame_id(frame)
+    frame = model.payload_frame(args.frame)
     cartesian = []
     if args.min_height is not None or args.max_height is not None:
         cartesian.append(CartesianLimit(args.height_frame or frame, 2, args.min_height, args.max_height))

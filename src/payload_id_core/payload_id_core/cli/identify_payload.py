@@ -1,10 +1,14 @@
 """`payload-id identify-payload`: the payload on a frame from a loaded run and the robot's identification.
 
     payload-id identify-payload --urdf U --robot robot.yaml --bag B [--unloaded-bag B0] --frame F
-                                --method difference-rls|direct-rls|khalil-1..4|gaz-static|gaz-dtau|ft
-                                --out payload.yaml
-(DESIGN.md). --csv-ur / --unloaded-csv-ur read UR CSV recordings instead of bags (the measured
-motion then serves as the commanded one, and payload.yaml's notes say so). Bad input raises
+                                --method M --out payload.yaml
+(DESIGN.md; the methods, what each needs and which flags it reads: payload/methods/registry.py, which
+--method's choices and every flag's help read). The arguments are checked once, before any recording is read:
+the frame (RobotModel.payload_frame), the method with the options its flags set and the robot it needs
+(payload_request: a flag the method does not read is refused, naming the methods that read it), then
+--effort-scale and the recordings in one walk (inputs.read_runs). --csv-ur / --unloaded-csv-ur read UR CSV
+recordings instead of bags (the measured motion then serves as the commanded one, and payload.yaml's notes
+say so). Bad input raises
 PayloadIdError (exit 2) before anything is written; payload.yaml is written atomically.
 Quality (payload/finish.py judge_quality): a SUSPECT estimate is written with `converged: false` and
 its reasons, the summary line says SUSPECT and each reason follows, exit 0 (the file is the user's to
@@ -17,22 +21,19 @@ import argparse
 import math
 import sys
 
-from payload_id_core.cli.inputs import (
-    add_recording_arguments,
-    apply_drive_gains,
-    given_effort_scale,
-    load_optional_recording,
-    load_recording,
-    resolve_cli_gains,
-)
+from payload_id_core.cli.inputs import add_recording_arguments, read_runs
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.identify import FtMode
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods import identify_payload, needs_robot_identification, on_same_trajectory
+from payload_id_core.payload.methods import estimate_payload, on_same_trajectory, payload_request
+from payload_id_core.payload.methods.registry import SPECS, Measurement, UnloadedRun, readers_of
+from payload_id_core.payload.online.base import ConvergenceRule
+from payload_id_core.payload.options import LoadFriction
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.signals.conditioning import SignalSource
 
 # Notes printed on stderr besides payload.yaml: the estimate rests on measured (not commanded) motion,
 # leaves entries undetermined, was projected onto physically consistent parameters, or its two runs
@@ -44,34 +45,60 @@ STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NO
                           NoteCode.SIGNALS_RUNS_ALIGNED})
 
 
+# The flags that set a PayloadOptions field: argparse's name -> the option. Which methods read each is the
+# registry's; a flag given to a method that does not read it is refused by payload_request, named by its flag.
+FLAG_OPTIONS = {"signals": "source", "convergence": "convergence", "load_friction": "load_friction",
+                "sensor_frame": "sensor_frame", "sensor_force_range": "force_range",
+                "sensor_torque_range": "torque_range", "ft_mode": "mode"}
+FLAG_NAMES = {option: "--" + flag.replace("_", "-") for flag, option in FLAG_OPTIONS.items()}
+
+
+def _read_by(option: str) -> str:
+    return f"read by {', '.join(readers_of(option))}"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    robot_free = ", ".join(spec.name for spec in SPECS if not spec.needs_robot)
+    with_unloaded = ", ".join(f"{spec.name} ({spec.unloaded})" for spec in SPECS
+                              if spec.unloaded is not UnloadedRun.NOT_USED)
+    online = ", ".join(spec.name for spec in SPECS if spec.online)
     parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda, ...)")
     parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
-                                        "not needed by khalil-3 and ft")
+                                        f"not needed by {robot_free}")
     add_recording_arguments(parser, what="the run with the payload")
-    add_recording_arguments(parser, prefix="unloaded-", what="the run without payload (khalil-3/4, gaz-*)",
+    add_recording_arguments(parser, prefix="unloaded-", what=f"the run without payload: {with_unloaded}",
                             required=False)
     parser.add_argument("--frame", help="payload frame (any URDF frame; default: child link of the last joint)")
-    parser.add_argument("--method", default=PayloadMethod.DIFFERENCE_RLS.value,
-                        choices=[m.value for m in PayloadMethod])
-    parser.add_argument("--signals", choices=["commanded", "measured"],
-                        help="regressor inputs (default: commanded when the bag holds the trajectory)")
-    parser.add_argument("--convergence", choices=["covariance", "xu"], default="covariance",
-                        help="online methods: convergence rule (own covariance, or Xu 2024's 300 calm samples)")
-    parser.add_argument("--load-friction", choices=["auto", "on", "off"], default="auto",
+    parser.add_argument("--method", default=PayloadMethod.DIFFERENCE_RLS.value, choices=[spec.name for spec in SPECS],
+                        help=f"payload method (docs/design.md's method table); online: {online}")
+    parser.add_argument("--signals", choices=[s.value for s in SignalSource],
+                        help="regressor inputs (default: commanded when the bag holds the trajectory); "
+                             + _read_by("source"))
+    parser.add_argument("--convergence", choices=[r.value for r in ConvergenceRule],
+                        help="convergence rule (default covariance: the estimate's own σ; xu: Xu 2024's 300 calm "
+                             "samples); " + _read_by("convergence"))
+    parser.add_argument("--load-friction", choices=[c.value for c in LoadFriction], default=LoadFriction.AUTO.value,
                         help="model Coulomb friction growing with the load torque (auto: the method's default; "
-                             "use off when the drive gains were fitted without it, as they are collinear)")
-    parser.add_argument("--sensor-frame", help="ft: the F/T sensor's frame")
+                             "use off when the drive gains were fitted without it, as they are collinear); "
+                             + _read_by("load_friction"))
+    parser.add_argument("--sensor-frame", help="the F/T sensor's frame; " + _read_by("sensor_frame"))
     parser.add_argument("--sensor-force-range", type=_range, metavar="N",
-                        help="ft: the sensor's force range (one value or Fx,Fy,Fz); readings at or beyond it "
-                             "are dropped")
+                        help="the sensor's force range (one value or Fx,Fy,Fz); readings at or beyond it "
+                             "are dropped; " + _read_by("force_range"))
     parser.add_argument("--sensor-torque-range", type=_range, metavar="NM",
-                        help="ft: the sensor's torque range (one value or Tx,Ty,Tz); readings at or beyond it "
-                             "are dropped")
-    parser.add_argument("--ft-mode", choices=["static", "dynamic"],
-                        help="ft: 'static' (Duan 2022: mass, CoM, offsets, tilt from held poses) or 'dynamic' "
-                             "(adds the inertia from every sample; default)")
+                        help="the sensor's torque range (one value or Tx,Ty,Tz); readings at or beyond it "
+                             "are dropped; " + _read_by("torque_range"))
+    parser.add_argument("--ft-mode", choices=[m.value for m in FtMode],
+                        help="'static' (Duan 2022: mass, CoM, offsets, tilt from held poses) or 'dynamic' "
+                             "(adds the inertia from every sample; default); " + _read_by("mode"))
     parser.add_argument("--out", required=True, help="payload.yaml to write")
+
+
+def flag_options(args: argparse.Namespace) -> dict:
+    """The PayloadOptions the flags set (those given: a flag left out is the method's default)."""
+    options = {option: getattr(args, flag) for flag, option in FLAG_OPTIONS.items()}
+    options["load_friction"] = LoadFriction(args.load_friction).as_option()
+    return {option: value for option, value in options.items() if value is not None and value != ""}
 
 
 def _range(text: str):
@@ -87,40 +114,16 @@ def _range(text: str):
 
 def run(args: argparse.Namespace) -> int:
     model = RobotModel.from_urdf(args.urdf)
-    frame = args.frame or model.default_payload_frame
-    model.frame_id(frame)
-    robot = None
-    if args.robot:
-        robot = RobotIdentification.load(args.robot, model)
-    elif needs_robot_identification(args.method):
-        raise PayloadIdError(f"--method {args.method} needs the unloaded robot's identification",
-                             "pass --robot robot.yaml (payload-id identify-robot)")
-    given_effort_scale(args, model.n)   # a malformed flag fails before any reading
-    loaded = load_recording(args, model.joint_names)
-    unloaded = load_optional_recording(args, model.joint_names, prefix="unloaded-")
-    gain_notes: list[Note] = []
-    if args.method != PayloadMethod.FT.value:   # ft reads the wrist sensor, not the joint efforts
-        gains = resolve_cli_gains(args, robot, [loaded, unloaded], model.n)
-        loaded = loaded.with_drive_gains(gains.scale)
-        unloaded = apply_drive_gains(unloaded, gains)
-        gain_notes = gains.notes
+    frame = model.payload_frame(args.frame)
+    robot = RobotIdentification.load(args.robot, model) if args.robot else None
+    request = payload_request(args.method, model, robot, frame, labels=FLAG_NAMES, **flag_options(args))
+    # ft reads the wrist sensor, not the joint efforts: no drive gains.
+    runs = read_runs(args, model, robot, other_prefix="unloaded-",
+                     uses_efforts=request.spec.measurement is not Measurement.WRIST_WRENCH)
     # Runs without a recorded command (UR CSV) start and stop at different times: put them on one clock.
-    loaded, unloaded, aligned_options = on_same_trajectory(args.method, loaded, unloaded)
-    options = {"convergence": args.convergence, **aligned_options}
-    if args.load_friction != "auto":
-        options["load_friction"] = args.load_friction == "on"
-    if args.signals:
-        options["source"] = args.signals
-    if args.sensor_frame:
-        options["sensor_frame"] = args.sensor_frame
-    ft_flags = {"force_range": args.sensor_force_range, "torque_range": args.sensor_torque_range, "mode": args.ft_mode}
-    given = {k: v for k, v in ft_flags.items() if v is not None}
-    if given and args.method != "ft":
-        raise PayloadIdError(f"--sensor-force-range, --sensor-torque-range and --ft-mode apply to --method ft only, "
-                             f"not {args.method}", "drop them, or pass --method ft")
-    options.update(given)
-    estimate = identify_payload(args.method, model, robot, loaded, frame, unloaded=unloaded, **options)
-    estimate.notes.extend(gain_notes)
+    loaded, unloaded, aligned_options = on_same_trajectory(request.spec.method, runs.run, runs.other)
+    estimate = estimate_payload(request.with_options(**aligned_options), loaded, unloaded)
+    estimate.notes.extend(runs.gain_notes)
     atomic_write_yaml(args.out, estimate.to_dict())
     # summary(): what the motion left undetermined, or "no payload detected", is said instead of a number.
     after = "" if math.isnan(estimate.convergence_time) else f" after {estimate.convergence_time:.2f} s"

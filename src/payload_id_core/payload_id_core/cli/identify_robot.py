@@ -147,8 +147,7 @@ def run(args) -> int:
                              "give both, or neither")
     if args.known_payload_mass is not None and not args.known_payload_mass > 0:
         raise PayloadIdError(f"--known-payload-mass {args.known_payload_mass} is not positive", "give the mass in kg")
-    frame = args.payload_frame or model.default_payload_frame
-    model.frame_id(frame)  # an unknown frame fails before any reading
+    frame = model.payload_frame(args.payload_frame)  # an unknown frame fails before any reading
 
     given = given_effort_scale(args, model.n)
     recording = _require_commanded(args, load_recording(args, model.joint_names))

@@ -3,18 +3,23 @@
 One place decides how `--bag`, `--csv-ur`, the topic overrides and `--effort-scale` become a
 Recording, so identify-robot, identify-payload and report accept the same inputs. Recordings are read
 with their raw efforts; the drive gains are decided afterwards (robot_id.resolve_drive_gains: robot.yaml's
-by default, `--effort-scale` checked against them) and applied with `apply_drive_gains`.
+by default, `--effort-scale` checked against them) and applied. `read_runs` is the one walk a command that
+applies the gains makes: --effort-scale parsed and checked once before any reading, the runs read, the gains
+resolved once and applied.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
+from payload_id_core.notes import Note
 from payload_id_core.robot_id import DriveGains, RobotIdentification, common_effort_unit, resolve_drive_gains
 from payload_id_core.signals.effort import check_drive_gains
 from payload_id_core.signals.recording import Recording
@@ -57,18 +62,42 @@ def given_effort_scale(args: argparse.Namespace, n: int) -> np.ndarray | None:
 
 
 def resolve_cli_gains(args: argparse.Namespace, robot: RobotIdentification | None,
-                      recordings: list[Recording | None], n: int) -> DriveGains:
+                      recordings: list[Recording | None], n: int, given: np.ndarray | None) -> DriveGains:
     """The drive gains for these recordings (robot_id.resolve_drive_gains): robot.yaml's by default,
-    --effort-scale when robot.yaml has none, a conflict or currents without gains refused."""
+    `given` (--effort-scale, checked: given_effort_scale) when robot.yaml has none, a conflict or currents
+    without gains refused."""
     present = [r for r in recordings if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in present])
-    return resolve_drive_gains(unit, robot, given_effort_scale(args, n),
+    return resolve_drive_gains(unit, robot, given,
                                n, recording_source=present[0].source if present else "the recording",
                                robot_source=getattr(args, "robot", None) or "robot.yaml")
 
 
 def apply_drive_gains(recording: Recording | None, gains: DriveGains) -> Recording | None:
     return None if recording is None else recording.with_drive_gains(gains.scale)
+
+
+@dataclass
+class Runs:
+    """The recordings a command reads, with the drive gains applied when it uses the efforts."""
+
+    run: Recording                      # --bag / --csv-ur
+    other: Recording | None = None      # --<prefix>bag / --<prefix>csv-ur, when given
+    gain_notes: list[Note] = field(default_factory=list)   # how the gains were chosen (robot_id.DriveGains)
+
+
+def read_runs(args: argparse.Namespace, model: RobotModel, robot: RobotIdentification | None, *,
+              other_prefix: str | None = None, uses_efforts: bool = True) -> Runs:
+    """The one walk of a command's recording arguments: --effort-scale parsed and checked (count, sign) once
+    before any reading, the run and the optional `other_prefix` run read with raw efforts, then the drive gains
+    resolved once for both and applied. `uses_efforts` False (ft reads the wrist sensor): the runs as read."""
+    given = given_effort_scale(args, model.n)
+    run = load_recording(args, model.joint_names)
+    other = load_optional_recording(args, model.joint_names, other_prefix) if other_prefix else None
+    if not uses_efforts:
+        return Runs(run, other)
+    gains = resolve_cli_gains(args, robot, [run, other], model.n, given)
+    return Runs(run.with_drive_gains(gains.scale), apply_drive_gains(other, gains), list(gains.notes))
 
 
 def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording:

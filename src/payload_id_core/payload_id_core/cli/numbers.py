@@ -54,3 +54,13 @@ def integer(*, at_least: int | None = None, at_most: int | None = None) -> Calla
             raise argparse.ArgumentTypeError(f"{value} is above the limit of {at_most}")
         return value
     return parse
+
+
+def positive_list(*, at_most: float, unit: str = "") -> Callable[[str], list[float]]:
+    """'k' or 'k1,k2,...': finite numbers in (0, at_most] (how many is the receiver's to check: it knows the
+    joints)."""
+    one = number(above=0, at_most=at_most, unit=unit)
+
+    def parse(text: str) -> list[float]:
+        return [one(v) for v in text.split(",")]
+    return parse

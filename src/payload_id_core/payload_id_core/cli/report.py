@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from payload_id_core.cli.inputs import add_recording_arguments, given_effort_scale, load_recording, resolve_cli_gains
+from payload_id_core.cli.inputs import add_recording_arguments, read_runs
 from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -53,12 +53,9 @@ def run(args: argparse.Namespace) -> int:
     robot = RobotIdentification.load(args.robot, model)
     payload_doc = read_yaml_mapping(args.payload, "payload file", "give --payload a payload.yaml from identify-payload")
     payload = PayloadEstimate.from_dict(payload_doc)
-    frame = payload.frame or model.default_payload_frame
-    model.frame_id(frame)
-    given_effort_scale(args, model.n)   # a malformed flag fails before any reading
-    recording = load_recording(args, model.joint_names)
+    frame = model.payload_frame(payload.frame)
     # The residuals compare torques with robot.yaml's model: the same gains identify-payload applied.
-    recording = recording.with_drive_gains(resolve_cli_gains(args, robot, [recording], model.n).scale)
+    recording = read_runs(args, model, robot).run
     signals = conditioned_signals(recording, model.joint_names,
                                   source="commanded" if recording.commanded else "measured",
                                   tracking_error=robot.tracking_error)

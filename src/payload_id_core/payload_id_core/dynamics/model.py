@@ -104,6 +104,15 @@ def _urdf_text(path: Path) -> str:
     return text
 
 
+
+class PayloadFrame(str):
+    """The frame a payload is identified in, resolved (none given: the robot's flange) and checked against the
+    URDF once, where the input enters (the CLI's parser, a goal's acceptance, identify_payload): RobotModel.
+    payload_frame makes it, and the layers below take it as given. A str: it is written and compared as one."""
+
+    __slots__ = ()
+
+
 class RobotModel:
     """A serial robot for identification: pinocchio model + data, actuated joints in order.
 
@@ -181,6 +190,15 @@ class RobotModel:
             if f.parentJoint == last and f.type == pin.FrameType.BODY:
                 return f.name
         return self.model.names[last]
+
+    def payload_frame(self, name: str | None = None) -> PayloadFrame:
+        """`name` (None or '': default_payload_frame) checked against the URDF, as a PayloadFrame; a PayloadFrame
+        is returned as it is: it was checked at the edge that made it."""
+        if isinstance(name, PayloadFrame):
+            return name
+        frame = name or self.default_payload_frame
+        self.frame_id(frame)
+        return PayloadFrame(frame)
 
     def frame_id(self, name: str) -> int:
         if not self.model.existFrame(name):

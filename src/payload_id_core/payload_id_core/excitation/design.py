@@ -209,8 +209,7 @@ class RegressorMetrics:
     def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
                  payload_size_m: float = 0.1, noise_std=None, column_scaling: ColumnScaling | str = ColumnScaling.NONE):
         self.model = model
-        self.frame = frame or model.default_payload_frame
-        model.frame_id(self.frame)
+        self.frame = model.payload_frame(frame)
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
         self.column_scaling = parse_choice(ColumnScaling, column_scaling, "column scaling")
@@ -731,7 +730,7 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         "column_scaling": design.column_scaling,
         "min_rms_velocity_fraction": design.min_rms_velocity_fraction,
         "peak_velocity_fraction": [float(v) for v in peak_fraction],
-        "frame": metrics.frame,
+        "frame": str(metrics.frame),
         "moving_joints": [design.model.joint_names[j] for j in design.moving],
         "margin": design.limits.margin,
         "acceleration_limits": [float(a) for a in design.limits.acceleration],

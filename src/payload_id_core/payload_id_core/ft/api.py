@@ -7,10 +7,10 @@ import pinocchio as pin
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.ft.align import align_wrench
 from payload_id_core.ft.compensate import FtParameters, residual_rmse
-from payload_id_core.ft.identify import FtIdentification, fit_ft, phi_covariance, to_payload_frame
+from payload_id_core.ft.identify import FtIdentification, FtMode, fit_ft, phi_covariance, to_payload_frame
 from payload_id_core.ft.kinematics import (
     SensorFrame,
     SensorMotion,
@@ -60,7 +60,8 @@ def _aligned_data(model: RobotModel, recording: Recording, wrench: WrenchSamples
 
 def identify_ft(model: RobotModel, recording: Recording, frame: str | None = None, sensor_frame: str | None = None,
                 source: str = "commanded", *, sensor_mount: tuple[str, pin.SE3] | None = None,
-                mode: str = "dynamic", force_range=None, torque_range=None, cutoff_hz: float | None = None,
+                mode: FtMode | str = FtMode.DYNAMIC, force_range=None, torque_range=None,
+                cutoff_hz: float | None = None,
                 delay: str | float = "estimate", estimate_tilt: bool = True,
                 gravity_norm: float | None = None, project: bool = True, static_accel_tol: float = 0.01,
                 validation: Recording | None = None) -> FtIdentification:
@@ -76,20 +77,18 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     payload (projection when the raw estimate is not). `validation`: a second contact-free
     recording on which the residual RMSE before/after compensation is reported.
     """
-    if mode not in ("static", "dynamic"):
-        raise PayloadIdError(f"unknown F/T identification mode '{mode}'", "use 'static' or 'dynamic'")
-    frame = frame or model.default_payload_frame
+    mode = parse_choice(FtMode, mode, "F/T identification mode")
+    frame = model.payload_frame(frame)
     notes: list[Note] = []
     wrench = _readings(recording, "recording",
                        "record /ft_sensor/wrench (geometry_msgs/WrenchStamped) or pick a joint-torque method")
     sensor = _sensor_for(model, recording, wrench, sensor_frame, sensor_mount, notes)
-    model.frame_id(frame)
     x_sp = payload_transform(model, sensor, frame)
     g = float(np.linalg.norm(model.gravity)) if gravity_norm is None else float(gravity_norm)
 
     signals, aligned, motion = _aligned_data(model, recording, wrench, sensor, source, cutoff_hz, delay,
                                              force_range, torque_range)
-    if mode == "static":
+    if mode is FtMode.STATIC:
         # Duan §2 ignores inertia: only samples where the payload's acceleration (up to 20 cm from the
         # sensor) is below static_accel_tol are used, else the tilt is biased by the motion.
         still = _still(motion, static_accel_tol)
@@ -118,7 +117,7 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
     fit_rmse = residual_rmse(model, params, signals.q[k], signals.qd[k], signals.qdd[k],
                              np.hstack([aligned.force, aligned.torque]), motion=motion)
     phi_p, cov_p, ident_p = to_payload_frame(fit.phi, phi_covariance(fit), fit.phi_mask, x_sp)
-    if mode == "static" and phi_p[0] > 1e-6:
+    if mode is FtMode.STATIC and phi_p[0] > 1e-6:
         # Gravity alone says nothing about the inertia: report a point mass at the CoM (marked unknown).
         phi_p = from_mass_com_inertia(phi_p[0], phi_p[1:4] / phi_p[0], np.zeros((3, 3)))
     consistent = True
@@ -136,7 +135,7 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
                                 converged=True, convergence_time=float(signals.t[k][-1] - signals.t[k][0]),
                                 physically_consistent=consistent),
         params=params, offset_std=std[n_phi:n_phi + 6], tilt_std=tilt_std, noise_std=fit.sigma,
-        fit_rmse=fit_rmse, counts=dict(aligned.counts), mode=mode, duan=duan)
+        fit_rmse=fit_rmse, counts=dict(aligned.counts), mode=mode.value, duan=duan)
     validation_notes: list[Note] = []
     if validation is not None:
         ident.validation_rmse = validate_ft(model, ident, validation, source=source, cutoff_hz=cutoff_hz,

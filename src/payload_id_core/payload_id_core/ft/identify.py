@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.dynamics.inertia import PARAM_NAMES
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import (
     SensorMotion,
@@ -34,6 +34,13 @@ from payload_id_core.payload.estimate import PayloadEstimate
 
 OFFSET_NAMES = ["Fx0", "Fy0", "Fz0", "Tx0", "Ty0", "Tz0"]
 CHANNELS = ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"]
+
+
+class FtMode(Choice):
+    """Which F/T estimator runs (module doc); the value is what users type (identify-payload --ft-mode)."""
+
+    STATIC = "static"       # Duan 2022 §2: mass, CoM, offsets, tilt from held poses
+    DYNAMIC = "dynamic"     # Atkeson 1986 + Duan §4: adds the inertia from every sample
 
 
 @dataclass
@@ -194,7 +201,7 @@ class _Unidentifiable(Exception):
 
 
 def fit_ft(motion: SensorMotion, force: np.ndarray, torque: np.ndarray, gravity_norm: float, *,
-           mode: str = "dynamic", estimate_tilt: bool = True) -> tuple[_Fit, DuanStatic]:
+           mode: FtMode | str = FtMode.DYNAMIC, estimate_tilt: bool = True) -> tuple[_Fit, DuanStatic]:
     """Fit the wrench model to sensor readings ((N, 3) force and torque) along `motion`.
 
     mode 'static': mass and first moments (gravity only; slow or static data).
@@ -202,6 +209,7 @@ def fit_ft(motion: SensorMotion, force: np.ndarray, torque: np.ndarray, gravity_
     Raises PayloadIdError when the motion does not excite a parameter.
     """
     measured = np.hstack([force, torque])
+    mode = parse_choice(FtMode, mode, "F/T identification mode")
     if measured.shape[0] < 12:
         raise PayloadIdError(f"only {measured.shape[0]} F/T samples overlap the joint states",
                              "record at least a few seconds of motion with the sensor publishing")
@@ -212,15 +220,15 @@ def fit_ft(motion: SensorMotion, force: np.ndarray, torque: np.ndarray, gravity_
     mask = np.zeros(10, dtype=bool)
     mask[:4] = True
     tilt0 = duan.tilt if estimate_tilt else (0.0, 0.0)
-    if mode == "dynamic":
+    if mode is FtMode.DYNAMIC:
         mask = np.ones(10, dtype=bool)
     try:
         # Duan's closed form starts the Gauss–Newton iterations: only the tilt enters nonlinearly,
         # and it is small, so a few iterations reach the weighted least-squares solution.
-        fit = _fit(motion, measured, gravity_norm, inertial=mode == "dynamic", phi_mask=mask, phi0=phi0,
+        fit = _fit(motion, measured, gravity_norm, inertial=mode is FtMode.DYNAMIC, phi_mask=mask, phi0=phi0,
                    offset0=duan.offset, tilt0=tilt0, estimate_tilt=estimate_tilt)
     except _Unidentifiable as err:
-        what = "sensor orientation" if mode == "static" else "sensor orientation, velocity and acceleration"
+        what = "sensor orientation" if mode is FtMode.STATIC else "sensor orientation, velocity and acceleration"
         raise PayloadIdError(
             f"the motion does not excite the F/T parameters {err.names} (the {what} varies too little)",
             "move the wrist joints (4–6) through many orientations, e.g. `payload-id excite` with joints 4–6, "

@@ -143,10 +143,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
 
 class _Dumper(yaml.SafeDumper):
-    """safe_dump plus Note, stored as {code, text} wherever it appears (results' notes lists)."""
+    """safe_dump plus Note, stored as {code, text} wherever it appears (results' notes lists), and a str subclass
+    (a checked PayloadFrame, a Choice enum) stored as the plain string it is."""
 
 
 _Dumper.add_representer(Note, lambda dumper, note: dumper.represent_dict(note.to_dict()))
+_Dumper.add_multi_representer(str, lambda dumper, text: dumper.represent_str(str.__str__(text)))
 
 
 def atomic_write_yaml(path: str | os.PathLike, data: dict) -> None:

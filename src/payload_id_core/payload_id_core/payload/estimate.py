@@ -136,7 +136,7 @@ class PayloadEstimate:
         known = self.readable_identifiable()
         num = lambda x, ok=True: float(x) if ok and np.isfinite(x) else None  # noqa: E731
         return {
-            "frame": self.frame,
+            "frame": str(self.frame),
             "mass": num(val[0], known[0]),
             "com": [num(v, k) for v, k in zip(val[1:4], known[1:4])],
             "inertia": {k: num(v, known[4]) for k, v in zip(INERTIA_KEYS, val[4:])},

@@ -4,25 +4,42 @@ identify_payload(method, ..., **options) takes options as keywords (the CLI, too
 benches build them as dicts); PayloadOptions.from_kwargs turns them into this one frozen object, so
 a misspelt option is bad input instead of a silently ignored keyword, and the methods read typed
 attributes instead of looking keys up. None means "not given": the method's own default, or the
-callee's (conditioning.conditioned_signals, OnlinePayloadEstimator, ft.identify_ft).
+callee's (conditioning.conditioned_signals, OnlinePayloadEstimator, ft.identify_ft). A choice typed as a
+string (source, convergence) becomes its enum here, an unknown one refused. Which method reads which
+option is the method registry's (methods/registry.py): an option given to a method that does not read it
+is refused there, naming the methods that do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.online.base import ConvergenceRule
+from payload_id_core.signals.conditioning import SignalSource
+
+
+class LoadFriction(Choice):
+    """identify-payload --load-friction: the method's default, or the load-dependent friction forced on or off."""
+
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
+
+    def as_option(self) -> bool | None:
+        """PayloadOptions.load_friction: None (the method's default), True or False."""
+        return None if self is LoadFriction.AUTO else self is LoadFriction.ON
 
 
 @dataclass(frozen=True)
 class PayloadOptions:
     # -- signals (conditioning.conditioned_signals) ----------------------------------------------
-    source: str | None = None              # 'commanded' (default when recorded) or 'measured'
+    source: SignalSource | None = None     # 'commanded' (default when recorded) or 'measured'
     delay: str | float | None = None       # 'estimate' or seconds
     cutoff_hz: float | None = None
     decimate: int | None = None
@@ -42,7 +59,7 @@ class PayloadOptions:
     moment_noise_std: float | Sequence[float] | None = None   # difference-rls: weights of all but the mass
     p0: float | None = None
     forgetting: float | None = None
-    convergence: str | None = None         # 'covariance' or 'xu'
+    convergence: ConvergenceRule | None = None   # 'covariance' or 'xu'
     mass_rel_std: float | None = None
     xu_tol: float | None = None
     xu_count: int | None = None
@@ -59,6 +76,14 @@ class PayloadOptions:
     estimate_tilt: bool | None = None
     static_accel_tol: float | None = None
     gravity_norm: float | None = None
+
+    def __post_init__(self) -> None:
+        # The strings users type become their enums once, here; the layers below compare members.
+        if self.source is not None:
+            object.__setattr__(self, "source", parse_choice(SignalSource, self.source, "signal source"))
+        if self.convergence is not None:
+            object.__setattr__(self, "convergence",
+                               parse_choice(ConvergenceRule, self.convergence, "convergence rule"))
 
     @classmethod
     def names(cls) -> list[str]:
@@ -77,6 +102,19 @@ class PayloadOptions:
     def given(self, names: Iterable[str]) -> dict[str, Any]:
         """{name: value} of the options among `names` that were given (not None), to hand on as keywords."""
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+    def given_names(self) -> list[str]:
+        """The options given: those not at their default (None for most; the switches' True, gaz-static's
+        tolerances)."""
+        out = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            default = None if f.default is MISSING else f.default
+            if value is None and default is None:
+                continue
+            if default is None or isinstance(value, (np.ndarray, list, tuple)) or value != default:
+                out.append(f.name)
+        return out
 
     def with_changes(self, **changes) -> PayloadOptions:
         return replace(self, **changes)

@@ -13,23 +13,20 @@ calibrates the wrist F/T sensor on the run's readings (ft.identify_ft) for compe
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.ft.api import identify_ft
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
-from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods import METHODS
-from payload_id_core.payload.methods.common import (
-    load_friction_on,
-    online_covariance_extra,
-)
-from payload_id_core.payload.online import ONLINE_METHODS, OnlinePayloadEstimator
+from payload_id_core.payload.methods import SPECS, online_spec, prepared_options
+from payload_id_core.payload.methods.online import covariance_extra, online_estimator, with_covariance_extra
+from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
@@ -48,21 +45,40 @@ DELAY_FROM = 1.0           # s of the excitation's joint states the command-to-m
 
 
 def online_methods() -> tuple[str, ...]:
-    return tuple(ONLINE_METHODS)
+    return tuple(spec.name for spec in SPECS if spec.online)
 
 
 def known_methods() -> list[str]:
-    return sorted(set(online_methods()) | set(METHODS))
+    return sorted(spec.name for spec in SPECS)
 
 
 def check_method(method: str) -> None:
-    if method not in online_methods():
-        known = known_methods()
-        if method in known:
-            raise PayloadIdError(f"method '{method}' needs a whole recording (it is not online)",
-                                 f"on the cell use one of {', '.join(online_methods())}, or record a bag and run "
-                                 "payload-id identify-payload")
-        raise PayloadIdError(f"unknown method '{method}'", f"use one of: {', '.join(known)}")
+    """An online method, or bad input saying why not (registry.online_spec)."""
+    online_spec(method)
+
+
+def goal_options(convergence: str = "", forgetting: float = 0.0, noise_std: Sequence[float] = (),
+                 n_joints: int | None = None) -> PayloadOptions:
+    """The online estimator's options an Identify goal sets, checked once here at its acceptance: empty / 0 is
+    "not given" (the estimator's default); an unknown rule, a forgetting factor outside (0, 1] or a noise that is
+    not one positive value or one per joint is bad input naming the goal field."""
+    given: dict = {}
+    if convergence:
+        given["convergence"] = parse_choice(ConvergenceRule, convergence, "convergence rule")
+    if forgetting != 0.0:
+        if not (math.isfinite(forgetting) and 0.0 < forgetting <= 1.0):
+            raise PayloadIdError(f"forgetting {forgetting!r} is not a forgetting factor",
+                                 "give λ in (0, 1] (1: none), or 0 for the default")
+        given["forgetting"] = float(forgetting)
+    noise = [float(v) for v in noise_std]
+    if noise:
+        if not all(math.isfinite(v) and v > 0 for v in noise) or (
+                len(noise) != 1 and n_joints is not None and len(noise) != n_joints):
+            raise PayloadIdError(f"noise_std {noise} is not one positive N·m value or one per joint",
+                                 f"give one value or {n_joints or 'one per joint'} positive values, or none for the "
+                                 "default")
+        given["noise_std"] = noise[0] if len(noise) == 1 else noise
+    return PayloadOptions(**given)
 
 
 @dataclass
@@ -75,6 +91,12 @@ class IdentificationRun:
     max_duration: float = 0.0        # s of motion at most (0: the whole excitation)
     effort_scale: np.ndarray | None = None    # gains given by the caller (node parameter); None: robot.yaml's
     effort_unit: EffortUnit | str = EffortUnit.UNKNOWN   # what the driver's efforts are, when declared
+    # The online estimator's options (PayloadOptions fields it reads: convergence, forgetting, noise_std, ...);
+    # the goal's, checked against the method at acceptance. Not given: the estimator's defaults.
+    options: PayloadOptions = field(default_factory=PayloadOptions)
+    # The drive gains resolved once at the edge (the node, at start: resolve_drive_gains); None: resolved here
+    # from effort_scale and effort_unit.
+    drive_gains: DriveGains | None = None
     commanded: list[CommandedTrajectory] = field(default_factory=list)
     window: tuple[float, float] | None = None
     samples: int = 0
@@ -96,25 +118,23 @@ class IdentificationRun:
     _tracking: TrackingErrorStream | None = None
 
     def __post_init__(self) -> None:
-        check_method(self.method)
+        spec = online_spec(self.method)
         # NaN compares false with everything: without this a NaN or negative limit read as "the whole trajectory".
         if not (math.isfinite(self.max_duration) and self.max_duration >= 0.0):
             raise PayloadIdError(f"max_duration {self.max_duration} is not a duration",
                                  "give 0 (the whole trajectory) or a positive number of seconds")
-        # history_every=0: the node samples the estimate itself at the feedback rate. The payload model and its
-        # uncertainty as identify-payload's (methods/online.py): the robot identification's covariance in σ, and
-        # no load-dependent friction columns when the gains were identified with a load (they absorbed it;
-        # with them the real UR10e pairs' difference-rls mass is +3.0 / +4.7 %, without +0.1 / −0.1 %).
-        defaults = PayloadOptions()
-        load_friction, self._model_notes = load_friction_on(PayloadMethod.parse(self.method), defaults, self.robot)
-        self.online = OnlinePayloadEstimator(self.model, self.robot, self.frame, self.method, history_every=0,
-                                             load_friction=load_friction,
-                                             include_robot_uncertainty=defaults.include_robot_uncertainty)
+        # Built as identify-payload builds it (methods/online.online_estimator, from the same options): the robot
+        # identification's covariance in σ, and no load-dependent friction columns when the gains were identified
+        # with a load (they absorbed it; with them the real UR10e pairs' difference-rls mass is +3.0 / +4.7 %,
+        # without +0.1 / −0.1 %). history_every=0: the node samples the estimate itself at the feedback rate.
+        options, self._model_notes = prepared_options(spec, self.options, self.robot)
+        self.online = online_estimator(spec.method, self.model, self.robot, self.frame,
+                                       options.with_changes(history_every=0))
         # The same rule as identify-payload's (resolve_drive_gains): robot.yaml's gains by default, a
         # conflicting parameter or currents without gains refused before anything moves.
-        self.gains: DriveGains = resolve_drive_gains(self.effort_unit, self.robot, self.effort_scale, self.model.n,
-                                                     recording_source="the driver's joint states",
-                                                     given_name="the effort_scale parameter")
+        self.gains: DriveGains = self.drive_gains or resolve_drive_gains(
+            self.effort_unit, self.robot, self.effort_scale, self.model.n,
+            recording_source="the driver's joint states", given_name="the effort_scale parameter")
         self.effort_scale = self.gains.scale
 
     # -- inputs -----------------------------------------------------------------------------------
@@ -281,12 +301,8 @@ class IdentificationRun:
         if data is None or data[0].size < 50:
             return est
         _, q, qd, qdd, tau = data
-        extra, extra_notes = online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
-                                                     load_friction=self.online.n_lf > 0)
-        cov = est.covariance.copy()
-        known = np.isfinite(cov)
-        cov[known] += extra[known]
-        est.covariance = cov
+        extra, extra_notes = covariance_extra(self.online, q, qd, qdd, tau)
+        est.covariance = with_covariance_extra(est.covariance, extra)
         est.notes.extend(extra_notes)
         return est
 

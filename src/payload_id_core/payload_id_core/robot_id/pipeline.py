@@ -35,7 +35,7 @@ from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.scale_check import check_scale
 from payload_id_core.robot_id.signal_checks import require_finite
 from payload_id_core.robot_id.structure import RotorStructure, base_parameter_names, inertial_map, rotor_structure
-from payload_id_core.signals.conditioning import Signals, conditioned_signals
+from payload_id_core.signals.conditioning import Signals, SignalSource, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
 # Raised whenever identify_robot fits another model from the same inputs (2: the arm's tracking error in the
@@ -231,7 +231,7 @@ def validate_robot(ident: RobotIdentification, recording: Recording, model: Robo
                    delay: str | float = "estimate") -> np.ndarray:
     """Torque RMSE per joint of the identified model on another recording (cross-validation)."""
     model = ident.require_model(model)
-    use_commanded = ident.source == "commanded" if use_commanded is None else use_commanded
+    use_commanded = ident.source == SignalSource.COMMANDED if use_commanded is None else use_commanded
     sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
                               cutoff_hz=cutoff_hz, delay=delay, tracking_error=ident.tracking_error)
     require_finite("torques", sig.tau, model.joint_names)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.commanded import commanded_span, sample_commanded
 from payload_id_core.signals.delay import estimate_delay
@@ -65,7 +65,14 @@ def _smoothing_cutoff(commanded: Sequence[CommandedTrajectory]) -> float | None:
     return min(cutoffs) if cutoffs else None
 
 
-def conditioned_signals(recording: Recording, joint_names: Sequence[str], source: str = "commanded",
+class SignalSource(Choice):
+    """Where the regressor's motion comes from; the value is what users type (identify-payload --signals)."""
+
+    COMMANDED = "commanded"     # the recorded command, delay-corrected (Xu 2024 §3.2)
+    MEASURED = "measured"       # the measured positions, filtered and differentiated
+
+
+def conditioned_signals(recording: Recording, joint_names: Sequence[str], source: SignalSource | str = "commanded",
                         cutoff_hz: float | None = None, decimate: int = 1, delay: str | float = "estimate",
                         tracking_error: bool = False) -> Signals:
     """The pipeline from a Recording to regressor inputs (joints in `joint_names` order, matched by name).
@@ -87,6 +94,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     before one sample in `decimate` is kept (Khalil 2007 §III). Exact parallel filtering of the
     regressor columns is `decimate_parallel`, for callers who build Y at full rate.
     """
+    source = parse_choice(SignalSource, source, "signal source")
     joint_names = list(joint_names)
     joints = recording.joints
     lacking = [j for j in joint_names if j not in joints.joint_names]
@@ -101,7 +109,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
     temperature = joints.temperature
     filtered_at = None     # cutoff (Hz) of the zero-phase filter applied here, if any
 
-    if source == "commanded":
+    if source is SignalSource.COMMANDED:
         if not recording.commanded:
             raise PayloadIdError(f"{recording.source or 'recording'} holds no commanded trajectory",
                                  "record the controller's joint_trajectory topic, or use measured signals")
@@ -159,7 +167,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             filtered_at = smoothing
         t, tau = t[keep], tau[keep]
         temperature = None if temperature is None else temperature[keep]
-    elif source == "measured":
+    else:
         d, q_cmd = 0.0, None
         fc = cutoff_hz if cutoff_hz is not None else min(DEFAULT_MEASURED_CUTOFF_HZ, fs / 4.0)
         q, qd, qdd = filtered_derivatives(t, joints.q, fc)
@@ -168,8 +176,6 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
         notes.append(Note(NoteCode.SIGNALS_MEASURED_FILTERED,
                           f"measured positions and torques low-pass filtered at {fc:g} Hz (zero phase), "
                           "velocities and accelerations by central differences"))
-    else:
-        raise PayloadIdError(f"unknown signal source '{source}'", "use 'commanded' or 'measured'")
 
     if filtered_at is not None:
         edge = edge_seconds(filtered_at)
@@ -200,5 +206,5 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                           "zero-phase low-pass"))
 
     return Signals(t=t, q=q, qd=qd, qdd=qdd, tau=tau, temperature=temperature, delay_used=d, notes=notes,
-                   joint_names=joint_names, source=source, q_commanded=q_cmd,
-                   command_start=t0 if source == "commanded" else None)
+                   joint_names=joint_names, source=source.value, q_commanded=q_cmd,
+                   command_start=t0 if source is SignalSource.COMMANDED else None)

@@ -58,8 +58,7 @@ class SimulatedCell:
             raise PayloadIdError(f"control rate {rate_hz} Hz is not a whole fraction of the "
                                  f"{1 / self.profile.timestep:.0f} Hz physics rate", "use e.g. 500, 250 or 100 Hz")
         self.rng = np.random.default_rng(seed)
-        frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
-        self.model.frame_id(frame)
+        frame = self.model.payload_frame(payload.frame if payload is not None else None)
         if backend is None:
             # mujoco is heavy (0.5 s to import) and optional: a cell given its own backend (tests, other
             # engines) never loads it, so `import payload_id_core.sim` works without mujoco installed.
@@ -105,8 +104,7 @@ class SimulatedCell:
 
     def set_payload(self, payload: PayloadEstimate | None) -> None:
         """Swap the payload at run time (None: nothing on the flange)."""
-        frame = payload.frame if payload is not None and payload.frame else self.model.default_payload_frame
-        self.model.frame_id(frame)
+        frame = self.model.payload_frame(payload.frame if payload is not None else None)
         self._set_payload(payload, frame)
 
     def _set_payload(self, payload: PayloadEstimate | None, frame: str) -> None:

@@ -79,7 +79,7 @@ class MujocoBackend(PhysicsBackend):
         self._armature = np.zeros(len(self.joint_names))
         self._gravity = robot.gravity
         self._phi: np.ndarray | None = None
-        self.payload_frame = payload_frame or robot.default_payload_frame
+        self.payload_frame: str = robot.payload_frame(payload_frame)
         self._build(self.payload_frame)
 
     # -- model construction ---------------------------------------------------------------------

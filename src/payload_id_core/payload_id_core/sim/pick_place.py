@@ -75,7 +75,7 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
                    frame: str | None = None, q_home: np.ndarray | None = None, rate_hz: float = 500.0) -> TaskRun:
     """Run the task for `seconds` of simulated time; see the module docstring."""
     rng = np.random.default_rng(seed)
-    frame = frame or model.default_payload_frame
+    frame = model.payload_frame(frame)
     lower, upper = model.limits.lower, model.limits.upper
     home = np.clip(np.array([0.0, -1.4, 1.4, -1.6, -1.6, 0.0][: model.n]) if q_home is None else q_home,
                    lower, upper)

@@ -13,10 +13,12 @@ import time
 
 import numpy as np
 
-from payload_id_core.cli.numbers import number
+from payload_id_core.cli.numbers import number, positive_list
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.methods.registry import ONLINE_SPECS
+from payload_id_core.payload.online.base import ConvergenceRule
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 
@@ -24,12 +26,20 @@ STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 def add_arguments(p) -> None:
     p.add_argument("--ros", action="store_true", required=True,
                    help="talk to a running payload_estimator node (the only mode; offline: identify-payload)")
-    p.add_argument("--method", default="", help="difference-rls | direct-rls (default: the node's)")
+    p.add_argument("--method", default="", help=f"{' | '.join(s.name for s in ONLINE_SPECS)} (default: the node's)")
     p.add_argument("--trajectory", default="", help="bundled trajectory name or YAML path (default: the node's)")
     p.add_argument("--namespace", default="", help="namespace of the payload_estimator node")
     p.add_argument("--max-duration", type=number(at_least=0, unit="s"), default=0.0,
                    help="s of motion at most (0: whole trajectory)")
     p.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
+    # The online estimator's settings; left out, the goal's field is empty / 0: the estimator's default.
+    p.add_argument("--convergence", choices=[r.value for r in ConvergenceRule], default="",
+                   help="convergence rule (default covariance: the estimate's own σ; xu: Xu 2024's calm samples)")
+    p.add_argument("--forgetting", type=number(above=0, at_most=1), default=0.0, metavar="λ",
+                   help="RLS forgetting factor in (0, 1] (default 1: none)")
+    # Bounded like every number here (1 kN·m is far above any arm's torque noise).
+    p.add_argument("--noise-std", type=positive_list(at_most=1000.0, unit="N·m"), default=[], metavar="K[,K...]",
+                   help="N·m torque noise weighting the rows: one value or one per joint (default: the method's)")
     p.add_argument("--apply", action="store_true", help="send the result to the robot controller (UR/Franka)")
     p.add_argument("--apply-even-if-suspect", action="store_true",
                    help="with --apply: send a SUSPECT or FAILED estimate too (the node refuses it otherwise)")
@@ -126,7 +136,8 @@ def run(args) -> int:
 
         goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,
                              stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply,
-                             apply_even_if_suspect=args.apply_even_if_suspect)
+                             apply_even_if_suspect=args.apply_even_if_suspect, convergence=args.convergence,
+                             forgetting=args.forgetting, noise_std=list(args.noise_std))
         print(f"identify: goal sent to {action_name(args.namespace)} "
               f"(method {args.method or 'node default'}, trajectory {args.trajectory or 'node default'})", flush=True)
         t0 = time.monotonic()

@@ -28,34 +28,20 @@ from payload_id_core.payload.online.regressor import load_changeable_friction
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
-from payload_id_core.signals.conditioning import Signals, commanded_span, conditioned_signals
+from payload_id_core.signals.conditioning import Signals, SignalSource, commanded_span, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
-# Load-dependent Coulomb friction (load_friction.py): modelled by default for every method whose torques
-# it is in, i.e. every method fitting joint torques of a loaded run. History: first on where it helped both
-# on the simulated UR10 cell (μ = 0.02: mass bias over 6 seeds +0.89/+0.94/+0.89 % -> −0.03/+0.17/−0.13 %)
-# and on synthetic data without it; khalil-2/3/4 and gaz-dtau were left out and stayed +0.8 to +1.2 % on the
-# cell (issue 13; the cell's friction has the term, the synthetic data's constant friction change does not:
-# there khalil-3 moves −0.08 -> −0.25 %, within its σ). bench/accuracy.py measures every method with it.
-LOAD_FRICTION_DEFAULT = {PayloadMethod.DIRECT_RLS: True, PayloadMethod.DIFFERENCE_RLS: True,
-                         PayloadMethod.KHALIL_1: True, PayloadMethod.KHALIL_2: True, PayloadMethod.KHALIL_3: True,
-                         PayloadMethod.KHALIL_4: True, PayloadMethod.GAZ_DTAU: True}
 # Joint samples must cover the commanded excitation to within this fraction of its duration.
 COVERAGE_TOL = 0.02
-# The methods that work without the unloaded robot's identification: khalil-3 takes the unloaded torques
-# from a run on the same trajectory, ft the payload's wrench from the wrist sensor.
-ROBOT_FREE_METHODS = frozenset({PayloadMethod.KHALIL_3, PayloadMethod.FT})
-# The methods that subtract the unloaded run from the loaded one sample by sample (Khalil 2007 eq. 29,
-# Gaz 2017 eq. 26 with an unloaded run), so both must be on the same trajectory time.
-SAME_TRAJECTORY_METHODS = frozenset({PayloadMethod.KHALIL_3, PayloadMethod.GAZ_DTAU})
 # Largest joint position difference between the two runs when their motion is the commanded one
 # (a recorded command: both runs sample the same points).
 SAME_COMMAND_TOL_RAD = 1e-3
 
 
-def load_friction_on(method: PayloadMethod, options: PayloadOptions,
+def load_friction_on(default: bool, options: PayloadOptions,
                      robot: RobotIdentification | None = None) -> tuple[bool, list[Note]]:
-    """Whether the load-dependent Coulomb columns join the fit, and a note when the default was overruled.
+    """Whether the load-dependent Coulomb columns join the fit (options.load_friction when given, else the
+    method's `default`: registry.MethodSpec.load_friction_default), and a note when the default was overruled.
 
     Drive gains identified from a loaded run with a known mass (identify_effort_scale) were fitted
     without these columns: a friction that grows with the load torque and a gain that scales the load
@@ -64,7 +50,7 @@ def load_friction_on(method: PayloadMethod, options: PayloadOptions,
     +3.0 / +4.7 % with them, +0.05 / -0.07 % without); the default is then off."""
     if options.load_friction is not None:
         return bool(options.load_friction), []
-    on = LOAD_FRICTION_DEFAULT.get(method, False)
+    on = default
     if on and robot is not None and robot.gains_identified_with_load:
         return False, [Note(NoteCode.PAYLOAD_LOAD_FRICTION_OFF,
                             "load-dependent friction not modelled: the drive gains were identified from a loaded "
@@ -73,11 +59,6 @@ def load_friction_on(method: PayloadMethod, options: PayloadOptions,
 
 
 # -- inputs -------------------------------------------------------------------------------------
-def needs_robot_identification(method: PayloadMethod | str) -> bool:
-    """Whether `method` needs the unloaded robot's identification (robot.yaml)."""
-    return PayloadMethod.parse(method) not in ROBOT_FREE_METHODS
-
-
 def check_robot_matches(model: RobotModel, robot: RobotIdentification) -> None:
     names = list(robot.joint_names)
     if names != list(model.joint_names):
@@ -134,20 +115,18 @@ def motion_duration(sig: Signals) -> float:
     return float(sig.t[-1] - sig.t[0] + (np.median(np.diff(sig.t)) if sig.t.size > 1 else 0.0))
 
 
-def on_same_trajectory(method: PayloadMethod | str, loaded: Recording, unloaded: Recording | None
-                       ) -> tuple[Recording, Recording | None, dict]:
-    """The loaded and unloaded runs as `method` should receive them, and the options that go with them.
+def aligned_runs(loaded: Recording, unloaded: Recording | None) -> tuple[Recording, Recording | None, dict]:
+    """The loaded and unloaded runs as a method that subtracts them sample by sample (registry.MethodSpec.
+    same_trajectory) should receive them, and the options that go with them.
 
-    When the method compares the runs sample by sample and nothing recorded their time base (stand-in
+    When nothing recorded their time base (stand-in
     commands, e.g. UR CSV files) while they start or last differently, the loaded run is aligned on the
     unloaded one and both are resampled on the common trajectory time (signals.align; the loaded run
     then carries a signals.runs_aligned note); their motion is then their command, so the options say
     delay 0 (estimating it would find rounding noise, and a sample dropped at one end of one run only
     would shift it by a whole sample against the other). Otherwise both are returned unchanged with no
     options: a recorded command fixes the time base itself. Refuses two different trajectories."""
-    if unloaded is None or PayloadMethod.parse(method) not in SAME_TRAJECTORY_METHODS:
-        return loaded, unloaded, {}
-    if not needs_alignment(unloaded, loaded):
+    if unloaded is None or not needs_alignment(unloaded, loaded):
         return loaded, unloaded, {}
     pair = aligned_pair(unloaded, loaded)
     return pair.loaded, pair.unloaded, {"delay": 0.0}
@@ -156,7 +135,7 @@ def on_same_trajectory(method: PayloadMethod | str, loaded: Recording, unloaded:
 def same_trajectory_tolerance(loaded_sig: Signals, unloaded_sig: Signals) -> float:
     """Position tolerance (rad) for "same trajectory": tight when both motions are a recorded command,
     the measured motion's (tracking differs with the load) when either is measured or stands in for one."""
-    measured = any(sig.source != "commanded" or has_note(sig.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
+    measured = any(sig.source != SignalSource.COMMANDED or has_note(sig.notes, NoteCode.SIGNALS_MEASURED_AS_COMMANDED)
                    for sig in (loaded_sig, unloaded_sig))
     return SAME_TRAJECTORY_TOL_RAD if measured else SAME_COMMAND_TOL_RAD
 

@@ -24,7 +24,6 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
-    load_friction_on,
     method_signals,
     motion_duration,
     payload_rows,
@@ -208,7 +207,7 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     fc = bool(options.friction_change)
     cols = np.r_[np.arange(lay.base.start, lay.base.stop),
                  np.arange(lay.friction.start, lay.friction.stop) if fc else np.array([], dtype=int)]
-    lf, lf_notes = load_friction_on(PayloadMethod.GAZ_DTAU, options, robot)
+    lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     # The load-dependent Coulomb columns (load_friction.py) from the identified robot's torque and the one
     # the first ε̂ adds; the μ_j are nuisance unknowns after ε and leave the conversion to the payload.
     tau_model = y_b @ theta_a
@@ -231,7 +230,6 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     sol = generalized_lstsq(J, eps, C)
     w_l, _ = payload_rows(model, None, frame, sig, False)
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
-    notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}"), *lf_notes,
-             *lf_fit_notes]
+    notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}"), *lf_fit_notes]
     return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)

@@ -26,7 +26,6 @@ from payload_id_core.payload.methods.common import (
     finish,
     gear_model_error,
     gear_model_error_note,
-    load_friction_on,
     method_signals,
     motion_duration,
     payload_rows,
@@ -49,9 +48,8 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     W, y_a = payload_rows(model, robot, frame, sig, bool(options.friction_change))
     theta_a = np.asarray(robot.theta, dtype=float)
     tau_a = y_a @ theta_a
-    lf, lf_default_notes = load_friction_on(PayloadMethod.KHALIL_1, options, robot)
+    lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), lf)
-    lf_notes = [*lf_default_notes, *lf_notes]
     cov = sol.cov
     rc = robot_uncertainty(robot, options)
     if rc is not None:
@@ -95,7 +93,7 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
-    lf, lf_notes = load_friction_on(PayloadMethod.KHALIL_2, options, robot)
+    lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     # The loaded re-identification with the load-dependent Coulomb columns: the loaded torque is Y θ̂_b
     # itself; the μ_j are nuisance unknowns after θ_b and leave the difference to the payload.
     tau_a = y_b @ np.asarray(robot.theta, dtype=float)
@@ -105,7 +103,7 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     sol = _difference_payload(model, robot, frame, re.x[:p], re.cov[:p, :p], re.identifiable[:p], options)
     w_l, _ = payload_rows(model, None, frame, sig, False)
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
-    notes = [*sig.notes, *lf_notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
+    notes = [*sig.notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
     gear = gear_model_error(robot, y_b, re, y_used, sig.qd)
@@ -130,7 +128,7 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     sig = method_signals(loaded, model, options, robot)
     tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3, robot)
     fc = bool(options.friction_change)
-    lf, lf_default_notes = load_friction_on(PayloadMethod.KHALIL_3, options, robot)
+    lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     W, y_a = payload_rows(model, robot if (fc or lf) else None, frame, sig, fc)
     tau_a = None
     if lf:
@@ -140,7 +138,6 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
         tau_a = (y_a @ np.asarray(robot.theta, dtype=float) if robot is not None and y_a is not None
                  else np.array([model.rnea(q, qd, qdd) for q, qd, qdd in zip(sig.q, sig.qd, sig.qdd)]))
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_u, tau_a, sig.qd, sign_epsilon(robot), lf)
-    lf_notes = [*lf_default_notes, *lf_notes]
     # Both runs' torques carry the same gains: their difference is the load's torque, scaled by them exactly.
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "
@@ -170,7 +167,7 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     b = np.concatenate([sig_a.tau, sig_b.tau], axis=0)
     first = weighted_lstsq(A, b, iterate_weights=False)
     na = y_a.shape[0]
-    lf, lf_notes = load_friction_on(PayloadMethod.KHALIL_4, options, robot)
+    lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     if lf:
         # Load-dependent Coulomb columns on the loaded rows only (load_friction.py): τ̂_a = Y_b θ̂ and
         # τ̂_b = τ̂_a + W_L φ̂_L from the first solution; the unloaded run carries no load change.
@@ -192,8 +189,7 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     cov = with_gain_uncertainty(sol.cov[p:, p:], z, ok, robot, W_l, s_b)
     notes = [*sig_b.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                                 f"global identification: {p} robot + {u} payload unknowns; torque residual std "
-                                f"unloaded {np.round(s_a, 4).tolist()}, loaded {np.round(s_b, 4).tolist()} N·m"),
-             *lf_notes]
+                                f"unloaded {np.round(s_a, 4).tolist()}, loaded {np.round(s_b, 4).tolist()} N·m")]
     if lf:
         mu_std = np.sqrt(np.maximum(np.diag(sol.cov)[-model.n:], 0.0))
         notes.append(load_friction_note(sol.x[-model.n:], mu_std))

@@ -1,4 +1,6 @@
-"""difference-rls and direct-rls offline: the online estimator (payload/online.py) fed with a whole recording.
+"""difference-rls and direct-rls offline: the online estimator (payload/online/) fed with a whole recording,
+and the one way both identify-payload and the cell session (session.IdentificationRun) build it from
+PayloadOptions and finish its covariance.
 
   difference-rls  Xu 2024 Algorithm 1: RLS on θ_b from θ_a, payload from ε = θ_b − θ_a.
   direct-rls      RLS on [φ_L, Δφ_f] from τ − Y θ_a.
@@ -9,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import prior_phi
@@ -17,15 +18,44 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
-    load_friction_on,
     method_signals,
     motion_duration,
     online_covariance_extra,
 )
-from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.payload.online import OnlineEstimator, OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
+
+
+def online_estimator(method: PayloadMethod, model: RobotModel, robot: RobotIdentification, frame: str,
+                     options: PayloadOptions, rate_hz: float | None = None) -> OnlineEstimator:
+    """The online estimator of `method` set up from `options` (the ones given; the estimator's defaults for the
+    others). `options.load_friction` is already decided (registry.prepared_options: the method's default
+    unless given); `rate_hz` the sample rate when it is known in advance (a recording's)."""
+    kw = options.given(ONLINE_OPTIONS)
+    if rate_hz is not None:
+        kw["rate_hz"] = rate_hz
+    kw["include_robot_uncertainty"] = options.include_robot_uncertainty
+    kw["load_friction"] = bool(options.load_friction)
+    return OnlinePayloadEstimator(model, robot, frame, method.value, prior=prior_phi(options.prior), **kw)
+
+
+def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                     tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
+    """What the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ) it was fed, and why
+    (common.online_covariance_extra: serially correlated residuals, the robot model's unmodelled gear friction)."""
+    return online_covariance_extra(estimator.model, estimator.robot, estimator.frame, q, qd, qdd, tau,
+                                   load_friction=estimator.n_lf > 0)
+
+
+def with_covariance_extra(cov: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """`cov` (φ_L's block first) with `extra` added where it is known (NaN: an entry the motion left undetermined)."""
+    out = cov.copy()
+    block = out[:10, :10]
+    known = np.isfinite(block)
+    block[known] += extra[known]
+    return out
 
 
 def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
@@ -33,21 +63,13 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     """The online estimator `method` over the whole loaded recording, finished like the offline methods."""
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
-    kw = options.given(ONLINE_OPTIONS)
-    if "moment_noise_std" in kw and method is not PayloadMethod.DIFFERENCE_RLS:
-        raise PayloadIdError(f"moment_noise_std weights difference-rls's first moments and inertia; {method.value} "
-                             "has one weighting", "give noise_std instead, or use --method difference-rls")
-    kw["rate_hz"] = 1.0 / float(np.median(np.diff(sig.t)))
-    kw["include_robot_uncertainty"] = options.include_robot_uncertainty
-    kw["load_friction"], lf_notes = load_friction_on(method, options, robot)
-    estimator = OnlinePayloadEstimator(model, robot, frame, method.value, prior=prior_phi(options.prior), **kw)
+    estimator = online_estimator(method, model, robot, frame, options,
+                                 rate_hz=1.0 / float(np.median(np.diff(sig.t))))
     raw = estimator.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
     z, cov, ok = estimator.payload_solution()
-    extra, extra_notes = online_covariance_extra(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau,
-                                                 load_friction=kw["load_friction"])
-    cov = cov.copy()
-    cov[:10, :10] += extra
-    notes = [*sig.notes, *lf_notes, *raw.notes, *extra_notes]
+    extra, extra_notes = covariance_extra(estimator, sig.q, sig.qd, sig.qdd, sig.tau)
+    cov = with_covariance_extra(cov, extra)
+    notes = [*sig.notes, *raw.notes, *extra_notes]
     if not estimator.converged:
         notes.append(Note(NoteCode.PAYLOAD_NOT_CONVERGED, f"not converged after {motion_duration(sig):.2f} s of motion "
                           f"({estimator.convergence_rule} rule)"))

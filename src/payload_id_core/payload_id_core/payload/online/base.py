@@ -39,7 +39,7 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import judge_quality, model_error_notes, undetermined_to_prior
@@ -49,7 +49,15 @@ from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.online.regressor import FastRegressor
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
-CONVERGENCE_RULES = ("covariance", "xu")
+
+class ConvergenceRule(Choice):
+    """When an online estimate is declared converged (module doc); the value is what users type."""
+
+    COVARIANCE = "covariance"   # the estimate's own σ, settled, with the batch covariance's extra
+    XU = "xu"                   # Xu 2024 §3.2: calm consecutive samples
+
+
+CONVERGENCE_RULES = tuple(rule.value for rule in ConvergenceRule)
 XU_XI = 100.0          # Xu 2024 §3.2: ξ
 XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
 XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples
@@ -114,13 +122,13 @@ class OnlineEstimator(ABC):
     accumulates_info = True     # False: the subclass derives `info` from sums of its own (difference-rls)
 
     def __init__(self, model: RobotModel, robot, frame: str, *, noise_std=None, forgetting: float = 1.0,
-                 convergence: str = "covariance", mass_rel_std: float = 0.005, xu_tol: float = XU_TOL,
+                 convergence: ConvergenceRule | str = ConvergenceRule.COVARIANCE, mass_rel_std: float = 0.005,
+                 xu_tol: float = XU_TOL,
                  xu_count: int = XU_COUNT, check_every: int = 25, min_time: float = 0.5, settle_time: float = 1.0,
                  rate_hz: float = 500.0,
                  history_every: int = 25, include_robot_uncertainty: bool = False, prior=None,
                  load_friction: bool = True, serial_check: bool = True):
-        if convergence not in CONVERGENCE_RULES:
-            raise PayloadIdError(f"unknown convergence rule '{convergence}'", "use 'covariance' or 'xu'")
+        convergence = parse_choice(ConvergenceRule, convergence, "convergence rule")
         self.model, self.robot, self.frame = model, robot, frame
         self.reg = FastRegressor(model, robot)
         self.layout = self.reg.layout
@@ -139,7 +147,7 @@ class OnlineEstimator(ABC):
         self._checked: deque[tuple[float, float]] = deque()   # (elapsed, mass) of the checks over the last settle_time
         # The 'covariance' rule's last part (module doc): the samples fed until convergence, and when it last looked.
         # serial_check=False leaves it out (to show what the other parts alone declare).
-        self.serial_check = bool(serial_check) and convergence == "covariance"
+        self.serial_check = bool(serial_check) and convergence is ConvergenceRule.COVARIANCE
         self._fed: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self._serial_at = -np.inf
         self.history_every = int(history_every)
@@ -318,7 +326,7 @@ class OnlineEstimator(ABC):
             self._refresh_reference()
         self._fill_rows(q, qd, qdd, tau, self._rows_buf[:1], self._z_buf[:1],
                         self._white_buf[:1], None if self._full_buf is None else self._full_buf[:1])
-        before = self.rls.theta[self.sensitive].copy() if self.convergence_rule == "xu" else None
+        before = self.rls.theta[self.sensitive].copy() if self.convergence_rule is ConvergenceRule.XU else None
         self._absorb(1)
         self._keep_fed(q, qd, qdd, tau)
         self._advance_time(t)
@@ -341,7 +349,7 @@ class OnlineEstimator(ABC):
         N = t.size
         k = 0
         while k < N:
-            if self.convergence_rule == "xu" and not self.converged:
+            if self.convergence_rule is ConvergenceRule.XU and not self.converged:
                 self.update(q[k], qd[k], qdd[k], tau[k], float(t[k]))
                 k += 1
                 continue
@@ -373,7 +381,7 @@ class OnlineEstimator(ABC):
 
     def _check_convergence(self, before) -> None:
         elapsed = self.t_last - (self.t0 or 0.0)
-        if self.convergence_rule == "xu":
+        if self.convergence_rule is ConvergenceRule.XU:
             step = np.max(np.abs(self.rls.theta[self.sensitive] - before)) if before.size else 0.0
             self._calm = self._calm + 1 if step < self.xu_tol else 0
             if self._calm >= self.xu_count:
