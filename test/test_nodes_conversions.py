@@ -27,6 +27,18 @@ def test_estimate_message_round_trip():
     np.testing.assert_allclose(back.phi, est.phi, atol=1e-12)
 
 
+def test_the_identify_client_reads_a_message_as_payload_yaml_reads_the_estimate():
+    """`identify --ros` writes the result's numbers with PayloadEstimate.to_dict's rule: one conversion."""
+    est = _estimate()
+    keys = ("frame", "mass", "com", "inertia", "std")
+    assert conv.parameters_to_dict(conv.parameters_msg(est)) == {k: est.to_dict()[k] for k in keys}
+    est.determined = np.array([True, True, False])           # the inertia not determined: None, and its σ
+    readable = conv.parameters_to_dict(conv.parameters_msg(est))
+    assert readable == {k: est.to_dict()[k] for k in keys}
+    assert set(readable["inertia"].values()) == {None} and set(readable["std"]["inertia"].values()) == {None}
+    assert readable["mass"] == pytest.approx(3.5) and readable["std"]["mass"] == pytest.approx(1e-3, rel=1e-6)
+
+
 def test_trajectory_message_round_trip_and_zero_stamp():
     t = np.linspace(0, 1, 5)
     cmd = CommandedTrajectory(0.0, ["a", "b"], t, np.c_[t, -t], np.ones((5, 2)), np.zeros((5, 2)))

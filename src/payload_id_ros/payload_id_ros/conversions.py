@@ -20,7 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.monitor import Event
-from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
+from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_dict, readable_vector
 from payload_id_core.payload.markers import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
@@ -133,6 +133,14 @@ def parameters_msg(est: PayloadEstimate) -> PayloadParameters:
     p.com_identified = bool(all(known[1:4]))
     p.inertia_identified = bool(known[4])
     return p
+
+
+def parameters_to_dict(p: PayloadParameters) -> dict:
+    """payload.yaml's frame, mass, com, inertia and std (as PayloadEstimate.to_dict writes them) of a message."""
+    value = [p.mass, p.com.x, p.com.y, p.com.z, *(getattr(p, k) for k in INERTIA_KEYS)]
+    std = [p.mass_std, p.com_std.x, p.com_std.y, p.com_std.z, *(getattr(p, f"{k}_std") for k in INERTIA_KEYS)]
+    known = [bool(p.mass_identified), *[bool(p.com_identified)] * 3, *[bool(p.inertia_identified)] * 6]
+    return readable_dict(p.frame_id, value, std, known)
 
 
 def estimate_to_msg(est: PayloadEstimate, stamp: float, convergence_measure: float | None = None) -> PayloadEstimateMsg:

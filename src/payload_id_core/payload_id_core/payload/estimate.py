@@ -27,6 +27,23 @@ def readable_vector(phi: np.ndarray) -> np.ndarray:
     return np.concatenate([[m], c, [ic[_I_INDEX[k]] for k in INERTIA_KEYS]])
 
 
+def readable_dict(frame: str, value, std, known) -> dict:
+    """payload.yaml's frame, mass, com, inertia and std from the readable_vector `value`, its `std` and which of
+    them are identified (`known`, 10 each): a value not identified and NaN are None; a σ is given wherever finite."""
+    num = lambda x, ok=True: float(x) if ok and np.isfinite(x) else None  # noqa: E731
+    return {
+        "frame": str(frame),       # a PayloadFrame (str subclass) is written as its plain string
+        "mass": num(value[0], known[0]),
+        "com": [num(v, k) for v, k in zip(value[1:4], known[1:4])],
+        "inertia": {k: num(v, known[4]) for k, v in zip(INERTIA_KEYS, value[4:])},
+        "std": {
+            "mass": num(std[0]),
+            "com": [num(s) for s in std[1:4]],
+            "inertia": {k: num(s) for k, s in zip(INERTIA_KEYS, std[4:])},
+        },
+    }
+
+
 class Quality(str, Enum):
     """Whether the project stands behind an estimate (the rule: never a confident wrong answer).
 
@@ -131,20 +148,9 @@ class PayloadEstimate:
 
     # -- payload.yaml -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        val = readable_vector(self.phi)
-        std = self.readable_std()
-        known = self.readable_identifiable()
-        num = lambda x, ok=True: float(x) if ok and np.isfinite(x) else None  # noqa: E731
+        num = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
         return {
-            "frame": str(self.frame),
-            "mass": num(val[0], known[0]),
-            "com": [num(v, k) for v, k in zip(val[1:4], known[1:4])],
-            "inertia": {k: num(v, known[4]) for k, v in zip(INERTIA_KEYS, val[4:])},
-            "std": {
-                "mass": num(std[0]),
-                "com": [num(s) for s in std[1:4]],
-                "inertia": {k: num(s) for k, s in zip(INERTIA_KEYS, std[4:])},
-            },
+            **readable_dict(self.frame, readable_vector(self.phi), self.readable_std(), self.readable_identifiable()),
             "method": self.method,
             "converged": bool(self.converged),
             "convergence_time": num(self.convergence_time),

@@ -5,9 +5,9 @@ This class aligns them by time the way the controller executed them (signals.com
 commanded q, q̇, q̈ at each joint-state stamp less the command-to-motion delay, Xu 2024 §3.1 uses the
 commanded signals), keeps only the excitation itself (not the move to the start pose), feeds the online
 method in blocks,
-and checks the inputs (NaN, stale stamps, a controller that does not move). At the end it computes
-the torque RMSE with the unloaded model and with the identified payload added (residuals.py), and
-calibrates the wrist F/T sensor on the run's readings (ft.identify_ft) for compensation.
+and checks the inputs (NaN, stale stamps, a controller that does not move). At the end (finish) it makes the
+final estimate, computes the torque RMSE with the unloaded model and with the identified payload added
+(residuals.py), and calibrates the wrist F/T sensor on the run's readings (ft.identify_ft) for compensation.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.ft.api import identify_ft
+from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
+from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.methods import SPECS, online_spec, prepared_options
 from payload_id_core.payload.methods.online import covariance_extra, online_estimator, with_covariance_extra
 from payload_id_core.payload.online.base import ConvergenceRule
@@ -116,6 +118,7 @@ class IdentificationRun:
     # The measured tracking error smoothed as identify-payload smooths it (signals/tracking.py), when robot.yaml's
     # parameters were fitted with it; samples reach the estimator its half window after they arrive.
     _tracking: TrackingErrorStream | None = None
+    _wrenches: list = field(default_factory=list)   # (t (N,), wrench (N, 6)) of the F/T sensor, as received
 
     def __post_init__(self) -> None:
         spec = online_spec(self.method)
@@ -190,6 +193,11 @@ class IdentificationRun:
         self._pending.append((ts, qm, tau))
         self._settle(force=False)
         return int(ts.size)
+
+    def add_wrenches(self, t: np.ndarray, wrench: np.ndarray) -> None:
+        """F/T sensor readings (t (N,), [F, T] (N, 6)) received during the goal: the sensor is calibrated on those
+        of the excitation window when the goal ends."""
+        self._wrenches.append((t, wrench))
 
     def _settle(self, force: bool) -> None:
         """Feed the joint states waiting for the delay once it is known: estimated (signals.delay, as
@@ -316,28 +324,68 @@ class IdentificationRun:
         res = torque_residuals(self.model, self.robot, self.frame, None if est is None else est.phi, t, q, qd, qdd, tau)
         return res.rmse_before, res.rmse_after
 
+    def finish(self, now: float, outcome: GoalOutcome, sensor_frame: str | None = None,
+               input_drops: str = "") -> FinishedGoal | None:
+        """The goal's final numbers from every sample fed (the motion has stopped, `now`): the estimate made
+        consistent and judged (finalize) with the covariance the online rule leaves out, the torque residuals,
+        and, unless the goal was cancelled, the F/T sensor calibrated on the window's wrenches (a failed
+        calibration is reported in `ft_problem`, not raised). None: cancelled before the excitation started;
+        a goal that ended otherwise without samples raises."""
+        self.flush()                       # joint states still waiting for the delay estimate (a short window)
+        est = self.estimate()
+        cancelled = outcome is GoalOutcome.CANCELLED
+        if est is None:
+            if cancelled:
+                return None
+            raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
+        est = finalize(self.with_online_covariance_extra(est), self.robot)
+        if input_drops:
+            est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
+        before, after = self.torque_rmse(est)
+        calibration, problem = None, ""
+        # A cancelled run's wrenches cover only part of the excitation: too little to calibrate the sensor.
+        if not cancelled and sensor_frame and self._wrenches and self.window is not None:
+            try:
+                calibration = self.ft_calibration(sensor_frame)
+            except PayloadIdError as err:
+                problem = str(err)
+        played = self.elapsed(now)
+        if cancelled:
+            est.notes.append(Note(NoteCode.GOAL_CANCELLED,
+                                  f"partial: the goal was cancelled after {played:.2f} s of motion"))
+        # A suspect estimate is not converged whatever the online rule said (finish.judge_quality).
+        return FinishedGoal(outcome, est, played, self.converged and est.converged, before, after,
+                            calibration, problem, input_drops)
+
+    def ft_calibration(self, sensor_frame: str) -> FtParameters:
+        """FtParameters for compensation from the wrist sensor's own readings during the excitation window:
+        payload in the sensor frame, offsets and base tilt (Duan 2022 §2 + Atkeson 1986 Newton–Euler,
+        ft.identify_ft).
+
+        The joint-torque estimate is what the goal reports; the sensor is calibrated on its own data because
+        a joint-torque estimate off by 1-2 % of the mass would leave ~1 N in the compensated force."""
+        data = self.arrays()
+        t_w = np.concatenate([t for t, _ in self._wrenches]) if self._wrenches else np.zeros(0)
+        wrench = np.concatenate([w for _, w in self._wrenches]) if self._wrenches else np.zeros((0, 6))
+        if self.window is not None:
+            keep = (t_w >= self.window[0]) & (t_w <= self.window[1])
+            t_w, wrench = t_w[keep], wrench[keep]
+        if data is None or t_w.size < 50:
+            raise PayloadIdError("too few F/T readings during the excitation to calibrate the sensor",
+                                 "check the wrench topic")
+        t, _, _, _, tau = data
+        joints = JointSamples(t, list(self.model.joint_names), np.concatenate(self._qm), None, tau)
+        rec = Recording(joints=joints, commanded=list(self.commanded),
+                        wrench=WrenchSamples(t_w, sensor_frame, wrench[:, :3], wrench[:, 3:]),
+                        source="identify goal")
+        return identify_ft(self.model, rec, self.frame, sensor_frame, source="commanded", delay=0.0,
+                           project=False).params
+
 
 def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None) -> PayloadEstimate:
     """The goal's final estimate: physically consistent (finish.project_if_inconsistent), its quality judged
     (finish.judge_quality; with `robot`, also the robot identification's scale against the URDF)."""
     return judge_quality(project_if_inconsistent(est), robot)
-
-
-def ft_calibration(run: IdentificationRun, sensor_frame: str, t_w: np.ndarray, wrench: np.ndarray):
-    """FtParameters for compensation from the wrist sensor's own readings during the run: payload in the
-    sensor frame, offsets and base tilt (Duan 2022 §2 + Atkeson 1986 Newton–Euler, ft.identify_ft).
-
-    The joint-torque estimate is what the goal reports; the sensor is calibrated on its own data because
-    a joint-torque estimate off by 1-2 % of the mass would leave ~1 N in the compensated force."""
-    data = run.arrays()
-    if data is None or t_w.size < 50:
-        raise PayloadIdError("too few F/T readings during the excitation to calibrate the sensor",
-                             "check the wrench topic")
-    t, _, _, _, tau = data
-    joints = JointSamples(t, list(run.model.joint_names), np.concatenate(run._qm), None, tau)
-    rec = Recording(joints=joints, commanded=list(run.commanded),
-                    wrench=WrenchSamples(t_w, sensor_frame, wrench[:, :3], wrench[:, 3:]), source="identify goal")
-    return identify_ft(run.model, rec, run.frame, sensor_frame, source="commanded", delay=0.0, project=False).params
 
 
 def nan_if_none(x) -> float:

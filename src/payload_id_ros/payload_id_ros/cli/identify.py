@@ -57,18 +57,6 @@ def action_name(namespace: str) -> str:
     return f"/{ns}/payload_estimator/identify" if ns else "/payload_estimator/identify"
 
 
-def _readable(p) -> dict:
-    """PayloadParameters -> plain dict (NaN, and what the motion did not determine -> None)."""
-    num = lambda x, known=True: float(x) if known and math.isfinite(x) else None  # noqa: E731
-    keys = ["ixx", "ixy", "ixz", "iyy", "iyz", "izz"]
-    com_ok, inertia_ok = bool(p.com_identified), bool(p.inertia_identified)
-    return {"frame": p.frame_id, "mass": num(p.mass, bool(p.mass_identified)),
-            "com": [num(p.com.x, com_ok), num(p.com.y, com_ok), num(p.com.z, com_ok)],
-            "inertia": {k: num(getattr(p, k), inertia_ok) for k in keys},
-            "std": {"mass": num(p.mass_std), "com": [num(p.com_std.x), num(p.com_std.y), num(p.com_std.z)],
-                    "inertia": {k: num(getattr(p, f"{k}_std")) for k in keys}}}
-
-
 def feedback_line(fb) -> str:
     p = fb.estimate.payload
     com = np.array([p.com.x, p.com.y, p.com.z]) * 1e3
@@ -108,6 +96,7 @@ def run(args) -> int:
     from rclpy.node import Node  # noqa: PLC0415 - ROS only for this subcommand
 
     from payload_id_msgs.action import Identify  # noqa: PLC0415 - ROS only for this subcommand
+    from payload_id_ros.conversions import parameters_to_dict  # noqa: PLC0415 - ROS only for this subcommand
 
     truth = None
     if args.truth:
@@ -172,7 +161,7 @@ def run(args) -> int:
         if status == "aborted":
             _write(args.out, out)
             raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
-        est = _readable(res.estimate.payload)
+        est = parameters_to_dict(res.estimate.payload)
         out.update({"estimate": est, "method": res.estimate.method, "converged": bool(res.converged),
                     "convergence_time": float(res.convergence_time) if math.isfinite(res.convergence_time) else None,
                     "physically_consistent": bool(res.estimate.physically_consistent),

@@ -1,0 +1,54 @@
+"""How an identify goal ended, and what it delivers: the final estimate, its torque residuals, the run's F/T
+calibration and the sentence the goal answers with (IdentificationRun.finish makes it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.payload.estimate import PayloadEstimate, Quality
+
+
+class GoalOutcome(Enum):
+    """How an identify goal's motion ended. The value is the result file's `status`."""
+
+    CONVERGED = "converged"      # the goal asked to stop when converged, and it did: motion stopped early
+    FINISHED = "finished"        # the excitation played to its end
+    CANCELLED = "cancelled"      # the client cancelled: motion stopped, the estimate is partial
+
+
+@dataclass
+class FinishedGoal:
+    """A goal's final numbers."""
+
+    outcome: GoalOutcome
+    estimate: PayloadEstimate               # final: projected if inconsistent, quality judged
+    played: float                           # s of motion identified
+    converged: bool                         # the online rule's, and the estimate not suspect
+    torque_rmse_before: np.ndarray          # per joint, N m: measured against the unloaded model ...
+    torque_rmse_after: np.ndarray           # ... and with the payload added
+    ft_calibration: FtParameters | None = None   # the sensor calibrated on the run's wrenches
+    ft_problem: str = ""                    # why that calibration failed ('' if it did not, or was not tried)
+    input_drops: str = ""                   # what the goal's inputs lost ('' if nothing)
+
+    @property
+    def cancelled(self) -> bool:
+        return self.outcome is GoalOutcome.CANCELLED
+
+    def summary(self, controller_note: str = "") -> str:
+        """One sentence on how the goal ended and what it found; `controller_note`: the apply step's answer."""
+        est = self.estimate
+        if self.cancelled:
+            return f"cancelled after {self.played:.2f} s of motion: partial estimate"
+        why = "converged; motion stopped early" if self.outcome is GoalOutcome.CONVERGED else "excitation finished"
+        quality = ("" if est.quality is Quality.OK
+                   else f" ({est.quality.value.upper()}: {'; '.join(est.quality_reasons)})")
+        note = f"; {controller_note}" if controller_note else ""
+        return f"{why}: {est.mass:.4f} kg with {est.method}{quality}{note}"
+
+    def result_message(self, controller_note: str = "", not_persisted: str = "") -> str:
+        """The goal's result message: the summary, then what the inputs lost and why nothing was saved."""
+        return "; ".join(part for part in (self.summary(controller_note), self.input_drops, not_persisted) if part)

@@ -1,0 +1,73 @@
+"""The estimator's last result on disk, read back at start so the estimate and the wrench compensation survive a
+restart.
+
+The file is payload.yaml (PayloadEstimate.to_dict) plus:
+  covariance_about_frame_origin  (10, 10) covariance of φ (unknown entries as 0)
+  status                         how the goal ended (GoalOutcome: converged | finished | cancelled)
+  partial                        true for a cancelled goal's estimate
+  ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
+  stamp                          s, the node's clock when it was written
+Files written before notes had codes (plain strings) still load (PayloadEstimate.from_dict).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_to_dict
+from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.goal_outcome import GoalOutcome
+
+
+class ResultUnreadable(Exception):
+    """The file exists but cannot be read or parsed as YAML (the message says why)."""
+
+
+@dataclass
+class SavedResult:
+    estimate: PayloadEstimate          # with its covariance
+    ft_params: FtParameters | None     # the compensation parameters saved with it
+    partial: bool                      # a cancelled identification's estimate
+
+
+def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome,
+                 ft_params: FtParameters | None, stamp: float) -> None:
+    """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
+    (io.files.OutputNotWritable included) when it cannot be written."""
+    d = est.to_dict()
+    d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
+    d["status"] = outcome.value
+    d["partial"] = outcome is GoalOutcome.CANCELLED
+    if ft_params is not None:
+        d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
+    d["stamp"] = stamp
+    atomic_write_yaml(path, d)
+
+
+def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | None:
+    """The saved result; None when there is no file. ResultUnreadable when it cannot be read or is not YAML,
+    PayloadIdError when its content is malformed (or its F/T parameters belong to another URDF)."""
+    try:
+        with open(path) as f:
+            d = yaml.safe_load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, yaml.YAMLError) as err:
+        raise ResultUnreadable(str(err)) from err
+    if not isinstance(d, dict):
+        raise PayloadIdError(f"{path} holds no YAML mapping", "delete it; the next identification writes it anew")
+    est = PayloadEstimate.from_dict(d)
+    if d.get("covariance_about_frame_origin"):
+        est.covariance = np.array(d["covariance_about_frame_origin"], dtype=float)
+    ft_params = None
+    if d.get("ft_parameters"):
+        ft_params = ft_parameters_from_dict(model, d["ft_parameters"], f"{path} ft_parameters")
+    return SavedResult(est, ft_params, bool(d.get("partial")))

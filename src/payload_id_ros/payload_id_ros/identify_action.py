@@ -1,0 +1,268 @@
+"""The payload_estimator's ~/identify action (payload_id_msgs/action/Identify): one goal at a time (a second
+is rejected while one runs), on a worker thread (action_thread).
+
+A goal: the request checked into an IdentificationRun (payload_id_core.payload.session) before anything moves,
+live joint states awaited, the excitation player asked to play (player_client), the samples fed every
+FEEDBACK_PERIOD with feedback and ~/payload, until the excitation ends, the run converges (when the goal asks to
+stop then), max_duration passes or the client cancels; then IdentificationRun.finish makes the final estimate,
+which is published, saved, optionally applied to the controller, and answered. Cancel stops the motion and
+answers the partial estimate; bad input stops the motion and aborts with the reason.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from action_msgs.msg import GoalStatus
+from rclpy.action import GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.publisher import Publisher
+
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.ft.stream import CompensationStream
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
+from payload_id_core.payload.session import IdentificationRun
+from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_msgs.action import Identify
+from payload_id_ros import conversions as conv
+from payload_id_ros.controller_payload import ControllerPayload
+from payload_id_ros.estimator_parameters import EstimatorParameters
+from payload_id_ros.input_drops import describe as describe_drops
+from payload_id_ros.joint_state_watch import JointStateWatch
+from payload_id_ros.monitor_mode import MonitorMode
+from payload_id_ros.player_client import ExcitationPlayerClient, PlayerGoal
+from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
+
+FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
+PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal counts as finished
+
+
+class EstimatorNode(Protocol):
+    """What a goal uses of the payload_estimator node."""
+
+    params: EstimatorParameters
+    inbox: SensorInbox
+    joint_states: JointStateWatch
+    compensation: CompensationStream
+    controller: ControllerPayload
+    monitor: MonitorMode
+    pub_payload: Publisher
+
+    def get_logger(self): ...
+    def now(self) -> float: ...
+    def new_run(self, request: Identify.Goal) -> IdentificationRun: ...
+    def set_estimate(self, est: PayloadEstimate, measure: float | None = None,
+                     ft_params: FtParameters | None = None) -> None: ...
+    def save_result(self, est: PayloadEstimate, outcome: GoalOutcome) -> str: ...
+
+
+@dataclass
+class IdentifyGoal:
+    """One identify goal while it runs."""
+
+    handle: ServerGoalHandle[Identify.Goal, Identify.Result, Identify.Feedback]
+    request: Identify.Goal
+    run: IdentificationRun | None = None
+    player: PlayerGoal | None = None
+
+
+class IdentifyAction:
+    """The action server's callbacks (`on_goal`, `execute` on a worker thread: action_thread.threaded) and the
+    samples a goal collects: the node hands every joint-state batch, wrench batch and commanded trajectory to
+    `collect_*`, which keep them while a goal collects."""
+
+    def __init__(self, node: EstimatorNode, player: ExcitationPlayerClient) -> None:
+        self.node, self.player = node, player
+        self._lock = threading.Lock()
+        self.busy = False                          # a goal was accepted and has not ended
+        self._collecting = False
+        self._buffer: deque = deque()              # JointStateBatch while a goal collects
+        self._wrench_buf: deque = deque()          # (t, wrench) while a goal collects
+        self._commanded: list[CommandedTrajectory] = []    # heard while a goal runs
+        self._drops_at_start = (node.inbox.joint_drops.snapshot(), node.inbox.wrench_drops.snapshot())
+
+    @property
+    def collecting(self) -> bool:
+        return self._collecting
+
+    def collect_joint_states(self, js: JointStateBatch) -> bool:
+        """True when a goal took the batch (the monitor must not have it then)."""
+        if self._collecting:
+            self._buffer.append(js)
+        return self._collecting
+
+    def collect_wrenches(self, wr: tuple[np.ndarray, np.ndarray]) -> None:
+        if self._collecting:
+            self._wrench_buf.append(wr)
+
+    def collect_commanded(self, cmd: CommandedTrajectory) -> None:
+        if self._collecting:
+            self._commanded.append(cmd)
+
+    # -- admission and the outcome of every goal --------------------------------------------------
+    def on_goal(self, _goal) -> GoalResponse:
+        with self._lock:
+            if self.busy:
+                self.node.get_logger().warn("identify goal rejected: an identification is already running")
+                return GoalResponse.REJECT
+            self.busy = True
+        return GoalResponse.ACCEPT
+
+    def execute(self, gh):
+        goal = IdentifyGoal(gh, gh.request)
+        try:
+            return self._identify(goal)
+        except PayloadIdError as err:
+            return self._abort(goal, f"aborted: {err}")
+        except Exception as err:  # noqa: BLE001 - never leave a goal hanging or the arm moving
+            return self._abort(goal, f"aborted: internal error {err!r}", traceback.format_exc())
+        finally:
+            self._collecting = False
+            self._buffer.clear()
+            self._wrench_buf.clear()
+            with self._lock:
+                self.busy = False
+                self.node.monitor.restart()        # the monitor restarts on this goal's estimate
+
+    def _abort(self, goal: IdentifyGoal, message: str, details: str = "") -> Identify.Result:
+        """Stop the motion first, then abort the goal with the reason."""
+        self.player.stop(goal.player)
+        self.node.get_logger().error(f"{message}\n{details}" if details else message)
+        goal.handle.abort()
+        return conv.identify_result(message)
+
+    def _identify(self, goal: IdentifyGoal) -> Identify.Result:
+        """Check the request, start the excitation, follow it until it ends, and answer the goal."""
+        run = goal.run = self.node.new_run(goal.request)
+        player = goal.player = self._start_motion(goal.request)
+        outcome = self._follow(goal, run, player)
+        return self._finish(goal, run, outcome)
+
+    # -- the steps of a goal ----------------------------------------------------------------------
+    def _start_motion(self, request: Identify.Goal) -> PlayerGoal:
+        """With live joint states only: collect from now on and ask the player to play the excitation."""
+        self.node.joint_states.check(wait=self.node.params.joint_states_wait)
+        self._commanded.clear()
+        self._buffer.clear()
+        self._wrench_buf.clear()
+        self._drops_at_start = (self.node.inbox.joint_drops.snapshot(), self.node.inbox.wrench_drops.snapshot())
+        self._collecting = True
+        return self.player.play(request.trajectory or self.node.params.trajectory)
+
+    def _follow(self, goal: IdentifyGoal, run: IdentificationRun, player: PlayerGoal) -> GoalOutcome:
+        """Every FEEDBACK_PERIOD: feed the samples, check the inputs, publish feedback, until the motion ends.
+        Bad joint states or a motion the controller does not follow raise (the goal aborts)."""
+        while True:
+            time.sleep(FEEDBACK_PERIOD)
+            now = self.node.now()
+            self._feed(run)
+            if goal.handle.is_cancel_requested:
+                return GoalOutcome.CANCELLED
+            self.node.joint_states.check()
+            run.check_motion(now)
+            self._publish_feedback(goal, run, now)
+            outcome = self._motion_outcome(goal, run, player, now)
+            if outcome is not None:
+                return outcome
+
+    def _publish_feedback(self, goal: IdentifyGoal, run: IdentificationRun, now: float) -> None:
+        est = run.estimate()
+        if est is None:                    # moving to the start pose: no estimate yet
+            goal.handle.publish_feedback(conv.identify_feedback(0.0))
+            return
+        measure = conv.relative_mass_std(est)
+        elapsed = run.elapsed(now)
+        run.record_history(elapsed, est)
+        estimate_msg = conv.estimate_to_msg(est, now, measure)
+        goal.handle.publish_feedback(conv.identify_feedback(elapsed, estimate_msg, measure))
+        self.node.pub_payload.publish(estimate_msg)
+
+    def _motion_outcome(self, goal: IdentifyGoal, run: IdentificationRun, player: PlayerGoal,
+                        now: float) -> GoalOutcome | None:
+        """How the motion has ended by `now` (None: still under way); the player ending it badly raises."""
+        if goal.request.stop_when_converged and run.converged:
+            return GoalOutcome.CONVERGED
+        if run.finished(now):
+            return GoalOutcome.FINISHED
+        if not player.ended:
+            return None
+        if player.status != GoalStatus.STATUS_SUCCEEDED:
+            reason = (player.result.message if player.result is not None else "") or player.status
+            raise PayloadIdError(f"the excitation player ended the motion: {reason}", "see the excitation_player log")
+        if run.window is None:
+            raise PayloadIdError(
+                "the excitation was played but no matching trajectory was heard on the trajectory topic",
+                "check the estimator's trajectory_topic against the player's controller")
+        return GoalOutcome.FINISHED if now > run.window[1] + PLAYED_SETTLE else None
+
+    def _finish(self, goal: IdentifyGoal, run: IdentificationRun, outcome: GoalOutcome) -> Identify.Result:
+        """The final estimate from every sample (IdentificationRun.finish), published, saved, optionally applied,
+        and the goal answered."""
+        # max_duration ends the goal (FINISHED) while the player may still be playing: the arm must stop
+        # then too, or it plays the rest of the excitation with nobody watching and blocks the next goal.
+        if outcome is not GoalOutcome.FINISHED or (goal.player is not None and not goal.player.ended):
+            run.end_window(self.node.now())
+            self.player.stop(goal.player)
+        self._feed(run)
+        done = run.finish(self.node.now(), outcome, self.node.compensation.sensor, self._input_drops())
+        if done is None:
+            goal.handle.canceled()
+            return conv.identify_result("cancelled before the excitation started: no estimate")
+        est = done.estimate
+        if done.ft_problem:
+            # Without a calibration the last one's offsets and tilt stay (CompensationStream.follow).
+            self.node.get_logger().warn(f"F/T calibration on the run failed ({done.ft_problem}); compensating with "
+                                        "the joint-torque estimate and the last calibration's offsets")
+        measure = conv.relative_mass_std(est)
+        estimate_msg = conv.estimate_to_msg(est, self.node.now(), measure)
+        self.node.set_estimate(est, ft_params=done.ft_calibration, measure=measure)
+        not_persisted = self.node.save_result(est, outcome)
+        applied, note = self._apply(goal, done)
+        summary = done.summary(note)
+        self.node.get_logger().info(f"{summary} ({est.mass:.4f} kg), saved as partial" if done.cancelled else summary)
+        result = conv.identify_result(done.result_message(note, not_persisted), estimate_msg,
+                                      converged=done.converged, convergence_time=est.convergence_time,
+                                      torque_rmse_before=done.torque_rmse_before,
+                                      torque_rmse_after=done.torque_rmse_after, applied_to_controller=applied)
+        if done.cancelled:
+            goal.handle.canceled()
+        else:
+            goal.handle.succeed()
+        return result
+
+    def _apply(self, goal: IdentifyGoal, done: FinishedGoal) -> tuple[bool, str]:
+        """(applied, the controller's answer): a finished goal's estimate, when the goal or the node asks."""
+        asked = bool(goal.request.apply_to_controller) or self.node.params.apply_to_controller
+        if done.cancelled or not asked:
+            return False, ""
+        applied, note = self.node.controller.apply(done.estimate, bool(goal.request.apply_even_if_suspect))
+        return applied, note
+
+    def _feed(self, run: IdentificationRun) -> None:
+        cmds = list(self._commanded)
+        for cmd in cmds[len(run.commanded):]:
+            run.add_commanded(cmd)
+        for _ in range(len(self._wrench_buf)):
+            run.add_wrenches(*self._wrench_buf.popleft())
+        n = len(self._buffer)
+        if n == 0:
+            return
+        batches = [self._buffer.popleft() for _ in range(n)]
+        run.feed(np.concatenate([b.t for b in batches]), np.concatenate([b.q for b in batches]),
+                 np.concatenate([b.effort for b in batches]))
+
+    def _input_drops(self) -> str:
+        """What the goal's inputs lost since collection started ('' if nothing): for its result and notes."""
+        joints = self.node.inbox.joint_drops.since(self._drops_at_start[0])
+        wrenches = self.node.inbox.wrench_drops.since(self._drops_at_start[1])
+        parts = ([f"{describe_drops(joints)} joint state messages"] if joints else []) + \
+                ([f"{describe_drops(wrenches)} wrench messages"] if wrenches else [])
+        return f"dropped {' and '.join(parts)} as malformed or out of order" if parts else ""

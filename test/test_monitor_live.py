@@ -1,0 +1,82 @@
+"""Monitor mode's logic without ROS (monitor/live.py): the monitor starts on the last estimate the project stands
+behind, efforts become torques with the drive gains, a goal's end restarts it, and silent joint states are said
+once."""
+
+import math
+
+import numpy as np
+import pytest
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.monitor import PayloadMonitor
+from payload_id_core.monitor.live import LiveMonitor
+from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+FRAME = "wrist_3_link"
+GAINS = np.array([2.0, 2.0, 2.0, 0.5, 0.5, 0.5])
+
+
+@pytest.fixture(scope="module")
+def cell():
+    model = RobotModel.from_urdf("ur10")
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1),
+                           friction="linear", estimator="ols")
+    motion = sum_of_sines(model, duration=1.0, rate_hz=500.0, seed=7)
+    task = synthetic_recording(model, *motion, noise_std=0.2, seed=2)
+    return model, robot, task
+
+
+def _estimate(quality: Quality = Quality.OK) -> PayloadEstimate:
+    cov = np.diag(np.full(10, 1e-4))
+    cov[9, 9] = np.nan
+    return PayloadEstimate(FRAME, from_mass_com_inertia(1.5, [0.0, 0.0, 0.05], np.diag([0.01, 0.01, 0.01])), cov,
+                           "direct-rls", quality=quality)
+
+
+def test_a_new_monitor_starts_on_the_last_estimate_only_when_it_is_ok(cell):
+    model, robot, _ = cell
+    live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
+    started = live.new_monitor(_estimate())
+    np.testing.assert_array_equal(started.state.phi, _estimate().phi)
+    np.testing.assert_array_equal(started.state.cov, np.nan_to_num(_estimate().covariance, nan=0.0))
+    assert started.s.detector.max_mass_kg == 15.0
+    for last in (_estimate(Quality.SUSPECT), None):
+        np.testing.assert_array_equal(live.new_monitor(last).state.phi, np.zeros(10))
+    assert LiveMonitor(model, robot, FRAME, None).new_monitor(None).s.detector.max_mass_kg == math.inf
+
+
+def test_efforts_become_torques_with_the_gains_and_a_restart_starts_anew(cell):
+    model, robot, task = cell
+    j = task.joints
+    live = LiveMonitor(model, robot, FRAME, GAINS)
+    reference = PayloadMonitor(model, robot, FRAME)
+    for k in range(0, 200, 10):
+        step = live.feed(j.t[k:k + 10], j.q[k:k + 10], j.qd[k:k + 10], j.tau[k:k + 10] / GAINS, None)
+        expected = reference.update(j.t[k:k + 10], j.q[k:k + 10], j.qd[k:k + 10], j.tau[k:k + 10])
+        assert (step.update.residual is None) == (expected.residual is None)
+        if expected.residual is not None:
+            np.testing.assert_allclose(step.update.residual[1], expected.residual[1], atol=1e-9)
+        assert step.estimate is None and not step.update.events
+    first = live.monitor
+    live.restart()
+    assert live.monitor is None
+    live.feed(j.t[200:210], j.q[200:210], j.qd[200:210], j.tau[200:210] / GAINS, _estimate())
+    assert live.monitor is not first
+    np.testing.assert_array_equal(live.monitor.state.phi, _estimate().phi)
+
+
+def test_silent_joint_states_are_said_once_per_silence(cell):
+    model, robot, task = cell
+    j = task.joints
+    live = LiveMonitor(model, robot, FRAME, None, stale_timeout=0.5)
+    assert live.silence(10.4, 10.0) == ""
+    said = live.silence(10.75, 10.0)
+    assert said == ("monitor paused: no joint states for 0.75 s; it restarts on the next good sample, "
+                    "no event meanwhile")
+    assert live.silence(12.0, 10.0) == ""
+    live.feed(j.t[:10], j.q[:10], j.qd[:10], j.tau[:10], None)            # samples again: a new silence is said
+    assert live.silence(20.0, 10.0).startswith("monitor paused: no joint states for 10.00 s")

@@ -1,0 +1,96 @@
+"""The estimator's last result on disk (payload/result_file.py), without ROS: written atomically in payload.yaml's
+form plus status, covariance and the F/T compensation parameters; read back, older files included."""
+
+import numpy as np
+import pytest
+import yaml
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.storage import ft_parameters_from_payload, ft_parameters_to_dict
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload.goal_outcome import GoalOutcome
+from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
+
+FRAME = "tool0"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return RobotModel.from_urdf("ur10")
+
+
+def _estimate() -> PayloadEstimate:
+    phi = from_mass_com_inertia(2.5, [0.01, -0.02, 0.07], np.diag([0.01, 0.012, 0.008]))
+    cov = np.diag(np.full(10, 1e-6))
+    cov[7:, :] = cov[:, 7:] = np.nan
+    return PayloadEstimate(FRAME, phi, cov, "difference-rls", convergence_time=2.5,
+                           notes=[Note(NoteCode.GOAL_CANCELLED, "partial: the goal was cancelled after 2.00 s"),
+                                  "a plain note"], quality=Quality.SUSPECT, quality_reasons=["why"])
+
+
+@pytest.mark.parametrize("outcome", list(GoalOutcome))
+def test_the_result_comes_back_with_its_covariance_status_and_compensation(tmp_path, model, outcome):
+    est = _estimate()
+    ft = ft_parameters_from_payload(model, est, "tool0", offset=np.arange(6) * 0.1, tilt=(0.01, -0.02))
+    path = tmp_path / "last.yaml"
+    write_result(path, model, est, outcome, ft, 12.5)
+    d = yaml.safe_load(path.read_text())
+    # payload.yaml's form (PayloadEstimate.to_dict) plus the node's fields; unknown covariance entries as 0.
+    assert {k: d[k] for k in est.to_dict()} == est.to_dict()
+    assert d["status"] == outcome.value and d["partial"] is (outcome is GoalOutcome.CANCELLED)
+    assert d["stamp"] == 12.5 and d["ft_parameters"] == ft_parameters_to_dict(model, ft)
+    np.testing.assert_array_equal(d["covariance_about_frame_origin"], np.nan_to_num(est.covariance, nan=0.0))
+    saved = read_result(path, model)
+    assert saved is not None and saved.partial is (outcome is GoalOutcome.CANCELLED)
+    np.testing.assert_allclose(saved.estimate.phi, est.phi, atol=1e-12)
+    np.testing.assert_array_equal(saved.estimate.covariance, np.nan_to_num(est.covariance, nan=0.0))
+    assert [Note.from_any(n) for n in saved.estimate.notes] == [Note.from_any(n) for n in est.notes]
+    assert saved.estimate.quality is Quality.SUSPECT and saved.estimate.quality_reasons == ["why"]
+    assert saved.ft_params is not None
+    np.testing.assert_allclose(saved.ft_params.offset, ft.offset)
+    assert saved.ft_params.tilt == pytest.approx(ft.tilt) and saved.ft_params.sensor.name == "tool0"
+
+
+def test_without_compensation_parameters_none_are_written_or_read(tmp_path, model):
+    path = tmp_path / "last.yaml"
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 1.0)
+    assert "ft_parameters" not in yaml.safe_load(path.read_text())
+    assert read_result(path, model).ft_params is None
+
+
+def test_a_file_written_before_notes_had_codes_still_loads(tmp_path, model):
+    """The shape of the files the node wrote before status and coded notes: plain-string notes, no quality."""
+    old = {"frame": FRAME, "mass": 2.0, "com": [0.0, 0.0, 0.05],
+           "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.01, "iyz": 0.0, "izz": 0.01},
+           "method": "direct-rls", "notes": ["converged after 3.1 s"], "partial": True}
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(old))
+    saved = read_result(path, model)
+    assert saved.partial and saved.ft_params is None and saved.estimate.mass == pytest.approx(2.0)
+    assert [Note.from_any(n).text for n in saved.estimate.notes] == ["converged after 3.1 s"]
+    assert np.isnan(saved.estimate.covariance).all()
+
+
+def test_missing_unreadable_and_malformed_files(tmp_path, model):
+    assert read_result(tmp_path / "absent.yaml", model) is None
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("mass: [1, 2\n")
+    with pytest.raises(ResultUnreadable):
+        read_result(broken, model)
+    with pytest.raises(ResultUnreadable):
+        read_result(tmp_path, model)                  # a directory
+    for text in ("- 1\n- 2\n", "frame: tool0\n"):      # no mapping; no mass
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(PayloadIdError):
+            read_result(bad, model)
+
+
+def test_a_result_file_that_cannot_be_written_raises_oserror(tmp_path, model):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(OSError):
+        write_result(blocker / "last.yaml", model, _estimate(), GoalOutcome.FINISHED, None, 0.0)
