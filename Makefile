@@ -54,13 +54,19 @@ lint: setup
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/mypy $(LINT_PATHS)
 
-# CI's target (.ci/run): a lint finding fails it like a failing test.
+# Parallel, a ROS domain per worker (test/conftest.py). One group per test module, so a module's fixtures are
+# computed once; the wall_clock tests share one group, so two never starve each other (pytest.ini).
+# --no-loadscope-reorder keeps conftest's order: the heavy modules first, so no worker ends alone on one.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
+# CI's target (.ci/run): a lint finding fails it like a failing test. The 25 slowest tests close the output.
 test: lint
-	$(VPY) -m pytest test $(PYTEST_ARGS)
+	$(VPY) -m pytest test $(PYTEST_PARALLEL) --durations=25 $(PYTEST_ARGS)
 
 # Everything except the slow multi-process end-to-end tests.
 test-fast: setup
-	$(VPY) -m pytest test -m "not slow" $(PYTEST_ARGS)
+	$(VPY) -m pytest test -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: setup
 	$(VPY) tools/run_bench.py bench out/bench.json
