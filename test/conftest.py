@@ -158,6 +158,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     wall_clock test, so two of them never run at once and starve each other of the 2 cores."""
     heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::")[0] not in heavy)
+    if config.getoption("dist", "no") != "loadgroup":
+        return
     for item in items:
         group = "wall_clock" if item.get_closest_marker("wall_clock") else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
