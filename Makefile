@@ -54,15 +54,20 @@ lint: setup
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/mypy $(LINT_PATHS)
 
-# Parallel, a ROS domain per worker (test/conftest.py). One group per test module, so a module's fixtures are
-# computed once; the wall_clock tests share one group, so two never starve each other (pytest.ini).
-# --no-loadscope-reorder keeps conftest's order: the heavy modules first, so no worker ends alone on one.
+# Parallel, a ROS domain per worker (test/conftest.py). A test module's tests on one worker, so its module
+# fixtures (a cell, an identification) are set up once. --no-loadscope-reorder keeps conftest's order: the
+# modules with slow tests first, so no worker ends alone on one.
 PYTEST_WORKERS ?= 2
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-# CI's target (.ci/run): a lint finding fails it like a failing test. The 25 slowest tests close the output.
+# CI's target (.ci/run): a lint finding fails it like a failing test. Two phases, both always run: every test
+# but the wall_clock ones on the workers, then the wall_clock ones alone in one process, so no other test
+# starves the nodes whose rates and deadlines they assert. Each phase ends with its 25 slowest tests.
 test: lint
-	$(VPY) -m pytest test $(PYTEST_PARALLEL) --durations=25 $(PYTEST_ARGS)
+	@status=0; \
+	$(VPY) -m pytest test -m "not wall_clock" $(PYTEST_PARALLEL) --durations=25 $(PYTEST_ARGS) || status=$$?; \
+	$(VPY) -m pytest test -m wall_clock -p no:xdist --durations=25 $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
 # Everything except the slow multi-process end-to-end tests.
 test-fast: setup

@@ -150,19 +150,11 @@ def ur10_cell_robot():
     return model, robot
 
 
-@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order and group the tests for `--dist loadgroup` (make test): the modules with slow tests first, so the
-    longest work is handed out while the other worker still has short work to do; one xdist group per
-    module, so its module fixtures (a cell, an identification) are set up once; one group for every
-    wall_clock test, so two of them never run at once and starve each other of the 2 cores."""
+    """The modules with slow tests first (each module's tests in their order): under `--dist loadfile` (make
+    test) the longest work is handed out while the other worker still has short work to end on."""
     heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.nodeid.split("::")[0] not in heavy)
-    if config.getoption("dist", "no") != "loadgroup":
-        return
-    for item in items:
-        group = "wall_clock" if item.get_closest_marker("wall_clock") else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,6 @@ from sensor_msgs.msg import JointState
 from payload_id_core.notes import NoteCode
 from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger
 
-pytestmark = pytest.mark.wall_clock   # kills and restarts timed against a 4 s excitation
-
 HERE = Path(__file__).parent / "ros_cell"
 ARM = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
 MASS = 2.0                  # kg on tool0, the fake hardware's payload
