@@ -54,13 +54,24 @@ lint: setup
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/mypy $(LINT_PATHS)
 
-# CI's target (.ci/run): a lint finding fails it like a failing test.
+# Parallel, a ROS domain per worker (test/conftest.py). A test module's tests on one worker, so its module
+# fixtures (a cell, an identification) are set up once. --no-loadscope-reorder keeps conftest's order: the
+# modules with slow tests first, so no worker ends alone on one.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+# CI's target (.ci/run): a lint finding fails it like a failing test. Two phases, both always run: every test
+# but the wall_clock ones on the workers, then the wall_clock ones alone in one process, so no other test
+# starves the nodes whose rates and deadlines they assert. Each phase ends with its 25 slowest tests.
 test: lint
-	$(VPY) -m pytest test $(PYTEST_ARGS)
+	@status=0; \
+	$(VPY) -m pytest test -m "not wall_clock" $(PYTEST_PARALLEL) --durations=25 $(PYTEST_ARGS) || status=$$?; \
+	$(VPY) -m pytest test -m wall_clock -p no:xdist --durations=25 $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
 # Everything except the slow multi-process end-to-end tests.
 test-fast: setup
-	$(VPY) -m pytest test -m "not slow" $(PYTEST_ARGS)
+	$(VPY) -m pytest test -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: setup
 	$(VPY) tools/run_bench.py bench out/bench.json

@@ -1,10 +1,12 @@
-"""Shared fixtures. Every test run gets its own ROS domain and loopback-only discovery."""
+"""Shared fixtures. Every test process (each xdist worker) gets its own ROS domain and loopback-only discovery."""
 
+import fcntl
 import os
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,12 +28,55 @@ UR10E_DATA = ur10e_data.default_data_dir()
 UR10E_DATA_MISSING = ur10e_data.data_missing_reason(UR10E_DATA)
 requires_ur10e_data = pytest.mark.skipif(UR10E_DATA_MISSING is not None, reason=UR10E_DATA_MISSING or "")
 
-# Set before any rclpy import: Fast DDS would otherwise multicast on the LAN, and parallel runs
-# on one machine would see each other's nodes.
+# Set before any rclpy import: Fast DDS would otherwise multicast on the LAN.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ.setdefault("ROS_DOMAIN_ID", str(random.Random(os.getpid()).randint(1, 100)))
 # Like every entry point: single-threaded BLAS for this process and the nodes and commands it starts.
 limit_blas_threads()
+
+# ROS domains 1-101: Fast DDS derives its ports from the id and 101 is the last whose ports stay below
+# Linux's ephemeral range; 0 is every ROS install's default, where other nodes of the machine may live.
+FIRST_DOMAIN, LAST_DOMAIN = 1, 101
+_claimed_domains: list = []   # the lock files of this process's domain, held open until it exits
+
+
+def _domain_base() -> int:
+    """The first domain this run may use: the caller's ROS_DOMAIN_ID, else one drawn per run (from xdist's
+    run id, the same in all of a run's workers; from the pid without xdist)."""
+    given = os.environ.get("ROS_DOMAIN_ID")
+    if given:
+        return int(given)
+    return random.Random(os.environ.get("PYTEST_XDIST_TESTRUNUID") or os.getpid()).randint(FIRST_DOMAIN, LAST_DOMAIN)
+
+
+def _claim_domain(first: int) -> int:
+    """The first domain from `first` on (wrapping within 1-101) that no other test process on this machine
+    holds, held by an flock until this process exits: two runs at once, each with its workers, never share
+    one, whatever their bases."""
+    lock_dir = Path(tempfile.gettempdir()) / "payload_id_ros_domains"
+    lock_dir.mkdir(exist_ok=True)
+    span = LAST_DOMAIN - FIRST_DOMAIN + 1
+    for k in range(span):
+        domain = FIRST_DOMAIN + (first - FIRST_DOMAIN + k) % span
+        lock = open(lock_dir / f"{domain}.lock", "w")  # noqa: SIM115 - held open for the process's life
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            continue
+        _claimed_domains.append(lock)
+        return domain
+    raise RuntimeError(f"every ROS domain {FIRST_DOMAIN}-{LAST_DOMAIN} is held by another test process")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A ROS domain per test process, before any test imports rclpy: the run's base, plus the xdist worker's
+    number (gw0, gw1, ...), so parallel workers never see each other's nodes. Child processes inherit it
+    (ros_env). The xdist controller runs no test and claims none; its workers inherit the caller's id."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None and config.getoption("numprocesses", None):
+        return
+    offset = int(worker.removeprefix("gw")) if worker else 0
+    os.environ["ROS_DOMAIN_ID"] = str(_claim_domain(_domain_base() + offset))
 
 
 @pytest.fixture(scope="session")
@@ -103,3 +148,34 @@ def ur10_cell_robot():
     robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
                            friction="nonlinear", estimator="wls")
     return model, robot
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules with slow tests first (each module's tests in their order): under `--dist loadfile` (make
+    test) the longest work is handed out while the other worker still has short work to end on."""
+    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in heavy)
+
+
+@pytest.fixture(scope="session")
+def run_shared_dir(tmp_path_factory) -> Path:
+    """A directory shared by all of this run's xdist workers (each has its own basetemp below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def unloaded_sim_robot_yaml(run_shared_dir: Path) -> Callable[[str], Path]:
+    """demo.unloaded_robot_yaml (payload-id simulate + identify-robot, two child processes) with one cache for
+    the run: each excitation's robot.yaml is made once, by whichever worker asks first, under a lock."""
+    from payload_id_ros.demo import unloaded_robot_yaml  # noqa: PLC0415 - only the cell tests pay for it
+
+    cache = run_shared_dir / "unloaded_robot_cache"
+    cache.mkdir(exist_ok=True)
+
+    def _robot_yaml(robot_trajectory: str) -> Path:
+        with open(cache / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return unloaded_robot_yaml(cache, robot_trajectory)
+
+    return _robot_yaml

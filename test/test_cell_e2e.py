@@ -17,11 +17,10 @@ import pytest
 import yaml
 
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_ros.demo import unloaded_robot_yaml
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
 
 TRUTH = {"mass": 3.5, "com": [0.03, -0.02, 0.08], "inertia": [0.012, 0.0, 0.0, 0.015, 0.0, 0.009]}
 FT_FORCE_NOISE = 0.1          # N, data/sim/ur10.yaml ft_sensor.force_noise_std
@@ -32,10 +31,10 @@ def _lines(out: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def assets(tmp_path_factory):
+def assets(tmp_path_factory, unloaded_sim_robot_yaml):
     d = tmp_path_factory.mktemp("cell")
     # As on a real cell (Xu 2024): the unloaded robot plays the payload excitation first.
-    robot_yaml = unloaded_robot_yaml(d / "cache", "ur10_payload")
+    robot_yaml = unloaded_sim_robot_yaml("ur10_payload")
     return {"dir": d, "robot_yaml": robot_yaml, "trajectory": "ur10_payload"}
 
 

@@ -22,6 +22,8 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_ros.cell import CELLS, ROBOTS, share_dir
 from payload_id_ros.supervisor import Supervisor
 
+pytestmark = pytest.mark.wall_clock   # the supervisor stops a node within 10 s
+
 REPO = Path(__file__).resolve().parents[1]
 SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
 LAUNCH = {"identify": SHARE_SOURCE / "launch" / "identify.launch.py",

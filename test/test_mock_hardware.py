@@ -23,6 +23,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from payload_id_msgs.srv import SetPayload
 from payload_id_ros.conversions import sec_to_time
 
+pytestmark = pytest.mark.wall_clock   # the node's publishing rate and its simulated/wall time ratio
+
 Q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
 
 

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from ros_cell.controller_interfaces import build_prefix, environment
 
-from payload_id_ros.demo import MONITOR_ROBOT_TRAJECTORY, unloaded_robot_yaml
+from payload_id_ros.demo import MONITOR_ROBOT_TRAJECTORY
 from payload_id_ros.demo_monitor import PART, REGRASPED, run_cell, summarise
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
 HERE = Path(__file__).parent / "ros_cell"
 # 5 s of motion after the pick and the regrasp: a re-estimate is published once determined (1 s of motion, then
 # 6 blocks of 0.5 s), and with 4 s one fresh-clone CI run of 7 in stop 24 had none in time (KeyError 'estimate').
@@ -29,13 +29,13 @@ MATCH_S = 0.2
 
 
 @pytest.fixture(scope="module")
-def run(ros_env, tmp_path_factory):
+def run(ros_env, tmp_path_factory, unloaded_sim_robot_yaml):
     """The task once; (record, summary, controller requests)."""
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
     out = tmp_path_factory.mktemp("monitor_task")
-    robot_yaml = unloaded_robot_yaml(out / "cache", MONITOR_ROBOT_TRAJECTORY)
+    robot_yaml = unloaded_sim_robot_yaml(MONITOR_ROBOT_TRAJECTORY)
     env = environment(build_prefix(), ros_env)
     requests = out / "requests.jsonl"
     controller = subprocess.Popen([sys.executable, str(HERE / "fake_controller.py"), "ur", "accept", str(requests)],

@@ -17,7 +17,7 @@ from ros_cell.assets import make_trajectory
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
 
 
 def _lines(out: str) -> list[dict]:
