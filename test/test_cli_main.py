@@ -2,6 +2,7 @@
 saying what to install), usage errors exit 2, platform check refuses in one line and agrees with the lock."""
 
 import ast
+import importlib
 import importlib.metadata
 import re
 import runpy
@@ -13,6 +14,7 @@ from packaging.specifiers import SpecifierSet
 
 from payload_id_core.cli import main as cli
 from payload_id_core.cli.main import SUBCOMMANDS
+from payload_id_core.dynamics.model import known_robots
 
 REPO = Path(__file__).resolve().parents[1]
 PAYLOAD_ID = str(Path(sys.executable).parent / "payload-id")
@@ -144,3 +146,17 @@ def test_every_place_that_names_the_python_says_what_check_platform_accepts():
     assert span in (REPO / "Makefile").read_text().splitlines()[0]
     readme = (REPO / "README.md").read_text()
     assert span.replace("-", "–") in readme and "3.10–" not in readme
+
+
+def test_every_subcommand_names_the_same_bundled_robots():
+    # Issue 33 item 5: simulate listed ur10, ur5, ur3, ur10e, panda and identify-robot ur10, ur10e, panda, planar_2r.
+    _, subparsers = cli.build_parser()
+    helps = {}
+    for name, sub in subparsers.items():
+        importlib.import_module(sub.get_default("_module")).add_arguments(sub)   # as main() does for the one run
+        for action in sub._actions:
+            if "--urdf" in action.option_strings:
+                helps[name] = action.help
+    assert set(SUBCOMMANDS) <= set(helps)
+    for name, text in helps.items():
+        assert ", ".join(known_robots()) in text, (name, text)
