@@ -1,4 +1,4 @@
-# payload_id: one-command set-up on a fresh machine (Python 3.10-3.13, gcc, cmake, x86_64).
+# payload_id: one-command set-up on a fresh machine (Python 3.11-3.13: requirements.lock needs 3.11+; gcc, cmake, x86_64).
 #   make demo   set-up, then the simulated cell end to end
 #   make demo-monitor  set-up, then the payload monitor on a simulated pick-and-place task
 #   make lint   set-up, then ruff and mypy (configured in pyproject.toml)
@@ -35,8 +35,10 @@ $(STAMPS)/interfaces: $(STAMPS)/deps $(MSG_SOURCES) tools/build_interfaces.sh
 	tools/build_interfaces.sh $(VENV)
 	@touch $@
 
+# PYTHONWARNINGS: setuptools prints its "Editable installation." banner once per package even under --quiet;
+# it says nothing a user acts on.
 $(STAMPS)/packages: $(STAMPS)/interfaces src/payload_id_core/setup.py src/payload_id_ros/setup.py
-	$(VPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+	PYTHONWARNINGS="ignore:Editable installation" $(VPY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
 		-e src/payload_id_core -e src/payload_id_ros
 	@touch $@
 

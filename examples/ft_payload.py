@@ -11,20 +11,15 @@ six joints: what is left should be the sensor noise alone.
 Last line: `mass_err_pct=<%> com_err_mm=<mm> residual_force_over_noise=<ratio> residual_torque_over_noise=<ratio>`.
 """
 
-import os
+import numpy as np
 
-# Small matrices: multi-threaded BLAS only adds contention (Makefile sets the same).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import numpy as np  # noqa: E402 - after the BLAS thread limit, which must precede numpy's import
-
-from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.ft import FtParameters, compensate_batch, identify_ft, resolve_sensor_frame  # noqa: E402
-from payload_id_core.signals.recording import WrenchSamples  # noqa: E402
-from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench  # noqa: E402
-from payload_id_core.testing.synthetic import synthetic_recording  # noqa: E402
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.ft import FtParameters, compensate_batch, identify_ft, resolve_sensor_frame
+from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.testing.ft_data import DUAN_NOISE_STD, sum_of_sines, synthetic_wrench
+from payload_id_core.testing.synthetic import synthetic_recording
 
 RATE_HZ = 500.0
 Q0 = np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2])           # rad: a working pose away from singularities
@@ -37,6 +32,8 @@ TILT = (np.radians(0.8), np.radians(-0.5))                  # rad about the base
 
 
 def main() -> None:
+    # Small matrices: multi-threaded BLAS only adds contention (as in the payload-id command and the nodes).
+    limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     truth = FtParameters(resolve_sensor_frame(model, "tool0"), from_mass_com_inertia(MASS, COM, INERTIA_AT_COM),
                          OFFSET, TILT)

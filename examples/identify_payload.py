@@ -12,19 +12,14 @@ linear friction + 1 N·m Gaussian noise, so the true payload is known exactly.
 Last line: `mass_err_pct_max=<%> com_err_mm_max=<mm>` over both methods.
 """
 
-import os
+import numpy as np
 
-# Small matrices: multi-threaded BLAS only adds contention (Makefile sets the same).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import numpy as np  # noqa: E402 - after the BLAS thread limit, which must precede numpy's import
-
-from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.payload.methods import identify_payload  # noqa: E402
-from payload_id_core.robot_id import identify_robot  # noqa: E402
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE_HZ = 200.0
 NOISE_STD = 1.0                                          # N·m on every joint
@@ -42,6 +37,8 @@ def recording(model: RobotModel, motion, payload, seed: int):
 
 
 def main() -> None:
+    # Small matrices: multi-threaded BLAS only adds contention (as in the payload-id command and the nodes).
+    limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     frame = model.default_payload_frame
     phi_true = from_mass_com_inertia(MASS, COM, INERTIA_AT_COM)   # (10,) inertial parameters about the frame

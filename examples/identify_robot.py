@@ -10,17 +10,12 @@ model leaves only the noise: validation RMSE / noise std ≈ 1 on every joint.
 Last line: `val_rmse_over_noise_max=<ratio>` (the worst joint).
 """
 
-import os
+import numpy as np
 
-# Small matrices: multi-threaded BLAS only adds contention (Makefile sets the same).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import numpy as np  # noqa: E402 - after the BLAS thread limit, which must precede numpy's import
-
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.robot_id import identify_robot, validate_robot  # noqa: E402
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording  # noqa: E402
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.robot_id import identify_robot, validate_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE_HZ = 200.0
 NOISE_STD = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])   # N·m per joint, about a UR10's current noise
@@ -37,6 +32,8 @@ def recording(model: RobotModel, seed: int, duration: float):
 
 
 def main() -> None:
+    # Small matrices: multi-threaded BLAS only adds contention (as in the payload-id command and the nodes).
+    limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     # Different seeds: different motions and noise, so the validation is a real cross-validation.
     train, test = recording(model, seed=1, duration=30.0), recording(model, seed=2, duration=15.0)

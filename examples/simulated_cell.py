@@ -11,21 +11,16 @@ it, Xu 2024 nonlinear friction) and with a 3.5 kg payload (khalil-1, Khalil 2007
 Last line: `mass_err_pct=<%> mass_err_over_std=<ratio> com_err_mm=<mm>`.
 """
 
-import os
+import numpy as np
 
-# Small matrices: multi-threaded BLAS only adds contention (Makefile sets the same).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import numpy as np  # noqa: E402 - after the BLAS thread limit, which must precede numpy's import
-
-from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
-from payload_id_core.payload.estimate import PayloadEstimate  # noqa: E402
-from payload_id_core.payload.methods import identify_payload  # noqa: E402
-from payload_id_core.robot_id import identify_robot  # noqa: E402
-from payload_id_core.sim import simulate  # noqa: E402
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.robot_id import identify_robot
+from payload_id_core.sim import simulate
 
 PROFILE = "ur10"                           # data/sim/ur10.yaml: controller gains, friction, noise
 FRAME = "wrist_3_link"
@@ -35,6 +30,8 @@ INERTIA_AT_COM = np.diag([0.012, 0.015, 0.009])
 
 
 def main() -> None:
+    # Small matrices: multi-threaded BLAS only adds contention (as in the payload-id command and the nodes).
+    limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     excitation = load_trajectory("ur10_payload")          # bundled Fourier excitation (10 s)
     # The simulator mounts a payload given as an estimate: the truth, with no uncertainty.

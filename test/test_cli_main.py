@@ -1,13 +1,20 @@
 """The payload-id entry point: subcommands listed (the ROS one when payload_id_ros is installed, else a line
-saying what to install), usage errors exit 2, platform check refuses in one line."""
+saying what to install), usage errors exit 2, platform check refuses in one line and agrees with the lock."""
 
+import ast
+import importlib
+import importlib.metadata
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
+
 from payload_id_core.cli import main as cli
 from payload_id_core.cli.main import SUBCOMMANDS
+from payload_id_core.dynamics.model import known_robots
 
 REPO = Path(__file__).resolve().parents[1]
 PAYLOAD_ID = str(Path(sys.executable).parent / "payload-id")
@@ -84,3 +91,72 @@ def test_setup_refuses_unsupported_python_in_one_line():
 
 def test_setup_accepts_this_machine():
     assert _check_platform("x86_64", (3, 11, 7)).returncode == 0
+
+
+def test_setup_refuses_python_3_10_in_one_line():
+    # requirements.lock's cvxpy, mujoco, numpy and scipy need 3.11+: pip would fail after minutes with
+    # "No matching distribution found for cvxpy==..." (issue 33 item 3).
+    proc = _check_platform("x86_64", (3, 10, 12))
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unsupported Python 3.10.12" in lines[0] and "3.11" in lines[0], lines
+
+
+def _supported_pythons() -> tuple[tuple[int, int], tuple[int, int]]:
+    names = runpy.run_path(str(REPO / "tools" / "check_platform.py"))   # this machine passes it
+    return names["OLDEST_PYTHON"], names["NEWEST_PYTHON"]
+
+
+def _locked_requires_python() -> dict[str, SpecifierSet]:
+    """Requires-Python of every requirements.lock pin, from the venv that make setup installed from the lock."""
+    found = {}
+    for line in (REPO / "requirements.lock").read_text().splitlines():
+        if "==" not in line or line.startswith("#"):
+            continue
+        name, version = line.strip().split("==")
+        dist = importlib.metadata.distribution(name)
+        assert dist.version == version, f"{name}: the venv has {dist.version}, the lock pins {version}: make setup"
+        found[name] = SpecifierSet((dist.metadata.get_all("Requires-Python") or [""])[0])
+    return found
+
+
+def test_check_platform_accepts_exactly_the_pythons_the_lock_installs_on():
+    oldest, newest = _supported_pythons()
+    locked = _locked_requires_python()
+    for bound in (oldest, newest):
+        refusing = {name: str(spec) for name, spec in locked.items() if not spec.contains(f"{bound[0]}.{bound[1]}.0")}
+        assert refusing == {}, f"check_platform accepts {bound}, which these pins refuse"
+    # ...and no wider than that: the Python just outside each bound is one some pin refuses.
+    below, above = f"{oldest[0]}.{oldest[1] - 1}.0", f"{newest[0]}.{newest[1] + 1}.0"
+    assert any(not spec.contains(below) for spec in locked.values()), f"the lock installs on {below}: support it"
+    assert any(not spec.contains(above) for spec in locked.values()), f"the lock installs on {above}: support it"
+
+
+def test_every_place_that_names_the_python_says_what_check_platform_accepts():
+    oldest, newest = _supported_pythons()
+    floor = f">={oldest[0]}.{oldest[1]}"
+    for package in ("payload_id_core", "payload_id_ros"):
+        setup = ast.parse((REPO / "src" / package / "setup.py").read_text())
+        requires = [kw.value.value for node in ast.walk(setup) if isinstance(node, ast.Call)
+                    for kw in node.keywords if kw.arg == "python_requires" and isinstance(kw.value, ast.Constant)]
+        assert requires == [floor], (package, requires)
+        # The installed metadata (make setup re-installs when setup.py changes).
+        assert importlib.metadata.distribution(package).metadata["Requires-Python"] == floor
+    span = f"{oldest[0]}.{oldest[1]}-{newest[0]}.{newest[1]}"
+    assert span in (REPO / "Makefile").read_text().splitlines()[0]
+    readme = (REPO / "README.md").read_text()
+    assert span.replace("-", "–") in readme and "3.10–" not in readme
+
+
+def test_every_subcommand_names_the_same_bundled_robots():
+    # Issue 33 item 5: simulate listed ur10, ur5, ur3, ur10e, panda and identify-robot ur10, ur10e, panda, planar_2r.
+    _, subparsers = cli.build_parser()
+    helps = {}
+    for name, sub in subparsers.items():
+        importlib.import_module(sub.get_default("_module")).add_arguments(sub)   # as main() does for the one run
+        for action in sub._actions:
+            if "--urdf" in action.option_strings:
+                helps[name] = action.help
+    assert set(SUBCOMMANDS) <= set(helps)
+    for name, text in helps.items():
+        assert ", ".join(known_robots()) in text, (name, text)

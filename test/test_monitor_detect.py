@@ -18,6 +18,7 @@ from payload_id_core.monitor import (
     ObserverModel,
     PayloadMonitor,
 )
+from payload_id_core.monitor.detect import mass_change_text
 from payload_id_core.payload.estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.profile import load_profile
@@ -185,3 +186,15 @@ def test_a_second_change_while_the_first_is_re_estimated_is_not_named_against_th
     assert kinds.count(EventKind.PICKED) == 1 and EventKind.PLACED not in kinds, events
     assert monitor.state.phi[0] == pytest.approx(MASS, rel=0.02)
     assert np.linalg.norm(monitor.state.phi[1:4] / monitor.state.phi[0] - (com + [0.04, -0.03, 0.0])) < 0.01
+
+
+def test_a_contact_is_printed_without_a_nan_mass_change():
+    # Issue 33 item 5: demo-monitor printed "contact Δm +nan ± nan kg" (a contact has no mass change).
+    from payload_id_ros.demo_monitor import heard  # noqa: PLC0415 - rclpy, for this one test of the demo's line
+
+    assert mass_change_text(0.5, 0.012) == "Δm +0.500 ± 0.012 kg"
+    contact = {"kind": "contact", "delta_mass": float("nan"), "delta_mass_std": float("nan"), "alarm_delay_ms": 12.0}
+    line = heard(contact)
+    assert "nan" not in line.lower() and line == "contact: no load change, alarm after 12 ms"
+    picked = {"kind": "picked", "delta_mass": 0.5, "delta_mass_std": 0.012, "alarm_delay_ms": 9.0}
+    assert heard(picked) == "picked: Δm +0.500 ± 0.012 kg, alarm after 9 ms"

@@ -1,5 +1,7 @@
 """`payload-id identify-payload` end to end on bags written from synthetic runs (truth known)."""
 
+import re
+
 import numpy as np
 import pytest
 import yaml
@@ -64,6 +66,23 @@ def test_identify_payload_writes_payload_yaml(files, method):
     assert np.allclose(d["com"], [0.01, 0.02, 0.05], atol=0.004)
     assert d["std"]["mass"] > 0 and d["converged"] is True and d["convergence_time"] > 0
     assert d["notes"] and all(set(n) == {"code", "text"} for n in d["notes"])
+
+
+def test_the_printed_com_is_in_millimetres_with_its_sigma(files, capsys):
+    # Issue 33 item 5: people read the CoM in mm with its σ (the demo did, the CLI printed metres to 4
+    # decimals); payload.yaml stays in SI.
+    code, out = _run(files, "--bag", str(files / "loaded"), "--frame", "wrist_3_link", "--method", "khalil-1")
+    assert code == 0
+    d = yaml.safe_load(out.read_text())
+    line = capsys.readouterr().out.splitlines()[0]
+    printed = re.search(r"CoM \[(.*)\] mm", line)
+    assert printed, line
+    pairs = [re.fullmatch(r"(-?[\d.]+) ± ([\d.]+)", part.strip()) for part in printed.group(1).split(",")]
+    assert all(pairs), line
+    for pair, com, std in zip(pairs, d["com"], d["std"]["com"]):
+        shown, shown_std = float(pair.group(1)), float(pair.group(2))
+        assert shown == pytest.approx(1e3 * com, abs=0.051) and shown_std == pytest.approx(1e3 * std, rel=0.05)
+    assert max(abs(c) for c in d["com"]) < 0.1      # the file: metres
 
 
 def test_bad_input_exits_2_without_output(files, tmp_path, capsys):

@@ -53,6 +53,22 @@ def test_only_the_dataset_helper_builds_a_path_to_shared():
     assert _path_literals_to_shared((REPO / DATASET_HELPER).read_text()) == ["shared"]
 
 
+def test_no_committed_file_names_an_absolute_path_to_the_recordings():
+    # ../shared or PAYLOAD_ID_UR10E_DATA only (issue 33 item 8): an absolute path is one machine's layout
+    # (.ci/run named the build machine's). Relative ../shared does not match: its slash follows a dot.
+    absolute = re.compile(r"(?<![.\w])/[\w./-]*/shared/data")
+    offenders = {}
+    for name in _repository_files():
+        try:
+            text = (REPO / name).read_text()
+        except UnicodeDecodeError:      # binary files (plots)
+            continue
+        found = absolute.findall(text)
+        if found:
+            offenders[name] = found
+    assert offenders == {}
+
+
 def test_the_documents_a_user_needs_are_in_the_repository():
     readme = (REPO / "README.md").read_text()
     assert (REPO / "docs" / "design.md").is_file()

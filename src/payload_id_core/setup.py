@@ -19,7 +19,7 @@ setup(
     maintainer_email="payload-id@example.com",
     description="Payload and robot dynamic identification (no ROS dependency).",
     license="Apache-2.0",
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     # The offline command line; `payload-id identify` (ROS) is added by payload_id_ros (cli/main.py).
     entry_points={"console_scripts": ["payload-id = payload_id_core.cli.main:main"]},
 )

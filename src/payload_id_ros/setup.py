@@ -24,7 +24,7 @@ setup(
     maintainer_email="payload-id@example.com",
     description="ROS 2 nodes of payload_id and the `payload-id identify` action client.",
     license="Apache-2.0",
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     entry_points={
         "console_scripts": [
             "payload_estimator = payload_id_ros.payload_estimator:main",

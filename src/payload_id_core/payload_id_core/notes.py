@@ -37,7 +37,8 @@ class NoteCode(str, Enum):
     PAYLOAD_MODEL_ERROR_HIGH = "payload.model_error_high"      # that ratio above the limit: std understates
     PAYLOAD_NOT_CONVERGED = "payload.not_converged"            # online method run offline did not converge
     PAYLOAD_MONITOR = "payload.monitor"                        # re-estimated by the payload monitor (task motion)
-    PAYLOAD_PROJECTED = "payload.projected"                    # raw estimate inconsistent: projected
+    PAYLOAD_PROJECTED = "payload.projected"                    # raw estimate inconsistent: projected > 1σ away
+    PAYLOAD_PROJECTED_WITHIN_NOISE = "payload.projected_within_noise"  # ... projected, within 1σ: not news
     PAYLOAD_ONLINE_PROGRESS = "payload.online.progress"      # online: samples and motion fed, the convergence rule
     # -- io, signals, ft, sim, testing (helper A2) --------------------------------------------------
     IO_TRUNCATED_LINE = "io.truncated_line"                 # a UR CSV's last line was cut short, ignored
@@ -67,6 +68,7 @@ class NoteCode(str, Enum):
     FT_MOVING_SAMPLES_UNUSED = "ft.moving_samples_unused"     # static mode
     FT_FRAME_OVERRIDDEN = "ft.frame_overridden"               # readings' frame_id replaced as asked
     FT_PROJECTED = "ft.projected"                             # raw estimate projected onto consistent bodies
+    FT_PROJECTED_WITHIN_NOISE = "ft.projected_within_noise"   # ... by less than 1σ: not news
     SIM_SETUP = "sim.setup"                                   # profile, physics step, control rate
     SIM_PAYLOAD = "sim.payload"                               # the payload mounted (ground truth)
     TESTING_SYNTHETIC = "testing.synthetic"                   # synthetic data settings

@@ -36,6 +36,7 @@ from trajectory_msgs.msg import JointTrajectory
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.monitor.detect import mass_change_text
 from payload_id_core.sim.pick_place import point_to_point
 from payload_id_msgs.msg import PayloadEstimate, PayloadEvent
 from payload_id_msgs.srv import SetPayload
@@ -267,6 +268,12 @@ def plot(path: Path, record: Record) -> None:
     plt.close(fig)
 
 
+def heard(event: dict) -> str:
+    """What the estimator said about one change: its kind, the mass change (none for a contact) and the delay."""
+    return (f"{event['kind']}: {mass_change_text(event['delta_mass'], event['delta_mass_std'])}, alarm after "
+            f"{event['alarm_delay_ms']:.0f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m payload_id_ros.demo_monitor", description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="out", help="output directory (default out/)")
@@ -283,9 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(record)
     for row in summary["changes"]:
         tr, ev = row["truth"], row["event"]
-        said = "nothing heard" if ev is None else (
-            f"{ev['kind']} Δm {ev['delta_mass']:+.3f} ± {ev['delta_mass_std']:.3f} kg, alarm after "
-            f"{ev['alarm_delay_ms']:.0f} ms")
+        said = "nothing heard" if ev is None else heard(ev)
         truth = tr["kind"] + ("" if tr["mass"] is None else f" (carrying {tr['mass']:.3f} kg)")
         est = row.get("estimate")
         then = "" if est is None else f"; then ~/payload {est['mass']:.3f} ± {est['mass_std']:.3f} kg"

@@ -82,8 +82,8 @@ class MonitorMode:
             log.warn(update.paused)
         for event in update.events:
             self.pub_event.publish(conv.payload_event_msg(event, live.frame))
-            log.info(f"payload event: {event.kind.value} at {event.t_change:.3f} s, Δm "
-                     f"{event.delta_mass:+.3f} ± {event.delta_mass_std:.3f} kg ({event.reason})")
+            log.info(f"payload event: {event.kind.value} at {event.t_change:.3f} s, {event.mass_change_text} "
+                     f"({event.reason})")
         if update.residual is not None and self.pub_residual.get_subscription_count() > 0:
             t, r = update.residual
             self.pub_residual.publish(conv.joint_state_msg(conv.sec_to_time(t), live.model.joint_names,

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from payload_id_core.cli.inputs import add_urdf_argument
 from payload_id_core.cli.numbers import finite, integer, number
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -32,7 +33,7 @@ def _floats(text: str) -> list[float]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur10e, panda, ...)")
+    add_urdf_argument(parser)
     parser.add_argument("--frame", default=None, help="payload frame (default: child link of the last joint)")
     parser.add_argument("--duration", type=number(above=0, unit="s"), default=10.0, help="s, one period (default 10)")
     parser.add_argument("--harmonics", type=integer(at_least=2), default=5,

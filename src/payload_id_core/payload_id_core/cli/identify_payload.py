@@ -21,7 +21,7 @@ import argparse
 import math
 import sys
 
-from payload_id_core.cli.inputs import add_recording_arguments, read_runs
+from payload_id_core.cli.inputs import add_recording_arguments, add_urdf_argument, read_runs
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.ft.identify import FtMode
 from payload_id_core.io.files import atomic_write_yaml
@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     with_unloaded = ", ".join(f"{spec.name} ({spec.unloaded})" for spec in SPECS
                               if spec.unloaded is not UnloadedRun.NOT_USED)
     online = ", ".join(spec.name for spec in SPECS if spec.online)
-    parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda, ...)")
+    add_urdf_argument(parser)
     parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
                                         f"not needed by {robot_free}")
     add_recording_arguments(parser, what="the run with the payload")

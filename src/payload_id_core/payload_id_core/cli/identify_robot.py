@@ -18,6 +18,7 @@ import numpy as np
 
 from payload_id_core.cli.inputs import (
     add_recording_arguments,
+    add_urdf_argument,
     given_effort_scale,
     load_optional_recording,
     load_recording,
@@ -57,7 +58,7 @@ MAX_DELAY_S = 1.0
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur10e, panda, planar_2r)")
+    add_urdf_argument(parser)
     parser.add_argument("--joints", default=None, help="comma-separated actuated joints (default: the URDF's)")
     add_recording_arguments(parser, what="the unloaded robot's excitation run")
     parser.add_argument("--friction", choices=["none", "linear", "nonlinear", "stribeck", "temperature"],

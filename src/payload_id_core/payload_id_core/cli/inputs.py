@@ -1,4 +1,5 @@
-"""Command-line options shared by the subcommands that read a recording (rosbag2 bag or UR CSV).
+"""Command-line options shared by the subcommands: `--urdf` (every one), and the recording options of those
+that read a recording (rosbag2 bag or UR CSV).
 
 One place decides how `--bag`, `--csv-ur`, the topic overrides and `--effort-scale` become a
 Recording, so identify-robot, identify-payload and report accept the same inputs. Recordings are read
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.model import RobotModel, known_robots
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
@@ -37,6 +38,12 @@ def parse_effort_scale(text: str | None):
     if not values:
         raise PayloadIdError("--effort-scale is empty", "give one gain, or one per joint")
     return values[0] if len(values) == 1 else values
+
+
+def add_urdf_argument(parser: argparse.ArgumentParser) -> None:
+    """`--urdf`, its help naming every bundled robot (one list for every subcommand: known_robots)."""
+    parser.add_argument("--urdf", required=True,
+                        help=f"robot URDF: a path, or a bundled robot ({', '.join(known_robots())})")
 
 
 def add_recording_arguments(parser: argparse.ArgumentParser, prefix: str = "", what: str = "the run",

@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from payload_id_core.cli.inputs import add_recording_arguments, read_runs
+from payload_id_core.cli.inputs import add_recording_arguments, add_urdf_argument, read_runs
 from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -28,7 +28,7 @@ from payload_id_core.signals.conditioning import conditioned_signals
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--urdf", required=True, help="robot URDF (path or bundled name: ur10, ur10e, panda…)")
+    add_urdf_argument(parser)
     parser.add_argument("--robot", required=True, help="robot.yaml of the unloaded robot (identify-robot)")
     parser.add_argument("--payload", required=True, help="payload.yaml (identify-payload)")
     add_recording_arguments(parser, what="the loaded run to explain")

@@ -11,6 +11,7 @@ import argparse
 
 import numpy as np
 
+from payload_id_core.cli.inputs import add_urdf_argument
 from payload_id_core.cli.numbers import integer, number
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -23,7 +24,7 @@ from payload_id_core.sim import load_profile, simulate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--urdf", required=True, help="URDF path or bundled robot name (ur10, ur5, ur3, ur10e, panda)")
+    add_urdf_argument(parser)
     parser.add_argument("--trajectory", required=True,
                         help="trajectory YAML from `payload-id excite` (or a bundled name)")
     parser.add_argument("--payload", help="payload.yaml (frame, mass, com, inertia) to mount; none: unloaded robot")

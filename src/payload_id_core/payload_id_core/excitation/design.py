@@ -660,9 +660,13 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         tried += 1
         res = scipy.optimize.minimize(fval, x0, method="SLSQP", constraints=cons,
                                       options={"maxiter": maxiter, "ftol": 1e-6})
+        # SLSQP often stops on its coarse-grid constraints ("Inequality constraints incompatible"); its point is
+        # then scaled until the 1 ms grid passes, so the start is feasible whatever SLSQP said.
         x = _shrink_until_feasible(design, res.x, final_dt)
+        source = "the optimum" if res.success else f"the optimizer's last point (it stopped: {res.message})"
         if x is None:
             x = _shrink_until_feasible(design, x0, final_dt)
+            source = "the random start (the optimizer's point broke a limit)"
         if x is None:
             continue
         feasible += 1
@@ -670,7 +674,8 @@ def _optimize(design, seeds, seed, maxiter, final_dt, tightening, max_cond, log)
         # 1 % slack: the 1 ms shrink may take a little off the RMS velocity the optimizer reached
         moves = bool(np.all(rms_velocity(design, x) >= 0.99 * v_min))
         if log:
-            log(f"seed {tried}: objective {value:.4g}, every joint moves: {moves} ({res.message})")
+            log(f"seed {tried}: objective {value:.4g} from {source}, scaled within the limits; "
+                f"{'every joint moves' if moves else 'some joint moves too little'}")
         if best is None or (moves, -value) > (best[2], -best[0]):
             best = (value, x, moves)
     if best is None:

@@ -19,7 +19,7 @@ from payload_id_core.ft.kinematics import (
     sensor_motion,
 )
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.consistency import project_feasible
+from payload_id_core.payload.consistency import PROJECTION_SIGMA_NOTABLE, project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.recording import Recording, WrenchSamples
@@ -126,9 +126,11 @@ def identify_ft(model: RobotModel, recording: Recording, frame: str | None = Non
         # compensation keeps the raw least-squares fit, which is what minimises the residual wrench.
         projected, consistent, dist = project_feasible(phi_p, cov_p, ident_p)
         if not consistent:
-            notes.append(Note(NoteCode.FT_PROJECTED,
+            notable = not dist <= PROJECTION_SIGMA_NOTABLE    # NaN: the projection failed, which is news
+            notes.append(Note(NoteCode.FT_PROJECTED if notable else NoteCode.FT_PROJECTED_WITHIN_NOISE,
                               "ft: raw estimate not physically consistent: reported payload projected onto the "
-                              f"feasible set ({dist:.3g} standard deviations away); compensation uses the raw fit"))
+                              f"feasible set ({dist:.3g} standard deviations away"
+                              f"{'' if notable else ', within the noise'}); compensation uses the raw fit"))
             phi_p = projected
     ident = FtIdentification(
         payload=PayloadEstimate(frame=frame, phi=phi_p, covariance=cov_p, method="ft", identifiable=ident_p,

@@ -49,6 +49,13 @@ class EventKind(str, Enum):
     CONTACT = "contact"
 
 
+def mass_change_text(delta_mass: float, delta_mass_std: float) -> str:
+    """'Δm +0.500 ± 0.012 kg' for people; a contact has no mass change (NaN): 'no load change' instead of nan."""
+    if not np.isfinite(delta_mass):
+        return "no load change"
+    return f"Δm {delta_mass:+.3f} ± {delta_mass_std:.3f} kg"
+
+
 @dataclass(frozen=True)
 class Event:
     kind: EventKind
@@ -65,6 +72,10 @@ class Event:
     def delta_first_moment(self) -> np.ndarray:
         """Δ(m c), kg·m."""
         return self.delta_phi[1:4]
+
+    @property
+    def mass_change_text(self) -> str:
+        return mass_change_text(self.delta_mass, self.delta_mass_std)
 
     @property
     def is_load_change(self) -> bool:

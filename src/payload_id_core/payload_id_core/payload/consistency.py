@@ -15,6 +15,10 @@ import numpy as np
 from payload_id_core.dynamics.inertia import is_physically_consistent
 
 MIN_MASS = 1e-6  # kg: "mass > 0" as a closed constraint
+# A projection that moves the estimate less than this (Mahalanobis distance, in standard deviations) is within
+# the noise: a clean fit of a compact payload often lands just outside the feasible set. The fact is kept
+# (payload.projected_within_noise) but not announced as news.
+PROJECTION_SIGMA_NOTABLE = 1.0
 
 
 def _whitening(cov: np.ndarray, phi: np.ndarray) -> np.ndarray:

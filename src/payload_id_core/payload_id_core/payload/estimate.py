@@ -7,6 +7,7 @@ first-order propagation of the covariance of φ_L through that (nonlinear) conve
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -42,6 +43,15 @@ def readable_dict(frame: str, value, std, known) -> dict:
             "inertia": {k: num(s) for k, s in zip(INERTIA_KEYS, std[4:])},
         },
     }
+
+
+def millimetres(metres: float, std_metres: float = float("nan")) -> str:
+    """'87.9 ± 1.2' (mm): σ to two significant digits and the value to the same decimal place (0.1 mm at least,
+    1 µm at most); without a finite σ, to 0.1 mm."""
+    value, std = 1e3 * metres, 1e3 * std_metres
+    decimals = min(3, max(1, 1 - math.floor(math.log10(std)))) if math.isfinite(std) and std > 0 else 1
+    shown = round(value, decimals) + 0.0      # + 0.0: no "-0.0" for a value that rounds to zero
+    return f"{shown:.{decimals}f}" + (f" ± {std:.{decimals}f}" if math.isfinite(std) else "")
 
 
 class Quality(str, Enum):
@@ -138,8 +148,9 @@ class PayloadEstimate:
             return f" ± {s:{fmt}}" if with_std and np.isfinite(s) else ""
 
         mass = f"mass {val[0]:.4f}{pm(std[0], '.4f')} kg" if known[0] else f"mass {UNDETERMINED}"
-        com = ("CoM [" + ", ".join(f"{v:.4f}{pm(s, '.4f')}" if k else "?"
-                                   for v, s, k in zip(val[1:4], std[1:4], known[1:4])) + "] m"
+        # The CoM in millimetres, as people measure a tool (payload.yaml stays in metres).
+        com = ("CoM [" + ", ".join(millimetres(v, s if with_std else float("nan")) if k else "?"
+                                   for v, s, k in zip(val[1:4], std[1:4], known[1:4])) + "] mm"
                if any(known[1:4]) else f"CoM {UNDETERMINED}")
         inertia = ("inertia about the CoM [" + ", ".join(f"{k} {v:.4g}{pm(s, '.2g')}" for k, v, s in
                                                           zip(INERTIA_KEYS, val[4:], std[4:])) + "] kg·m²"

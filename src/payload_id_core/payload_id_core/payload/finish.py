@@ -21,7 +21,7 @@ from payload_id_core.dynamics.inertia import PARAM_NAMES, is_physically_consiste
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.consistency import MIN_MASS, project_feasible
+from payload_id_core.payload.consistency import MIN_MASS, PROJECTION_SIGMA_NOTABLE, project_feasible
 from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
 from payload_id_core.robot_id.scale_check import other_unit_reason, recording_scale_factor
@@ -107,10 +107,15 @@ def project_if_inconsistent(est: PayloadEstimate) -> PayloadEstimate:
         return est
     est.phi = np.asarray(projected, dtype=float)
     est.physically_consistent = False
-    est.notes.append(Note(NoteCode.PAYLOAD_PROJECTED,
-                          "raw estimate not physically consistent (pseudo-inertia not positive semidefinite or "
-                          f"mass <= 0): projected onto the feasible set, {dist:.3g} standard deviations away; "
-                          "covariance is the raw estimate's"))
+    if dist <= PROJECTION_SIGMA_NOTABLE:
+        est.notes.append(Note(NoteCode.PAYLOAD_PROJECTED_WITHIN_NOISE,
+                              f"raw estimate just outside the physically consistent set: projected onto it, {dist:.3g} "
+                              "standard deviations away (within the noise); covariance is the raw estimate's"))
+    else:   # NaN too: the projection itself failed
+        est.notes.append(Note(NoteCode.PAYLOAD_PROJECTED,
+                              "raw estimate not physically consistent (pseudo-inertia not positive semidefinite or "
+                              f"mass <= 0): projected onto the feasible set, {dist:.3g} standard deviations away; "
+                              "covariance is the raw estimate's"))
     if not dist <= PROJECTION_SIGMA_SUSPECT:   # NaN too: the projection itself failed
         est.mark(Quality.SUSPECT, f"the raw estimate is {dist:.3g} standard deviations from any physical body "
                  f"(limit {PROJECTION_SIGMA_SUSPECT:g}): the torques do not fit this robot model (effort unit, "

@@ -16,11 +16,12 @@ import numpy as np
 from payload_id_core.cli.numbers import number, positive_list
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.estimate import PayloadEstimate, millimetres
 from payload_id_core.payload.methods.registry import ONLINE_SPECS
 from payload_id_core.payload.online.base import ConvergenceRule
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
+ROUND_OFF = 1e-12   # SI units (kg, kg·m²) or mm: far below anything a payload's numbers resolve
 
 
 def add_arguments(p) -> None:
@@ -59,9 +60,10 @@ def action_name(namespace: str) -> str:
 
 def feedback_line(fb) -> str:
     p = fb.estimate.payload
-    com = np.array([p.com.x, p.com.y, p.com.z]) * 1e3
+    com = ", ".join(millimetres(v, s) for v, s in zip((p.com.x, p.com.y, p.com.z), (p.com_std.x, p.com_std.y,
+                                                                                   p.com_std.z)))
     return (f"  t={fb.elapsed:6.2f} s  mass {p.mass:7.3f} ± {p.mass_std:.3f} kg  "
-            f"CoM [{com[0]:6.1f} {com[1]:6.1f} {com[2]:6.1f}] mm  σm/m {100 * fb.convergence_measure:.2f} %")
+            f"CoM [{com}] mm  σm/m {100 * fb.convergence_measure:.2f} %")
 
 
 def compare(estimate: dict, truth: dict) -> dict:
@@ -83,7 +85,10 @@ def print_estimate(est: dict, truth: dict | None) -> None:
         rows.append((f"{key} [kg m²]", est["inertia"][key], s["inertia"][key], truth and truth["inertia"].get(key)))
     print(f"  {'':14s} {'estimate':>12s} {'± σ':>10s}" + (f" {'truth':>12s}" if truth else ""))
     for name, v, sd, tv in rows:
-        fmt = lambda x: f"{x:12.5g}" if x is not None else f"{'undetermined':>12s}"  # noqa: E731
+        # Below ROUND_OFF a number is the conversions' round-off (a truth's products of inertia came out as
+        # -4.3e-19 kg·m²), not something anyone measured: shown as 0.
+        fmt = lambda x: (f"{x if abs(x) > ROUND_OFF else 0.0:12.5g}" if x is not None  # noqa: E731
+                         else f"{'undetermined':>12s}")
         sdf = f"{sd:10.3g}" if sd is not None else f"{'n/a':>10s}"
         print(f"  {name:14s} {fmt(v)} {sdf}" + (f" {fmt(tv)}" if truth else ""))
 
