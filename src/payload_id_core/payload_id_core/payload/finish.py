@@ -7,7 +7,8 @@ goes through the same steps:
   3. a physically inconsistent raw estimate (mass <= 0 or pseudo-inertia not positive semidefinite,
      Wensing 2017) is projected onto the feasible set (consistency.project_feasible), and says so;
   4. the quality (ok | suspect | failed, with reasons) is judged from those checks, and from the
-     robot identification's scale against the URDF (robot_id/scale_check.py) when a robot is used.
+     robot identification's and the recordings' scale against the URDF (robot_id/scale_check.py) when the
+     method fits joint efforts (methods/registry.py MethodSpec.fits_joint_efforts: not the F/T method).
      An estimate that is not ok is never `converged`: the rule is never a confident wrong answer.
 """
 
