@@ -17,7 +17,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.estimate import PayloadEstimate, millimetres
 from payload_id_core.report import report_figure
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -130,9 +130,9 @@ def test_report_prints_the_sigma_payload_yaml_holds(identified):
     assert proc.returncode == 0, proc.stderr
     assert "truth" not in proc.stdout
     assert _estimate_line(proc.stdout, "mass")[1] == pytest.approx(round(written[0], 4), abs=1e-12)
-    for k, axis in enumerate("xyz"):
-        assert _estimate_line(proc.stdout, f"CoM {axis}")[1] == pytest.approx(round(1e3 * written[1 + k], 2),
-                                                                              abs=1e-9)
+    for k, axis in enumerate("xyz"):       # in mm, σ to two significant digits, as identify-payload prints it
+        line = next(line for line in proc.stdout.splitlines() if line.strip().startswith(f"CoM {axis} "))
+        assert f" {millimetres(d['com'][k], written[1 + k])} mm" in line
 
 
 def test_truth_is_printed_beside_the_estimate(identified):

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from payload_id_core.io.files import atomic_write_bytes
-from payload_id_core.payload.estimate import INERTIA_KEYS, readable_jacobian, readable_vector
+from payload_id_core.payload.estimate import INERTIA_KEYS, millimetres, readable_jacobian, readable_vector
 from payload_id_core.payload.residuals import TorqueResiduals
 from payload_id_core.robot_drawing import PayloadPose, Scene, draw_scene, scene_at
 
@@ -61,24 +61,33 @@ class Convergence:
 
 def estimate_lines(estimate: dict, truth: dict | None = None) -> list[str]:
     """The estimate for people, from payload.yaml's form (mass, com, inertia, std): one line per quantity with its
-    σ, the CoM in mm, and the truth beside it when known."""
+    σ, the CoM in mm (payload.estimate.millimetres, as identify-payload prints it), and the truth beside it when
+    known."""
     std = estimate.get("std") or {}
-
-    def row(name: str, value, sigma, true, scale: float, unit: str, fmt: str) -> str:
-        text = f"{name:9s}" + (f"{scale * value:{fmt}}" if value is not None else f"{'undetermined':>9s}")
-        text += f" ± {scale * sigma:{fmt}}" if sigma is not None and value is not None else " " * 12
-        text += f" {unit:6s}"
-        return text + (f"  truth {scale * true:{fmt}}" if true is not None else "")
-
     truth = truth or {}
-    lines = [row("mass", estimate.get("mass"), std.get("mass"), truth.get("mass"), 1.0, "kg", "9.4f")]
+
+    def row(name: str, shown: str, unit: str, true: str | None) -> str:
+        return f"{name:9s}{shown:>21s} {unit:6s}" + (f"  truth {true}" if true is not None else "")
+
+    def number(value, sigma, scale: float, fmt: str) -> str:
+        if value is None:
+            return "undetermined"
+        return f"{scale * value:{fmt}}" + (f" ± {scale * sigma:{fmt}}" if sigma is not None else "")
+
+    lines = [row("mass", number(estimate.get("mass"), std.get("mass"), 1.0, "9.4f"), "kg",
+                 None if truth.get("mass") is None else f"{truth['mass']:.4f}")]
+    com, com_std, true_com = (estimate.get("com") or [None] * 3, std.get("com") or [None] * 3,
+                              truth.get("com") or [None] * 3)
     for k, axis in enumerate("xyz"):
-        lines.append(row(f"CoM {axis}", (estimate.get("com") or [None] * 3)[k], (std.get("com") or [None] * 3)[k],
-                         (truth.get("com") or [None] * 3)[k], 1e3, "mm", "9.2f"))
+        shown = ("undetermined" if com[k] is None
+                 else millimetres(com[k], float("nan") if com_std[k] is None else com_std[k]))
+        lines.append(row(f"CoM {axis}", shown, "mm", None if true_com[k] is None else millimetres(true_com[k])))
     inertia, inertia_std, true_inertia = (estimate.get("inertia") or {}, std.get("inertia") or {},
                                           truth.get("inertia") or {})
     for key in INERTIA_KEYS:
-        lines.append(row(key, inertia.get(key), inertia_std.get(key), true_inertia.get(key), 1e3, "g·m²", "9.3f"))
+        true = true_inertia.get(key)
+        lines.append(row(key, number(inertia.get(key), inertia_std.get(key), 1e3, "9.3f"), "g·m²",
+                         None if true is None else f"{1e3 * true:.3f}"))
     return lines
 
 
