@@ -165,7 +165,7 @@ def test_no_payload_detected_on_the_online_goal_path(ur10):
 
 
 def test_judgement_survives_payload_yaml_and_the_message(ur10):
-    """A file or message has no covariance: what it says about determination is kept, not re-judged."""
+    """What a file (its covariance restored) or a message (none) says about determination survives."""
     tiny = _identify(ur10, "khalil-1", _tiny(ur10.motion))
     back = judge_quality(PayloadEstimate.from_dict(yaml.safe_load(yaml.safe_dump(tiny.to_dict()))))
     assert list(back.readable_identifiable()) == list(tiny.readable_identifiable())

@@ -189,3 +189,37 @@ def test_method_choices_and_help_come_from_the_registry(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "{" + ",".join(spec.name for spec in SPECS) + "}" in text
     assert "not needed by khalil-3, ft" in text and "online: difference-rls, direct-rls" in text
+
+
+@pytest.fixture(scope="module")
+def current_bag(tmp_path_factory):
+    """`payload-id simulate --profile ur10`: a 2.5 kg tool on tool0, the wrist wrench recorded, efforts in motor
+    currents (about 0.18 × the torques), as a new user's first bag is."""
+    d = tmp_path_factory.mktemp("payload_cli_currents")
+    tool = d / "tool.yaml"
+    tool.write_text(yaml.safe_dump({"frame": "tool0", "mass": 2.5, "com": [0.0, 0.0, 0.05],
+                                    "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.01, "iyz": 0.0,
+                                                "izz": 0.01}}))
+    assert main(["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--payload", str(tool),
+                 "--profile", "ur10", "--out", str(d / "loaded")]) == 0
+    return d
+
+
+def test_ft_is_not_judged_by_the_unit_of_the_joint_efforts_it_does_not_read(current_bag, files, capsys):
+    """Was: always SUSPECT ("efforts … look like motor currents") with a perfect F/T estimate, whatever --robot or
+    --effort-scale said. A joint-torque method on the same bag, its efforts read as torques, is still SUSPECT."""
+    def run(out, *extra):
+        code = main(["identify-payload", "--urdf", "ur10", "--bag", str(current_bag / "loaded"), "--frame", "tool0",
+                     "--out", str(out), *extra])
+        assert code == 0, capsys.readouterr().err
+        return yaml.safe_load(out.read_text())
+
+    for extra in ([], ["--effort-scale", "1,1,1,1,1,1"]):
+        d = run(current_bag / "ft.yaml", "--method", "ft", *extra)
+        assert d["mass"] == pytest.approx(2.5, abs=0.01)
+        assert d["converged"] is True and d["quality"]["status"] == "ok", d["quality"]
+        assert not any("current" in n["text"] for n in d["notes"])
+    d = run(current_bag / "khalil-1.yaml", "--method", "khalil-1", "--robot", str(files / "robot.yaml"),
+            "--effort-scale", "1,1,1,1,1,1")
+    assert d["converged"] is False and d["quality"]["status"] == "suspect"
+    assert any("look like motor currents" in reason for reason in d["quality"]["reasons"])

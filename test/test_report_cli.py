@@ -5,15 +5,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pinocchio as pin
 import pytest
+import yaml
 
+from payload_id_core.cli import report as report_cli
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.estimate import PayloadEstimate, millimetres
+from payload_id_core.report import report_figure
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -92,3 +97,90 @@ def test_report_draws_the_payload_where_rviz_shows_it(cell):
     np.testing.assert_allclose(drawn, expected, atol=2e-3)
     # diag(0.02, 0.02, 0.01) for 4 kg: the uniform box with those moments has sides sqrt(6 (I_j + I_l - I_k) / m).
     np.testing.assert_allclose(sorted(sides), sorted(np.sqrt(6 * np.array([0.01, 0.01, 0.03]) / 4.0)), atol=2e-4)
+
+
+@pytest.fixture(scope="module")
+def identified(cell):
+    """payload.yaml from identify-payload: khalil-1 (offline: no history) and difference-rls (online: its history)."""
+    for method in ("khalil-1", "difference-rls"):
+        assert cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(cell / "robot.yaml"), "--bag",
+                         str(cell / "loaded"), "--frame", "wrist_3_link", "--method", method,
+                         "--out", str(cell / f"{method}.yaml")]) == 0
+    return cell
+
+
+def _estimate_line(stdout: str, name: str) -> tuple[float, float, float | None]:
+    """(value, σ, truth) of `name`'s line in the printed estimate (CoM in mm)."""
+    line = next(line for line in stdout.splitlines() if re.match(rf"\s+{name}\s", line))
+    value, sigma = (float(v) for v in re.findall(r"(-?\d+\.\d+)\s+±\s+(-?\d+\.\d+)", line)[0])
+    truth = re.findall(r"truth\s+(-?\d+\.\d+)", line)
+    return value, sigma, float(truth[0]) if truth else None
+
+
+def test_report_prints_the_sigma_payload_yaml_holds(identified):
+    """Was: payload.yaml read back without its covariance, every σ 0 (`payload 2.504 ± 0.000 kg`)."""
+    d = yaml.safe_load((identified / "khalil-1.yaml").read_text())
+    written = np.array([d["std"]["mass"], *d["std"]["com"]])
+    assert np.all(written > 0)
+    np.testing.assert_allclose(PayloadEstimate.from_dict(d).readable_std()[:4], written, rtol=1e-9)
+    # A file written before the covariance was stored gives back its σ too.
+    older = {k: v for k, v in d.items() if k != "covariance_about_frame_origin"}
+    np.testing.assert_allclose(PayloadEstimate.from_dict(older).readable_std()[:4], written, rtol=1e-6)
+    proc = _report(identified, identified / "khalil-1.yaml", identified / "k1.png")
+    assert proc.returncode == 0, proc.stderr
+    assert "truth" not in proc.stdout
+    assert _estimate_line(proc.stdout, "mass")[1] == pytest.approx(round(written[0], 4), abs=1e-12)
+    for k, axis in enumerate("xyz"):       # in mm, σ to two significant digits, as identify-payload prints it
+        line = next(line for line in proc.stdout.splitlines() if line.strip().startswith(f"CoM {axis} "))
+        assert f" {millimetres(d['com'][k], written[1 + k])} mm" in line
+
+
+def test_truth_is_printed_beside_the_estimate(identified):
+    """Was: --truth had no visible effect on an offline payload file."""
+    proc = _report(identified, identified / "khalil-1.yaml", identified / "k1t.png",
+                   "--truth", str(identified / "truth.yaml"))
+    assert proc.returncode == 0, proc.stderr
+    assert _estimate_line(proc.stdout, "mass")[2] == 4.0
+    assert [_estimate_line(proc.stdout, f"CoM {axis}")[2] for axis in "xyz"] == [0.0, 20.0, 80.0]   # mm
+    error = next(line for line in proc.stdout.splitlines() if line.startswith("error against the truth"))
+    mass = _estimate_line(proc.stdout, "mass")[0]
+    assert f"mass {mass - 4.0:+.4f} kg" in error and "CoM" in error and " mm" in error
+
+
+def test_the_convergence_panels_are_drawn_from_an_online_method_s_payload_file(identified, monkeypatch):
+    """Was: identify-payload wrote no history, so the convergence panel the help promises never appeared."""
+    online = yaml.safe_load((identified / "difference-rls.yaml").read_text())
+    assert "history" not in yaml.safe_load((identified / "khalil-1.yaml").read_text())
+    assert 10 <= len(online["history"]["t"]) <= 100
+    drawn = {}
+
+    def spy(out_path, *args, **kwargs):
+        drawn.update(args=args, kwargs=kwargs)
+        return report_cli.plot_report_unspied(out_path, *args, **kwargs)
+
+    monkeypatch.setattr(report_cli, "plot_report_unspied", report_cli.plot_report, raising=False)
+    monkeypatch.setattr(report_cli, "plot_report", spy)
+    assert cli_main(["report", "--urdf", "ur10", "--robot", str(identified / "robot.yaml"),
+                     "--payload", str(identified / "difference-rls.yaml"), "--bag", str(identified / "loaded"),
+                     "--truth", str(identified / "truth.yaml"), "--out", str(identified / "online.png")]) == 0
+    convergence = drawn["kwargs"]["convergence"]
+    assert convergence is not None and convergence.t.size == len(online["history"]["t"])
+    fig, _ = report_figure(*drawn["args"], **drawn["kwargs"])
+    try:
+        axes = {ax.get_title().split(":")[0].split(",")[0]: ax for ax in fig.axes if ax.get_visible()}
+        assert {"mass", "centre of mass", "inertia", "torque prediction error per joint"} <= set(axes)
+        mass = axes["mass"]
+        assert any(line.get_label() == "truth 4.000 kg" for line in mass.get_lines())
+        assert any(np.shape(y) == convergence.mass.shape and np.allclose(y, convergence.mass, equal_nan=True)
+                   for y in (line.get_ydata() for line in mass.get_lines()))
+        com = axes["centre of mass"]
+        assert "estimate − truth" in com.get_title()
+        low, high = com.get_ylim()
+        # The CoM error and its band, not ±150 mm of CoM: the converged error ± 2σ fills the panel.
+        settled = convergence.settled()
+        error = 1e3 * (convergence.com[settled] - [0.0, 0.02, 0.08])
+        band = 2e3 * convergence.com_std[settled]
+        assert low <= np.min(error - band) and np.max(error + band) <= high
+        assert high - low <= 1.5 * max(np.ptp(np.concatenate([error - band, error + band, [[0.0] * 3]])), 1.0)
+    finally:
+        plt.close(fig)

@@ -2,7 +2,10 @@
 robot with the payload markers as rviz shows them (robot_drawing.py).
 
 Used by `payload-id report` and the demo; matplotlib with the Agg backend, no display needed.
-Every panel is optional except the per-joint torque RMSE, so callers pass what they have.
+Every panel is optional except the per-joint torque RMSE, so callers pass what they have. The convergence
+panels (mass, CoM, inertia) are scaled to the converged estimate and its σ band, not to the first samples'
+swings: a CoM off by 1–2 mm must be visible. The CoM is drawn as its error against the truth when the truth
+is known (else against the final estimate), in mm; the convergence time is marked on each.
 """
 
 from __future__ import annotations
@@ -14,8 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from payload_id_core.io.files import atomic_write_bytes
+from payload_id_core.payload.estimate import INERTIA_KEYS, millimetres, readable_jacobian, readable_vector
 from payload_id_core.payload.residuals import TorqueResiduals
 from payload_id_core.robot_drawing import PayloadPose, Scene, draw_scene, scene_at
+
+DIAGONAL = [INERTIA_KEYS.index(k) for k in ("ixx", "iyy", "izz")]   # the inertia panel's entries
+MIN_COM_SPAN_MM = 0.5      # the CoM panel spans at least ± this: a σ of 0.01 mm is not worth the zoom
+MIN_MASS_SPAN = 0.002      # the mass panel spans at least ± this fraction of the mass
 
 
 @dataclass
@@ -26,13 +34,107 @@ class Convergence:
     mass: np.ndarray         # (K,) kg
     mass_std: np.ndarray     # (K,) kg
     com: np.ndarray | None = None  # (K, 3) m
+    com_std: np.ndarray | None = None        # (K, 3) m
+    inertia: np.ndarray | None = None        # (K, 3) kg·m²: ixx, iyy, izz about the CoM
+    inertia_std: np.ndarray | None = None    # (K, 3) kg·m²
+    convergence_time: float = float("nan")   # s of motion when declared converged (NaN: never)
+
+    @classmethod
+    def from_history(cls, history: dict, convergence_time: float = float("nan")) -> Convergence:
+        """From an online method's history {t, phi, std} (payload.yaml's `history`): mass, CoM and inertia about
+        the CoM per row, their σ first-order from φ's σ (the history keeps no correlations)."""
+        phi = np.asarray(history["phi"], dtype=float)
+        std = np.nan_to_num(np.asarray(history.get("std", np.zeros_like(phi)), dtype=float), nan=0.0)
+        value = np.array([readable_vector(p) for p in phi])
+        sigma = np.array([np.sqrt(np.diag(j @ np.diag(s ** 2) @ j.T))
+                          for j, s in ((readable_jacobian(p), s) for p, s in zip(phi, std))])
+        inertia = [4 + k for k in DIAGONAL]
+        return cls(np.asarray(history["t"], dtype=float), value[:, 0], sigma[:, 0], value[:, 1:4], sigma[:, 1:4],
+                   value[:, inertia], sigma[:, inertia], convergence_time)
+
+    def settled(self) -> np.ndarray:
+        """The samples the panels are scaled to: from the convergence time on (the last half when never declared)."""
+        since = self.convergence_time if np.isfinite(self.convergence_time) else self.t[-1] / 2
+        late = self.t >= since
+        return late if late.any() else np.ones(self.t.size, dtype=bool)
 
 
-def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_after, *,
-                convergence: Convergence | None = None, residuals: TorqueResiduals | None = None,
-                truth_mass: float | None = None, truth_com=None, title: str = "payload identification",
-                payload_pose: PayloadPose | None = None) -> Scene | None:
-    """Write the PNG atomically; return the drawn payload scene (None without payload_pose)."""
+def estimate_lines(estimate: dict, truth: dict | None = None) -> list[str]:
+    """The estimate for people, from payload.yaml's form (mass, com, inertia, std): one line per quantity with its
+    σ, the CoM in mm (payload.estimate.millimetres, as identify-payload prints it), and the truth beside it when
+    known."""
+    std = estimate.get("std") or {}
+    truth = truth or {}
+
+    def row(name: str, shown: str, unit: str, true: str | None) -> str:
+        return f"{name:9s}{shown:>21s} {unit:6s}" + (f"  truth {true}" if true is not None else "")
+
+    def number(value, sigma, scale: float, fmt: str) -> str:
+        if value is None:
+            return "undetermined"
+        return f"{scale * value:{fmt}}" + (f" ± {scale * sigma:{fmt}}" if sigma is not None else "")
+
+    lines = [row("mass", number(estimate.get("mass"), std.get("mass"), 1.0, "9.4f"), "kg",
+                 None if truth.get("mass") is None else f"{truth['mass']:.4f}")]
+    com, com_std, true_com = (estimate.get("com") or [None] * 3, std.get("com") or [None] * 3,
+                              truth.get("com") or [None] * 3)
+    for k, axis in enumerate("xyz"):
+        shown = ("undetermined" if com[k] is None
+                 else millimetres(com[k], float("nan") if com_std[k] is None else com_std[k]))
+        lines.append(row(f"CoM {axis}", shown, "mm", None if true_com[k] is None else millimetres(true_com[k])))
+    inertia, inertia_std, true_inertia = (estimate.get("inertia") or {}, std.get("inertia") or {},
+                                          truth.get("inertia") or {})
+    for key in INERTIA_KEYS:
+        true = true_inertia.get(key)
+        lines.append(row(key, number(inertia.get(key), inertia_std.get(key), 1e3, "9.3f"), "g·m²",
+                         None if true is None else f"{1e3 * true:.3f}"))
+    return lines
+
+
+def _span(values: np.ndarray, sigma: np.ndarray | None, extra: list[float], floor: float) -> tuple[float, float]:
+    """y limits holding `values` ± 2σ and `extra` (the truth, zero), 20 % margin, at least ± `floor` about
+    their middle."""
+    band = 2 * (np.nan_to_num(sigma) if sigma is not None else np.zeros_like(values))
+    lo = float(np.nanmin(np.concatenate([(values - band).ravel(), extra])))
+    hi = float(np.nanmax(np.concatenate([(values + band).ravel(), extra])))
+    mid, half = (lo + hi) / 2, max((hi - lo) / 2 * 1.2, floor)
+    return mid - half, mid + half
+
+
+def _mark_convergence(ax, convergence: Convergence) -> None:
+    if np.isfinite(convergence.convergence_time):
+        ax.axvline(convergence.convergence_time, color="0.4", ls=":", lw=1.2,
+                   label=f"converged {convergence.convergence_time:.2f} s")
+
+
+def _band(ax, t, value, sigma, **line):
+    handle, = ax.plot(t, value, **line)
+    if sigma is not None:
+        ax.fill_between(t, value - 2 * sigma, value + 2 * sigma, color=handle.get_color(), alpha=0.2, lw=0)
+    return handle
+
+
+def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_after, **panels) -> Scene | None:
+    """Write report_figure's PNG atomically; return the drawn payload scene (None without payload_pose)."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415 - matplotlib is heavy and optional: only plots need it
+
+    fig, scene = report_figure(joint_names, rmse_before, rmse_after, **panels)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    atomic_write_bytes(out_path, buf.getvalue())
+    return scene
+
+
+def report_figure(joint_names: list[str], rmse_before, rmse_after, *,
+                  convergence: Convergence | None = None, residuals: TorqueResiduals | None = None,
+                  truth_mass: float | None = None, truth_com=None, truth_inertia=None,
+                  title: str = "payload identification", payload_pose: PayloadPose | None = None,
+                  numbers: list[str] | None = None):
+    """(the matplotlib figure, the drawn payload scene or None): the panels `plot_report` writes; the caller closes it.
+
+    `truth_inertia`: ixx, iyy, izz about the CoM (kg·m²); `numbers`: the estimate's lines (estimate_lines), drawn
+    in a panel of their own when the grid has a slot to spare."""
     import matplotlib  # noqa: PLC0415 - matplotlib is heavy and optional: only plots need it
 
     matplotlib.use("Agg")
@@ -40,9 +142,12 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
 
     panels = ["rmse"]
     if convergence is not None:
-        panels = ["mass"] + (["com"] if convergence.com is not None else []) + panels
+        panels = (["mass"] + (["com"] if convergence.com is not None else [])
+                  + (["inertia"] if convergence.inertia is not None else []) + panels)
     if residuals is not None:
         panels.append("residual")
+    if numbers and len(panels) % 2:
+        panels.append("numbers")
     if payload_pose is not None:
         panels += ["robot", "payload"]
     cols = 2 if len(panels) > 1 else 1
@@ -64,26 +169,7 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
             draw_scene(ax_of[name], scene, close_up=close_up)
 
     if convergence is not None:
-        ax = ax_of["mass"]
-        t, m, s = convergence.t, convergence.mass, convergence.mass_std
-        ax.plot(t, m, label="estimate")
-        ax.fill_between(t, m - 2 * s, m + 2 * s, alpha=0.3, label="±2σ")
-        if truth_mass is not None:
-            ax.axhline(truth_mass, color="k", ls="--", lw=1, label=f"truth {truth_mass:.3f} kg")
-            half = max(0.5, 0.2 * abs(truth_mass))
-            ax.set_ylim(truth_mass - half, truth_mass + half)
-        ax.set(xlabel="motion [s]", ylabel="mass [kg]", title="mass estimate")
-        ax.legend(fontsize=8)
-        if convergence.com is not None:    # then there is a "com" panel
-            ax = ax_of["com"]
-            for k, axis in enumerate("xyz"):
-                line, = ax.plot(t, 1e3 * convergence.com[:, k], label=f"c{axis}")
-                if truth_com is not None:
-                    ax.axhline(1e3 * truth_com[k], color=line.get_color(), ls="--", lw=1)
-            ax.set_ylim(-150, 150)
-            ax.set(xlabel="motion [s]", ylabel="CoM [mm]",
-                   title="centre of mass" + (" (dashed: truth)" if truth_com is not None else ""))
-            ax.legend(fontsize=8)
+        _plot_convergence(ax_of, convergence, truth_mass, truth_com, truth_inertia)
 
     ax = ax_of["rmse"]
     x = np.arange(len(joint_names))
@@ -102,8 +188,52 @@ def plot_report(out_path: str | Path, joint_names: list[str], rmse_before, rmse_
                title="torque residual of the joint the payload changes most")
         ax.legend(fontsize=8)
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    atomic_write_bytes(out_path, buf.getvalue())
-    return scene
+    if "numbers" in ax_of:
+        ax = ax_of["numbers"]
+        ax.axis("off")
+        ax.set_title("estimate ± σ" + (" and truth" if truth_mass is not None else ""))
+        ax.text(0.02, 0.95, "\n".join(numbers or []), family="monospace", fontsize=9, va="top",
+                transform=ax.transAxes)
+    return fig, scene
+
+
+def _plot_convergence(ax_of: dict, c: Convergence, truth_mass, truth_com, truth_inertia) -> None:
+    """The mass, CoM-error and inertia panels, each scaled to the settled estimate and its ±2σ band."""
+    late = c.settled()
+    ax = ax_of["mass"]
+    _band(ax, c.t, c.mass, c.mass_std, label="estimate ± 2σ")
+    extra = []
+    if truth_mass is not None:
+        ax.axhline(truth_mass, color="k", ls="--", lw=1, label=f"truth {truth_mass:.3f} kg")
+        extra.append(float(truth_mass))
+    _mark_convergence(ax, c)
+    ax.set_ylim(*_span(c.mass[late], c.mass_std[late], extra, MIN_MASS_SPAN * abs(float(c.mass[-1]))))
+    ax.set(xlabel="motion [s]", ylabel="mass [kg]", title=f"mass: {c.mass[-1]:.4g} ± {c.mass_std[-1]:.2g} kg")
+    ax.legend(fontsize=8)
+    if c.com is not None:
+        ax = ax_of["com"]
+        reference = np.asarray(truth_com, dtype=float) if truth_com is not None else c.com[-1]
+        error = 1e3 * (c.com - reference)
+        sigma = None if c.com_std is None else 1e3 * c.com_std
+        for k, axis in enumerate("xyz"):
+            _band(ax, c.t, error[:, k], None if sigma is None else sigma[:, k], label=f"c{axis}")
+        ax.axhline(0.0, color="k", ls="--", lw=1)
+        _mark_convergence(ax, c)
+        ax.set_ylim(*_span(error[late], None if sigma is None else sigma[late], [0.0], MIN_COM_SPAN_MM))
+        what = "estimate − truth" if truth_com is not None else "estimate − final estimate (truth unknown)"
+        ax.set(xlabel="motion [s]", ylabel="CoM error [mm]", title=f"centre of mass: {what}, ± 2σ")
+        ax.legend(fontsize=8, ncol=2)
+    if c.inertia is not None:
+        ax = ax_of["inertia"]
+        truth = None if truth_inertia is None else 1e3 * np.asarray(truth_inertia, dtype=float)
+        sigma = None if c.inertia_std is None else 1e3 * c.inertia_std
+        for k, key in enumerate(("ixx", "iyy", "izz")):
+            handle = _band(ax, c.t, 1e3 * c.inertia[:, k], None if sigma is None else sigma[:, k], label=key)
+            if truth is not None:
+                ax.axhline(truth[k], color=handle.get_color(), ls="--", lw=1)
+        _mark_convergence(ax, c)
+        ax.set_ylim(*_span(1e3 * c.inertia[late], None if sigma is None else sigma[late],
+                           [] if truth is None else list(truth), 0.2 * float(np.max(np.abs(1e3 * c.inertia[-1])))))
+        ax.set(xlabel="motion [s]", ylabel="inertia about the CoM [g·m²]",
+               title="inertia, ± 2σ" + (" (dashed: truth)" if truth is not None else ""))
+        ax.legend(fontsize=8, ncol=2)

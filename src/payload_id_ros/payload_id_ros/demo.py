@@ -8,8 +8,8 @@
    config/ur10.yaml exactly as launch/sim_cell.launch.py would.
 3. `payload-id identify --ros` (the command-line action client) asks for the identification and
    prints the streaming feedback and the final estimate next to the truth.
-4. out/demo_report.png (estimate convergence over time, torque RMSE before/after) and
-   out/demo_result.yaml (estimate, truth, errors, wall times).
+4. out/demo_report.png (mass, CoM error and inertia over the motion with their ±2σ bands, the truth and the
+   convergence time; torque RMSE before/after) and out/demo_result.yaml (estimate, truth, errors, wall times).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from payload_id_core.dynamics.model import bundled_urdf
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import bundled_trajectories, load_trajectory
 from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.report import Convergence, plot_report
+from payload_id_core.report import Convergence, estimate_lines, plot_report
 from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.sim.profile import load_profile
 from payload_id_ros.supervisor import Supervisor
@@ -120,17 +120,35 @@ def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11, gear
     return out
 
 
-def report_png(path: Path, result: dict) -> None:
+def report_convergence(result: dict) -> Convergence | None:
+    """The identify client's feedback history (`payload-id identify --out`) as the report's convergence panels."""
     fb = result.get("feedback") or []
-    convergence = None
-    if fb:
-        convergence = Convergence(np.array([f["elapsed"] for f in fb]), np.array([f["mass"] for f in fb]),
-                                  np.array([f["mass_std"] for f in fb]), np.array([f["com"] for f in fb]))
+    if not fb:
+        return None
+    column = lambda key: np.array([f[key] for f in fb], dtype=float)  # noqa: E731
+    with_inertia = all("inertia" in f for f in fb)       # histories written before the inertia was recorded
+    ct = result.get("convergence_time")
+    return Convergence(column("elapsed"), column("mass"), column("mass_std"), column("com"), column("com_std"),
+                       column("inertia") if with_inertia else None, column("inertia_std") if with_inertia else None,
+                       float("nan") if ct is None else float(ct))
+
+
+def report_panels(result: dict) -> dict:
+    """plot_report's arguments for the demo's result: mass, CoM error and inertia over the motion against the
+    hidden payload, and the torque RMSE before and after."""
     before = result.get("torque_rmse_before") or []
     truth = result["truth"]
-    plot_report(path, [f"j{k + 1}" for k in range(len(before))], before, result.get("torque_rmse_after") or [],
-                convergence=convergence, truth_mass=truth["mass"], truth_com=truth["com"],
-                title=f"simulated cell: {result.get('method', '')} identification of the hidden payload")
+    inertia = truth.get("inertia") or {}
+    return {"joint_names": [f"j{k + 1}" for k in range(len(before))], "rmse_before": before,
+            "rmse_after": result.get("torque_rmse_after") or [], "convergence": report_convergence(result),
+            "truth_mass": truth["mass"], "truth_com": truth["com"],
+            "truth_inertia": [inertia.get(k) or 0.0 for k in ("ixx", "iyy", "izz")],
+            "numbers": estimate_lines(result["estimate"], truth) if result.get("estimate") else None,
+            "title": f"simulated cell: {result.get('method', '')} identification of the hidden payload"}
+
+
+def report_png(path: Path, result: dict) -> None:
+    plot_report(path, **report_panels(result))
 
 
 def main(argv: list[str] | None = None) -> int:

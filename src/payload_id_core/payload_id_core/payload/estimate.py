@@ -54,6 +54,62 @@ def millimetres(metres: float, std_metres: float = float("nan")) -> str:
     return f"{shown:.{decimals}f}" + (f" ± {std:.{decimals}f}" if math.isfinite(std) else "")
 
 
+def readable_jacobian(phi: np.ndarray) -> np.ndarray:
+    """∂ readable_vector / ∂ φ at `phi` (central differences): first-order propagation of φ's covariance."""
+    phi = np.asarray(phi, dtype=float)
+    h = 1e-7 * np.maximum(1.0, np.abs(phi))
+    jac = np.zeros((10, 10))
+    for k in range(10):
+        dp = np.zeros(10)
+        dp[k] = h[k]
+        jac[:, k] = (readable_vector(phi + dp) - readable_vector(phi - dp)) / (2 * h[k])
+    return jac
+
+
+def covariance_from_file(d: dict, phi: np.ndarray) -> np.ndarray:
+    """φ's covariance as payload.yaml gives it: `covariance_about_frame_origin`, or, in files
+    written before it was stored, the one whose first-order propagation gives back the file's `std` (correlations
+    unknown: taken as none between mass, CoM and inertia entries); NaN when the file gives neither (hand-written)."""
+    stored = d.get("covariance_about_frame_origin")
+    if stored:
+        cov = np.array(stored, dtype=float)
+        if cov.shape != (10, 10):
+            raise ValueError(f"covariance_about_frame_origin has shape {cov.shape}, not (10, 10)")
+        return cov
+    std_d = d.get("std")
+    if not isinstance(std_d, dict) or std_d.get("mass") is None:
+        return np.full((10, 10), np.nan)
+    inertia = std_d.get("inertia") or {}
+    std = np.array([std_d["mass"], *(std_d.get("com") or [None] * 3), *(inertia.get(k) for k in INERTIA_KEYS)],
+                   dtype=float)
+    jinv = np.linalg.pinv(readable_jacobian(phi))
+    return jinv @ np.diag(np.nan_to_num(std, nan=0.0) ** 2) @ jinv.T
+
+
+HISTORY_ROWS_IN_FILE = 100   # payload.yaml keeps the convergence history this short: a person reads the file too
+
+
+def history_to_file(history: dict) -> dict:
+    """An online method's history {t, phi, std} for payload.yaml: at most HISTORY_ROWS_IN_FILE rows, evenly spaced,
+    the last one kept (the report draws the convergence from it), 6 significant digits, NaN as null."""
+    t = np.asarray(history["t"], dtype=float)
+    rows = np.unique(np.round(np.linspace(0, t.size - 1, min(t.size, HISTORY_ROWS_IN_FILE))).astype(int))
+    short = lambda x: float(f"{x:.6g}") if np.isfinite(x) else None  # noqa: E731
+    return {"t": [short(v) for v in t[rows]],
+            **{key: [[short(v) for v in row] for row in np.asarray(history[key], dtype=float)[rows]]
+               for key in ("phi", "std")}}
+
+
+def history_from_file(d) -> dict | None:
+    """payload.yaml's history back as arrays (None when absent)."""
+    if not d:
+        return None
+    history = {key: np.array(d[key], dtype=float) for key in ("t", "phi", "std")}
+    if history["phi"].shape != (history["t"].size, 10) or history["std"].shape != history["phi"].shape:
+        raise ValueError("history's t, phi and std do not have one row of 10 per time")
+    return history
+
+
 class Quality(str, Enum):
     """Whether the project stands behind an estimate (the rule: never a confident wrong answer).
 
@@ -115,12 +171,7 @@ class PayloadEstimate:
         """Standard deviations of readable_vector(phi) by a numerical Jacobian of the conversion, whatever
         the data determine (unknown covariance entries count as 0)."""
         cov = np.where(np.isfinite(self.covariance), self.covariance, 0.0)
-        h = 1e-7 * np.maximum(1.0, np.abs(self.phi))
-        jac = np.zeros((10, 10))
-        for k in range(10):
-            dp = np.zeros(10)
-            dp[k] = h[k]
-            jac[:, k] = (readable_vector(self.phi + dp) - readable_vector(self.phi - dp)) / (2 * h[k])
+        jac = readable_jacobian(self.phi)
         return np.sqrt(np.maximum(np.diag(jac @ cov @ jac.T), 0.0))
 
     def readable_identifiable(self) -> np.ndarray:
@@ -142,7 +193,7 @@ class PayloadEstimate:
         if has_note(self.notes, NoteCode.PAYLOAD_NO_PAYLOAD):
             return next(n.text for n in map(Note.from_any, self.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD)
         val, std, known = readable_vector(self.phi), self.readable_std(), self.readable_identifiable()
-        with_std = bool(np.isfinite(self.covariance).any())   # a file or message carries no covariance
+        with_std = bool(np.isfinite(self.covariance).any())   # a hand-written file or a message carries none
 
         def pm(s: float, fmt: str) -> str:
             return f" ± {s:{fmt}}" if with_std and np.isfinite(s) else ""
@@ -170,12 +221,18 @@ class PayloadEstimate:
             "parameters_about_frame_origin": [float(v) for v in self.phi],
             "quality": {"status": self.quality.value, "reasons": list(self.quality_reasons)},
             "notes": [Note.from_any(n).to_dict() for n in self.notes],
+            # φ's covariance: read back, the σ above are the file's (from_dict). Unknown entries (NaN) as 0: which
+            # entries are known is `identifiable`'s to say.
+            "covariance_about_frame_origin": np.nan_to_num(self.covariance, nan=0.0).tolist(),
+            # Last: the convergence over the motion of an online method (what `payload-id report` draws).
+            **({"history": history_to_file(self.history)} if self.history else {}),
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> PayloadEstimate:
         """Read payload.yaml (also a hand-written one with only frame, mass, com, inertia; notes as {code, text}
-        or, from files written before notes had codes, plain strings)."""
+        or, from files written before notes had codes, plain strings), with the covariance its σ come from
+        (covariance_from_file) and the online history when the file carries them."""
         try:
             if d.get("parameters_about_frame_origin"):
                 phi = np.array(d["parameters_about_frame_origin"], dtype=float)
@@ -191,12 +248,14 @@ class PayloadEstimate:
             if not isinstance(quality_d, dict):
                 raise ValueError(f"quality is {quality_d!r}, not {{status, reasons}}")
             quality = Quality(quality_d.get("status", Quality.OK.value))
+            covariance = covariance_from_file(d, phi)
+            history = history_from_file(d.get("history"))
         except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
                                  ) from err
         ct = d.get("convergence_time")
-        return cls(frame=str(d.get("frame", "")), phi=phi, covariance=np.full((10, 10), np.nan),
+        return cls(frame=str(d.get("frame", "")), phi=phi, covariance=covariance, history=history,
                    method=str(d.get("method", "given")), identifiable=identifiable,
                    converged=bool(d.get("converged", True)),
                    convergence_time=float("nan") if ct is None else float(ct),

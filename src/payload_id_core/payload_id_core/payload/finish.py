@@ -7,7 +7,8 @@ goes through the same steps:
   3. a physically inconsistent raw estimate (mass <= 0 or pseudo-inertia not positive semidefinite,
      Wensing 2017) is projected onto the feasible set (consistency.project_feasible), and says so;
   4. the quality (ok | suspect | failed, with reasons) is judged from those checks, and from the
-     robot identification's scale against the URDF (robot_id/scale_check.py) when a robot is used.
+     robot identification's and the recordings' scale against the URDF (robot_id/scale_check.py) when the
+     method fits joint efforts (methods/registry.py MethodSpec.fits_joint_efforts: not the F/T method).
      An estimate that is not ok is never `converged`: the rule is never a confident wrong answer.
 """
 
@@ -141,7 +142,7 @@ def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
     NO_PAYLOAD_SIGMA σ of zero is no payload (then CoM and inertia mean nothing); a CoM component with
     σ above COM_STD_LIMIT, or an inertia entry with σ above INERTIA_STD_FRACTION of inertia_scale, is
     undetermined. Re-judged from scratch on every call (a running estimate is finished repeatedly);
-    an estimate without a covariance (read from a file or a message) keeps what it says."""
+    an estimate without a covariance (a hand-written file, a message) keeps what it says."""
     judged = (NoteCode.PAYLOAD_UNDETERMINED, NoteCode.PAYLOAD_NO_PAYLOAD)
     # A previous verdict goes (a projection may have moved the mass since), its quality reason with it.
     earlier = [n.text for n in map(Note.from_any, est.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD]

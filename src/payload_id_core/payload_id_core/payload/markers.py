@@ -48,7 +48,10 @@ class MarkerGeometry:
 
 
 def mass_label(mass: float, std: float) -> str:
-    return f"{mass:.3f} ± {std:.3f} kg" if np.isfinite(std) else f"{mass:.3f} kg"
+    if not np.isfinite(std):
+        return f"{mass:.3f} kg"
+    # A σ below a gram keeps one significant digit: "± 0.000" reads as no uncertainty at all.
+    return f"{mass:.3f} ± {std:.3f} kg" if std >= 0.0005 or std == 0 else f"{mass:.3f} ± {std:.1g} kg"
 
 
 def marker_geometry(est: PayloadEstimate) -> MarkerGeometry:

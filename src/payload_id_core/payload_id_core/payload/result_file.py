@@ -1,8 +1,7 @@
 """The estimator's last result on disk, read back at start so the estimate and the wrench compensation survive a
 restart.
 
-The file is payload.yaml (PayloadEstimate.to_dict) plus:
-  covariance_about_frame_origin  (10, 10) covariance of φ (unknown entries as 0)
+The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_origin included) plus:
   status                         how the goal ended (GoalOutcome: converged | finished | cancelled)
   partial                        true for a cancelled goal's estimate
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
@@ -15,7 +14,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numpy as np
 import yaml
 
 from payload_id_core.dynamics.model import RobotModel
@@ -43,7 +41,6 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
     (io.files.OutputNotWritable included) when it cannot be written."""
     d = est.to_dict()
-    d["covariance_about_frame_origin"] = np.nan_to_num(est.covariance, nan=0.0).tolist()
     d["status"] = outcome.value
     d["partial"] = outcome is GoalOutcome.CANCELLED
     if ft_params is not None:
@@ -64,9 +61,7 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
         raise ResultUnreadable(str(err)) from err
     if not isinstance(d, dict):
         raise PayloadIdError(f"{path} holds no YAML mapping", "delete it; the next identification writes it anew")
-    est = PayloadEstimate.from_dict(d)
-    if d.get("covariance_about_frame_origin"):
-        est.covariance = np.array(d["covariance_about_frame_origin"], dtype=float)
+    est = PayloadEstimate.from_dict(d)      # with its covariance
     ft_params = None
     if d.get("ft_parameters"):
         ft_params = ft_parameters_from_dict(model, d["ft_parameters"], f"{path} ft_parameters")

@@ -126,6 +126,8 @@ def run(args) -> int:
                 history.append({"elapsed": float(fb.elapsed), "mass": float(p.mass), "mass_std": float(p.mass_std),
                                 "com": [float(p.com.x), float(p.com.y), float(p.com.z)],
                                 "com_std": [float(p.com_std.x), float(p.com_std.y), float(p.com_std.z)],
+                                "inertia": [float(getattr(p, k)) for k in ("ixx", "iyy", "izz")],
+                                "inertia_std": [float(getattr(p, f"{k}_std")) for k in ("ixx", "iyy", "izz")],
                                 "convergence_measure": float(fb.convergence_measure)})
 
         goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,

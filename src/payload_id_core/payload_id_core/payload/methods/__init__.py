@@ -120,7 +120,10 @@ def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recor
     est = request.spec.runner(request.model, request.robot, loaded, request.frame, unloaded,  # type: ignore[arg-type]
                               request.options)
     est.notes.extend(request.notes)
-    # The robot identification's and the recordings' scale against the URDF: torques may not be torques.
+    # The robot identification's and the recordings' scale against the URDF: torques may not be torques. Judged only
+    # for a method that fits joint efforts: the F/T method never reads them, so their unit cannot make it wrong.
+    if not request.spec.fits_joint_efforts:
+        return judge_quality(est)
     return judge_quality(est, request.robot, request.model, (loaded, unloaded))
 
 

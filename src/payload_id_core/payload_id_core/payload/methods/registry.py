@@ -73,6 +73,12 @@ class MethodSpec:
     def name(self) -> str:
         return self.method.value
 
+    @property
+    def fits_joint_efforts(self) -> bool:
+        """Whether the method's answer rests on the recorded joint efforts (and the robot identification built on
+        them): only then can their unit or the identification's scale make it wrong."""
+        return self.measurement is not Measurement.WRIST_WRENCH
+
     def reads(self, option: str) -> bool:
         return option in self.options
 
