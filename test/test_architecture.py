@@ -1,7 +1,11 @@
 """The layering docs/design.md promises, checked on the source: no import cycle, lower layers never
-import higher ones, the core never imports ROS, the ROS package holds no science of its own."""
+import higher ones, the core never imports ROS, the ROS package holds no science of its own.
+
+Every check reads the imports inside functions too: a function-level import runs as surely as a module-level
+one, only later, so it can tie a cycle or reach up a layer just the same."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -39,24 +43,42 @@ def _module_name(path: Path, root: Path, package: str) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, module: str, *, top_level_only: bool) -> set[str]:
-    """Modules imported by `path` (absolute names; relative imports resolved)."""
+def _function_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements inside a function (at any depth), each once."""
+    found: dict[int, ast.Import | ast.ImportFrom] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update((id(n), n) for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return sorted(found.values(), key=lambda node: node.lineno)
+
+
+def _imported_names(node: ast.Import | ast.ImportFrom, path: Path, module: str) -> set[str]:
+    """Modules one import statement names (absolute; relative imports resolved)."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    base = node.module or ""
+    if node.level:
+        pkg = module.split(".")[: -node.level] if not path.name == "__init__.py" else \
+            module.split(".")[: len(module.split(".")) - node.level + 1]
+        base = ".".join([*pkg, base]) if base else ".".join(pkg)
+    # `from pkg import submodule` imports the submodule too.
+    return {base} | {f"{base}.{alias.name}" for alias in node.names}
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Modules imported by `path`, at module level and inside functions."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
     found: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                pkg = module.split(".")[: -node.level] if not path.name == "__init__.py" else \
-                    module.split(".")[: len(module.split(".")) - node.level + 1]
-                base = ".".join([*pkg, base]) if base else ".".join(pkg)
-            found.add(base)
-            # `from pkg import submodule` imports the submodule too.
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= _imported_names(node, path, module)
     return found
+
+
+def _packages_above(module: str) -> set[str]:
+    """The packages importing `module` runs first: `import a.b.c` runs a/__init__ and a/b/__init__."""
+    parts = module.split(".")
+    return {".".join(parts[:k]) for k in range(1, len(parts))}
 
 
 def _core_modules() -> dict[str, Path]:
@@ -64,12 +86,13 @@ def _core_modules() -> dict[str, Path]:
 
 
 def test_core_has_no_import_cycle() -> None:
+    """No cycle through any import, at module level or inside a function, counting the packages an import runs
+    (importing payload.methods.common runs payload/methods/__init__ and everything it imports). A module's own
+    packages are running already when it runs, so importing from them is no edge."""
     modules = _core_modules()
-    graph = {name: {m for m in _imports(path, name, top_level_only=True) if m in modules and m != name}
+    graph = {name: {dep for m in _imports(path, name) for dep in {m} | _packages_above(m)
+                    if dep in modules and dep != name and dep not in _packages_above(name)}
              for name, path in modules.items()}
-    # A package's __init__ importing its own submodules is how re-exports work, not a cycle.
-    graph = {name: {m for m in deps if not (m.startswith(name + ".") and modules[name].name == "__init__.py")}
-             for name, deps in graph.items()}
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -106,7 +129,7 @@ def test_core_module_imports_only_its_layer_and_below(name):
     own = _layer(name)
     if own not in LAYERS:          # the package's own __init__
         return
-    upward = sorted(m for m in _imports(path, name, top_level_only=False)
+    upward = sorted(m for m in _imports(path, name)
                     if m.startswith("payload_id_core.") and _layer(m) in LAYERS and LAYERS[_layer(m)] > LAYERS[own])
     assert not upward, f"{name} (layer {own}) imports higher layers: {upward}"
 
@@ -118,7 +141,7 @@ def test_every_core_subpackage_has_a_layer():
 
 def test_core_never_imports_ros():
     for name, path in _core_modules().items():
-        ros = sorted(m for m in _imports(path, name, top_level_only=False)
+        ros = sorted(m for m in _imports(path, name)
                      if m.split(".")[0] in {"rclpy", "payload_id_ros", "payload_id_msgs", "launch", "launch_ros"})
         assert not ros, f"{name} imports {ros}"
 
@@ -127,6 +150,19 @@ def test_ros_package_holds_no_numerics_of_its_own():
     """The nodes adapt messages to core calls: scipy, pinocchio, cvxpy and mujoco belong to the core."""
     for path in ROS.rglob("*.py"):
         name = _module_name(path, ROS, "payload_id_ros")
-        science = sorted(m for m in _imports(path, name, top_level_only=False)
+        science = sorted(m for m in _imports(path, name)
                          if m.split(".")[0] in {"scipy", "pinocchio", "cvxpy", "mujoco"})
         assert not science, f"{name} imports {science}"
+
+
+def test_function_level_imports_say_why():
+    """An import inside a function is for a heavy, optional dependency (cvxpy, mujoco, matplotlib) and says so on
+    its line (`# noqa: PLC0415 - why`); the other checks here read it like any import."""
+    silent = []
+    for name, path in sorted(_core_modules().items()):
+        lines = path.read_text().splitlines()
+        for node in _function_level_imports(ast.parse("\n".join(lines), filename=str(path))):
+            text = " ".join(lines[node.lineno - 1:node.end_lineno])
+            if not re.search(r"noqa: PLC0415 - \S", text):
+                silent.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert not silent, "function-level imports without their reason:\n" + "\n".join(silent)
