@@ -22,10 +22,10 @@ from payload_id_core.excitation.design import (
 )
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation.limits import MotionLimits
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 
 FRAME = "tool0"

@@ -18,10 +18,10 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, identify_robot
 
 MASS = 3.5

@@ -25,8 +25,8 @@ from payload_id_core.excitation.design import (
 )
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation.limits import MotionLimits
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.profile import load_profile
 

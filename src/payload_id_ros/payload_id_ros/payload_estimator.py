@@ -46,10 +46,10 @@ from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.stream import CompensationStream
 from payload_id_core.io.files import OutputNotWritable, check_output_file
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
 from payload_id_core.payload.session import IdentificationRun, goal_options
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import DriveGains, RobotIdentification, resolve_drive_gains
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_msgs.action import Identify

@@ -1,1 +1,2 @@
-"""Rigid-body dynamics of the robot: URDF model, inertial parameters, regressors, base parameters, friction."""
+"""Rigid-body dynamics of the robot: URDF model, inertial parameters (and their physical consistency),
+regressors, base parameters, friction."""

@@ -15,7 +15,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
 from payload_id_core.sim.cell import CellSamples, SimulatedCell
 from payload_id_core.sim.controller import validate_trajectory

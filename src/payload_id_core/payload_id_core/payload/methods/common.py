@@ -13,7 +13,6 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import finish as finish_estimate
 from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.linear import LinearSolution, weighted_lstsq, weighted_response
@@ -26,6 +25,7 @@ from payload_id_core.payload.load_friction import (
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.online.regressor import load_changeable_friction
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
 from payload_id_core.signals.conditioning import Signals, SignalSource, commanded_span, conditioned_signals

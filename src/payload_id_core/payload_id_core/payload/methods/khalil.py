@@ -14,7 +14,6 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
@@ -35,6 +34,7 @@ from payload_id_core.payload.methods.common import (
     solve_with_load_friction,
 )
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 

@@ -12,7 +12,6 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import prior_phi
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
@@ -24,6 +23,7 @@ from payload_id_core.payload.methods.common import (
 )
 from payload_id_core.payload.online import OnlineEstimator, OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 

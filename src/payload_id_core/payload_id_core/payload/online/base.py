@@ -41,13 +41,13 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import judge_quality, model_error_notes, undetermined_to_prior
 from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_relative_std
 from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.online.regressor import FastRegressor
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
+from payload_id_core.payload_estimate import PayloadEstimate
 
 
 class ConvergenceRule(Choice):
