@@ -20,23 +20,23 @@ LAYERS = {
     "errors": 0, "notes": 0, "blas": 0, "resources": 0,
     "io": 1, "signals": 1,
     "dynamics": 2,
+    "robot_id": 3, "excitation": 3,
     # The payload result (PayloadEstimate, payload.yaml): what every payload method and the F/T sensor return.
-    "robot_id": 3, "payload_estimate": 3,
-    "excitation": 4,
+    "payload_estimate": 3,
     # The wrist F/T sensor identifies a payload and compensates one; the payload methods and the identify session
     # use it (the ft method, the sensor's calibration), so it sits below them.
-    "ft": 5,
-    "payload": 6,
-    "sim": 7, "report": 7, "robot_drawing": 7,
+    "ft": 4,
+    "payload": 5,
+    "sim": 6, "report": 6, "robot_drawing": 6,
     # Monitoring during task motion (issue 17): the residual on the identified robot + payload; its change
     # detection and re-estimation will stand on payload/.
-    "monitor": 7,
+    "monitor": 6,
     # Optimal excitation design simulates runs (Xu 2024's Λ0 from a simulated run) and identifies them:
     # an application of the layers below it, like the synthetic data generators.
-    "excitation.design": 8,
-    "testing": 8,
+    "excitation_design": 7,
+    "testing": 7,
     # The offline command line: the edge where flags become calls into every layer; nothing imports it.
-    "cli": 9,
+    "cli": 8,
 }
 
 

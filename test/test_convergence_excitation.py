@@ -13,15 +13,15 @@ import pytest
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.design import (
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation.limits import MotionLimits
+from payload_id_core.excitation_design import (
     ExcitationDesign,
     Objective,
     RegressorMetrics,
     objective_value,
     optimize_excitation,
 )
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.excitation.limits import MotionLimits
 from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
