@@ -22,7 +22,8 @@ from payload_id_core.excitation_design import (
     objective_value,
     optimize_excitation,
 )
-from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
+from payload_id_core.payload.covariance_extra import online_covariance_extra
+from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate

@@ -18,7 +18,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
-from payload_id_core.payload.load_friction import sign_epsilon
+from payload_id_core.payload.load_friction import sign_epsilon, solve_with_load_friction
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
@@ -29,7 +29,6 @@ from payload_id_core.payload.methods.common import (
     robot_sensitivity_cov,
     robot_uncertainty,
     same_trajectory_torques,
-    solve_with_load_friction,
 )
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
