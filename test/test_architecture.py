@@ -5,7 +5,10 @@ Every check reads the imports inside functions too: a function-level import runs
 one, only later, so it can tie a cycle or reach up a layer just the same."""
 
 import ast
+import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ ROS = REPO / "src/payload_id_ros/payload_id_ros"
 # Layer rank of each core subpackage: a module may import its own layer and those of lower rank only.
 # (errors, notes, blas, resources: the foundation every layer uses.)
 LAYERS = {
-    "errors": 0, "notes": 0, "blas": 0, "resources": 0,
+    "errors": 0, "notes": 0, "blas": 0, "resources": 0, "lazy_exports": 0,
     "io": 1, "signals": 1,
     "dynamics": 2,
     "robot_id": 3, "excitation": 3,
@@ -171,3 +174,86 @@ def test_function_level_imports_say_why():
             if not re.search(r"noqa: PLC0415 - \S", text):
                 silent.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
     assert not silent, "function-level imports without their reason:\n" + "\n".join(silent)
+
+
+def _lazy_face(name: str, path: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]] | None:
+    """A lazy face's (_EXPORTS, its TYPE_CHECKING imports), each as submodule -> names; None for other modules."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    exports: dict[str, set[str]] | None = None
+    typed: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets):
+            exports = {sub: set(names) for sub, names in ast.literal_eval(node.value).items()}
+        elif isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module, ast.dump(imp)
+                typed.setdefault(imp.module.removeprefix(name + "."), set()).update(a.name for a in imp.names)
+    return None if exports is None else (exports, typed)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in _core_modules().items() if p.name == "__init__.py"))
+def test_lazy_face_names_what_it_loads(name):
+    """A lazy face (lazy_exports) loads each name from the submodule its TYPE_CHECKING imports name, so what type
+    checkers see is what runs; and every name is there."""
+    face = _lazy_face(name, _core_modules()[name])
+    if face is None:
+        return
+    exports, typed = face
+    assert exports == typed, f"{name}: _EXPORTS {exports} but TYPE_CHECKING imports {typed}"
+    module = importlib.import_module(name)
+    assert sorted(module.__all__) == sorted(n for names in exports.values() for n in names)
+    for submodule, names in exports.items():
+        defining = importlib.import_module(f"{name}.{submodule}")
+        for n in sorted(names):
+            assert getattr(module, n) is getattr(defining, n), f"{name}.{n}"
+
+
+def _ros_core_imports() -> list[tuple[str, int, str, list[str]]]:
+    """(ROS module, line, core module, names) of every `from payload_id_core... import` and `import payload_id_core...`
+    in payload_id_ros, at module level or inside functions."""
+    found = []
+    for path in sorted(ROS.rglob("*.py")):
+        name = _module_name(path, ROS, "payload_id_ros")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "payload_id_core":
+                found.append((name, node.lineno, node.module or "", [a.name for a in node.names]))
+            elif isinstance(node, ast.Import):
+                found.extend((name, node.lineno, a.name, []) for a in node.names
+                             if a.name.split(".")[0] == "payload_id_core")
+    return found
+
+
+def test_ros_package_imports_the_core_through_its_faces():
+    """The nodes use the core through each package's face (its __init__ and __all__) or a top-level module, never a
+    package's own modules: those can move or split without the ROS package noticing."""
+    modules = _core_modules()
+    packages = {n for n, p in modules.items() if p.name == "__init__.py"}
+    past = []
+    for ros_module, line, core, names in _ros_core_imports():
+        # `from payload_id_core.payload import session` reaches a private module just the same.
+        reached = [core] + [f"{core}.{n}" for n in names if f"{core}.{n}" in modules]
+        private = [m for m in reached if m not in packages and m.rsplit(".", 1)[0] != "payload_id_core"]
+        if private:
+            past.append(f"{ros_module}:{line}: {', '.join(private)}")
+            continue
+        if core in packages and core != "payload_id_core":
+            public = set(importlib.import_module(core).__all__)
+            past.extend(f"{ros_module}:{line}: {core}.{n} is not in its __all__" for n in names if n not in public)
+    assert not past, "payload_id_ros imports past the core's faces:\n" + "\n".join(past)
+
+
+def test_faces_keep_light_imports_light():
+    """A face must not make its light modules heavy: the recording types, the file writer, the marker geometry and
+    the trajectory tools load no scipy.signal, rosbags, mujoco, cvxpy, matplotlib or the identify session, and the
+    simulation's face loads no mujoco (a cell built without a backend of its own does, sim.cell)."""
+    probe = """
+import sys
+import payload_id_core.dynamics, payload_id_core.excitation, payload_id_core.io.files
+import payload_id_core.payload.markers, payload_id_core.signals.recording
+light = [m for m in ("scipy.signal", "rosbags", "mujoco", "cvxpy", "matplotlib", "payload_id_core.payload.session")
+         if m in sys.modules]
+import payload_id_core.sim
+print(light, [m for m in ("mujoco", "cvxpy", "matplotlib") if m in sys.modules])
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] []", out
