@@ -30,7 +30,9 @@ import numpy as np
 
 from payload_id_core.blas import single_threaded_blas
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.excitation.design import (
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation.limits import MotionLimits
+from payload_id_core.excitation_design import (
     ExcitationDesign,
     RegressorMetrics,
     evaluate_trajectory,
@@ -38,8 +40,6 @@ from payload_id_core.excitation.design import (
     optimize_excitation,
     random_feasible,
 )
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.excitation.limits import MotionLimits
 
 
 def main() -> None:

@@ -68,11 +68,12 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia, to_mass_com_
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods import METHODS, identify_payload
-from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
+from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.sim import simulate

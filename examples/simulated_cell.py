@@ -17,8 +17,8 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim import simulate
 

@@ -13,9 +13,9 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, notes_with
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.registry import SPECS, Measurement
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 
 pytestmark = pytest.mark.slow   # four simulated runs and a robot identification: ~1 min on a busy machine

@@ -12,7 +12,7 @@ from cli_fixtures import PAYLOAD, Snapshot, assert_refused, make_cli_files, read
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.design import MAX_HARMONICS
+from payload_id_core.excitation_design import MAX_HARMONICS
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.files import OutputNotWritable, atomic_write_text
 

@@ -21,7 +21,7 @@ from ros_cell.controller_interfaces import build_prefix, environment
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_ros.controller_payload import (
     ApplyStatus,
     ControllerKind,

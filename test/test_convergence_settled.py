@@ -13,11 +13,12 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
+from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 
 MASS = 3.5

@@ -18,9 +18,9 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.payload.estimate import Quality
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.online import OnlinePayloadEstimator, difference_rls
+from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording

@@ -124,15 +124,15 @@ def test_limit_check_finds_violations_on_a_dense_grid(ur10):
 
 # -- optimization ---------------------------------------------------------------------------------
 from payload_id_core.cli.main import main as cli_main  # noqa: E402
-from payload_id_core.excitation.design import (  # noqa: E402
+from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: E402
+from payload_id_core.excitation.limits import check_trajectory, design_cartesian_limits  # noqa: E402
+from payload_id_core.excitation_design import (  # noqa: E402
     ExcitationDesign,
     RegressorMetrics,
     evaluate_trajectory,
     optimize_excitation,
     random_feasible,
 )
-from payload_id_core.excitation.fourier import bundled_trajectories  # noqa: E402
-from payload_id_core.excitation.limits import check_trajectory, design_cartesian_limits  # noqa: E402
 
 BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist", "ur10_payload_inertia",
            "ur10_payload_fast"]

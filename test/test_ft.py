@@ -38,8 +38,8 @@ from payload_id_core.ft.kinematics import (
     wrench_regressor,
 )
 from payload_id_core.notes import NoteCode, has_note, notes_with
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.resources import bundled_dir
 from payload_id_core.signals.recording import CommandedTrajectory, WrenchSamples
 from payload_id_core.sim import simulate

@@ -9,7 +9,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.ft.compensate import compensate_batch
 from payload_id_core.ft.storage import ft_parameters_from_payload
 from payload_id_core.ft.stream import RECENT, CompensationStream, RecentJointStates
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.testing.ft_data import synthetic_wrench
 

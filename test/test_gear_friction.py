@@ -19,11 +19,11 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
 from payload_id_core.robot_id.gear_friction import MU_MAX, check_mu, remove
 from payload_id_core.signals.conditioning import conditioned_signals

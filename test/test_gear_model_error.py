@@ -1,5 +1,5 @@
 """The gear friction robot.yaml leaves out, counted as model error of the payload fits (issue 13: never a
-confident wrong answer; robot_id/gear_friction.UnmodelledGear, payload/methods/common.gear_model_error).
+confident wrong answer; robot_id/gear_friction.UnmodelledGear, payload/covariance_extra.gear_model_error).
 
 The simulated cell's drives lose μ = 0.02 of the torque they carry. identify-robot leaves that out by default
 (real data: gear_friction.py), so the robot model's Coulomb levels are those of its own run. A cell identifies
@@ -18,10 +18,11 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.payload.methods.common import method_signals, online_covariance_extra
+from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, identify_robot
 
 MASS = 3.5

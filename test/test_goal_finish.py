@@ -9,9 +9,9 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.storage import ft_parameters_from_payload
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.session import IdentificationRun
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.testing.ft_data import synthetic_wrench

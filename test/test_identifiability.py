@@ -20,7 +20,6 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, notes_with
-from payload_id_core.payload.estimate import UNDETERMINED, PayloadEstimate, Quality
 from payload_id_core.payload.finish import (
     COM_STD_LIMIT,
     INERTIA_STD_FRACTION,
@@ -31,6 +30,7 @@ from payload_id_core.payload.finish import (
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.session import finalize
+from payload_id_core.payload_estimate import UNDETERMINED, PayloadEstimate, Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import apply_refusal

@@ -4,7 +4,7 @@ feedback, and a truth read back from payload.yaml without round-off shown as a n
 
 from types import SimpleNamespace
 
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_ros.cli.identify import feedback_line, print_estimate
 from payload_id_ros.demo import HIDDEN_PAYLOAD
 

@@ -14,7 +14,9 @@ import pytest
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.design import (
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation.limits import MotionLimits
+from payload_id_core.excitation_design import (
     ExcitationDesign,
     Objective,
     RegressorMetrics,
@@ -23,10 +25,8 @@ from payload_id_core.excitation.design import (
     optimize_excitation,
     random_feasible,
 )
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.excitation.limits import MotionLimits
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.profile import load_profile
 

@@ -11,8 +11,8 @@ from scipy.spatial.transform import Rotation
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.markers import MIN_BOX_SIDE, marker_geometry
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_drawing import PayloadPose, clip_segment, plot_payload_scene, scene_at
 from payload_id_ros import conversions as conv
 

@@ -19,7 +19,7 @@ from payload_id_core.monitor import (
     PayloadMonitor,
 )
 from payload_id_core.monitor.detect import mass_change_text
-from payload_id_core.payload.estimate import Quality
+from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.profile import load_profile
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording

@@ -11,7 +11,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor import PayloadMonitor
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 

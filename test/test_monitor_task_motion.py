@@ -19,7 +19,7 @@ import pytest
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor import DetectorSettings, EventKind, MonitorSettings, PayloadMonitor
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.sim.cell import SimulatedCell
 from payload_id_core.sim.pick_place import point_to_point

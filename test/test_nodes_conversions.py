@@ -5,7 +5,7 @@ import pytest
 from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_ros import conversions as conv
 

@@ -4,20 +4,20 @@ import numpy as np
 import pytest
 
 from payload_id_core.cli.identify_payload import STDERR_NOTES
+from payload_id_core.dynamics.consistency import project_feasible
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.consistency import project_feasible
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import project_if_inconsistent
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import identify_payload, needs_robot_identification
 from payload_id_core.payload.methods.registry import SPECS, Measurement, UnloadedRun
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 

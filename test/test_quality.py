@@ -13,9 +13,9 @@ from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.finish import MASS_SIGNIFICANCE, judge_quality, model_error_notes
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale, identify_robot
 from payload_id_core.robot_id.scale_check import SCALE_TOLERANCE, recording_scale_factor
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording

@@ -70,7 +70,7 @@ def test_hand_edited_gains_15pct_high_is_not_a_confident_wrong_payload(robot_yam
 
 
 def test_payload_yaml_with_a_scalar_quality_is_refused_not_a_traceback(robot_yaml, tmp_path, capsys):
-    # `quality: ok` instead of {status, reasons}. Today: AttributeError in payload/estimate.py from_dict,
+    # `quality: ok` instead of {status, reasons}. Today: AttributeError in payload_estimate.py from_dict,
     # exit 1, from `report` and `simulate --payload` (was).
     out = tmp_path / "payload.yaml"
     assert _identify_payload(robot_yaml, out, "khalil-4") == 0

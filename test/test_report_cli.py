@@ -17,7 +17,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.payload.estimate import PayloadEstimate, millimetres
+from payload_id_core.payload_estimate import PayloadEstimate, millimetres
 from payload_id_core.report import report_figure
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording

@@ -10,9 +10,9 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.storage import ft_parameters_from_payload, ft_parameters_to_dict
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 
 FRAME = "tool0"
 

@@ -17,11 +17,11 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.monitor import PayloadMonitor
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.conditioning import conditioned_signals

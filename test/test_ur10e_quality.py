@@ -13,7 +13,7 @@ import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.payload.estimate import Quality
+from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import check_scale
 
 DATA = UR10E_DATA

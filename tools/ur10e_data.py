@@ -32,8 +32,8 @@ import numpy as np
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 from payload_id_core.notes import Note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.methods import identify_payload, method_spec
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
 from payload_id_core.signals.align import DEFAULT_RATE_HZ, aligned_pair, padded_motion_window, resampled, uniform_grid
 from payload_id_core.signals.effort import EffortUnit

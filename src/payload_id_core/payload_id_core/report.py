@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from payload_id_core.io.files import atomic_write_bytes
-from payload_id_core.payload.estimate import INERTIA_KEYS, millimetres, readable_jacobian, readable_vector
 from payload_id_core.payload.residuals import TorqueResiduals
+from payload_id_core.payload_estimate import INERTIA_KEYS, millimetres, readable_jacobian, readable_vector
 from payload_id_core.robot_drawing import PayloadPose, Scene, draw_scene, scene_at
 
 DIAGONAL = [INERTIA_KEYS.index(k) for k in ("ixx", "iyy", "izz")]   # the inertia panel's entries

@@ -18,8 +18,8 @@ import pinocchio as pin
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.files import atomic_write_bytes
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.markers import COM_SPHERE_DIAMETER, MarkerGeometry, marker_geometry
+from payload_id_core.payload_estimate import PayloadEstimate
 
 ZOOM_HALF_WIDTH = 0.2           # m around the CoM in the close-up: a tool-sized payload fills it
 FRAME_AXIS_LENGTH = 0.08        # m: the payload frame's x, y, z arrows

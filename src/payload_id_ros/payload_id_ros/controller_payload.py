@@ -32,11 +32,10 @@ import numpy as np
 from rclpy.client import Client
 from rclpy.node import Node
 
-from payload_id_core.dynamics.inertia import is_physically_consistent, to_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics import RobotModel, is_physically_consistent, to_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ft.kinematics import payload_transform, resolve_sensor_frame
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.ft import payload_transform, resolve_sensor_frame
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import wait_for_future
 

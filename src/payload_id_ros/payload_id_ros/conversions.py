@@ -18,11 +18,11 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics import from_mass_com_inertia
 from payload_id_core.monitor import Event
-from payload_id_core.payload.estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_dict, readable_vector
-from payload_id_core.payload.markers import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
-from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.payload import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
+from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_dict, readable_vector
+from payload_id_core.signals import CommandedTrajectory
 from payload_id_msgs.action import Excite, Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_msgs.msg import PayloadEvent, PayloadParameters

@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 import yaml
 
-from payload_id_core.dynamics.model import bundled_urdf
+from payload_id_core.dynamics import bundled_urdf
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.fourier import bundled_trajectories, load_trajectory
-from payload_id_core.io.files import atomic_write_yaml
+from payload_id_core.excitation import bundled_trajectories, load_trajectory
+from payload_id_core.io import atomic_write_yaml
 from payload_id_core.report import Convergence, estimate_lines, plot_report
-from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
-from payload_id_core.sim.profile import load_profile
+from payload_id_core.robot_id import IDENTIFICATION_VERSION
+from payload_id_core.sim import load_profile
 from payload_id_ros.supervisor import Supervisor
 
 ROBOT = "ur10"

@@ -33,11 +33,11 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.monitor.detect import mass_change_text
-from payload_id_core.sim.pick_place import point_to_point
+from payload_id_core.io import atomic_write_yaml
+from payload_id_core.monitor import mass_change_text
+from payload_id_core.sim import point_to_point
 from payload_id_msgs.msg import PayloadEstimate, PayloadEvent
 from payload_id_msgs.srv import SetPayload
 from payload_id_ros import conversions as conv

@@ -26,13 +26,20 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.excitation.limits import MotionLimits, check_trajectory
-from payload_id_core.excitation.playback import move_to_start, stop_trajectory, time_scaled
-from payload_id_core.signals.commanded import sample_commanded  # imported up front: a stop must not wait for it
-from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.excitation import (
+    MotionLimits,
+    check_trajectory,
+    load_trajectory,
+    move_to_start,
+    stop_trajectory,
+    time_scaled,
+)
+from payload_id_core.signals import (
+    CommandedTrajectory,
+    sample_commanded,  # imported up front: a stop must not wait for it
+)
 from payload_id_msgs.action import Excite
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded

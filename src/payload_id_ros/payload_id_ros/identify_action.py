@@ -25,12 +25,10 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.publisher import Publisher
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.ft.compensate import FtParameters
-from payload_id_core.ft.stream import CompensationStream
-from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
-from payload_id_core.payload.session import IdentificationRun
-from payload_id_core.signals.recording import CommandedTrajectory
+from payload_id_core.ft import CompensationStream, FtParameters
+from payload_id_core.payload import FinishedGoal, GoalOutcome, IdentificationRun
+from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.signals import CommandedTrajectory
 from payload_id_msgs.action import Identify
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import ControllerPayload

@@ -44,12 +44,10 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics import RobotModel, from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.sim import SimulatedCell, load_profile
-from payload_id_core.sim.mujoco_backend import SimulationDiverged
+from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.sim import SimulatedCell, SimulationDiverged, load_profile
 from payload_id_msgs.srv import SetPayload
 from payload_id_ros import conversions as conv
 from payload_id_ros.node_main import run_node

@@ -39,19 +39,23 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.ft.compensate import FtParameters
-from payload_id_core.ft.stream import CompensationStream
-from payload_id_core.io.files import OutputNotWritable, check_output_file
-from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.payload.estimate import PayloadEstimate
-from payload_id_core.payload.goal_outcome import GoalOutcome
-from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
-from payload_id_core.payload.session import IdentificationRun, goal_options
+from payload_id_core.excitation import load_trajectory
+from payload_id_core.ft import CompensationStream, FtParameters
+from payload_id_core.io import OutputNotWritable, check_output_file
+from payload_id_core.monitor import LiveMonitor
+from payload_id_core.payload import (
+    GoalOutcome,
+    IdentificationRun,
+    ResultUnreadable,
+    goal_options,
+    read_result,
+    write_result,
+)
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import DriveGains, RobotIdentification, resolve_drive_gains
-from payload_id_core.signals.effort import EffortUnit, check_drive_gains
+from payload_id_core.signals import EffortUnit, check_drive_gains
 from payload_id_msgs.action import Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv

@@ -17,8 +17,8 @@ from payload_id_core.cli.inputs import add_urdf_argument
 from payload_id_core.cli.numbers import finite, integer, number
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.design import COLUMN_SCALINGS, OBJECTIVES, ExcitationDesign, optimize_excitation
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations, robot_key
+from payload_id_core.excitation_design import COLUMN_SCALINGS, OBJECTIVES, ExcitationDesign, optimize_excitation
 from payload_id_core.sim.profile import load_profile
 
 

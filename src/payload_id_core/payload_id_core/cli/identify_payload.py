@@ -26,12 +26,12 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.ft.identify import FtMode
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import estimate_payload, on_same_trajectory, payload_request
 from payload_id_core.payload.methods.registry import SPECS, Measurement, UnloadedRun, readers_of
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import LoadFriction
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import SignalSource
 

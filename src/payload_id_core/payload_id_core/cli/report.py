@@ -20,8 +20,8 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
 from payload_id_core.notes import NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.report import Convergence, estimate_lines, plot_report
 from payload_id_core.robot_drawing import PayloadPose
 from payload_id_core.robot_id import RobotIdentification

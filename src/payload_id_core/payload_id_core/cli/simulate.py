@@ -18,7 +18,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import read_yaml_mapping
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile, simulate
 

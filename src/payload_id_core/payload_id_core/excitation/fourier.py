@@ -11,7 +11,7 @@ equality constraints make every joint start and end at rest at its offset pose::
     sum_l b_jl / l = 0   (q(0) = q_j0),   sum_l a_jl = 0   (q̇(0) = 0),   sum_l l b_jl = 0   (q̈(0) = 0)
 
 and because the duration is a whole number of periods, q(T) = q(0), q̇(T) = q̈(T) = 0 too, so the
-trajectory can be repeated back to back. The optimizer (excitation.design) never sees these
+trajectory can be repeated back to back. The optimizer (excitation_design) never sees these
 constraints: it moves in the null space of the 3 x 2H constraint matrix (`rest_basis`), so they
 hold to machine precision for every candidate.
 

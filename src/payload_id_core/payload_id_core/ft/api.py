@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from payload_id_core.dynamics.consistency import PROJECTION_SIGMA_NOTABLE, project_feasible
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError, parse_choice
@@ -19,8 +20,7 @@ from payload_id_core.ft.kinematics import (
     sensor_motion,
 )
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.consistency import PROJECTION_SIGMA_NOTABLE, project_feasible
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.recording import Recording, WrenchSamples
 

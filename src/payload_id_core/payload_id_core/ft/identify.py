@@ -30,7 +30,7 @@ from payload_id_core.ft.kinematics import (
     wrench_regressor,
 )
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 
 OFFSET_NAMES = ["Fx0", "Fy0", "Fz0", "Tx0", "Ty0", "Tz0"]
 CHANNELS = ["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"]

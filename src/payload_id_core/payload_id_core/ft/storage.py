@@ -17,7 +17,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import SensorFrame, payload_transform, resolve_sensor_frame
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 
 FORMAT = "payload_id/ft_parameters/1"
 

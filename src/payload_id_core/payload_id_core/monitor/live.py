@@ -14,7 +14,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor.detect import DetectorSettings
 from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
 

@@ -18,12 +18,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from payload_id_core.dynamics.consistency import MIN_MASS, PROJECTION_SIGMA_NOTABLE, project_feasible
 from payload_id_core.dynamics.inertia import PARAM_NAMES, is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.consistency import MIN_MASS, PROJECTION_SIGMA_NOTABLE, project_feasible
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
 from payload_id_core.robot_id.scale_check import other_unit_reason, recording_scale_factor
 from payload_id_core.signals.recording import Recording

@@ -9,7 +9,7 @@ from enum import Enum
 import numpy as np
 
 from payload_id_core.ft.compensate import FtParameters
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 
 
 class GoalOutcome(Enum):

@@ -23,14 +23,29 @@ already.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.linear import LinearSolution, weighted_lstsq
 from payload_id_core.robot_id import RobotIdentification
 
 # Offline methods: solves with the column after the first one without it.
 ITERATIONS = 1
+
+# The friction parameter a load cannot change: the constant offset B (dynamics/friction.py), a current or
+# torque-sensor offset. As an unknown of the friction change it is collinear with the load's mean gravity
+# torque over the motion and takes part of the mass with it (direct-rls, friction change on: −1.9 % on the
+# UR10e 15harm pair, robot and gains from 14harm; −0.9 % with the offsets left out: bench/ur10e.py).
+LOAD_INDEPENDENT_FRICTION = frozenset({"B"})
+
+
+def load_changeable_friction(friction) -> np.ndarray:
+    """(kf,) bool: which of the friction model's parameters (param_names order) a load may change."""
+    return np.array([name.split("_", 1)[0] not in LOAD_INDEPENDENT_FRICTION for name in friction.param_names],
+                    dtype=bool)
 
 
 def load_friction_values(tau_a: np.ndarray, tau_b: np.ndarray, qd: np.ndarray, sign_epsilon: float) -> np.ndarray:
@@ -61,3 +76,28 @@ def load_friction_note(mu: np.ndarray, mu_std: np.ndarray) -> Note:
     """The estimated μ per joint as a note (one wording for the offline and the online methods)."""
     return Note(NoteCode.PAYLOAD_LOAD_FRICTION, "load-dependent Coulomb friction μ per joint (N·m per N·m of load "
                 f"change): {np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}")
+
+
+def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray | None, qd: np.ndarray, eps: float,
+                             use: bool, loaded_torque: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+                             ) -> tuple[LinearSolution, np.ndarray, list[Note]]:
+    """Per-joint WLS of y ≈ W z; with `use` the load-dependent Coulomb columns
+    (load_friction.py) are built from the unloaded model torque `tau_a` and the loaded model torque the
+    first solution predicts, and the fit repeated (`tau_a` may be None without `use`). The loaded torque
+    is `loaded_torque(W, x)` (W without the μ columns, x the first solution); by default the payload's
+    rows are W's first 10 columns: τ̂_b = τ̂_a + W_L φ̂_L. The μ_j are the last n unknowns of the result.
+    Returns (solution, the matrix actually used, notes: one line when the columns were used)."""
+    sol = weighted_lstsq(W, y)
+    if not use:
+        return sol, W, []
+    if tau_a is None:
+        raise TypeError("the load-dependent friction columns need the unloaded model torque tau_a")
+    n = W.shape[1]
+    W0 = W
+    for _ in range(ITERATIONS):
+        tau_b = (tau_a + W0[..., :10] @ sol.x[:10]) if loaded_torque is None else loaded_torque(W0, sol.x)
+        W = np.concatenate([W0, load_friction_columns(tau_a, tau_b, qd, eps)], axis=-1)
+        sol = weighted_lstsq(W, y)
+    mu = sol.x[-n:]
+    mu_std = np.sqrt(np.diag(sol.cov)[-n:])
+    return sol, W, [load_friction_note(mu, mu_std)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.dynamics.inertia import equivalent_box, rotation_quaternion_xyzw
-from payload_id_core.payload.estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 
 COM_SPHERE_DIAMETER = 0.03      # m: visible beside a tool, small enough not to hide the box
 MIN_BOX_SIDE = 1e-3             # m: rviz draws nothing for a zero scale (a point mass, an inconsistent estimate)

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.online.base import ConvergenceRule
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.conditioning import SignalSource
 
 

@@ -21,8 +21,8 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_to_dict
 from payload_id_core.io.files import atomic_write_yaml
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.goal_outcome import GoalOutcome
+from payload_id_core.payload_estimate import PayloadEstimate
 
 
 class ResultUnreadable(Exception):

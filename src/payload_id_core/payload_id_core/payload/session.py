@@ -23,7 +23,6 @@ from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.ft.api import identify_ft
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate, readable_vector
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.methods import SPECS, online_spec, prepared_options
@@ -31,6 +30,7 @@ from payload_id_core.payload.methods.online import covariance_extra, online_esti
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.residuals import torque_residuals
+from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
 from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded

@@ -15,7 +15,12 @@ from payload_id_core.robot_id.drive_gains import (
     identify_effort_scale,
     resolve_drive_gains,
 )
-from payload_id_core.robot_id.pipeline import identify_from_signals, identify_robot, validate_robot
+from payload_id_core.robot_id.pipeline import (
+    IDENTIFICATION_VERSION,
+    identify_from_signals,
+    identify_robot,
+    validate_robot,
+)
 from payload_id_core.robot_id.regressors import COND_LIMIT, excitation_check, full_regressor, inertial_regressor
 from payload_id_core.robot_id.result import FORMAT_VERSION, IDENTIFIED_GAINS_SOURCE, RobotIdentification
 from payload_id_core.robot_id.scale_check import ScaleCheck, check_scale
@@ -23,7 +28,7 @@ from payload_id_core.robot_id.structure import RotorStructure, base_parameter_na
 
 __all__ = [
     "base_parameter_names", "check_scale", "common_effort_unit", "COND_LIMIT", "DriveGains", "excitation_check",
-    "FORMAT_VERSION", "full_regressor", "IDENTIFIED_GAINS_SOURCE", "identify_effort_scale", "identify_from_signals",
-    "identify_robot", "inertial_map", "inertial_regressor", "resolve_drive_gains", "RobotIdentification",
-    "rotor_structure", "RotorStructure", "ScaleCheck", "validate_robot",
+    "FORMAT_VERSION", "full_regressor", "IDENTIFICATION_VERSION", "IDENTIFIED_GAINS_SOURCE", "identify_effort_scale",
+    "identify_from_signals", "identify_robot", "inertial_map", "inertial_regressor", "resolve_drive_gains",
+    "RobotIdentification", "rotor_structure", "RotorStructure", "ScaleCheck", "validate_robot",
 ]

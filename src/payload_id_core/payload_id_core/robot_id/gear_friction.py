@@ -93,7 +93,7 @@ class UnmodelledGear:
     `torque_error`, and the payload fit with it: on the simulated cell (μ = 0.02) the robot identified on
     ur10_payload put difference-rls's mass on ur10_payload_fast 1.0-1.5 % off at 3-5σ, every seed, and this
     predicted −1.1..−1.5 % (bench/payload.py cell_convergence_cross_robot_*). The payload fits add that
-    prediction to their covariance (payload/methods/common.py gear_model_error) rather than correct for it:
+    prediction to their covariance (payload/covariance_extra.py gear_model_error) rather than correct for it:
     on the real UR10e the correction made the masses worse (module doc)."""
 
     mu: np.ndarray

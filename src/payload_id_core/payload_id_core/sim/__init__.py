@@ -15,13 +15,16 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+from payload_id_core.sim.backend import PhysicsBackend, SimulationDiverged
 from payload_id_core.sim.cell import CellSamples, SimulatedCell
 from payload_id_core.sim.controller import validate_trajectory
+from payload_id_core.sim.pick_place import pick_and_place, point_to_point
 from payload_id_core.sim.profile import SimProfile, load_profile
 
-__all__ = ["simulate", "SimulatedCell", "CellSamples", "SimProfile", "load_profile", "recording_from_samples"]
+__all__ = ["simulate", "SimulatedCell", "CellSamples", "SimProfile", "load_profile", "recording_from_samples",
+           "PhysicsBackend", "SimulationDiverged", "pick_and_place", "point_to_point"]
 
 
 def _commanded(model: RobotModel, trajectory, points_rate_hz: float, start_time: float) -> CommandedTrajectory:

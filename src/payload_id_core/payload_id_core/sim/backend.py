@@ -12,6 +12,12 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from payload_id_core.errors import PayloadIdError
+
+
+class SimulationDiverged(PayloadIdError):
+    """The physics engine could not integrate the model (MuJoCo warned); the run has no physical meaning."""
+
 
 class PhysicsBackend(ABC):
     """Rigid-body dynamics of the robot's actuated joints (model order = `joint_names`)."""

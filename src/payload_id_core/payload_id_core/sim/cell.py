@@ -18,7 +18,7 @@ import pinocchio as pin
 from payload_id_core.dynamics.inertia import is_physically_consistent
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.sim.backend import PhysicsBackend
 from payload_id_core.sim.controller import JointTrajectoryController

@@ -20,7 +20,7 @@ import numpy as np
 from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.sim.backend import PhysicsBackend
+from payload_id_core.sim.backend import PhysicsBackend, SimulationDiverged
 
 PAYLOAD_BODY = "payload_id_payload"
 
@@ -48,10 +48,6 @@ def _principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     quat = np.zeros(4)
     mujoco.mju_mat2Quat(quat, axes.reshape(-1))
     return np.maximum(moments, 0.0), quat
-
-
-class SimulationDiverged(PayloadIdError):
-    """The physics engine could not integrate the model (MuJoCo warned); the run has no physical meaning."""
 
 
 # MuJoCo's warnings, kept (the last few) instead of printed: the backend turns the first of a run into

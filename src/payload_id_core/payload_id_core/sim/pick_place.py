@@ -15,7 +15,7 @@ import numpy as np
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_core.sim.cell import SimulatedCell
 from payload_id_core.sim.profile import SimProfile

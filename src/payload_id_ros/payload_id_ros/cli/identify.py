@@ -13,12 +13,11 @@ import time
 
 import numpy as np
 
-from payload_id_core.cli.numbers import number, positive_list
+from payload_id_core.cli import number, positive_list
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
-from payload_id_core.payload.estimate import PayloadEstimate, millimetres
-from payload_id_core.payload.methods.registry import ONLINE_SPECS
-from payload_id_core.payload.online.base import ConvergenceRule
+from payload_id_core.io import atomic_write_yaml, read_yaml_mapping
+from payload_id_core.payload import ONLINE_SPECS, ConvergenceRule
+from payload_id_core.payload_estimate import PayloadEstimate, millimetres
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 ROUND_OFF = 1e-12   # SI units (kg, kg·m²) or mm: far below anything a payload's numbers resolve

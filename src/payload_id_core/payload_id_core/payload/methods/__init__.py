@@ -5,7 +5,7 @@ The methods, their papers, what each needs and which options it reads: registry.
 Every method returns a PayloadEstimate: φ_L with covariance, which entries the robot and the motion
 determine (the others are fixed to the prior, 0 by default, with NaN std), converged / convergence
 time (offline methods: the seconds of motion used), notes (Note with a NoteCode), and a physically
-consistent φ_L (projected by consistency.project_feasible when the raw one is not, with
+consistent φ_L (projected by dynamics.consistency.project_feasible when the raw one is not, with
 physically_consistent=False) - all through payload/finish.py.
 
 Options are the fields of payload/options.PayloadOptions (an unknown name is refused): source
@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 from payload_id_core.dynamics.model import PayloadFrame, RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import aligned_runs, check_robot_matches, load_friction_on
@@ -42,6 +41,7 @@ from payload_id_core.payload.methods.registry import (
     refuse_unread_options,
 )
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 

@@ -4,7 +4,7 @@ load-friction solve, the robot identification's share of the covariance, and the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import overload
 
 import numpy as np
@@ -13,19 +13,15 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.finish import finish as finish_estimate
 from payload_id_core.payload.jacobian import theta_layout
-from payload_id_core.payload.linear import LinearSolution, weighted_lstsq, weighted_response
+from payload_id_core.payload.linear import LinearSolution
 from payload_id_core.payload.load_friction import (
-    ITERATIONS,
-    load_friction_columns,
-    load_friction_note,
-    sign_epsilon,
+    load_changeable_friction,
 )
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.online.regressor import load_changeable_friction
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
 from payload_id_core.signals.conditioning import Signals, SignalSource, commanded_span, conditioned_signals
@@ -190,7 +186,7 @@ def payload_rows(model: RobotModel, robot: None, frame: str, sig: Signals,
                  friction_change: bool) -> tuple[np.ndarray, None]: ...
 def payload_rows(model: RobotModel, robot: RobotIdentification | None, frame: str, sig: Signals,
                  friction_change: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """W_L (N, n, 10) [+ the friction change's columns: those a load can change, regressor.load_changeable_friction]
+    """W_L (N, n, 10) [+ the friction change's columns: those a load can change, load_friction.load_changeable_friction]
     and the robot's full regressor (N, n, p)."""
     y_rb = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)
     joint, X = payload_transform(model, frame)
@@ -205,31 +201,6 @@ def payload_rows(model: RobotModel, robot: RobotIdentification | None, frame: st
         changeable = np.flatnonzero(load_changeable_friction(robot.friction))
         w_l = np.concatenate([w_l, y_a[..., lay.friction][..., changeable]], axis=-1)
     return w_l, y_a
-
-
-def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray | None, qd: np.ndarray, eps: float,
-                             use: bool, loaded_torque: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
-                             ) -> tuple[LinearSolution, np.ndarray, list[Note]]:
-    """Per-joint WLS of y ≈ W z; with `use` the load-dependent Coulomb columns
-    (load_friction.py) are built from the unloaded model torque `tau_a` and the loaded model torque the
-    first solution predicts, and the fit repeated (`tau_a` may be None without `use`). The loaded torque
-    is `loaded_torque(W, x)` (W without the μ columns, x the first solution); by default the payload's
-    rows are W's first 10 columns: τ̂_b = τ̂_a + W_L φ̂_L. The μ_j are the last n unknowns of the result.
-    Returns (solution, the matrix actually used, notes: one line when the columns were used)."""
-    sol = weighted_lstsq(W, y)
-    if not use:
-        return sol, W, []
-    if tau_a is None:
-        raise TypeError("the load-dependent friction columns need the unloaded model torque tau_a")
-    n = W.shape[1]
-    W0 = W
-    for _ in range(ITERATIONS):
-        tau_b = (tau_a + W0[..., :10] @ sol.x[:10]) if loaded_torque is None else loaded_torque(W0, sol.x)
-        W = np.concatenate([W0, load_friction_columns(tau_a, tau_b, qd, eps)], axis=-1)
-        sol = weighted_lstsq(W, y)
-    mu = sol.x[-n:]
-    mu_std = np.sqrt(np.diag(sol.cov)[-n:])
-    return sol, W, [load_friction_note(mu, mu_std)]
 
 
 def robot_covariance(robot: RobotIdentification) -> np.ndarray:
@@ -264,69 +235,3 @@ def finish(frame: str, method: PayloadMethod, z: np.ndarray, cov: np.ndarray, ok
                            **kw)
 
 
-def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
-                     qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
-    the torque error the robot model's unmodelled gear friction would make on these samples
-    (robot_id/gear_friction.UnmodelledGear, y_a the robot's rows there); None when robot.yaml shows none. A
-    model-error term, Δz Δzᵀ added to the covariance, not a correction of z; but where an estimate is projected
-    onto physical parameters (payload/finish.py) the covariance is the projection's metric, so a projected
-    estimate moves more freely along Δz."""
-    g = robot.unmodelled_gear
-    if g is None:
-        return None
-    error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_response(W, error, fit.sigma, fit.identifiable), g.mu
-
-
-def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
-    return Note(NoteCode.PAYLOAD_GEAR_MODEL_ERROR,
-                f"robot.yaml leaves out the gear friction μ {np.round(unmodelled_mu, 4).tolist()} its run shows: on "
-                f"this motion it would move the mass by {delta_mass:+.4g} kg ({100 * delta_mass / mass:+.2f} %), "
-                "added to the covariance (identify-robot --gear-friction identify models it instead)"
-                if mass > 0 else f"robot.yaml leaves out the gear friction its run shows ({delta_mass:+.4g} kg)")
-
-
-def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
-                            qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
-                            load_friction: bool = False) -> tuple[np.ndarray, list[Note]]:
-    """What the covariance of φ_L (10, 10) of an online estimate lacks, and the notes that say why (the
-    Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out).
-
-    The recursive estimators' covariance assumes independent samples and an exact robot model. The same payload
-    regression solved in one batch on the samples the estimator saw (Khalil 2007 method 1 with the friction
-    change: τ − Y θ_a ≈ [W_L, F] z) gives both the textbook covariance C and the inflation f (≥ 1) for serially
-    correlated residuals, as the textbook WLS one (robot_id/serial_correlation.py): the part the online
-    covariance lacks is (f² − 1) C. Then the robot model's unmodelled gear friction: the batch fit's response Δz
-    to the torque error it would make on these samples, Δz Δzᵀ. It depends on the motion seen so far, which is
-    why it belongs here: on the simulated cell the robot identified on ur10_payload and the payload on
-    ur10_payload_fast declared 20 of 20 seeds 1.0-1.5 % off at 3-5σ; this term predicted −1.1..−1.5 % and the
-    rule waits (bench/payload.py cell_convergence_cross_robot_*).
-    `load_friction`: the regression has the load-dependent Coulomb unknowns too, as the estimator does
-    (load_friction.py). Without them C leaves out how much the mass shares with μ, the very share that holds
-    an early estimate off: on the simulated cell's ur10_payload run, judged on its own σ, difference-rls
-    declared convergence with 30 % of 20 seeds outside 2σ of this σ without them, 20 % with them (none once
-    the rule judges this σ too: online/base.py)."""
-    y_a = robot.regressor(q, qd, qdd)
-    joint, X = payload_transform(model, frame)
-    w_l = rigid_body_regressor(model, q, qd, qdd)[..., 10 * (joint - 1):10 * joint] @ X
-    changeable = np.flatnonzero(load_changeable_friction(robot.friction))
-    W = np.concatenate([w_l, y_a[..., theta_layout(robot).friction][..., changeable]], axis=-1)
-    tau_a = y_a @ np.asarray(robot.theta, dtype=float)
-    sol, W_used, _ = solve_with_load_friction(W, tau - tau_a, tau_a, qd, sign_epsilon(robot), load_friction)
-    factor2 = sol.inflation**2
-    plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
-    extra = (factor2 - 1.0) * plain
-    notes = [serial_correlation_note(sol.inflation)]
-    gear = gear_model_error(robot, y_a, sol, W_used, qd)
-    if gear is None:
-        return extra, notes
-    shift, mu = gear[0][:10], gear[1]
-    notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
-    return extra + np.outer(shift, shift), notes
-
-
-def serial_correlation_note(inflation: float) -> Note:
-    return Note(NoteCode.PAYLOAD_SERIAL_CORRELATION,
-                f"torque residuals serially correlated (Newey–West variance × {inflation**2:.1f}): "
-                "the payload's covariance carries the difference")

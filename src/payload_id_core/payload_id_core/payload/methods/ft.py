@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.ft import identify_payload_ft
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.options import FT_OPTIONS, PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 

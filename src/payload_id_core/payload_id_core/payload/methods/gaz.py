@@ -15,11 +15,10 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
-from payload_id_core.payload.load_friction import sign_epsilon
+from payload_id_core.payload.load_friction import sign_epsilon, solve_with_load_friction
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
@@ -30,9 +29,9 @@ from payload_id_core.payload.methods.common import (
     robot_sensitivity_cov,
     robot_uncertainty,
     same_trajectory_torques,
-    solve_with_load_friction,
 )
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import Signals
 from payload_id_core.signals.recording import Recording

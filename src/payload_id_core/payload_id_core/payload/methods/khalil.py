@@ -14,27 +14,30 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.covariance_extra import gear_model_error, gear_model_error_note
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
-from payload_id_core.payload.load_friction import load_friction_columns, load_friction_note, sign_epsilon
+from payload_id_core.payload.load_friction import (
+    load_friction_columns,
+    load_friction_note,
+    sign_epsilon,
+    solve_with_load_friction,
+)
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
-    gear_model_error,
-    gear_model_error_note,
     method_signals,
     motion_duration,
     payload_rows,
     robot_sensitivity_cov,
     robot_uncertainty,
     same_trajectory_torques,
-    solve_with_load_friction,
 )
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 

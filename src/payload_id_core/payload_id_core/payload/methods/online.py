@@ -12,7 +12,7 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.finish import prior_phi
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
@@ -20,10 +20,10 @@ from payload_id_core.payload.methods.common import (
     finish,
     method_signals,
     motion_duration,
-    online_covariance_extra,
 )
 from payload_id_core.payload.online import OnlineEstimator, OnlinePayloadEstimator
 from payload_id_core.payload.options import ONLINE_OPTIONS, PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
@@ -44,7 +44,8 @@ def online_estimator(method: PayloadMethod, model: RobotModel, robot: RobotIdent
 def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
     """What the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ) it was fed, and why
-    (common.online_covariance_extra: serially correlated residuals, the robot model's unmodelled gear friction)."""
+    (covariance_extra.online_covariance_extra: serially correlated residuals, the robot model's unmodelled gear
+    friction)."""
     return online_covariance_extra(estimator.model, estimator.robot, estimator.frame, q, qd, qdd, tau,
                                    load_friction=estimator.n_lf > 0)
 

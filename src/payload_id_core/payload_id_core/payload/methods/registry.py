@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import Choice, PayloadIdError
-from payload_id_core.payload.estimate import PayloadEstimate
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.ft import ft
 from payload_id_core.payload.methods.gaz import gaz_dtau, gaz_static
@@ -24,6 +23,7 @@ from payload_id_core.payload.methods.khalil import khalil_1, khalil_2, khalil_3,
 from payload_id_core.payload.methods.online import difference_rls, direct_rls
 from payload_id_core.payload.online import DifferenceRLS, DirectRLS, OnlineEstimator
 from payload_id_core.payload.options import FT_OPTIONS, ONLINE_OPTIONS, SIGNAL_OPTIONS, PayloadOptions
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.online.base import OnlineEstimator, gram_identifiable
+from payload_id_core.payload.online.base import ConvergenceRule, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.difference_rls import DifferenceRLS
 from payload_id_core.payload.online.direct_rls import DirectRLS
 from payload_id_core.payload.online.regressor import FastRegressor
@@ -32,5 +32,5 @@ def OnlinePayloadEstimator(model: RobotModel, robot, frame: str, method: str = "
     return cls(model, robot, frame, **options)
 
 
-__all__ = ["ESTIMATORS", "ONLINE_METHODS", "DifferenceRLS", "DirectRLS", "FastRegressor", "OnlineEstimator",
-           "OnlinePayloadEstimator", "RecursiveLeastSquares", "gram_identifiable"]
+__all__ = ["ConvergenceRule", "ESTIMATORS", "ONLINE_METHODS", "DifferenceRLS", "DirectRLS", "FastRegressor",
+           "OnlineEstimator", "OnlinePayloadEstimator", "RecursiveLeastSquares", "gram_identifiable"]

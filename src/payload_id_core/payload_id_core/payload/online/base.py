@@ -22,7 +22,7 @@ Convergence (seconds of motion until declared):
                 √(σ(t−Δt)² − σ(t)²), which exceeds 2σ(t) only while σ still falls fast: the rule then
                 waits, it does not decide wrongly. Last, the σ the goal reports must pass the threshold
                 too: the estimator's σ with the part serially correlated residuals and the robot model's
-                unmodelled gear friction add (methods.common.online_covariance_extra on the samples fed so
+                unmodelled gear friction add (covariance_extra.online_covariance_extra on the samples fed so
                 far, at most every SERIAL_CHECK_S of motion, or SERIAL_CHECK_FRACTION of the motion so far
                 when more). The estimator's own σ counts independent noise only; with the arm's tracking
                 error in the motion (signals/tracking.py) the residuals' correlation no longer hid the early
@@ -41,13 +41,14 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.estimate import PayloadEstimate
+from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.finish import judge_quality, model_error_notes, undetermined_to_prior
 from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_relative_std
 from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.online.regressor import FastRegressor
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
+from payload_id_core.payload_estimate import PayloadEstimate
 
 
 class ConvergenceRule(Choice):
@@ -409,8 +410,6 @@ class OnlineEstimator(ABC):
         if elapsed < self._serial_at + max(SERIAL_CHECK_S, SERIAL_CHECK_FRACTION * self._serial_at) - 1e-9:
             return False
         self._serial_at = elapsed
-        # Imported here: methods.common builds on this package (the payload rows, the load-friction columns).
-        from payload_id_core.payload.methods.common import online_covariance_extra  # noqa: PLC0415
         q, qd, qdd, tau = (np.concatenate(x) for x in zip(*self._fed))
         extra, _ = online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
                                            load_friction=self.n_lf > 0)

@@ -21,7 +21,7 @@ class DirectRLS(OnlineEstimator):
     """Khalil 2007 method 1 as a recursive estimator (options: OnlineEstimator's, and):
 
       friction_change: estimate the change of the friction parameters under load (Xu eq. 5, W_f Δφ_f), all
-        but the offsets (regressor.load_changeable_friction).
+        but the offsets (load_friction.load_changeable_friction).
       noise_std default: the robot identification's torque RMSE per joint.
       p0: prior variance scale (1e4), times the largest row variance max(noise_std)²: the rows' weights only
         count relative to each other (the level is re-estimated), so the prior must be vague relative to
@@ -43,7 +43,7 @@ class DirectRLS(OnlineEstimator):
         K = np.asarray(robot.base.K, dtype=float)
         self.phi_a_std = K.T @ np.linalg.solve(K @ K.T, self.theta_a[self.layout.base])
         self._fric_a_joint = self.fric_a.reshape(self.n, -1) if self.kf else None
-        # The friction change's unknowns: the parameters a load can change (regressor.load_changeable_friction).
+        # The friction change's unknowns: the parameters a load can change (load_friction.load_changeable_friction).
         changeable = self.reg.changeable if self.friction_change else np.zeros(self.kf, dtype=bool)
         self.n_friction_change = int(changeable.sum())
         self._fc_rows = self.reg.friction_rows[changeable]

@@ -13,18 +13,7 @@ import pinocchio as pin
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.jacobian import theta_layout
-
-# The friction parameter a load cannot change: the constant offset B (dynamics/friction.py), a current or
-# torque-sensor offset. As an unknown of the friction change it is collinear with the load's mean gravity
-# torque over the motion and takes part of the mass with it (direct-rls, friction change on: −1.9 % on the
-# UR10e 15harm pair, robot and gains from 14harm; −0.9 % with the offsets left out: bench/ur10e.py).
-LOAD_INDEPENDENT_FRICTION = frozenset({"B"})
-
-
-def load_changeable_friction(friction) -> np.ndarray:
-    """(kf,) bool: which of the friction model's parameters (param_names order) a load may change."""
-    return np.array([name.split("_", 1)[0] not in LOAD_INDEPENDENT_FRICTION for name in friction.param_names],
-                    dtype=bool)
+from payload_id_core.payload.load_friction import load_changeable_friction
 
 
 class FastRegressor:

@@ -1,5 +1,8 @@
 """The result every payload method returns, and its payload.yaml form (DESIGN.md).
 
+It is the vocabulary below both the payload methods (payload/) and the wrist F/T sensor (ft/), which
+identifies a payload too and compensates one identified any way.
+
 Methods estimate φ_L (10 parameters in the payload frame, about its origin, pinocchio order) with
 a covariance. People read mass, CoM and inertia about the CoM; their standard deviations come from
 first-order propagation of the covariance of φ_L through that (nonlinear) conversion.

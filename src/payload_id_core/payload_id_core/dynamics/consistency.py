@@ -1,4 +1,4 @@
-"""Physical consistency of a payload estimate: pseudo-inertia ⪰ 0 and mass > 0 (Wensing 2017).
+"""Physical consistency of an estimated rigid body (a payload): pseudo-inertia ⪰ 0 and mass > 0 (Wensing 2017).
 
 A raw least-squares estimate can be physically impossible (negative principal moments, a CoM
 that the inertia cannot carry) when the motion excites the payload weakly. It is then projected
