@@ -44,3 +44,16 @@ def test_without_example_robot_data_its_robots_say_how_to_get_it(monkeypatch):
     assert "pip install example-robot-data" in err.value.fix
     # The repository's own URDFs do not need it.
     assert model_module.bundled_urdf("ur10e").is_file()
+
+
+def test_an_estimator_with_a_payload_frame_the_urdf_lacks_exits_at_start_naming_the_frames(ros_env):
+    # The frame is resolved once, at start (RobotModel.payload_frame): no goal ever meets an unchecked one.
+    proc = subprocess.run([executable_path("payload_estimator"), "--ros-args", "-p", "urdf:=ur10",
+                           "-p", "payload_frame:=no_such_link"],
+                          env=cell_environment(base=ros_env), capture_output=True, text=True, timeout=60)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("payload_estimator: error: frame 'no_such_link' is not in the URDF")
+    assert "tool0" in lines[0]
+    assert "Traceback" not in proc.stderr + proc.stdout

@@ -86,8 +86,8 @@ class PayloadEstimator(Node):
         self.params = declare_parameters(self, EstimatorParameters)
         params = self.params
         self.model = RobotModel.from_urdf(params.urdf)
-        self.frame = params.payload_frame or self.model.default_payload_frame
-        self.model.frame_id(self.frame)          # a frame the URDF lacks fails at start, with the list
+        # Resolved and checked once (a frame the URDF lacks fails at start, with the list); goals take it as given.
+        self.frame = self.model.payload_frame(params.payload_frame)
         self.effort_unit = EffortUnit.parse(params.effort_unit)
         override = params.effort_scale_override
         # Zero, negative, NaN or a wrong count stop the node at start, naming the parameter.
