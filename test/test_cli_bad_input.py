@@ -174,6 +174,17 @@ def test_simulate_refuses_a_payload_that_is_not_a_physical_body(files, tmp_path,
     assert_refused(code, err, Snapshot(out, False, None, None))
 
 
+@pytest.mark.parametrize("frame", ["base_link", "plane"])
+def test_simulate_refuses_a_payload_on_a_frame_fixed_to_the_base(files, tmp_path, capsys, frame):
+    # Was: a bag of the unloaded robot written, exit 0, saying "payload 0.5 kg at world" (identify-payload and
+    # excite refuse the frame); the frame is checked where it is resolved (RobotModel.payload_frame).
+    out = tmp_path / "bag"
+    code, err = _run(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
+                     "--payload", files.payload, "--frame", frame, "--out", out)
+    assert_refused(code, err, Snapshot(out, False, None, None))
+    assert "fixed to the robot base" in err
+
+
 def test_simulate_with_a_1e6_kg_payload_fails_clearly_without_a_bag(tmp_path, capfd):
     # Was: 88 000 MuJoCo "unstable" warnings on stderr, then a bag of garbage written, exit 0.
     heavy = tmp_path / "heavy.yaml"

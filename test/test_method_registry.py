@@ -103,6 +103,13 @@ def test_an_option_the_method_does_not_read_is_refused_naming_the_methods_that_r
         identify_payload("difference-rls", model, robot, loaded, FRAME, sensor_frame="tool0")
     with pytest.raises(PayloadIdError, match=r"vel_tol is not read by ft: only gaz-static read it"):
         identify_payload("ft", model, None, data["wrench"], FRAME, vel_tol=0.1)
+    # khalil-3 and khalil-4 take the unloaded run, not cov(θ_a), as their reference: they never read
+    # include_robot_uncertainty (it was declared for them, so include_robot_uncertainty=False was silently ignored).
+    loaded, unloaded = data["motion"]
+    for method in ("khalil-3", "khalil-4"):
+        with pytest.raises(PayloadIdError, match=rf"include_robot_uncertainty is not read by {method}"):
+            identify_payload(method, model, robot, loaded, FRAME, unloaded=unloaded, include_robot_uncertainty=False)
+    assert "khalil-3" not in readers_of("include_robot_uncertainty")
     assert readers_of("load_friction") == [s.name for s in SPECS if s.load_friction_default]
     # A choice is its enum, an unknown one refused once, where the options are made.
     with pytest.raises(PayloadIdError, match="unknown convergence rule 'never'; use one of: covariance, xu"):

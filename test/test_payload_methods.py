@@ -321,6 +321,11 @@ def test_bad_input(ur10):
         identify_payload("khalil-3", ur10.model, ur10.robot, loaded, ur10.frame, unloaded=other)
     with pytest.raises(PayloadIdError, match="needs the unloaded run"):
         identify_payload("khalil-3", ur10.model, ur10.robot, loaded, ur10.frame)
+    # khalil-3 without the robot identification cannot estimate the friction change: its columns are the
+    # identification's friction regressor (a TypeError before).
+    with pytest.raises(PayloadIdError, match="friction_change"):
+        identify_payload("khalil-3", ur10.model, None, loaded, ur10.frame, unloaded=ur10.record(None),
+                         friction_change=True)
     # A robot identification made for another URDF (the UR5 has the same joint names, another hash).
     ur5 = RobotModel.from_urdf("ur5")
     with pytest.raises(PayloadIdError, match="another URDF"):

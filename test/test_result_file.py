@@ -94,3 +94,22 @@ def test_a_result_file_that_cannot_be_written_raises_oserror(tmp_path, model):
     blocker.write_text("")
     with pytest.raises(OSError):
         write_result(blocker / "last.yaml", model, _estimate(), GoalOutcome.FINISHED, None, 0.0)
+
+
+@pytest.mark.parametrize("damage", [
+    {"covariance_about_frame_origin": [[1.0, 0.0], [0.0, 1.0]]},          # not 10 x 10
+    {"covariance_about_frame_origin": [["a"] * 10] * 10},                 # not numbers
+    {"covariance_about_frame_origin": [[1.0, 2.0], [3.0]]},               # ragged
+    {"parameters_about_frame_origin": [1.0, 2.0, 3.0]},                   # φ of 3 entries, not 10
+    {"convergence_time": "soon"},
+    {"notes": 5},
+    {"ft_parameters": "x"},
+])
+def test_a_damaged_result_is_refused_as_bad_input_not_a_crash(tmp_path, model, damage):
+    """The node starts without a result it cannot read (a PayloadIdError: warned, started without); any other
+    exception ended the node at start-up, and a wrong-sized covariance or φ was taken as given."""
+    path = tmp_path / "last.yaml"
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 1.0)
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), **damage}))
+    with pytest.raises(PayloadIdError):
+        read_result(path, model)

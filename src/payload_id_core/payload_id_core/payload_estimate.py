@@ -239,6 +239,8 @@ class PayloadEstimate:
         try:
             if d.get("parameters_about_frame_origin"):
                 phi = np.array(d["parameters_about_frame_origin"], dtype=float)
+                if phi.shape != (10,):
+                    raise ValueError(f"parameters_about_frame_origin has {phi.size} entries, not 10")
             else:
                 inertia = d.get("inertia") or {}
                 ic = np.zeros((3, 3))
@@ -253,15 +255,15 @@ class PayloadEstimate:
             quality = Quality(quality_d.get("status", Quality.OK.value))
             covariance = covariance_from_file(d, phi)
             history = history_from_file(d.get("history"))
+            ct = d.get("convergence_time")
+            convergence_time = float("nan") if ct is None else float(ct)
+            notes: list[Note | str] = [Note.from_any(n) for n in d.get("notes") or []]
         except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
                                  ) from err
-        ct = d.get("convergence_time")
         return cls(frame=str(d.get("frame", "")), phi=phi, covariance=covariance, history=history,
                    method=str(d.get("method", "given")), identifiable=identifiable,
-                   converged=bool(d.get("converged", True)),
-                   convergence_time=float("nan") if ct is None else float(ct),
-                   physically_consistent=bool(d.get("physically_consistent", True)),
-                   notes=[Note.from_any(n) for n in d.get("notes") or []],
+                   converged=bool(d.get("converged", True)), convergence_time=convergence_time,
+                   physically_consistent=bool(d.get("physically_consistent", True)), notes=notes,
                    quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []])

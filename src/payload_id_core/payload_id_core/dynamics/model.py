@@ -192,12 +192,15 @@ class RobotModel:
         return self.model.names[last]
 
     def payload_frame(self, name: str | None = None) -> PayloadFrame:
-        """`name` (None or '': default_payload_frame) checked against the URDF, as a PayloadFrame; a PayloadFrame
-        is returned as it is: it was checked at the edge that made it."""
+        """`name` (None or '': default_payload_frame) checked against the URDF and on the moving chain, as a
+        PayloadFrame; a PayloadFrame is returned as it is: it was checked at the edge that made it."""
         if isinstance(name, PayloadFrame):
             return name
         frame = name or self.default_payload_frame
-        self.frame_id(frame)
+        if self.model.frames[self.frame_id(frame)].parentJoint < 1:
+            # A payload there loads no joint: the simulator would write an unloaded run, a fit would find nothing.
+            raise PayloadIdError(f"frame '{frame}' is fixed to the robot base, a payload there does not move",
+                                 "choose a frame on the moving chain, e.g. the flange or tool0")
         return PayloadFrame(frame)
 
     def frame_id(self, name: str) -> int:

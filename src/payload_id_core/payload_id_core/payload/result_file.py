@@ -64,5 +64,9 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
     est = PayloadEstimate.from_dict(d)      # with its covariance
     ft_params = None
     if d.get("ft_parameters"):
+        if not isinstance(d["ft_parameters"], dict):
+            raise PayloadIdError(f"{path} ft_parameters is not a mapping",
+                                 "delete the file; the next identification writes it anew")
         ft_params = ft_parameters_from_dict(model, d["ft_parameters"], f"{path} ft_parameters")
     return SavedResult(est, ft_params, bool(d.get("partial")))
+

@@ -127,6 +127,10 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     Needs no robot parameters at all (robot may be None); friction assumed unchanged by default."""
     if unloaded is None:
         raise PayloadIdError("khalil-3 needs the unloaded run of the same trajectory", "pass --unloaded-bag")
+    if options.friction_change and robot is None:
+        # The friction change's columns are the robot identification's friction regressor.
+        raise PayloadIdError("khalil-3 estimates friction_change only with the unloaded robot's identification",
+                             "pass the robot identification (--robot robot.yaml), or leave friction_change off")
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
     tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3, robot)

@@ -88,6 +88,8 @@ class MethodSpec:
 _SIGNALS = frozenset(SIGNAL_OPTIONS)
 _FINISH = frozenset({"prior", "project"})
 _TORQUE_FIT = _SIGNALS | _FINISH | {"include_robot_uncertainty"}
+# khalil-3 and khalil-4 take the unloaded run as the reference, not θ_a: cov(θ_a) never enters their covariance.
+_UNLOADED_REFERENCE = _TORQUE_FIT - {"include_robot_uncertainty"}
 _LOAD_MODEL = frozenset({"friction_change", "load_friction"})
 _ONLINE = _TORQUE_FIT | _LOAD_MODEL | (frozenset(ONLINE_OPTIONS) - {"moment_noise_std"})
 
@@ -106,11 +108,11 @@ SPECS: tuple[MethodSpec, ...] = (
                _TORQUE_FIT | {"load_friction"}, load_friction_default=True),
     MethodSpec(PayloadMethod.KHALIL_3, khalil_3,
                "Khalil 2007 §V-A-3, eq. 29: WLS of φ_L on loaded minus unloaded torques of one trajectory",
-               _TORQUE_FIT | _LOAD_MODEL | {"same_trajectory_tol_rad"}, needs_robot=False,
+               _UNLOADED_REFERENCE | _LOAD_MODEL | {"same_trajectory_tol_rad"}, needs_robot=False,
                unloaded=UnloadedRun.REQUIRED, same_trajectory=True, load_friction_default=True),
     MethodSpec(PayloadMethod.KHALIL_4, khalil_4,
                "Khalil 2007 §V-A-4, eq. 30: one WLS of [θ, φ_L] on the stacked unloaded and loaded runs",
-               _TORQUE_FIT | _LOAD_MODEL, unloaded=UnloadedRun.REQUIRED, load_friction_default=True),
+               _UNLOADED_REFERENCE | _LOAD_MODEL, unloaded=UnloadedRun.REQUIRED, load_friction_default=True),
     MethodSpec(PayloadMethod.GAZ_STATIC, gaz_static,
                "Gaz 2017 §V, eq. 40–44: gravity coefficients from static poses (mass and CoM only)",
                _TORQUE_FIT | {"vel_tol", "acc_tol"}, measurement=Measurement.TORQUES_AT_REST,
@@ -174,11 +176,13 @@ def method_table() -> str:
     rows = ["| method | what it fits, and the paper | data | online | robot.yaml | unloaded run | options of its own |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for spec in SPECS:
-        own = spec.options - _TORQUE_FIT if spec.options >= _TORQUE_FIT else spec.options
+        own = sorted(spec.options - _TORQUE_FIT) if spec.options >= _UNLOADED_REFERENCE else sorted(spec.options)
+        if spec.options >= _UNLOADED_REFERENCE and not spec.reads("include_robot_uncertainty"):
+            own.append("(not include_robot_uncertainty)")
         rows.append(f"| {spec.name} | {spec.summary} | {spec.measurement} | {'yes' if spec.online else 'no'} | "
                     f"{'needed' if spec.needs_robot else 'optional'} | {spec.unloaded}"
                     f"{', same trajectory' if spec.same_trajectory else ''} | "
-                    f"{', '.join(sorted(own)) or '-'} |")
+                    f"{', '.join(own) or '-'} |")
     return "\n".join(rows)
 
 
