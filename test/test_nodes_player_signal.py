@@ -27,14 +27,19 @@ def _lines(out: str) -> list[dict]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp_path):
     traj = make_trajectory(tmp_path / "traj.yaml", duration=4.0, speed=0.6)
-    fake = spawn(str(HERE / "fake_hardware.py"), "normal")
-    assert "fake hardware ready" in fake.stdout.readline()
     sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path / "logs")
     sup.start(only=["excitation_player"])
+    fake = None
     try:
         sup.wait_for_log("excitation_player", "excitation player ready", 60)
+        # The fake robot after the player: its "ready" waits for the player's trajectory publisher and joint
+        # state subscription to be matched (up to 30 s, all of it if the player is not there yet).
+        fake = spawn(str(HERE / "fake_hardware.py"), "normal")
+        assert "fake hardware ready" in fake.stdout.readline()
+        # The killed player never answers the goal: the probe stops waiting for the result once the action
+        # server is gone (the 12 s timeout only if it is not), then watches the arm for 1.5 s.
         probe = spawn(str(HERE / "probe.py"), "excite", str(tmp_path / "traj.yaml"), "--timeout", "12",
-                      "--rest-window", "1.5")
+                      "--rest-window", "1.5", "--until-server-gone")
         # Wait for the excitation itself (after the move to the start pose), then signal mid-motion.
         deadline = time.monotonic() + 30
         while "starts at" not in sup.log_text("excitation_player") and time.monotonic() < deadline:
@@ -47,7 +52,9 @@ def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp
         out, err = probe.communicate(timeout=40)
     finally:
         sup.stop()
-        fake.terminate()
+        if fake is not None:
+            fake.terminate()
+    assert fake is not None
     assert codes["excitation_player"] == 0, codes
     watch = next(d for d in _lines(out) if "trajectories" in d)
     # What the robot received, recorded by the fake robot itself (matched with the player from its start).
