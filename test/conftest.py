@@ -138,7 +138,8 @@ def ur10e_robot_yaml(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def ur10_cell_robot():
     """(model, robot) of the simulated cell's UR10 (MuJoCo, `ur10` profile), identified once on the bundled
-    ur10_payload excitation without payload, as the monitor's tests and bench/monitor.py watch it."""
+    ur10_payload excitation without payload, as the monitor's tests and bench/monitor.py watch it and
+    test_accuracy_cell identifies payloads on it."""
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415 - only the tests that ask pay for it
     from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
     from payload_id_core.robot_id import identify_robot  # noqa: PLC0415
