@@ -17,7 +17,10 @@ from ros_cell.assets import make_trajectory
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
-pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
+# Not wall_clock: what it asserts is read from the stamps of the trajectories sent (the stop against the commanded
+# excitation), and a starved machine only delays the signal, moving the stop later within the 2.2 s of margin
+# the window leaves (measured beside the other tests, load 8 on 2 cores: the stop 1.25-1.29 s into the motion).
+pytestmark = pytest.mark.slow
 
 
 def _lines(out: str) -> list[dict]:
