@@ -58,7 +58,7 @@ lint: setup
 
 # Parallel, a ROS domain per worker (test/conftest.py). A test module's tests on one worker, so its module
 # fixtures (a cell, an identification) are set up once. --no-loadscope-reorder keeps conftest's order: the
-# modules with slow tests first, so no worker ends alone on one.
+# longest modules first (the last run's times, else those with slow tests), so no worker ends alone on one.
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 

@@ -138,7 +138,8 @@ def ur10e_robot_yaml(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def ur10_cell_robot():
     """(model, robot) of the simulated cell's UR10 (MuJoCo, `ur10` profile), identified once on the bundled
-    ur10_payload excitation without payload, as the monitor's tests and bench/monitor.py watch it."""
+    ur10_payload excitation without payload, as the monitor's tests and bench/monitor.py watch it and
+    test_accuracy_cell identifies payloads on it."""
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415 - only the tests that ask pay for it
     from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
     from payload_id_core.robot_id import identify_robot  # noqa: PLC0415
@@ -150,11 +151,48 @@ def ur10_cell_robot():
     return model, robot
 
 
+# Each test file's seconds in the last run that ran it (set-up, call and tear-down of its tests), in pytest's cache.
+FILE_SECONDS_KEY = "payload_id/file_seconds"
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::")[0]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The modules with slow tests first (each module's tests in their order): under `--dist loadfile` (make
-    test) the longest work is handed out while the other worker still has short work to end on."""
-    heavy = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in heavy)
+    """The longest test files first (each file's tests in their order): under `--dist loadfile` (make test) the
+    longest work is handed out while the other worker still has short work to end on. How long a file takes is
+    what it took in the last run (pytest's cache); a file never timed yet goes with the slow ones if it has a
+    slow test, else with the fast ones. Every xdist worker reads the same cache, so all collect the same order."""
+    cache = getattr(config, "cache", None)
+    seconds: dict = cache.get(FILE_SECONDS_KEY, {}) if cache is not None else {}
+    heavy = {_file_of(item.nodeid) for item in items if item.get_closest_marker("slow")}
+
+    def cost(item: pytest.Item) -> float:
+        path = _file_of(item.nodeid)
+        if path in seconds:
+            return float(seconds[path])
+        return float("inf") if path in heavy else 0.0
+
+    items.sort(key=lambda item: -cost(item))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds up each file's seconds (in the xdist controller, which gets every worker's reports)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        _file_seconds[_file_of(report.nodeid)] = _file_seconds.get(_file_of(report.nodeid), 0.0) + report.duration
+
+
+_file_seconds: dict[str, float] = {}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Keeps this run's file times for the next run's order (the files it did not run keep theirs)."""
+    cache = getattr(session.config, "cache", None)
+    if cache is None or not _file_seconds or os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        return
+    cache.set(FILE_SECONDS_KEY, {**cache.get(FILE_SECONDS_KEY, {}),
+                                 **{path: round(t, 1) for path, t in _file_seconds.items()}})
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,10 @@ from ros_cell.assets import make_trajectory
 from payload_id_ros.supervisor import Supervisor
 
 HERE = Path(__file__).parent / "ros_cell"
-pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
+# Not wall_clock: what it asserts is read from the stamps of the trajectories sent (the stop against the commanded
+# excitation), and a starved machine only delays the signal, moving the stop later within the 2.2 s of margin
+# the window leaves (measured beside the other tests, load 8 on 2 cores: the stop 1.25-1.29 s into the motion).
+pytestmark = pytest.mark.slow
 
 
 def _lines(out: str) -> list[dict]:
@@ -27,14 +30,19 @@ def _lines(out: str) -> list[dict]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp_path):
     traj = make_trajectory(tmp_path / "traj.yaml", duration=4.0, speed=0.6)
-    fake = spawn(str(HERE / "fake_hardware.py"), "normal")
-    assert "fake hardware ready" in fake.stdout.readline()
     sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=tmp_path / "logs")
     sup.start(only=["excitation_player"])
+    fake = None
     try:
         sup.wait_for_log("excitation_player", "excitation player ready", 60)
+        # The fake robot after the player: its "ready" waits for the player's trajectory publisher and joint
+        # state subscription to be matched (up to 30 s, all of it if the player is not there yet).
+        fake = spawn(str(HERE / "fake_hardware.py"), "normal")
+        assert "fake hardware ready" in fake.stdout.readline()
+        # The killed player never answers the goal: the probe stops waiting for the result once the action
+        # server is gone (the 12 s timeout only if it is not), then watches the arm for 1.5 s.
         probe = spawn(str(HERE / "probe.py"), "excite", str(tmp_path / "traj.yaml"), "--timeout", "12",
-                      "--rest-window", "1.5")
+                      "--rest-window", "1.5", "--until-server-gone")
         # Wait for the excitation itself (after the move to the start pose), then signal mid-motion.
         deadline = time.monotonic() + 30
         while "starts at" not in sup.log_text("excitation_player") and time.monotonic() < deadline:
@@ -47,7 +55,9 @@ def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp
         out, err = probe.communicate(timeout=40)
     finally:
         sup.stop()
-        fake.terminate()
+        if fake is not None:
+            fake.terminate()
+    assert fake is not None
     assert codes["excitation_player"] == 0, codes
     watch = next(d for d in _lines(out) if "trajectories" in d)
     # What the robot received, recorded by the fake robot itself (matched with the player from its start).

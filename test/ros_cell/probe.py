@@ -2,7 +2,7 @@
 
   probe.py identify [--method M] [--trajectory T] [--cancel-after S] [--second-goal] [--stop-when-converged]
                     [--max-duration S] [--rest-window S]
-  probe.py excite TRAJECTORY [--cancel-after S] [--rest-window S]
+  probe.py excite TRAJECTORY [--cancel-after S] [--rest-window S] [--until-server-gone]
   probe.py latest [--timeout S]        a late subscriber of /payload_estimator/payload
   probe.py wrench [--count N]          statistics of /payload_estimator/wrench_compensated
   probe.py burst [--count N]           N identify goals sent at once: how many were accepted, the result
@@ -98,6 +98,10 @@ def run_goal(node, watcher, client, goal, args, feedback_fn, second=None) -> Non
     cancelled = False
     while not res_f.done() and time.monotonic() - t0 < args.timeout:
         rclpy.spin_once(node, timeout_sec=0.05)
+        if args.until_server_gone and not client.server_is_ready():
+            emit(error="server gone", after=time.monotonic() - t0)
+            emit(trajectories=watcher.trajs, **watcher.rest(args.rest_window))
+            return
         if args.cancel_after and not cancelled and time.monotonic() - t0 > args.cancel_after:
             handle.cancel_goal_async()
             cancelled = True
@@ -167,6 +171,8 @@ def main() -> None:
     ap.add_argument("--noise-std", type=float, nargs="*", default=[])
     ap.add_argument("--rest-window", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=60.0)
+    # For a server killed mid-goal: no result will come, so stop waiting when it leaves the graph.
+    ap.add_argument("--until-server-gone", action="store_true")
     ap.add_argument("--count", type=int, default=200)
     args = ap.parse_args()
     rclpy.init()
