@@ -61,7 +61,7 @@ class Convergence:
 
 def estimate_lines(estimate: dict, truth: dict | None = None) -> list[str]:
     """The estimate for people, from payload.yaml's form (mass, com, inertia, std): one line per quantity with its
-    σ, the CoM in mm (payload.estimate.millimetres, as identify-payload prints it), and the truth beside it when
+    σ, the CoM in mm (payload_estimate.millimetres, as identify-payload prints it), and the truth beside it when
     known."""
     std = estimate.get("std") or {}
     truth = truth or {}
