@@ -64,6 +64,17 @@ class Watcher:
         while self.traj_sub.get_publisher_count() == 0 and time.monotonic() - t0 < timeout:
             rclpy.spin_once(self.node, timeout_sec=0.05)
 
+    def until_played_out(self, settle: float = 0.5, timeout: float = 10.0) -> None:
+        """Until the last trajectory received has been played out (its stamp plus its duration, wall clock). The
+        player publishes its decelerating stop as it exits, so when its action server disappears the robot is
+        still following that stop: a rest window opened then would see it move."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < settle:     # a stop published just before the exit may still be in flight
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        end = max((tr["stamp"] + tr["t_end"] for tr in self.trajs), default=0.0)
+        while time.time() < end + 0.1 and time.monotonic() - t0 < timeout:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+
     def rest(self, window: float) -> dict:
         t0 = time.monotonic()
         while time.monotonic() - t0 < window:
@@ -100,6 +111,7 @@ def run_goal(node, watcher, client, goal, args, feedback_fn, second=None) -> Non
         rclpy.spin_once(node, timeout_sec=0.05)
         if args.until_server_gone and not client.server_is_ready():
             emit(error="server gone", after=time.monotonic() - t0)
+            watcher.until_played_out()
             emit(trajectories=watcher.trajs, **watcher.rest(args.rest_window))
             return
         if args.cancel_after and not cancelled and time.monotonic() - t0 > args.cancel_after:
