@@ -3,37 +3,24 @@ its residuals, the F/T sensor calibrated on the excitation window's wrenches, an
 
 import numpy as np
 import pytest
+from session_cell import FRAME, PHI, session_cell
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.storage import ft_parameters_from_payload
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import identify_robot
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.testing.ft_data import synthetic_wrench
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
-FRAME = "wrist_3_link"
 SENSOR = "tool0"
-PHI = from_mass_com_inertia(3.0, [0.01, 0.02, 0.06], np.diag([0.015, 0.015, 0.01]))
-FRICTION = np.tile([3.0, 2.0, 0.0], 6)
 OFFSET = np.array([1.5, -2.0, 0.8, 0.05, -0.03, 0.02])
 
 
 @pytest.fixture(scope="module")
 def cell():
-    model = RobotModel.from_urdf("ur10")
-    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
-    unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION,
-                                   noise_std=0.2, seed=1)
-    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
-    loaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION, noise_std=0.2,
-                                 payload=(PHI, FRAME), seed=2)
-    return model, robot, loaded
+    return session_cell()
 
 
 def _run(cell, until: float | None = None) -> IdentificationRun:

@@ -5,9 +5,8 @@ import copy
 
 import numpy as np
 import pytest
+from session_cell import FRAME, FRICTION, PHI, session_cell
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.method_names import PayloadMethod
@@ -18,25 +17,13 @@ from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.residuals import rmse_per_joint, torque_residuals
 from payload_id_core.payload.session import IdentificationRun, check_method, goal_options, known_methods
-from payload_id_core.robot_id import identify_robot
 from payload_id_core.robot_id.result import IDENTIFIED_GAINS_SOURCE
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-
-FRAME = "wrist_3_link"
-PHI = from_mass_com_inertia(3.0, [0.01, 0.02, 0.06], np.diag([0.015, 0.015, 0.01]))
-FRICTION = np.tile([3.0, 2.0, 0.0], 6)
 
 
 @pytest.fixture(scope="module")
 def cell():
-    model = RobotModel.from_urdf("ur10")
-    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
-    unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION,
-                                   noise_std=0.2, seed=1)
-    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
-    loaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION, noise_std=0.2,
-                                 payload=(PHI, FRAME), seed=2)
-    return model, robot, loaded
+    return session_cell()
 
 
 def test_factory_returns_one_class_per_method_and_refuses_others(cell):

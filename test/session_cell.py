@@ -1,0 +1,29 @@
+"""The synthetic UR10 run the identify goal's ROS-free tests share (test_payload_session, test_goal_finish): one
+robot identified from an unloaded run and a loaded run of the same motion, made once per test process."""
+
+from functools import cache
+
+import numpy as np
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.signals.recording import Recording
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+FRAME = "wrist_3_link"
+PHI = from_mass_com_inertia(3.0, [0.01, 0.02, 0.06], np.diag([0.015, 0.015, 0.01]))
+FRICTION = np.tile([3.0, 2.0, 0.0], 6)
+
+
+@cache
+def session_cell() -> tuple[RobotModel, RobotIdentification, Recording]:
+    """(model, robot identified unloaded, loaded recording with PHI on FRAME); shared: tests must not change it."""
+    model = RobotModel.from_urdf("ur10")
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION,
+                                   noise_std=0.2, seed=1)
+    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
+    loaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION, noise_std=0.2,
+                                 payload=(PHI, FRAME), seed=2)
+    return model, robot, loaded
