@@ -10,13 +10,13 @@ from session_cell import FRAME, FRICTION, PHI, session_cell
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods import online_spec, prepared_options
+from payload_id_core.payload.methods import SPECS, online_spec, prepared_options
 from payload_id_core.payload.methods.online import online_estimator
 from payload_id_core.payload.online import ONLINE_METHODS, DifferenceRLS, DirectRLS, OnlinePayloadEstimator
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.residuals import rmse_per_joint, torque_residuals
-from payload_id_core.payload.session import IdentificationRun, check_method, goal_options, known_methods
+from payload_id_core.payload.session import IdentificationRun, goal_options
 from payload_id_core.robot_id.result import IDENTIFIED_GAINS_SOURCE
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -37,13 +37,14 @@ def test_factory_returns_one_class_per_method_and_refuses_others(cell):
         OnlinePayloadEstimator(model, robot, FRAME, "direct-rls", convergence="never")
 
 
-def test_methods_are_checked_before_a_goal_moves_the_arm():
-    check_method("difference-rls")
-    assert {"direct-rls", "difference-rls", "khalil-1"} <= set(known_methods())
+def test_methods_are_checked_before_a_goal_moves_the_arm(cell):
+    model, robot, _ = cell
+    assert IdentificationRun(model, robot, FRAME, "difference-rls", 6.0).online.method == "difference-rls"
+    assert {"direct-rls", "difference-rls", "khalil-1"} <= {spec.name for spec in SPECS}
     with pytest.raises(PayloadIdError, match="needs a whole recording"):
-        check_method("khalil-1")
+        IdentificationRun(model, robot, FRAME, "khalil-1", 6.0)
     with pytest.raises(PayloadIdError, match="unknown method"):
-        check_method("magic")
+        IdentificationRun(model, robot, FRAME, "magic", 6.0)
 
 
 def test_residuals_of_the_true_payload_fall_to_the_noise(cell):

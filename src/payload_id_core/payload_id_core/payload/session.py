@@ -25,7 +25,7 @@ from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
-from payload_id_core.payload.methods import SPECS, online_spec, prepared_options
+from payload_id_core.payload.methods import online_spec, prepared_options
 from payload_id_core.payload.methods.online import covariance_extra, online_estimator, with_covariance_extra
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
@@ -44,19 +44,6 @@ NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> th
 NO_MOTION_RAD = 2e-3       # rad the arm must have moved by then
 TRACKING_LIMIT = 0.2       # rad between commanded and measured: the controller does not follow
 DELAY_FROM = 1.0           # s of the excitation's joint states the command-to-motion delay is estimated from
-
-
-def online_methods() -> tuple[str, ...]:
-    return tuple(spec.name for spec in SPECS if spec.online)
-
-
-def known_methods() -> list[str]:
-    return sorted(spec.name for spec in SPECS)
-
-
-def check_method(method: str) -> None:
-    """An online method, or bad input saying why not (registry.online_spec)."""
-    online_spec(method)
 
 
 def goal_options(convergence: str = "", forgetting: float = 0.0, noise_std: Sequence[float] = (),
