@@ -16,6 +16,7 @@ Gazebo, ros_gz, gz_ros2_control and `launch` cannot be installed here, so what c
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 import types
@@ -31,6 +32,8 @@ import pytest
 import yaml
 from test_nodes_parameters import TABLES
 
+from payload_id_core.cli import gazebo_urdf as gazebo_cli
+from payload_id_core.cli.main import build_parser
 from payload_id_core.dynamics.gazebo_urdf import (
     STATE_INTERFACES,
     flange_payload,
@@ -393,3 +396,38 @@ def test_the_launch_spawns_the_generated_urdf_with_the_asked_payload(gz_launch, 
     assert rsp["parameters"][0]["robot_description"] == generated["panda"]["loaded"]
     create = next(n for n in nodes if n["executable"] == "create")
     assert create["arguments"][:2] == ["-topic", "robot_description"]
+
+
+# -- the README's "In Gazebo" ----------------------------------------------------------------------------------
+
+# rosdistro's repository of each key package.xml declares for the Gazebo cell (checked in jazzy and kilted at the
+# commit test_package_manifests names): apt installs it as ros-<distro>-<repository with - for _>.
+GAZEBO_KEY_REPOSITORIES = {"ros_gz_sim": "ros_gz", "ros_gz_bridge": "ros_gz", "gz_ros2_control": "gz_ros2_control",
+                           "controller_manager": "ros2_control", "joint_state_broadcaster": "ros2_controllers",
+                           "joint_trajectory_controller": "ros2_controllers"}
+
+
+def test_the_readme_gazebo_commands_use_names_that_exist(gz_launch):
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### In Gazebo"):readme.index("## Package map")]
+    _, actions = gz_launch
+    declared = set(_arguments(actions))
+    launches = re.findall(r"ros2 launch payload_id_ros gz_cell\.launch\.py((?:\\\n|[^\n])*)", section)
+    assert len(launches) == 2, launches
+    given = {m for line in launches for m in re.findall(r"(\w+):=", line)}
+    assert {"robot", "robot_yaml", "payload_mass", "payload_com", "payload_inertia", "rviz"} <= given <= declared
+    apt = set(re.search(r"sudo apt install (.*)", section).group(1).split())
+    package_xml = ET.parse(REPO / "src" / "payload_id_ros" / "package.xml").getroot()
+    conditional = {el.text for el in package_xml if el.get("condition")}
+    assert conditional == set(GAZEBO_KEY_REPOSITORIES)
+    assert apt == {f"ros-jazzy-{repo.replace('_', '-')}" for repo in GAZEBO_KEY_REPOSITORIES.values()}
+    assert "PAYLOAD_ID_GAZEBO=1 rosdep install" in section
+    command = re.search(r"`payload-id gazebo-urdf (--urdf[^`]*)`", section)
+    assert command, "no gazebo-urdf command in the section"
+    flags = set(re.findall(r"(--[a-z-]+)", command.group(1)))
+    assert {"--urdf", "--controllers", "--payload-mass", "--out"} <= flags
+    _, subparsers = build_parser({})
+    gazebo_cli.add_arguments(subparsers["gazebo-urdf"])
+    known = {s for a in subparsers["gazebo-urdf"]._actions for s in a.option_strings}
+    assert flags <= known, flags - known
+    assert "Gazebo itself is not run" in section
