@@ -34,6 +34,7 @@ from test_nodes_parameters import TABLES
 
 from payload_id_core.cli import gazebo_urdf as gazebo_cli
 from payload_id_core.cli.main import build_parser
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.gazebo_urdf import (
     STATE_INTERFACES,
     flange_payload,
@@ -212,6 +213,8 @@ BAD = {
     "com without mass": (["--payload-com", "0,0,0.1"], "with mass 0"),
     "another robot's controllers": (["--controllers", "PANDA"], "commands joints"),
     "no controllers file": (["--controllers", "MISSING"], "controllers YAML"),
+    "controllers without a manager": (["--controllers", "ODD"], "declares no joint_state_broadcaster"),
+    "controllers without joints": (["--controllers", "NO_JOINTS"], "commands joints None"),
     "start outside the limits": (["--initial-positions", "0,0,7,0,0,0"], "outside the joint limits"),
     "frame that is no link": (["--payload-mass", "1", "--payload-inertia", "0.01,0,0,0.01,0,0.01",
                                "--payload-frame", "nope"], "nope"),
@@ -219,20 +222,37 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path, case):
+def test_bad_input_is_refused_in_one_line_and_nothing_is_written(tmp_path, tmp_path_factory, capfd, case):
     extra, expected = BAD[case]
-    swap = {"PANDA": str(_controllers_path("panda")), "MISSING": str(tmp_path / "none.yaml")}
+    inputs = tmp_path_factory.mktemp("inputs")
+    (inputs / "odd.yaml").write_text("controller_manager: [1, 2]\njoint_trajectory_controller: 3\n")
+    no_joints = _controllers("ur10e")
+    del no_joints["joint_trajectory_controller"]["ros__parameters"]["joints"]
+    (inputs / "no_joints.yaml").write_text(yaml.safe_dump(no_joints))
+    swap = {"PANDA": str(_controllers_path("panda")), "MISSING": str(inputs / "none.yaml"),
+            "ODD": str(inputs / "odd.yaml"), "NO_JOINTS": str(inputs / "no_joints.yaml")}
     extra = [swap.get(a, a) for a in extra]
     argv = ["--urdf", "ur10e", "--controllers", str(_controllers_path("ur10e")), *extra, "--out",
             str(tmp_path / "out.urdf")]
     if extra[0] == "--urdf":   # replaces the default robot
         argv = argv[2:]
-    proc = _run(*argv)
-    assert proc.returncode == 2, (case, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    code = cli_main(["gazebo-urdf", *argv])    # in-process, for speed: the subprocess case is below
+    err = capfd.readouterr().err
+    assert code == 2, (case, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
     assert expected in lines[0], lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == [], case
+
+
+def test_a_refusal_seen_from_outside(tmp_path):
+    out = tmp_path / "out.urdf"
+    proc = _run("--urdf", "ur10e", "--controllers", str(_controllers_path("ur10e")), "--payload-mass", "-2",
+                "--out", str(out))
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr == "payload-id gazebo-urdf: error: payload mass -2 kg is negative; give a mass > 0 kg, " \
+                          "or 0 for no payload\n"
+    assert not out.exists()
 
 
 # -- the launch file, run against stand-ins of launch and launch_ros --------------------------------------------

@@ -97,11 +97,18 @@ JTC_TYPE = "joint_trajectory_controller/JointTrajectoryController"
 JSB_TYPE = "joint_state_broadcaster/JointStateBroadcaster"
 
 
+def _parameters(controllers: dict, node: str) -> dict:
+    """`node`'s ros__parameters in a loaded controllers YAML ({} where the file has no mapping there)."""
+    section = controllers.get(node)
+    params = section.get("ros__parameters") if isinstance(section, dict) else None
+    return params if isinstance(params, dict) else {}
+
+
 def trajectory_controllers(controllers: dict) -> dict[str, dict]:
     """The joint trajectory controllers a controllers YAML (as loaded) declares: name -> its ros__parameters."""
-    manager = (controllers.get("controller_manager") or {}).get("ros__parameters") or {}
+    manager = _parameters(controllers, "controller_manager")
     names = [name for name, spec in manager.items() if isinstance(spec, dict) and spec.get("type") == JTC_TYPE]
-    return {name: (controllers.get(name) or {}).get("ros__parameters") or {} for name in names}
+    return {name: _parameters(controllers, name) for name in names}
 
 
 def check_controllers(path: str | Path, joint_names: list[str]) -> dict:
@@ -109,9 +116,8 @@ def check_controllers(path: str | Path, joint_names: list[str]) -> dict:
     controller commanding exactly `joint_names`, in order, through interfaces the ros2_control block offers."""
     fix = "give the robot's controllers YAML (config/<robot>_controllers.yaml of payload_id_ros)"
     data = read_yaml_mapping(path, "controllers YAML", fix)
-    manager = (data.get("controller_manager") or {}).get("ros__parameters") or {}
-    if not isinstance(manager, dict) or not any(isinstance(s, dict) and s.get("type") == JSB_TYPE
-                                                for s in manager.values()):
+    manager = _parameters(data, "controller_manager")
+    if not any(isinstance(spec, dict) and spec.get("type") == JSB_TYPE for spec in manager.values()):
         raise PayloadIdError(f"controllers YAML {path} declares no {JSB_TYPE} under controller_manager", fix)
     trajectory = trajectory_controllers(data)
     if len(trajectory) != 1:
