@@ -161,6 +161,39 @@ def test_the_ros2_control_block_gives_the_controllers_every_joint_and_interface(
     assert moving == jtc["joints"]
 
 
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_links_without_a_visual_are_drawn_as_their_inertia_box(generated, robot):
+    """The bundled ur10e has no meshes: each link is seen as the uniform box of its mass and inertia; the robots
+    with meshes keep theirs and get no box."""
+    source = ET.fromstring(RobotModel.from_urdf(robot).urdf_path.read_text())
+    meshed = {link.get("name") for link in source.findall("link") if link.find("visual") is not None}
+    boxes = 0
+    for link in ET.fromstring(generated[robot]["bare"]).findall("link"):
+        visuals = link.findall("visual")
+        if link.get("name") in meshed:
+            assert all(v.find("geometry/box") is None for v in visuals), link.get("name")
+            continue
+        if link.find("inertial/mass") is None or float(link.find("inertial/mass").get("value")) == 0:
+            assert visuals == [], link.get("name")     # a frame (tool0, ee_link): nothing to draw
+            continue
+        (visual,) = visuals
+        a, b, c = (float(v) for v in visual.find("geometry/box").get("size").split())
+        mass = float(link.find("inertial/mass").get("value"))
+        xyz = [float(v) for v in visual.find("origin").get("xyz").split()]
+        rot = pin.rpy.rpyToMatrix(*(float(v) for v in visual.find("origin").get("rpy").split()))
+        box = rot @ np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) * mass / 12.0 @ rot.T
+        inertia = link.find("inertial/inertia")
+        i = {k: float(inertia.get(k)) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        expected = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]],
+                             [i["ixz"], i["iyz"], i["izz"]]])
+        inertial_rot = pin.rpy.rpyToMatrix(*(float(v) for v in link.find("inertial/origin").get("rpy", "0 0 0")
+                                             .split()))
+        np.testing.assert_allclose(box, inertial_rot @ expected @ inertial_rot.T, atol=1e-12)
+        np.testing.assert_allclose(xyz, [float(v) for v in link.find("inertial/origin").get("xyz").split()])
+        boxes += 1
+    assert boxes == (7 if robot == "ur10e" else 0), boxes
+
+
 # -- the controllers YAML ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("robot", ROBOTS)

@@ -10,7 +10,8 @@ the model the estimator identifies with, and nothing is copied by hand:
   interfaces (what joint_state_broadcaster publishes on /joint_states and the estimator reads), and the
   gz_ros2_control plugin tag that starts the controller manager with the controllers YAML;
 - the base is fixed to the world (a root link named `world`), and meshes given as package:// URIs found beside
-  the file become file:// paths (display_urdf), so Gazebo finds example-robot-data's pip-installed meshes;
+  the file become file:// paths (display_urdf), so Gazebo finds example-robot-data's pip-installed meshes; a
+  link with an inertia and no visual (the bundled ur10e has no meshes) is drawn as its equivalent inertia box;
 - optionally a payload: a fixed link on the payload frame carrying the given mass, CoM and inertia about the
   CoM, so a user can compare the identified payload with the truth.
 
@@ -29,6 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from payload_id_core.dynamics.display_urdf import resolve_package_uris
+from payload_id_core.dynamics.inertia import equivalent_box
 from payload_id_core.dynamics.model import RobotModel, resolve_urdf
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
@@ -140,17 +142,18 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-def _origin(joint: ET.Element) -> pin.SE3:
-    el = joint.find("origin")
+def _origin(element: ET.Element) -> pin.SE3:
+    """The placement an element's <origin> gives (a joint's, an inertial's)."""
+    el = element.find("origin")
     xyz = [float(v) for v in el.get("xyz", "0 0 0").split()] if el is not None else [0.0] * 3
     rpy = [float(v) for v in el.get("rpy", "0 0 0").split()] if el is not None else [0.0] * 3
     return pin.SE3(pin.rpy.rpyToMatrix(*rpy), np.array(xyz))
 
 
-def _set_origin(joint: ET.Element, placement: pin.SE3) -> None:
-    el = joint.find("origin")
+def _set_origin(element: ET.Element, placement: pin.SE3) -> None:
+    el = element.find("origin")
     if el is None:
-        el = ET.SubElement(joint, "origin")
+        el = ET.SubElement(element, "origin")
     el.set("xyz", " ".join(_number(v) for v in placement.translation))
     el.set("rpy", " ".join(_number(v) for v in pin.rpy.matrixToRpy(placement.rotation)))
 
@@ -170,6 +173,29 @@ def _lock(joint: ET.Element, q: float) -> None:
     for tag in ("axis", "limit", "dynamics", "mimic", "safety_controller", "calibration"):
         for el in joint.findall(tag):
             joint.remove(el)
+
+
+def _inertia_box(link: ET.Element) -> ET.Element | None:
+    """A visual for a link that has none (the bundled ur10e carries no meshes): the uniform box with the link's
+    mass and inertia (equivalent_box, as the payload markers draw an estimate), along its principal axes."""
+    inertial = link.find("inertial")
+    mass_el = None if inertial is None else inertial.find("mass")
+    inertia_el = None if inertial is None else inertial.find("inertia")
+    if inertial is None or mass_el is None or inertia_el is None:
+        return None
+    mass = float(mass_el.get("value", "0"))
+    i = {k: float(inertia_el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    matrix = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]], [i["ixz"], i["iyz"], i["izz"]]])
+    if mass <= 0:
+        return None
+    dims, axes = equivalent_box(mass, matrix)
+    if not np.all(dims > 0):
+        return None
+    placement = _origin(inertial)
+    visual = ET.Element("visual")
+    _set_origin(visual, pin.SE3(placement.rotation @ axes, placement.translation))
+    ET.SubElement(ET.SubElement(visual, "geometry"), "box", size=" ".join(_number(d) for d in dims))
+    return visual
 
 
 def _payload_elements(frame: str, payload: FlangePayload) -> tuple[ET.Element, ET.Element]:
@@ -239,6 +265,9 @@ def gazebo_urdf(urdf: str | Path, controllers: str | Path, payload: FlangePayloa
             lo = float(limit.get("lower", "0")) if limit is not None else -math.inf
             hi = float(limit.get("upper", "0")) if limit is not None else math.inf
             _lock(joint, float(np.clip(0.0, lo, hi)) if joint.get("type") != "continuous" else 0.0)
+    for link in root.findall("link"):
+        if link.find("visual") is None and (box := _inertia_box(link)) is not None:
+            link.append(box)
     # What ros2_control or Gazebo would read twice or take for the old simulator: the URDF's own blocks.
     for tag in ("transmission", "ros2_control", "gazebo"):
         for el in root.findall(tag):
