@@ -55,7 +55,7 @@ def robot_in_gazebo(context):
         Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
              output="log", parameters=[{"robot_description": urdf, "use_sim_time": use_sim_time}]),
         Node(package="ros_gz_sim", executable="create", output="screen",
-             arguments=["-topic", "robot_description", "-name", robot, "-allow_renaming", "false"]),
+             arguments=["-topic", "robot_description", "-name", robot]),
     ]
 
 
