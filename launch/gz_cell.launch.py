@@ -15,7 +15,8 @@ joint_trajectory_controller, the controller the player publishes to. Gazebo's cl
 ros_gz_bridge (/clock), and every node runs on it (use_sim_time). The estimator and the player are those of
 identify.launch.py, with config/gz_cell.yaml on top of config/<robot>.yaml (efforts are torques here).
 
-Needs ros-<distro>-ros-gz, ros-<distro>-gz-ros2-control and ros-<distro>-ros2-controllers (README, "In
+Bad payload arguments stop the launch with one line naming them (PayloadIdError). Needs ros-<distro>-ros-gz,
+ros-<distro>-gz-ros2-control, ros-<distro>-ros2-control and ros-<distro>-ros2-controllers (README, "In
 Gazebo"); not run by this repository's tests (Gazebo cannot be installed there), which check the names
 this file uses and the URDF it spawns (test/test_gz_cell.py).
 """
@@ -30,11 +31,19 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from payload_id_core.dynamics.gazebo_urdf import flange_payload, gazebo_urdf
+from payload_id_core.errors import PayloadIdError
 
 
-def _numbers(text: str) -> list[float]:
-    """A launch argument holding a YAML list of numbers ("[0.0, 0.0, 0.05]")."""
-    return [float(v) for v in yaml.safe_load(text)]
+def _numbers(context, name: str) -> list[float]:
+    """The launch argument `name`, a YAML number or list of numbers ("[0.0, 0.0, 0.05]"), refused in one line."""
+    text = LaunchConfiguration(name).perform(context)
+    try:
+        value = yaml.safe_load(text)
+        values = value if isinstance(value, list) else [value]
+        return [float(v) for v in values if not isinstance(v, bool)] if values else []
+    except (yaml.YAMLError, TypeError, ValueError):
+        raise PayloadIdError(f"launch argument {name}:={text} is not a number or a list of numbers",
+                             f'give e.g. {name}:="[0.0, 0.0, 0.05]" (payload_mass: one number)') from None
 
 
 def robot_in_gazebo(context):
@@ -45,9 +54,10 @@ def robot_in_gazebo(context):
         cell = yaml.safe_load(f)
     frame = cell["/**/payload_estimator"]["ros__parameters"]["payload_frame"]
     initial = cell["/**/mock_hardware"]["ros__parameters"]["initial_positions"]
-    payload = flange_payload(float(LaunchConfiguration("payload_mass").perform(context)),
-                             _numbers(LaunchConfiguration("payload_com").perform(context)),
-                             _numbers(LaunchConfiguration("payload_inertia").perform(context)))
+    mass = _numbers(context, "payload_mass")
+    if len(mass) != 1:
+        raise PayloadIdError(f"launch argument payload_mass has {len(mass)} values", "give one mass in kg")
+    payload = flange_payload(mass[0], _numbers(context, "payload_com"), _numbers(context, "payload_inertia"))
     urdf = gazebo_urdf(LaunchConfiguration("urdf").perform(context), f"{share}/config/{robot}_controllers.yaml",
                        payload, frame, initial)
     use_sim_time = LaunchConfiguration("use_sim_time").perform(context) == "true"

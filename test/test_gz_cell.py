@@ -43,6 +43,7 @@ from payload_id_core.dynamics.gazebo_urdf import (
 )
 from payload_id_core.dynamics.inertia import to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_ros.cell import ROBOTS
 from payload_id_ros.excitation_player import PlayerParameters
 
@@ -484,3 +485,18 @@ def test_the_readme_gazebo_commands_use_names_that_exist(gz_launch):
     known = {s for a in subparsers["gazebo-urdf"]._actions for s in a.option_strings}
     assert flags <= known, flags - known
     assert "Gazebo itself is not run" in section
+
+
+@pytest.mark.parametrize("given, expected", [
+    ({"payload_mass": "abc"}, "launch argument payload_mass:=abc is not a number"),
+    ({"payload_mass": "[1.0, 2.0]"}, "payload_mass has 2 values"),
+    ({"payload_mass": "-1.0"}, "payload mass -1 kg is negative"),
+    ({"payload_mass": "1.0", "payload_com": "[0.0, 0.0"}, "payload_com:=[0.0, 0.0 is not a number"),
+    ({"payload_mass": "1.0", "payload_com": "{a: 1}"}, "payload_com:={a: 1} is not a number"),
+    ({"payload_mass": "1.0", "payload_inertia": "[0.01, 0.0, 0.0, 0.01, 0.0, -0.01]"}, "not positive definite"),
+])
+def test_bad_payload_arguments_stop_the_launch_with_one_line(gz_launch, given, expected):
+    module, actions = gz_launch
+    with pytest.raises(PayloadIdError, match=re.escape(expected)) as refused:
+        launched_nodes(module, actions, launch_context(actions, robot="ur10e", **given))
+    assert "\n" not in str(refused.value)
