@@ -5,6 +5,8 @@ Gazebo cannot run here; what its cell changes for payload_id's own nodes can: mo
 use_sim_time:=true as gz_cell.launch.py passes it, and the estimator reads efforts as torques as
 config/gz_cell.yaml sets. The payload the simulated robot carries is identified as on wall time
 (test_cell_e2e), so the nodes' stamps, timeouts and the player's schedule all follow the simulated clock.
+On the noise-free clean profile the estimate (3.49996 kg here) comes back SUSPECT, not converged (model-error
+ratio above 3), on wall time alike: the test asserts the numbers and the clock, not that verdict.
 """
 
 import json
