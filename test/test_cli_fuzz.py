@@ -13,6 +13,7 @@ import os
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -39,6 +40,7 @@ BAD_NUMBERS = ["nan", "inf", "-1", "0", "1e6", "abc"]
 # far below what an unbounded input takes (the red team saw 44 GiB attempts and hangs).
 SUBPROCESS_TIMEOUT_S = 120
 SUBPROCESS_ADDRESS_SPACE = 6 * 1024**3
+UR10E_CONTROLLERS = Path(__file__).resolve().parents[1] / "config" / "ur10e_controllers.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +60,13 @@ def base_argv(files, command: str, out) -> list[str]:
         "simulate": ["--urdf", "planar_2r", "--trajectory", traj, "--lead-in", "0.1", "--out", out],
         "report": ["--urdf", "planar_2r", "--robot", robot, "--payload", payload, "--bag", bag, "--out", out],
         "identify": ["--ros", "--server-timeout", "0.5", "--timeout", "5", "--out", out],
+        "gazebo-urdf": ["--urdf", "ur10e", "--controllers", str(UR10E_CONTROLLERS), "--payload-mass", "2",
+                        "--payload-inertia", "0.01,0,0,0.01,0,0.01", "--out", out],
     }[command]
 
 
 OUT_NAME = {"identify-robot": "robot.yaml", "identify-payload": "payload.yaml", "excite": "trajectory.yaml",
-            "simulate": "bag", "report": "report.png", "identify": "result.yaml"}
+            "simulate": "bag", "report": "report.png", "identify": "result.yaml", "gazebo-urdf": "robot_gz.urdf"}
 
 # Every numeric flag of every command (the identify numbers are the ones that never reach ROS).
 NUMERIC_FLAGS = {
@@ -74,6 +78,7 @@ NUMERIC_FLAGS = {
     "simulate": ["--seed", "--rate", "--lead-in"],
     "report": ["--effort-scale"],
     "identify": ["--max-duration", "--timeout", "--server-timeout", "--forgetting", "--noise-std"],
+    "gazebo-urdf": ["--payload-mass", "--payload-com", "--payload-inertia", "--initial-positions"],
 }
 # Input-file flags per command (the value replaced by each broken file).
 FILE_FLAGS = {
@@ -83,6 +88,7 @@ FILE_FLAGS = {
     "simulate": ["--trajectory", "--payload", "--profile", "--urdf"],
     "report": ["--robot", "--payload", "--bag", "--truth"],
     "identify": ["--truth"],
+    "gazebo-urdf": ["--urdf", "--controllers"],
 }
 
 BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag"}

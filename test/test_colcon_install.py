@@ -18,12 +18,16 @@ import subprocess
 import sys
 import sysconfig
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 import yaml
 from ros_cell.assets import make_robot_yaml, make_trajectory
+from test_gz_cell import GZ_LAUNCH, gz_cell_launch, launch_context, launched_nodes, named_files
 from test_launch_supervisor_sync import LAUNCH, SHARE_SOURCE, _arguments, launch_nodes
+
+from payload_id_ros.cell import ROBOTS
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).parent / "ros_cell"
@@ -93,6 +97,23 @@ def test_every_file_the_launch_files_name_is_installed(install):
     # Installed exactly what the package holds: a config file left out would only fail on a cell.
     installed = sorted(p.name for p in (share / "config").iterdir())
     assert installed == sorted(p.name for p in (SHARE_SOURCE / "config").iterdir())
+
+
+def test_the_gazebo_cell_finds_its_files_in_the_installed_share(install):
+    """gz_cell.launch.py (run against stand-ins of launch: test_gz_cell) names only installed files, and the
+    URDF it spawns points gz_ros2_control at the installed controllers YAML."""
+    share = _prefix(install, "payload_id_ros") / "share" / "payload_id_ros"
+    assert (share / "launch" / GZ_LAUNCH.name).is_file()
+    with gz_cell_launch() as (module, actions):
+        for robot in ROBOTS:
+            nodes = launched_nodes(module, actions, launch_context(actions, share=share, robot=robot))
+            ours = [f for f in named_files(actions, nodes) if f.startswith("<share:payload_id_ros>/")]
+            assert len(ours) == 4, ours
+            for pattern in ours:
+                assert (share / pattern.split("/", 1)[1].format(robot=robot)).is_file(), (pattern, robot)
+            rsp = next(n for n in nodes if n["executable"] == "robot_state_publisher")
+            urdf = ET.fromstring(rsp["parameters"][0]["robot_description"])
+            assert urdf.find("gazebo/plugin/parameters").text == str(share / "config" / f"{robot}_controllers.yaml")
 
 
 def _install_env(install: Path, ros_env: dict) -> dict:

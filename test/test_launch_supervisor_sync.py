@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_gz_cell import GZ_LAUNCH
 from test_nodes_parameters import TABLES
 
 from payload_id_core.errors import PayloadIdError
@@ -28,6 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
 LAUNCH = {"identify": SHARE_SOURCE / "launch" / "identify.launch.py",
           "sim_cell": SHARE_SOURCE / "launch" / "sim_cell.launch.py"}
+# Gazebo's cell starts Gazebo's nodes, not a supervisor cell: test_gz_cell.py checks it (names, files, parameters).
+GAZEBO_LAUNCH = SHARE_SOURCE / "launch" / "gz_cell.launch.py"
 
 
 def _literal(node: ast.expr | None) -> str:
@@ -204,7 +207,8 @@ def test_launch_file_sets_only_declared_parameters(cell):
 
 def test_every_launch_file_is_covered():
     launch_files = (SHARE_SOURCE / "launch").glob("*.launch.py")
-    assert sorted(p.name for p in launch_files) == sorted(p.name for p in LAUNCH.values())
+    assert sorted(p.name for p in launch_files) == sorted([p.name for p in LAUNCH.values()] + [GAZEBO_LAUNCH.name])
+    assert GAZEBO_LAUNCH == GZ_LAUNCH
 
 
 def test_executables_are_console_scripts():

@@ -15,6 +15,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import yaml
+
+from payload_id_core.dynamics.gazebo_urdf import HARDWARE_PLUGIN
 
 REPO = Path(__file__).resolve().parents[1]
 SHARE_SOURCE = REPO   # launch/ and config/: at the repository root, installed into share/payload_id_ros
@@ -39,7 +42,12 @@ MODULE_KEYS = {
 OPTIONAL = {"ur_msgs", "franka_msgs", "cmeel"}
 # Every key a package.xml may use, as checked in rosdistro (see the docstring).
 KNOWN_KEYS = set(MODULE_KEYS.values()) | {"rviz2", "robot_state_publisher", "python3-pytest", "ament_cmake",
-                                          "rosidl_default_generators", "rosidl_default_runtime", "std_msgs"}
+                                          "rosidl_default_generators", "rosidl_default_runtime", "std_msgs",
+                                          "ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "controller_manager",
+                                          "joint_state_broadcaster", "joint_trajectory_controller"}
+# The Gazebo cell's packages are declared under this condition only: rosdep installs them when it holds.
+GAZEBO_CONDITION = "$PAYLOAD_ID_GAZEBO == 1"
+GAZEBO_LAUNCH = SHARE_SOURCE / "launch" / "gz_cell.launch.py"
 
 
 def _declared(package: str) -> dict[str, set[str]]:
@@ -60,10 +68,16 @@ def _imported_modules(paths: list[Path]) -> set[str]:
     return found - set(sys.stdlib_module_names) - {"_typeshed", "__future__"}
 
 
-def _launch_executables() -> set[str]:
+def _conditional(package: str) -> dict[str, str]:
+    """key -> condition of the dependencies declared with one."""
+    root = ET.parse(REPO / "src" / package / "package.xml").getroot()
+    return {(el.text or "").strip(): str(el.get("condition")) for el in root if el.get("condition") is not None}
+
+
+def _launch_executables(paths: list[Path] | None = None) -> set[str]:
     """Packages whose executables the launch files start (Node(package=...))."""
     packages = set()
-    for path in (SHARE_SOURCE / "launch").glob("*.launch.py"):
+    for path in (SHARE_SOURCE / "launch").glob("*.launch.py") if paths is None else paths:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Node":
                 for kw in node.keywords:
@@ -82,7 +96,29 @@ def _needed(package: str) -> set[str]:
     needed = {MODULE_KEYS[m] for m in modules}
     if package == "payload_id_ros":
         needed |= _launch_executables() - {"payload_id_ros"}
+        needed |= _gazebo_plugins()
     return needed
+
+
+def _gazebo_plugins() -> set[str]:
+    """Packages of the plugins the Gazebo cell loads without starting them: the URDF's hardware system, the
+    controllers' types (config/<robot>_controllers.yaml)."""
+    packages = {HARDWARE_PLUGIN.split("/")[0]}
+    for path in (SHARE_SOURCE / "config").glob("*_controllers.yaml"):
+        manager = yaml.safe_load(path.read_text())["controller_manager"]["ros__parameters"]
+        packages |= {spec["type"].split("/")[0] for spec in manager.values() if isinstance(spec, dict)}
+    return packages
+
+
+def test_the_gazebo_cells_packages_are_declared_only_under_the_gazebo_condition():
+    """A real cell's `rosdep install` must not pull Gazebo in: what only gz_cell.launch.py needs carries the
+    condition, nothing else does."""
+    others = [p for p in (SHARE_SOURCE / "launch").glob("*.launch.py") if p != GAZEBO_LAUNCH]
+    gazebo_only = (_launch_executables([GAZEBO_LAUNCH]) - _launch_executables(others)) | _gazebo_plugins()
+    assert gazebo_only == {"ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "controller_manager",
+                           "joint_state_broadcaster", "joint_trajectory_controller"}
+    assert _conditional("payload_id_ros") == {key: GAZEBO_CONDITION for key in gazebo_only}
+    assert _conditional("payload_id_core") == {} and _conditional("payload_id_msgs") == {}
 
 
 @pytest.mark.parametrize("package", ["payload_id_core", "payload_id_ros"])

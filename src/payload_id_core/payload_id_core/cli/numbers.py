@@ -64,3 +64,8 @@ def positive_list(*, at_most: float, unit: str = "") -> Callable[[str], list[flo
     def parse(text: str) -> list[float]:
         return [one(v) for v in text.split(",")]
     return parse
+
+
+def finite_list(text: str) -> list[float]:
+    """'a,b,...': finite numbers (how many is the receiver's to check)."""
+    return [finite(v) for v in text.split(",")]

@@ -18,6 +18,12 @@ _PACKAGE_URI = re.compile(r'package://([^/"\s]+)/([^"\s<]+)')
 def display_urdf(urdf: str | Path) -> str:
     """The URDF text (path or bundled robot name) with package:// meshes found beside it as file:// URIs."""
     path = resolve_urdf(urdf).resolve()
+    return resolve_package_uris(path.read_text(), path)
+
+
+def resolve_package_uris(text: str, path: Path) -> str:
+    """`text` (the URDF at `path`) with each package://<package>/<rest> whose file lies under a parent directory
+    of `path` named <package> as a file:// URI; the others are left to the ament index."""
 
     def resolve(match: re.Match) -> str:
         package, rest = match.group(1), match.group(2)
@@ -26,4 +32,4 @@ def display_urdf(urdf: str | Path) -> str:
                 return (parent / rest).as_uri()
         return match.group(0)      # left to the ament index (a ROS-installed description package)
 
-    return _PACKAGE_URI.sub(resolve, path.read_text())
+    return _PACKAGE_URI.sub(resolve, text)
