@@ -199,4 +199,13 @@ def test_a_known_mass_far_from_the_data_makes_the_method_suspect_not_converged(u
                            payload_prior=PayloadPrior.checked(None, 0.8 * MASS))
     assert est.quality is Quality.SUSPECT and not est.converged
     assert any(r.startswith("prior contradicted: the known mass 3.2 kg") for r in est.quality_reasons)
-    assert math.isfinite(est.mass)
+    assert math.isfinite(est.mass) and est.mass == pytest.approx(MASS, abs=0.06)   # the data's, not forced to 3.2
+
+
+def test_a_contradicted_prior_is_not_forced_on_the_data():
+    data = _data_estimate(0)
+    raw_phi, raw_cov = data.phi.copy(), data.covariance.copy()
+    est = apply_prior(data, PayloadPrior.checked(BOX, 3.0))
+    assert np.array_equal(est.phi, raw_phi) and np.array_equal(est.covariance, raw_cov)
+    assert est.prior == {"bounding_box": {"min": BOX[:3], "max": BOX[3:]}, "known_mass": 3.0, "known_mass_std": 0.015}
+    assert est.prior_pinned == [] and est.quality is Quality.SUSPECT

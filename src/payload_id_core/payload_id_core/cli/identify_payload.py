@@ -98,7 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bounding-box", metavar="X0,Y0,Z0,X1,Y1,Z1",
                         help="what you know of the payload's size: the axis-aligned box (m, payload frame; low corner "
                              "first) that holds all of its mass; the estimate is restricted to bodies inside it and "
-                             "its σ says what the box determined (payload/priors.py); every method reads it")
+                             "its σ says what the box determined (payload/priors.py); every method reads it. A "
+                             "negative first corner needs the = form: --bounding-box=-0.1,-0.1,0,0.1,0.1,0.2")
     parser.add_argument("--known-mass", metavar="KG",
                         help="the payload's weighed mass (kg, at most the robot's rated payload); every method "
                              "reads it")
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     model = RobotModel.from_urdf(args.urdf)
     frame = model.payload_frame(args.frame)
     prior = PayloadPrior.from_text(args.bounding_box, args.known_mass, args.known_mass_std,
-                                   rated_payload(model.urdf_path.stem))
+                                   rated_payload(model.model.name))
     robot = RobotIdentification.load(args.robot, model) if args.robot else None
     options = flag_options(args) | ({"payload_prior": prior} if prior is not None else {})
     request = payload_request(args.method, model, robot, frame, labels=FLAG_NAMES, **options)

@@ -20,11 +20,11 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                is the spread that remains, so σ reflects the box. Computed by importance sampling (two
                adaptive rounds, a fixed seed: the same input gives the same answer).
 
-Consistency check (prior_contradictions): a prior the data contradict is not forced on them silently. The
+Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
 combined σ from the unconstrained estimate, or the data's estimate that far (Mahalanobis, the projection of
-dynamics.consistency.project_feasible with the box's constraints) from any body in the box: the estimate is
-suspect with the reason.
+dynamics.consistency.project_feasible with the box's constraints) from any body in the box: the data's estimate
+stays, suspect with the reason, and payload.yaml still records the prior that was given.
 
 Which numbers the prior rather than the motion determines (pinned_by_prior): those whose σ with the prior is
 below PINNED_RATIO of their σ from the data alone (or that the data leave undetermined). payload.yaml lists them
@@ -58,8 +58,8 @@ CHAIN_STEPS = 200                   # steps kept per chain: mean and covariance 
 # Fewer effective samples than this: the σ with the box are themselves uncertain by more than 1/√(2·30) ≈ 13 %.
 MIN_EFFECTIVE_SAMPLES = 30
 SAMPLING_SEED = 30
-# Rated payloads (kg) of the robots by URDF name (payload-id's bundled robots and their families); a known mass
-# above it is bad input. Robots not listed are not checked.
+# Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
+# is bad input. Robots not listed are not checked.
 RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
                     "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
 READABLE_NAMES = ["mass", "com x", "com y", "com z", *(f"inertia {k}" for k in INERTIA_KEYS)]
@@ -188,7 +188,7 @@ class PayloadPrior:
 
 
 def rated_payload(robot_name: str) -> float | None:
-    """The rated payload (kg) of the robot whose URDF is `robot_name` (its file stem), None when not known."""
+    """The rated payload (kg) of the robot named `robot_name` (the URDF's <robot name>), None when not known."""
     return RATED_PAYLOAD_KG.get(str(robot_name).lower())
 
 
@@ -475,18 +475,15 @@ def prior_contradictions(prior: PayloadPrior, est: PayloadEstimate) -> list[str]
 
 def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     """`est` (the data's estimate, NaN covariance where the motion leaves an entry free) with `prior` applied:
-    φ and its covariance conditioned on the known mass and restricted to the bodies in the box; the prior noted,
-    the numbers it (not the motion) determined listed (est.prior_pinned), and a contradiction marked suspect."""
+    φ and its covariance conditioned on the known mass and restricted to the bodies in the box; the prior noted and
+    the numbers it (not the motion) determined listed (est.prior_pinned). A prior the data contradict is not applied:
+    the data's estimate stays, suspect, with the reason (a number forced between the two would be neither's)."""
     from payload_id_core.dynamics.consistency import project_feasible  # noqa: PLC0415 - cvxpy, only with a box
 
     ok = np.asarray(est.identifiable, dtype=bool)
     data_std = _structural_std(est)
     contradictions = prior_contradictions(prior, est)
-    info = _information(est.covariance, ok)
-    eta = info @ np.where(ok, est.phi, 0.0)
-    if prior.known_mass is not None:
-        info[0, 0] += 1.0 / prior.known_mass_std**2   # type: ignore[operator]
-        eta[0] += prior.known_mass / prior.known_mass_std**2  # type: ignore[operator]
+    projected = est.phi
     if prior.has_box:
         # The data's distance to the nearest body in the box (Mahalanobis, in the data's metric).
         projected, _, dist = project_feasible(est.phi, est.covariance, ok,
@@ -495,27 +492,37 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             contradictions.append(f"the data's estimate is {dist:.3g} standard deviations from any body whose mass "
                                   f"lies in the bounding box (limit {BOX_CONTRADICTION_DISTANCE:g}): a wrong box, or "
                                   "the wrong payload frame")
-        idx = np.flatnonzero(ok)
-        sub = np.linalg.pinv(info[np.ix_(idx, idx)])
-        mass = float((sub @ eta[idx])[0])
-        mass_std = math.sqrt(max(float(sub[0, 0]), 0.0))
+    est.prior = prior.to_dict()
+    if contradictions:
+        est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, f"prior given but not applied (the data contradict it): "
+                              f"{prior.describe()}"))
+        for reason in contradictions:
+            est.notes.append(Note(NoteCode.PAYLOAD_PRIOR_CONTRADICTED, reason))
+            est.mark(Quality.SUSPECT, "prior contradicted: " + reason)
+        return est
+    info = _information(est.covariance, ok)
+    eta = info @ np.where(ok, est.phi, 0.0)
+    if prior.known_mass is not None:
+        info[0, 0] += 1.0 / prior.known_mass_std**2   # type: ignore[operator]
+        eta[0] += prior.known_mass / prior.known_mass_std**2  # type: ignore[operator]
+    idx = np.flatnonzero(ok)
+    sub = np.linalg.inv(info[np.ix_(idx, idx)])
+    ess = float("nan")
+    if prior.has_box:
+        mass, mass_std = float((sub @ eta[idx])[0]), math.sqrt(max(float(sub[0, 0]), 0.0))
         phi, cov, ess = box_posterior(info, eta, prior.lo, prior.hi, mass, mass_std, projected)
         if ess < MIN_EFFECTIVE_SAMPLES:
             est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at least "
                      f"{MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
         ok = np.ones(10, dtype=bool)
     else:
-        idx = np.flatnonzero(ok)
-        sub = np.linalg.inv(info[np.ix_(idx, idx)])
         phi = est.phi.copy()
         phi[idx] = sub @ eta[idx]
         cov = np.full((10, 10), np.nan)
         cov[np.ix_(idx, idx)] = sub
-        ess = float("nan")
     est.phi = np.asarray(phi, dtype=float)
     est.covariance = np.asarray(cov, dtype=float)
     est.identifiable = ok
-    est.prior = prior.to_dict()
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est))
     text = f"prior used: {prior.describe()}"
     if np.isfinite(ess):
@@ -523,9 +530,6 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     text += ("; determined by the prior rather than the motion: " + ", ".join(est.prior_pinned)
              if est.prior_pinned else "; the motion determines every number better than the prior")
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
-    for reason in contradictions:
-        est.notes.append(Note(NoteCode.PAYLOAD_PRIOR_CONTRADICTED, reason))
-        est.mark(Quality.SUSPECT, "prior contradicted: " + reason)
     return est
 
 
