@@ -5,6 +5,9 @@ import math
 
 import numpy as np
 import pytest
+from session_cell import FRAME as SESSION_FRAME
+from session_cell import PHI as SESSION_PHI
+from session_cell import session_cell
 
 from payload_id_core.dynamics.consistency import project_feasible
 from payload_id_core.dynamics.friction import make_friction_model
@@ -13,9 +16,13 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import NoteCode, has_note
+from payload_id_core.monitor.live import LiveMonitor
+from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
 from payload_id_core.payload.finish import finish
+from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior, box_constraints, in_box, rated_payload
+from payload_id_core.payload.session import IdentificationRun, goal_options, goal_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
 from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -209,3 +216,64 @@ def test_a_contradicted_prior_is_not_forced_on_the_data():
     assert np.array_equal(est.phi, raw_phi) and np.array_equal(est.covariance, raw_cov)
     assert est.prior == {"bounding_box": {"min": BOX[:3], "max": BOX[3:]}, "known_mass": 3.0, "known_mass_std": 0.015}
     assert est.prior_pinned == [] and est.quality is Quality.SUSPECT
+
+
+# -- an identify goal (ROS-free: payload/session.py) ---------------------------------------------------
+def test_a_goal_prior_takes_each_field_not_given_from_the_node():
+    node = PayloadPrior.checked(BOX, 4.0, 0.01)
+    assert goal_prior((), 0.0, 0.0, node) == node
+    assert goal_prior((), 0.0, 0.0, None) is None
+    own = goal_prior([-0.1, -0.1, 0.0, 0.1, 0.1, 0.3], 3.5, 0.0, node)
+    assert own == PayloadPrior.checked([-0.1, -0.1, 0.0, 0.1, 0.1, 0.3], 3.5)   # its own mass: the default σ
+    assert goal_prior((), 0.0, 0.02, node) == PayloadPrior.checked(BOX, 4.0, 0.02)
+    with pytest.raises(PayloadIdError, match="swapped on x"):
+        goal_prior([0.1, 0, 0, 0, 0.1, 0.1])
+    with pytest.raises(PayloadIdError, match="rated payload 3 kg"):
+        goal_prior((), 4.0, rated_payload=3.0)
+
+
+def test_a_goal_applies_its_prior_to_the_final_estimate():
+    model, robot, loaded = session_cell()
+    cmd, j = loaded.commanded[0], loaded.joints
+    box = [-0.07, -0.06, -0.02, 0.09, 0.1, 0.14]     # holds the session payload (CoM 10, 20, 60 mm), off-centre
+    finished = {}
+    for name, prior in (("plain", None), ("known", PayloadPrior.checked(box, 3.0, 0.001))):
+        run = IdentificationRun(model, robot, SESSION_FRAME, "direct-rls", float(cmd.time_from_start[-1]),
+                                options=goal_options(prior=prior))
+        run.add_commanded(cmd)
+        run.feed(j.t, j.q, j.tau)
+        finished[name] = run.finish(7.0, GoalOutcome.FINISHED).estimate
+    plain, known = finished["plain"], finished["known"]
+    assert plain.prior is None and known.prior == PayloadPrior.checked(box, 3.0, 0.001).to_dict()
+    assert known.mass == pytest.approx(3.0, abs=0.01) and known.propagated_std()[0] < 0.0011
+    assert "mass" in known.prior_pinned and known.quality is Quality.OK
+    assert in_box(known.phi, np.array(box[:3]), np.array(box[3:]), tol=1e-9).all()
+    assert np.max(np.abs(known.com - SESSION_PHI[1:4] / SESSION_PHI[0])) < 0.003
+
+
+def test_the_monitor_applies_the_prior_to_a_carried_part_only():
+    """LiveMonitor's re-estimate (mass and CoM of a part picked up) with the node's prior: the weighed mass pins it;
+    the empty flange (nothing carried) is reported as exactly nothing, the prior not applied to it."""
+    model, robot, _ = session_cell()
+
+    class Stub:      # the PayloadMonitor's answer to one batch: a re-estimate newly determined
+        def __init__(self, state):
+            self.state = state
+
+        def update(self, t, q, qd, tau):
+            return MonitorUpdate(estimate=self.state)
+
+    carried = PayloadState(phi=PHI.copy(), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
+    empty = PayloadState(phi=np.zeros(10), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
+    batch = (np.zeros(1), np.zeros((1, model.n)), np.zeros((1, model.n)), np.zeros((1, model.n)), None)
+    live = LiveMonitor(model, robot, "tool0", None, prior=PayloadPrior.checked(None, MASS, 0.002))
+    live.monitor = Stub(carried)
+    est = live.feed(*batch).estimate
+    assert est is not None and est.prior == {"known_mass": MASS, "known_mass_std": 0.002}
+    assert est.propagated_std()[0] == pytest.approx(0.002, rel=0.05) and "mass" in est.prior_pinned
+    plain = LiveMonitor(model, robot, "tool0", None)
+    plain.monitor = Stub(carried)
+    assert plain.feed(*batch).estimate.propagated_std()[0] == pytest.approx(0.02, rel=0.05)
+    live.monitor = Stub(empty)
+    nothing = live.feed(*batch).estimate
+    assert nothing.prior is None and np.all(nothing.phi == 0)
