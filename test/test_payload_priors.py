@@ -15,9 +15,9 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.monitor.live import LiveMonitor
 from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
+from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.finish import finish
 from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.methods import identify_payload

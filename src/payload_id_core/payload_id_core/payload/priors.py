@@ -38,7 +38,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality
@@ -321,8 +323,6 @@ def _linear_rows(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def uniform_box_phi(mass: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """φ of a solid block of `mass` filling the box: strictly inside the feasible set (the sampler's start)."""
-    from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: PLC0415 - pinocchio
-
     a = hi - lo
     inertia = np.diag(mass / 12.0 * np.array([a[1]**2 + a[2]**2, a[0]**2 + a[2]**2, a[0]**2 + a[1]**2]))
     return from_mass_com_inertia(mass, 0.5 * (lo + hi), inertia)
@@ -332,8 +332,6 @@ def _truncated_normal(rng: np.random.Generator, mean: np.ndarray, std: np.ndarra
                       b: np.ndarray) -> np.ndarray:
     """One draw each of N(mean, std²) restricted to [a, b] (inverse CDF, computed on the side of the mean that keeps
     precision; an interval far in one tail gives its end nearer the mean)."""
-    from scipy.special import ndtr, ndtri  # noqa: PLC0415
-
     za, zb = (a - mean) / std, (b - mean) / std
     flip = za > 0
     za, zb = np.where(flip, -zb, za), np.where(flip, -za, zb)
