@@ -58,12 +58,16 @@ def test_the_priors_are_used_and_recorded_and_the_report_draws_the_box(files, tm
     assert main(["report", "--urdf", "ur10", "--robot", str(files / "robot.yaml"), "--payload", str(out),
                  "--bag", str(files / "loaded"), "--out", str(png)]) == 0
     assert png.stat().st_size > 0
+    assert "bounding box drawn: 12 edges" in capsys.readouterr().out
 
 
-def test_without_priors_nothing_is_recorded(files, tmp_path):
+def test_without_priors_nothing_is_recorded_or_drawn(files, tmp_path, capsys):
     out = tmp_path / "plain.yaml"
     assert _run(files, out) == 0
     assert "prior" not in yaml.safe_load(out.read_text())
+    assert main(["report", "--urdf", "ur10", "--robot", str(files / "robot.yaml"), "--payload", str(out),
+                 "--bag", str(files / "loaded"), "--out", str(tmp_path / "plain.png")]) == 0
+    assert "bounding box drawn" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("extra, words", [
