@@ -22,8 +22,10 @@ The last stdout line is one JSON object.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -41,15 +43,14 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
 from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from accuracy import cached  # noqa: E402 - bench/ beside this script: the same robot identifications
-
 import ur10e_data as rd  # noqa: E402 - tools/, beside the report script
 
 RATE = 500.0
+CACHE = Path(__file__).resolve().parents[1] / "out" / "accuracy_cache"
 SHORT_S = float(os.environ.get("PRIORS_SHORT_S", "1.5"))
 PRIORS_SEEDS = tuple(range(int(os.environ.get("PRIORS_SEEDS", "10"))))
 METHODS = ("khalil-1", "difference-rls")
@@ -65,6 +66,18 @@ KNOWN_MASS_REL_STD = 0.005
 
 def log(*a) -> None:
     print(*a, file=sys.stderr, flush=True)
+
+
+def cached(key: str, make):
+    """make() once per key, then from out/accuracy_cache: bench/accuracy.py's cache and key scheme, so the robot
+    identification of its cross-trajectory seed 0 is shared."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / (hashlib.sha256(f"{key} v{IDENTIFICATION_VERSION}".encode()).hexdigest()[:16] + ".pkl")
+    if path.is_file():
+        return pickle.loads(path.read_bytes())
+    value = make()
+    path.write_bytes(pickle.dumps(value))
+    return value
 
 
 def block_phi(mass: float, com: np.ndarray, sides: np.ndarray) -> np.ndarray:
@@ -99,8 +112,7 @@ def simulated(out: dict, robot_name: str) -> None:
         loaded = rec(sum_of_sines(m, SHORT_S, RATE, seed=100 + seed), (phi, frame), 1.03, seed)
         for method in METHODS:
             for name, prior in priors.items():
-                kw = {} if prior is None else {"payload_prior": prior}
-                est: PayloadEstimate = identify_payload(method, m, robot, loaded, frame, **kw)
+                est: PayloadEstimate = identify_payload(method, m, robot, loaded, frame, payload_prior=prior)
                 got, std = readable_vector(est.phi), est.propagated_std()
                 known = est.readable_identifiable()
                 rows[(method, name)].append({
