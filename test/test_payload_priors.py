@@ -15,6 +15,8 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.ft.kinematics import resolve_sensor_frame
 from payload_id_core.monitor.live import LiveMonitor
 from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
 from payload_id_core.notes import NoteCode, has_note
@@ -25,6 +27,9 @@ from payload_id_core.payload.priors import PayloadPrior, apply_prior, box_constr
 from payload_id_core.payload.session import IdentificationRun, goal_options, goal_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
 from payload_id_core.robot_id import identify_from_signals
+from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
+from payload_id_core.testing.ft_data import synthetic_wrench
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 # A 4 kg solid block 16 x 14 x 12 cm whose CoM is not at the centre of the 20 cm box that holds it.
@@ -277,3 +282,21 @@ def test_the_monitor_applies_the_prior_to_a_carried_part_only():
     live.monitor = Stub(empty)
     nothing = live.feed(*batch).estimate
     assert nothing.prior is None and np.all(nothing.phi == 0)
+
+
+def test_the_wrist_sensor_method_honours_the_prior_too():
+    """ft fits the wrench, not the joint torques: its estimate gets the same prior (the known mass pins its mass)."""
+    m = RobotModel.from_urdf("ur10")
+    phi = from_mass_com_inertia(2.5, [0.03, -0.01, 0.08], np.diag([0.012, 0.015, 0.008]))
+    truth = FtParameters(resolve_sensor_frame(m, "tool0"), phi, np.array([-0.6, 0.8, 0.3, 0.02, 0.01, 0.01]))
+    t, q, qd, qdd = wrist_motion(m, 4.0, 100.0, joints=[3, 4, 5], q0=np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2]),
+                                 speed=0.6, seed=2)
+    rec = synthetic_recording(m, t, q, qd, qdd, payload=(phi, "tool0"), noise_std=0.05, seed=0)
+    force, torque = synthetic_wrench(m, truth, q, qd, qdd, seed=1)
+    rec.wrench = WrenchSamples(rec.joints.t.copy(), "tool0", force, torque)
+    plain = identify_payload("ft", m, None, rec, "tool0", sensor_frame="tool0")
+    known = identify_payload("ft", m, None, rec, "tool0", sensor_frame="tool0",
+                             payload_prior=PayloadPrior.checked(None, 2.5, 0.0005))
+    assert plain.prior is None and known.prior == {"known_mass": 2.5, "known_mass_std": 0.0005}
+    assert known.propagated_std()[0] < min(0.00055, plain.propagated_std()[0])
+    assert known.mass == pytest.approx(2.5, abs=0.0015) and known.quality is Quality.OK
