@@ -9,16 +9,19 @@ estimate N(φ̂, C) of φ_L (apply_prior):
   known mass   a Gaussian observation m = M ± S of φ_L's first entry: the estimate conditioned on it
                (information form, so entries the motion leaves free stay free). A weighed mass removes one
                unknown, and through the mass's correlation with m·c it sharpens the CoM.
-  box          the physically consistent bodies whose mass lies in the box: pseudo-inertia J ⪰ 0 (Wensing,
-               Kim & Slotine 2017, eq. 10) and, for each axis, the slab lo_i ≤ x_i ≤ hi_i as the degenerate
-               bounding quadric of their Theorem 2, tr(J Q_i) ≥ 0, i.e. ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0 —
-               linear in φ. Summed with weights 1/(3 a_i²) the three slabs give the box's circumscribing
-               ellipsoid (semi-axes √3 a_i), their eq. 22 with Q the ellipsoid: the slabs are the tighter
-               statement and imply it, and imply the CoM inside the box (also stated as lo·m ≤ m·c ≤ hi·m).
+  box          the physically consistent bodies whose mass lies in the box: pseudo-inertia J ⪰ 0 and the
+               bounding-quadric condition tr(J Q) ≥ 0 of Wensing, Kim & Slotine 2017 ("Linear Matrix
+               Inequalities for Physically Consistent Inertial Parameter Identification", the density-
+               realizability condition for a body inside an ellipsoid), taken for each axis with the degenerate
+               quadric of the slab lo_i ≤ x_i ≤ hi_i: ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0, linear in φ. Summed
+               with weights 1/(3 a_i²) the three slabs give the condition of the box's circumscribing
+               ellipsoid (semi-axes √3 a_i): the slabs are the tighter statement and imply it, and imply the
+               CoM inside the box (also stated as lo·m ≤ m·c ≤ hi·m).
                The estimate becomes the mean and covariance of the data's Gaussian restricted to that convex
                set (a flat prior on it): the mean is itself a consistent body in the box, and the covariance
-               is the spread that remains, so σ reflects the box. Computed by importance sampling (two
-               adaptive rounds, a fixed seed: the same input gives the same answer).
+               is the spread that remains, so σ reflects the box. Computed by hit-and-run sampling (Smith 1984:
+               64 chains, a pilot that learns the set's shape, exact chords; a fixed seed, so the same input
+               gives the same answer).
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
@@ -203,8 +206,9 @@ def _second_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def in_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float = 0.0) -> np.ndarray:
-    """(N,) whether each φ sample (N, 10) is a body whose mass lies in the box: m > 0, J ⪰ 0 (Wensing 2017 eq. 10),
-    the three slabs ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0 (their Theorem 2 with a degenerate quadric), the CoM inside."""
+    """(N,) whether each φ sample (N, 10) is a body whose mass lies in the box: m > 0, J ⪰ 0 (Wensing 2017), the
+    three slabs ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0 (their bounding-quadric condition, degenerate quadric), the CoM
+    inside."""
     x = np.atleast_2d(x)
     m = x[:, 0]
     sig, h = _second_moments(x)
@@ -213,14 +217,7 @@ def in_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float = 0.0) -> n
     scale = np.maximum(m, 1e-12)[:, None] * np.maximum(hi - lo, 1e-9) ** 2
     ok &= np.all(slab >= -tol * scale, axis=1)
     ok &= np.all(h >= lo * m[:, None] - tol, axis=1) & np.all(h <= hi * m[:, None] + tol, axis=1)
-    J = np.zeros((x.shape[0], 4, 4))
-    ixx, ixy, iyy, ixz, iyz, izz = (x[:, k] for k in range(4, 10))
-    J[:, 0, 0], J[:, 1, 1], J[:, 2, 2] = sig[:, 0], sig[:, 1], sig[:, 2]
-    J[:, 0, 1] = J[:, 1, 0] = -ixy
-    J[:, 0, 2] = J[:, 2, 0] = -ixz
-    J[:, 1, 2] = J[:, 2, 1] = -iyz
-    J[:, :3, 3] = J[:, 3, :3] = h
-    J[:, 3, 3] = m
+    J = pseudo_inertia_batch(x)
     if ok.any():
         ok[ok] &= np.linalg.eigvalsh(J[ok])[:, 0] >= -tol * np.maximum(m[ok], 1e-12) * 1e-6
     return ok
@@ -281,16 +278,8 @@ def _information(cov: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return info
 
 
-@dataclass
-class PriorResult:
-    phi: np.ndarray
-    covariance: np.ndarray
-    effective_samples: float = float("nan")   # importance sampling with a box; NaN without one
-    contradictions: tuple[str, ...] = ()
-
-
 def pseudo_inertia_batch(x: np.ndarray) -> np.ndarray:
-    """(N, 4, 4) pseudo-inertia J = [[Σ, h], [hᵀ, m]] of φ samples (N, 10) (Wensing 2017 eq. 6), linear in φ."""
+    """(N, 4, 4) pseudo-inertia J = [[Σ, h], [hᵀ, m]] of φ samples (N, 10) (Wensing 2017), linear in φ."""
     x = np.atleast_2d(x)
     sig, h = _second_moments(x)
     J = np.zeros((x.shape[0], 4, 4))
