@@ -71,13 +71,15 @@ OUT_NAME = {"identify-robot": "robot.yaml", "identify-payload": "payload.yaml", 
 # Every numeric flag of every command (the identify numbers are the ones that never reach ROS).
 NUMERIC_FLAGS = {
     "identify-robot": ["--cutoff-hz", "--decimate", "--delay", "--alpha", "--effort-scale", "--known-payload-mass"],
-    "identify-payload": ["--effort-scale", "--sensor-force-range", "--sensor-torque-range"],
+    "identify-payload": ["--effort-scale", "--sensor-force-range", "--sensor-torque-range", "--bounding-box",
+                         "--known-mass", "--known-mass-std"],
     "excite": ["--duration", "--harmonics", "--base-frequency", "--margin", "--min-height", "--max-height",
                "--payload-size", "--min-velocity-fraction", "--seeds", "--seed", "--maxiter", "--acceleration-limit",
                "--noise-std", "--offsets"],
     "simulate": ["--seed", "--rate", "--lead-in"],
     "report": ["--effort-scale"],
-    "identify": ["--max-duration", "--timeout", "--server-timeout", "--forgetting", "--noise-std"],
+    "identify": ["--max-duration", "--timeout", "--server-timeout", "--forgetting", "--noise-std", "--bounding-box",
+                 "--known-mass", "--known-mass-std"],
     "gazebo-urdf": ["--payload-mass", "--payload-com", "--payload-inertia", "--initial-positions"],
 }
 # Input-file flags per command (the value replaced by each broken file).

@@ -110,3 +110,31 @@ def test_an_undetermined_inertia_gets_no_box_and_says_so():
     np.testing.assert_allclose(geometry.box_sides, MIN_BOX_SIDE)
     assert geometry.label.endswith("inertia undetermined")
     np.testing.assert_allclose(geometry.com, [0.0, 0.0, 0.1])
+
+
+def test_the_given_bounding_box_is_drawn_where_rviz_draws_it(ur10, tmp_path):
+    """identify-payload --bounding-box: the wireframe's 8 corners are the box's, in the payload frame for rviz (a line
+    list of its 12 edges) and moved to the base frame by the drawing."""
+    est = _box_estimate()
+    est.prior = {"bounding_box": {"min": [-0.15, -0.1, 0.0], "max": [0.15, 0.1, 0.2]}}
+    geo = marker_geometry(est)
+    corners = geo.prior_box_corners()
+    assert corners is not None
+    assert np.allclose(corners.min(axis=0), [-0.15, -0.1, 0.0]) and np.allclose(corners.max(axis=0), [0.15, 0.1, 0.2])
+    wire = [m for m in conv.markers_msg(est, 0.0).markers if m.type == m.LINE_LIST]
+    assert len(wire) == 1 and len(wire[0].points) == 24 and wire[0].header.frame_id == "tool0"
+    points = np.array([[p.x, p.y, p.z] for p in wire[0].points])
+    assert {tuple(np.round(p, 6)) for p in points} == {tuple(np.round(c, 6)) for c in corners}
+    edges = np.linalg.norm(points[0::2] - points[1::2], axis=1)
+    assert sorted(np.round(edges, 6)) == [0.2] * 8 + [0.3] * 4   # a 30 x 20 x 20 cm box's 12 edges
+    scene = scene_at(PayloadPose(ur10, POSE, est))
+    tool0 = _tool0(ur10, POSE)
+    assert scene.prior_box_corners is not None
+    assert np.allclose(scene.prior_box_corners, corners @ tool0.rotation.T + tool0.translation)
+    # Without a prior: no wireframe, in rviz or in the drawing.
+    plain = _box_estimate()
+    assert marker_geometry(plain).prior_box_corners() is None
+    assert all(m.type != m.LINE_LIST for m in conv.markers_msg(plain, 0.0).markers)
+    assert scene_at(PayloadPose(ur10, POSE, plain)).prior_box_corners is None
+    plot_payload_scene(tmp_path / "boxed.png", PayloadPose(ur10, POSE, est))
+    assert (tmp_path / "boxed.png").stat().st_size > 0

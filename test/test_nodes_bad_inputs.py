@@ -86,6 +86,8 @@ def test_unknown_method_and_trajectory_abort_with_the_choices(nodes, spawn):
     (["--convergence", "never"], "unknown convergence rule 'never'; use one of: covariance, xu"),
     (["--forgetting", "1.5"], "forgetting 1.5 is not a forgetting factor"),
     (["--noise-std", "1", "2"], "noise_std [1.0, 2.0] is not one positive N·m value or one per joint"),
+    (["--bounding-box", "0", "0.1", "0", "0.1", "0", "0.1"], "the bounding box's corners are swapped on y"),
+    (["--known-mass", "-1"], "the known mass is -1 kg, not > 0"),
 ])
 def test_bad_estimator_settings_abort_the_goal_before_any_motion(nodes, spawn, fields, reason):
     fake = _with_fake(spawn, "normal")

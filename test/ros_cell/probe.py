@@ -181,6 +181,8 @@ def main() -> None:
     ap.add_argument("--convergence", default="")
     ap.add_argument("--forgetting", type=float, default=0.0)
     ap.add_argument("--noise-std", type=float, nargs="*", default=[])
+    ap.add_argument("--bounding-box", type=float, nargs="*", default=[])
+    ap.add_argument("--known-mass", type=float, default=0.0)
     ap.add_argument("--rest-window", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=60.0)
     # For a server killed mid-goal: no result will come, so stop waiting when it leaves the graph.
@@ -251,7 +253,8 @@ def main() -> None:
 
             goal = Identify.Goal(method=args.method, trajectory=args.traj_opt, max_duration=args.max_duration,
                                  stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply,
-                                 convergence=args.convergence, forgetting=args.forgetting, noise_std=args.noise_std)
+                                 convergence=args.convergence, forgetting=args.forgetting, noise_std=args.noise_std,
+                                 bounding_box=args.bounding_box, known_mass=args.known_mass)
             second = Identify.Goal(method=args.method, trajectory=args.traj_opt) if args.second_goal else None
         else:
             client = ActionClient(node, Excite, "/excitation_player/excite")

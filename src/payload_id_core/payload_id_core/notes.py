@@ -88,6 +88,9 @@ class NoteCode(str, Enum):
     # -- identifiability judged from the recorded data, no payload (issue 16, helper P): payload/finish.py --
     PAYLOAD_UNDETERMINED = "payload.undetermined"        # CoM or inertia not determined by this motion (σ vs scale)
     PAYLOAD_NO_PAYLOAD = "payload.no_payload"            # mass within k σ of zero: no payload detected
+    # -- prior knowledge of the payload (issue 30): payload/priors.py --
+    PAYLOAD_PRIOR = "payload.prior"                      # the box / known mass used, what they determined
+    PAYLOAD_PRIOR_CONTRADICTED = "payload.prior_contradicted"  # the data contradict the prior: estimate suspect
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
     # -- ROS node inputs (issue 16, helper R) --

@@ -143,6 +143,10 @@ class PayloadEstimate:
     # [mass, CoM, inertia]: whether the recorded data determine them, judged from the covariance
     # against physical scales (finish.judge_determination); `identifiable` is the structural answer.
     determined: np.ndarray = field(default_factory=lambda: np.ones(3, dtype=bool))
+    # Prior knowledge applied (payload/priors.py PayloadPrior.to_dict: bounding_box {min, max}, known_mass, its std),
+    # and the numbers of READABLE order it rather than the motion determined ("mass", "com x", "inertia ixx", ...).
+    prior: dict | None = None
+    prior_pinned: list[str] = field(default_factory=list)
 
     def mark(self, quality: Quality, reason: str) -> None:
         """Lower the quality to `quality` (never raise it) and record why."""
@@ -227,6 +231,8 @@ class PayloadEstimate:
             # φ's covariance: read back, the σ above are the file's (from_dict). Unknown entries (NaN) as 0: which
             # entries are known is `identifiable`'s to say.
             "covariance_about_frame_origin": np.nan_to_num(self.covariance, nan=0.0).tolist(),
+            # What was known before the motion, and what it (not the motion) determined.
+            **({"prior": {**self.prior, "pinned": list(self.prior_pinned)}} if self.prior else {}),
             # Last: the convergence over the motion of an online method (what `payload-id report` draws).
             **({"history": history_to_file(self.history)} if self.history else {}),
         }
@@ -258,6 +264,11 @@ class PayloadEstimate:
             ct = d.get("convergence_time")
             convergence_time = float("nan") if ct is None else float(ct)
             notes: list[Note | str] = [Note.from_any(n) for n in d.get("notes") or []]
+            prior_d = d.get("prior") or None
+            if prior_d is not None and not isinstance(prior_d, dict):
+                raise ValueError(f"prior is {prior_d!r}, not {{bounding_box, known_mass, known_mass_std, pinned}}")
+            prior = {k: v for k, v in prior_d.items() if k != "pinned"} if prior_d else None
+            pinned = [str(p) for p in (prior_d or {}).get("pinned") or []]
         except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
@@ -266,4 +277,5 @@ class PayloadEstimate:
                    method=str(d.get("method", "given")), identifiable=identifiable,
                    converged=bool(d.get("converged", True)), convergence_time=convergence_time,
                    physically_consistent=bool(d.get("physically_consistent", True)), notes=notes,
-                   quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []])
+                   quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []],
+                   prior=prior, prior_pinned=pinned)

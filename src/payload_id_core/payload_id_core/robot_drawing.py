@@ -2,7 +2,8 @@
 
 A check that the estimator's `~/markers` render sensibly, made where no display exists: the
 kinematic skeleton of the URDF (pinocchio forward kinematics, joint origins joined by lines) and
-the CoM sphere, the equivalent inertia box (with its principal-axes orientation) and the mass label
+the CoM sphere, the equivalent inertia box (with its principal-axes orientation), the bounding box the user
+gave (a dashed wireframe) and the mass label
 of payload.markers.marker_geometry — the numbers markers_msg publishes — moved from the payload
 frame into the robot's base frame. `payload-id report` and the demo add it to their PNG.
 """
@@ -47,6 +48,7 @@ class Scene:
     box_corners: np.ndarray      # (8, 3) inertia box corners, MarkerGeometry.box_corners order
     label_position: np.ndarray   # (3,)
     geometry: MarkerGeometry     # the payload-frame numbers (what markers_msg publishes)
+    prior_box_corners: np.ndarray | None = None   # (8, 3) the given bounding box's corners, None without one
 
 
 def scene_at(pose: PayloadPose) -> Scene:
@@ -65,8 +67,10 @@ def scene_at(pose: PayloadPose) -> Scene:
     def to_base(points: np.ndarray) -> np.ndarray:
         return points @ placement.rotation.T + placement.translation
 
+    prior = geo.prior_box_corners()
     return Scene(segments=segments, joints=joints, payload_frame=placement, com=to_base(geo.com),
-                 box_corners=to_base(geo.box_corners()), label_position=to_base(geo.label_position), geometry=geo)
+                 box_corners=to_base(geo.box_corners()), label_position=to_base(geo.label_position), geometry=geo,
+                 prior_box_corners=to_base(prior) if prior is not None else None)
 
 
 def draw_scene(ax, scene: Scene, *, close_up: bool) -> None:
@@ -93,6 +97,10 @@ def draw_scene(ax, scene: Scene, *, close_up: bool) -> None:
     box_colour = "orange" if geo.suspect else "tab:blue"
     faces = [[scene.box_corners[i] for i in face] for face in BOX_FACES]
     ax.add_collection3d(Poly3DCollection(faces, facecolor=box_colour, edgecolor="k", linewidths=0.6, alpha=0.35))
+    if scene.prior_box_corners is not None:   # the bounding box the user gave: a dashed wireframe
+        for i, j in geo.prior_box_edges():
+            ax.plot(*np.c_[scene.prior_box_corners[i], scene.prior_box_corners[j]], color="tab:green", lw=1.2,
+                    ls="--", label="bounding box" if (i, j) == (0, 1) else None)
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 16), np.linspace(0, np.pi, 9))
     r = 0.5 * COM_SPHERE_DIAMETER
     ax.plot_surface(scene.com[0] + r * np.cos(u) * np.sin(v), scene.com[1] + r * np.sin(u) * np.sin(v),

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
-from geometry_msgs.msg import Vector3, WrenchStamped
+from geometry_msgs.msg import Point, Vector3, WrenchStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -271,7 +271,8 @@ def fill_franka_set_load(req, payload):
 
 # -- rviz markers ---------------------------------------------------------------------------------
 def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> MarkerArray:
-    """CoM sphere, equivalent inertia box (principal axes) and a "mass ± σ" text, in the payload frame.
+    """CoM sphere, equivalent inertia box (principal axes), a "mass ± σ" text and, when the estimate carries one, the
+    bounding box the user gave (a line-list wireframe), in the payload frame.
 
     The numbers come from payload_id_core.payload.markers.marker_geometry, which the report's drawing
     uses too (test_marker_drawing checks that both put the box in the same place)."""
@@ -308,6 +309,18 @@ def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> Mark
     text.color.r = text.color.g = text.color.b = text.color.a = 1.0
     text.text = geo.label
     out.markers.append(text)
+
+    corners = geo.prior_box_corners()
+    if corners is not None:   # the bounding box the user gave (identify --bounding-box): a green wireframe
+        wire = base(3, Marker.LINE_LIST, (0.0, 0.0, 0.0))
+        wire.scale.x = 0.002
+        wire.color.r, wire.color.g, wire.color.b, wire.color.a = 0.1, 0.8, 0.2, 0.8
+        for i, j in geo.prior_box_edges():
+            for k in (i, j):
+                point = Point()
+                point.x, point.y, point.z = (float(v) for v in corners[k])
+                wire.points.append(point)
+        out.markers.append(wire)
     return out
 
 

@@ -40,6 +40,14 @@ class EstimatorParameters:
                                          "discovery)", valid=Range(low=0.0))
     excite_timeout: float = parameter(5.0, "s to find the excitation player's action server",
                                       valid=Range(low=0.0, low_open=True))
+    # -- what is known of the payload (payload_id_core.payload.priors): a goal's own fields override them --
+    bounding_box: tuple[float, ...] = parameter((0.0,), "m, payload frame: the box holding all of the payload's "
+                                                "mass, x0 y0 z0 x1 y1 z1; zeros = none (goals and the monitor's "
+                                                "re-estimates use it)")
+    known_mass: float = parameter(0.0, "kg: the payload's weighed mass; 0 = none (goals and the monitor's "
+                                  "re-estimates use it)", valid=Range(low=0.0))
+    known_mass_std: float = parameter(0.0, "kg: the weighed mass's standard deviation; 0 = 0.5 % of it",
+                                      valid=Range(low=0.0))
     use_wrench_inertia: bool = parameter(True, "compensate the payload's inertial wrench too, not only its weight")
     monitor: bool = parameter(False, "watch the payload during task motion between goals (~/payload_event); "
                               "the service ~/monitor starts and stops it")
@@ -67,6 +75,11 @@ class EstimatorParameters:
         return ControllerSettings(parse_choice(ControllerKind, self.controller, "controller"),
                                   self.controller_service, self.controller_frame, self.rated_payload_kg,
                                   self.controller_wait, self.controller_timeout)
+
+    @property
+    def bounding_box_given(self) -> list[float] | None:
+        """The bounding box parameter, or None when it is all zeros (not configured)."""
+        return [float(v) for v in self.bounding_box] if any(v != 0.0 for v in self.bounding_box) else None
 
     @property
     def effort_scale_override(self) -> np.ndarray | None:

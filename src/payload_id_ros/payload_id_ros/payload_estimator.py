@@ -50,6 +50,8 @@ from payload_id_core.payload import (
     IdentificationRun,
     ResultUnreadable,
     goal_options,
+    goal_prior,
+    rated_payload,
     read_result,
     write_result,
 )
@@ -93,6 +95,9 @@ class PayloadEstimator(Node):
         # Zero, negative, NaN or a wrong count stop the node at start, naming the parameter.
         self.effort_scale = None if override is None else check_drive_gains(override, self.model.n,
                                                                             "parameter effort_scale")
+        # What is known of the payload: bad values stop the node at start, naming the parameter.
+        self.prior = goal_prior(params.bounding_box_given or (), params.known_mass, params.known_mass_std,
+                                rated_payload=self._rated_payload())
         self.robot: RobotIdentification | None = None
         self.robot_error: str | None = None
         self.gains: np.ndarray | None = None       # torque = effort × gains (None: the efforts are torques)
@@ -161,10 +166,17 @@ class PayloadEstimator(Node):
             self.gains = np.asarray(gains.scale, dtype=float)
             self.get_logger().info(f"drive gains {np.round(gains.scale, 6).tolist()} from {gains.source}")
 
+    def _rated_payload(self) -> float | None:
+        """kg: the rated_payload_kg parameter when configured, else the robot's as payload.priors knows it."""
+        configured = self.params.rated_payload_kg
+        return configured if configured > 0 else rated_payload(self.model.model.name)
+
     def new_run(self, request: Identify.Goal) -> IdentificationRun:
         """The online identification the goal asks for; bad requests fail here, before anything moves."""
         method = request.method or self.params.method
-        options = goal_options(request.convergence, request.forgetting, request.noise_std, self.model.n)
+        prior = goal_prior(request.bounding_box, request.known_mass, request.known_mass_std, self.prior,
+                           self._rated_payload())
+        options = goal_options(request.convergence, request.forgetting, request.noise_std, self.model.n, prior)
         traj_name = request.trajectory or self.params.trajectory
         if not traj_name:
             raise PayloadIdError("no trajectory given and no default", "set the goal's trajectory or the "
@@ -279,7 +291,7 @@ class PayloadEstimator(Node):
     def _new_live_monitor(self) -> LiveMonitor:
         assert self.robot is not None
         return LiveMonitor(self.model, self.robot, self.frame, self.gains, self.params.rated_payload_kg,
-                           self.params.stale_timeout)
+                           self.params.stale_timeout, self.prior)
 
 
 def main(args=None) -> int:

@@ -8,7 +8,8 @@ the frame (RobotModel.payload_frame), the method with the options its flags set 
 (payload_request: a flag the method does not read is refused, naming the methods that read it), then
 --effort-scale and the recordings in one walk (inputs.read_runs). --csv-ur / --unloaded-csv-ur read UR CSV
 recordings instead of bags (the measured motion then serves as the commanded one, and payload.yaml's notes
-say so). Bad input raises
+say so). --bounding-box and --known-mass give what is known of the payload (payload/priors.py), checked here
+(a zero or swapped extent, NaN, a mass <= 0 or above the robot's rated payload: exit 2). Bad input raises
 PayloadIdError (exit 2) before anything is written; payload.yaml is written atomically.
 Quality (payload/finish.py judge_quality): a SUSPECT estimate is written with `converged: false` and
 its reasons, the summary line says SUSPECT and each reason follows, exit 0 (the file is the user's to
@@ -31,6 +32,7 @@ from payload_id_core.payload.methods import estimate_payload, on_same_trajectory
 from payload_id_core.payload.methods.registry import SPECS, Measurement, UnloadedRun, readers_of
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import LoadFriction
+from payload_id_core.payload.priors import PayloadPrior, rated_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import SignalSource
@@ -42,7 +44,8 @@ STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NO
                           NoteCode.PAYLOAD_UNDETERMINED,
                           NoteCode.PAYLOAD_PROJECTED, NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
                           NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN, NoteCode.FT_PROJECTED,
-                          NoteCode.SIGNALS_RUNS_ALIGNED})
+                          NoteCode.SIGNALS_RUNS_ALIGNED, NoteCode.PAYLOAD_PRIOR,
+                          NoteCode.PAYLOAD_PRIOR_CONTRADICTED})
 
 
 # The flags that set a PayloadOptions field: argparse's name -> the option. Which methods read each is the
@@ -51,6 +54,7 @@ FLAG_OPTIONS = {"signals": "source", "convergence": "convergence", "load_frictio
                 "sensor_frame": "sensor_frame", "sensor_force_range": "force_range",
                 "sensor_torque_range": "torque_range", "ft_mode": "mode"}
 FLAG_NAMES = {option: "--" + flag.replace("_", "-") for flag, option in FLAG_OPTIONS.items()}
+FLAG_NAMES["payload_prior"] = "--bounding-box/--known-mass"
 
 
 def _read_by(option: str) -> str:
@@ -91,6 +95,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ft-mode", choices=[m.value for m in FtMode],
                         help="'static' (Duan 2022: mass, CoM, offsets, tilt from held poses) or 'dynamic' "
                              "(adds the inertia from every sample; default); " + _read_by("mode"))
+    parser.add_argument("--bounding-box", metavar="X0,Y0,Z0,X1,Y1,Z1",
+                        help="what you know of the payload's size: the axis-aligned box (m, payload frame; low corner "
+                             "first) that holds all of its mass; the estimate is restricted to bodies inside it and "
+                             "its σ says what the box determined (payload/priors.py); every method reads it. A "
+                             "negative first corner needs the = form: --bounding-box=-0.1,-0.1,0,0.1,0.1,0.2")
+    parser.add_argument("--known-mass", metavar="KG",
+                        help="the payload's weighed mass (kg, at most the robot's rated payload); every method "
+                             "reads it")
+    parser.add_argument("--known-mass-std", metavar="KG",
+                        help="the weighed mass's standard deviation (kg; default 0.5 %% of it)")
     parser.add_argument("--out", required=True, help="payload.yaml to write")
 
 
@@ -115,8 +129,11 @@ def _range(text: str):
 def run(args: argparse.Namespace) -> int:
     model = RobotModel.from_urdf(args.urdf)
     frame = model.payload_frame(args.frame)
+    prior = PayloadPrior.from_text(args.bounding_box, args.known_mass, args.known_mass_std,
+                                   rated_payload(model.model.name))
     robot = RobotIdentification.load(args.robot, model) if args.robot else None
-    request = payload_request(args.method, model, robot, frame, labels=FLAG_NAMES, **flag_options(args))
+    options = flag_options(args) | ({"payload_prior": prior} if prior is not None else {})
+    request = payload_request(args.method, model, robot, frame, labels=FLAG_NAMES, **options)
     # ft reads the wrist sensor, not the joint efforts: no drive gains.
     runs = read_runs(args, model, robot, other_prefix="unloaded-",
                      uses_efforts=request.spec.measurement is not Measurement.WRIST_WRENCH)

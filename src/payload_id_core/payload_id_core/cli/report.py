@@ -4,7 +4,8 @@ Torque residuals per joint with the unloaded robot model and with the payload ad
 (payload/residuals.py), the convergence of mass, CoM and inertia when the payload file carries the
 online history (identify-payload writes it for the online methods: payload.yaml's `history`), the
 estimate ± σ beside the truth (--truth), and the robot at the recording's first pose with the payload
-markers as rviz shows them (payload_id_core.robot_drawing). This module is imported only when the
+markers as rviz shows them, the bounding box the estimate was made with among them
+(payload_id_core.robot_drawing). This module is imported only when the
 subcommand runs (cli/main.py), so its core imports are paid by `payload-id report` alone.
 """
 
@@ -101,5 +102,9 @@ def run(args: argparse.Namespace) -> int:
     if scene is not None:
         print(f"payload CoM drawn at {np.round(scene.com, 4).tolist()} m in the base frame "
               f"(first pose of the recording), equivalent box {np.round(scene.geometry.box_sides, 4).tolist()} m")
+        if scene.prior_box_corners is not None:   # identify-payload --bounding-box: drawn as a dashed wireframe
+            print(f"bounding box drawn: {len(scene.geometry.prior_box_edges())} edges, corners from "
+                  f"{np.round(scene.prior_box_corners.min(axis=0), 4).tolist()} to "
+                  f"{np.round(scene.prior_box_corners.max(axis=0), 4).tolist()} m in the base frame")
     print(f"wrote {args.out}")
     return 0

@@ -36,15 +36,17 @@ def _whitening(cov: np.ndarray, phi: np.ndarray) -> np.ndarray:
 
 
 def project_feasible(phi: np.ndarray, cov: np.ndarray, identifiable: np.ndarray,
-                     min_mass: float = MIN_MASS) -> tuple[np.ndarray, bool, float]:
+                     min_mass: float = MIN_MASS, extra_constraints=None) -> tuple[np.ndarray, bool, float]:
     """(φ_projected, raw was consistent, Mahalanobis distance moved).
 
     φ entries not identifiable keep their given value in the result (the caller's prior), but are
-    free variables of the feasibility test.
+    free variables of the feasibility test. `extra_constraints`: x -> [cvxpy constraints] that narrow the
+    feasible set further (payload/priors.py: the mass inside a bounding box); the consistency shortcut is then
+    not taken.
     """
     phi = np.asarray(phi, dtype=float)
     ok = np.asarray(identifiable, dtype=bool)
-    if ok.all() and is_physically_consistent(phi) and phi[0] >= min_mass:
+    if extra_constraints is None and ok.all() and is_physically_consistent(phi) and phi[0] >= min_mass:
         return phi.copy(), True, 0.0
     import cvxpy as cp  # noqa: PLC0415 - heavy import, only when a projection is needed
 
@@ -63,7 +65,10 @@ def project_feasible(phi: np.ndarray, cov: np.ndarray, identifiable: np.ndarray,
     L = _whitening(np.asarray(cov, dtype=float)[np.ix_(idx, idx)], phi[idx])
     scale = max(1.0, float(np.abs(L).max())) if L.size else 1.0
     objective = cp.sum_squares((L / scale) @ (x[idx] - phi[idx])) if idx.size else cp.Constant(0.0)
-    prob = cp.Problem(cp.Minimize(objective), [(J + J.T) / 2 >> 0, m >= min_mass])
+    constraints = [(J + J.T) / 2 >> 0, m >= min_mass]
+    if extra_constraints is not None:
+        constraints += extra_constraints(x)
+    prob = cp.Problem(cp.Minimize(objective), constraints)
     try:
         prob.solve(solver=cp.CLARABEL)
     except cp.SolverError:
@@ -76,7 +81,8 @@ def project_feasible(phi: np.ndarray, cov: np.ndarray, identifiable: np.ndarray,
     # solver's round-off means the raw estimate was consistent already.
     completed = np.array(x.value, dtype=float)
     completed[idx] = phi[idx]
-    if (completed[0] >= min_mass and is_physically_consistent(completed, tol=1e-7)) or dist < 1e-3:
+    if (extra_constraints is None and completed[0] >= min_mass and is_physically_consistent(completed, tol=1e-7)) \
+            or dist < 1e-3:
         return out, True, dist
     out[idx] = x.value[idx]
     return out, False, dist

@@ -14,6 +14,8 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor.detect import DetectorSettings
 from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
+from payload_id_core.payload.finish import judge_quality
+from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
@@ -32,8 +34,11 @@ class LiveMonitor:
     estimate (after a goal: on the goal's)."""
 
     def __init__(self, model: RobotModel, robot: RobotIdentification, frame: str, gains: np.ndarray | None,
-                 rated_payload_kg: float = 0.0, stale_timeout: float = 0.5) -> None:
+                 rated_payload_kg: float = 0.0, stale_timeout: float = 0.5, prior: PayloadPrior | None = None) -> None:
         self.model, self.robot, self.frame = model, robot, frame
+        # What is known of the payload (the node's bounding_box / known_mass): applied to every re-estimate of a
+        # carried part as an identify goal applies it (a part it contradicts is suspect, the prior not applied).
+        self.prior = prior
         self.gains = gains                     # torque = effort × gains (None: the efforts are torques)
         # A detected mass change above 1.5 × the rated payload is no part the robot can carry (0: no limit).
         self.max_mass_kg = 1.5 * rated_payload_kg if rated_payload_kg > 0 else math.inf
@@ -61,6 +66,8 @@ class LiveMonitor:
         update = self.monitor.update(t, q, qd, tau)
         self._silent = False
         estimate = None if update.estimate is None else update.estimate.to_estimate(self.frame)
+        if estimate is not None and self.prior is not None and not update.estimate.carries_nothing:  # type: ignore[union-attr]
+            estimate = judge_quality(apply_prior(estimate, self.prior))
         return LiveStep(update, estimate)
 
     def silence(self, now: float, last_stamp: float) -> str:

@@ -16,8 +16,9 @@ _EXPORTS = {
     "methods": ["METHOD_SPECS", "ONLINE_SPECS", "identify_payload", "method_spec"],
     "online": ["ConvergenceRule", "OnlinePayloadEstimator"],
     "options": ["PayloadOptions"],
+    "priors": ["PayloadPrior", "rated_payload"],
     "result_file": ["ResultUnreadable", "read_result", "write_result"],
-    "session": ["IdentificationRun", "goal_options"],
+    "session": ["IdentificationRun", "goal_options", "goal_prior"],
 }
 __all__ = sorted(name for names in _EXPORTS.values() for name in names)
 if TYPE_CHECKING:  # the same names, for type checkers (test_architecture checks that the two agree)
@@ -27,7 +28,8 @@ if TYPE_CHECKING:  # the same names, for type checkers (test_architecture checks
     from payload_id_core.payload.methods import METHOD_SPECS, ONLINE_SPECS, identify_payload, method_spec
     from payload_id_core.payload.online import ConvergenceRule, OnlinePayloadEstimator
     from payload_id_core.payload.options import PayloadOptions
+    from payload_id_core.payload.priors import PayloadPrior, rated_payload
     from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
-    from payload_id_core.payload.session import IdentificationRun, goal_options
+    from payload_id_core.payload.session import IdentificationRun, goal_options, goal_prior
 else:
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

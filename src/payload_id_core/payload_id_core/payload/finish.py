@@ -9,6 +9,8 @@ goes through the same steps:
   4. the quality (ok | suspect | failed, with reasons) is judged from those checks, and from the
      robot identification's and the recordings' scale against the URDF (robot_id/scale_check.py) when the
      method fits joint efforts (methods/registry.py MethodSpec.fits_joint_efforts: not the F/T method).
+  A PayloadPrior (a bounding box, a weighed mass: payload/priors.py) is applied between 1 and 3: the estimate
+  conditioned on it, its σ with it, a prior the data contradict making it suspect.
      An estimate that is not ok is never `converged`: the rule is never a confident wrong answer.
 """
 
@@ -23,6 +25,7 @@ from payload_id_core.dynamics.inertia import PARAM_NAMES, is_physically_consiste
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
+from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
 from payload_id_core.robot_id.scale_check import other_unit_reason, recording_scale_factor
@@ -232,7 +235,8 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
 
 
 def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarray, notes: Sequence[Note | str], *,
-           prior=None, project: bool = True, converged: bool = True, convergence_time: float = float("nan"),
+           prior=None, payload_prior: PayloadPrior | None = None, project: bool = True, converged: bool = True,
+           convergence_time: float = float("nan"),
            history: dict | None = None, friction_unknowns: int = 0) -> PayloadEstimate:
     """PayloadEstimate from a solution z = [φ_L, Δφ_f, …] with covariance `cov` and determined entries `ok`."""
     if not bool(np.asarray(ok)[0]):
@@ -245,4 +249,6 @@ def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarr
                               f"friction change under load estimated ({friction_unknowns} parameters)"))
     est = PayloadEstimate(frame=frame, phi=phi, covariance=cov10, method=method, identifiable=ok10,
                           converged=converged, convergence_time=convergence_time, notes=all_notes, history=history)
+    if payload_prior is not None:   # the box and known mass (payload/priors.py): before the projection
+        est = apply_prior(est, payload_prior)
     return judge_quality(project_if_inconsistent(est) if project else est)

@@ -4,7 +4,8 @@ The estimator's `~/markers` (payload_id_ros.conversions.markers_msg) and the rep
 (payload_id_core.robot_drawing) take their numbers from `marker_geometry`, so what rviz shows and
 what the report draws cannot diverge. Everything is in the payload frame; the box is the uniform
 box with the estimate's mass and inertia about the CoM (dynamics/inertia.equivalent_box), its edges
-along the principal axes.
+along the principal axes. A bounding box the user gave (identify-payload --bounding-box) is drawn beside them as a
+wireframe, so that the estimate can be seen inside what was known.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class MarkerGeometry:
     box_axes: np.ndarray         # (3, 3) principal axes of the inertia about the CoM (right-handed columns)
     label: str                   # "mass ± σ kg", "(suspect)" appended when the project does not stand behind it
     suspect: bool                # quality not ok: drawn in a warning colour
+    # The bounding box the user gave (payload/priors.py: its low and high corners), drawn as a wireframe: None without
+    prior_box: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def box_quaternion_xyzw(self) -> tuple[float, float, float, float]:
@@ -45,6 +48,17 @@ class MarkerGeometry:
         """(8, 3) corners in the payload frame, corner k at signs (bit 0, 1, 2 of k) along the axes."""
         signs = np.array([[1 if k & (1 << a) else -1 for a in range(3)] for k in range(8)], dtype=float)
         return self.com + (signs * (0.5 * self.box_sides)) @ self.box_axes.T
+
+    def prior_box_corners(self) -> np.ndarray | None:
+        """(8, 3) corners of the given bounding box in the payload frame, box_corners' order; None without one."""
+        if self.prior_box is None:
+            return None
+        lo, hi = self.prior_box
+        return np.array([[hi[a] if k & (1 << a) else lo[a] for a in range(3)] for k in range(8)], dtype=float)
+
+    def prior_box_edges(self) -> list[tuple[int, int]]:
+        """The 12 edges of a box by corner index (corners differing in one bit)."""
+        return [(k, k | (1 << a)) for k in range(8) for a in range(3) if not k & (1 << a)]
 
 
 def mass_label(mass: float, std: float) -> str:
@@ -64,5 +78,8 @@ def marker_geometry(est: PayloadEstimate) -> MarkerGeometry:
         label += ", inertia undetermined"
     if suspect:
         label += f" ({est.quality.value})"
+    box = (est.prior or {}).get("bounding_box")
+    prior_box = (np.asarray(box["min"], dtype=float), np.asarray(box["max"], dtype=float)) if box else None
     return MarkerGeometry(frame=est.frame, com=np.asarray(est.com, dtype=float),
-                          box_sides=np.maximum(sides, MIN_BOX_SIDE), box_axes=axes, label=label, suspect=suspect)
+                          box_sides=np.maximum(sides, MIN_BOX_SIDE), box_axes=axes, label=label, suspect=suspect,
+                          prior_box=prior_box)

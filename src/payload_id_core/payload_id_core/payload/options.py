@@ -20,6 +20,7 @@ import numpy as np
 
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.payload.online.base import ConvergenceRule
+from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.conditioning import SignalSource
 
@@ -48,6 +49,7 @@ class PayloadOptions:
     load_friction: bool | None = None      # load-dependent Coulomb μ (None: LOAD_FRICTION_DEFAULT per method)
     include_robot_uncertainty: bool = True  # the robot identification's covariance enters the payload's
     prior: PayloadEstimate | Sequence[float] | np.ndarray | None = None  # φ for undetermined entries (None: 0)
+    payload_prior: PayloadPrior | None = None  # what is known: bounding box, weighed mass (payload/priors.py)
     project: bool = True                   # project an inconsistent estimate onto the feasible set
     # -- an unloaded run on the same trajectory (khalil-3, gaz-dtau) -------------------------------
     same_trajectory_tol_rad: float | None = None  # None: 1 mrad recorded command, 20 mrad measured/stand-in

@@ -29,6 +29,7 @@ from payload_id_core.payload.methods import online_spec, prepared_options
 from payload_id_core.payload.methods.online import covariance_extra, online_estimator, with_covariance_extra
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
 from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
@@ -47,11 +48,12 @@ DELAY_FROM = 1.0           # s of the excitation's joint states the command-to-m
 
 
 def goal_options(convergence: str = "", forgetting: float = 0.0, noise_std: Sequence[float] = (),
-                 n_joints: int | None = None) -> PayloadOptions:
+                 n_joints: int | None = None, prior: PayloadPrior | None = None) -> PayloadOptions:
     """The online estimator's options an Identify goal sets, checked once here at its acceptance: empty / 0 is
     "not given" (the estimator's default); an unknown rule, a forgetting factor outside (0, 1] or a noise that is
-    not one positive value or one per joint is bad input naming the goal field."""
-    given: dict = {}
+    not one positive value or one per joint is bad input naming the goal field. `prior`: what is known of the
+    payload (goal_prior), applied to the goal's final estimate."""
+    given: dict = {} if prior is None else {"payload_prior": prior}
     if convergence:
         given["convergence"] = parse_choice(ConvergenceRule, convergence, "convergence rule")
     if forgetting != 0.0:
@@ -68,6 +70,23 @@ def goal_options(convergence: str = "", forgetting: float = 0.0, noise_std: Sequ
                                  "default")
         given["noise_std"] = noise[0] if len(noise) == 1 else noise
     return PayloadOptions(**given)
+
+
+def goal_prior(bounding_box: Sequence[float] = (), known_mass: float = 0.0, known_mass_std: float = 0.0,
+               fallback: PayloadPrior | None = None, rated_payload: float | None = None) -> PayloadPrior | None:
+    """The prior an Identify goal's fields give (bounding_box, known_mass, known_mass_std; empty / 0 = not given),
+    each field not given taken from `fallback` (the node's parameters); bad values are refused (PayloadIdError,
+    naming the field) before anything moves."""
+    box = [float(v) for v in bounding_box]
+    if not box and fallback is not None and fallback.has_box:
+        box = [*fallback.lo, *fallback.hi]
+    mass: float | None = float(known_mass) if known_mass != 0.0 else None
+    std: float | None = float(known_mass_std) if known_mass_std != 0.0 else None
+    if mass is None and fallback is not None and fallback.known_mass is not None:
+        mass, std = fallback.known_mass, std if std is not None else fallback.known_mass_std
+    if not box and mass is None and std is None:
+        return None
+    return PayloadPrior.checked(box or None, mass, std, rated_payload)
 
 
 @dataclass
@@ -325,7 +344,7 @@ class IdentificationRun:
             if cancelled:
                 return None
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(self.with_online_covariance_extra(est), self.robot)
+        est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior)
         if input_drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
         before, after = self.torque_rmse(est)
@@ -369,9 +388,13 @@ class IdentificationRun:
                            project=False).params
 
 
-def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None) -> PayloadEstimate:
-    """The goal's final estimate: physically consistent (finish.project_if_inconsistent), its quality judged
-    (finish.judge_quality; with `robot`, also the robot identification's scale against the URDF)."""
+def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None,
+             prior: PayloadPrior | None = None) -> PayloadEstimate:
+    """The goal's final estimate: with what is known of the payload (`prior`, priors.apply_prior, as finish.finish
+    applies it), physically consistent (finish.project_if_inconsistent), its quality judged (finish.judge_quality;
+    with `robot`, also the robot identification's scale against the URDF)."""
+    if prior is not None:
+        est = apply_prior(est, prior)
     return judge_quality(project_if_inconsistent(est), robot)
 
 

@@ -8,6 +8,7 @@ is printed. An aborted goal prints the node's reason and exits 2.
 
 from __future__ import annotations
 
+import argparse
 import math
 import time
 
@@ -40,6 +41,14 @@ def add_arguments(p) -> None:
     # Bounded like every number here (1 kN·m is far above any arm's torque noise).
     p.add_argument("--noise-std", type=positive_list(at_most=1000.0, unit="N·m"), default=[], metavar="K[,K...]",
                    help="N·m torque noise weighting the rows: one value or one per joint (default: the method's)")
+    # What is known of the payload (identify-payload's flags); left out: the node's parameters.
+    p.add_argument("--bounding-box", type=_box, default=[], metavar="X0,Y0,Z0,X1,Y1,Z1",
+                   help="m, payload frame: the box holding all of the payload's mass (a negative first corner "
+                        "needs the = form: --bounding-box=-0.1,...)")
+    p.add_argument("--known-mass", type=number(above=0, at_most=1000.0, unit="kg"), default=0.0, metavar="KG",
+                   help="the payload's weighed mass (the node checks it against the rated payload)")
+    p.add_argument("--known-mass-std", type=number(above=0, at_most=1000.0, unit="kg"), default=0.0, metavar="KG",
+                   help="its standard deviation (default 0.5 %% of it)")
     p.add_argument("--apply", action="store_true", help="send the result to the robot controller (UR/Franka)")
     p.add_argument("--apply-even-if-suspect", action="store_true",
                    help="with --apply: send a SUSPECT or FAILED estimate too (the node refuses it otherwise)")
@@ -50,6 +59,17 @@ def add_arguments(p) -> None:
                    help="s to wait for the action server")
     p.add_argument("--truth", default=None, help="payload.yaml of the true payload, printed beside the estimate")
     p.add_argument("--out", default=None, help="write result, feedback history and errors to this YAML")
+
+
+def _box(text: str) -> list[float]:
+    """--bounding-box's six numbers (the node checks the corners: payload.priors)."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not six comma-separated numbers") from None
+    if len(values) != 6 or not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"'{text}': give six finite numbers X0,Y0,Z0,X1,Y1,Z1 (m)")
+    return values
 
 
 def action_name(namespace: str) -> str:
@@ -132,7 +152,9 @@ def run(args) -> int:
         goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,
                              stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply,
                              apply_even_if_suspect=args.apply_even_if_suspect, convergence=args.convergence,
-                             forgetting=args.forgetting, noise_std=list(args.noise_std))
+                             forgetting=args.forgetting, noise_std=list(args.noise_std),
+                             bounding_box=list(args.bounding_box), known_mass=args.known_mass,
+                             known_mass_std=args.known_mass_std)
         print(f"identify: goal sent to {action_name(args.namespace)} "
               f"(method {args.method or 'node default'}, trajectory {args.trajectory or 'node default'})", flush=True)
         t0 = time.monotonic()

@@ -230,8 +230,9 @@ def robot_sensitivity_cov(W: np.ndarray, sigma: np.ndarray, y_a: np.ndarray, sol
 
 def finish(frame: str, method: PayloadMethod, z: np.ndarray, cov: np.ndarray, ok: np.ndarray,
            notes: Sequence[Note | str], options: PayloadOptions, **kw) -> PayloadEstimate:
-    """finish.finish with the prior and the projection switch the options carry."""
-    return finish_estimate(frame, method.value, z, cov, ok, notes, prior=options.prior, project=options.project,
-                           **kw)
+    """finish.finish with the priors (φ for undetermined entries, the box and known mass) and the projection switch
+    the options carry."""
+    return finish_estimate(frame, method.value, z, cov, ok, notes, prior=options.prior,
+                           payload_prior=options.payload_prior, project=options.project, **kw)
 
 

@@ -86,7 +86,7 @@ class MethodSpec:
 # The options by what reads them: the signal conditioning, the finishing (prior, projection), the robot
 # identification's covariance, the payload model's friction unknowns, and the recursive estimators' own.
 _SIGNALS = frozenset(SIGNAL_OPTIONS)
-_FINISH = frozenset({"prior", "project"})
+_FINISH = frozenset({"prior", "payload_prior", "project"})
 _TORQUE_FIT = _SIGNALS | _FINISH | {"include_robot_uncertainty"}
 # khalil-3 and khalil-4 take the unloaded run as the reference, not θ_a: cov(θ_a) never enters their covariance.
 _UNLOADED_REFERENCE = _TORQUE_FIT - {"include_robot_uncertainty"}
@@ -123,7 +123,7 @@ SPECS: tuple[MethodSpec, ...] = (
                same_trajectory=True, load_friction_default=True),
     MethodSpec(PayloadMethod.FT, ft,
                "Duan 2022 / Atkeson 1986: φ_L, sensor offsets and base tilt from the wrench (payload_id_core.ft)",
-               frozenset(FT_OPTIONS), measurement=Measurement.WRIST_WRENCH, needs_robot=False),
+               frozenset(FT_OPTIONS) | {"payload_prior"}, measurement=Measurement.WRIST_WRENCH, needs_robot=False),
 )
 METHOD_SPECS: dict[PayloadMethod, MethodSpec] = {spec.method: spec for spec in SPECS}
 ONLINE_SPECS: tuple[MethodSpec, ...] = tuple(spec for spec in SPECS if spec.online)

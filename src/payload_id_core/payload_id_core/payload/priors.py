@@ -1,0 +1,532 @@
+"""Prior knowledge of the payload: the box its mass lies in, and a weighed mass (issue 30).
+
+A PayloadPrior is what the user knows before the motion: the axis-aligned box (payload frame, metres) that
+holds all of the payload's mass, and/or its mass from a scale with a standard deviation. It is checked once
+where it enters (PayloadPrior.checked: a zero, negative or NaN extent, swapped corners, a mass <= 0, NaN or
+above the robot's rated payload is bad input) and applied once, in finish.finish, to the data's Gaussian
+estimate N(φ̂, C) of φ_L (apply_prior):
+
+  known mass   a Gaussian observation m = M ± S of φ_L's first entry: the estimate conditioned on it
+               (information form, so entries the motion leaves free stay free). A weighed mass removes one
+               unknown, and through the mass's correlation with m·c it sharpens the CoM.
+  box          the physically consistent bodies whose mass lies in the box: pseudo-inertia J ⪰ 0 and the
+               bounding-quadric condition tr(J Q) ≥ 0 of Wensing, Kim & Slotine 2017 ("Linear Matrix
+               Inequalities for Physically Consistent Inertial Parameter Identification", the density-
+               realizability condition for a body inside an ellipsoid), taken for each axis with the degenerate
+               quadric of the slab lo_i ≤ x_i ≤ hi_i: ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0, linear in φ. Summed
+               with weights 1/(3 a_i²) the three slabs give the condition of the box's circumscribing
+               ellipsoid (semi-axes √3 a_i): the slabs are the tighter statement and imply it, and imply the
+               CoM inside the box (also stated as lo·m ≤ m·c ≤ hi·m).
+               The estimate becomes the mean and covariance of the data's Gaussian restricted to that convex
+               set (a flat prior on it): the mean is itself a consistent body in the box, and the covariance
+               is the spread that remains, so σ reflects the box. Computed by hit-and-run sampling (Smith 1984:
+               64 chains, a pilot that learns the set's shape, exact chords; a fixed seed, so the same input
+               gives the same answer).
+
+Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
+unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
+combined σ from the unconstrained estimate, or the data's estimate that far (Mahalanobis, the projection of
+dynamics.consistency.project_feasible with the box's constraints) from any body in the box: the data's estimate
+stays, suspect with the reason, and payload.yaml still records the prior that was given.
+
+Which numbers the prior rather than the motion determines (pinned_by_prior): those whose σ with the prior is
+below PINNED_RATIO of their σ from the data alone (or that the data leave undetermined). payload.yaml lists them
+(`prior.pinned`) and the note says so: a CoM pinned by a weighed mass is not "identified by the motion".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality
+
+# A weighed mass without its σ: a scale and what was left off it (screws, cable) to half a percent.
+KNOWN_MASS_REL_STD_DEFAULT = 0.005
+# "Outside by more than its σ", as a test: 1σ would flag a CoM at the box's edge on one axis in 16 % of runs.
+PRIOR_CONTRADICTION_SIGMA = 3.0
+# Mahalanobis distance from the data's estimate to the nearest body in the box above which the box is contradicted
+# (√ of the χ² 99.9 % point for 10 parameters is 5.4).
+BOX_CONTRADICTION_DISTANCE = 5.5
+PINNED_RATIO = 0.5                  # σ with the prior below this fraction of the data's own: the prior determined it
+CHAINS = 64                         # hit-and-run chains side by side (one batched step for all)
+CHAIN_BURN_IN = 60                  # steps dropped from the start (near the projection onto the set)
+PILOT_STEPS = 60                    # then pilot steps that learn the set's shape
+CHAIN_STEPS = 200                   # steps kept per chain: mean and covariance of the data restricted to the box
+# Fewer effective samples than this: the σ with the box are themselves uncertain by more than 1/√(2·30) ≈ 13 %.
+MIN_EFFECTIVE_SAMPLES = 30
+SAMPLING_SEED = 30
+# Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
+# is bad input. Robots not listed are not checked.
+RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
+                    "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
+READABLE_NAMES = ["mass", "com x", "com y", "com z", *(f"inertia {k}" for k in INERTIA_KEYS)]
+
+
+def _finite(value: float, what: str, fix: str) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise PayloadIdError(f"{what} is {value}, not a number", fix)
+    return value
+
+
+@dataclass(frozen=True)
+class PayloadPrior:
+    """The box (lo, hi corners in the payload frame, m) holding the payload's mass, and its weighed mass (kg) ± std."""
+
+    box_min: tuple[float, ...] | None = None
+    box_max: tuple[float, ...] | None = None
+    known_mass: float | None = None
+    known_mass_std: float | None = None
+
+    # -- checked where it enters ----------------------------------------------------------------------
+    @classmethod
+    def checked(cls, box: Sequence[float] | None = None, known_mass: float | None = None,
+                known_mass_std: float | None = None, rated_payload: float | None = None) -> PayloadPrior:
+        """The prior from a box [x0, y0, z0, x1, y1, z1] (m) and a known mass (kg) ± std; bad input refused."""
+        lo = hi = None
+        if box is not None:
+            values = [float(v) for v in box]
+            if len(values) != 6:
+                raise PayloadIdError(f"the bounding box has {len(values)} numbers, not 6",
+                                     "give the two corners X0,Y0,Z0,X1,Y1,Z1 in metres, payload frame")
+            if not all(math.isfinite(v) for v in values):
+                raise PayloadIdError(f"the bounding box {values} holds a NaN or infinite corner",
+                                     "give the two corners X0,Y0,Z0,X1,Y1,Z1 as finite metres")
+            lo, hi = tuple(values[:3]), tuple(values[3:])
+            for axis, a, b in zip("xyz", lo, hi):
+                if b < a:
+                    raise PayloadIdError(f"the bounding box's corners are swapped on {axis} ({a:g} > {b:g})",
+                                         "give the low corner first: X0,Y0,Z0 (smallest) then X1,Y1,Z1 (largest)")
+                if b == a:
+                    raise PayloadIdError(f"the bounding box has zero extent on {axis} ({a:g} to {b:g})",
+                                         "give a box that holds the whole payload, with a positive size on every axis")
+        if known_mass is None and known_mass_std is not None:
+            raise PayloadIdError("a known-mass standard deviation without a known mass", "give the known mass too")
+        if known_mass is not None:
+            known_mass = _finite(known_mass, "the known mass", "give the weighed mass in kg")
+            if known_mass <= 0:
+                raise PayloadIdError(f"the known mass is {known_mass:g} kg, not > 0", "give the weighed mass in kg")
+            if rated_payload is not None and known_mass > rated_payload:
+                raise PayloadIdError(f"the known mass {known_mass:g} kg is above the robot's rated payload "
+                                     f"{rated_payload:g} kg", "check the mass and its unit (kg)")
+            if known_mass_std is None:
+                known_mass_std = KNOWN_MASS_REL_STD_DEFAULT * known_mass
+            known_mass_std = _finite(known_mass_std, "the known mass's standard deviation", "give it in kg")
+            if known_mass_std <= 0:
+                raise PayloadIdError(f"the known mass's standard deviation is {known_mass_std:g} kg, not > 0",
+                                     "give the scale's uncertainty in kg (e.g. 0.005)")
+        return cls(lo, hi, known_mass, known_mass_std)
+
+    @classmethod
+    def from_text(cls, box: str | None = None, known_mass: str | float | None = None,
+                  known_mass_std: str | float | None = None, rated_payload: float | None = None) -> PayloadPrior | None:
+        """From the command line's strings (--bounding-box X0,Y0,Z0,X1,Y1,Z1, --known-mass, --known-mass-std);
+        None when neither is given."""
+        if box is None and known_mass is None and known_mass_std is None:
+            return None
+        corners = None
+        if box is not None:
+            try:
+                corners = [float(v) for v in str(box).split(",")]
+            except ValueError:
+                raise PayloadIdError(f"--bounding-box '{box}' is not six comma-separated numbers",
+                                     "give X0,Y0,Z0,X1,Y1,Z1 in metres, e.g. -0.1,-0.1,0,0.1,0.1,0.2") from None
+
+        def number(text, flag: str) -> float | None:
+            if text is None:
+                return None
+            try:
+                return float(text)
+            except ValueError:
+                raise PayloadIdError(f"{flag} '{text}' is not a number", "give kilograms, e.g. 2.805") from None
+
+        return cls.checked(corners, number(known_mass, "--known-mass"), number(known_mass_std, "--known-mass-std"),
+                           rated_payload)
+
+    @property
+    def has_box(self) -> bool:
+        return self.box_min is not None and self.box_max is not None
+
+    @property
+    def lo(self) -> np.ndarray:
+        return np.asarray(self.box_min, dtype=float)
+
+    @property
+    def hi(self) -> np.ndarray:
+        return np.asarray(self.box_max, dtype=float)
+
+    def describe(self) -> str:
+        """One line for notes and the summary: what was assumed."""
+        parts = []
+        if self.has_box:
+            parts.append("bounding box [" + ", ".join(f"{1e3 * v:.0f}" for v in self.lo) + "] to ["
+                         + ", ".join(f"{1e3 * v:.0f}" for v in self.hi) + "] mm")
+        if self.known_mass is not None:
+            parts.append(f"known mass {self.known_mass:g} ± {self.known_mass_std:.2g} kg")
+        return ", ".join(parts)
+
+    # -- payload.yaml -----------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        out: dict = {}
+        if self.has_box:
+            out["bounding_box"] = {"min": [float(v) for v in self.lo], "max": [float(v) for v in self.hi]}
+        if self.known_mass is not None:
+            out["known_mass"] = float(self.known_mass)
+            out["known_mass_std"] = float(self.known_mass_std)  # type: ignore[arg-type]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> PayloadPrior | None:
+        if not d:
+            return None
+        box = d.get("bounding_box")
+        corners = [*box["min"], *box["max"]] if box else None
+        return cls.checked(corners, d.get("known_mass"), d.get("known_mass_std"))
+
+
+def rated_payload(robot_name: str) -> float | None:
+    """The rated payload (kg) of the robot named `robot_name` (the URDF's <robot name>), None when not known."""
+    return RATED_PAYLOAD_KG.get(str(robot_name).lower())
+
+
+# -- the physics ---------------------------------------------------------------------------------------
+def _second_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 3) diagonal of Σ = ∫ x xᵀ dm = ½ tr(I) 1 − I, and (N, 3) first moments h, from φ samples (N, 10)."""
+    ixx, iyy, izz = x[:, 4], x[:, 6], x[:, 9]
+    half = 0.5 * (ixx + iyy + izz)
+    return np.column_stack([half - ixx, half - iyy, half - izz]), x[:, 1:4]
+
+
+def in_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """(N,) whether each φ sample (N, 10) is a body whose mass lies in the box: m > 0, J ⪰ 0 (Wensing 2017), the
+    three slabs ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0 (their bounding-quadric condition, degenerate quadric), the CoM
+    inside."""
+    x = np.atleast_2d(x)
+    m = x[:, 0]
+    sig, h = _second_moments(x)
+    ok = m > 0
+    slab = -sig + (lo + hi) * h - lo * hi * m[:, None]
+    scale = np.maximum(m, 1e-12)[:, None] * np.maximum(hi - lo, 1e-9) ** 2
+    ok &= np.all(slab >= -tol * scale, axis=1)
+    ok &= np.all(h >= lo * m[:, None] - tol, axis=1) & np.all(h <= hi * m[:, None] + tol, axis=1)
+    J = pseudo_inertia_batch(x)
+    if ok.any():
+        ok[ok] &= np.linalg.eigvalsh(J[ok])[:, 0] >= -tol * np.maximum(m[ok], 1e-12) * 1e-6
+    return ok
+
+
+def box_constraints(lo: np.ndarray, hi: np.ndarray):
+    """The box's constraints on the cvxpy variable φ for consistency.project_feasible: the three slabs and the CoM
+    between the corners (linear; J ⪰ 0 and m > 0 are project_feasible's own)."""
+    def constraints(x) -> list:
+        m, h = x[0], x[1:4]
+        ixx, iyy, izz = x[4], x[6], x[9]
+        half = 0.5 * (ixx + iyy + izz)
+        sig = [half - ixx, half - iyy, half - izz]
+        out = []
+        for i in range(3):
+            out.append(-sig[i] + (lo[i] + hi[i]) * h[i] - lo[i] * hi[i] * m >= 0)
+            out.append(h[i] >= lo[i] * m)
+            out.append(h[i] <= hi[i] * m)
+        return out
+    return constraints
+
+
+def _interval_product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+    return min(p), max(p)
+
+
+def _interval_square(a: tuple[float, float]) -> tuple[float, float]:
+    lo2 = 0.0 if a[0] <= 0.0 <= a[1] else min(a[0] ** 2, a[1] ** 2)
+    return lo2, max(a[0] ** 2, a[1] ** 2)
+
+
+def box_parameter_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per kilogram: the range of each of φ's entries 1..9 (m·c, the inertia about the origin) for mass in the box."""
+    iv = [(float(lo[i]), float(hi[i])) for i in range(3)]
+    sq = [_interval_square(a) for a in iv]
+    low, high = np.zeros(10), np.zeros(10)
+    low[1:4], high[1:4] = lo, hi
+    # Ixx = ∫ (y² + z²) dm, Ixy = −∫ x y dm, ... in pinocchio's order [Ixx, Ixy, Iyy, Ixz, Iyz, Izz].
+    diag = {4: (1, 2), 6: (0, 2), 9: (0, 1)}
+    for k, (a, b) in diag.items():
+        low[k], high[k] = sq[a][0] + sq[b][0], sq[a][1] + sq[b][1]
+    for k, (a, b) in {5: (0, 1), 7: (0, 2), 8: (1, 2)}.items():
+        p0, p1 = _interval_product(iv[a], iv[b])
+        low[k], high[k] = -p1, -p0
+    return low, high
+
+
+def _information(cov: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """φ's information matrix from its covariance on the determined entries `ok` (0 elsewhere: free)."""
+    info = np.zeros((10, 10))
+    idx = np.flatnonzero(ok)
+    c = np.asarray(cov, dtype=float)[np.ix_(idx, idx)]
+    c = 0.5 * (c + c.T)
+    w, V = np.linalg.eigh(c)
+    w = np.maximum(w, max(float(w.max()), 1e-30) * 1e-12)
+    info[np.ix_(idx, idx)] = (V / w) @ V.T
+    return info
+
+
+def pseudo_inertia_batch(x: np.ndarray) -> np.ndarray:
+    """(N, 4, 4) pseudo-inertia J = [[Σ, h], [hᵀ, m]] of φ samples (N, 10) (Wensing 2017), linear in φ."""
+    x = np.atleast_2d(x)
+    sig, h = _second_moments(x)
+    J = np.zeros((x.shape[0], 4, 4))
+    J[:, 0, 0], J[:, 1, 1], J[:, 2, 2] = sig[:, 0], sig[:, 1], sig[:, 2]
+    J[:, 0, 1] = J[:, 1, 0] = -x[:, 5]
+    J[:, 0, 2] = J[:, 2, 0] = -x[:, 7]
+    J[:, 1, 2] = J[:, 2, 1] = -x[:, 8]
+    J[:, :3, 3] = J[:, 3, :3] = h
+    J[:, 3, 3] = x[:, 0]
+    return J
+
+
+def _linear_rows(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """(K, 10) rows A with A φ ≥ 0 for a body in the box: m > 0, the three slabs and the CoM between the corners."""
+    rows = [np.eye(10)[0]]
+    for i in range(3):
+        slab = np.zeros(10)
+        # −Σ_ii + (lo_i + hi_i) h_i − lo_i hi_i m, with Σ_ii = ½ tr(I) − I_ii.
+        diag = np.array([4, 6, 9])
+        slab[diag] -= 0.5
+        slab[diag[i]] += 1.0
+        slab[1 + i] += lo[i] + hi[i]
+        slab[0] -= lo[i] * hi[i]
+        low, high = np.zeros(10), np.zeros(10)
+        low[1 + i], low[0] = 1.0, -lo[i]
+        high[1 + i], high[0] = -1.0, hi[i]
+        rows += [slab, low, high]
+    return np.array(rows)
+
+
+def uniform_box_phi(mass: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """φ of a solid block of `mass` filling the box: strictly inside the feasible set (the sampler's start)."""
+    a = hi - lo
+    inertia = np.diag(mass / 12.0 * np.array([a[1]**2 + a[2]**2, a[0]**2 + a[2]**2, a[0]**2 + a[1]**2]))
+    return from_mass_com_inertia(mass, 0.5 * (lo + hi), inertia)
+
+
+def _truncated_normal(rng: np.random.Generator, mean: np.ndarray, std: np.ndarray, a: np.ndarray,
+                      b: np.ndarray) -> np.ndarray:
+    """One draw each of N(mean, std²) restricted to [a, b] (inverse CDF, computed on the side of the mean that keeps
+    precision; an interval far in one tail gives its end nearer the mean)."""
+    za, zb = (a - mean) / std, (b - mean) / std
+    flip = za > 0
+    za, zb = np.where(flip, -zb, za), np.where(flip, -za, zb)
+    pa, pb = ndtr(za), ndtr(zb)
+    u = rng.random(mean.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(pb > pa, ndtri(pa + (pb - pa) * u), zb)
+    z = np.clip(np.nan_to_num(z, nan=0.0), za, zb)
+    return mean + std * np.where(flip, -z, z)
+
+
+def _chord(x: np.ndarray, d: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(K,) interval [t_lo, t_hi] of t with x + t d a body in the box, for K points x and directions d (K, 10):
+    the linear rows from their roots, J(x + t d) ⪰ 0 from the eigenvalues μ of J(x)^-½ J(d) J(x)^-½ (1 + t μ ≥ 0)."""
+    ax, ad = x @ rows.T, d @ rows.T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = -ax / ad
+    t_lo = np.max(np.where(ad > 0, r, -np.inf), axis=1)
+    t_hi = np.min(np.where(ad < 0, r, np.inf), axis=1)
+    w, V = np.linalg.eigh(pseudo_inertia_batch(x))
+    inside = w[:, 0] > 0
+    root = V / np.sqrt(np.where(inside[:, None], w, 1.0))[:, None, :]
+    mu = np.linalg.eigvalsh(np.swapaxes(root, 1, 2) @ pseudo_inertia_batch(d) @ root)
+    with np.errstate(divide="ignore"):
+        inv = -1.0 / mu
+    t_lo = np.maximum(t_lo, np.max(np.where(mu > 0, inv, -np.inf), axis=1))
+    t_hi = np.minimum(t_hi, np.min(np.where(mu < 0, inv, np.inf), axis=1))
+    stuck = ~inside | ~np.isfinite(t_lo) | ~np.isfinite(t_hi) | (t_hi <= t_lo)
+    return np.where(stuck, 0.0, t_lo), np.where(stuck, 0.0, t_hi)
+
+
+def _sample_box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: np.ndarray,
+                          directions: np.ndarray, steps: int, burn_in: int,
+                          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """Mean, covariance and effective sample count of the density ∝ exp(−½ xᵀ Λ x + ηᵀx) on the bodies in the box.
+
+    Hit-and-run (Smith 1984), CHAINS chains side by side from the strictly feasible `start` (K, 10): a random
+    direction d = R z (R `directions`), the chord of the convex set along it found exactly (_chord), and t drawn from
+    the target's one-dimensional truncated Gaussian on it. Every step leaves the target invariant, so the chains'
+    samples have it as their distribution; the effective count is from their autocorrelation. Also returns the
+    chains' last points."""
+    rows = _linear_rows(lo, hi)
+    x = np.array(start, dtype=float)
+    k = x.shape[0]
+    keep = np.zeros((steps, k, 10))
+    for step in range(burn_in + steps):
+        d = rng.standard_normal((k, 10)) @ directions.T
+        t_lo, t_hi = _chord(x, d, rows)
+        curvature = np.einsum("ki,ij,kj->k", d, info, d)
+        slope = d @ eta - np.einsum("ki,ij,kj->k", x, info, d)
+        width = t_hi - t_lo
+        informative = curvature > 1e-12 * np.maximum(1.0, np.abs(slope)) * np.maximum(width, 1e-12)
+        safe = np.where(informative, curvature, 1.0)
+        t = np.where(informative, _truncated_normal(rng, slope / safe, 1.0 / np.sqrt(safe), t_lo, t_hi),
+                     t_lo + width * rng.random(k))   # no information along d: uniform on the chord
+        # Strictly inside: a point on the boundary would stall its chain.
+        t = np.clip(t, t_lo + 1e-9 * width, t_hi - 1e-9 * width)
+        x = x + t[:, None] * d
+        if step >= burn_in:
+            keep[step - burn_in] = x
+    flat = keep.reshape(-1, 10)
+    return flat.mean(axis=0), np.cov(flat.T), _effective_samples(keep), x
+
+
+def _effective_samples(chains: np.ndarray) -> float:
+    """The samples (steps, chains, 10) over their integrated autocorrelation time, of the worst-mixing entry (the
+    chains' mean autocorrelation, summed up to its first negative value)."""
+    n, k, p = chains.shape
+    z = (chains - chains.mean(axis=0)) / np.maximum(chains.std(axis=(0, 1)), 1e-300)
+    f = np.fft.rfft(z, n=2 * n, axis=0)
+    acf = (np.fft.irfft(f * np.conj(f), axis=0)[:n] / n).mean(axis=1)   # (n, p)
+    worst = 1.0
+    for j in range(p):
+        rho = acf[:, j] / max(acf[0, j], 1e-300)
+        cut = int(np.argmax(rho < 0)) if (rho < 0).any() else n
+        worst = max(worst, 1.0 + 2.0 * float(np.sum(rho[1:cut])))
+    return n * k / worst
+
+
+def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass: float, mass_std: float,
+                  nearest: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance and effective
+    sample count. The chain starts between `nearest` (the projection onto the set) and a block filling the box, strictly
+    inside; its directions have the shape of the data's Gaussian where it is informative and of the box elsewhere."""
+    low, high = box_parameter_ranges(lo, hi)
+    m_hi = mass + 3.0 * mass_std
+    half = m_hi * 0.5 * (high - low) + 3.0 * mass_std * np.abs(0.5 * (low + high)) + 1e-9
+    half[0] = max(mass_std, 1e-6 * abs(mass))
+    shape = np.linalg.inv(info + np.diag(1.0 / half**2))
+    w, V = np.linalg.eigh(0.5 * (shape + shape.T))
+    directions = V * np.sqrt(np.maximum(w, 0.0))
+    block = uniform_box_phi(max(mass, 1e-3), lo, hi)
+    start = 0.9 * np.asarray(nearest, dtype=float) + 0.1 * block
+    if not in_box(start, lo, hi).all():
+        start = block
+    start = np.tile(start, (CHAINS, 1))
+    rng = np.random.default_rng(SAMPLING_SEED)
+    # A pilot chain learns the set's own shape (the box cuts the data's Gaussian into something much narrower in
+    # some directions); the chain that is kept proposes along it (adaptive hit-and-run, directions fixed per chain).
+    _, pilot_cov, _, x = _sample_box_posterior(info, eta, lo, hi, start, directions, PILOT_STEPS, CHAIN_BURN_IN, rng)
+    w, V = np.linalg.eigh(0.5 * (pilot_cov + pilot_cov.T))
+    directions = V * np.sqrt(np.maximum(w, 1e-12 * max(float(w.max()), 1e-300)))
+    mean, cov, ess, _ = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
+    return mean, cov, ess
+
+
+def _structural_std(est: PayloadEstimate) -> np.ndarray:
+    """σ of [mass, CoM, inertia about the CoM]; infinite where φ's entries they need are not identifiable."""
+    ok = np.asarray(est.identifiable, dtype=bool)
+    std = est.propagated_std()
+    known = np.array([ok[0], *(ok[0] and ok[1 + k] for k in range(3))] + [bool(ok.all())] * 6)
+    std[~known] = np.inf
+    return std
+
+
+def prior_contradictions(prior: PayloadPrior, est: PayloadEstimate) -> list[str]:
+    """Why the data contradict the prior (empty: they do not), from the unconstrained estimate `est`."""
+    out = []
+    ok = np.asarray(est.identifiable, dtype=bool)
+    std = est.propagated_std()
+    k = PRIOR_CONTRADICTION_SIGMA
+    if prior.known_mass is not None and ok[0] and np.isfinite(est.covariance[0, 0]):
+        s = math.sqrt(max(float(est.covariance[0, 0]), 0.0) + prior.known_mass_std**2)  # type: ignore[operator]
+        if abs(est.mass - prior.known_mass) > k * s:
+            out.append(f"the known mass {prior.known_mass:g} kg is {abs(est.mass - prior.known_mass) / s:.1f}σ from "
+                       f"the data's {est.mass:.4g} ± {std[0]:.2g} kg (limit {k:g}σ): a wrong mass, or torques that "
+                       "are not the payload's (drive gains, effort unit)")
+    if prior.has_box and ok[:4].all() and est.mass > 0:
+        c = est.com
+        for i, axis in enumerate("xyz"):
+            below, above = prior.lo[i] - c[i], c[i] - prior.hi[i]
+            gap = max(below, above)
+            if gap > k * std[1 + i]:
+                out.append(f"the data's CoM {axis} {1e3 * c[i]:.1f} ± {1e3 * std[1 + i]:.1f} mm lies "
+                           f"{1e3 * gap:.1f} mm outside the bounding box [{1e3 * prior.lo[i]:.0f}, "
+                           f"{1e3 * prior.hi[i]:.0f}] mm (limit {k:g}σ): a wrong box, or the wrong payload frame")
+    return out
+
+
+def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
+    """`est` (the data's estimate, NaN covariance where the motion leaves an entry free) with `prior` applied:
+    φ and its covariance conditioned on the known mass and restricted to the bodies in the box; the prior noted and
+    the numbers it (not the motion) determined listed (est.prior_pinned). A prior the data contradict is not applied:
+    the data's estimate stays, suspect, with the reason (a number forced between the two would be neither's)."""
+    from payload_id_core.dynamics.consistency import project_feasible  # noqa: PLC0415 - cvxpy, only with a box
+
+    ok = np.asarray(est.identifiable, dtype=bool)
+    data_std = _structural_std(est)
+    contradictions = prior_contradictions(prior, est)
+    projected = est.phi
+    if prior.has_box:
+        # The data's distance to the nearest body in the box (Mahalanobis, in the data's metric).
+        projected, _, dist = project_feasible(est.phi, est.covariance, ok,
+                                              extra_constraints=box_constraints(prior.lo, prior.hi))
+        if dist > BOX_CONTRADICTION_DISTANCE:
+            contradictions.append(f"the data's estimate is {dist:.3g} standard deviations from any body whose mass "
+                                  f"lies in the bounding box (limit {BOX_CONTRADICTION_DISTANCE:g}): a wrong box, or "
+                                  "the wrong payload frame")
+    est.prior = prior.to_dict()
+    if contradictions:
+        est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, f"prior given but not applied (the data contradict it): "
+                              f"{prior.describe()}"))
+        for reason in contradictions:
+            est.notes.append(Note(NoteCode.PAYLOAD_PRIOR_CONTRADICTED, reason))
+            est.mark(Quality.SUSPECT, "prior contradicted: " + reason)
+        return est
+    info = _information(est.covariance, ok)
+    eta = info @ np.where(ok, est.phi, 0.0)
+    if prior.known_mass is not None:
+        info[0, 0] += 1.0 / prior.known_mass_std**2   # type: ignore[operator]
+        eta[0] += prior.known_mass / prior.known_mass_std**2  # type: ignore[operator]
+    idx = np.flatnonzero(ok)
+    sub = np.linalg.inv(info[np.ix_(idx, idx)])
+    ess = float("nan")
+    if prior.has_box:
+        mass, mass_std = float((sub @ eta[idx])[0]), math.sqrt(max(float(sub[0, 0]), 0.0))
+        phi, cov, ess = box_posterior(info, eta, prior.lo, prior.hi, mass, mass_std, projected)
+        if ess < MIN_EFFECTIVE_SAMPLES:
+            est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at least "
+                     f"{MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+        ok = np.ones(10, dtype=bool)
+    else:
+        phi = est.phi.copy()
+        phi[idx] = sub @ eta[idx]
+        cov = np.full((10, 10), np.nan)
+        cov[np.ix_(idx, idx)] = sub
+    est.phi = np.asarray(phi, dtype=float)
+    est.covariance = np.asarray(cov, dtype=float)
+    est.identifiable = ok
+    est.prior_pinned = pinned_by_prior(data_std, _structural_std(est))
+    text = f"prior used: {prior.describe()}"
+    if np.isfinite(ess):
+        text += f" (the data's estimate restricted to the box: {ess:.0f} effective samples)"
+    text += ("; determined by the prior rather than the motion: " + ", ".join(est.prior_pinned)
+             if est.prior_pinned else "; the motion determines every number better than the prior")
+    est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
+    return est
+
+
+def pinned_by_prior(data_std: np.ndarray, prior_std: np.ndarray) -> list[str]:
+    """The readable numbers (mass, com x.., inertia ixx..) the prior rather than the motion determined: σ with the
+    prior below PINNED_RATIO of the data's own (infinite: the data leave it free)."""
+    return [name for name, d, p in zip(READABLE_NAMES, data_std, prior_std)
+            if np.isfinite(p) and not (d > 0 and p >= PINNED_RATIO * d)]
+
+
+__all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
+           "apply_prior", "box_constraints", "box_parameter_ranges", "in_box", "pinned_by_prior",
+           "prior_contradictions", "rated_payload"]

@@ -1,0 +1,302 @@
+"""Prior knowledge of the payload (issue 30): a bounding box and a weighed mass, checked, applied where every method
+finishes, reflected in σ, recorded in payload.yaml, and a prior the data contradict made suspect."""
+
+import math
+
+import numpy as np
+import pytest
+from session_cell import FRAME as SESSION_FRAME
+from session_cell import PHI as SESSION_PHI
+from session_cell import session_cell
+
+from payload_id_core.dynamics.consistency import project_feasible
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import rigid_body_regressor
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.ft.compensate import FtParameters
+from payload_id_core.ft.kinematics import resolve_sensor_frame
+from payload_id_core.monitor.live import LiveMonitor
+from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
+from payload_id_core.notes import NoteCode, has_note
+from payload_id_core.payload.finish import finish
+from payload_id_core.payload.goal_outcome import GoalOutcome
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.priors import PayloadPrior, apply_prior, box_constraints, in_box, rated_payload
+from payload_id_core.payload.session import IdentificationRun, goal_options, goal_prior
+from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
+from payload_id_core.robot_id import identify_from_signals
+from payload_id_core.signals.recording import WrenchSamples
+from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
+from payload_id_core.testing.ft_data import synthetic_wrench
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+# A 4 kg solid block 16 x 14 x 12 cm whose CoM is not at the centre of the 20 cm box that holds it.
+MASS, COM, SIDES = 4.0, np.array([0.05, -0.03, 0.09]), np.array([0.16, 0.14, 0.12])
+INERTIA = np.diag(MASS / 12 * np.array([SIDES[1] ** 2 + SIDES[2] ** 2, SIDES[0] ** 2 + SIDES[2] ** 2,
+                                        SIDES[0] ** 2 + SIDES[1] ** 2]))
+PHI = from_mass_com_inertia(MASS, COM, INERTIA)
+BOX = [-0.04, -0.11, 0.0, 0.16, 0.09, 0.2]
+TRUTH = readable_vector(PHI)
+
+
+# -- bad input -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("box, mass, std, words", [
+    ([0, 0, 0, 0.1, 0.0, 0.1], None, None, "zero extent on y"),
+    ([0, 0, 0, 0.1, -0.1, 0.1], None, None, "swapped on y"),
+    ([0, 0, float("nan"), 0.1, 0.1, 0.1], None, None, "NaN"),
+    ([0, 0, 0, 0.1, 0.1], None, None, "5 numbers"),
+    (None, 0.0, None, "not > 0"),
+    (None, -1.0, None, "not > 0"),
+    (None, float("nan"), None, "not a number"),
+    (None, 13.0, None, "above the robot's rated payload 12.5"),
+    (None, 2.0, 0.0, "standard deviation is 0"),
+    (None, None, 0.01, "without a known mass"),
+])
+def test_bad_priors_are_refused_naming_the_problem(box, mass, std, words):
+    with pytest.raises(PayloadIdError, match=words.replace("(", r"\(")):
+        PayloadPrior.checked(box, mass, std, rated_payload("ur10e"))
+
+
+def test_rated_payload_is_known_for_the_bundled_arms_only():
+    assert rated_payload("ur10e") == 12.5 and rated_payload("panda") == 3.0 and rated_payload("planar_2r") is None
+
+
+# -- the constraints -------------------------------------------------------------------------------
+def test_the_box_admits_the_block_and_refuses_what_cannot_lie_in_it():
+    lo, hi = np.array(BOX[:3]), np.array(BOX[3:])
+    assert in_box(PHI, lo, hi).all()
+    # The same block 5 cm further along x: its CoM (and mass) leave the box.
+    assert not in_box(from_mass_com_inertia(MASS, COM + [0.12, 0, 0], INERTIA), lo, hi).any()
+    # CoM inside, but the moments of a ring 30 cm across: its mass cannot all lie within 20 cm (the slab condition).
+    assert not in_box(from_mass_com_inertia(MASS, COM, INERTIA * 8), lo, hi).any()
+
+
+def test_the_projection_with_the_box_lands_on_a_body_in_the_box():
+    lo, hi = np.array(BOX[:3]), np.array(BOX[3:])
+    outside = from_mass_com_inertia(MASS, COM + [0.0, 0.0, 0.15], INERTIA)
+    cov = np.diag(np.r_[1e-4, 1e-6, 1e-6, 1e-6, np.full(6, 1e-6)])
+    projected, consistent, dist = project_feasible(outside, cov, np.ones(10, bool),
+                                                   extra_constraints=box_constraints(lo, hi))
+    assert not consistent and dist > 10
+    assert in_box(projected, lo, hi, tol=1e-6).all()
+    assert projected[3] / projected[0] == pytest.approx(hi[2], abs=2e-3)   # onto the face nearest the data
+
+
+# -- applied to a Gaussian estimate --------------------------------------------------------------------
+# The data's covariance of a weak motion: the mass and m·c well known, the six inertia entries to ±0.02 kg·m².
+DATA_COV = np.diag(np.r_[0.02**2, np.full(3, 0.004**2), np.full(6, 0.02**2)])
+
+
+def _data_estimate(seed: int, cov: np.ndarray = DATA_COV, phi: np.ndarray = PHI) -> PayloadEstimate:
+    noisy = np.random.default_rng(seed).multivariate_normal(phi, cov)
+    return PayloadEstimate(frame="tool0", phi=noisy, covariance=cov.copy(), method="khalil-1")
+
+
+def test_the_box_narrows_the_inertia_and_its_sigma_still_covers_the_error():
+    """Over 20 draws of the data: without the box the inertia σ (0.02 kg·m²) is larger than the moments themselves;
+    with it σ about halves, every estimate is a body in the box, and 2σ still covers the error of 85 % of the entries
+    (a weakly determined moment is drawn towards the middle of what the box allows: a block's moments are at its
+    low end, so the diagonal moments are covered less often than the rest)."""
+    prior = PayloadPrior.checked(BOX)
+    lo, hi = prior.lo, prior.hi
+    covered, total, shrink = 0, 0, []
+    for seed in range(20):
+        data = _data_estimate(seed)
+        data_std = data.propagated_std()
+        est = apply_prior(data, prior)
+        assert in_box(est.phi, lo, hi, tol=1e-9).all()
+        std = est.propagated_std()
+        err = readable_vector(est.phi) - TRUTH
+        covered += int(np.sum(np.abs(err) <= 2 * std))
+        total += 10
+        shrink.append(np.max(std[4:] / data_std[4:]))
+        assert {"inertia ixy", "inertia ixz", "inertia iyz"} <= set(est.prior_pinned)
+        assert "mass" not in est.prior_pinned and est.quality is Quality.OK
+    assert covered / total >= 0.85
+    assert np.median(shrink) < 0.65
+
+
+def test_a_known_mass_pins_the_mass_and_sharpens_a_com_correlated_with_it():
+    """The torques determine m·c better than m (a short motion): c = m·c / m is then uncertain through m, and the
+    weighed mass removes that part (σ of c_z from √(2² + (0.09·100)²)/4 ≈ 2.3 mm to about 0.5 mm)."""
+    cov = DATA_COV.copy()
+    cov[0, 0], cov[3, 3] = 0.1**2, 0.002**2
+    stds_z, errs_z = [], []
+    for seed in range(10):
+        data = _data_estimate(seed, cov)
+        data_std = data.propagated_std()
+        est = apply_prior(data, PayloadPrior.checked(None, MASS, 0.005))
+        std = est.propagated_std()
+        assert est.mass == pytest.approx(MASS, abs=3 * 0.005)
+        assert std[0] == pytest.approx(0.005, rel=0.05)
+        assert data_std[3] > 0.002 and std[3] < 0.3 * data_std[3]
+        stds_z.append(std[3])
+        errs_z.append(abs(est.com[2] - COM[2]))
+        assert {"mass", "com z"} <= set(est.prior_pinned) and "inertia ixx" not in est.prior_pinned
+    assert max(stds_z) < 0.0006 and np.mean(np.array(errs_z) <= 2 * np.array(stds_z)) >= 0.9
+
+
+def test_a_com_outside_the_box_is_suspect_with_the_reason_not_forced_in():
+    far = from_mass_com_inertia(MASS, COM + [0.0, 0.0, 0.2], INERTIA)
+    est = apply_prior(_data_estimate(0, phi=far), PayloadPrior.checked(BOX))
+    assert est.quality is Quality.SUSPECT
+    assert has_note(est.notes, NoteCode.PAYLOAD_PRIOR_CONTRADICTED)
+    assert any("CoM z" in r and "outside the bounding box" in r for r in est.quality_reasons)
+
+
+def test_a_known_mass_the_data_contradict_is_suspect():
+    est = apply_prior(_data_estimate(0), PayloadPrior.checked(None, 3.0))
+    assert est.quality is Quality.SUSPECT
+    assert any("known mass 3 kg" in r for r in est.quality_reasons)
+    agreeing = apply_prior(_data_estimate(0), PayloadPrior.checked(None, MASS))
+    assert agreeing.quality is Quality.OK and not has_note(agreeing.notes, NoteCode.PAYLOAD_PRIOR_CONTRADICTED)
+
+
+def test_the_prior_travels_in_payload_yaml():
+    prior = PayloadPrior.checked(BOX, MASS, 0.01)
+    est = finish("tool0", "khalil-1", np.r_[_data_estimate(3).phi], DATA_COV, np.ones(10, bool), [],
+                 payload_prior=prior)
+    d = est.to_dict()
+    assert d["prior"]["bounding_box"] == {"min": BOX[:3], "max": BOX[3:]}
+    assert d["prior"]["known_mass"] == MASS and d["prior"]["known_mass_std"] == 0.01
+    assert "inertia ixx" in d["prior"]["pinned"] and "mass" in d["prior"]["pinned"]
+    back = PayloadEstimate.from_dict(d)
+    assert back.prior == prior.to_dict() and back.prior_pinned == d["prior"]["pinned"]
+    assert PayloadPrior.from_dict(back.prior) == prior
+
+
+# -- through the methods, on a robot -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ur10():
+    m = RobotModel.from_urdf("ur10")
+    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
+    fp = np.tile([2.0, 1.5, 0.2], m.n)
+    t, q, qd, qdd = sum_of_sines(m, 6.0, 100.0, seed=7)
+    tau = rigid_body_regressor(m, q, qd, qdd) @ m.standard_parameters() + fm.torque(fp, qd)
+    robot = identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=0.6, estimator="ols")
+    # A short motion (0.8 s) with 1 N·m torque noise: the inertia is not determined by it.
+    motion = sum_of_sines(m, 0.8, 200.0, seed=3)
+    recs = [synthetic_recording(m, *motion, friction=fm, friction_params=fp, payload=(PHI, "wrist_3_link"),
+                                noise_std=1.0, seed=seed) for seed in range(3)]
+    return m, robot, recs
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "difference-rls"])
+def test_every_method_honours_the_box_and_the_known_mass(ur10, method):
+    m, robot, recs = ur10
+    for rec in recs[:2]:
+        plain = identify_payload(method, m, robot, rec, "wrist_3_link")
+        boxed = identify_payload(method, m, robot, rec, "wrist_3_link", payload_prior=PayloadPrior.checked(BOX))
+        weighed = identify_payload(method, m, robot, rec, "wrist_3_link",
+                                   payload_prior=PayloadPrior.checked(None, MASS, 0.005))
+        assert not plain.determined[2]    # the motion alone leaves the inertia undetermined
+        assert plain.prior is None and has_note(boxed.notes, NoteCode.PAYLOAD_PRIOR)
+        assert in_box(boxed.phi, np.array(BOX[:3]), np.array(BOX[3:]), tol=1e-9).all()
+        plain_std, boxed_std = plain.propagated_std(), boxed.propagated_std()
+        assert np.all(boxed_std[4:] < plain_std[4:]) and np.max(boxed_std[4:] / plain_std[4:]) < 0.7
+        boxed_err = np.abs(readable_vector(boxed.phi) - TRUTH)
+        assert np.all(boxed_err[4:] <= 3 * boxed_std[4:])
+        assert np.max(boxed_err[1:4]) < 0.006
+        assert weighed.mass == pytest.approx(MASS, abs=0.015)
+        assert weighed.propagated_std()[0] < 0.6 * plain.propagated_std()[0]
+        assert np.max(np.abs(weighed.com - COM)) < 0.006
+        assert weighed.prior == {"known_mass": MASS, "known_mass_std": 0.005} and "mass" in weighed.prior_pinned
+
+
+def test_a_known_mass_far_from_the_data_makes_the_method_suspect_not_converged(ur10):
+    m, robot, recs = ur10
+    est = identify_payload("khalil-1", m, robot, recs[0], "wrist_3_link",
+                           payload_prior=PayloadPrior.checked(None, 0.8 * MASS))
+    assert est.quality is Quality.SUSPECT and not est.converged
+    assert any(r.startswith("prior contradicted: the known mass 3.2 kg") for r in est.quality_reasons)
+    assert math.isfinite(est.mass) and est.mass == pytest.approx(MASS, abs=0.06)   # the data's, not forced to 3.2
+
+
+def test_a_contradicted_prior_is_not_forced_on_the_data():
+    data = _data_estimate(0)
+    raw_phi, raw_cov = data.phi.copy(), data.covariance.copy()
+    est = apply_prior(data, PayloadPrior.checked(BOX, 3.0))
+    assert np.array_equal(est.phi, raw_phi) and np.array_equal(est.covariance, raw_cov)
+    assert est.prior == {"bounding_box": {"min": BOX[:3], "max": BOX[3:]}, "known_mass": 3.0, "known_mass_std": 0.015}
+    assert est.prior_pinned == [] and est.quality is Quality.SUSPECT
+
+
+# -- an identify goal (ROS-free: payload/session.py) ---------------------------------------------------
+def test_a_goal_prior_takes_each_field_not_given_from_the_node():
+    node = PayloadPrior.checked(BOX, 4.0, 0.01)
+    assert goal_prior((), 0.0, 0.0, node) == node
+    assert goal_prior((), 0.0, 0.0, None) is None
+    own = goal_prior([-0.1, -0.1, 0.0, 0.1, 0.1, 0.3], 3.5, 0.0, node)
+    assert own == PayloadPrior.checked([-0.1, -0.1, 0.0, 0.1, 0.1, 0.3], 3.5)   # its own mass: the default σ
+    assert goal_prior((), 0.0, 0.02, node) == PayloadPrior.checked(BOX, 4.0, 0.02)
+    with pytest.raises(PayloadIdError, match="swapped on x"):
+        goal_prior([0.1, 0, 0, 0, 0.1, 0.1])
+    with pytest.raises(PayloadIdError, match="rated payload 3 kg"):
+        goal_prior((), 4.0, rated_payload=3.0)
+
+
+def test_a_goal_applies_its_prior_to_the_final_estimate():
+    model, robot, loaded = session_cell()
+    cmd, j = loaded.commanded[0], loaded.joints
+    box = [-0.07, -0.06, -0.02, 0.09, 0.1, 0.14]     # holds the session payload (CoM 10, 20, 60 mm), off-centre
+    finished = {}
+    for name, prior in (("plain", None), ("known", PayloadPrior.checked(box, 3.0, 0.001))):
+        run = IdentificationRun(model, robot, SESSION_FRAME, "direct-rls", float(cmd.time_from_start[-1]),
+                                options=goal_options(prior=prior))
+        run.add_commanded(cmd)
+        run.feed(j.t, j.q, j.tau)
+        finished[name] = run.finish(7.0, GoalOutcome.FINISHED).estimate
+    plain, known = finished["plain"], finished["known"]
+    assert plain.prior is None and known.prior == PayloadPrior.checked(box, 3.0, 0.001).to_dict()
+    assert known.mass == pytest.approx(3.0, abs=0.01) and known.propagated_std()[0] < 0.0011
+    assert "mass" in known.prior_pinned and known.quality is Quality.OK
+    assert in_box(known.phi, np.array(box[:3]), np.array(box[3:]), tol=1e-9).all()
+    assert np.max(np.abs(known.com - SESSION_PHI[1:4] / SESSION_PHI[0])) < 0.003
+
+
+def test_the_monitor_applies_the_prior_to_a_carried_part_only():
+    """LiveMonitor's re-estimate (mass and CoM of a part picked up) with the node's prior: the weighed mass pins it;
+    the empty flange (nothing carried) is reported as exactly nothing, the prior not applied to it."""
+    model, robot, _ = session_cell()
+
+    class Stub:      # the PayloadMonitor's answer to one batch: a re-estimate newly determined
+        def __init__(self, state):
+            self.state = state
+
+        def update(self, t, q, qd, tau):
+            return MonitorUpdate(estimate=self.state)
+
+    carried = PayloadState(phi=PHI.copy(), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
+    empty = PayloadState(phi=np.zeros(10), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
+    batch = (np.zeros(1), np.zeros((1, model.n)), np.zeros((1, model.n)), np.zeros((1, model.n)), None)
+    live = LiveMonitor(model, robot, "tool0", None, prior=PayloadPrior.checked(None, MASS, 0.002))
+    live.monitor = Stub(carried)
+    est = live.feed(*batch).estimate
+    assert est is not None and est.prior == {"known_mass": MASS, "known_mass_std": 0.002}
+    assert est.propagated_std()[0] == pytest.approx(0.002, rel=0.05) and "mass" in est.prior_pinned
+    plain = LiveMonitor(model, robot, "tool0", None)
+    plain.monitor = Stub(carried)
+    assert plain.feed(*batch).estimate.propagated_std()[0] == pytest.approx(0.02, rel=0.05)
+    live.monitor = Stub(empty)
+    nothing = live.feed(*batch).estimate
+    assert nothing.prior is None and np.all(nothing.phi == 0)
+
+
+def test_the_wrist_sensor_method_honours_the_prior_too():
+    """ft fits the wrench, not the joint torques: its estimate gets the same prior (the known mass pins its mass)."""
+    m = RobotModel.from_urdf("ur10")
+    phi = from_mass_com_inertia(2.5, [0.03, -0.01, 0.08], np.diag([0.012, 0.015, 0.008]))
+    truth = FtParameters(resolve_sensor_frame(m, "tool0"), phi, np.array([-0.6, 0.8, 0.3, 0.02, 0.01, 0.01]))
+    t, q, qd, qdd = wrist_motion(m, 4.0, 100.0, joints=[3, 4, 5], q0=np.array([0.3, -1.2, 1.3, -1.0, -1.4, 0.2]),
+                                 speed=0.6, seed=2)
+    rec = synthetic_recording(m, t, q, qd, qdd, payload=(phi, "tool0"), noise_std=0.05, seed=0)
+    force, torque = synthetic_wrench(m, truth, q, qd, qdd, seed=1)
+    rec.wrench = WrenchSamples(rec.joints.t.copy(), "tool0", force, torque)
+    plain = identify_payload("ft", m, None, rec, "tool0", sensor_frame="tool0")
+    known = identify_payload("ft", m, None, rec, "tool0", sensor_frame="tool0",
+                             payload_prior=PayloadPrior.checked(None, 2.5, 0.0005))
+    assert plain.prior is None and known.prior == {"known_mass": 2.5, "known_mass_std": 0.0005}
+    assert known.propagated_std()[0] < min(0.00055, plain.propagated_std()[0])
+    assert known.mass == pytest.approx(2.5, abs=0.0015) and known.quality is Quality.OK
