@@ -58,9 +58,11 @@ def test_covariance_of_spurious_payloads_skips_undetermined_entries():
     rows[0, 0], rows[1, 0] = 0.03, -0.01
     rows[1, 4] = np.nan                            # the second motion left I_xx undetermined
     rows[0, 4] = 0.2
+    rows[0, 1] = 0.02
     cov = HeldOutModelError("f", ["a", "b"], rows).covariance()
     assert cov[0, 0] == pytest.approx((0.03**2 + 0.01**2) / 2)
     assert cov[4, 4] == pytest.approx(0.04)        # from the one motion that determined it
+    assert cov[0, 1] == 0.0                        # two motions do not measure a correlation
     rows[:, 5] = np.nan                            # determined by none: no measurement to stand on
     assert HeldOutModelError("f", ["a", "b"], rows).covariance() is None
 
