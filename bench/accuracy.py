@@ -17,6 +17,10 @@ xtraj_<robot>_<method>_mass_err_pct, xtraj_<robot>_<method>_com_err_mm
     has its own robot identification (the same excitation, torque noise seed 1000 + seed): the robot's
     identification error is common to every payload fitted with it, so one identification for all seeds
     measured that one draw of θ_a, not the methods (issue 13 item 2, docs/design.md "The methods").
+xtraj_confident_beyond_3sigma
+    (issue 29 item 4) over both robots, every method and XTRAJ_SEEDS: the number of estimates declared
+    `converged` with quality ok whose mass, or a CoM axis it reports, is more than 3σ (its own reported σ) off
+    the truth: a confident wrong answer off the robot's own motion. Target 0.
 xtraj_online_over_khalil_1_max
     the issue's criterion in one number: the largest ratio of an online method's (direct-rls, difference-rls)
     median error to khalil-1's, over both robots and over mass and CoM (target ≤ 2). XTRAJ_SEEDS defaults to
@@ -46,7 +50,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
+from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.sim import simulate
@@ -129,6 +133,18 @@ def cell(out: dict[str, float]) -> None:
     out["coverage_2sigma_min"] = min(out[f"coverage_2sigma_{m_.replace('-', '_')}"] for m_ in METHODS)
 
 
+def confident_beyond(est: PayloadEstimate, truth_phi: np.ndarray, sigmas: float = 3.0) -> bool:
+    """Declared converged with quality ok, yet the mass or a reported CoM axis more than `sigmas` σ off."""
+    if not (est.converged and est.quality is Quality.OK):
+        return False
+    std = est.readable_std()
+    mass = float(truth_phi[0])
+    off = [abs(est.mass - mass) > sigmas * std[0]]
+    if est.determined is None or est.determined[1]:
+        off += list(np.abs(est.com - truth_phi[1:4] / mass) > sigmas * std[1:4])
+    return bool(any(off))
+
+
 def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
     m = RobotModel.from_urdf(robot_name)
     frame = m.default_payload_frame
@@ -158,7 +174,12 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
         for seed in XTRAJ_SEEDS:
             loaded = rec(motion, (phi, frame), 1.03, seed)
             unloaded = rec(motion, None, 1.0, 500 + seed) if method in NEEDS_UNLOADED else None
-            e = errors(identify_payload(method, m, robots[seed], loaded, frame, unloaded=unloaded), phi)
+            est = identify_payload(method, m, robots[seed], loaded, frame, unloaded=unloaded)
+            e = errors(est, phi)
+            if confident_beyond(est, phi):
+                out["xtraj_confident_beyond_3sigma"] = out.get("xtraj_confident_beyond_3sigma", 0.0) + 1.0
+                log(f"xtraj {robot_name} {method} seed {seed}: converged, ok, beyond 3σ: {est.mass:.4g} kg "
+                    f"± {est.readable_std()[0]:.2g}, CoM {np.round(1e3 * est.com, 2).tolist()} mm")
             errs_m.append(e["mass_pct"])
             errs_c.append(e["com_mm"])
         out[f"xtraj_{robot_name}_{key}_mass_err_pct"] = float(np.median(errs_m))
@@ -173,6 +194,7 @@ def main() -> None:
     parts = sys.argv[1:] or ["xtraj", "cell"]
     t0 = time.perf_counter()
     if "xtraj" in parts:
+        out["xtraj_confident_beyond_3sigma"] = 0.0
         for robot_name in XTRAJ:
             cross_trajectory(out, robot_name)
         out["xtraj_online_over_khalil_1_max"] = max(

@@ -15,6 +15,16 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
   ur10e_cli_<method>_err_over_std_<pair>  hand: identify-robot --loaded-csv-ur 14harm --known-payload-mass,
   ur10e_cli_err_over_std_max              then identify-payload --robot robot.yaml on each pair
   ur10e_cli_mass_err_pct_max_abs          largest |error| of TARGET_METHODS through the command line (≤ 1)
+                                          (issue 29: robot.yaml also measures its model error on the two
+                                          judged pairs' unloaded runs, --held-out-csv-ur: other recordings
+                                          than the loaded ones judged, the same trajectories)
+  ur10e_cli_err_over_std_rms              (issue 29) RMS of |error| / σ over TARGET_METHODS and both pairs
+                                          (target 0.5-1.5, none above 2.5)
+  ur10e_cli_mass_std_pct_max_<method>     (issue 29) largest mass σ of the method over both pairs, % (≤ 1)
+  ur10e_cli_<method>_com_std_mm_max_<pair> (issue 29) khalil-1 and difference-rls on all three loaded runs:
+                                          largest CoM σ, mm (≤ 5; NaN: withheld as undetermined)
+  ur10e_cli_<method>_com_gap_sigma_<pair> largest |CoM − khalil-3's| over the combined σ of the axis (≤ 2,
+                                          or within 3 mm: ..._com_gap_mm_<pair>)
   ur10e_gear_friction_mu_joint2 / 3      gear friction μ (robot_id/gear_friction.py, opt-in) identify-robot
                                           --gear-friction identify finds on the 14harm pair
   ur10e_gear_friction_rmse_ratio_joint2 / 3  torque RMSE with it over without (14harm unloaded, linear friction)
@@ -84,12 +94,15 @@ fig["ur10e_err_over_std_max"] = ratio_max
 # The same through the command line, as a user runs it: the gains travel in robot.yaml.
 CSV = {"15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
        "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
+HELD_OUT = [a for _, unloaded_csv in CSV.values() for a in ("--held-out-csv-ur", str(data / unloaded_csv))]
+COM_PAIRS = {rd.GAIN_PAIR: (rd.PAIRS[rd.GAIN_PAIR][1], rd.PAIRS[rd.GAIN_PAIR][0]), **CSV}
 with tempfile.TemporaryDirectory() as tmp:
     robot_yaml = Path(tmp) / "robot.yaml"
     cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),
               "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]),
-              "--known-payload-mass", str(rd.LOAD_MASS_KG), "--out", str(robot_yaml)])
-    cli_ratio, cli_err = 0.0, 0.0
+              "--known-payload-mass", str(rd.LOAD_MASS_KG), *HELD_OUT, "--out", str(robot_yaml)])
+    cli_ratio, cli_err, cli_ratios = 0.0, 0.0, []
+    mass_std: dict[str, float] = {}
     for k, (loaded_csv, unloaded_csv) in CSV.items():
         for m in (*TARGET_METHODS, "khalil-2"):
             out = Path(tmp) / f"{m}_{k}.yaml"
@@ -106,7 +119,29 @@ with tempfile.TemporaryDirectory() as tmp:
             fig[name.format("err_over_std")] = abs(err) / d["std"]["mass"]
             if m in TARGET_METHODS:
                 cli_ratio = max(cli_ratio, fig[name.format("err_over_std")])
+                cli_ratios.append(fig[name.format("err_over_std")])
                 cli_err = max(cli_err, abs(fig[name.format("mass_err_pct")]))
+                mass_std[m] = max(mass_std.get(m, 0.0), 100 * d["std"]["mass"] / rd.LOAD_MASS_KG)
+    fig["ur10e_cli_err_over_std_rms"] = float(np.sqrt(np.mean(np.square(cli_ratios))))
+    for m, v in mass_std.items():
+        fig[f"ur10e_cli_mass_std_pct_max_{m.replace('-', '_')}"] = v
+    # The CoM on all three loaded runs (the gains' pair too: its CoM had no say in the gains), against khalil-3's.
+    for k, (loaded_csv, unloaded_csv) in COM_PAIRS.items():
+        com = {}
+        for m in ("khalil-3", "khalil-1", "difference-rls"):
+            out = Path(tmp) / f"com_{m}_{k}.yaml"
+            cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
+                      "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
+                      "--method", m, "--out", str(out)])
+            d = yaml.safe_load(out.read_text())
+            com[m] = (np.array(d["com"], dtype=float), np.array(d["std"]["com"], dtype=float))
+        for m in ("khalil-1", "difference-rls"):
+            c, s_ = com[m]
+            gap = np.abs(c - com["khalil-3"][0])
+            key = f"ur10e_cli_{m.replace('-', '_')}_{{}}_{k.replace('_', '')}"
+            fig[key.format("com_std_mm_max")] = float(1e3 * np.max(s_))
+            fig[key.format("com_gap_sigma")] = float(np.max(gap / np.hypot(s_, com["khalil-3"][1])))
+            fig[key.format("com_gap_mm")] = float(1e3 * np.max(gap))
     # The gear friction (robot_id/gear_friction.py), opt-in: what it finds on this robot and what it does to the
     # command line's masses (the reason it is not the default).
     cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),

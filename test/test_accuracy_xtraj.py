@@ -21,6 +21,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -45,6 +46,7 @@ class XTraj:
         self.motion = (t, *traj.evaluate(t))
         self.loaded = {s: self.record(self.motion, (PHI, self.frame), 1.03, s) for s in LOADED_SEEDS}
         self._robots = {}
+        self._estimates = {}
 
     def record(self, motion, payload, scale, seed, noise=1.0):
         return synthetic_recording(self.model, *motion, friction=self.fm, friction_params=self.fp * scale,
@@ -58,7 +60,15 @@ class XTraj:
         return self._robots[key]
 
     def estimate(self, method, robot, seed, **options):
-        return identify_payload(method, self.model, robot, self.loaded[seed], self.frame, **options)
+        """One estimate per setting for the robots of self.robot() (the tests below share them); a robot made
+        elsewhere (a modified copy) is not cached: its id may be reused once it is gone."""
+        if not any(r is robot for r in self._robots.values()):
+            return identify_payload(method, self.model, robot, self.loaded[seed], self.frame, **options)
+        key = (method, id(robot), seed, tuple(sorted(options.items())))
+        if key not in self._estimates:
+            self._estimates[key] = identify_payload(method, self.model, robot, self.loaded[seed], self.frame,
+                                                    **options)
+        return self._estimates[key]
 
     def errors(self, method, robot, seed, **options):
         """(signed mass error %, CoM error mm)."""
@@ -124,3 +134,21 @@ def test_online_within_2_5x_khalil_1_over_robot_identifications(xtraj):
         mass, com = np.median(np.abs(arr[method][:, 0])), np.median(arr[method][:, 1])
         assert mass <= 2.5 * k1_mass, (method, mass, k1_mass)
         assert com <= 2.5 * k1_com, (method, com, k1_com)
+
+
+def test_no_confident_estimate_beyond_3_sigma_off_the_robots_own_motion(xtraj):
+    """Issue 29 item 4 (bench/accuracy.py xtraj_confident_beyond_3sigma, target 0) on the UR10 setting: over
+    three robot identifications and the loaded seeds, no estimate declared converged with quality ok is more
+    than 3σ off in mass or in a CoM axis it reports. Measured on the bench's 10 seeds × both robots: 0 (before
+    and after issue 29: these synthetic runs give robot.yaml no held-out motions, so the σ here is unchanged)."""
+    for rid in (1000, 1001, 1002):
+        robot = xtraj.robot(rid)
+        for seed in LOADED_SEEDS:
+            for method in ("khalil-1", *ONLINE):
+                est = xtraj.estimate(method, robot, seed)
+                if not (est.converged and est.quality is Quality.OK):
+                    continue
+                std = est.readable_std()
+                assert abs(est.mass - MASS) <= 3 * std[0], (method, rid, seed, est.mass, std[0])
+                if est.determined is None or est.determined[1]:
+                    assert np.all(np.abs(est.com - COM) <= 3 * std[1:4]), (method, rid, seed, est.com)

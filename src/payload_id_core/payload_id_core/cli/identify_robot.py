@@ -10,6 +10,7 @@ this module only when the subcommand runs, so its imports are at module level.
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from collections.abc import Sequence
@@ -27,7 +28,10 @@ from payload_id_core.cli.numbers import integer, number
 from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.bag import read_bag
+from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note, NoteCode, notes_with
+from payload_id_core.payload.held_out_error import measure_model_error
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
     RobotIdentification,
@@ -38,6 +42,7 @@ from payload_id_core.robot_id import (
 )
 from payload_id_core.robot_id.gear_friction import GearFriction
 from payload_id_core.signals.effort import EffortUnit
+from payload_id_core.signals.recording import Recording
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -85,11 +90,24 @@ def add_arguments(parser) -> None:
     add_recording_arguments(parser, prefix="validate-", what="a second run for cross-validation", required=False)
     add_recording_arguments(parser, prefix="loaded-", what="a run with a payload of known mass (drive gains)",
                             required=False)
+    parser.add_argument("--held-out-csv-ur", action="append", default=[], metavar="CSV",
+                        help="UR CSV of an unloaded run of another exciting motion (repeatable): the model's error "
+                             "there, as the payload it would invent, becomes the payload fits' model-error σ "
+                             "(robot.yaml model_error)")
+    parser.add_argument("--held-out-bag", action="append", default=[], metavar="BAG",
+                        help="rosbag2 directory of such a run (repeatable), as --held-out-csv-ur")
     parser.add_argument("--known-payload-mass", type=number(above=0, unit="kg"), default=None,
                         help="kg, mass of the payload in the --loaded-bag run: identifies the drive gains")
     parser.add_argument("--payload-frame", default=None,
                         help="frame the known payload is fixed to (default: child link of the last joint)")
     parser.add_argument("--out", required=True, help="robot.yaml to write")
+
+
+def _held_out_recordings(args: argparse.Namespace, joint_names: list[str]) -> list[Recording]:
+    """--held-out-csv-ur / --held-out-bag, in that order, with their raw efforts."""
+    runs = [read_ur_csv(p, joint_names=joint_names) for p in args.held_out_csv_ur]
+    return runs + [read_bag(p, joint_topic=args.joint_states_topic, trajectory_topic=args.trajectory_topic,
+                            wrench_topic=args.wrench_topic, joint_names=joint_names) for p in args.held_out_bag]
 
 
 def _delay(text: str):
@@ -156,7 +174,8 @@ def run(args) -> int:
     loaded = None
     if args.known_payload_mass is not None:
         loaded = _require_commanded(args, load_recording(args, model.joint_names, prefix="loaded-"))
-    runs = [r for r in (recording, validation, loaded) if r is not None]
+    held_out = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names)]
+    runs = [r for r in (recording, validation, loaded, *held_out) if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
     scale_std = None
@@ -203,6 +222,8 @@ def run(args) -> int:
                            alpha=alpha_arg, gear_friction=gear)
     if validation is not None:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
+    if held_out:
+        ident.model_error = measure_model_error(model, ident, [r.with_drive_gains(scale) for r in held_out], frame)
     ident.effort_unit = unit.value
     ident.effort_scale_std = scale_std
     ident.effort_scale_source = source

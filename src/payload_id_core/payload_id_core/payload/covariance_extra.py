@@ -19,6 +19,26 @@ from payload_id_core.payload.load_friction import load_changeable_friction, sign
 from payload_id_core.robot_id import RobotIdentification
 
 
+def measured_model_error(robot: RobotIdentification | None, frame: str) -> np.ndarray | None:
+    """(10, 10) C_me, robot.yaml's model error measured on held-out motions (robot_id/model_error.py) for a
+    payload on `frame`; None when robot.yaml has no usable measurement for that frame. Where it is known it
+    replaces the fit's Newey–West inflation and the gear friction's predicted error (both estimates of it)."""
+    me = getattr(robot, "model_error", None)
+    if me is None or str(me.frame) != str(frame):
+        return None
+    return me.covariance()
+
+
+def measured_model_error_note(cov: np.ndarray, mass: float, robot: RobotIdentification) -> Note:
+    std = float(np.sqrt(max(cov[0, 0], 0.0)))
+    count = len(robot.model_error.sources) if robot.model_error is not None else 0
+    share = f" ({100 * std / mass:.2f} % of the mass)" if mass > 0 else ""
+    return Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                f"robot model error measured on {count} held-out motions (robot.yaml "
+                f"model_error): mass σ {std:.4g} kg{share} added to the covariance, in place of the residuals' "
+                "serial-correlation inflation and the gear friction's predicted error")
+
+
 def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                      qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
@@ -46,7 +66,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False) -> tuple[np.ndarray, list[Note]]:
     """What the covariance of φ_L (10, 10) of an online estimate lacks, and the notes that say why (the
-    Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out).
+    Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
+    the model error robot.yaml measured on held-out motions when it has one: measured_model_error).
 
     The recursive estimators' covariance assumes independent samples and an exact robot model. The same payload
     regression solved in one batch on the samples the estimator saw (Khalil 2007 method 1 with the friction
@@ -69,6 +90,9 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     W = np.concatenate([w_l, y_a[..., theta_layout(robot).friction][..., changeable]], axis=-1)
     tau_a = y_a @ np.asarray(robot.theta, dtype=float)
     sol, W_used, _ = solve_with_load_friction(W, tau - tau_a, tau_a, qd, sign_epsilon(robot), load_friction)
+    measured = measured_model_error(robot, frame)
+    if measured is not None:
+        return measured, [measured_model_error_note(measured, float(sol.x[0]), robot)]
     factor2 = sol.inflation**2
     plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
     extra = (factor2 - 1.0) * plain

@@ -22,6 +22,7 @@ from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import gear_friction
 from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
+from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
@@ -86,6 +87,9 @@ class RobotIdentification:
     # The gear friction the run shows when `gear` leaves it out of the model (gear_friction.UnmodelledGear): the
     # payload fits count what it would do on their motion as model error. None: none shown, or written before.
     unmodelled_gear: UnmodelledGear | None = None
+    # The model's error on held-out unloaded motions, as the payload it invents there (model_error.py): the
+    # payload fits' model-error covariance term. None: not measured (no held-out recording given, older files).
+    model_error: HeldOutModelError | None = None
     model: RobotModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -221,6 +225,8 @@ class RobotIdentification:
             d["torque_rmse_commanded_motion"] = dict(zip(self.joint_names, fl(self.rmse_commanded)))
         if self.standard_parameters is not None:
             d["standard_parameters"] = fl(self.standard_parameters)
+        if self.model_error is not None:
+            d["model_error"] = self.model_error.to_dict()
         return d
 
     def _friction_dict(self) -> dict:
@@ -307,6 +313,8 @@ class RobotIdentification:
                 effort_scale_source=str(effort.get("source", "")),
                 urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), gear=gear,
                 unmodelled_gear=unmodelled_gear,
+                model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
+                    d["model_error"], source),
                 model=model,
             )
         except (KeyError, TypeError, ValueError) as err:

@@ -14,7 +14,12 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.covariance_extra import gear_model_error, gear_model_error_note
+from payload_id_core.payload.covariance_extra import (
+    gear_model_error,
+    gear_model_error_note,
+    measured_model_error,
+    measured_model_error_note,
+)
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
@@ -53,14 +58,20 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     tau_a = y_a @ theta_a
     lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), lf)
-    cov = sol.cov
+    measured = measured_model_error(robot, frame)
+    # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
+    # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
+    cov = sol.cov if measured is None else sol.cov / sol.inflation**2
     rc = robot_uncertainty(robot, options)
     if rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
     cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
-    gear = gear_model_error(robot, y_a, sol, W, sig.qd)
+    gear = gear_model_error(robot, y_a, sol, W, sig.qd) if measured is None else None
+    if measured is not None:
+        cov[:10, :10] = cov[:10, :10] + measured
+        notes.append(measured_model_error_note(measured, float(sol.x[0]), robot))
     if gear is not None:
         shift, mu = gear
         cov = cov + np.outer(shift, shift)
