@@ -90,7 +90,9 @@ class DetectorSettings:
     confirm_s: float = 0.1         # s of residual after the alarm on which the verdict is made
     span_chi2: float = 4.0         # largest mean misfit per row of a flange load's fit, in the residual's own
                                    # variance before the alarm (a contact leaves far more)
-    level_time_s: float = 1.0      # s: time constant of that running variance
+    level_time_s: float = 1.0      # s: time constant of that running variance as it falls ...
+    level_rise_time_s: float = 20.0   # ... and as it rises: a push ramped over 0.1-1 s must not become "normal"
+    level_clip: float = 3.0        # a sample counts at most this many running σ into it (a ramp's tail is no noise)
     level_floor_nm: float = 0.05   # N·m: no joint torque reading is trusted below this (its level's floor)
     misfit_share: float = 0.05     # of the change's own RMS per joint, counted as the fit's allowed misfit
     decayed_fraction: float = 0.3  # ‖r/σ‖ at the window's end below this share of its peak: it was transient
