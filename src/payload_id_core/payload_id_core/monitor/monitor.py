@@ -237,6 +237,7 @@ class PayloadMonitor:
         self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std,
                                       n_friction=nf, friction_prior=self._friction_prior)
         self._history: deque = deque()
+        self._levels: deque = deque()          # (t, the running level then), HISTORY_S of it
         self._anchor: tuple | None = None     # (t_c, F(t_c), r₀(t_c), L(t_c))
         self._window: dict | None = None
         self._armed = True
@@ -293,6 +294,7 @@ class PayloadMonitor:
         self.cusum.reset()
         self._window = None
         self._history.clear()
+        self._levels.clear()
         self._t_last = None
         self._anchor = None        # the observers restart from zero: r₀ = F φ holds from the next sample
         self._creep_until[:] = -np.inf
@@ -372,6 +374,9 @@ class PayloadMonitor:
                 self._armed = True
                 self.cusum.reset(t)
             return
+        self._levels.append((t, self.level.copy()))
+        while self._levels and self._levels[0][0] < t - HISTORY_S:
+            self._levels.popleft()
         if len(self._history) > 1 and self.state.determined:
             # The normal level is learnt only from a settled payload and from samples inside the allowance, so
             # neither a change nor a payload still being re-estimated becomes "normal" (which deafened the
@@ -399,7 +404,15 @@ class PayloadMonitor:
         t_change = self.cusum.update(t, z, drift)
         if t_change is not None:
             since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
-            self._window = {"t_alarm": t, "t_change": t_change, "samples": since}
+            self._window = {"t_alarm": t, "t_change": t_change, "samples": since,
+                            "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S))}
+
+    def _level_before(self, t: float) -> np.ndarray:
+        """The running level at time t (the oldest kept, if t is older)."""
+        for t_k, level in reversed(self._levels):
+            if t_k <= t:
+                return level
+        return self._levels[0][1] if self._levels else self.level
 
     def _refine_rows(self, samples) -> None:
         assert self._anchor is not None      # set by _run before any sample is stepped
@@ -444,10 +457,10 @@ class PayloadMonitor:
             # the window's Δm carried the −0.07 kg the empty flange used to weigh).
             E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
             b = b - self.unloaded.predict((L - E[:, :, None] * L[k_c][None])[:, :, 1:], self.unloaded.current())
-        # Judged against the alarm's level, which a ramp before the alarm cannot have raised (self.level can: a
-        # push ramped over a second on the real UR10e's pan joint fitted a load to within its own risen level).
-        verdict = classify(t, A, b, r, self.sigma, np.minimum(self.level, self.alarm_level), float(self.state.phi[0]),
-                           float(t[0]),
+        # Judged against the level as it was before the change began: a push ramped over a second raises the
+        # running level on its way up (on the real UR10e's pan joint such a push fitted a load within its own
+        # risen level).
+        verdict = classify(t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                            float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W)
         self.cusum.reset(float(t[-1]))
@@ -585,7 +598,9 @@ class PayloadMonitor:
         assert self._unnamed_change is not None
         if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std):
             kind = EventKind.PICKED if dm > 0 else EventKind.PLACED
-        elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0:
+        elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0 and \
+                np.linalg.norm(est.phi[1:4]) <= d.max_lever_m * abs(float(est.phi[0]) - self._tare[0]):
+            # The same mass with its CoM moved; a moment with (next to) no mass to carry it is no part.
             kind = EventKind.CHANGED
         elif self._pending is not None:
             # The window fitted a load, and what followed carries what was carried before: it came back.
