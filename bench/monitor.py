@@ -78,7 +78,10 @@ def human_contacts(model, robot) -> dict:
     def within(e, c) -> bool:
         return c.t - MATCH_S <= e.t_change <= c.t + c.duration + 0.5
 
-    called_load = [c for c in pushes if any(e.is_load_change and within(e, c) for e in events)]
+    def true_load(e) -> bool:          # a part really picked or placed while the person pushed
+        return any(abs(e.t_change - c.t) < MATCH_S and e.kind.value == c.kind for c in run.changes)
+
+    called_load = [c for c in pushes if any(e.is_load_change and within(e, c) and not true_load(e) for e in events)]
     strong = [c for c in pushes if c.force > FOUND_ABOVE_N]
     found = [c for c in strong if any(e.kind is EventKind.CONTACT and within(e, c) for e in events)]
     loads = [c for c in run.changes if c.kind in ("picked", "placed") and c.mass >= 1.0]
@@ -87,7 +90,7 @@ def human_contacts(model, robot) -> dict:
         log(f"push called a load: t {c.t:.2f} s, {c.force:.0f} N on the {c.link}, {c.duration:.2f} s, "
             f"{'moving' if c.moving else 'at rest'}: "
             + "; ".join(f"{e.kind.value} {e.mass_change_text} ({e.reason})" for e in events
-                        if e.is_load_change and within(e, c)))
+                        if e.is_load_change and within(e, c) and not true_load(e)))
     missed = [c for c in strong if c not in found]
     log(f"human task {HUMAN_S:.0f} s: {len(pushes)} pushes, {len(called_load)} called a load, {len(found)} of "
         f"{len(strong)} above {FOUND_ABOVE_N:.0f} N found; missed (N, link, moving): "

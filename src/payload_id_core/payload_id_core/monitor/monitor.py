@@ -46,7 +46,7 @@ from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
-ALARM_LEVEL_START = 1.0  # the alarm's residual variance before it is measured, in the identification's RMSE²
+ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 
 
@@ -252,8 +252,7 @@ class PayloadMonitor:
         # Until measured, the residual's variance is taken as a quarter of the identification's RMSE²: the
         # observer's low-pass leaves ~5 % of white noise, model error (friction at rest, lag) adds the rest.
         self.level = np.maximum(self.sigma**2 * 0.25, self.s.detector.level_floor_nm**2)
-        # The level the alarm's allowance is made of starts at the RMSE² itself, the safe side on motion the
-        # identification has not seen; it falls to what the task leaves within seconds and rises slowly (_step).
+        # The level the alarm's allowance is made of starts alike; it falls as fast but rises slowly (_step).
         self.alarm_level = np.maximum(self.sigma**2 * ALARM_LEVEL_START, self.s.detector.level_floor_nm**2)
 
     # -- input ------------------------------------------------------------------------------------------

@@ -208,7 +208,7 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
 
 
 def _push_torque(model: RobotModel, q: np.ndarray, link_joint: int, offset: np.ndarray, force: np.ndarray) -> np.ndarray:
-    """Joint torques of `force` (N, base frame) on the point `offset` (m, in the link's frame) of the link moved by
+    """Joint torques of `force` (N, base frame) on the point `offset` (m, in the link's frame, from its middle) of the link moved by
     joint `link_joint` (an index from the end: -1 the last): τ = J_pᵀ F, zero on the joints beyond that link."""
     import pinocchio as pin  # noqa: PLC0415  (the simulator's dependency, not the module's)
 
@@ -217,5 +217,8 @@ def _push_torque(model: RobotModel, q: np.ndarray, link_joint: int, offset: np.n
     pin.forwardKinematics(pm, data, q)
     pin.computeJointJacobians(pm, data, q)
     J = pin.getJointJacobian(pm, data, joint, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-    arm = data.oMi[joint].rotation @ offset
+    # The point pushed: `offset` from the link's middle (halfway to the next joint; the flange: its origin), where
+    # a person reaches, not on the joint axis, where no force turns anything.
+    along = 0.5 * pm.jointPlacements[joint + 1].translation if joint + 1 < pm.njoints else np.zeros(3)
+    arm = data.oMi[joint].rotation @ (along + offset)
     return J[:3].T @ force + J[3:].T @ np.cross(arm, force)
