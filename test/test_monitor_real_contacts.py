@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
+from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.monitor import EventKind
@@ -74,3 +76,37 @@ def test_no_event_without_contact(ur10e, name):
     assert result.events == []
     assert result.paused == []
     assert result.t.size > 100 and np.all(np.isfinite(result.residual))
+
+
+def test_payload_id_monitor_replays_a_recording_as_the_node_would(ur10e, ur10e_robot_yaml, tmp_path, capsys):
+    """`payload-id monitor`: the same events as the replay above, written as events.yaml, and the plot."""
+    name = "contact-collision_wrist.csv"
+    out, png = tmp_path / "events.yaml", tmp_path / "events.png"
+    code = cli_main(["monitor", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(ur10e_robot_yaml),
+                     "--csv-ur", str(DATA / name), "--out", str(out), "--plot", str(png)])
+    assert code == 0
+    doc = yaml.safe_load(out.read_text())
+    t0, result = _replay(ur10e, name)
+    assert [e["kind"] for e in doc["events"]] == [e.kind.value for e in result.events]
+    assert all(e["kind"] == "contact" and e["delta_mass"] is None for e in doc["events"])
+    assert set(doc["events"][0]) == {"kind", "t_change", "t_alarm", "delta_mass", "delta_mass_std", "reason"}
+    assert [e["t_change"] for e in doc["events"]] == pytest.approx([e.t_change for e in result.events], abs=1e-5)
+    assert doc["payload"]["mass"] == 0.0 and 0 < doc["payload"]["mass_std"] < 0.1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"{len(result.events)} events" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"--csv-ur": "missing.csv"}, "does not exist"),
+    ({"--plot": "events.svg"}, "is not a .png file"),
+    ({"--frame": "no_such_frame"}, "no_such_frame"),
+])
+def test_payload_id_monitor_bad_input_is_one_line_exit_2_and_no_file(ur10e_robot_yaml, tmp_path, capsys, change,
+                                                                      problem):
+    args = {"--urdf": str(DATA / "ur10e.urdf"), "--robot": str(ur10e_robot_yaml),
+            "--csv-ur": str(DATA / "contact-collision_free.csv"), "--out": str(tmp_path / "events.yaml")}
+    args.update({k: str(tmp_path / v) if k != "--frame" else v for k, v in change.items()})
+    code = cli_main([x for kv in args.items() for x in kv])
+    err = capsys.readouterr().err
+    assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -3,8 +3,9 @@
 
 31 comma-separated columns, no header, about 100 Hz: controller time; measured q1..q6 (rad);
 measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
-controller's own model (N·m). The toolbox's collision recordings (contact-*.csv) have 25: the same first 19,
-then six the source does not document, which are read past (nothing here depends on them). Torque = current × drive gain (effort_scale). The files hold no
+controller's own model (N·m). The toolbox's collision recordings (contact-*.csv) have 25: the same first
+19, then six the source does not document, which are read past (nothing here depends on them).
+Torque = current × drive gain (effort_scale). The files hold no
 commanded trajectory, so the measured motion, smoothed, stands in for it
 (signals.commanded.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
 on a uniform grid, velocities and accelerations their derivatives), which lets source='commanded'
@@ -52,8 +53,8 @@ _COLUMN_NAMES = (["time"] + [f"q{i}" for i in range(1, 7)] + [f"qd{i}" for i in 
                  + [f"i{i}" for i in range(1, 7)] + [f"i_target{i}" for i in range(1, 7)]
                  + [f"tau_target{i}" for i in range(1, 7)])
 _COLLISION_COLUMN_NAMES = _COLUMN_NAMES[:19] + [f"undocumented{i}" for i in range(20, 26)]
-_LAYOUT_TEXT = ("31 columns (time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6) or the collision "
-                "recordings' 25 (the same first 19 and six more)")
+_LAYOUT_TEXT = ("31 columns (time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6) or the "
+                "collision recordings' 25 (the same first 19 and six more)")
 
 
 def _parse(path: Path) -> tuple[np.ndarray, list[Note]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import Event
 from payload_id_core.monitor.live import LiveMonitor
 from payload_id_core.monitor.monitor import PayloadState
@@ -18,7 +19,8 @@ from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.recording import JointSamples
 
-BLOCK_S = 0.02      # s of joint states per block (a driver's 500 Hz states arrive in batches of about this)
+BLOCK_S = 0.05      # s of joint states per block, as a driver's batches arrive (the block's median step sets the
+                    # re-estimate's serial correlation, so a verdict may differ in detail with it)
 
 
 @dataclass
@@ -40,6 +42,10 @@ def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: Jo
            payload: PayloadEstimate | None = None, rated_payload_kg: float = 0.0) -> Replay:
     """Feed `joints` (torques already: drive gains applied, joints in the model's order) to a LiveMonitor started
     on `payload` (None: nothing carried), as the node would."""
+    if joints.qd is None:
+        raise PayloadIdError("the recording holds no joint velocities, which the monitor's observer needs",
+                             "record the joint states with their velocities")
+    qd = joints.qd
     live = LiveMonitor(model, robot, frame, None, rated_payload_kg=rated_payload_kg)
     t_all = np.asarray(joints.t, dtype=float)
     dt = float(np.median(np.diff(t_all))) if t_all.size > 1 else BLOCK_S
@@ -49,7 +55,7 @@ def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: Jo
     ts, res, mass, mass_std = [], [], [], []
     for k in range(0, t_all.size, size):
         sl = slice(k, k + size)
-        step = live.feed(t_all[sl], joints.q[sl], joints.qd[sl], joints.tau[sl], payload)
+        step = live.feed(t_all[sl], joints.q[sl], qd[sl], joints.tau[sl], payload)
         update = step.update
         events += update.events
         if update.paused:

@@ -144,8 +144,8 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
         out = []
         for i in range(count):
             direction = rng.normal(size=3)
-            out.append((0.0 if i == 0 else rng.uniform(0.2, 1.0), rng.uniform(*human.ramp_s), rng.uniform(*human.hold_s),
-                        rng.uniform(*human.force_n), str(rng.choice(list(HUMAN_LINKS))),
+            out.append((0.0 if i == 0 else rng.uniform(0.2, 1.0), rng.uniform(*human.ramp_s),
+                        rng.uniform(*human.hold_s), rng.uniform(*human.force_n), str(rng.choice(list(HUMAN_LINKS))),
                         direction / np.linalg.norm(direction), rng.uniform(-human.offset_m, human.offset_m, 3)))
         return out
 
@@ -207,9 +207,11 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
     return TaskRun(frame, t[keep], q[keep], qd[keep], tau[keep], [c for c in changes if c.t <= seconds])
 
 
-def _push_torque(model: RobotModel, q: np.ndarray, link_joint: int, offset: np.ndarray, force: np.ndarray) -> np.ndarray:
-    """Joint torques of `force` (N, base frame) on the point `offset` (m, in the link's frame, from its middle) of the link moved by
-    joint `link_joint` (an index from the end: -1 the last): τ = J_pᵀ F, zero on the joints beyond that link."""
+def _push_torque(model: RobotModel, q: np.ndarray, link_joint: int, offset: np.ndarray,
+                 force: np.ndarray) -> np.ndarray:
+    """Joint torques of `force` (N, base frame) on the point `offset` (m, in the link's frame, from its middle) of
+    the link moved by joint `link_joint` (an index from the end: -1 the last): τ = J_pᵀ F, zero on the joints
+    beyond that link."""
     import pinocchio as pin  # noqa: PLC0415  (the simulator's dependency, not the module's)
 
     pm, data = model.model, model.data
