@@ -92,10 +92,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plot(result: Replay, joint_names: list[str]) -> bytes:
-    import matplotlib  # noqa: PLC0415  (only when a plot is asked for)
+    import matplotlib  # noqa: PLC0415 - heavy, and only when a plot is asked for
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415 - after the backend is chosen
 
     n = result.residual.shape[1]
     fig, axes = plt.subplots(n + 1, 1, figsize=(12, 1.6 * (n + 1)), sharex=True)

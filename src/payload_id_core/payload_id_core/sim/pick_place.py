@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pinocchio as pin
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -212,8 +213,6 @@ def _push_torque(model: RobotModel, q: np.ndarray, link_joint: int, offset: np.n
     """Joint torques of `force` (N, base frame) on the point `offset` (m, in the link's frame, from its middle) of
     the link moved by joint `link_joint` (an index from the end: -1 the last): τ = J_pᵀ F, zero on the joints
     beyond that link."""
-    import pinocchio as pin  # noqa: PLC0415  (the simulator's dependency, not the module's)
-
     pm, data = model.model, model.data
     joint = pm.njoints + link_joint            # pinocchio's joint index (0 is the universe)
     pin.forwardKinematics(pm, data, q)
