@@ -59,6 +59,7 @@ def base_argv(files, command: str, out) -> list[str]:
                    "--objective", "base", "--min-velocity-fraction", "0", "--out", out],
         "simulate": ["--urdf", "planar_2r", "--trajectory", traj, "--lead-in", "0.1", "--out", out],
         "report": ["--urdf", "planar_2r", "--robot", robot, "--payload", payload, "--bag", bag, "--out", out],
+        "monitor": ["--urdf", "planar_2r", "--robot", robot, "--bag", bag, "--out", out],
         "identify": ["--ros", "--server-timeout", "0.5", "--timeout", "5", "--out", out],
         "gazebo-urdf": ["--urdf", "ur10e", "--controllers", str(UR10E_CONTROLLERS), "--payload-mass", "2",
                         "--payload-inertia", "0.01,0,0,0.01,0,0.01", "--out", out],
@@ -66,7 +67,8 @@ def base_argv(files, command: str, out) -> list[str]:
 
 
 OUT_NAME = {"identify-robot": "robot.yaml", "identify-payload": "payload.yaml", "excite": "trajectory.yaml",
-            "simulate": "bag", "report": "report.png", "identify": "result.yaml", "gazebo-urdf": "robot_gz.urdf"}
+            "simulate": "bag", "report": "report.png", "identify": "result.yaml", "gazebo-urdf": "robot_gz.urdf",
+            "monitor": "events.yaml"}
 
 # Every numeric flag of every command (the identify numbers are the ones that never reach ROS).
 NUMERIC_FLAGS = {
@@ -78,6 +80,7 @@ NUMERIC_FLAGS = {
                "--noise-std", "--offsets"],
     "simulate": ["--seed", "--rate", "--lead-in"],
     "report": ["--effort-scale"],
+    "monitor": ["--effort-scale"],
     "identify": ["--max-duration", "--timeout", "--server-timeout", "--forgetting", "--noise-std", "--bounding-box",
                  "--known-mass", "--known-mass-std"],
     "gazebo-urdf": ["--payload-mass", "--payload-com", "--payload-inertia", "--initial-positions"],
@@ -89,6 +92,7 @@ FILE_FLAGS = {
     "excite": ["--urdf", "--noise-std"],
     "simulate": ["--trajectory", "--payload", "--profile", "--urdf"],
     "report": ["--robot", "--payload", "--bag", "--truth"],
+    "monitor": ["--robot", "--payload", "--bag", "--urdf"],
     "identify": ["--truth"],
     "gazebo-urdf": ["--urdf", "--controllers"],
 }

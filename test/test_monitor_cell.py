@@ -57,7 +57,11 @@ def test_pick_and_place_events_are_real_and_parts_of_a_kilogram_are_found_within
         truth = [c for c in run.changes if abs(c.t - e.t_change) < MATCH_S]
         assert truth, f"false event: {e}"
         assert truth[0].kind == e.kind.value, (truth[0], e)
-    for c in picks:
+    # A load is named once it holds (a second until the next change, or the re-estimate determined): a pick in the
+    # run's last seconds may not be named yet. Every earlier one is.
+    held = [c for c in picks if run.t[-1] - c.t > 3.0]
+    assert len(held) >= len(picks) - 1
+    for c in held:
         (e,) = [e for e in events if abs(c.t - e.t_change) < MATCH_S]
         assert 0.0 <= e.t_alarm - c.t < 0.05, (c, e)
         sign = 1.0 if c.kind == "picked" else -1.0

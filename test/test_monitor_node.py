@@ -77,16 +77,18 @@ def test_without_a_robot_model_the_monitor_is_refused_with_the_reason(ros_env, s
         sup.stop()
 
 
-def test_a_part_picked_at_rest_is_one_picked_event_with_its_mass(nodes, spawn):
+def test_a_part_picked_on_an_arm_at_rest_is_not_named_a_load(nodes, spawn):
+    """At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
+    flange gives as well (issue 31): the monitor holds the fit but names no load until the task motion (or the
+    change holding past the next one) tells a part from a push. The arm here never moves: no event, and
+    nothing published as carried (test_monitor_task_ros: the pick named over ROS once the arm moves)."""
     listener, _ = _listen(spawn, PICK_AFTER_S + 4.0)
     fake = _hardware(spawn, "normal", MASS, PICK_AFTER_S)
     out, err = listener.communicate(timeout=60)
     _stop(fake)
     events = [d for d in _lines(out) if "event" in d]
-    assert [e["event"] for e in events] == ["picked"], (out, err, nodes.log_text("payload_estimator")[-3000:])
-    assert abs(events[0]["delta_mass"] - MASS) < 0.05 * MASS, events
-    assert 0.0 <= events[0]["alarm_delay"] < 0.05, events
-    assert "payload event: picked" in nodes.log_text("payload_estimator")
+    assert events == [], (out, err, nodes.log_text("payload_estimator")[-3000:])
+    assert "payload event" not in nodes.log_text("payload_estimator")
 
 
 def test_nan_samples_and_stopped_joint_states_make_no_event_and_the_node_says_why(nodes, spawn):

@@ -106,9 +106,13 @@ def test_a_wrist_creeping_through_a_move_is_no_phantom_part(cell, tmp_path):
     assert [e.kind for e in events] == [EventKind.PICKED], events
     assert abs(events[0].t_change - 6.79) < 0.02 and abs(events[0].delta_mass - 3.0) < 0.1
     assert abs(monitor.state.part[0][0] - 3.0) < 0.06
+    # Checked, the pick is named from its re-estimate; with the check off the creeping wrist still raises a change at
+    # 9.3 s (it was once reported as a second part of 0.22 kg; a load is now named only once it holds, and the
+    # creep's phantom does not), which ends the pick's re-estimate and names it from its window instead.
+    assert events[0].reason.startswith("named from")
     _, unchecked = replay(MonitorSettings(creep_speed=0.0, detector=DetectorSettings(max_mass_kg=15.0)))
-    assert [e.kind for e in unchecked] == [EventKind.PICKED, EventKind.PICKED], unchecked
-    assert abs(unchecked[1].t_change - 9.3) < 0.1 and unchecked[1].delta_mass < 0.5
+    assert [e.kind for e in unchecked] == [EventKind.PICKED], unchecked
+    assert "until the next change" in unchecked[0].reason and abs(unchecked[0].t_verdict - 9.4) < 0.2
 
 
 def test_a_part_picked_before_the_robot_has_moved_is_kept(cell):

@@ -173,3 +173,37 @@ def test_bad_files(tmp_path):
     cut[-1] = ",".join(cut[-1].split(",")[:20])
     assert len(read_ur_csv(_write(tmp_path, cut, trailing_newline=False)).joints) == 299
     _expect(_write(tmp_path, cut), "line 300 has 20 columns")
+
+
+COLLISION_FILES = ["contact-collision_2link.csv", "contact-collision_3link.csv", "contact-collision_wrist.csv",
+                   "contact-collision_free.csv"]
+
+
+@pytest.mark.parametrize("name", COLLISION_FILES)
+def test_reads_the_25_column_collision_recordings(name):
+    """Their first 19 columns are the 31-column layout's (time, q, q̇, currents); the last six, undocumented, are
+    read past."""
+    raw = np.loadtxt(DATA / name, delimiter=",")
+    assert raw.shape[1] == 25
+    rec = read_ur_csv(DATA / name, README_DRIVE_GAINS)
+    assert len(rec.joints) == raw.shape[0] > 1500
+    np.testing.assert_array_equal(rec.joints.t, raw[:, 0])
+    np.testing.assert_array_equal(rec.joints.q, raw[:, 1:7])
+    np.testing.assert_array_equal(rec.joints.qd, raw[:, 7:13])
+    np.testing.assert_allclose(rec.joints.tau, raw[:, 13:19] * README_DRIVE_GAINS, rtol=1e-15)
+    assert np.median(np.diff(rec.joints.t)) == pytest.approx(0.010, abs=5e-4)
+    dq = filtering.central_difference(rec.joints.q, rec.joints.t)
+    assert np.sqrt(np.mean((dq - rec.joints.qd) ** 2)) < 0.05 * np.sqrt(np.mean(rec.joints.qd ** 2))
+    assert not has_note(rec.notes, NoteCode.SIGNALS_STATIC_RECORDING)
+
+
+def test_a_file_mixing_the_two_layouts_names_its_line(tmp_path):
+    lines = (DATA / "contact-collision_free.csv").read_text().splitlines()[:20]
+    lines[7] += ",0,0,0,0,0,0"
+    path = tmp_path / "mixed.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(PayloadIdError, match="line 8 has 31 columns, expected 25"):
+        read_ur_csv(path)
+    path.write_text("\n".join(",".join(line.split(",")[:24]) for line in lines) + "\n")
+    with pytest.raises(PayloadIdError, match="has 24 columns, expected 31 or 25"):
+        read_ur_csv(path)

@@ -52,7 +52,8 @@ def add_recording_arguments(parser: argparse.ArgumentParser, prefix: str = "", w
     group = parser.add_mutually_exclusive_group(required=required)
     group.add_argument(f"--{prefix}bag", metavar="BAG", help=f"rosbag2 directory of {what}")
     group.add_argument(f"--{prefix}csv-ur", metavar="CSV",
-                       help=f"UR CSV recording of {what} (31 columns; measured motion serves as commanded)")
+                       help=f"UR CSV recording of {what} (31 columns, or 25 for the collision recordings; measured "
+                            "motion serves as commanded)")
     if not prefix:
         parser.add_argument("--effort-scale", metavar="K[,K...]",
                             help="drive gains: torque = effort × gain (one value or one per joint; "

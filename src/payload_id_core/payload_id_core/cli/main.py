@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "play a trajectory on the simulated robot (MuJoCo) -> rosbag2 bag"),
     "report": ("report", "plot an identification (convergence, torque residuals) -> PNG"),
     "gazebo-urdf": ("gazebo_urdf", "the robot's URDF for Gazebo Sim with gz_ros2_control (and a payload) -> URDF"),
+    "monitor": ("monitor", "replay a recording through the payload monitor as the node runs it -> events.yaml"),
 }
 
 # Subcommands other installed packages add: entry point name = subcommand, value = its module.

@@ -3,7 +3,9 @@
 
 31 comma-separated columns, no header, about 100 Hz: controller time; measured q1..q6 (rad);
 measured q̇1..q̇6 (rad/s); motor currents i1..i6 (A); target currents (A); target torques of the
-controller's own model (N·m). Torque = current × drive gain (effort_scale). The files hold no
+controller's own model (N·m). The toolbox's collision recordings (contact-*.csv) have 25: the same first
+19, then six the source does not document, which are read past (nothing here depends on them).
+Torque = current × drive gain (effort_scale). The files hold no
 commanded trajectory, so the measured motion, smoothed, stands in for it
 (signals.commanded.smoothed_trajectory: positions low-pass filtered without phase at SMOOTHING_CUTOFF_HZ
 on a uniform grid, velocities and accelerations their derivatives), which lets source='commanded'
@@ -27,6 +29,9 @@ from payload_id_core.signals.filtering import sampling_rate
 from payload_id_core.signals.recording import JointSamples, Recording
 
 N_COLUMNS = 31
+# The collision-test layout: time, q, q̇, currents (the first 19 columns as above) and six undocumented ones.
+N_COLUMNS_COLLISION = 25
+LAYOUTS = (N_COLUMNS, N_COLUMNS_COLLISION)
 UR_JOINT_NAMES = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint",
                   "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
 # Drive gains (N·m/A) identified by the data's source from the 14-harmonic pair and the known
@@ -47,6 +52,9 @@ MEASURED_AS_COMMANDED_NOTE = Note(NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
 _COLUMN_NAMES = (["time"] + [f"q{i}" for i in range(1, 7)] + [f"qd{i}" for i in range(1, 7)]
                  + [f"i{i}" for i in range(1, 7)] + [f"i_target{i}" for i in range(1, 7)]
                  + [f"tau_target{i}" for i in range(1, 7)])
+_COLLISION_COLUMN_NAMES = _COLUMN_NAMES[:19] + [f"undocumented{i}" for i in range(20, 26)]
+_LAYOUT_TEXT = ("31 columns (time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6) or the "
+                "collision recordings' 25 (the same first 19 and six more)")
 
 
 def _parse(path: Path) -> tuple[np.ndarray, list[Note]]:
@@ -55,29 +63,31 @@ def _parse(path: Path) -> tuple[np.ndarray, list[Note]]:
     try:
         text = path.read_text()
     except UnicodeDecodeError as err:
-        raise PayloadIdError(f"{path} is not a text CSV file", "give a UR CSV recording (31 columns)") from err
+        raise PayloadIdError(f"{path} is not a text CSV file", f"give a UR CSV recording ({_LAYOUT_TEXT})") from err
     lines = text.splitlines()
     notes: list[Note] = []
     while lines and not lines[-1].strip():
         lines.pop()
     if not lines:
-        raise PayloadIdError(f"{path} is empty", "give a UR CSV recording (31 comma-separated columns)")
+        raise PayloadIdError(f"{path} is empty", f"give a UR CSV recording ({_LAYOUT_TEXT})")
     counts = [line.count(",") + 1 for line in lines]
-    if counts[-1] < N_COLUMNS and not text.endswith("\n") and len(lines) > 1 and counts[-2] == N_COLUMNS:
+    # The layout is the one the first line has (a file is one layout throughout).
+    width = counts[0] if counts[0] in LAYOUTS else N_COLUMNS
+    if counts[-1] < width and not text.endswith("\n") and len(lines) > 1 and counts[-2] == width:
         notes.append(Note(NoteCode.IO_TRUNCATED_LINE,
-                          f"{path.name}: the last line was cut short ({counts[-1]} of {N_COLUMNS} fields) "
+                          f"{path.name}: the last line was cut short ({counts[-1]} of {width} fields) "
                           "and was ignored"))
         lines.pop()
         counts.pop()
-    bad = [k for k, c in enumerate(counts) if c != N_COLUMNS]
+    bad = [k for k, c in enumerate(counts) if c != width]
     if bad:
         k = bad[0]
+        expected = " or ".join(str(n) for n in LAYOUTS) if len(bad) == len(lines) else str(width)
         if len(bad) == len(lines):
-            problem = f"{path} has {counts[0]} columns, expected {N_COLUMNS}"
+            problem = f"{path} has {counts[0]} columns, expected {expected}"
         else:
-            problem = f"{path}: line {k + 1} has {counts[k]} columns, expected {N_COLUMNS} ({len(bad)} such lines)"
-        raise PayloadIdError(problem, "give a UR CSV in the dynamic_calibration toolbox's layout: 31 columns, "
-                                      "time, q1-6, qd1-6, currents 1-6, target currents 1-6, target torques 1-6")
+            problem = f"{path}: line {k + 1} has {counts[k]} columns, expected {expected} ({len(bad)} such lines)"
+        raise PayloadIdError(problem, f"give a UR CSV in the dynamic_calibration toolbox's layout: {_LAYOUT_TEXT}")
     try:
         data = np.array([[float(v) for v in line.split(",")] for line in lines])
     except ValueError as err:
@@ -124,7 +134,7 @@ def _drop_logger_garbage(path: Path, data: np.ndarray) -> tuple[np.ndarray, list
 def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float | None = None,
                 joint_names: Sequence[str] | None = None,
                 smoothing_cutoff_hz: float = SMOOTHING_CUTOFF_HZ) -> Recording:
-    """Read a 31-column UR CSV into a Recording.
+    """Read a UR CSV (31 columns, or the collision recordings' 25: only the first 19 are used) into a Recording.
 
     Args:
         effort_scale: drive gains (N·m/A), one per joint or one for all; tau = current × gain.
@@ -147,7 +157,8 @@ def read_ur_csv(path: str | os.PathLike, effort_scale: Sequence[float] | float |
     finite = np.isfinite(data)
     if not finite.all():
         rows = np.flatnonzero(~finite.all(axis=1))
-        cols = [_COLUMN_NAMES[j] for j in np.flatnonzero(~finite.all(axis=0))]
+        names_of = _COLUMN_NAMES if data.shape[1] == N_COLUMNS else _COLLISION_COLUMN_NAMES
+        cols = [names_of[j] for j in np.flatnonzero(~finite.all(axis=0))]
         raise PayloadIdError(f"{path}: {rows.size} of {data.shape[0]} rows hold NaN or inf "
                              f"(columns {', '.join(cols)}), the first at line {rows[0] + 1}",
                              "fix the file or cut the bad rows out")

@@ -90,8 +90,11 @@ class DetectorSettings:
     confirm_s: float = 0.1         # s of residual after the alarm on which the verdict is made
     span_chi2: float = 4.0         # largest mean misfit per row of a flange load's fit, in the residual's own
                                    # variance before the alarm (a contact leaves far more)
-    level_time_s: float = 1.0      # s: time constant of that running variance
+    level_time_s: float = 1.0      # s: time constant of that running variance as it falls ...
+    level_rise_time_s: float = 20.0   # ... and as it rises: a push ramped over 0.1-1 s must not become "normal"
+    level_clip: float = 3.0        # a sample counts at most this many running σ into it (a ramp's tail is no noise)
     level_floor_nm: float = 0.05   # N·m: no joint torque reading is trusted below this (its level's floor)
+    joint_span_chi2: float = 8.0   # the same, on any one joint (the most a load may leave unexplained there)
     misfit_share: float = 0.05     # of the change's own RMS per joint, counted as the fit's allowed misfit
     decayed_fraction: float = 0.3  # ‖r/σ‖ at the window's end below this share of its peak: it was transient
     min_mass_change_kg: float = 0.1
@@ -217,6 +220,14 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     dm, dm_std = float(x[0]), float(np.sqrt(cov[0, 0]))
     if misfit > s.span_chi2:
         return contact(f"persistent but not a load on the flange (misfit {misfit:.1f} per row)", misfit)
+    # Joint by joint as well: a flange load must explain every joint's change, while a push on a link moves only
+    # the joints between the base and that link (a strike on the upper arm: the pan and lift joints, the
+    # wrist not at all), whose misfit the mean over all joints thins by the number of joints.
+    per_joint = np.sum(((bw - Aw @ x) ** 2).reshape(b.shape), axis=0) / counted
+    worst = int(np.argmax(per_joint))
+    if per_joint[worst] > s.joint_span_chi2:
+        return contact(f"persistent but not a load on the flange (joint {worst + 1} misfit {per_joint[worst]:.1f} per "
+                       "row)", misfit)
     if mass_now + dm < -3.0 * np.hypot(dm_std, mass_now_std) - s.mass_resolution_kg:
         return contact(f"a flange load would have to be {mass_now + dm:.2f} kg (carried {mass_now:.2f} kg, "
                        f"Δm {dm:+.2f} ± {dm_std:.2f}): not a load", misfit)

@@ -46,6 +46,7 @@ from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
+ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 
 
@@ -124,6 +125,8 @@ class MonitorSettings:
     com_std_m: float = 0.005           # ... and σ of every CoM axis ≤ this
     refine_every_s: float = 0.1        # the re-estimate replaces the detector's payload this often
     min_refine_s: float = 1.0          # s of task motion before a re-estimate replaces the fast fit (or refutes it)
+    persist_s: float = 1.0             # s a load fitted at its change must hold before a next change ends it (a
+                                       # pick does not come back within a second; a push released does)
     # Load-dependent Coulomb friction (observer.FilteredLoadFriction): the re-estimate fits each joint's μ with
     # the payload, and the unloaded robot's friction error is learnt while nothing is carried and taken out.
     load_friction: bool = True
@@ -225,7 +228,8 @@ class PayloadMonitor:
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
         self._before_change = self.state       # what to go back to if the change turns out not to be a load
         self._change_started = float("nan")
-        self._unnamed_change: float | None = None    # t_alarm of a change the window could not name yet
+        self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
+        self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
         self.cusum = Cusum(n, self.s.detector)
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
@@ -233,6 +237,7 @@ class PayloadMonitor:
         self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std,
                                       n_friction=nf, friction_prior=self._friction_prior)
         self._history: deque = deque()
+        self._levels: deque = deque()          # (t, the running level then), HISTORY_S of it
         self._anchor: tuple | None = None     # (t_c, F(t_c), r₀(t_c), L(t_c))
         self._window: dict | None = None
         self._armed = True
@@ -247,6 +252,8 @@ class PayloadMonitor:
         # Until measured, the residual's variance is taken as a quarter of the identification's RMSE²: the
         # observer's low-pass leaves ~5 % of white noise, model error (friction at rest, lag) adds the rest.
         self.level = np.maximum(self.sigma**2 * 0.25, self.s.detector.level_floor_nm**2)
+        # The level the alarm's allowance is made of starts alike; it falls as fast but rises slowly (_step).
+        self.alarm_level = np.maximum(self.sigma**2 * ALARM_LEVEL_START, self.s.detector.level_floor_nm**2)
 
     # -- input ------------------------------------------------------------------------------------------
     def update(self, t, q, qd, tau) -> MonitorUpdate:
@@ -286,6 +293,7 @@ class PayloadMonitor:
         self.cusum.reset()
         self._window = None
         self._history.clear()
+        self._levels.clear()
         self._t_last = None
         self._anchor = None        # the observers restart from zero: r₀ = F φ holds from the next sample
         self._creep_until[:] = -np.inf
@@ -356,7 +364,7 @@ class PayloadMonitor:
         # The allowance: the residual's normal level (robot model error and noise) plus what the carried
         # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
         spread = np.einsum("ij,jk,ik->i", F, self.state.cov, F)
-        drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.level + spread) / self.sigma)
+        drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
             # come back within the allowance before anything new counts, on every joint (an untrusted one's
@@ -365,14 +373,29 @@ class PayloadMonitor:
                 self._armed = True
                 self.cusum.reset(t)
             return
+        self._levels.append((t, self.level.copy()))
+        while self._levels and self._levels[0][0] < t - HISTORY_S:
+            self._levels.popleft()
         if len(self._history) > 1 and self.state.determined:
             # The normal level is learnt only from a settled payload and from samples inside the allowance, so
             # neither a change nor a payload still being re-estimated becomes "normal" (which deafened the
             # detector to the next part).
-            quiet = (np.abs(z) < drift) & (w > 0)
-            step = min(1.0, (t - self._history[-2][0]) / d.level_time_s)
+            inside = np.maximum(d.drift, d.drift_levels * np.sqrt(self.level + spread) / self.sigma)
+            quiet = (np.abs(z) < inside) & (w > 0)
+            dt = t - self._history[-2][0]
+            step = min(1.0, dt / d.level_time_s)
             self.level[quiet] += step * (r[quiet] ** 2 - self.level[quiet])
             np.maximum(self.level, d.level_floor_nm**2, out=self.level)
+            # The alarm's own level falls as fast but rises twenty times slower, each sample counting at most
+            # `level_clip`² of it: with the 1 s time constant a person's push ramped over half a second raised
+            # its own allowance as it grew (the real UR10e wrist strikes of 35 N·m never alarmed: the level went
+            # from 1 to 8 σ within the ramp). The task's own model error, which repeats with the motion, is
+            # still learnt within tens of seconds.
+            target = np.minimum(r**2, d.level_clip**2 * self.alarm_level)
+            rate = np.minimum(1.0, dt / np.where(target > self.alarm_level, d.level_rise_time_s, d.level_time_s))
+            calm = (np.abs(z) < drift) & (w > 0)
+            self.alarm_level[calm] += rate[calm] * (target[calm] - self.alarm_level[calm])
+            np.maximum(self.alarm_level, d.level_floor_nm**2, out=self.alarm_level)
         self._count += 1
         if self._count % self.s.refine_stride == 0:
             self._refine_rows([(t, F, r0, L, w, moving)])
@@ -380,7 +403,15 @@ class PayloadMonitor:
         t_change = self.cusum.update(t, z, drift)
         if t_change is not None:
             since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
-            self._window = {"t_alarm": t, "t_change": t_change, "samples": since}
+            self._window = {"t_alarm": t, "t_change": t_change, "samples": since,
+                            "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S))}
+
+    def _level_before(self, t: float) -> np.ndarray:
+        """The running level at time t (the oldest kept, if t is older)."""
+        for t_k, level in reversed(self._levels):
+            if t_k <= t:
+                return level
+        return self._levels[0][1] if self._levels else self.level
 
     def _refine_rows(self, samples) -> None:
         assert self._anchor is not None      # set by _run before any sample is stepped
@@ -425,7 +456,10 @@ class PayloadMonitor:
             # the window's Δm carried the −0.07 kg the empty flange used to weigh).
             E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
             b = b - self.unloaded.predict((L - E[:, :, None] * L[k_c][None])[:, :, 1:], self.unloaded.current())
-        verdict = classify(t, A, b, r, self.sigma, self.level, float(self.state.phi[0]), float(t[0]),
+        # Judged against the level as it was before the change began: a push ramped over a second raises the
+        # running level on its way up (on the real UR10e's pan joint such a push fitted a load within its own
+        # risen level).
+        verdict = classify(t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                            float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W)
         self.cusum.reset(float(t[-1]))
@@ -433,6 +467,24 @@ class PayloadMonitor:
             out.events.append(verdict.event)
             self._armed = False
             return
+        if self._unnamed_change is not None and self._pending is not None and \
+                float(t[k_c]) - self._change_started >= self.s.persist_s:
+            # The load the last window fitted held for longer than a push comes back in, and the motion since has
+            # not refuted it: named now, with the mass held since then (if that still differs from the payload
+            # before it; else it came back, a contact), and this change is a change of its own.
+            first, held = self._pending, self._held_change()
+            persisted = float(t[k_c]) - self._change_started
+            if held is not None and np.sign(held[0]) == np.sign(first.delta_mass):
+                out.events.append(Event(first.kind, first.t_change, first.t_alarm, float(t[-1]), held[0], held[1],
+                                        first.delta_phi, f"{first.reason}; it held {persisted:.2f} s, until the "
+                                        f"next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
+            else:
+                out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, float(t[-1]), float("nan"),
+                                        float("nan"), np.zeros(10), f"what looked like a load at "
+                                        f"{first.t_change:.3f} s did not hold: the flange's mass came back"))
+            self._unnamed_change, self._pending = None, None
+            self.state = PayloadState(self.state.phi, self.state.cov, True, self.state.since,
+                                      self.state.seconds_of_motion, *self._tare)
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
         was_settled = self.state.determined
@@ -442,16 +494,20 @@ class PayloadMonitor:
             self._change_started = float(t[k_c])
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
-        if verdict.event is not None:
-            out.events.append(verdict.event)
-        # A regrasp at rest moves the CoM along gravity, which 0.1 s of rest cannot see: the change is named
-        # once the task motion has determined the re-estimate (_name_late), against the payload settled before
-        # it. A further alarm while a change is still being re-estimated belongs to that change (already
-        # named, or still to be), so it names nothing itself.
-        if verdict.event is not None:
-            self._unnamed_change = None
-        elif was_settled:
+        # A load is never named from the window alone. At rest a flange load changes the torques only through its
+        # gravity wrench (the mass and the two moments perpendicular to gravity), a family a hand pressing on the
+        # flange lies in as well; and a push held for half a second fits a load as well as a part does. What a
+        # part does and a push does not: it persists (a pick does not come back within a second) and it moves
+        # with the task's accelerations. So the fit is adopted at once (the residual, and the re-estimate, go on
+        # from it), and the change is named once the re-estimate over at least `min_refine_s` of what follows is
+        # determined and plausible (_name_late, against the payload settled before it); one that came back or
+        # does not fit the motion is a contact (_name_late, _maybe_publish). A further alarm while a change is
+        # still being re-estimated belongs to that change, so it names nothing itself.
+        if was_settled:
             self._unnamed_change = float(w["t_alarm"])
+            self._pending = verdict.event
+        elif verdict.event is not None and self._pending is None:
+            self._pending = verdict.event
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         # As in the verdict, a share of the change's own size counts as allowed misfit when the re-estimate
@@ -502,6 +558,7 @@ class PayloadMonitor:
                                     f"not a load on the flange: {implausible}"))
             self.state = self._before_change
             self._armed = False
+            self._unnamed_change, self._pending = None, None
             return
         determined = self._is_determined(est)
         first = determined and not self.state.determined
@@ -517,7 +574,14 @@ class PayloadMonitor:
                 late = self._name_late(est, t)
                 if late is not None:
                     out.events.append(late)
-                self._unnamed_change = None
+                self._unnamed_change, self._pending = None, None
+
+    def _held_change(self) -> tuple[float, float] | None:
+        """(Δm, σ) of the payload held now against the one before the change, when significant (else None)."""
+        d = self.s.detector
+        dm = float(self.state.phi[0] - self._before_change.phi[0])
+        dm_std = float(np.sqrt(max(self.state.cov[0, 0] + self._before_change.cov[0, 0], 0.0)))
+        return (dm, dm_std) if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std) else None
 
     def _name_late(self, est: Refined, t: float) -> Event | None:
         """The event of a change the alarm window could not name, from the determined re-estimate against the
@@ -530,14 +594,22 @@ class PayloadMonitor:
         moment_cov = cov[1:4, 1:4]
         # Mahalanobis distance of Δ(m c): only the directions the motion determined need to be significant.
         moment_z2 = float(delta[1:4] @ np.linalg.lstsq(moment_cov, delta[1:4], rcond=1e-9)[0])
+        assert self._unnamed_change is not None
         if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std):
             kind = EventKind.PICKED if dm > 0 else EventKind.PLACED
-        elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0:
+        elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0 and \
+                np.linalg.norm(est.phi[1:4]) <= d.max_lever_m * abs(float(est.phi[0]) - self._tare[0]):
+            # The same mass with its CoM moved; a moment with (next to) no mass to carry it is no part.
             kind = EventKind.CHANGED
+        elif self._pending is not None:
+            # The window fitted a load, and what followed carries what was carried before: it came back.
+            return Event(EventKind.CONTACT, self._change_started, self._unnamed_change, t, float("nan"), float("nan"),
+                         np.zeros(10), f"what looked like a load at {self._change_started:.3f} s did not persist: "
+                         f"{est.seconds:.1f} s later the flange carries what it did before (Δm {dm:+.3f} ± "
+                         f"{dm_std:.3f} kg)")
         else:
             return None
-        assert self._unnamed_change is not None
-        return Event(kind, self.state.since, self._unnamed_change, t, dm, dm_std, delta.copy(),
+        return Event(kind, self._change_started, self._unnamed_change, t, dm, dm_std, delta.copy(),
                      f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
                      f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg")
 

@@ -1,0 +1,73 @@
+"""A recording replayed through the payload monitor offline (issue 31, `payload-id monitor`): the joint states in
+blocks, as the payload_estimator's monitor mode hands them to live.LiveMonitor, so what a user sees here is what
+the node would have reported on the same samples. Free of ROS and of files: the command line reads and writes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.monitor.detect import Event
+from payload_id_core.monitor.live import LiveMonitor
+from payload_id_core.monitor.monitor import PayloadState
+from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.robot_id.result import RobotIdentification
+from payload_id_core.signals.recording import JointSamples
+
+BLOCK_S = 0.05      # s of joint states per block, as a driver's batches arrive (the block's median step sets the
+                    # re-estimate's serial correlation, so a verdict may differ in detail with it)
+
+
+@dataclass
+class Replay:
+    events: list[Event]
+    t: np.ndarray                 # (N,) s: the end of each block
+    residual: np.ndarray          # (N, n) N·m: the residual against the carried payload there
+    mass: np.ndarray              # (N,) kg: the carried mass as reported (less the tare)
+    mass_std: np.ndarray          # (N,) kg
+    state: PayloadState | None    # the carried payload at the end (None: no sample was good)
+    frame: str
+    paused: list[str] = field(default_factory=list)   # why the monitor paused, in order
+
+    def final_payload(self) -> PayloadEstimate | None:
+        return None if self.state is None else self.state.to_estimate(self.frame)
+
+
+def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: JointSamples,
+           payload: PayloadEstimate | None = None, rated_payload_kg: float = 0.0) -> Replay:
+    """Feed `joints` (torques already: drive gains applied, joints in the model's order) to a LiveMonitor started
+    on `payload` (None: nothing carried), as the node would."""
+    if joints.qd is None:
+        raise PayloadIdError("the recording holds no joint velocities, which the monitor's observer needs",
+                             "record the joint states with their velocities")
+    qd = joints.qd
+    live = LiveMonitor(model, robot, frame, None, rated_payload_kg=rated_payload_kg)
+    t_all = np.asarray(joints.t, dtype=float)
+    dt = float(np.median(np.diff(t_all))) if t_all.size > 1 else BLOCK_S
+    size = max(1, int(round(BLOCK_S / dt)))
+    events: list[Event] = []
+    paused: list[str] = []
+    ts, res, mass, mass_std = [], [], [], []
+    for k in range(0, t_all.size, size):
+        sl = slice(k, k + size)
+        step = live.feed(t_all[sl], joints.q[sl], qd[sl], joints.tau[sl], payload)
+        update = step.update
+        events += update.events
+        if update.paused:
+            paused.append(update.paused)
+        if update.residual is not None:
+            assert live.monitor is not None
+            phi, cov = live.monitor.state.part
+            ts.append(update.residual[0])
+            res.append(update.residual[1])
+            mass.append(float(phi[0]))
+            mass_std.append(math.sqrt(max(float(cov[0, 0]), 0.0)))
+    state = None if live.monitor is None or not ts else live.monitor.state
+    n = model.n
+    return Replay(events, np.array(ts), np.array(res).reshape(-1, n), np.array(mass), np.array(mass_std), state,
+                  frame, paused)
