@@ -3,9 +3,11 @@ import numpy as np
 import pytest
 
 from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia
+from payload_id_core.excitation import stop_from_commanded
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
 from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_ros import conversions as conv
 
@@ -108,10 +110,6 @@ def test_a_stop_from_the_trajectories_heard_starts_from_the_commanded_state_and_
     """What the estimator sends when the excitation player is gone (issue 32): the stop starts at t from the state
     the controller is commanded then (the later trajectory replacing the earlier), and ends at rest; nothing once
     the last trajectory has ended."""
-    from payload_id_core.excitation import stop_from_commanded
-    from payload_id_core.signals import CommandedTrajectory
-    from payload_id_core.signals.commanded import sample_commanded
-
     tt = np.linspace(0.0, 4.0, 401)
     w = 2 * np.pi / 4.0
     q = np.column_stack([0.5 * np.sin(w * tt), 0.2 * (1 - np.cos(w * tt))])

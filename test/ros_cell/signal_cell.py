@@ -128,12 +128,15 @@ class SignalCell:
                                                                "trajectory": str(self.dir / "traj.yaml"),
                                                                "result_path": str(self.result_path)}})
         self.fake: subprocess.Popen | None = None
+        self.children: list[subprocess.Popen] = []     # every process started here, ended by PID in close()
         self.log_offsets: dict[str, int] = {}
 
     # -- processes ----------------------------------------------------------------------------------
     def _spawn(self, *args: str, **kw) -> subprocess.Popen:
-        return subprocess.Popen(list(args), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        proc = subprocess.Popen(list(args), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, **kw)
+        self.children.append(proc)
+        return proc
 
     def ensure(self) -> None:
         """Every process of the cell up and ready (those a case ended restarted)."""
@@ -157,14 +160,26 @@ class SignalCell:
             if "fake hardware ready" not in line:
                 raise RuntimeError(f"fake hardware did not start: {line}")
 
-    def close(self) -> None:
-        self.sup.stop()
+    def _restart_fake(self) -> None:
         if self.fake is not None and self.fake.poll() is None:
             os.killpg(self.fake.pid, signal.SIGINT)
             try:
                 self.fake.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 os.killpg(self.fake.pid, signal.SIGKILL)
+                self.fake.wait(timeout=5)
+        self.fake = None
+
+    def close(self) -> None:
+        self.sup.stop()
+        for proc in self.children:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=5)
 
     def _log_since(self, node: str) -> str:
         try:
@@ -174,6 +189,8 @@ class SignalCell:
 
     # -- one case -------------------------------------------------------------------------------------
     def run(self, target: str, signame: str, point: str) -> Case:
+        if point == "to_start":
+            self._restart_fake()         # back at its rest pose, away from the start pose: the goal moves there
         self.ensure()
         case = Case(target, signame, point)
         for node in ("payload_estimator", "excitation_player"):
@@ -199,15 +216,21 @@ class SignalCell:
                 time.sleep(0.02)
             case.reached = marker in cread.text and client.poll() is None
         else:
-            wanted = 1 if point == "to_start" else 2
+            # The excitation is the trajectory of its duration; the move to the start pose comes before it.
+            def wanted() -> dict | None:
+                for t in _trajs(wread.poll()):
+                    if (abs(t["t_end"] - TRAJECTORY_S) < 0.05) is (point != "to_start"):
+                        return t
+                return None
+
             deadline = time.monotonic() + 40
-            while time.monotonic() < deadline and len(_trajs(wread.poll())) < wanted and client.poll() is None:
+            while time.monotonic() < deadline and wanted() is None and client.poll() is None:
                 cread.poll()
                 time.sleep(0.02)
-            trajs = _trajs(wread.text)
-            if len(trajs) >= wanted:
+            got = wanted()
+            if got is not None:
                 lag = {"to_start": 0.3, "early": 0.6, "middle": TRAJECTORY_S / 2, "end": TRAJECTORY_S + 0.25}[point]
-                time.sleep(max(0.0, trajs[wanted - 1]["stamp"] + lag - time.time()))
+                time.sleep(max(0.0, got["stamp"] + lag - time.time()))
                 case.reached = client.poll() is None
         if not case.reached:
             case.notes.append(f"point not reached ({len(_trajs(wread.text))} trajectories, client exit "

@@ -230,9 +230,11 @@ class IdentifyAction:
         if player.ended and player.status != GoalStatus.STATUS_SUCCEEDED:
             reason = (player.result.message if player.result is not None else "") or player.status
             raise GoalInterrupted(f"the excitation player ended the motion: {reason}; see the excitation_player log")
-        if run.finished(now):
-            return GoalOutcome.FINISHED
+        if run.finished(now) and 0.0 < run.max_duration < run.excitation_duration:
+            return GoalOutcome.FINISHED        # max_duration ends it; the player is stopped (_finish)
         if not player.ended:
+            # The excitation's end counts once the player says it played it: a player killed in the last
+            # PLAYER_SILENCE s of it must not pass for one that finished (issue 32).
             return None
         if run.window is None:
             raise PayloadIdError(
@@ -270,8 +272,12 @@ class IdentifyAction:
         not_persisted = self.node.save_result(est, outcome)
         applied, note = self._apply(goal, done)
         summary = done.summary(note)
-        log = self.node.get_logger().error if outcome is GoalOutcome.INTERRUPTED else self.node.get_logger().info
-        log(f"{summary} ({est.mass:.4f} kg), saved as partial" if done.partial else summary)
+        # One severity per call site (rclpy refuses a call site whose severity changes).
+        if outcome is GoalOutcome.INTERRUPTED:
+            self.node.get_logger().error(f"{summary}; saved as partial")
+        else:
+            self.node.get_logger().info(f"{summary} ({est.mass:.4f} kg), saved as partial" if done.partial
+                                        else summary)
         result = conv.identify_result(done.result_message(note, not_persisted), estimate_msg,
                                       converged=done.converged, convergence_time=est.convergence_time,
                                       torque_rmse_before=done.torque_rmse_before,
