@@ -25,6 +25,7 @@ from payload_id_core.payload import ONLINE_SPECS, ConvergenceRule
 from payload_id_core.payload_estimate import PayloadEstimate, millimetres
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
+SERVER_GONE = 3.0   # s the action server may be missing from the graph before the goal counts as orphaned
 CANCEL_WAIT = 20.0  # s a cancel (signal or --timeout) waits for the goal's answer: the stop and the final estimate
 ROUND_OFF = 1e-12   # SI units (kg, kg·m²) or mm: far below anything a payload's numbers resolve
 
@@ -178,11 +179,17 @@ def run(args) -> int:
             raise PayloadIdError("the payload_estimator rejected the goal", "an identification is already running")
         result_future = handle.get_result_async()
         timed_out = False
+        gone_since: float | None = None
         while not result_future.done() and signals.received is None:
             rclpy.spin_once(node, timeout_sec=0.1)
             if time.monotonic() - t0 > args.timeout:
                 timed_out = True
                 break
+            # A killed estimator never answers: say so instead of waiting out --timeout.
+            gone_since = None if client.server_is_ready() else (gone_since or time.monotonic())
+            if gone_since is not None and time.monotonic() - gone_since > SERVER_GONE:
+                raise PayloadIdError("the payload_estimator left during the goal (killed?): no answer will come",
+                                     "restart it and check its log; the arm may still be playing the excitation")
         if not result_future.done():
             why = f"{signals.name}" if signals.received is not None else f"the {args.timeout:g} s timeout"
             print(f"identify: {why}: cancelling the goal (the arm decelerates to rest) ...", flush=True)
