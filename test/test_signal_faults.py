@@ -88,3 +88,13 @@ def test_cli_killed_leaves_a_goal_that_is_still_answered_and_persisted_whole(cel
     _clean(case)
     assert case.result is not None and yaml.safe_dump(case.result)
     assert case.result["status"] == "finished" and case.result["partial"] is False
+
+
+def test_cli_whose_estimator_is_killed_says_so_instead_of_waiting_out_its_timeout(cell):
+    """SIGKILL to the estimator: nobody can answer the goal; the client sees the server leave the graph and ends
+    with exit 2 and the reason (it waited its whole --timeout, 300 s)."""
+    case = cell.run("payload_estimator", "SIGKILL", "middle", client_kind="cli")
+    assert case.reached, case.summary()
+    assert case.client_exit == 2, (case.client_exit, case.client_stderr[-2000:])
+    assert "the payload_estimator left during the goal" in case.client_stderr
+    assert "Traceback" not in case.client_stderr

@@ -66,6 +66,8 @@ class Case:
     result_changed: bool = False
     cli_out: dict | None = None
     cli_stdout: str = ""
+    client_exit: int | None = None
+    client_stderr: str = ""
     tracebacks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -188,7 +190,9 @@ class SignalCell:
             return ""
 
     # -- one case -------------------------------------------------------------------------------------
-    def run(self, target: str, signame: str, point: str) -> Case:
+    def run(self, target: str, signame: str, point: str, client_kind: str = "") -> Case:
+        """`client_kind`: "cli" or "probe" (default: the CLI when it is the target, else the probe)."""
+        client_kind = client_kind or ("cli" if target == "cli" else "probe")
         if point == "to_start":
             self._restart_fake()         # back at its rest pose, away from the start pose: the goal moves there
         self.ensure()
@@ -202,7 +206,7 @@ class SignalCell:
         time.sleep(1.0)                              # its subscriptions matched (loopback discovery)
         out_file = self.dir / "cli_out.yaml"
         out_file.unlink(missing_ok=True)
-        if target == "cli":
+        if client_kind == "cli":
             client = self._spawn(_payload_id(), "identify", "--ros", "--method", "direct-rls", "--out", str(out_file))
         else:
             client = self._spawn(sys.executable, str(HERE / "probe.py"), "identify", "--method", "direct-rls",
@@ -210,7 +214,7 @@ class SignalCell:
         wread, cread = _Reader(watcher), _Reader(client)
         if point == "sent":
             # The probe says so just before it sends; the CLI as it sends.
-            marker = "goal sent" if target == "cli" else "trajectory_publishers"
+            marker = "goal sent" if client_kind == "cli" else "trajectory_publishers"
             deadline = time.monotonic() + 40
             while time.monotonic() < deadline and marker not in cread.poll() and client.poll() is None:
                 time.sleep(0.02)
@@ -242,8 +246,9 @@ class SignalCell:
             case.exit_code = self._wait_target(target, client, signame)
         # The goal's end: the client's answer (a live one) or the estimator's log line (the client killed).
         stdout, stderr = self._finish_client(client, cread)
-        case.cli_stdout = stdout if target == "cli" else ""
-        if target == "cli":
+        case.client_exit, case.client_stderr = client.returncode, stderr
+        case.cli_stdout = stdout if client_kind == "cli" else ""
+        if client_kind == "cli":
             if case.exit_code is None and client.returncode is not None:
                 case.exit_code = client.returncode
             if out_file.exists():
