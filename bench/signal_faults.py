@@ -7,7 +7,8 @@ judged). CI runs a subset (test/test_signal_faults.py); this runs the whole matr
   signal_faults.py [--targets a,b] [--signals SIGINT,...] [--points sent,...]
 
 One JSON line per case, then the figures: cases tried, clean, defects by class, tracebacks, goals unanswered,
-runs where the arm moved on (> 2 s) after its goal ended. Wall-clock figures: inflated on a loaded machine.
+runs where the arm moved on (> 2 s) after its goal ended, and after the signal itself (a killed player is
+noticed after its 2 s of silence). Wall-clock figures: inflated on a loaded machine.
 """
 import argparse
 import json
@@ -31,6 +32,7 @@ def main() -> None:
     args = ap.parse_args()
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     defects: Counter = Counter()
+    moving_after_signal = []            # s the arm moved after the signal, per case reached
     tried = clean = unreached = 0
     with tempfile.TemporaryDirectory() as tmp:
         cell = SignalCell(env, Path(tmp))
@@ -44,6 +46,7 @@ def main() -> None:
                             unreached += 1
                             continue
                         tried += 1
+                        moving_after_signal.append(case.summary()["moving_after_signal_s"])
                         found = case.defects()
                         clean += not found
                         defects.update(f"{c} ({target} {signame})" for c in found)
@@ -53,7 +56,9 @@ def main() -> None:
                       "defects_by_class": dict(defects),
                       "tracebacks": sum(v for k, v in defects.items() if k.startswith("traceback")),
                       "unanswered": sum(v for k, v in defects.items() if k.startswith("unanswered")),
-                      "arm_moving": sum(v for k, v in defects.items() if k.startswith("arm_moving"))}))
+                      "arm_moving": sum(v for k, v in defects.items() if k.startswith("arm_moving")),
+                      "arm_moving_after_signal_over_2s": sum(m > 2.0 for m in moving_after_signal),
+                      "arm_moving_after_signal_max_s": max(moving_after_signal, default=0.0)}))
 
 
 if __name__ == "__main__":

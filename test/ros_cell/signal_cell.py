@@ -99,15 +99,18 @@ class Case:
             out.append("not_partial")
         if self.target == "cli" and not killed and self.status in ("canceled", "aborted"):
             has_estimate = self.cli_out is not None and self.cli_out.get("estimate") is not None
+            before_motion = "before the excitation started" in self.message
             if self.cli_out is None or not self.cli_out.get("partial") or \
-                    (has_estimate and "partial estimate" not in self.cli_stdout):
+                    (has_estimate and "partial estimate" not in self.cli_stdout) or (before_motion and has_estimate):
                 out.append("cli_output")
         return out
 
     def summary(self) -> dict:
         return {"target": self.target, "signal": self.signal, "point": self.point, "reached": self.reached,
                 "status": self.status, "message": self.message[:160], "exit_code": self.exit_code,
-                "moving_after_s": round(self.moving_after, 2), "answered": self.answer_wall is not None,
+                "moving_after_s": round(self.moving_after, 2),
+                "moving_after_signal_s": round(max(0.0, self.last_moving_wall - self.signal_wall), 2),
+                "answered": self.answer_wall is not None,
                 "partial": None if self.result is None else self.result.get("partial"),
                 "defects": self.defects(), "notes": self.notes}
 

@@ -8,7 +8,8 @@ cancel sends a short trajectory that brings the commanded velocity to zero smoot
 current commanded state (a decelerating stop), never a jump to a held position. So does SIGINT
 (Ctrl-C) or SIGTERM: the node handles them itself (rclpy's handler would shut the context down
 before anything could be published), publishes the stop, aborts the running goal with the reason once
-the arm is at rest (its client, the estimator, hears it), and only then exits.
+the arm is at rest (its client, the estimator, hears it), and only then exits. So does a client that leaves
+mid-goal (gone from the graph for CLIENT_GONE s: a killed estimator can cancel nothing).
 
 Parameters: PlayerParameters (config/<robot>.yaml, section /**/excitation_player).
 """
@@ -52,6 +53,9 @@ from payload_id_ros.parameters import Range, declare_parameters, parameter
 FEEDBACK_PERIOD = 0.1       # s
 SETTLE = 0.1                # s waited after the last point before declaring the motion done
 STOP_FLUSH = 0.3            # s the process stays up after a final stop so DDS delivers it
+# s the goal's client may be missing from the graph (nobody subscribed to the action's feedback) before the player
+# stops the arm: a killed estimator cannot cancel, and its excitation must not play on with nobody watching.
+CLIENT_GONE = 1.0
 
 
 # -- the node ---------------------------------------------------------------------------------------
@@ -109,6 +113,7 @@ class ExcitationPlayer(Node):
         self._server = ActionServer(self, Excite, "~/excite", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
+        self._feedback_topic = f"{self.get_fully_qualified_name()}/excite/_action/feedback"
         self.get_logger().info(f"excitation player ready: {self.model.n} joints, publishing to {topic}")
 
     # -- inputs ------------------------------------------------------------------------------------
@@ -185,7 +190,7 @@ class ExcitationPlayer(Node):
     def _publish(self, cmd: CommandedTrajectory, start: float) -> None:
         with self._lock:
             if self._closing:
-                raise PayloadIdError("the player is shutting down", "restart it")
+                raise PayloadIdError(self._closing_reason, "restart it")
             self._active = (start, cmd)
             self.pub.publish(conv.commanded_to_msg(cmd, stamp=start))
 
@@ -254,12 +259,19 @@ class ExcitationPlayer(Node):
     def _wait_until(self, goal_handle, t_end: float, phase: str, progress) -> bool:
         """Publish feedback (`progress(now)` -> (fraction, elapsed s)) until t_end; True when a cancel was
         requested (the stop is then under way)."""
+        heard, gone_since = False, None      # the client's feedback subscription: seen once, missing since
         while True:
             now = self._now()
             if goal_handle.is_cancel_requested:
                 return True
             if not rclpy.ok() or self._closing:
                 raise PayloadIdError(f"{self._closing_reason}; decelerating stop sent", "restart it")
+            listening = self.count_subscribers(self._feedback_topic) > 0
+            heard = heard or listening
+            gone_since = None if listening or not heard else (gone_since or time.monotonic())
+            if gone_since is not None and time.monotonic() - gone_since > CLIENT_GONE:
+                raise PayloadIdError("the goal's client left (nobody hears the excitation's feedback): stopping the "
+                                     "arm", "see the client's (payload_estimator's) log")
             goal_handle.publish_feedback(conv.excite_feedback(phase, *progress(now)))
             if now >= t_end:
                 return False

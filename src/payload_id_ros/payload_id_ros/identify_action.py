@@ -45,8 +45,9 @@ from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
 PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal counts as finished
 # s without feedback from the excitation player (it sends some every 0.1 s) before it counts as dead or hung: long
-# enough for a loaded machine's scheduling gaps, short enough that a killed player's arm is stopped promptly.
-PLAYER_SILENCE = 2.0
+# enough for a loaded machine's scheduling gaps, short enough that a killed player's arm is at rest within ~2 s of its
+# death (this, then the estimator's own stop: bench/signal_faults.py).
+PLAYER_SILENCE = 1.5
 # Before its first feedback the player checks the trajectory and waits (up to its joint_states_wait, 3 s) for a joint
 # state: its first word may come later.
 PLAYER_FIRST_WORD = 6.0

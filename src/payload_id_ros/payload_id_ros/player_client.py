@@ -99,8 +99,9 @@ class ExcitationPlayerClient:
         (`commanded`: the trajectories heard on the controller's topic; `now`: the node's clock)."""
         if player is None or player.ended:
             return
-        if player.silent_for() <= SILENT:
-            player.handle.cancel_goal_async()
+        # Always cancelled: a player still checking the goal (no feedback yet) would otherwise play it later.
+        player.handle.cancel_goal_async()
+        if not (player.heard_any and player.silent_for() > SILENT):
             deadline = time.monotonic() + timeout
             while not player.ended and time.monotonic() < deadline:
                 time.sleep(0.02)

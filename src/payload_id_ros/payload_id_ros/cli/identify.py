@@ -213,9 +213,13 @@ def run(args) -> int:
                "feedback": history}
         if signals.received is not None:
             out["interrupted_by"] = signals.name
-        if status == "aborted" and not has_estimate:
+        if not has_estimate:
+            # Ended before the excitation: no estimate to print or write (the message's empty one is no payload).
+            out["estimate"] = None
             _write(args.out, out)
-            raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
+            if status == "aborted":
+                raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
+            return 128 + signals.received if signals.received is not None else (0 if status == "succeeded" else 1)
         est = parameters_to_dict(res.estimate.payload)
         out.update({"estimate": est, "method": res.estimate.method, "converged": bool(res.converged),
                     "convergence_time": float(res.convergence_time) if math.isfinite(res.convergence_time) else None,
