@@ -9,7 +9,8 @@ target, wait for the goal's end, and judge it (`Case.defects`):
 
   traceback        a Traceback in a node's log or the client's stderr
   exit_code        a signalled node or CLI (SIGINT/SIGTERM) did not exit 0, 130 or 143 (the CLI: 128 + the signal)
-  unanswered       the goal was never answered by a live estimator (a killed estimator cannot answer: see below)
+  unanswered       the goal was never answered by a live estimator (a killed estimator cannot answer)
+  false_success    the player or the driver was lost before the excitation's end, and the goal succeeded
   arm_moving       the arm moved more than AT_REST_WITHIN s after the signal or after the goal's answer
   result_torn      the result file is unreadable or lacks its status / partial fields
   not_partial      a goal cut short answered or saved without saying its estimate is partial
@@ -91,6 +92,9 @@ class Case:
         estimator_killed = killed and self.target == "payload_estimator"
         if self.answer_wall is None and not estimator_killed:
             out.append("unanswered")
+        # The motion was cut short before its end by the player's or the driver's loss: never a success.
+        if self.target in ("excitation_player", "hardware") and self.point != "end" and self.status == "succeeded":
+            out.append("false_success")
         if self.moving_after > AT_REST_WITHIN:
             out.append("arm_moving")
         if self.result is not None and ("status" not in self.result or "partial" not in self.result
