@@ -114,6 +114,9 @@ def main() -> None:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:        # RCLError: SIGTERM shut the context down while the executor built its wait set
+        if rclpy.ok():
+            raise
 
 
 if __name__ == "__main__":
