@@ -193,8 +193,11 @@ def watch(node) -> None:
         if m.velocity and max(abs(v) for v in m.velocity) > moving:
             last_moving[0] = time.time()
 
-    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
+    sub = node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
     node.create_subscription(JointState, "/joint_states", on_js, qos_profile_sensor_data)
+    t0 = time.monotonic()       # a goal sent before discovery ends would have its first trajectory unheard here
+    while not player_matched(node, sub) and time.monotonic() - t0 < 30.0:
+        rclpy.spin_once(node, timeout_sec=0.05)
     emit(watching=True)
     try:
         while rclpy.ok():
