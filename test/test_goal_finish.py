@@ -99,6 +99,25 @@ def test_a_cancelled_goal_is_partial_and_never_calibrates(cell):
     assert done.summary("ignored") == "cancelled after 3.00 s of motion: partial estimate"
 
 
+def test_an_interrupted_goal_is_partial_says_why_and_never_calibrates(cell):
+    """The cell ended the goal (the estimator shutting down, the player lost): the estimate is kept, partial, with
+    the reason in its note and the goal's summary (issue 32: a player dead 3 s in was "excitation finished")."""
+    run = _run(cell, until=3.0)
+    run.end_window(3.0)
+    t_w = np.arange(0.0, 3.0, 0.005)
+    run.add_wrenches(t_w, _wrenches(cell, t_w))
+    why = "the excitation player fell silent (no feedback for 2.1 s: dead or hung)"
+    done = run.finish(3.5, GoalOutcome.INTERRUPTED, SENSOR, interruption=why)
+    assert done.partial and not done.cancelled
+    assert done.ft_calibration is None and done.ft_problem == ""
+    notes = [Note.from_any(n) for n in done.estimate.notes]
+    assert [n.text for n in notes if n.code is NoteCode.GOAL_INTERRUPTED] == [f"partial: {why} after 3.00 s of motion"]
+    assert done.summary() == f"aborted: {why}; partial estimate after 3.00 s of motion: {done.estimate.mass:.4f} kg"
+    assert done.estimate.mass == pytest.approx(PHI[0], rel=0.05)     # 3 s of a 6 s run: still the payload
+    assert IdentificationRun(cell[0], cell[1], FRAME, "direct-rls", 6.0).finish(
+        1.0, GoalOutcome.INTERRUPTED, interruption=why) is None
+
+
 def test_a_goal_without_samples_is_cancelled_empty_or_refused(cell):
     model, robot, _ = cell
     assert IdentificationRun(model, robot, FRAME, "direct-rls", 6.0).finish(1.0, GoalOutcome.CANCELLED) is None

@@ -3,9 +3,11 @@ import numpy as np
 import pytest
 
 from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inertia
+from payload_id_core.excitation import stop_from_commanded
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
 from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
 from payload_id_ros import conversions as conv
 
@@ -102,3 +104,27 @@ def test_time_scaling_keeps_the_path():
     qs, qds, _ = slow.evaluate(2 * t)
     np.testing.assert_allclose(qs, q, atol=1e-12)
     np.testing.assert_allclose(qds, 0.5 * qd, atol=1e-12)
+
+
+def test_a_stop_from_the_trajectories_heard_starts_from_the_commanded_state_and_ends_at_rest():
+    """What the estimator sends when the excitation player is gone (issue 32): the stop starts at t from the state
+    the controller is commanded then (the later trajectory replacing the earlier), and ends at rest; nothing once
+    the last trajectory has ended."""
+    tt = np.linspace(0.0, 4.0, 401)
+    w = 2 * np.pi / 4.0
+    q = np.column_stack([0.5 * np.sin(w * tt), 0.2 * (1 - np.cos(w * tt))])
+    qd = np.column_stack([0.5 * w * np.cos(w * tt), 0.2 * w * np.sin(w * tt)])
+    qdd = np.column_stack([-0.5 * w * w * np.sin(w * tt), 0.2 * w * w * np.cos(w * tt)])
+    hold = CommandedTrajectory(10.0, ["a", "b"], np.array([0.0, 1.0]), np.zeros((2, 2)), np.zeros((2, 2)),
+                               np.zeros((2, 2)))
+    excitation = CommandedTrajectory(11.0, ["a", "b"], tt, q, qd, qdd)
+    acc = np.array([3.0, 3.0])
+    stop = stop_from_commanded([hold, excitation], 12.3, acc, rate_hz=200)
+    assert stop is not None and stop.start_time == 12.3
+    q0, qd0, _ = sample_commanded([hold, excitation], np.array([12.3]))
+    assert np.max(np.abs(stop.velocities[0] - qd0[0])) < 0.05 and np.max(np.abs(qd0)) > 0.3   # moving
+    assert np.max(np.abs(stop.positions[0] - q0[0])) < 0.02
+    assert np.max(np.abs(stop.velocities[-1])) < 1e-9 and np.max(np.abs(stop.accelerations[-1])) < 1e-9
+    assert np.max(np.abs(stop.accelerations)) <= 3.0 + 1e-6
+    assert stop_from_commanded([hold, excitation], 15.5, acc) is None
+    assert stop_from_commanded([], 12.0, acc) is None

@@ -40,11 +40,12 @@ def test_the_result_comes_back_with_its_covariance_status_and_compensation(tmp_p
     d = yaml.safe_load(path.read_text())
     # payload.yaml's form (PayloadEstimate.to_dict) plus the node's fields; unknown covariance entries as 0.
     assert {k: d[k] for k in est.to_dict()} == est.to_dict()
-    assert d["status"] == outcome.value and d["partial"] is (outcome is GoalOutcome.CANCELLED)
+    cut_short = outcome in (GoalOutcome.CANCELLED, GoalOutcome.INTERRUPTED)    # the client's cancel, or the cell's
+    assert d["status"] == outcome.value and d["partial"] is cut_short
     assert d["stamp"] == 12.5 and d["ft_parameters"] == ft_parameters_to_dict(model, ft)
     np.testing.assert_array_equal(d["covariance_about_frame_origin"], np.nan_to_num(est.covariance, nan=0.0))
     saved = read_result(path, model)
-    assert saved is not None and saved.partial is (outcome is GoalOutcome.CANCELLED)
+    assert saved is not None and saved.partial is cut_short
     np.testing.assert_allclose(saved.estimate.phi, est.phi, atol=1e-12)
     np.testing.assert_array_equal(saved.estimate.covariance, np.nan_to_num(est.covariance, nan=0.0))
     assert [Note.from_any(n) for n in saved.estimate.notes] == [Note.from_any(n) for n in est.notes]

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 import rclpy
-from probe import traj_summary  # noqa: E402 - sibling script in test/ros_cell
+from probe import player_matched, traj_summary  # noqa: E402 - sibling script in test/ros_cell
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -105,7 +105,7 @@ def main() -> None:
     # before discovery ends would have its first trajectory lost, and the arm left standing (a test race,
     # seen once in CI as a 0.3 rad tracking abort).
     deadline = time.monotonic() + 30.0
-    while (traj_sub.get_publisher_count() == 0 or pub.get_subscription_count() == 0) and time.monotonic() < deadline:
+    while (not player_matched(node, traj_sub) or pub.get_subscription_count() == 0) and time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)
     if pick_after > 0:
         picked_at[0] = now() + pick_after
@@ -114,6 +114,9 @@ def main() -> None:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:        # RCLError: SIGTERM shut the context down while the executor built its wait set
+        if rclpy.ok():
+            raise
 
 
 if __name__ == "__main__":

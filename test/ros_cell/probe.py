@@ -6,6 +6,7 @@
   probe.py latest [--timeout S]        a late subscriber of /payload_estimator/payload
   probe.py wrench [--count N]          statistics of /payload_estimator/wrench_compensated
   probe.py burst [--count N]           N identify goals sent at once: how many were accepted, the result
+  probe.py watch                       until SIGINT: trajectories sent to the controller, when the arm last moved
 
 identify/excite also record every JointTrajectory sent to the controller and, after the result,
 watch /joint_states for --rest-window seconds to tell whether the arm is at rest.
@@ -20,6 +21,7 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionClient
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -33,6 +35,13 @@ STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
 
 def emit(**kw):
     print(json.dumps(kw, default=float), flush=True)
+
+
+def player_matched(node: Node, sub) -> bool:
+    """The excitation player's trajectory publisher is known and every publisher known is matched to `sub`. Not
+    just "a publisher": the estimator publishes on the topic too (the stop it sends for a dead player)."""
+    infos = node.get_publishers_info_by_topic(sub.topic_name)
+    return any(i.node_name == "excitation_player" for i in infos) and sub.get_publisher_count() >= len(infos)
 
 
 def traj_summary(msg: JointTrajectory, t_recv: float) -> dict:
@@ -61,7 +70,7 @@ class Watcher:
         """Until the player's trajectory publisher is matched: a goal sent earlier could have its first
         trajectory (the move to the start pose) published before this probe hears the topic."""
         t0 = time.monotonic()
-        while self.traj_sub.get_publisher_count() == 0 and time.monotonic() - t0 < timeout:
+        while not player_matched(self.node, self.traj_sub) and time.monotonic() - t0 < timeout:
             rclpy.spin_once(self.node, timeout_sec=0.05)
 
     def until_played_out(self, settle: float = 0.5, timeout: float = 10.0) -> None:
@@ -167,6 +176,37 @@ def burst(node, args) -> None:
         emit(status=STATUS.get(res.status, res.status), **result_dict(res.result))
 
 
+def watch(node) -> None:
+    """Until SIGINT: one line per trajectory sent to the controller ({"traj": k, "wall": ...}), then the arm's
+    motion: the wall time of the last joint state moving faster than MOVING rad/s, and the trajectories."""
+    moving = 1e-4
+    trajs: list[dict] = []
+    last_moving = [0.0]
+    samples = [0]
+
+    def on_traj(m):
+        trajs.append(traj_summary(m, time.time()))
+        emit(traj=len(trajs), wall=time.time(), t_end=trajs[-1]["t_end"], stamp=trajs[-1]["stamp"])
+
+    def on_js(m):
+        samples[0] += 1
+        if m.velocity and max(abs(v) for v in m.velocity) > moving:
+            last_moving[0] = time.time()
+
+    sub = node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
+    node.create_subscription(JointState, "/joint_states", on_js, qos_profile_sensor_data)
+    t0 = time.monotonic()       # a goal sent before discovery ends would have its first trajectory unheard here
+    while not player_matched(node, sub) and time.monotonic() - t0 < 30.0:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    emit(watching=True)
+    try:
+        while rclpy.ok():
+            rclpy.spin_once(node, timeout_sec=0.05)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    emit(last_moving_wall=last_moving[0], samples=samples[0], trajectories=trajs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what")
@@ -240,6 +280,8 @@ def main() -> None:
              latency_ms_p99=float(np.percentile(latency, 99) * 1e3) if latency else None)
     elif args.what == "burst":
         burst(node, args)
+    elif args.what == "watch":
+        watch(node)
     else:
         watcher = Watcher(node)
         client: ActionClient[Any, Any, Any]   # the generated action types are untyped

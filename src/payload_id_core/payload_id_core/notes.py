@@ -94,6 +94,7 @@ class NoteCode(str, Enum):
     PAYLOAD_PRIOR_CONTRADICTED = "payload.prior_contradicted"  # the data contradict the prior: estimate suspect
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
+    GOAL_INTERRUPTED = "node.goal_interrupted"      # the cell ended the goal (shutdown, player lost): partial
     # -- ROS node inputs (issue 16, helper R) --
     NODE_INPUTS_DROPPED = "node.inputs_dropped"     # joint state / wrench messages dropped during the goal, by reason
 

@@ -7,7 +7,9 @@ excitation as one JointTrajectory stamped with its absolute start time, reportin
 cancel sends a short trajectory that brings the commanded velocity to zero smoothly from the
 current commanded state (a decelerating stop), never a jump to a held position. So does SIGINT
 (Ctrl-C) or SIGTERM: the node handles them itself (rclpy's handler would shut the context down
-before anything could be published), publishes the stop, and only then exits.
+before anything could be published), publishes the stop, aborts the running goal with the reason once
+the arm is at rest (its client, the estimator, hears it), and only then exits. So does a client that leaves
+mid-goal (gone from the graph for CLIENT_GONE s: a killed estimator can cancel nothing).
 
 Parameters: PlayerParameters (config/<robot>.yaml, section /**/excitation_player).
 """
@@ -51,6 +53,9 @@ from payload_id_ros.parameters import Range, declare_parameters, parameter
 FEEDBACK_PERIOD = 0.1       # s
 SETTLE = 0.1                # s waited after the last point before declaring the motion done
 STOP_FLUSH = 0.3            # s the process stays up after a final stop so DDS delivers it
+# s the goal's client may be missing from the graph (nobody subscribed to the action's feedback) before the player
+# stops the arm: a killed estimator cannot cancel, and its excitation must not play on with nobody watching.
+CLIENT_GONE = 1.0
 
 
 # -- the node ---------------------------------------------------------------------------------------
@@ -98,6 +103,8 @@ class ExcitationPlayer(Node):
         # What the controller is executing: (absolute start, CommandedTrajectory), for the stop.
         self._active: tuple[float, CommandedTrajectory] | None = None
         self._closing = False       # after the final stop (exit): nothing else is published
+        self._closing_reason = "the excitation player is shutting down"
+        self._stop_end = 0.0        # monotonic time the last decelerating stop brings the arm to rest
         self._merger = JointStateMerger(self.model.joint_names, future_tolerance=params.joint_state_timeout)
         self._joint_drops = DropCounter(self.get_logger(), params.joint_states_topic,
                                         "check the robot driver publishing it")
@@ -106,6 +113,7 @@ class ExcitationPlayer(Node):
         self._server = ActionServer(self, Excite, "~/excite", execute_callback=threaded(self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
+        self._feedback_topic = f"{self.get_fully_qualified_name()}/excite/_action/feedback"
         self.get_logger().info(f"excitation player ready: {self.model.n} joints, publishing to {topic}")
 
     # -- inputs ------------------------------------------------------------------------------------
@@ -172,7 +180,9 @@ class ExcitationPlayer(Node):
                                position_limits=(self.model.limits.lower, self.model.limits.upper))
         self._active = (now, stop)
         self.pub.publish(conv.commanded_to_msg(stop, stamp=now))
-        return float(stop.time_from_start[-1])
+        duration = float(stop.time_from_start[-1])
+        self._stop_end = time.monotonic() + duration + 0.02
+        return duration
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -180,7 +190,7 @@ class ExcitationPlayer(Node):
     def _publish(self, cmd: CommandedTrajectory, start: float) -> None:
         with self._lock:
             if self._closing:
-                raise PayloadIdError("the player is shutting down", "restart it")
+                raise PayloadIdError(self._closing_reason, "restart it")
             self._active = (start, cmd)
             self.pub.publish(conv.commanded_to_msg(cmd, stamp=start))
 
@@ -200,6 +210,9 @@ class ExcitationPlayer(Node):
 
     def _abort(self, goal_handle, message: str) -> Excite.Result:
         self.stop_motion()
+        if self._closing:
+            # Shutting down: the goal ends when the arm is at rest, as a cancelled one does.
+            time.sleep(max(0.0, min(self._stop_end - time.monotonic(), 5.0)) + SETTLE)
         goal_handle.abort()
         return conv.excite_result(False, message)
 
@@ -246,12 +259,19 @@ class ExcitationPlayer(Node):
     def _wait_until(self, goal_handle, t_end: float, phase: str, progress) -> bool:
         """Publish feedback (`progress(now)` -> (fraction, elapsed s)) until t_end; True when a cancel was
         requested (the stop is then under way)."""
+        heard, gone_since = False, None      # the client's feedback subscription: seen once, missing since
         while True:
             now = self._now()
             if goal_handle.is_cancel_requested:
                 return True
             if not rclpy.ok() or self._closing:
-                raise PayloadIdError("the node is shutting down", "restart it")
+                raise PayloadIdError(f"{self._closing_reason}; decelerating stop sent", "restart it")
+            listening = self.count_subscribers(self._feedback_topic) > 0
+            heard = heard or listening
+            gone_since = None if listening or not heard else (gone_since or time.monotonic())
+            if gone_since is not None and time.monotonic() - gone_since > CLIENT_GONE:
+                raise PayloadIdError("the goal's client left (nobody hears the excitation's feedback): stopping the "
+                                     "arm", "see the client's (payload_estimator's) log")
             goal_handle.publish_feedback(conv.excite_feedback(phase, *progress(now)))
             if now >= t_end:
                 return False
@@ -266,6 +286,15 @@ class ExcitationPlayer(Node):
         goal_handle.canceled()
         return conv.excite_result(False, "cancelled: decelerating stop sent", played)
 
+    def wind_down(self, reason: str):
+        """First SIGINT / SIGTERM (node_main): the decelerating stop now; the running goal (if any) then ends
+        aborted with `reason` once the arm is at rest, while the executor still delivers its result. Returns
+        the predicate "wound down"."""
+        self._closing_reason = reason
+        if self.stop_motion(final=True) > 0.0:
+            self.get_logger().info(f"{reason}: decelerating stop sent")
+        return lambda: not self._busy
+
     def close(self) -> None:
         """On exit (Ctrl-C, SIGTERM): a player that dies mid-trajectory still stops the arm."""
         if rclpy.ok() and self.stop_motion(final=True) > 0.0:
@@ -276,7 +305,8 @@ class ExcitationPlayer(Node):
 def main(args=None) -> int:
     # Our own SIGINT/SIGTERM handling: rclpy's would shut the context down first, and a player killed
     # mid-trajectory could no longer publish the stop.
-    return run_node("excitation_player", ExcitationPlayer, args, close=ExcitationPlayer.close, own_signals=True)
+    return run_node("excitation_player", ExcitationPlayer, args, close=ExcitationPlayer.close, own_signals=True,
+                    wind_down=ExcitationPlayer.wind_down)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ live joint states awaited, the excitation player asked to play (player_client), 
 FEEDBACK_PERIOD with feedback and ~/payload, until the excitation ends, the run converges (when the goal asks to
 stop then), max_duration passes or the client cancels; then IdentificationRun.finish makes the final estimate,
 which is published, saved, optionally applied to the controller, and answered. Cancel stops the motion and
-answers the partial estimate; bad input stops the motion and aborts with the reason.
+answers the partial estimate; bad input stops the motion and aborts with the reason. The cell ending the goal
+mid-motion (GoalOutcome.INTERRUPTED: the node shutting down on SIGINT/SIGTERM, the excitation player dead, silent
+for PLAYER_SILENCE s or ending the motion itself, the joint states stopping) stops the motion, saves the partial
+estimate marked partial, and aborts the goal with the reason and that estimate.
 """
 
 from __future__ import annotations
@@ -41,6 +44,18 @@ from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
 PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal counts as finished
+# s without feedback from the excitation player (it sends some every 0.1 s) before it counts as dead or hung: long
+# enough for a loaded machine's scheduling gaps, short enough that a killed player's arm is at rest within ~2 s of its
+# death (this, then the estimator's own stop: bench/signal_faults.py).
+PLAYER_SILENCE = 1.5
+# Before its first feedback the player checks the trajectory and waits (up to its joint_states_wait, 3 s) for a joint
+# state: its first word may come later.
+PLAYER_FIRST_WORD = 6.0
+
+
+class GoalInterrupted(Exception):
+    """The cell ended the goal mid-motion (shutdown, player lost, joint states stopped): abort with the reason
+    and the partial estimate."""
 
 
 class EstimatorNode(Protocol):
@@ -70,6 +85,7 @@ class IdentifyGoal:
     request: Identify.Goal
     run: IdentificationRun | None = None
     player: PlayerGoal | None = None
+    interruption: str = ""                     # why the cell ended it (GoalOutcome.INTERRUPTED)
 
 
 class IdentifyAction:
@@ -86,6 +102,12 @@ class IdentifyAction:
         self._wrench_buf: deque = deque()          # (t, wrench) while a goal collects
         self._commanded: list[CommandedTrajectory] = []    # heard while a goal runs
         self._drops_at_start = (node.inbox.joint_drops.snapshot(), node.inbox.wrench_drops.snapshot())
+        self._interruption = ""                    # set once the node is shutting down: every goal ends
+
+    def interrupt(self, reason: str) -> None:
+        """The node is going away (SIGINT / SIGTERM): the running goal stops the motion, saves its partial
+        estimate and is aborted with `reason`; goals sent from now on are rejected."""
+        self._interruption = reason
 
     @property
     def collecting(self) -> bool:
@@ -111,6 +133,9 @@ class IdentifyAction:
             if self.busy:
                 self.node.get_logger().warn("identify goal rejected: an identification is already running")
                 return GoalResponse.REJECT
+            if self._interruption:
+                self.node.get_logger().warn(f"identify goal rejected: {self._interruption}")
+                return GoalResponse.REJECT
             self.busy = True
         return GoalResponse.ACCEPT
 
@@ -132,7 +157,7 @@ class IdentifyAction:
 
     def _abort(self, goal: IdentifyGoal, message: str, details: str = "") -> Identify.Result:
         """Stop the motion first, then abort the goal with the reason."""
-        self.player.stop(goal.player)
+        self.player.stop(goal.player, self._commanded, self.node.now)
         self.node.get_logger().error(f"{message}\n{details}" if details else message)
         goal.handle.abort()
         return conv.identify_result(message)
@@ -141,7 +166,11 @@ class IdentifyAction:
         """Check the request, start the excitation, follow it until it ends, and answer the goal."""
         run = goal.run = self.node.new_run(goal.request)
         player = goal.player = self._start_motion(goal.request)
-        outcome = self._follow(goal, run, player)
+        try:
+            outcome = self._follow(goal, run, player)
+        except GoalInterrupted as why:
+            goal.interruption = str(why)
+            outcome = GoalOutcome.INTERRUPTED
         return self._finish(goal, run, outcome)
 
     # -- the steps of a goal ----------------------------------------------------------------------
@@ -153,6 +182,8 @@ class IdentifyAction:
         self._wrench_buf.clear()
         self._drops_at_start = (self.node.inbox.joint_drops.snapshot(), self.node.inbox.wrench_drops.snapshot())
         self._collecting = True
+        if self._interruption:                   # the signal came while this goal waited for joint states
+            raise PayloadIdError(self._interruption, "restart the payload_estimator and send the goal again")
         return self.player.play(request.trajectory or self.node.params.trajectory)
 
     def _follow(self, goal: IdentifyGoal, run: IdentificationRun, player: PlayerGoal) -> GoalOutcome:
@@ -164,7 +195,12 @@ class IdentifyAction:
             self._feed(run)
             if goal.handle.is_cancel_requested:
                 return GoalOutcome.CANCELLED
-            self.node.joint_states.check()
+            if self._interruption:
+                raise GoalInterrupted(self._interruption)
+            try:
+                self.node.joint_states.check()
+            except PayloadIdError as err:           # the driver died or went bad mid-motion: keep what came
+                raise GoalInterrupted(str(err)) from None
             run.check_motion(now)
             self._publish_feedback(goal, run, now)
             outcome = self._motion_outcome(goal, run, player, now)
@@ -188,13 +224,19 @@ class IdentifyAction:
         """How the motion has ended by `now` (None: still under way); the player ending it badly raises."""
         if goal.request.stop_when_converged and run.converged:
             return GoalOutcome.CONVERGED
-        if run.finished(now):
-            return GoalOutcome.FINISHED
-        if not player.ended:
-            return None
-        if player.status != GoalStatus.STATUS_SUCCEEDED:
+        if not player.ended and player.silent_for() > (PLAYER_SILENCE if player.heard_any else PLAYER_FIRST_WORD):
+            # Killed or hung: its excitation, if it ever started, must not count as played to its end.
+            raise GoalInterrupted(f"the excitation player fell silent (no feedback for {player.silent_for():.1f} s: "
+                                  "dead or hung); see the excitation_player log")
+        if player.ended and player.status != GoalStatus.STATUS_SUCCEEDED:
             reason = (player.result.message if player.result is not None else "") or player.status
-            raise PayloadIdError(f"the excitation player ended the motion: {reason}", "see the excitation_player log")
+            raise GoalInterrupted(f"the excitation player ended the motion: {reason}; see the excitation_player log")
+        if run.finished(now) and 0.0 < run.max_duration < run.excitation_duration:
+            return GoalOutcome.FINISHED        # max_duration ends it; the player is stopped (_finish)
+        if not player.ended:
+            # The excitation's end counts once the player says it played it: a player killed in the last
+            # PLAYER_SILENCE s of it must not pass for one that finished (issue 32).
+            return None
         if run.window is None:
             raise PayloadIdError(
                 "the excitation was played but no matching trajectory was heard on the trajectory topic",
@@ -208,9 +250,15 @@ class IdentifyAction:
         # then too, or it plays the rest of the excitation with nobody watching and blocks the next goal.
         if outcome is not GoalOutcome.FINISHED or (goal.player is not None and not goal.player.ended):
             run.end_window(self.node.now())
-            self.player.stop(goal.player)
+            self.player.stop(goal.player, self._commanded, self.node.now)
         self._feed(run)
-        done = run.finish(self.node.now(), outcome, self.node.compensation.sensor, self._input_drops())
+        done = run.finish(self.node.now(), outcome, self.node.compensation.sensor, self._input_drops(),
+                          goal.interruption)
+        if done is None and outcome is GoalOutcome.INTERRUPTED:
+            goal.handle.abort()
+            message = f"aborted: {goal.interruption}; before the excitation started: no estimate"
+            self.node.get_logger().error(message)
+            return conv.identify_result(message)
         if done is None:
             goal.handle.canceled()
             return conv.identify_result("cancelled before the excitation started: no estimate")
@@ -225,13 +273,20 @@ class IdentifyAction:
         not_persisted = self.node.save_result(est, outcome)
         applied, note = self._apply(goal, done)
         summary = done.summary(note)
-        self.node.get_logger().info(f"{summary} ({est.mass:.4f} kg), saved as partial" if done.cancelled else summary)
+        # One severity per call site (rclpy refuses a call site whose severity changes).
+        if outcome is GoalOutcome.INTERRUPTED:
+            self.node.get_logger().error(f"{summary}; saved as partial")
+        else:
+            self.node.get_logger().info(f"{summary} ({est.mass:.4f} kg), saved as partial" if done.partial
+                                        else summary)
         result = conv.identify_result(done.result_message(note, not_persisted), estimate_msg,
                                       converged=done.converged, convergence_time=est.convergence_time,
                                       torque_rmse_before=done.torque_rmse_before,
                                       torque_rmse_after=done.torque_rmse_after, applied_to_controller=applied)
         if done.cancelled:
             goal.handle.canceled()
+        elif outcome is GoalOutcome.INTERRUPTED:
+            goal.handle.abort()
         else:
             goal.handle.succeed()
         return result
@@ -239,7 +294,7 @@ class IdentifyAction:
     def _apply(self, goal: IdentifyGoal, done: FinishedGoal) -> tuple[bool, str]:
         """(applied, the controller's answer): a finished goal's estimate, when the goal or the node asks."""
         asked = bool(goal.request.apply_to_controller) or self.node.params.apply_to_controller
-        if done.cancelled or not asked:
+        if done.partial or not asked:
             return False, ""
         applied, note = self.node.controller.apply(done.estimate, bool(goal.request.apply_even_if_suspect))
         return applied, note

@@ -122,7 +122,8 @@ class PayloadEstimator(Node):
                                    self.set_estimate, self.controller if params.monitor_apply_to_controller else None,
                                    lambda: self.identify.busy, sensors)
         actions = ReentrantCallbackGroup()
-        player = ExcitationPlayerClient(self, params.excite_action, params.excite_timeout, actions)
+        player = ExcitationPlayerClient(self, params.excite_action, params.excite_timeout, actions,
+                                        params.trajectory_topic, self.model)
         self.identify = IdentifyAction(self, player)
         self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self.identify.execute),
                                     goal_callback=self.identify.on_goal,
@@ -135,6 +136,14 @@ class PayloadEstimator(Node):
                 self.get_logger().error(f"monitor not started: {why}")
         self.get_logger().info(f"payload estimator ready: {self.model.n} joints, payload frame {self.frame}, "
                                f"method {params.method}")
+
+    def wind_down(self, reason: str):
+        """First SIGINT / SIGTERM (node_main): the running goal stops the motion, saves its partial estimate and
+        is aborted with `reason` while the executor still delivers the answer. Returns the predicate "done"."""
+        self.identify.interrupt(reason)
+        if self.identify.busy:
+            self.get_logger().warn(f"{reason}: ending the running goal")
+        return lambda: not self.identify.busy
 
     def close(self) -> None:
         """Before the node is destroyed: the inbox's side node goes with it."""
@@ -295,7 +304,10 @@ class PayloadEstimator(Node):
 
 
 def main(args=None) -> int:
-    return run_node("payload_estimator", PayloadEstimator, args, close=PayloadEstimator.close)
+    # Our own SIGINT/SIGTERM handling (node_main): rclpy's would shut the context down under a running goal, which
+    # then could neither stop the motion nor be answered.
+    return run_node("payload_estimator", PayloadEstimator, args, close=PayloadEstimator.close, own_signals=True,
+                    wind_down=PayloadEstimator.wind_down)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,29 @@
 """The payload_estimator's client of the excitation player (its Excite action): start the excitation, follow how
-the player ends it, and stop it (the player's decelerating stop). Blocking calls, for a goal thread."""
+the player ends it, hear that it is alive (its feedback), and stop it (the player's decelerating stop). Blocking
+calls, for a goal thread."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
+from trajectory_msgs.msg import JointTrajectory
 
+from payload_id_core.dynamics import RobotModel
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.excitation import MotionLimits, stop_from_commanded
+from payload_id_core.signals import CommandedTrajectory
 from payload_id_msgs.action import Excite
 from payload_id_ros.action_thread import wait_for_future
+from payload_id_ros.conversions import commanded_to_msg
+
+STOP_CONFIRM = 5.0     # s the player has to confirm a stop (its stop lasts up to ~3 s): then we send one ourselves
+SILENT = 1.0           # s without the player's feedback (sent every 0.1 s) after which it is not asked to stop
 
 
 @dataclass
@@ -23,10 +33,21 @@ class PlayerGoal:
     handle: ClientGoalHandle[Excite.Goal, Excite.Result, Excite.Feedback]
     status: int | None = None                    # action_msgs GoalStatus once the player has ended the goal
     result: Excite.Result | None = None
+    last_heard: float = field(default_factory=time.monotonic)   # monotonic: the goal's acceptance, then feedback
+    heard_any: bool = False                      # feedback came: the player has checked the goal and is moving
 
     @property
     def ended(self) -> bool:
         return self.status is not None
+
+    def heard(self) -> None:
+        """The player's feedback arrived: it is alive and playing (it sends some every 0.1 s)."""
+        self.last_heard = time.monotonic()
+        self.heard_any = True
+
+    def silent_for(self) -> float:
+        """s since the player was last heard from on this goal."""
+        return time.monotonic() - self.last_heard
 
     def on_result(self, future) -> None:
         response = future.result()
@@ -35,16 +56,31 @@ class PlayerGoal:
 
 
 class ExcitationPlayerClient:
-    def __init__(self, node: Node, action: str, server_timeout: float, callback_group: CallbackGroup) -> None:
+    """`play`, then `stop`. When the player cannot stop the arm (dead, hung, or not confirming), the client sends
+    the decelerating stop itself on the controller's topic (`stop_topic`), from the trajectories it heard there:
+    an arm whose player was killed must not play the rest of its excitation."""
+
+    def __init__(self, node: Node, action: str, server_timeout: float, callback_group: CallbackGroup,
+                 stop_topic: str, model: RobotModel) -> None:
         self._node, self.action, self.server_timeout = node, action, server_timeout
         self.client: ActionClient[Excite.Goal, Excite.Result, Excite.Feedback] = ActionClient(
             node, Excite, action, callback_group=callback_group)
+        self._stop_pub = node.create_publisher(JointTrajectory, stop_topic, 10)
+        self._acceleration = MotionLimits.from_model(model).acceleration
+        self._position_limits = (model.limits.lower, model.limits.upper)
 
     def play(self, trajectory: str) -> PlayerGoal:
         """Ask the player to play `trajectory`; raise when it is absent, silent or busy."""
         if not self.client.wait_for_server(timeout_sec=self.server_timeout):
             raise PayloadIdError(f"no excitation player answers on {self.action}", "start the excitation_player node")
-        future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0))
+        heard: list[PlayerGoal] = []          # the feedback callback may run before the handle is back
+
+        def on_feedback(_fb) -> None:
+            for p in heard:
+                p.heard()
+
+        future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0),
+                                             feedback_callback=on_feedback)
         handle = future.result() if wait_for_future(future, 5.0) else None    # None: no answer
         if handle is None:
             raise PayloadIdError("the excitation player did not answer the goal", "check the excitation_player node")
@@ -52,16 +88,34 @@ class ExcitationPlayerClient:
             raise PayloadIdError("the excitation player rejected the goal (already playing?)",
                                  "wait for the running excitation to end")
         player = PlayerGoal(handle)
+        heard.append(player)
         handle.get_result_async().add_done_callback(player.on_result)
         return player
 
-    def stop(self, player: PlayerGoal | None, timeout: float = 10.0) -> None:
-        """Cancel the excite goal (the player brings the arm to rest) and wait until it has."""
+    def stop(self, player: PlayerGoal | None, commanded: list[CommandedTrajectory], now: Callable[[], float],
+             timeout: float = STOP_CONFIRM) -> None:
+        """Cancel the excite goal (the player brings the arm to rest) and wait until it has; a player silent for
+        SILENT s (dead or hung), or not confirming within `timeout`, gets no more time: the stop is sent from here
+        (`commanded`: the trajectories heard on the controller's topic; `now`: the node's clock)."""
         if player is None or player.ended:
             return
+        # Always cancelled: a player still checking the goal (no feedback yet) would otherwise play it later.
         player.handle.cancel_goal_async()
-        deadline = time.monotonic() + timeout
-        while not player.ended and time.monotonic() < deadline:
-            time.sleep(0.02)
-        if not player.ended:
+        if not (player.heard_any and player.silent_for() > SILENT):
+            deadline = time.monotonic() + timeout
+            while not player.ended and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if player.ended:
+                return
             self._node.get_logger().error("the excitation player did not confirm the stop")
+        self.send_stop(commanded, now())
+
+    def send_stop(self, commanded: list[CommandedTrajectory], t: float) -> None:
+        """The decelerating stop from the state `commanded` puts the arm in at `t`, published for the controller
+        (nothing when the last trajectory has ended: the arm holds its last point)."""
+        stop = stop_from_commanded(list(commanded), t + 0.02, self._acceleration, position_limits=self._position_limits)
+        if stop is None:
+            return
+        self._stop_pub.publish(commanded_to_msg(stop, stamp=stop.start_time))
+        self._node.get_logger().warn(f"sent the decelerating stop in place of the excitation player "
+                                     f"({float(stop.time_from_start[-1]):.2f} s)")

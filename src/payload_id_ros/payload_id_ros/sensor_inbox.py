@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
+from rclpy._rclpy_pybind11 import InvalidHandle  # rclpy's destroyed-handle error (no public name)
+from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
@@ -28,15 +30,24 @@ from payload_id_ros.joint_state_merge import DropReason, JointSample, JointState
 INBOX_QOS = QoSProfile(depth=400, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 
 
-def _take_all(sub: Subscription) -> list:
+def _take_all(sub: Subscription, context: Context) -> list:
+    """Every message queued on `sub`; none once the subscription is destroyed or its context shut down (a goal
+    thread draining while the node closed under it raised RuntimeError: issue 32)."""
     out: list = []
-    handle = sub.handle
-    with handle:
-        while True:
-            got = handle.take_message(sub.msg_type, sub.raw)
-            if got is None:
-                return out
-            out.append(got[0])
+    try:
+        handle = sub.handle
+        with handle:
+            while True:
+                got = handle.take_message(sub.msg_type, sub.raw)
+                if got is None:
+                    return out
+                out.append(got[0])
+    except InvalidHandle:       # destroyed: the node is closing
+        return out
+    except RuntimeError:        # rclpy's RCLError after the context was shut down; anything else is a bug: raised
+        if context.ok():
+            raise
+        return out
 
 
 class JointStateBatch:
@@ -88,7 +99,7 @@ class SensorInbox:
         samples stamped in the future. Any message taken sets `last_receipt`, a sample `last_sample_receipt`
         (the samples arrived at or before it: a drain every 20 ms makes it at most that late); a drain that
         took messages but made no sample says why in `problem`."""
-        msgs = _take_all(self._joints)
+        msgs = _take_all(self._joints, self.node.context)
         if not msgs:
             return None
         self.last_receipt = time.monotonic()
@@ -115,7 +126,7 @@ class SensorInbox:
         dropped: they must never reach the compensated wrench or the F/T calibration."""
         if self._wrench is None:
             return None
-        msgs = _take_all(self._wrench)
+        msgs = _take_all(self._wrench, self.node.context)
         if not msgs:
             return None
         if self.wrench_frame is None:

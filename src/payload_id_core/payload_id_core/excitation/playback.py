@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from payload_id_core import signals  # the lazy face: sample_commanded loads scipy.signal on first use only
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.limits import MotionLimits
@@ -148,3 +149,21 @@ def stop_trajectory(joint_names, q0, v0, a0, acceleration_limit, rate_hz: float 
     if position_limits is not None:
         q = np.clip(q, lower, upper)               # the commanded state itself at a limit: hold there
     return CommandedTrajectory(0.0, list(joint_names), t, q, qd, qdd)
+
+
+def stop_from_commanded(commanded: list[CommandedTrajectory], t: float, acceleration_limit, rate_hz: float = 100.0,
+                        position_limits=None) -> CommandedTrajectory | None:
+    """The decelerating stop (stop_trajectory) from the state the controller is commanded at absolute time `t`
+    by the trajectories sent to it (`commanded`, as joint_trajectory_controller executes them), starting at
+    `t`; None when nothing is commanded or the last trajectory has ended by then (the arm holds, at rest).
+    For whoever must stop an arm whose player is gone: the trajectories are what it heard on the topic."""
+    if not commanded:
+        return None
+    end = max(c.start_time + float(c.time_from_start[-1]) for c in commanded)
+    if t >= end:
+        return None
+    q, qd, qdd = signals.sample_commanded(commanded, np.array([t]))
+    stop = stop_trajectory(commanded[-1].joint_names, q[0], qd[0], qdd[0], acceleration_limit, rate_hz,
+                           position_limits=position_limits)
+    return CommandedTrajectory(t, stop.joint_names, stop.time_from_start, stop.positions, stop.velocities,
+                               stop.accelerations)

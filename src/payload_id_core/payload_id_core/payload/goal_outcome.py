@@ -18,6 +18,15 @@ class GoalOutcome(Enum):
     CONVERGED = "converged"      # the goal asked to stop when converged, and it did: motion stopped early
     FINISHED = "finished"        # the excitation played to its end
     CANCELLED = "cancelled"      # the client cancelled: motion stopped, the estimate is partial
+    # Ended by the cell, not the client: the estimator shutting down (SIGINT/SIGTERM), the excitation player
+    # dead, silent or ending the motion itself, the joint states stopping mid-motion. Motion stopped, the
+    # estimate is partial, the goal is aborted with the reason.
+    INTERRUPTED = "interrupted"
+
+    @property
+    def partial(self) -> bool:
+        """The motion was cut short by someone other than the run itself: the estimate covers part of it."""
+        return self in (GoalOutcome.CANCELLED, GoalOutcome.INTERRUPTED)
 
 
 @dataclass
@@ -33,16 +42,24 @@ class FinishedGoal:
     ft_calibration: FtParameters | None = None   # the sensor calibrated on the run's wrenches
     ft_problem: str = ""                    # why that calibration failed ('' if it did not, or was not tried)
     input_drops: str = ""                   # what the goal's inputs lost ('' if nothing)
+    interruption: str = ""                  # why an INTERRUPTED goal ended ('' otherwise)
 
     @property
     def cancelled(self) -> bool:
         return self.outcome is GoalOutcome.CANCELLED
+
+    @property
+    def partial(self) -> bool:
+        return self.outcome.partial
 
     def summary(self, controller_note: str = "") -> str:
         """One sentence on how the goal ended and what it found; `controller_note`: the apply step's answer."""
         est = self.estimate
         if self.cancelled:
             return f"cancelled after {self.played:.2f} s of motion: partial estimate"
+        if self.outcome is GoalOutcome.INTERRUPTED:
+            return (f"aborted: {self.interruption}; partial estimate after {self.played:.2f} s of motion: "
+                    f"{est.mass:.4f} kg")
         why = "converged; motion stopped early" if self.outcome is GoalOutcome.CONVERGED else "excitation finished"
         quality = ("" if est.quality is Quality.OK
                    else f" ({est.quality.value.upper()}: {'; '.join(est.quality_reasons)})")

@@ -2,8 +2,8 @@
 restart.
 
 The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_origin included) plus:
-  status                         how the goal ended (GoalOutcome: converged | finished | cancelled)
-  partial                        true for a cancelled goal's estimate
+  status                         how the goal ended (GoalOutcome: converged | finished | cancelled | interrupted)
+  partial                        true for a cancelled or interrupted goal's estimate
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
   stamp                          s, the node's clock when it was written
 Files written before notes had codes (plain strings) still load (PayloadEstimate.from_dict).
@@ -33,7 +33,7 @@ class ResultUnreadable(Exception):
 class SavedResult:
     estimate: PayloadEstimate          # with its covariance
     ft_params: FtParameters | None     # the compensation parameters saved with it
-    partial: bool                      # a cancelled identification's estimate
+    partial: bool                      # a cancelled or interrupted identification's estimate
 
 
 def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome,
@@ -42,7 +42,7 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
     (io.files.OutputNotWritable included) when it cannot be written."""
     d = est.to_dict()
     d["status"] = outcome.value
-    d["partial"] = outcome is GoalOutcome.CANCELLED
+    d["partial"] = outcome.partial
     if ft_params is not None:
         d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
     d["stamp"] = stamp

@@ -331,17 +331,18 @@ class IdentificationRun:
         return res.rmse_before, res.rmse_after
 
     def finish(self, now: float, outcome: GoalOutcome, sensor_frame: str | None = None,
-               input_drops: str = "") -> FinishedGoal | None:
+               input_drops: str = "", interruption: str = "") -> FinishedGoal | None:
         """The goal's final numbers from every sample fed (the motion has stopped, `now`): the estimate made
         consistent and judged (finalize) with the covariance the online rule leaves out, the torque residuals,
-        and, unless the goal was cancelled, the F/T sensor calibrated on the window's wrenches (a failed
-        calibration is reported in `ft_problem`, not raised). None: cancelled before the excitation started;
-        a goal that ended otherwise without samples raises."""
+        and, unless the goal was cut short (cancelled, interrupted), the F/T sensor calibrated on the window's
+        wrenches (a failed calibration is reported in `ft_problem`, not raised). None: cut short before the
+        excitation started; a goal that ended otherwise without samples raises. `interruption`: why an
+        INTERRUPTED goal ended."""
         self.flush()                       # joint states still waiting for the delay estimate (a short window)
         est = self.estimate()
         cancelled = outcome is GoalOutcome.CANCELLED
         if est is None:
-            if cancelled:
+            if outcome.partial:
                 return None
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
         est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior)
@@ -349,8 +350,8 @@ class IdentificationRun:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
         before, after = self.torque_rmse(est)
         calibration, problem = None, ""
-        # A cancelled run's wrenches cover only part of the excitation: too little to calibrate the sensor.
-        if not cancelled and sensor_frame and self._wrenches and self.window is not None:
+        # A cut-short run's wrenches cover only part of the excitation: too little to calibrate the sensor.
+        if not outcome.partial and sensor_frame and self._wrenches and self.window is not None:
             try:
                 calibration = self.ft_calibration(sensor_frame)
             except PayloadIdError as err:
@@ -359,9 +360,12 @@ class IdentificationRun:
         if cancelled:
             est.notes.append(Note(NoteCode.GOAL_CANCELLED,
                                   f"partial: the goal was cancelled after {played:.2f} s of motion"))
+        elif outcome is GoalOutcome.INTERRUPTED:
+            est.notes.append(Note(NoteCode.GOAL_INTERRUPTED,
+                                  f"partial: {interruption or 'interrupted'} after {played:.2f} s of motion"))
         # A suspect estimate is not converged whatever the online rule said (finish.judge_quality).
         return FinishedGoal(outcome, est, played, self.converged and est.converged, before, after,
-                            calibration, problem, input_drops)
+                            calibration, problem, input_drops, interruption)
 
     def ft_calibration(self, sensor_frame: str) -> FtParameters:
         """FtParameters for compensation from the wrist sensor's own readings during the excitation window:

@@ -2,14 +2,18 @@
 
 Sends one Identify goal, prints the streaming feedback (elapsed time, mass ± σ, CoM, convergence
 measure) and the final estimate, optionally next to a known truth (--truth payload.yaml), and can
-write everything to --out (YAML). Ctrl-C cancels the goal: the arm stops and the partial estimate
-is printed. An aborted goal prints the node's reason and exits 2.
+write everything to --out (YAML). SIGINT (Ctrl-C) or SIGTERM (`timeout`, a supervisor) cancels the goal:
+the arm decelerates to rest, the client waits (CANCEL_WAIT s at most) for the goal's answer, prints the partial
+estimate, writes --out with `partial: true` and exits 130 / 143 (128 + the signal). A second signal leaves at
+once. An aborted goal prints the node's reason (and the partial estimate when the cell cut the motion short)
+and exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import signal
 import time
 
 import numpy as np
@@ -21,6 +25,8 @@ from payload_id_core.payload import ONLINE_SPECS, ConvergenceRule
 from payload_id_core.payload_estimate import PayloadEstimate, millimetres
 
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}
+SERVER_GONE = 3.0   # s the action server may be missing from the graph before the goal counts as orphaned
+CANCEL_WAIT = 20.0  # s a cancel (signal or --timeout) waits for the goal's answer: the stop and the final estimate
 ROUND_OFF = 1e-12   # SI units (kg, kg·m²) or mm: far below anything a payload's numbers resolve
 
 
@@ -118,6 +124,7 @@ def run(args) -> int:
     import rclpy  # noqa: PLC0415 - ROS only for this subcommand
     from rclpy.action import ActionClient  # noqa: PLC0415 - ROS only for this subcommand
     from rclpy.node import Node  # noqa: PLC0415 - ROS only for this subcommand
+    from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415 - ROS only for this subcommand
 
     from payload_id_msgs.action import Identify  # noqa: PLC0415 - ROS only for this subcommand
     from payload_id_ros.conversions import parameters_to_dict  # noqa: PLC0415 - ROS only for this subcommand
@@ -127,7 +134,8 @@ def run(args) -> int:
         truth_doc = read_yaml_mapping(args.truth, "--truth file", "give a payload.yaml")
         truth = PayloadEstimate.from_dict(truth_doc).to_dict()
 
-    rclpy.init()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)     # our own SIGINT/SIGTERM: _Signals
+    signals = _Signals()
     node = Node("payload_id_identify_client")
     history: list[dict] = []
     try:
@@ -158,37 +166,60 @@ def run(args) -> int:
         print(f"identify: goal sent to {action_name(args.namespace)} "
               f"(method {args.method or 'node default'}, trajectory {args.trajectory or 'node default'})", flush=True)
         t0 = time.monotonic()
+        # From here a signal no longer interrupts: it is heard by the loops below, which cancel the goal (a goal
+        # left running would move the arm with nobody waiting for its answer).
+        signals.defer()
         send = client.send_goal_async(goal, feedback_callback=on_feedback)
-        rclpy.spin_until_future_complete(node, send, timeout_sec=10.0)
-        handle = send.result()
+        _spin_until(node, send, 10.0)
+        handle = send.result() if send.done() else None
         if handle is None:
             raise PayloadIdError("the payload_estimator did not answer the goal within 10 s",
                                  "check that the node runs and is not overloaded (ros2 node list)")
         if not handle.accepted:
             raise PayloadIdError("the payload_estimator rejected the goal", "an identification is already running")
         result_future = handle.get_result_async()
-        try:
-            while not result_future.done():
-                rclpy.spin_once(node, timeout_sec=0.1)
-                if time.monotonic() - t0 > args.timeout:
-                    handle.cancel_goal_async()
-                    rclpy.spin_until_future_complete(node, result_future, timeout_sec=15.0)
-                    break
-        except KeyboardInterrupt:
-            print("identify: cancelling (the arm decelerates to rest) ...", flush=True)
+        timed_out = False
+        gone_since: float | None = None
+        while not result_future.done() and signals.received is None:
+            rclpy.spin_once(node, timeout_sec=0.1)
+            if time.monotonic() - t0 > args.timeout:
+                timed_out = True
+                break
+            # A killed estimator never answers: say so instead of waiting out --timeout.
+            gone_since = None if client.server_is_ready() else (gone_since or time.monotonic())
+            if gone_since is not None and time.monotonic() - gone_since > SERVER_GONE:
+                raise PayloadIdError("the payload_estimator left during the goal (killed?): no answer will come",
+                                     "restart it and check its log; the arm may still be playing the excitation")
+        if not result_future.done():
+            why = f"{signals.name}" if signals.received is not None else f"the {args.timeout:g} s timeout"
+            print(f"identify: {why}: cancelling the goal (the arm decelerates to rest) ...", flush=True)
             handle.cancel_goal_async()
-            rclpy.spin_until_future_complete(node, result_future, timeout_sec=15.0)
-        response = result_future.result() if result_future.done() else None    # None: cancelled, no result
+            _spin_until(node, result_future, CANCEL_WAIT)
+        response = result_future.result() if result_future.done() else None
         if response is None:
-            raise PayloadIdError(f"no result within {args.timeout:g} s", "check the payload_estimator log")
+            if signals.received is not None:
+                raise PayloadIdError(f"the goal was cancelled ({signals.name}) but the payload_estimator did not "
+                                     f"answer within {CANCEL_WAIT:g} s", "check the payload_estimator log")
+            raise PayloadIdError(f"no result within {args.timeout:g} s" + (" (cancelled)" if timed_out else ""),
+                                 "check the payload_estimator log")
         wall = time.monotonic() - t0
         status = STATUS.get(response.status, str(response.status))
         res = response.result
         print(f"identify: {status}: {res.message}", flush=True)
-        out = {"status": status, "message": res.message, "wall_time_s": wall, "feedback": history}
-        if status == "aborted":
+        # An estimate from a motion cut short: the client's or a signal's cancel, or the cell's (aborted with one).
+        has_estimate = bool(res.estimate.method)
+        partial = status == "canceled" or (status == "aborted" and has_estimate)
+        out = {"status": status, "message": res.message, "wall_time_s": wall, "partial": partial,
+               "feedback": history}
+        if signals.received is not None:
+            out["interrupted_by"] = signals.name
+        if not has_estimate:
+            # Ended before the excitation: no estimate to print or write (the message's empty one is no payload).
+            out["estimate"] = None
             _write(args.out, out)
-            raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
+            if status == "aborted":
+                raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
+            return 128 + signals.received if signals.received is not None else (0 if status == "succeeded" else 1)
         est = parameters_to_dict(res.estimate.payload)
         out.update({"estimate": est, "method": res.estimate.method, "converged": bool(res.converged),
                     "convergence_time": float(res.convergence_time) if math.isfinite(res.convergence_time) else None,
@@ -197,7 +228,9 @@ def run(args) -> int:
                     "torque_rmse_before": [float(x) for x in res.torque_rmse_before],
                     "torque_rmse_after": [float(x) for x in res.torque_rmse_after],
                     "applied_to_controller": bool(res.applied_to_controller)})
-        if est["mass"] is not None:
+        if est["mass"] is not None and has_estimate:
+            if partial:
+                print("  partial estimate (the motion was cut short):")
             print_estimate(est, truth)
             if res.torque_rmse_before:
                 print("  torque RMSE before [N m]: " + " ".join(f"{x:.3f}" for x in res.torque_rmse_before))
@@ -213,11 +246,56 @@ def run(args) -> int:
                 print(f"  error: mass {e['mass_err_kg']:+.4f} kg ({e['mass_err_pct']:+.2f} %), "
                       f"CoM {e['com_err_mm']:.2f} mm", flush=True)
         _write(args.out, out)
+        if status == "aborted":
+            raise PayloadIdError(f"identification aborted: {res.message}", "fix the cause named above and retry")
+        if signals.received is not None:
+            return 128 + signals.received       # the shell's convention: 130 after SIGINT, 143 after SIGTERM
         return 0 if status == "succeeded" else 1
+    except KeyboardInterrupt:                # a signal before the goal was sent, or a second one: leave now
+        return 128 + (signals.received or signal.SIGINT)
     finally:
+        signals.restore()
         node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+
+
+def _spin_until(node, future, timeout: float) -> None:
+    """Spin `node` until `future` is done or `timeout` s pass (a signal does not end it: the loop asks)."""
+    import rclpy  # noqa: PLC0415 - ROS only for this subcommand
+
+    deadline = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < deadline and rclpy.ok():
+        rclpy.spin_once(node, timeout_sec=min(0.1, max(deadline - time.monotonic(), 0.0)))
+
+
+class _Signals:
+    """SIGINT and SIGTERM for the action client. Until `defer()`: KeyboardInterrupt (nothing sent yet, leave).
+    After it: the first one is recorded in `received` for the loops to cancel the goal and print its partial
+    estimate; a second one raises KeyboardInterrupt (leave at once)."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._deferred = False
+        self._previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.received).name if self.received is not None else ""
+
+    def defer(self) -> None:
+        self._deferred = True
+
+    def _on_signal(self, signum, _frame) -> None:
+        first = self.received is None
+        if first:
+            self.received = signum
+        if not self._deferred or not first:
+            raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 def _write(path, data) -> None:
