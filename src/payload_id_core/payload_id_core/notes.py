@@ -50,6 +50,7 @@ class NoteCode(str, Enum):
     SIGNALS_MEASURED_AS_COMMANDED = "signals.measured_as_commanded"  # no command recorded: smoothed motion stands in
     SIGNALS_STAND_IN_SMOOTHING = "signals.stand_in_smoothing"  # how the stand-in command was smoothed
     SIGNALS_STATIC_RECORDING = "signals.static_recording"      # the arm does not move
+    SIGNALS_STAMPS_ON_GRID = "signals.stamps_on_grid"          # jittered stamps: samples on the nominal grid
     SIGNALS_DELAY_ESTIMATED = "signals.delay_estimated"
     SIGNALS_DELAY_NOT_ESTIMATED = "signals.delay_not_estimated"  # estimation failed, 0 used
     SIGNALS_OUTSIDE_COMMAND_DROPPED = "signals.outside_command_dropped"
