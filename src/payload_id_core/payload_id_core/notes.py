@@ -84,6 +84,7 @@ class NoteCode(str, Enum):
     # -- quality and scale plausibility (issue 12, helper Q): robot_id/scale_check.py, payload/finish.py --
     ROBOT_SCALE_CHECKED = "robot.scale_checked"          # identified gravity parameters / URDF's: plausible
     ROBOT_SCALE_IMPLAUSIBLE = "robot.scale_implausible"  # ... a common factor away: currents or wrong gains
+    ROBOT_GAIN_UNDETERMINED = "robot.gain_undetermined"  # a drive gain the calibration run does not determine
     ROBOT_GEAR_FRICTION = "robot.gear_friction"          # μ|τ| per joint identified (robot_id/gear_friction.py)
     PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons
