@@ -278,3 +278,18 @@ def test_filtered_derivatives_on_irregular_sampling():
     smoothed = filtering.lowpass(qn, 1 / np.median(np.diff(t)), 5.0)
     naive = filtering.central_difference(filtering.central_difference(smoothed, t), t)
     assert rel(naive, qdd) > 5 * rel(d2, qdd)
+
+
+def test_jittered_stamps_are_put_back_on_their_nominal_grid_and_irregular_logging_is_believed():
+    """Issue 29 item 6: a 500 Hz driver's stamps with ±0.5 ms of jitter and two dropped samples give back the grid
+    to a µs; a logger that really samples at mixed 10 and 12 ms steps (the real UR10e CSVs) keeps its stamps."""
+    rng = np.random.default_rng(4)
+    slots = np.delete(np.arange(3000), [700, 1900])
+    nominal = 12.3 + slots * 0.002
+    grid = filtering.nominal_grid(nominal + rng.uniform(-5e-4, 5e-4, nominal.size))
+    assert grid is not None
+    assert np.max(np.abs(grid - nominal)) < 2e-5
+    ur_like = np.cumsum(rng.choice([0.010, 0.012], 3000, p=[0.8, 0.2]))
+    assert filtering.nominal_grid(ur_like) is None
+    notes: list = []
+    assert conditioning.on_nominal_grid(ur_like, notes) is ur_like and not notes

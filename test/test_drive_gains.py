@@ -18,6 +18,7 @@ from payload_id_core.io.bag import read_bag, read_effort_unit
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.robot_id import RobotIdentification, common_effort_unit, resolve_drive_gains
+from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile
 
@@ -246,3 +247,40 @@ def test_identify_goal_refuses_a_current_driver_without_gains(identified):
         IdentificationRun(model, no_gains, "tool0", "direct-rls", 10.0, effort_unit=EffortUnit.CURRENT)
     with pytest.raises(PayloadIdError, match="zero, negative"):
         IdentificationRun(model, identified, "tool0", "direct-rls", 10.0, effort_scale=np.full(6, -1.0))
+
+
+# -- issue 29 item 5: identified gains whose σ covers their error ------------------------------------
+
+@pytest.fixture(scope="module")
+def calibrated(bags):
+    """identify-robot with the known 3.75 kg calibration run on the current-unit UR10 (gains identified)."""
+    out = bags / "calibrated.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(bags / "unloaded"), "--loaded-bag",
+                     str(bags / "loaded"), "--known-payload-mass", str(TRUTH_MASS), "--out", str(out)]) == 0
+    return yaml.safe_load(out.read_text())
+
+
+def test_gains_the_calibration_run_cannot_determine_say_so_and_their_sigma_covers_the_error(bags, calibrated):
+    """Before, the fit's own σ gave the shoulder pan (no gravity torque from the load) and the last wrist joint (the
+    load's mass on its axis) gains 6-28 % off at 7-19σ. Those joints are now named, and their σ includes how far they
+    move with the friction model, which covers their error."""
+    model = RobotModel.from_urdf("ur10")
+    fit = identify_drive_gains(model, read_bag(bags / "unloaded"), read_bag(bags / "loaded"), TRUTH_MASS,
+                               model.payload_frame(None))
+    weak = weakly_determined(fit)
+    assert weak[0] and weak[5]                                  # shoulder pan, wrist 3
+    assert not weak[1:4].any()                                  # the load's weight torques shoulder, elbow, wrist 1
+    err = np.abs(fit.scale - UR10_GAINS)
+    assert np.max(err[weak] / fit.std[weak]) > 3.0              # the premise: the fit's own σ does not cover them
+
+    k, std = np.array(calibrated["effort_scale"]), np.array(calibrated["effort"]["scale_std"])
+    np.testing.assert_allclose(k, fit.scale)                    # the gains themselves do not change
+    z = np.abs(k - UR10_GAINS) / std
+    assert np.all(z[weak] <= 3.0), z
+    np.testing.assert_array_equal(std[~weak], fit.std[~weak])   # σ of the determined gains unchanged
+    assert np.all(np.abs(k[~weak] / UR10_GAINS[~weak] - 1) < 0.02)
+    notes = [n for n in calibrated["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
+    assert len(notes) == 1
+    for j in np.flatnonzero(weak):
+        assert model.joint_names[j] in notes[0]["text"]
+    assert "--effort-scale" in notes[0]["text"]

@@ -126,6 +126,65 @@ def test_shoulder_only_motion_on_the_cell_leaves_the_inertia_undetermined(cell, 
     assert abs(est.mass - 3.5) < 0.03 and np.linalg.norm(est.com - [0.03, -0.02, 0.08]) < 0.005
 
 
+# -- issue 29 item 7: the inertia's bar does not rise with its own estimate -------------------------
+TRUTH_3_5 = from_mass_com_inertia(3.5, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009]))
+
+
+def _with_inertia_std(inertia_about_com, std):
+    """A 3.5 kg estimate with the given inertia about the CoM and σ `std` on its diagonal, mass and CoM known well."""
+    phi = from_mass_com_inertia(3.5, [0.03, -0.02, 0.08], inertia_about_com)
+    cov = np.diag([1e-4, 1e-8, 1e-8, 1e-8, std[0] ** 2, 1e-10, std[1] ** 2, 1e-10, 1e-10, std[2] ** 2])
+    return judge_quality(PayloadEstimate("wrist_3_link", phi, cov, "khalil-3"))
+
+
+def test_an_over_estimated_inertia_does_not_pass_its_own_test():
+    """The issue's case (khalil-3, simulated ur10 cell): ixx 0.058 ± 0.011 kg·m² for a true 0.012 was
+    "identifiable" because the bar was 0.25 × the estimate's own largest moment (0.0145). The bar now rests on
+    what the data show the inertia to be at least (0.058 − 3 × 0.011): the over-estimate no longer clears it, and
+    the same σ gives the same verdict whether the estimate says 0.058 or the truth."""
+    std = (0.011, 0.003, 0.003)
+    over = _with_inertia_std(np.diag([0.058, 0.015, 0.009]), std)
+    right = _with_inertia_std(np.diag([0.012, 0.015, 0.009]), std)
+    assert over.propagated_std()[4] == pytest.approx(0.011, rel=0.01)
+    assert over.propagated_std()[4] < INERTIA_STD_FRACTION * 0.058     # what let it pass before
+    assert inertia_scale(over) == pytest.approx(0.058 - 3 * 0.011, rel=0.02)
+    assert inertia_scale(right) == pytest.approx(3.5 * 0.05 ** 2)          # the compact payload's m·r²
+    for est in (over, right):
+        assert list(est.determined) == [True, True, False]
+        assert est.to_dict()["inertia"]["ixx"] is None
+        assert len(notes_with(est.notes, NoteCode.PAYLOAD_UNDETERMINED)) == 1
+    # A σ the mass's scale does call small: determined, for the over- and the right estimate alike.
+    small = (0.25 * INERTIA_STD_FRACTION * inertia_scale(right),) * 3
+    assert _with_inertia_std(np.diag([0.058, 0.015, 0.009]), small).determined.all()
+    assert _with_inertia_std(np.diag([0.012, 0.015, 0.009]), small).determined.all()
+
+
+@pytest.fixture(scope="module")
+def small_motion(cell):
+    """The cell's excitation at 35 % of its amplitude (seed 2 loaded, 102 unloaded): the wrist moves, the inertia
+    is barely excited."""
+    from payload_id_core.sim import simulate  # noqa: PLC0415 - MuJoCo only for this module
+
+    model, robot, _, _ = cell
+    traj = load_trajectory("ur10_payload")
+    small = dataclasses.replace(traj, a=0.35 * traj.a, b=0.35 * traj.b)
+    truth = PayloadEstimate("wrist_3_link", TRUTH_3_5, np.zeros((10, 10)), "truth")
+    return model, robot, simulate(model, small, truth, "ur10", seed=2), simulate(model, small, None, "ur10", seed=102)
+
+
+def test_khalil3_on_a_weak_motion_does_not_call_its_over_estimated_inertia_determined(small_motion):
+    """Before, khalil-3 gave ixx 0.0228 ± 0.0059 and izz 0.0208 ± 0.0070 kg·m² (truth 0.012, 0.009) and called them
+    determined: its over-estimate raised its bar to 0.25 × 0.023; seeds 3 and 4 of the same motion, with smaller
+    estimates, were undetermined. Mass and CoM stay determined and right."""
+    model, robot, loaded, unloaded = small_motion
+    est = identify_payload("khalil-3", model, robot, loaded, "wrist_3_link", source="commanded", unloaded=unloaded)
+    inertia = est.inertia_about_com
+    assert inertia[0, 0] > 1.5 * 0.012 and inertia[2, 2] > 1.5 * 0.009        # the premise: over-estimated
+    assert list(est.determined) == [True, True, False]
+    assert est.to_dict()["inertia"]["izz"] is None
+    assert abs(est.mass - 3.5) < 0.01 * 3.5 and np.linalg.norm(est.com - [0.03, -0.02, 0.08]) < 0.003
+
+
 # -- no payload -------------------------------------------------------------------------------------
 def _assert_no_payload(est):
     notes = notes_with(est.notes, NoteCode.PAYLOAD_NO_PAYLOAD)

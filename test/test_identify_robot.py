@@ -1,6 +1,7 @@
 """Offline robot identification on synthetic data generated with known parameters."""
 
 import dataclasses
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -258,3 +259,28 @@ def test_reported_std_matches_the_scatter_over_noise_seeds_with_alpha_identified
     for k in groups:
         assert 1 / 1.5 < rms[k] < 1.5, (k, rms, worst)
         assert worst[k] < 2.0, (k, rms, worst)     # no single parameter's std far too small either
+
+
+def test_robot_yaml_records_when_and_how_warm_the_drives_were(tmp_path):
+    """Issue 29 item 5: drive gains and friction drift as the drives warm up; robot.yaml says when the robot was
+    identified, when its run was recorded (wall-clock stamps) and the drives' mean temperature in it."""
+    model = RobotModel.from_urdf("ur10")
+    t, q, qd, qdd = sum_of_sines(model, 6.0, 100.0, seed=4)
+    start = 1.78e9                                              # 2026-05-28, seconds since the epoch
+    temperature = 30.0 + np.arange(model.n)[None, :] + 0.5 * np.sin(t)[:, None]
+    rec = synthetic_recording(model, t + start, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
+                              friction_params=np.tile([3.0, 2.0, 0.1], model.n), noise_std=0.1, seed=4,
+                              temperature=temperature)
+    before = datetime.now(UTC)
+    ident = identify_robot(model, rec, friction="linear", delay=0.0)
+    path = tmp_path / "robot.yaml"
+    ident.save(path)
+    back = RobotIdentification.load(path, model)
+    assert before.replace(microsecond=0) <= datetime.fromisoformat(back.identified_at) <= datetime.now(UTC)
+    assert back.recorded_at == datetime.fromtimestamp(start, UTC).isoformat(timespec="seconds")
+    np.testing.assert_allclose(back.drive_temperature, 30.0 + np.arange(model.n), atol=0.1)
+    # A simulator's own clock says nothing about when: no recording time, and no temperature where none is reported.
+    sim = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.1, seed=4), friction="linear",
+                         delay=0.0)
+    assert sim.recorded_at == "" and sim.drive_temperature is None
+    assert sim.to_dict()["identified"]["recorded_at"] is None

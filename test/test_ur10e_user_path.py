@@ -41,7 +41,14 @@ def test_robot_yaml_carries_the_gains_their_std_and_unit(robot_yaml):
     assert d["effort"]["source"].startswith("identified from")
     gains, std = d["effort_scale"], d["effort"]["scale_std"]
     assert all(9.0 < k < 13.5 for k in gains), gains          # torque constant × gear ratio of UR10e drives
-    assert all(0.0 < s < 0.02 * k for k, s in zip(gains, std)), std
+    # Issue 29 item 5: the shoulder pan (the load's weight does not torque it) is named as not determined by the
+    # calibration run, its σ how far its gain moves with the friction model (6.8 %, was 1.3 %); the joints the load
+    # torques keep theirs below 2 %.
+    undetermined = [n["text"] for n in d["notes"] if n["code"] == "robot.gain_undetermined"]
+    assert len(undetermined) == 1 and "shoulder_pan_joint" in undetermined[0], undetermined
+    assert not any(j in undetermined[0] for j in d["joint_names"][1:3]), undetermined
+    assert all(0.0 < s < 0.02 * k for k, s in zip(gains[1:], std[1:])), std
+    assert 0.02 * gains[0] < std[0] < 0.1 * gains[0], std
 
 
 @pytest.mark.parametrize("pair", sorted(PAIRS))

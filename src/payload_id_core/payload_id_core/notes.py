@@ -50,6 +50,7 @@ class NoteCode(str, Enum):
     SIGNALS_MEASURED_AS_COMMANDED = "signals.measured_as_commanded"  # no command recorded: smoothed motion stands in
     SIGNALS_STAND_IN_SMOOTHING = "signals.stand_in_smoothing"  # how the stand-in command was smoothed
     SIGNALS_STATIC_RECORDING = "signals.static_recording"      # the arm does not move
+    SIGNALS_STAMPS_ON_GRID = "signals.stamps_on_grid"          # jittered stamps: samples on the nominal grid
     SIGNALS_DELAY_ESTIMATED = "signals.delay_estimated"
     SIGNALS_DELAY_NOT_ESTIMATED = "signals.delay_not_estimated"  # estimation failed, 0 used
     SIGNALS_OUTSIDE_COMMAND_DROPPED = "signals.outside_command_dropped"
@@ -83,6 +84,7 @@ class NoteCode(str, Enum):
     # -- quality and scale plausibility (issue 12, helper Q): robot_id/scale_check.py, payload/finish.py --
     ROBOT_SCALE_CHECKED = "robot.scale_checked"          # identified gravity parameters / URDF's: plausible
     ROBOT_SCALE_IMPLAUSIBLE = "robot.scale_implausible"  # ... a common factor away: currents or wrong gains
+    ROBOT_GAIN_UNDETERMINED = "robot.gain_undetermined"  # a drive gain the calibration run does not determine
     ROBOT_GEAR_FRICTION = "robot.gear_friction"          # μ|τ| per joint identified (robot_id/gear_friction.py)
     PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons

@@ -25,7 +25,7 @@ from payload_id_core.cli.inputs import (
     load_recording,
 )
 from payload_id_core.cli.numbers import integer, number
-from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON
+from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON, FrictionModel
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
@@ -36,10 +36,10 @@ from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
     RobotIdentification,
     common_effort_unit,
-    identify_effort_scale,
     identify_robot,
     validate_robot,
 )
+from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined, with_model_error
 from payload_id_core.robot_id.gear_friction import GearFriction
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import Recording
@@ -179,30 +179,43 @@ def run(args) -> int:
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
     scale_std = None
+    gain_notes: list[Note] = []
     source = "none" if given is None else "given"
     alpha_arg = None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha)
     gear: bool | GearFriction = args.gear_friction == "identify"
     if loaded is not None:
         # Identified on top of the given gains (if any): the identified factor corrects them.
-        def gains(geared: RobotIdentification | None = None):
+        def gains(geared: RobotIdentification | None = None, friction: str | FrictionModel | None = None):
             """The drive gains, with the gear friction of `geared` taken off both runs' efforts when given."""
             gear_mu = None if geared is None or geared.gear is None else geared.gear.mu
-            return identify_effort_scale(
+            return identify_drive_gains(
                 model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
-                frame, friction="none" if args.friction == "none" else "linear", use_commanded=not args.use_measured,
-                delay=delay, gear_mu=gear_mu,
+                frame, friction=friction or ("none" if args.friction == "none" else "linear"),
+                use_commanded=not args.use_measured, delay=delay, gear_mu=gear_mu,
                 sign_epsilon=DEFAULT_SIGN_EPSILON if geared is None else geared.friction.sign_epsilon)
-        factor, factor_std = gains()
+        fit = gains()
+        geared: RobotIdentification | None = None
         if gear is True:
             # The gear friction needs torques: one θ shared by all joints cannot fit efforts in each drive's own
             # unit, and μ would take the mismatch (elbow μ 0.097 for a true 0.02 on the cell's currents). So μ
             # on the torques of these gains, then the gains again without the gear friction they absorbed.
-            first = identify_robot(model, recording.with_drive_gains(scale * factor), friction=args.friction,
+            first = identify_robot(model, recording.with_drive_gains(scale * fit.scale), friction=args.friction,
                                    use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
                                    decimate=args.decimate, delay=delay, alpha=alpha_arg, gear_friction=True)
             assert first.gear is not None, "gear_friction=True identifies it"
-            gear = first.gear
-            factor, factor_std = gains(first)
+            gear, geared = first.gear, first
+            fit = gains(first)
+        factor, factor_std = fit.scale, fit.std
+        if weakly_determined(fit).any() and args.friction != "none":
+            # A gain the known mass does not fix takes up the friction model's error: how far it moves with the
+            # friction's shape (identified on the unloaded run; shapes do not depend on the gains) joins its std.
+            shaped = identify_robot(model, recording.with_drive_gains(scale * fit.scale), friction="nonlinear",
+                                    use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
+                                    decimate=args.decimate, delay=delay, alpha=alpha_arg)
+            factor_std, gain_note = with_model_error(fit, gains(geared, shaped.friction),
+                                                     model.joint_names)
+            if gain_note is not None:
+                gain_notes.append(gain_note)
         scale, scale_std = scale * factor, scale * factor_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
@@ -227,6 +240,7 @@ def run(args) -> int:
     ident.effort_unit = unit.value
     ident.effort_scale_std = scale_std
     ident.effort_scale_source = source
+    ident.notes.extend(gain_notes)
     ident.save(args.out)
 
     print(f"{model.urdf_path.name}: {ident.b} base parameters, {ident.rotor.free.size} rotor inertias, "
@@ -238,6 +252,8 @@ def run(args) -> int:
                                                      zip(model.joint_names, ident.validation_rmse)))
     for note in _notes_to_print(ident.notes, args.cutoff_hz):
         print(f"note: {note.text}")
+    for note in gain_notes:
+        print(f"warning: {note.text}", file=sys.stderr)
     for note in notes_with(ident.notes, NoteCode.ROBOT_SCALE_IMPLAUSIBLE):
         # robot.yaml is still written (the scale check's factor in it): the payload step marks its estimates suspect
         print(f"warning: {note.text}", file=sys.stderr)

@@ -44,6 +44,7 @@ NO_PAYLOAD_SIGMA = 3.0               # |mass| within this many σ of zero: no pa
 COM_STD_LIMIT = 0.005                # m: a CoM component known worse than this is not an answer for a controller
 INERTIA_STD_FRACTION = 0.25          # σ of an inertia entry above this fraction of the inertia scale: undetermined
 PAYLOAD_SIZE_FLOOR = 0.05            # m: the smallest radius of gyration the inertia scale m·r² assumes
+INERTIA_LOWER_BOUND_SIGMA = 3.0      # the inertia scale is the largest moment less this many σ
 
 
 def prior_phi(prior: PayloadEstimate | Sequence[float] | np.ndarray | None) -> np.ndarray:
@@ -128,10 +129,17 @@ def project_if_inconsistent(est: PayloadEstimate) -> PayloadEstimate:
 
 
 def inertia_scale(est: PayloadEstimate) -> float:
-    """kg·m² against which the inertia's σ is judged: the largest principal moment about the CoM, at least
-    m·r² with r = PAYLOAD_SIZE_FLOOR (a compact payload's moments are small, and known to a small σ)."""
+    """kg·m² against which the inertia's σ is judged: what the data show the payload's largest principal moment
+    about the CoM to be at least (the estimate less INERTIA_LOWER_BOUND_SIGMA × the largest σ of an inertia
+    entry), and at least m·r² with r = PAYLOAD_SIZE_FLOOR (a compact payload's moments are small, and known to
+    a small σ). Not the estimate itself: that let an over-estimated inertia raise its own bar (khalil-3 on the
+    simulated ur10 cell, issue 29: ixx 0.058 ± 0.011 kg·m² for 0.012 passed as σ ≤ 0.25 × 0.058). With the
+    lower bound an estimate lifts the bar above the compact payload's only as far as it is significant: the
+    test σ ≤ 0.25 × (λ − 3σ) asks σ ≤ λ / 7."""
     largest = float(np.max(np.linalg.eigvalsh(est.inertia_about_com)))
-    return max(largest, abs(est.mass) * PAYLOAD_SIZE_FLOOR ** 2)
+    std = est.propagated_std()[4:]
+    lower = largest - INERTIA_LOWER_BOUND_SIGMA * float(np.max(std)) if np.all(np.isfinite(std)) else 0.0
+    return max(lower, abs(est.mass) * PAYLOAD_SIZE_FLOOR ** 2)
 
 
 def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
@@ -143,9 +151,10 @@ def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
     from the covariance of φ_L (the noise through the regressor's singular values, first-order
     propagated to mass, CoM and inertia about the CoM) against the payload's own scales: a mass within
     NO_PAYLOAD_SIGMA σ of zero is no payload (then CoM and inertia mean nothing); a CoM component with
-    σ above COM_STD_LIMIT, or an inertia entry with σ above INERTIA_STD_FRACTION of inertia_scale, is
-    undetermined. Re-judged from scratch on every call (a running estimate is finished repeatedly);
-    an estimate without a covariance (a hand-written file, a message) keeps what it says."""
+    σ above COM_STD_LIMIT, or an inertia entry with σ above INERTIA_STD_FRACTION of inertia_scale (what the data
+    show the inertia to be at least, not the estimate itself), is undetermined. Re-judged from scratch on every call (a
+    running estimate is finished repeatedly); an estimate without a covariance (a hand-written file, a
+    message) keeps what it says."""
     judged = (NoteCode.PAYLOAD_UNDETERMINED, NoteCode.PAYLOAD_NO_PAYLOAD)
     # A previous verdict goes (a projection may have moved the mass since), its quality reason with it.
     earlier = [n.text for n in map(Note.from_any, est.notes) if n.code is NoteCode.PAYLOAD_NO_PAYLOAD]

@@ -11,6 +11,7 @@ physically consistent SDP (estimators), its covariance marginal over the estimat
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -216,6 +217,7 @@ def identify_robot(model: RobotModel, recording: Recording, friction: str = "non
                                   sign_epsilon=sign_epsilon, source=sig.source, seed=seed, notes=sig.notes,
                                   gear_friction=gear_friction)
     ident.tracking_error = sig.tracking_error
+    stamp_when(ident, recording, sig.temperature)
     if sig.tracking_error:
         plain = conditioned_signals(recording, model.joint_names, source="commanded", cutoff_hz=cutoff_hz,
                                     decimate=decimate, delay=sig.delay_used)
@@ -224,6 +226,22 @@ def identify_robot(model: RobotModel, recording: Recording, friction: str = "non
         ident.validation_rmse = validate_robot(ident, validate, model, use_commanded=use_commanded,
                                                cutoff_hz=cutoff_hz, delay=delay)
     return ident
+
+
+# Joint-state stamps after this (s since the epoch: 2001-09-09) are wall-clock time; before it, a
+# controller's or simulator's own clock, which says nothing about when the run was recorded.
+WALL_CLOCK_EPOCH_S = 1.0e9
+
+
+def stamp_when(ident: RobotIdentification, recording: Recording, temperature: np.ndarray | None) -> None:
+    """Record when the robot was identified, when its run was recorded and how warm its drives were
+    (`temperature`: the run's drive temperatures (N, n) in the model's joint order, or None)."""
+    ident.identified_at = datetime.now(UTC).isoformat(timespec="seconds")
+    t = recording.joints.t
+    ident.recorded_at = (datetime.fromtimestamp(float(t[0]), UTC).isoformat(timespec="seconds")
+                         if t.size and t[0] > WALL_CLOCK_EPOCH_S else "")
+    ident.drive_temperature = (None if temperature is None or not np.isfinite(temperature).all()
+                               else np.mean(temperature, axis=0))
 
 
 def validate_robot(ident: RobotIdentification, recording: Recording, model: RobotModel | None = None, *,

@@ -90,6 +90,12 @@ class RobotIdentification:
     # The model's error on held-out unloaded motions, as the payload it invents there (model_error.py): the
     # payload fits' model-error covariance term. None: not measured (no held-out recording given, older files).
     model_error: HeldOutModelError | None = None
+    # When the robot was identified (UTC, ISO 8601), when its run was recorded (its first joint state, when the
+    # stamps are wall-clock time; "" otherwise) and the drives' mean temperature per joint in that run (°C, None
+    # where the driver reports none): drive gains and friction drift as the drives warm up (issue 29 item 5).
+    identified_at: str = ""
+    recorded_at: str = ""
+    drive_temperature: np.ndarray | None = None
     model: RobotModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -218,6 +224,12 @@ class RobotIdentification:
             "condition_number": float(self.condition_number),
             "physically_consistent": self.physically_consistent,
             "notes": [Note.from_any(n).to_dict() for n in self.notes],
+            "identified": {
+                "at": self.identified_at or None,
+                "recorded_at": self.recorded_at or None,
+                "drive_temperature_c": None if self.drive_temperature is None
+                else dict(zip(self.joint_names, fl(self.drive_temperature))),
+            },
         }
         if self.validation_rmse is not None:
             d["validation_torque_rmse"] = dict(zip(self.joint_names, fl(self.validation_rmse)))
@@ -289,6 +301,8 @@ class RobotIdentification:
             rmse_cmd = d.get("torque_rmse_commanded_motion")
             psi = d.get("standard_parameters")
             effort = d.get("effort") or {}   # absent in robot.yaml files written before effort units
+            when = d.get("identified") or {}  # absent in robot.yaml files written before issue 29
+            temps = when.get("drive_temperature_c")
             if not isinstance(effort, dict):
                 raise PayloadIdError(f"{source}: effort is {effort!r}, not a mapping {{unit, scale_std, source}}",
                                      "re-run payload-id identify-robot")
@@ -315,6 +329,8 @@ class RobotIdentification:
                 unmodelled_gear=unmodelled_gear,
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
                     d["model_error"], source),
+                identified_at=str(when.get("at") or ""), recorded_at=str(when.get("recorded_at") or ""),
+                drive_temperature=None if temps is None else np.array([float(temps[j]) for j in names]),
                 model=model,
             )
         except (KeyError, TypeError, ValueError) as err:

@@ -11,7 +11,7 @@ k ≈ 1 torques in N·m, k ≈ 0.1 currents in A (UR drives: ~10 N·m/A), k ≈ 
 
 Evidence for the tolerance (real UR10e, ../shared/data/ur10e, 14-harmonic run): with the gains
 identified from the known 2.805 kg load (which give the mass within 1 % on the other pairs) k = 1.01;
-the same gains × 1.15 give 1.16; raw currents 0.08. The README's published gains give 0.88, and
+the same gains × 1.15 give 1.16, × 0.95 give 0.96; raw currents 0.08. The README's published gains give 0.88, and
 with them the mass comes out 13 % low: the check is right to fire there. Synthetic and simulated
 robots use the URDF's own inertias: k = 1 up to noise.
 """
@@ -27,8 +27,11 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
-# |k − 1| above this: the efforts are not the torques the URDF predicts (gains 15 % off give 0.13–0.16).
-SCALE_TOLERANCE = 0.10
+# |k − 1| above this: the efforts are not the torques the URDF predicts. The real UR10e with gains identified from
+# its known load: 1.0075 (14harm pair), 0.994 (15harm), 1.01-1.02 in issue 29's runs; simulated robots 1.004-1.005.
+# Gains 5 % off (given by hand, or drives warmer than at identification) move k by 5 %: 0.944-0.957 or
+# 1.044-1.058 on the real arm, beyond this; 15 % off give 0.13-0.16.
+SCALE_TOLERANCE = 0.035
 # Below this factor (or above its inverse) the efforts are in another unit altogether, not a gain error.
 OTHER_UNIT_FACTOR = 0.5
 # A gravitational base parameter takes part when its std is below this fraction of its value and its

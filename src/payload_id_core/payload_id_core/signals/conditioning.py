@@ -18,7 +18,13 @@ from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.commanded import commanded_span, sample_commanded
 from payload_id_core.signals.delay import estimate_delay
-from payload_id_core.signals.filtering import decimate_parallel, edge_seconds, filtered_derivatives, sampling_rate
+from payload_id_core.signals.filtering import (
+    decimate_parallel,
+    edge_seconds,
+    filtered_derivatives,
+    nominal_grid,
+    sampling_rate,
+)
 from payload_id_core.signals.recording import CommandedTrajectory, Recording
 from payload_id_core.signals.tracking import tracking_error_motion
 
@@ -26,6 +32,8 @@ from payload_id_core.signals.tracking import tracking_error_motion
 # sampling rate: well above the bandwidth of identification excitations (< 2 Hz harmonics) and
 # below the noise that double differentiation amplifies.
 DEFAULT_MEASURED_CUTOFF_HZ = 10.0
+# Stamps further than this fraction of the interval from their nominal grid are replaced by it (below: the same).
+STAMP_JITTER_NOTABLE = 1e-3
 
 
 @dataclass
@@ -72,11 +80,30 @@ class SignalSource(Choice):
     MEASURED = "measured"       # the measured positions, filtered and differentiated
 
 
+def on_nominal_grid(t: np.ndarray, notes: list[Note]) -> np.ndarray:
+    """The joint states' sampling instants: their nominal grid when the stamps are one read with jitter
+    (filtering.nominal_grid: the values were sampled on the controller's period, the stamps wander), else the
+    stamps. Both sides of τ = Y θ then sit on the instants the samples were taken, and the command is sampled there."""
+    grid = nominal_grid(t)
+    if grid is None:
+        return t
+    off = np.abs(grid - t)
+    step = float(grid[-1] - grid[0]) / max(round(float(grid[-1] - grid[0]) / float(np.median(np.diff(grid)))), 1)
+    if float(off.max()) <= STAMP_JITTER_NOTABLE * step:
+        return t
+    notes.append(Note(NoteCode.SIGNALS_STAMPS_ON_GRID,
+                      f"joint-state stamps jitter by {1e3 * float(np.sqrt(np.mean(off ** 2))):.3g} ms rms (largest "
+                      f"{1e3 * float(off.max()):.3g} ms) about a {1.0 / step:.4g} Hz grid: the samples are placed on "
+                      "the grid, where the driver took them"))
+    return grid
+
+
 def conditioned_signals(recording: Recording, joint_names: Sequence[str], source: SignalSource | str = "commanded",
                         cutoff_hz: float | None = None, decimate: int = 1, delay: str | float = "estimate",
                         tracking_error: bool = False) -> Signals:
     """The pipeline from a Recording to regressor inputs (joints in `joint_names` order, matched by name).
 
+    Joint-state stamps that jitter about a uniform grid are replaced by the grid first (on_nominal_grid).
     source='commanded' (Xu 2024 §3.2): q, q̇, q̈ = the commanded trajectory sampled at t − delay
     (t: measurement times; samples outside the commanded span are dropped); `delay` is
     'estimate' (estimate_delay on positions) or seconds. `cutoff_hz`, when given, low-passes the
@@ -104,7 +131,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
                              "record all the robot's joints or pass the right URDF")
     joints = joints.reordered(np.array([joints.joint_names.index(j) for j in joint_names]), joint_names)
     notes = [Note.from_any(n) for n in recording.notes]
-    t = joints.t
+    t = on_nominal_grid(joints.t, notes)
     fs = sampling_rate(t)
     temperature = joints.temperature
     filtered_at = None     # cutoff (Hz) of the zero-phase filter applied here, if any

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from payload_id_core.dynamics.model import PayloadFrame, RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
+from payload_id_core.payload.effort_drift import drift_reason, robot_scale_on_run
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import aligned_runs, check_robot_matches, load_friction_on
@@ -41,7 +42,7 @@ from payload_id_core.payload.methods.registry import (
     refuse_unread_options,
 )
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
@@ -124,6 +125,11 @@ def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recor
     # for a method that fits joint efforts: the F/T method never reads them, so their unit cannot make it wrong.
     if not request.spec.fits_joint_efforts:
         return judge_quality(est)
+    if request.robot is not None and request.spec.needs_robot:
+        reason = drift_reason(*robot_scale_on_run(request.robot, request.model, loaded, est),
+                              loaded.source or "the loaded run")
+        if reason:
+            est.mark(Quality.SUSPECT, reason)
     return judge_quality(est, request.robot, request.model, (loaded, unloaded))
 
 
