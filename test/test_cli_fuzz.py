@@ -299,7 +299,7 @@ def test_mutated_inputs_end_in_a_result_or_one_line(fuzz_inputs, tmp_path, targe
     fuzz = cli_fuzz.TARGETS[target]
 
     def check(mutation):
-        outcome = fuzz.case(fuzz_inputs, mutation, cli_fuzz.fresh_dir(tmp_path))
+        outcome = fuzz.case(fuzz_inputs, mutation, cli_fuzz.fresh_dir(tmp_path), False)
         assume(outcome.defect != "unwritable mutation")     # e.g. a NaN stamp: a bag cannot hold it
         assert outcome.clean, f"{target}: {outcome.defect} on {mutation}\n{outcome.err}"
 

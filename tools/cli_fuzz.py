@@ -23,6 +23,8 @@ import copy
 import io
 import math
 import os
+import subprocess
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator
@@ -339,9 +341,25 @@ def _readable(out: Path) -> bool:
     return (out / "metadata.yaml").is_file()      # a bag
 
 
-def run_case(argv: list[str], out: Path) -> Outcome:
-    """Run `payload-id argv` in-process (its --out is `out`) and judge it by the contract (module docstring)."""
+# A process run (`outside`): the wall-clock bound of one command, far above a good run's few seconds.
+OUTSIDE_TIMEOUT_S = 300
+
+
+def run_case(argv: list[str], out: Path, outside: bool = False) -> Outcome:
+    """Run `payload-id argv` (its --out is `out`) in-process, or as its own process when `outside` (the exit code
+    and stderr a user sees), and judge it by the contract (module docstring)."""
     before = _snapshot(out)
+    if outside:
+        try:
+            proc = subprocess.run([sys.executable, "-m", "payload_id_core.cli.main", *argv], capture_output=True,
+                                  text=True, timeout=OUTSIDE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return Outcome(None, "", f"no end within {OUTSIDE_TIMEOUT_S} s")
+        code, text = proc.returncode, proc.stderr
+        if "Traceback" in text:
+            last = [line for line in text.strip().splitlines() if line.strip()][-1]
+            return Outcome(code, text, f"traceback {last.split(':')[0]}")
+        return _judged(code, text, out, before)
     try:
         with captured_stderr() as err:
             code = cli_main(argv)
@@ -350,7 +368,10 @@ def run_case(argv: list[str], out: Path) -> Outcome:
         where = next((f for f in reversed(frames) if "payload_id" in f.filename), frames[-1] if frames else None)
         at = f" in {Path(where.filename).name}:{where.name}" if where else ""
         return Outcome(None, f"{type(exc).__name__}: {exc}"[:500], f"traceback {type(exc).__name__}{at}")
-    text = err.text
+    return _judged(code, err.text, out, before)
+
+
+def _judged(code: int, text: str, out: Path, before) -> Outcome:
     stray = [p.name for p in out.parent.iterdir() if p.name.startswith(".")] if out.parent.is_dir() else []
     if "Traceback" in text:
         return Outcome(code, text, "traceback printed")
@@ -374,7 +395,7 @@ def run_case(argv: list[str], out: Path) -> Outcome:
 # -- the targets: which input is mutated, which command reads it ----------------------------------------------
 
 Mutations = dict | list[dict]          # one mutation, or several applied in turn
-Case = Callable[[FuzzInputs, Mutations, Path], Outcome]
+Case = Callable[[FuzzInputs, Mutations, Path, bool], Outcome]
 
 
 @dataclass(frozen=True)
@@ -391,7 +412,7 @@ def _each(m: Mutations) -> list[dict]:
 
 
 def _bag_case(command: list[str]) -> Case:
-    def case(inputs: FuzzInputs, m: Mutations, work: Path) -> Outcome:
+    def case(inputs: FuzzInputs, m: Mutations, work: Path, outside: bool = False) -> Outcome:
         recording = inputs.recording
         for one in _each(m):
             recording = mutated_recording(recording, one)
@@ -400,23 +421,23 @@ def _bag_case(command: list[str]) -> Case:
         except Exception as exc:  # noqa: BLE001 - a mutation the bag format cannot hold is not a case
             return Outcome(None, str(exc), "unwritable mutation")
         argv, out = _argv(command, inputs, work, bag=bag)
-        return run_case(argv, out)
+        return run_case(argv, out, outside)
     return case
 
 
 def _csv_case(command: list[str]) -> Case:
-    def case(inputs: FuzzInputs, m: Mutations, work: Path) -> Outcome:
+    def case(inputs: FuzzInputs, m: Mutations, work: Path, outside: bool = False) -> Outcome:
         rows = inputs.ur_rows
         for one in _each(m):
             rows = mutated_csv_rows(rows, one)
         csv = write_csv_rows(work / "loaded.csv", rows)
         argv, out = _argv(command, inputs, work, csv=csv)
-        return run_case(argv, out)
+        return run_case(argv, out, outside)
     return case
 
 
 def _yaml_case(which: str, command: list[str]) -> Case:
-    def case(inputs: FuzzInputs, m: Mutations, work: Path) -> Outcome:
+    def case(inputs: FuzzInputs, m: Mutations, work: Path, outside: bool = False) -> Outcome:
         good = getattr(inputs, which)
         mutated = work / good.name
         text = good.read_text()
@@ -427,7 +448,7 @@ def _yaml_case(which: str, command: list[str]) -> Case:
                 break       # the text is no mapping any more (cut short, nested deep): mutated enough
         mutated.write_text(text)
         argv, out = _argv(command, inputs, work, **{which: mutated})
-        return run_case(argv, out)
+        return run_case(argv, out, outside)
     return case
 
 
