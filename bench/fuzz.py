@@ -26,22 +26,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import cli_fuzz  # noqa: E402 - found through the sys.path entry above
 
 
+def _case_counter(inputs, work: Path, name: str, target, outside: bool, counts: collections.Counter):
+    """The property one target's drawn cases run: the case judged and counted (no assertion: all are counted)."""
+    def case(mutation) -> None:
+        outcome = target.case(inputs, mutation, cli_fuzz.fresh_dir(work), outside)
+        if outcome.defect == "unwritable mutation":
+            return
+        counts["cases"] += 1
+        if outcome.clean:
+            counts["clean"] += 1
+            return
+        counts[f"defect {outcome.defect}"] += 1
+        print(f"{'outside ' if outside else ''}{name}: {outcome.defect}: {mutation}: "
+              f"{' '.join(outcome.err.split())[:300]}", file=sys.stderr)
+    return case
+
+
 def _run(inputs, work: Path, examples: int, rng_seed: int | None, outside: bool, counts: collections.Counter) -> None:
     for name, target in cli_fuzz.TARGETS.items():
-        def case(mutation, target=target, name=name):
-            outcome = target.case(inputs, mutation, cli_fuzz.fresh_dir(work), outside)
-            if outcome.defect == "unwritable mutation":
-                return
-            counts["cases"] += 1
-            if outcome.clean:
-                counts["clean"] += 1
-                return
-            counts[f"defect {outcome.defect}"] += 1
-            print(f"{'outside ' if outside else ''}{name}: {outcome.defect}: {mutation}: "
-                  f"{' '.join(outcome.err.split())[:300]}", file=sys.stderr)
-
         run = settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
-                       suppress_health_check=list(HealthCheck))(given(target.mutations)(case))
+                       suppress_health_check=list(HealthCheck))(
+            given(target.mutations)(_case_counter(inputs, work, name, target, outside, counts)))
         (seed(rng_seed)(run) if rng_seed is not None else run)()
 
 
