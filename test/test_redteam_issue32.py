@@ -188,3 +188,19 @@ def test_a_loaded_run_cut_short_is_aligned_on_the_overlap(ur10e_robot_yaml, tmp_
     assert abs(d["mass"] - rd.LOAD_MASS_KG) < 3 * d["std"]["mass"] and abs(d["mass"] / rd.LOAD_MASS_KG - 1) < 0.02
     aligned = [n for n in map(Note.from_any, d["notes"]) if n.code is NoteCode.SIGNALS_RUNS_ALIGNED]
     assert len(aligned) == 1 and "the identification uses that overlap" in aligned[0].text
+
+
+# -- found by the property-based fuzz (tools/cli_fuzz.py) ------------------------------------------------------
+
+@pytest.mark.parametrize("gravity", [[0.0, 0.0, -9.81, -9.81, 0.0], [0.0, -9.81], [0.0, 0.0, float("nan")]])
+def test_a_robot_yaml_gravity_that_is_not_three_numbers_is_refused(files, tmp_path, capfd, gravity):
+    # Was: ValueError "operands could not be broadcast together with shapes (3,) (5,)" out of RobotIdentification.load.
+    robot = yaml.safe_load(files.robot.read_text())
+    robot["gravity"] = gravity
+    edited = tmp_path / "robot.yaml"
+    edited.write_text(yaml.safe_dump(robot))
+    out = tmp_path / "payload.yaml"
+    code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
+                     str(files.bag), "--method", "khalil-1", "--out", str(out))
+    assert_refused(code, err, Snapshot(out, False, None, None))
+    assert "gravity" in err and "is not three finite numbers" in err
