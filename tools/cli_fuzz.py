@@ -23,6 +23,7 @@ import copy
 import io
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -343,6 +344,28 @@ def _readable(out: Path) -> bool:
 
 # A process run (`outside`): the wall-clock bound of one command, far above a good run's few seconds.
 OUTSIDE_TIMEOUT_S = 300
+# Address space one case may add (in-process: to the process's own; outside: in all). A good case needs well
+# under 1 GiB; an input that makes a command allocate without bound fails as MemoryError instead of the machine
+# (one mutated case on the code before issue 32 grew to 21 GB and met the kernel's OOM killer).
+CASE_ADDRESS_SPACE = 4 * 1024**3
+
+
+@contextlib.contextmanager
+def bounded_memory() -> Iterator[None]:
+    """The process's address space limited to what it uses now plus CASE_ADDRESS_SPACE, restored after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as f:
+        in_use = int(f.read().split()[0]) * resource.getpagesize()
+    limit = in_use + CASE_ADDRESS_SPACE
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _bounded_child() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (2 * CASE_ADDRESS_SPACE, 2 * CASE_ADDRESS_SPACE))
 
 
 def run_case(argv: list[str], out: Path, outside: bool = False) -> Outcome:
@@ -352,7 +375,8 @@ def run_case(argv: list[str], out: Path, outside: bool = False) -> Outcome:
     if outside:
         try:
             proc = subprocess.run([sys.executable, "-m", "payload_id_core.cli.main", *argv], capture_output=True,
-                                  text=True, timeout=OUTSIDE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+                                  text=True, timeout=OUTSIDE_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                                  preexec_fn=_bounded_child)
         except subprocess.TimeoutExpired:
             return Outcome(None, "", f"no end within {OUTSIDE_TIMEOUT_S} s")
         code, text = proc.returncode, proc.stderr
@@ -361,7 +385,7 @@ def run_case(argv: list[str], out: Path, outside: bool = False) -> Outcome:
             return Outcome(code, text, f"traceback {last.split(':')[0]}")
         return _judged(code, text, out, before)
     try:
-        with captured_stderr() as err:
+        with captured_stderr() as err, bounded_memory():
             code = cli_main(argv)
     except BaseException as exc:      # noqa: BLE001 - anything escaping is the defect being looked for
         frames = traceback.extract_tb(exc.__traceback__)
