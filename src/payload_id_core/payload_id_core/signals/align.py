@@ -182,8 +182,8 @@ def aligned_pair(unloaded: Recording, loaded: Recording, *, rate_hz: float = DEF
     """The two runs of one trajectory on one trajectory clock, same grid, same length; refuses two
     different trajectories (position mismatch after the best shift above `tol_rad`, judged where both were
     recorded) and a loaded run overlapping less than MIN_OVERLAP_FRACTION of the unloaded run's motion; a
-    shorter overlap than the whole motion (a run cut short) is used, and said in the note. `cutoff_hz`: the torque filter (default: each
-    run's stand-in smoothing cutoff)."""
+    shorter overlap than the whole motion (a run cut short) is used, and said in the note. `cutoff_hz`: the
+    torque filter (default: each run's stand-in smoothing cutoff)."""
     a, b = padded_motion_window(unloaded)
     fit = trajectory_offset(unloaded, loaded, (a, b))
     s = fit.offset_s
