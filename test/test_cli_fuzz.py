@@ -2,6 +2,12 @@
 files for every input flag, unwritable places for every output. Each run must exit 0 or 2, never print a
 traceback, refuse in one or two lines, and never create or touch an output when it fails.
 
+Property-based (issue 32 item 3, hypothesis; the mutations and the judging live in tools/cli_fuzz.py, which
+bench/fuzz.py runs with many more examples): recordings (a bag, a UR CSV) with one field made huge, tiny, NaN,
+constant, reversed, duplicated or truncated, and robot.yaml, payload.yaml, trajectory.yaml mutated in structure,
+type and depth, each read by a command; FUZZ_EXAMPLES drawn cases per target (derandomized: the same cases on
+every run) plus the red team's findings as explicit examples.
+
 In-process (cli.main.main with capfd: MuJoCo prints from C) for speed; a few subprocesses (slow marker)
 check the same from outside with a wall-clock timeout and an address-space limit, so an input that makes a
 command allocate without bound or run away fails the test instead of the machine.
@@ -25,9 +31,11 @@ from cli_fixtures import (
     read_only_dir,
     stray_temporaries,
 )
+from hypothesis import HealthCheck, assume, example, given, settings
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 
+import cli_fuzz  # tools/cli_fuzz.py, on sys.path through conftest.py
 from payload_id_core.cli.main import SUBCOMMANDS, plugin_modules
 from payload_id_core.cli.main import main as cli_main
 
@@ -258,3 +266,48 @@ def test_a_good_run_seen_from_outside_writes_a_readable_file(files, tmp_path):
     proc = run_subprocess(["identify-robot", *base_argv(files, "identify-robot", str(out))])
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert yaml.safe_load(out.read_text())["joint_names"] == ["joint1", "joint2"]
+
+
+# -- property-based: mutated recordings and YAML files (issue 32 item 3) --------------------------------------
+
+FUZZ_EXAMPLES = 4
+# The red team's findings (issue 32), run on every pass besides the drawn cases.
+FINDINGS = {
+    "bag/difference-rls": [{"field": "tau", "kind": "huge", "at": 0.5, "to": 0.6, "joint": 0, "value": 1e30,
+                            "whole": False},
+                           {"field": "q", "kind": "huge", "at": 0.5, "to": 0.6, "joint": 0, "value": 1e6,
+                            "whole": False}],
+    "csv/difference-rls": [{"field": "t", "kind": "huge", "at": 0.0, "to": 0.7, "joint": 2, "value": -1e30,
+                            "whole": True}],
+    "yaml/robot": [{"kind": "deep", "path": [0], "swap": None, "depth": 5000, "cut": 0.0}],
+    "yaml/payload": [{"kind": "shorten", "path": [0], "swap": None, "depth": 3, "cut": 0.0}],
+}
+
+
+@pytest.fixture(scope="module")
+def fuzz_inputs(tmp_path_factory):
+    return cli_fuzz.make_inputs(tmp_path_factory.mktemp("fuzz_inputs"))
+
+
+def test_the_findings_are_the_mutations_they_describe(fuzz_inputs):
+    # The com of payload.yaml (its first entry: the file's keys are sorted) shortened to two values; robot.yaml's
+    # first entry nested 5000 deep.
+    shortened = yaml.safe_load(cli_fuzz.mutated_yaml_text(fuzz_inputs.payload.read_text(),
+                                                          FINDINGS["yaml/payload"][0]))
+    assert len(shortened["com"]) == 2
+    assert "[" * 5000 in cli_fuzz.mutated_yaml_text(fuzz_inputs.robot.read_text(), FINDINGS["yaml/robot"][0])
+
+
+@pytest.mark.parametrize("target", sorted(cli_fuzz.TARGETS))
+def test_mutated_inputs_end_in_a_result_or_one_line(fuzz_inputs, tmp_path, target):
+    fuzz = cli_fuzz.TARGETS[target]
+
+    def check(mutation):
+        outcome = fuzz.case(fuzz_inputs, mutation, cli_fuzz.fresh_dir(tmp_path), False)
+        assume(outcome.defect != "unwritable mutation")     # e.g. a NaN stamp: a bag cannot hold it
+        assert outcome.clean, f"{target}: {outcome.defect} on {mutation}\n{outcome.err}"
+
+    for finding in FINDINGS.get(target, []):
+        check = example(finding)(check)
+    settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, derandomize=True,
+             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])(given(fuzz.mutations)(check))()

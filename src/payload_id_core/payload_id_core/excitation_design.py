@@ -62,7 +62,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +73,7 @@ from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_columns, payload_transform, rigid_body_regressor
-from payload_id_core.errors import PayloadIdError, parse_choice
+from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
 from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, frame_positions, limit_violations, robot_key
 from payload_id_core.robot_id import full_regressor, rotor_structure
@@ -83,8 +82,9 @@ from payload_id_core.sim import simulate
 from payload_id_core.sim.profile import load_profile
 
 
-class Objective(str, Enum):
-    """What the optimizer makes well conditioned (values are the command line's --objective)."""
+class Objective(Choice):
+    """What the optimizer makes well conditioned (values are the command line's --objective; a Choice, so a message
+    shows the name typed, never 'Objective.CONVERGENCE')."""
 
     BASE = "base"          # the base regressor with friction: robot identification
     XU = "xu"              # Xu 2024 eq. 18: weighted sum of sub-regressor condition numbers
@@ -98,7 +98,7 @@ class Objective(str, Enum):
         return parse_choice(cls, value, "excitation objective")
 
 
-class ColumnScaling(str, Enum):
+class ColumnScaling(Choice):
     NONE = "none"          # SI units, as Xu 2024
     UNIT = "unit"          # unit-norm columns
 

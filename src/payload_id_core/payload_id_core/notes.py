@@ -81,6 +81,7 @@ class NoteCode(str, Enum):
     GAINS_APPLIED = "gains.applied"                     # which drive gains turned efforts into torques, from where
     GAINS_UNIT_UNDECLARED = "gains.unit_undeclared"     # a recording or robot.yaml does not declare its effort unit
     GAINS_NONE_ON_CURRENTS = "gains.none_on_currents"   # a model identified on currents without drive gains
+    GAINS_GIVEN_NOT_USED = "gains.given_not_used"       # given gains within robot.yaml's σ but not equal: its used
     # -- quality and scale plausibility (issue 12, helper Q): robot_id/scale_check.py, payload/finish.py --
     ROBOT_SCALE_CHECKED = "robot.scale_checked"          # identified gravity parameters / URDF's: plausible
     ROBOT_SCALE_IMPLAUSIBLE = "robot.scale_implausible"  # ... a common factor away: currents or wrong gains

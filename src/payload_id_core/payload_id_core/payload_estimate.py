@@ -69,6 +69,14 @@ def readable_jacobian(phi: np.ndarray) -> np.ndarray:
     return jac
 
 
+def _com_from_file(com) -> list[float]:
+    """payload.yaml's `com`: three numbers [x, y, z] in metres (a null entry reads as 0)."""
+    if not isinstance(com, (list, tuple)) or len(com) != 3:
+        count = f"{len(com)} values" if isinstance(com, (list, tuple)) else f"{type(com).__name__} {com!r:.40}"
+        raise ValueError(f"com is {count}, not three numbers [x, y, z] in metres")
+    return [float(c or 0.0) for c in com]
+
+
 def covariance_from_file(d: dict, phi: np.ndarray) -> np.ndarray:
     """φ's covariance as payload.yaml gives it: `covariance_about_frame_origin`, or, in files
     written before it was stored, the one whose first-order propagation gives back the file's `std` (correlations
@@ -249,10 +257,12 @@ class PayloadEstimate:
                     raise ValueError(f"parameters_about_frame_origin has {phi.size} entries, not 10")
             else:
                 inertia = d.get("inertia") or {}
+                if not isinstance(inertia, dict):
+                    raise ValueError(f"inertia is {inertia!r:.40}, not a mapping {{ixx, ixy, ixz, iyy, iyz, izz}}")
                 ic = np.zeros((3, 3))
                 for k, (i, j) in _I_INDEX.items():
                     ic[i, j] = ic[j, i] = float(inertia.get(k) or 0.0)
-                phi = from_mass_com_inertia(float(d["mass"]), [float(c or 0.0) for c in d.get("com", [0, 0, 0])], ic)
+                phi = from_mass_com_inertia(float(d["mass"]), _com_from_file(d.get("com", [0, 0, 0])), ic)
             ident = d.get("identifiable")
             identifiable = (np.array([bool(ident[n]) for n in PARAM_NAMES]) if ident else np.ones(10, dtype=bool))
             quality_d = d.get("quality") or {}   # absent in files written before the quality field

@@ -45,7 +45,7 @@ STDERR_NOTES = frozenset({NoteCode.PAYLOAD_MEASURED_SIGNALS, NoteCode.PAYLOAD_NO
                           NoteCode.PAYLOAD_PROJECTED, NoteCode.SIGNALS_MEASURED_AS_COMMANDED,
                           NoteCode.SIGNALS_TORQUES_FILTERED_LIKE_STAND_IN, NoteCode.FT_PROJECTED,
                           NoteCode.SIGNALS_RUNS_ALIGNED, NoteCode.PAYLOAD_PRIOR,
-                          NoteCode.PAYLOAD_PRIOR_CONTRADICTED})
+                          NoteCode.PAYLOAD_PRIOR_CONTRADICTED, NoteCode.GAINS_GIVEN_NOT_USED})
 
 
 # The flags that set a PayloadOptions field: argparse's name -> the option. Which methods read each is the

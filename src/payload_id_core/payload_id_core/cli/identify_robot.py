@@ -20,6 +20,7 @@ import numpy as np
 from payload_id_core.cli.inputs import (
     add_recording_arguments,
     add_urdf_argument,
+    checked_plausible,
     given_effort_scale,
     load_optional_recording,
     load_recording,
@@ -178,6 +179,7 @@ def run(args) -> int:
     runs = [r for r in (recording, validation, loaded, *held_out) if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
+    checked_plausible(model, *(r.with_drive_gains(scale) for r in runs))
     scale_std = None
     gain_notes: list[Note] = []
     source = "none" if given is None else "given"

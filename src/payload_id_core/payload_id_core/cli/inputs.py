@@ -23,6 +23,7 @@ from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import DriveGains, RobotIdentification, common_effort_unit, resolve_drive_gains
 from payload_id_core.signals.effort import check_drive_gains
+from payload_id_core.signals.plausibility import check_plausible
 from payload_id_core.signals.recording import Recording
 
 
@@ -103,9 +104,21 @@ def read_runs(args: argparse.Namespace, model: RobotModel, robot: RobotIdentific
     run = load_recording(args, model.joint_names)
     other = load_optional_recording(args, model.joint_names, other_prefix) if other_prefix else None
     if not uses_efforts:
+        checked_plausible(model, run, other)
         return Runs(run, other)
     gains = resolve_cli_gains(args, robot, [run, other], model.n, given)
-    return Runs(run.with_drive_gains(gains.scale), apply_drive_gains(other, gains), list(gains.notes))
+    run, other = run.with_drive_gains(gains.scale), apply_drive_gains(other, gains)
+    checked_plausible(model, run, other)
+    return Runs(run, other, list(gains.notes))
+
+
+def checked_plausible(model: RobotModel, *recordings: Recording | None) -> None:
+    """Refuse any of `recordings` (torques with the gains in use) that holds a sample no robot can produce
+    (signals.plausibility: beyond the URDF's limits by a wide margin)."""
+    limits = model.limits
+    for recording in recordings:
+        if recording is not None:
+            check_plausible(recording, model.joint_names, limits.lower, limits.upper, limits.velocity, limits.effort)
 
 
 def load_recording(args: argparse.Namespace, joint_names: list[str], prefix: str = "") -> Recording:

@@ -12,6 +12,7 @@ subcommand runs (cli/main.py), so its core imports are paid by `payload-id repor
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 import pinocchio as pin
@@ -20,7 +21,7 @@ from payload_id_core.cli.inputs import add_recording_arguments, add_urdf_argumen
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
-from payload_id_core.notes import NoteCode, has_note
+from payload_id_core.notes import NoteCode, has_note, notes_with
 from payload_id_core.payload.residuals import torque_residuals
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.report import Convergence, estimate_lines, plot_report
@@ -62,7 +63,10 @@ def run(args: argparse.Namespace) -> int:
     payload = PayloadEstimate.from_dict(payload_doc)
     frame = model.payload_frame(payload.frame)
     # The residuals compare torques with robot.yaml's model: the same gains identify-payload applied.
-    recording = read_runs(args, model, robot).run
+    runs = read_runs(args, model, robot)
+    recording = runs.run
+    for note in notes_with(runs.gain_notes, NoteCode.GAINS_GIVEN_NOT_USED):
+        print(f"note: {note.text}", file=sys.stderr)
     signals = conditioned_signals(recording, model.joint_names,
                                   source="commanded" if recording.commanded else "measured",
                                   tracking_error=robot.tracking_error)

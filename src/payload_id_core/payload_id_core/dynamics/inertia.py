@@ -35,8 +35,14 @@ def to_mass_com_inertia(phi: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]
 
 
 def from_mass_com_inertia(mass: float, com, inertia_com) -> np.ndarray:
-    """φ from mass, CoM and the 3×3 inertia about the CoM (frame axes)."""
-    inertia = pin.Inertia(float(mass), np.asarray(com, float), np.asarray(inertia_com, float))
+    """φ from mass, CoM and the 3×3 inertia about the CoM (frame axes). Other shapes are a ValueError saying
+    which (pinocchio's own refusal is its C++ signature dump, not a message for a user)."""
+    com, inertia_com = np.asarray(com, float), np.asarray(inertia_com, float)
+    if com.shape != (3,):
+        raise ValueError(f"the centre of mass has {com.size} values, not 3")
+    if inertia_com.shape != (3, 3):
+        raise ValueError(f"the inertia about the centre of mass has shape {inertia_com.shape}, not (3, 3)")
+    inertia = pin.Inertia(float(mass), com, inertia_com)
     return np.array(inertia.toDynamicParameters())
 
 

@@ -196,6 +196,10 @@ def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
         raise PayloadIdError(f"{what} {path} does not exist", fix)
     try:
         data = yaml.safe_load(path.read_text())
+    except RecursionError as err:
+        # PyYAML's composer recurses once per level: a few thousand nested [ or { exhaust Python's stack.
+        raise PayloadIdError(f"{what} {path} nests deeper than YAML can be read here (thousands of levels)",
+                             fix) from err
     except UnicodeDecodeError as err:
         raise PayloadIdError(f"{what} {path} is not a text file ({err.reason} at byte {err.start})", fix) from err
     except OSError as err:
@@ -204,7 +208,31 @@ def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
         raise PayloadIdError(f"{what} {path} is not valid YAML ({_one_line(err)})", fix) from err
     if not isinstance(data, dict):
         raise PayloadIdError(f"{what} {path} holds no YAML mapping", fix)
+    depth = yaml_depth(data)
+    if depth > MAX_YAML_DEPTH:
+        raise PayloadIdError(f"{what} {path} nests {depth} levels deep (no file of payload_id nests more than "
+                             f"{MAX_YAML_DEPTH})", fix)
     return data
+
+
+# Deepest nesting a file of this project may have: robot.yaml's deepest entries are 4 levels down. A deeper
+# document is not one of ours, and code reading it (or writing it back) need not recurse through it.
+MAX_YAML_DEPTH = 32
+
+
+def yaml_depth(data) -> int:
+    """How many containers deep `data` nests (a scalar 0, {} or [] 1), walked without recursion; a container
+    met again (a YAML alias) is counted once."""
+    deepest, seen = 0, set()
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def _one_line(err: Exception) -> str:

@@ -38,12 +38,12 @@ from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
-from payload_id_core.signals.tracking import TrackingErrorStream, gap_seconds, window_samples
+from payload_id_core.signals.tracking import MAX_TRACKING_ERROR_RAD, TrackingErrorStream, gap_seconds, window_samples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
 NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> the controller does not respond
 NO_MOTION_RAD = 2e-3       # rad the arm must have moved by then
-TRACKING_LIMIT = 0.2       # rad between commanded and measured: the controller does not follow
+TRACKING_LIMIT = MAX_TRACKING_ERROR_RAD   # rad between commanded and measured: the offline pipeline's bound too
 DELAY_FROM = 1.0           # s of the excitation's joint states the command-to-motion delay is estimated from
 
 

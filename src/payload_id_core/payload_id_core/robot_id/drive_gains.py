@@ -258,6 +258,15 @@ def resolve_drive_gains(recording_unit: EffortUnit | str, robot: RobotIdentifica
                                  f"{_fmt(robot_scale)}{spread}{origin} on {', '.join(joints)}",
                                  f"drop {given_name} to use {robot_source}'s gains, or re-run identify-robot with the "
                                  f"gains you trust ({given_name}) so {robot_source} carries them")
+        beyond_rounding = np.abs(given_scale - robot_scale) > np.abs(robot_scale) * GAIN_AGREEMENT_RTOL
+        if robot_std is not None and beyond_rounding.any():
+            # Within their uncertainty, yet not the numbers given: the user must hear that the flag did not apply.
+            rel = float(np.max(np.abs(given_scale / robot_scale - 1.0)))
+            notes.append(Note(NoteCode.GAINS_GIVEN_NOT_USED,
+                              f"{given_name} {_fmt(given_scale)} not used: it differs from {robot_source}'s drive "
+                              f"gains {_fmt(robot_scale)} ± {_fmt(robot_std)} by up to {rel * 100:.3g} %, within "
+                              f"their {GAIN_AGREEMENT_SIGMAS:g} σ, and {robot_source}'s model was identified with "
+                              f"its own; re-run identify-robot with {given_name} to use those gains"))
         return _with_applied_note(DriveGains(robot_scale, robot_std, robot_origin, notes))
     if given_scale is not None:   # robot.yaml has none: its model is in N·m and the flag converts the run to it
         return _with_applied_note(DriveGains(given_scale, None, given_name, notes))

@@ -308,7 +308,7 @@ class RobotIdentification:
                                      "re-run payload-id identify-robot")
             return cls(
                 joint_names=names, urdf_path=d["urdf"]["path"], urdf_sha256=sha,
-                gravity=np.asarray(d["gravity"], dtype=float), base=base, rotor=RotorStructure(free, absorbed),
+                gravity=_gravity(d["gravity"], source), base=base, rotor=RotorStructure(free, absorbed),
                 friction=friction, theta=theta, theta_names=list(par["names"]),
                 cov=np.asarray(d["covariance"], dtype=float).reshape(theta.size, theta.size), rel_std=rel,
                 effort_scale=_gains_as_identified(d["effort_scale"], effort.get("identified_with"), n, source),
@@ -344,6 +344,15 @@ class RobotIdentification:
         if np.linalg.norm(model.gravity - ident.gravity) > 1e-9:
             model.set_gravity(ident.gravity)
         return ident
+
+
+def _gravity(values, source: str) -> np.ndarray:
+    """robot.yaml's gravity: three finite numbers (m/s²) in the base frame."""
+    g = np.asarray(values, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise PayloadIdError(f"{source}: gravity {values!r:.60} is not three finite numbers (m/s², base frame)",
+                             "re-run payload-id identify-robot")
+    return g
 
 
 def _rmse_commanded(values, tracking: bool, names: list[str], source: str) -> np.ndarray | None:

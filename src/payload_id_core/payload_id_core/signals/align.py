@@ -39,7 +39,10 @@ OFFSET_SEARCH_S = 0.5
 # a different trajectory differs by tenths of a radian. Same value as the tolerance the payload methods
 # use for measured motion.
 SAME_TRAJECTORY_TOL_RAD = 2e-2
-# The common window must hold the unloaded run's whole motion to within this fraction of its length.
+# The common window must hold at least this fraction of the unloaded run's motion: less leaves the offset fit and
+# the same-trajectory check too little to judge by. A shorter overlap than the whole motion is said in the note.
+MIN_OVERLAP_FRACTION = 0.5
+# Below this fraction of the unloaded run's motion missing, the overlap is the whole motion (rounding of the ends).
 COVERAGE_TOL = 0.02
 
 
@@ -96,9 +99,17 @@ def trajectory_offset(reference: Recording, other: Recording, window: tuple[floa
     A coarse start from the motion windows' starts, then a bounded scalar search of the squared
     position mismatch (positions interpolated linearly: millisecond resolution at excitation speeds)."""
     t_ref = reference.joints.t
-    inside = (t_ref >= window[0]) & (t_ref <= window[1])
-    t, q_ref = t_ref[inside], reference.joints.q[inside]
     s0 = motion_window(other)[0] - motion_window(reference)[0]
+    # Only where `other` was recorded for every shift searched: beyond its ends np.interp would hold its last
+    # sample, and a run cut short would look like another trajectory (1.35 rad on a UR10e run cut at 74 %).
+    t_other = other.joints.t
+    lo = max(window[0], float(t_other[0]) - (s0 - OFFSET_SEARCH_S))
+    hi = min(window[1], float(t_other[-1]) - (s0 + OFFSET_SEARCH_S))
+    inside = (t_ref >= lo) & (t_ref <= hi)
+    if np.count_nonzero(inside) < 3:
+        raise PayloadIdError(f"{other.source} and {reference.source} share no stretch of motion to align them on",
+                             "give the loaded and the unloaded run of the same excitation, each recorded whole")
+    t, q_ref = t_ref[inside], reference.joints.q[inside]
 
     def mismatch(s: float) -> np.ndarray:
         return _positions_at(other, t + s) - q_ref
@@ -169,9 +180,10 @@ def aligned_pair(unloaded: Recording, loaded: Recording, *, rate_hz: float = DEF
                  cutoff_hz: float | None = None, tol_rad: float = SAME_TRAJECTORY_TOL_RAD,
                  name: str = "") -> AlignedPair:
     """The two runs of one trajectory on one trajectory clock, same grid, same length; refuses two
-    different trajectories (position mismatch after the best shift above `tol_rad`) and a loaded run
-    that misses part of the unloaded run's motion. `cutoff_hz`: the torque filter (default: each
-    run's stand-in smoothing cutoff)."""
+    different trajectories (position mismatch after the best shift above `tol_rad`, judged where both were
+    recorded) and a loaded run overlapping less than MIN_OVERLAP_FRACTION of the unloaded run's motion; a
+    shorter overlap than the whole motion (a run cut short) is used, and said in the note. `cutoff_hz`: the
+    torque filter (default: each run's stand-in smoothing cutoff)."""
     a, b = padded_motion_window(unloaded)
     fit = trajectory_offset(unloaded, loaded, (a, b))
     s = fit.offset_s
@@ -184,9 +196,11 @@ def aligned_pair(unloaded: Recording, loaded: Recording, *, rate_hz: float = DEF
     motion = b - a
     a = max(a, float(loaded.joints.t[0]) - s)
     b = min(b, float(loaded.joints.t[-1]) - s)
-    if b - a < (1.0 - COVERAGE_TOL) * motion:
+    if b - a < MIN_OVERLAP_FRACTION * motion:
         raise PayloadIdError(f"the loaded run {loaded.source} covers only {max(b - a, 0.0):.2f} s of the unloaded "
-                             f"run's {motion:.2f} s of motion", "record the whole excitation in both runs")
+                             f"run's {motion:.2f} s of motion (at least {MIN_OVERLAP_FRACTION:.0%} needed)",
+                             "record the whole excitation in both runs")
+    partial = b - a < (1.0 - COVERAGE_TOL) * motion
     grid = uniform_grid(a, b, rate_hz)
     un = resampled(unloaded, grid, cutoff_hz, t_zero=0.0)
     lo = resampled(loaded, grid + s, cutoff_hz, t_zero=0.0)
@@ -199,7 +213,9 @@ def aligned_pair(unloaded: Recording, loaded: Recording, *, rate_hz: float = DEF
                 f"{label}loaded run aligned on the unloaded one: clock offset {s:+.4f} s, {grid.size} samples at "
                 f"{rate_hz:g} Hz ({grid[-1] - grid[0]:.2f} s); samples dropped before/after: unloaded "
                 f"{drop_u[0]}/{drop_u[1]}, loaded {drop_l[0]}/{drop_l[1]}; joint position difference after "
-                f"alignment RMS {fit.rms_rad * 1e3:.2f} mrad, largest {fit.max_rad * 1e3:.2f} mrad")
+                f"alignment RMS {fit.rms_rad * 1e3:.2f} mrad, largest {fit.max_rad * 1e3:.2f} mrad"
+                + (f"; the runs overlap on {b - a:.2f} s of the unloaded run's {motion:.2f} s of motion (one was cut "
+                   "short): the identification uses that overlap" if partial else ""))
     lo.notes = [note, *lo.notes]
     return AlignedPair(un, lo, fit, rate_hz, drop_u, drop_l, note)
 

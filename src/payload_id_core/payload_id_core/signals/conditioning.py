@@ -26,7 +26,7 @@ from payload_id_core.signals.filtering import (
     sampling_rate,
 )
 from payload_id_core.signals.recording import CommandedTrajectory, Recording
-from payload_id_core.signals.tracking import tracking_error_motion
+from payload_id_core.signals.tracking import check_follows_command, tracking_error_motion
 
 # Default low-pass cutoff for differentiated measured positions (Hz), capped at a quarter of the
 # sampling rate: well above the bandwidth of identification excitations (< 2 Hz harmonics) and
@@ -167,6 +167,7 @@ def conditioned_signals(recording: Recording, joint_names: Sequence[str], source
             notes.append(Note(NoteCode.SIGNALS_OUTSIDE_COMMAND_DROPPED,
                               f"{dropped} samples outside the commanded trajectory were dropped"))
         q, qd, qdd = sample_commanded(recording.commanded, ts[keep], joint_names)
+        check_follows_command(t[keep], joints.q[keep], q, joint_names, recording.source or "recording")
         smoothing = _smoothing_cutoff(recording.commanded)
         added = tracking_error and smoothing is None
         q_cmd = q if added else None

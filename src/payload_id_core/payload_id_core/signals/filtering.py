@@ -53,13 +53,25 @@ def is_uniform(t, tolerance: float = 0.01) -> bool:
     return bool(np.all(np.abs(dt - med) <= tolerance * med))
 
 
+# A uniform grid may hold gaps the samples leave (a logger's pause), within these bounds: GRID_GROWTH times the
+# samples plus GRID_EXTRA_POINTS (an hour's pause at 250 Hz). A stamp of -1e30 s asked numpy for 1e32 points.
+GRID_GROWTH = 10
+GRID_EXTRA_POINTS = 1_000_000
+
+
 def uniform_grid(t) -> np.ndarray:
     """`t` itself when uniformly sampled, else a uniform grid at the median rate over [t[0], t[-1]]."""
     t = np.asarray(t, dtype=float)
     if is_uniform(t):
         return t
     fs = sampling_rate(t)
-    return t[0] + np.arange(int(np.floor((t[-1] - t[0]) * fs)) + 1) / fs
+    points = (t[-1] - t[0]) * fs
+    if not points <= GRID_GROWTH * t.size + GRID_EXTRA_POINTS:
+        k = int(np.argmax(np.diff(t)))
+        raise PayloadIdError(f"the time stamps span {t[-1] - t[0]:.6g} s for {t.size} samples at {fs:.4g} Hz: a gap of "
+                             f"{t[k + 1] - t[k]:.6g} s after sample {k} (t = {t[k]:.6g} s) is no pause of a logger",
+                             "fix or cut out the samples with wrong time stamps")
+    return t[0] + np.arange(int(np.floor(points)) + 1) / fs
 
 
 # Stamps read with jitter: every stamp within this fraction of the sampling interval of its slot on a straight
