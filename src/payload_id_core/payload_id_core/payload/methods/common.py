@@ -54,6 +54,22 @@ def load_friction_on(default: bool, options: PayloadOptions,
     return on, []
 
 
+def friction_change_on(options: PayloadOptions, robot: RobotIdentification | None, subtracts_unloaded: bool) -> bool:
+    """Whether Δφ_f (the friction parameters' change under load) joins the unknowns: options.friction_change when
+    given, else on exactly when the fit subtracts an unloaded run of the same robot (khalil-3 and gaz-dtau with
+    one, khalil-4) and a robot identification supplies the friction regressor.
+
+    Loaded minus unloaded on one trajectory cancels the robot, the lag and the filters; what is left besides the
+    payload is the friction's change under load (Xu 2024 §4.3: joint 2's Coulomb level 15.07 → 15.87 N·m), a
+    deterministic error the residuals' Newey–West inflation does not see once noise dominates them (white: zero
+    bandwidth). Measured on bench/accuracy.py's cross-trajectory UR10 (friction 3 % higher under load): noise-free
+    khalil-3 −0.095 % → +0.002 %, over 20 noise draws the mean error −0.081 % → +0.020 % with σ unchanged
+    (0.147 → 0.144 %), so seed 0's −3.4σ became −2.7σ (its noise draw alone)."""
+    if options.friction_change is not None:
+        return bool(options.friction_change)
+    return subtracts_unloaded and robot is not None
+
+
 # -- inputs -------------------------------------------------------------------------------------
 def check_robot_matches(model: RobotModel, robot: RobotIdentification) -> None:
     names = list(robot.joint_names)

@@ -23,6 +23,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
+    friction_change_on,
     method_signals,
     motion_duration,
     payload_rows,
@@ -191,7 +192,8 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Gaz 2017 eq. 26 + 28 in one shot: ε̂ = Ȳ_L^# Δτ̄ with Δτ̄ = τ̄_L − τ̄ (the unloaded torques on the
     same trajectory when an unloaded run is given, else the identified robot's prediction), then
-    p_L = J_ε^# ε̂ weighted by cov(ε̂). friction_change (default False) lets ε̂ include Δφ_f."""
+    p_L = J_ε^# ε̂ weighted by cov(ε̂). friction_change lets ε̂ include Δφ_f (default: on with an unloaded run,
+    common.friction_change_on)."""
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
@@ -203,7 +205,7 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     else:
         tau_u = y_b @ theta_a
         source = "robot identification's prediction"
-    fc = bool(options.friction_change)
+    fc = friction_change_on(options, robot, subtracts_unloaded=unloaded is not None)
     cols = np.r_[np.arange(lay.base.start, lay.base.stop),
                  np.arange(lay.friction.start, lay.friction.stop) if fc else np.array([], dtype=int)]
     lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
