@@ -34,7 +34,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
-    friction_change_on,
+    friction_change_spread,
     method_signals,
     motion_duration,
     payload_rows,
@@ -136,8 +136,8 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
 def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recording, frame: str,
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Khalil 2007 eq. 29: χ_L = W_L^+ (Y_T − Y_wL), Y_wL the unloaded torques on the same trajectory.
-    Needs no robot parameters at all (robot may be None); with a robot identification the friction change Δφ_f
-    is estimated by default (common.friction_change_on), without one friction is assumed unchanged."""
+    Needs no robot parameters at all (robot may be None); friction assumed unchanged by default, and with a
+    robot identification the fit with Δφ_f says how much that matters (common.friction_change_spread)."""
     if unloaded is None:
         raise PayloadIdError("khalil-3 needs the unloaded run of the same trajectory", "pass --unloaded-bag")
     if options.friction_change and robot is None:
@@ -147,7 +147,7 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
     tau_u = same_trajectory_torques(model, sig, unloaded, options, PayloadMethod.KHALIL_3, robot)
-    fc = friction_change_on(options, robot, subtracts_unloaded=True)
+    fc = bool(options.friction_change)
     lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     W, y_a = payload_rows(model, robot if (fc or lf) else None, frame, sig, fc)
     tau_a = None
@@ -162,6 +162,12 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "
                               f"{np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
+    spread = friction_change_spread(sol.x, sol.identifiable, options, robot, True,
+                                    lambda o: khalil_3(model, robot, loaded, frame, unloaded, o))
+    if spread is not None:
+        cov = np.array(cov, dtype=float)
+        cov[:10, :10] += spread[0]
+        notes += spread[1]
     return finish(frame, PayloadMethod.KHALIL_3, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
                   friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))
@@ -170,8 +176,8 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
 def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Khalil 2007 eq. 30: [Y_a; Y_b] = [[W_a, 0], [W_b, W_L]] [χ; χ_L], one WLS with weights per run
-    and joint. robot.yaml only supplies the parameter definition (base set, friction shape); the friction
-    change Δφ_f is estimated by default (common.friction_change_on)."""
+    and joint. robot.yaml only supplies the parameter definition (base set, friction shape); friction assumed
+    unchanged by default, the fit with Δφ_f saying how much that matters (common.friction_change_spread)."""
     if unloaded is None:
         raise PayloadIdError("khalil-4 needs an unloaded run (any exciting trajectory)", "pass --unloaded-bag")
     check_covers_excitation(loaded)
@@ -179,7 +185,7 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     sig_b = method_signals(loaded, model, options, robot)
     sig_a = method_signals(unloaded, model, options, robot)
     y_a = robot.regressor(sig_a.q, sig_a.qd, sig_a.qdd, sig_a.temperature)
-    W_l, y_b = payload_rows(model, robot, frame, sig_b, friction_change_on(options, robot, subtracts_unloaded=True))
+    W_l, y_b = payload_rows(model, robot, frame, sig_b, bool(options.friction_change))
     p, u = y_a.shape[-1], W_l.shape[-1]
     top = np.concatenate([y_a, np.zeros(y_a.shape[:2] + (u,))], axis=-1)
     bottom = np.concatenate([y_b, W_l], axis=-1)
@@ -214,5 +220,11 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     if lf:
         mu_std = np.sqrt(np.maximum(np.diag(sol.cov)[-model.n:], 0.0))
         notes.append(load_friction_note(sol.x[-model.n:], mu_std))
+    spread = friction_change_spread(z, ok, options, robot, True,
+                                    lambda o: khalil_4(model, robot, loaded, frame, unloaded, o))
+    if spread is not None:
+        cov = np.array(cov, dtype=float)
+        cov[:10, :10] += spread[0]
+        notes += spread[1]
     return finish(frame, PayloadMethod.KHALIL_4, z, cov, ok, notes, options, convergence_time=motion_duration(sig_b),
                   friction_unknowns=u - 10 - (model.n if lf else 0))
