@@ -37,6 +37,13 @@ MODEL_ERROR_RATIO_LIMIT = 1.5  # residual RMS over the robot identification's: a
 # projection at most 8.5 σ away (difference-rls); with currents read as torques against a robot in
 # N·m the ratio is 4.2–14.6 and the projection 197–1440 σ away.
 MODEL_ERROR_RATIO_SUSPECT = 3.0      # twice the limit: the payload model does not explain the loaded run
+# The finest torque error the rigid-body model can be held to, as a fraction of each joint's effort RMS: the ratio's
+# reference is the robot identification's RMSE but not below this. Without a floor, noise-free efforts (a simulator)
+# make the reference the model's numerical error (the `clean` cell: integration and differentiated motion leave
+# 0.001-0.1 % of the effort RMS on the unloaded run, 0.08-0.26 % on the loaded run), so an accurate estimate read
+# as a model error (ratio 2.5-141, SUSPECT). At 0.5 %: that run's ratio at most 0.5, a drive gain 5 % off 1.2-36;
+# real drives are far above it (UR10e RMSE 0.4-3.4 N·m, 2-20 % of their effort RMS), so nothing moves there.
+MODEL_RESOLUTION = 0.005
 PROJECTION_SIGMA_SUSPECT = 50.0      # the raw estimate is this far (Mahalanobis) from any physical body
 MASS_SIGNIFICANCE = 3.0              # mass below this many standard deviations: not shown to be > 0
 # What the recorded data determine (judge_determination), against physical scales of the payload:
@@ -71,13 +78,24 @@ def undetermined_to_prior(z: np.ndarray, cov: np.ndarray, ok: np.ndarray, prior:
     return phi, cov10, ok10, notes
 
 
-def model_error_ratio(sigma: np.ndarray, robot: RobotIdentification | None) -> np.ndarray | None:
-    """Per joint: the fit's residual RMS over the unloaded identification's torque RMSE (None if unknown)."""
+def model_error_reference(rmse: np.ndarray, torque_rms: np.ndarray | None) -> np.ndarray:
+    """Per joint: the residual RMS a model that explains the run may leave, the unloaded identification's torque
+    RMSE floored at MODEL_RESOLUTION × the joint's effort RMS on the run judged (`torque_rms`, N·m; None: no floor)."""
+    rmse = np.asarray(rmse, dtype=float).reshape(-1)
+    if torque_rms is None:
+        return rmse
+    return np.maximum(rmse, MODEL_RESOLUTION * np.asarray(torque_rms, dtype=float).reshape(-1))
+
+
+def model_error_ratio(sigma: np.ndarray, robot: RobotIdentification | None,
+                      torque_rms: np.ndarray | None = None) -> np.ndarray | None:
+    """Per joint: the fit's residual RMS over the unloaded identification's torque RMSE, that floored by the
+    model's resolution against the run's effort RMS `torque_rms` (model_error_reference); None if unknown."""
     rmse = np.asarray(robot.rmse if robot is not None else [], dtype=float).reshape(-1)
     sigma = np.asarray(sigma, dtype=float).reshape(-1)
     if rmse.size != sigma.size or not np.all(rmse > 0):
         return None
-    return sigma / rmse
+    return sigma / model_error_reference(rmse, torque_rms)
 
 
 def model_error_notes(ratio: np.ndarray | float | None) -> list[Note]:

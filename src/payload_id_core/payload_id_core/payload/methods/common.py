@@ -4,7 +4,7 @@ load-friction solve, the robot identification's share of the covariance, and the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import overload
 
 import numpy as np
@@ -52,6 +52,36 @@ def load_friction_on(default: bool, options: PayloadOptions,
                             "load-dependent friction not modelled: the drive gains were identified from a loaded "
                             "run without it and have absorbed it (load_friction=True to model it anyway)")]
     return on, []
+
+
+def friction_change_spread(z: np.ndarray, ok: np.ndarray, options: PayloadOptions,
+                           robot: RobotIdentification | None, subtracts_unloaded: bool,
+                           with_friction_change: Callable[[PayloadOptions], PayloadEstimate]
+                           ) -> tuple[np.ndarray, list[Note]] | None:
+    """(the (10, 10) covariance to add, its note) for a fit that subtracts an unloaded run of the same trajectory
+    with the friction assumed unchanged under load; None when the friction change was asked for or against
+    (options.friction_change given), or cannot be fitted (no robot identification: no friction regressor).
+
+    Loaded minus unloaded on one trajectory cancels the robot model, the lag and the filters; what is left besides
+    the payload is the friction's change under load (Xu 2024 §4.3: joint 2's Coulomb level 15.07 → 15.87 N·m), a
+    deterministic error the residuals' Newey–West inflation does not see once white noise dominates them
+    (Andrews' bandwidth 0). The same fit with Δφ_f among the unknowns (`with_friction_change`, unprojected) measures
+    it: the two estimates' difference d is added as d dᵀ, the estimate itself kept. Kept because the fit with Δφ_f
+    is not better on real drives: on the UR10e pairs it moves every mass by −0.3 point (khalil-3 15harm −0.75 →
+    −1.06 %) with a smaller σ. On bench/accuracy.py's cross-trajectory UR10 (friction 3 % higher under load) d is
+    the −0.095 % the friction change causes, and seed 0's −3.4σ becomes −2.7σ (its noise draw alone); where the
+    friction does not change, d is the noise of the difference, whose variance C_with − C_without is small when
+    the friction columns are nearly orthogonal to the payload's (σ 0.145 → 0.141 % with them there)."""
+    if options.friction_change is not None or robot is None or not subtracts_unloaded:
+        return None
+    other = with_friction_change(options.with_changes(friction_change=True, project=False, payload_prior=None))
+    both = np.asarray(ok[:10], dtype=bool) & np.asarray(other.identifiable, dtype=bool)
+    d = np.where(both, np.asarray(z[:10], dtype=float) - other.phi, 0.0)
+    mass = float(z[0])
+    share = f" ({100 * d[0] / mass:+.2f} % of the mass)" if mass > 0 else ""
+    return np.outer(d, d), [Note(NoteCode.PAYLOAD_FRICTION_CHANGE_SPREAD,
+                                 f"the same fit with the friction's change under load estimated moves the mass by "
+                                 f"{-d[0]:+.4g} kg{share}: added to the covariance (friction_change=True fits it)")]
 
 
 # -- inputs -------------------------------------------------------------------------------------

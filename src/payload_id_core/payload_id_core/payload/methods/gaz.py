@@ -23,6 +23,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
+    friction_change_spread,
     method_signals,
     motion_duration,
     payload_rows,
@@ -191,7 +192,8 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Gaz 2017 eq. 26 + 28 in one shot: ε̂ = Ȳ_L^# Δτ̄ with Δτ̄ = τ̄_L − τ̄ (the unloaded torques on the
     same trajectory when an unloaded run is given, else the identified robot's prediction), then
-    p_L = J_ε^# ε̂ weighted by cov(ε̂). friction_change (default False) lets ε̂ include Δφ_f."""
+    p_L = J_ε^# ε̂ weighted by cov(ε̂). friction_change (default False) lets ε̂ include Δφ_f; with an unloaded run
+    the fit with it says how much that matters (common.friction_change_spread)."""
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
@@ -230,5 +232,11 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     w_l, _ = payload_rows(model, None, frame, sig, False)
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}"), *lf_fit_notes]
+    spread = friction_change_spread(sol.x, sol.identifiable, options, robot, unloaded is not None,
+                                    lambda o: gaz_dtau(model, robot, loaded, frame, unloaded, o))
+    if spread is not None:
+        cov = np.array(cov, dtype=float)
+        cov[:10, :10] += spread[0]
+        notes += spread[1]
     return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)

@@ -34,6 +34,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     finish,
+    friction_change_spread,
     method_signals,
     motion_duration,
     payload_rows,
@@ -76,7 +77,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         shift, mu = gear
         cov = cov + np.outer(shift, shift)
         notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
-    notes += model_error_notes(model_error_ratio(sol.sigma, robot))
+    notes += model_error_notes(model_error_ratio(sol.sigma, robot, np.sqrt(np.mean(sig.tau**2, axis=0))))
     return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
                   friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))
@@ -135,7 +136,8 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
 def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recording, frame: str,
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Khalil 2007 eq. 29: χ_L = W_L^+ (Y_T − Y_wL), Y_wL the unloaded torques on the same trajectory.
-    Needs no robot parameters at all (robot may be None); friction assumed unchanged by default."""
+    Needs no robot parameters at all (robot may be None); friction assumed unchanged by default, and with a
+    robot identification the fit with Δφ_f says how much that matters (common.friction_change_spread)."""
     if unloaded is None:
         raise PayloadIdError("khalil-3 needs the unloaded run of the same trajectory", "pass --unloaded-bag")
     if options.friction_change and robot is None:
@@ -160,6 +162,12 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, W, sol.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL, "loaded − unloaded torque residual std per joint: "
                               f"{np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
+    spread = friction_change_spread(sol.x, sol.identifiable, options, robot, True,
+                                    lambda o: khalil_3(model, robot, loaded, frame, unloaded, o))
+    if spread is not None:
+        cov = np.array(cov, dtype=float)
+        cov[:10, :10] += spread[0]
+        notes += spread[1]
     return finish(frame, PayloadMethod.KHALIL_3, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
                   friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))
@@ -168,7 +176,8 @@ def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recor
 def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Khalil 2007 eq. 30: [Y_a; Y_b] = [[W_a, 0], [W_b, W_L]] [χ; χ_L], one WLS with weights per run
-    and joint. robot.yaml only supplies the parameter definition (base set, friction shape)."""
+    and joint. robot.yaml only supplies the parameter definition (base set, friction shape); friction assumed
+    unchanged by default, the fit with Δφ_f saying how much that matters (common.friction_change_spread)."""
     if unloaded is None:
         raise PayloadIdError("khalil-4 needs an unloaded run (any exciting trajectory)", "pass --unloaded-bag")
     check_covers_excitation(loaded)
@@ -211,5 +220,11 @@ def khalil_4(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     if lf:
         mu_std = np.sqrt(np.maximum(np.diag(sol.cov)[-model.n:], 0.0))
         notes.append(load_friction_note(sol.x[-model.n:], mu_std))
+    spread = friction_change_spread(z, ok, options, robot, True,
+                                    lambda o: khalil_4(model, robot, loaded, frame, unloaded, o))
+    if spread is not None:
+        cov = np.array(cov, dtype=float)
+        cov[:10, :10] += spread[0]
+        notes += spread[1]
     return finish(frame, PayloadMethod.KHALIL_4, z, cov, ok, notes, options, convergence_time=motion_duration(sig_b),
                   friction_unknowns=u - 10 - (model.n if lf else 0))

@@ -42,7 +42,12 @@ from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.covariance_extra import online_covariance_extra
-from payload_id_core.payload.finish import judge_quality, model_error_notes, undetermined_to_prior
+from payload_id_core.payload.finish import (
+    judge_quality,
+    model_error_notes,
+    model_error_reference,
+    undetermined_to_prior,
+)
 from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_relative_std
 from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.load_friction import sign_epsilon
@@ -158,6 +163,7 @@ class OnlineEstimator(ABC):
         robot_cov = getattr(robot, "cov", None)
         self.robot_cov = None if robot_cov is None else np.asarray(robot_cov, dtype=float)
         self.rmse = np.asarray(getattr(robot, "rmse", np.ones(self.n)), dtype=float).reshape(-1)
+        self._tau_sq_sum = np.zeros(self.n)   # Σ τ² per joint: the effort RMS the model-error check is floored by
         if noise_std is None:
             noise_std = self._default_noise_std()
         # Only ratios weight the rows (the level is re-estimated); a floor keeps noise-free fits well posed.
@@ -238,6 +244,12 @@ class OnlineEstimator(ABC):
         """Residual RMS of the fit over the unloaded identification's torque RMSE (pooled, or per joint);
         NaN when it cannot be told (see the subclasses)."""
         return float("nan")
+
+    def model_error_reference(self, rmse: np.ndarray) -> np.ndarray:
+        """The ratio's reference per joint: `rmse` floored by the model's resolution against the effort RMS of the
+        samples fed so far (finish.model_error_reference)."""
+        torque_rms = np.sqrt(self._tau_sq_sum / self.samples) if self.samples else None
+        return model_error_reference(rmse, torque_rms)
 
     # -- per sample -------------------------------------------------------------------------------
     def _load_friction_into(self, B: int, tau_a, tau_b, qd, fv) -> None:
@@ -400,6 +412,7 @@ class OnlineEstimator(ABC):
             self._declare(elapsed)
 
     def _keep_fed(self, q, qd, qdd, tau) -> None:
+        self._tau_sq_sum += np.sum(tau**2, axis=0)
         if self.serial_check and not self.converged:
             self._fed.append((q.copy(), qd.copy(), qdd.copy(), tau.copy()))
 

@@ -333,7 +333,7 @@ class DifferenceRLS(OnlineEstimator):
         if plain is None:
             return float("nan")
         var = normal.residuals(J @ plain) / max(normal.samples - k / self.n, 1.0)
-        return np.sqrt(var) / rmse
+        return np.sqrt(var) / self.model_error_reference(rmse)
 
 def _conversion(info: np.ndarray, s2: float, J: np.ndarray, robot_cov: np.ndarray | None):
     """(Jᵀ W J, R) of the data-only conversion for evidence g with information `info` and noise scale s2:

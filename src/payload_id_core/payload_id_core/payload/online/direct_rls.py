@@ -120,4 +120,4 @@ class DirectRLS(OnlineEstimator):
         if rmse.size != self.n or not np.all(rmse > 0) or not np.isfinite(s2):
             return float("nan")
         # s² is the mean squared whitened residual; the rows were whitened by noise_std.
-        return float(np.sqrt(s2 * np.mean(self.noise_std**2 / rmse**2)))
+        return float(np.sqrt(s2 * np.mean(self.noise_std**2 / self.model_error_reference(rmse)**2)))
