@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from test_monitor_task_motion import FRAME, Task
 
-from payload_id_core.monitor import EventKind
 from payload_id_core.monitor.live import MIN_TOGGLE_INTERVAL_S, LiveMonitor, ToggleLimit
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_ros.controller_payload import ApplyOutcome, ApplyStatus
@@ -279,6 +278,7 @@ def test_the_mass_floor_is_what_the_alarm_sees_at_rest(ur10_cell_robot):
                 floor_now, _ = mon.floor(q, None)
                 tau[step:] += share * floor_now * g
             mon.feed(t[k:k + 10], qs[k:k + 10], np.zeros((10, model.n)), tau[k:k + 10], None)
+            assert mon.monitor is not None
             if mon.monitor._window is not None or mon.monitor._unnamed_change is not None:
                 return True
         return False

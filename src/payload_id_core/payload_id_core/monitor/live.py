@@ -5,9 +5,9 @@ nothing, so the monitor itself cannot notice).
 
 What survives (issue 31): switching the monitor off and on keeps its PayloadMonitor (`suspend`; the carried
 payload, its σ, the tare and a change being re-estimated), and it is switched off at most once per
-`MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from the saved re-estimate and its tare
-(`saved_tare`, payload.result_file). A second publisher of the same joints pauses it (`feed`'s
-`second_source`), said once. Its floor, the smallest mass change the alarm can see here
+`MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
+the saved re-estimate and its tare (`saved_tare`, payload.result_file). A second publisher of the same joints
+pauses it (`feed`'s `second_source`), said once. Its floor, the smallest mass change the alarm can see here
 (PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ (`floored`).
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor.detect import DetectorSettings
-from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor, PayloadState
+from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
@@ -122,15 +122,7 @@ class LiveMonitor:
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
         monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
         if self.saved_tare is not None and phi is not None:
-            # The saved estimate is the part (the fit less the tare, PayloadState.part): the fit is put back.
-            tare_mass, tare_var = self.saved_tare
-            fit = phi.copy()
-            if fit[0] != 0.0:
-                fit[0] += tare_mass
-            monitor._tare = (tare_mass, tare_var)
-            monitor.state = monitor._before_change = PayloadState(fit, cov, True, float("nan"), 0.0, tare_mass,
-                                                                  tare_var)
-            monitor.refiner.restart(fit, 0.0, settings.detector.inertia_prior_std, monitor._friction_prior)
+            monitor.carry_on_from_part(*self.saved_tare)
         self.saved_tare = None
         return monitor
 

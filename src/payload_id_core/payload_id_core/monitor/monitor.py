@@ -300,6 +300,16 @@ class PayloadMonitor:
         self._creep_until[:] = -np.inf
         self._moving_until = -np.inf
 
+    def carry_on_from_part(self, tare_mass: float, tare_var: float) -> None:
+        """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
+        nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
+        computed as before the restart and the part reported is the one saved."""
+        fit = self.state.phi.copy()
+        fit[0] += tare_mass
+        self._tare = (tare_mass, tare_var)
+        self.state = self._before_change = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
+                                                        tare_var)
+
     def suspend(self) -> None:
         """Switched off (monitor mode's toggle): the carried payload, its σ, the tare and a change still being
         re-estimated are kept; the observers restart from zero on the next sample (as after a gap), silently.
