@@ -22,8 +22,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 
-from payload_id_core.monitor import LiveMonitor
-from payload_id_core.monitor.live import ToggleLimit
+from payload_id_core.monitor import LiveMonitor, ToggleLimit
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_msgs.msg import PayloadEvent
 from payload_id_ros import conversions as conv
