@@ -2,6 +2,9 @@
 drivers (joint_state_merge.shared_joint_publishers), and the monitor pauses on them instead of feeding two robots'
 samples into one residual (LiveMonitor.feed's second_source), said once."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,7 @@ from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.joint_state_merge import shared_joint_publishers
 
 ARM = ("j1", "j2", "j3")
+HERE = Path(__file__).parent / "ros_cell"
 
 
 def test_a_second_publisher_of_the_same_joints_is_named_and_other_drivers_are_not():
@@ -54,3 +58,18 @@ def test_the_monitor_pauses_on_a_second_source_says_so_once_and_resumes(cell):
                     "meanwhile"]
     assert live.monitor is not None and live.monitor.paused is None
     np.testing.assert_array_equal(live.monitor.state.phi, np.zeros(10))
+
+
+@pytest.mark.slow
+@pytest.mark.wall_clock     # DDS discovery and delivery of the two publishers' messages within the drains
+def test_the_inbox_names_a_second_publisher_of_the_arms_joints_over_ros(spawn):
+    """Across processes' middleware (one child: publishers on their own nodes, the estimator's SensorInbox): a
+    second node publishing the same six joints frozen is named in the batch; a gripper's joints are not."""
+    out = {}
+    for case in ("two", "arm"):
+        proc = spawn(str(HERE / "two_publishers.py"), case)
+        stdout, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, stderr
+        out[case] = json.loads([x for x in stdout.splitlines() if x.startswith("{")][-1])["second_source"]
+    assert out["two"] and any(s.startswith("2 publishers send joint states of the same joints") for s in out["two"])
+    assert out["arm"] and all(s == "" for s in out["arm"])
