@@ -103,7 +103,9 @@ class LiveMonitor:
     def floored(self, est: PayloadEstimate, q: np.ndarray) -> PayloadEstimate:
         """`est` with its mass σ at least half the floor at q: a change below the floor cannot be excluded by the
         alarm, and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said
-        0.000 ± 0.02 kg)."""
+        0.000 ± 0.02 kg). A mass pinned by the known-mass prior is left as the prior has it."""
+        if "mass" in (est.prior_pinned or ()):
+            return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
         floor, _ = self.monitor.mass_floor(q) if self.monitor is not None else (0.0, 0)
         var = float(est.covariance[0, 0])
         if not (floor > 0 and math.isfinite(floor)) or (math.isfinite(var) and var >= (floor / 2) ** 2):
