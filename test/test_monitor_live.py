@@ -80,3 +80,30 @@ def test_silent_joint_states_are_said_once_per_silence(cell):
     assert live.silence(12.0, 10.0) == ""
     live.feed(j.t[:10], j.q[:10], j.qd[:10], j.tau[:10], None)            # samples again: a new silence is said
     assert live.silence(20.0, 10.0).startswith("monitor paused: no joint states for 10.00 s")
+
+
+def test_a_monitor_started_on_a_saved_re_estimate_reports_the_same_part(cell):
+    """Issue 31 item 4: the saved re-estimate is the part (the fit less the tare); the monitor built on it after a
+    restart puts the tare back into its fit, so what it reports as carried is what was saved."""
+    model, robot, _ = cell
+    live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
+    live.saved_tare = (-0.05, 1e-4)
+    started = live.new_monitor(_estimate())
+    assert started.state.phi[0] == pytest.approx(1.5 - 0.05)
+    part_phi, _ = started.state.part
+    np.testing.assert_allclose(part_phi, _estimate().phi, atol=1e-12)
+    assert live.saved_tare is None                          # taken once: a restart after a goal starts anew
+    assert live.new_monitor(_estimate()).state.phi[0] == pytest.approx(1.5)
+
+
+def test_suspend_keeps_the_payload_and_restarts_the_observers_silently(cell):
+    model, robot, task = cell
+    j = task.joints
+    live = LiveMonitor(model, robot, FRAME, None)
+    live.feed(j.t[:50], j.q[:50], j.qd[:50], j.tau[:50], _estimate())
+    kept = live.monitor
+    live.suspend()
+    # 0.4 s later (a gap the monitor would otherwise report as joint states stopping): no pause said, same monitor.
+    step = live.feed(j.t[250:260], j.q[250:260], j.qd[250:260], j.tau[250:260], None)
+    assert step.update.paused is None and live.monitor is kept
+    np.testing.assert_array_equal(live.monitor.state.phi, _estimate().phi)

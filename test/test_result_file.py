@@ -114,3 +114,22 @@ def test_a_damaged_result_is_refused_as_bad_input_not_a_crash(tmp_path, model, d
     path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), **damage}))
     with pytest.raises(PayloadIdError):
         read_result(path, model)
+
+
+def test_a_monitor_re_estimate_comes_back_with_its_tare(tmp_path, model):
+    """Issue 31 item 4: the payload monitor's re-estimate is persisted like a goal's, with the tare it was reported
+    less, so a node restarted mid-carry goes on from the part carried; a goal's result carries no tare."""
+    path = tmp_path / "last.yaml"
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4))
+    d = yaml.safe_load(path.read_text())
+    assert d["status"] == "monitor" and d["partial"] is False
+    assert d["monitor_tare"] == {"mass": -0.047, "variance": 4e-4}
+    saved = read_result(path, model)
+    assert saved is not None and saved.monitor_tare == (-0.047, 4e-4)
+    np.testing.assert_allclose(saved.estimate.phi, _estimate().phi, atol=1e-12)
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 4.0)
+    assert read_result(path, model).monitor_tare is None
+    d["monitor_tare"] = "heavy"
+    path.write_text(yaml.safe_dump(d))
+    with pytest.raises(PayloadIdError, match="monitor_tare"):
+        read_result(path, model)

@@ -50,7 +50,9 @@ class EstimatorParameters:
                                       valid=Range(low=0.0))
     use_wrench_inertia: bool = parameter(True, "compensate the payload's inertial wrench too, not only its weight")
     monitor: bool = parameter(False, "watch the payload during task motion between goals (~/payload_event); "
-                              "the service ~/monitor starts and stops it")
+                              "the service ~/monitor starts and stops it (stopping at most once per 0.5 s; what "
+                              "it carries is kept). Its floor, the smallest mass change its alarm sees at the "
+                              "arm's pose, is logged when it starts; ~/payload's mass σ is kept at least half of it")
     monitor_apply_to_controller: bool = parameter(False, "apply the monitor's determined re-estimates to the "
                                                   "controller (the same refusals as a goal's; a part put down "
                                                   "applies the empty payload)")

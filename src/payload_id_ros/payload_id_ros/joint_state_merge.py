@@ -145,3 +145,23 @@ class JointStateMerger:
         self._heard[:] = False
         self._parts_stamp = -math.inf
         return JointSample(t, q, qd, effort)
+
+
+def shared_joint_publishers(sources: list[tuple[object, tuple[str, ...]]], joint_names) -> str:
+    """Why the messages `sources` ([(publisher id, names)], one drain's) are two drivers' samples of the same
+    joints ('' when they are not): two publishers naming a model joint each. A cell's other drivers (a gripper)
+    name other joints and are fine; a publisher id None (a middleware that gives none) counts as unknown."""
+    wanted = set(joint_names)
+    joints_of: dict[object, set[str]] = {}
+    for pub, names in sources:
+        if pub is None:
+            continue
+        joints_of.setdefault(pub, set()).update(wanted.intersection(names))
+    pubs = [p for p, joints in joints_of.items() if joints]
+    for i, a in enumerate(pubs):
+        for b in pubs[i + 1:]:
+            shared = joints_of[a] & joints_of[b]
+            if shared:
+                return (f"{len(pubs)} publishers send joint states of the same joints ({', '.join(sorted(shared))}): "
+                        "two drivers' samples cannot be one robot's; stop the other publisher")
+    return ""

@@ -2,12 +2,17 @@
 stops it, ~/payload_event and ~/monitor_residual, and the re-estimates applied to the controller on a worker thread.
 
 The monitoring itself is payload_id_core.monitor.live (LiveMonitor). Between goals the node hands it every batch
-of live joint states; a goal suspends it, and it restarts on the goal's estimate.
+of live joint states; a goal suspends it, and it restarts on the goal's estimate. Switching it off keeps the
+LiveMonitor (the carried payload, its σ and tare, a change being re-estimated): switched on again it goes on
+from there, so a toggle neither loses a pick nor finds it twice; switches come at most one per
+MIN_TOGGLE_INTERVAL_S (refused with the reason). Every re-estimate is handed to `persist` (the node writes it to
+its result file with the tare, so a restart mid-carry starts from the part carried).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -17,7 +22,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 
-from payload_id_core.monitor import LiveMonitor
+from payload_id_core.monitor import LiveMonitor, ToggleLimit
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_msgs.msg import PayloadEvent
 from payload_id_ros import conversions as conv
@@ -30,14 +35,20 @@ EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 class MonitorMode:
     """`live` is None while the mode is off. `estimate()` gives the estimate a new monitor starts on;
     `publish(est)` makes a re-estimate the node's estimate; `apply` (None: off) sends re-estimates to the
-    controller."""
+    controller; `persist(est, tare)` saves a re-estimate (None: not saved); `clock` (monotonic s) times the
+    switches."""
 
     def __init__(self, node: Node, new_monitor: Callable[[], LiveMonitor], refusal: Callable[[], str],
                  estimate: Callable[[], PayloadEstimate | None], publish: Callable[[PayloadEstimate], None],
-                 apply: ControllerPayload | None, busy: Callable[[], bool], callback_group: CallbackGroup) -> None:
+                 apply: ControllerPayload | None, busy: Callable[[], bool], callback_group: CallbackGroup,
+                 persist: Callable[[PayloadEstimate, tuple[float, float]], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._node, self._new_monitor, self._refusal = node, new_monitor, refusal
         self._estimate, self._publish, self._controller, self._busy = estimate, publish, apply, busy
+        self._persist, self._clock = persist, clock
         self.live: LiveMonitor | None = None
+        self._kept: LiveMonitor | None = None       # switched off: what it held, for when it is switched on
+        self._toggles = ToggleLimit()
         self.pub_event = node.create_publisher(PayloadEvent, "~/payload_event", EVENTS)
         self.pub_residual = node.create_publisher(JointState, "~/monitor_residual", 10)
         self._lock = threading.Lock()
@@ -54,29 +65,54 @@ class MonitorMode:
         return response
 
     def switch(self, on: bool) -> tuple[bool, str]:
-        """(done, what happened or why not)."""
+        """(done, what happened or why not). A switch to the state it is in is no switch; switching off comes at
+        most once per MIN_TOGGLE_INTERVAL_S (ToggleLimit), the rest refused with the reason."""
+        if on == self.on:
+            return True, "monitor already " + ("running" if on else "stopped")
         if not on:
-            self.live = None
-            return True, "monitor stopped"
+            why = self._toggles.refusal(self._clock())
+            if why:
+                return False, why
+            live, self.live = self.live, None
+            assert live is not None
+            live.suspend()
+            self._kept = live
+            return True, "monitor stopped (its carried payload is kept for when it is started again)"
         refusal = self._refusal()
         if refusal:
             return False, refusal
-        self.live = self._new_monitor()          # built on the next joint states, on the last estimate
-        self._node.get_logger().info("monitor started")
-        return True, "monitor started"
+        # Switching on is never refused for the rate: it resumes what was kept. Only switching off is limited, so
+        # a client toggling at 100 Hz leaves the monitor on nearly all the time, not off half of it.
+        kept, self._kept = self._kept, None
+        # Built on the next joint states, on the last estimate; or the one switched off, as it was.
+        self.live = kept if kept is not None else self._new_monitor()
+        what = "monitor resumed on the payload it carried" if kept is not None else "monitor started"
+        self._node.get_logger().info(what)
+        return True, what
 
     def restart(self) -> None:
-        """After a goal: the next joint states start a new monitor on the goal's estimate."""
-        live = self.live
-        if live is not None:
-            live.restart()
+        """After a goal: the next joint states start a new monitor on the goal's estimate (one switched off as
+        well: the goal's estimate supersedes what it held)."""
+        for live in (self.live, self._kept):
+            if live is not None:
+                live.restart()
 
     def feed(self, js: JointStateBatch) -> None:
         live = self.live
         if live is None or self._busy():
             return
         log = self._node.get_logger()
-        step = live.feed(js.t, js.q, js.qd, js.effort, self._estimate())
+        if live.monitor is None:
+            # A monitor starts (switched on, or after a goal): its floor is said, and ~/payload's mass σ raised to
+            # half of it, since from now on a change below it cannot be excluded (the mass is left as it was).
+            last = self._estimate()
+            floor, joint = live.floor(js.q[-1], last)
+            log.info(f"monitor floor: the smallest mass change its alarm sees here is {floor:.3f} kg (joint "
+                     f"{live.model.joint_names[joint]}); ~/payload's mass σ is kept at least half of it")
+            floored = None if last is None else live.floored(last, js.q[-1])
+            if floored is not None and floored is not last:
+                self._publish(floored)
+        step = live.feed(js.t, js.q, js.qd, js.effort, self._estimate(), getattr(js, "second_source", ""))
         update = step.update
         if update.paused:
             log.warn(update.paused)
@@ -93,6 +129,8 @@ class MonitorMode:
             self._publish(est)
             log.info(f"monitor: payload re-estimated from task motion: "
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
+            if self._persist is not None:
+                self._persist(est, live.tare)
             if self._controller is not None:
                 self._apply_in_background(est)
 
@@ -125,4 +163,12 @@ class MonitorMode:
                     # so a re-estimate queued from now on starts a new worker.
                     self._apply_thread = None
                     return
-            self._controller.apply(est, empty_ok=True)
+            outcome = self._controller.apply(est, empty_ok=True)
+            if not outcome.applied:
+                # The rule of the identify goal: the refusal is said with its reason, and so is what the
+                # controller is left holding (the payload before this change, which the monitor no longer
+                # stands behind: after a place, a part on an empty flange).
+                self._node.get_logger().warn(
+                    f"monitor: the controller was not given the re-estimate "
+                    f"({conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}) and keeps whatever it "
+                    f"held before: {outcome.message}; apply the payload by hand or run an identify goal")

@@ -11,10 +11,11 @@ Monitor mode (monitor_mode.py; parameter `monitor`, service ~/monitor std_srvs/S
 between goals, the live joint states feed payload_id_core.monitor.PayloadMonitor on the robot identification and
 the last estimate; its events go out on ~/payload_event (payload_id_msgs/PayloadEvent), its residual on
 ~/monitor_residual (sensor_msgs/JointState, effort = measured minus modelled joint torque, N m, once per 20 ms
-batch), and a re-estimate from the task motion replaces ~/payload once its mass and CoM are determined (not
-persisted). `monitor_apply_to_controller` applies those re-estimates to the controller on a worker thread,
-under the identify action's refusals; a part put down (nothing carried, to 3σ) applies the empty payload.
-A goal suspends it; it restarts on the goal's estimate.
+batch), and a re-estimate from the task motion replaces ~/payload once its mass and CoM are determined (persisted
+with the monitor's tare, so a restart mid-carry goes on from the part carried). `monitor_apply_to_controller`
+applies those re-estimates to the controller on a worker thread, under the identify action's refusals; a part put
+down (nothing carried, to 3σ) applies the empty payload. A goal suspends it; it restarts on the goal's estimate.
+Switched off and on it goes on from what it held (toggles rate-limited).
 
 Publishes ~/payload (transient-local: late subscribers get the last estimate), ~/markers (rviz),
 ~/wrench_compensated (sensor wrench minus offsets, payload gravity and inertia, every sensor sample,
@@ -105,6 +106,7 @@ class PayloadEstimator(Node):
         self._load_robot()
 
         self.estimate: PayloadEstimate | None = None
+        self._saved_tare: tuple[float, float] | None = None    # a saved monitor re-estimate's, for the monitor
         self.compensation = CompensationStream(self.model, params.sensor_frame, params.use_wrench_inertia)
         sensors = MutuallyExclusiveCallbackGroup()
         # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
@@ -120,7 +122,7 @@ class PayloadEstimator(Node):
         self.controller = ControllerPayload(self, self.model, self.frame, params.controller_settings)
         self.monitor = MonitorMode(self, self._new_live_monitor, self._monitor_refusal, lambda: self.estimate,
                                    self.set_estimate, self.controller if params.monitor_apply_to_controller else None,
-                                   lambda: self.identify.busy, sensors)
+                                   lambda: self.identify.busy, sensors, persist=self._save_monitor_estimate)
         actions = ReentrantCallbackGroup()
         player = ExcitationPlayerClient(self, params.excite_action, params.excite_timeout, actions,
                                         params.trajectory_topic, self.model)
@@ -217,7 +219,10 @@ class PayloadEstimator(Node):
         if saved.ft_params is not None:
             self.compensation.restore(saved.ft_params)
         self.set_estimate(saved.estimate, ft_params=saved.ft_params)
+        self._saved_tare = saved.monitor_tare
         kind = " (partial: a cancelled identification)" if saved.partial else ""
+        if saved.monitor_tare is not None:
+            kind = " (the payload monitor's re-estimate: the monitor goes on from it)"
         self.get_logger().info(f"loaded the last result from {path}{kind}: "
                                f"{conv.mass_text(saved.estimate.mass, float('nan'))}")
 
@@ -243,6 +248,16 @@ class PayloadEstimator(Node):
             self.get_logger().error(problem)
             return problem
         return ""
+
+    def _save_monitor_estimate(self, est: PayloadEstimate, tare: tuple[float, float]) -> None:
+        """A monitor re-estimate to `result_path`, so a restart mid-carry starts from the part carried."""
+        if not self.params.result_path:
+            return
+        try:
+            write_result(self.params.result_path, self.model, est, None, self.compensation.params, self.now(),
+                         monitor_tare=tare)
+        except OSError as err:
+            self.get_logger().error(f"the monitor's re-estimate was not persisted: {err}")
 
     # -- subscriptions ----------------------------------------------------------------------------
     def now(self) -> float:
@@ -299,8 +314,11 @@ class PayloadEstimator(Node):
 
     def _new_live_monitor(self) -> LiveMonitor:
         assert self.robot is not None
-        return LiveMonitor(self.model, self.robot, self.frame, self.gains, self.params.rated_payload_kg,
+        live = LiveMonitor(self.model, self.robot, self.frame, self.gains, self.params.rated_payload_kg,
                            self.params.stale_timeout, self.prior)
+        # The saved monitor re-estimate's tare goes with the estimate it was saved with (the node's at start).
+        live.saved_tare, self._saved_tare = self._saved_tare, None
+        return live
 
 
 def main(args=None) -> int:

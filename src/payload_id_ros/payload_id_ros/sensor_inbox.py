@@ -24,15 +24,16 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 
 from payload_id_ros.input_drops import DropCounter
-from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger
+from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger, shared_joint_publishers
 
 # Best effort talks to reliable and best-effort publishers alike; 400 samples = 0.8 s at 500 Hz.
 INBOX_QOS = QoSProfile(depth=400, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 
 
-def _take_all(sub: Subscription, context: Context) -> list:
+def _take_all(sub: Subscription, context: Context, sources: list | None = None) -> list:
     """Every message queued on `sub`; none once the subscription is destroyed or its context shut down (a goal
-    thread draining while the node closed under it raised RuntimeError: issue 32)."""
+    thread draining while the node closed under it raised RuntimeError: issue 32). With `sources`, each message's
+    (publisher id, names) is appended to it."""
     out: list = []
     try:
         handle = sub.handle
@@ -42,6 +43,8 @@ def _take_all(sub: Subscription, context: Context) -> list:
                 if got is None:
                     return out
                 out.append(got[0])
+                if sources is not None:
+                    sources.append((_publisher_key(got[1]), tuple(got[0].name)))
     except InvalidHandle:       # destroyed: the node is closing
         return out
     except RuntimeError:        # rclpy's RCLError after the context was shut down; anything else is a bug: raised
@@ -50,13 +53,23 @@ def _take_all(sub: Subscription, context: Context) -> list:
         return out
 
 
+def _publisher_key(info) -> object:
+    """A hashable id of the message's publisher (None: the middleware gives none)."""
+    gid = info.get("publisher_gid") if isinstance(info, dict) else None
+    if not gid:
+        return None
+    data = gid.get("data") if isinstance(gid, dict) else gid
+    return bytes(data) if data is not None else None
+
+
 class JointStateBatch:
-    """Joint states of one drain in model order: t (N,) header stamps, q, qd, effort (N, n)."""
+    """Joint states of one drain in model order: t (N,) header stamps, q, qd, effort (N, n); `second_source`: why
+    they may be two drivers' samples of the same joints ('' when not; joint_state_merge.shared_joint_publishers)."""
 
-    __slots__ = ("t", "q", "qd", "effort")
+    __slots__ = ("t", "q", "qd", "effort", "second_source")
 
-    def __init__(self, t, q, qd, effort):
-        self.t, self.q, self.qd, self.effort = t, q, qd, effort
+    def __init__(self, t, q, qd, effort, second_source: str = ""):
+        self.t, self.q, self.qd, self.effort, self.second_source = t, q, qd, effort, second_source
 
 
 class SensorInbox:
@@ -99,7 +112,8 @@ class SensorInbox:
         samples stamped in the future. Any message taken sets `last_receipt`, a sample `last_sample_receipt`
         (the samples arrived at or before it: a drain every 20 ms makes it at most that late); a drain that
         took messages but made no sample says why in `problem`."""
-        msgs = _take_all(self._joints, self.node.context)
+        sources: list = []
+        msgs = _take_all(self._joints, self.node.context, sources)
         if not msgs:
             return None
         self.last_receipt = time.monotonic()
@@ -119,7 +133,8 @@ class SensorInbox:
         self.problem = None
         self.last_sample_receipt = self.last_receipt
         return JointStateBatch(np.array([s.t for s in samples]), np.array([s.q for s in samples]),
-                               np.array([s.qd for s in samples]), np.array([s.effort for s in samples]))
+                               np.array([s.qd for s in samples]), np.array([s.effort for s in samples]),
+                               shared_joint_publishers(sources, self.joint_names))
 
     def drain_wrenches(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(t (N,), wrench (N, 6) [F, T]) received since the last drain, or None. Non-finite readings are

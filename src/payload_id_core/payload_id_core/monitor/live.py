@@ -2,22 +2,49 @@
 of ROS: PayloadMonitor built on the last estimate the project stands behind, efforts turned into torques with the
 drive gains, its re-estimates as PayloadEstimates, and the joint states that stop arriving noticed (they feed
 nothing, so the monitor itself cannot notice).
+
+What survives (issue 31): switching the monitor off and on keeps its PayloadMonitor (`suspend`; the carried
+payload, its σ, the tare and a change being re-estimated), and it is switched off at most once per
+`MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
+the saved re-estimate and its tare (`saved_tare`, payload.result_file). A second publisher of the same joints
+pauses it (`feed`'s `second_source`), said once. Its floor, the smallest mass change the alarm can see here
+(PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ (`floored`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor.detect import DetectorSettings
 from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
+
+MIN_TOGGLE_INTERVAL_S = 0.5   # s between two switches off of the monitor (a change's decision takes ~0.1 s)
+
+
+class ToggleLimit:
+    """At most one switch (off) per `interval` s: a client toggling at 100 Hz is told so, not obeyed."""
+
+    def __init__(self, interval: float = MIN_TOGGLE_INTERVAL_S) -> None:
+        self.interval = interval
+        self._last: float | None = None
+
+    def refusal(self, now: float) -> str:
+        """'' when a switch at `now` (monotonic s) may happen (and it is counted), else why not."""
+        if self._last is not None and now - self._last < self.interval:
+            return (f"monitor switched off {now - self._last:.2f} s ago; switch it off at most once per "
+                    f"{self.interval:g} s "
+                    "(its state is kept while it is off: there is nothing to gain by toggling)")
+        self._last = now
+        return ""
 
 
 @dataclass
@@ -45,9 +72,49 @@ class LiveMonitor:
         self.stale_timeout = stale_timeout
         self.monitor: PayloadMonitor | None = None
         self._silent = False                   # said once that the joint states stopped
+        # (kg, kg²): the tare saved with the re-estimate the node started on (result_file); the first monitor
+        # built takes it, so its reported part is the one carried before the restart.
+        self.saved_tare: tuple[float, float] | None = None
+        self._second_source = ""               # why the monitor is paused for another publisher ('' : it is not)
 
     def restart(self) -> None:
+        """After a goal: the next batch starts a new monitor on the goal's estimate (nothing of the old kept)."""
         self.monitor = None
+        self.saved_tare = None
+
+    def suspend(self) -> None:
+        """Switched off: what the monitor holds is kept for when it is switched on (PayloadMonitor.suspend)."""
+        if self.monitor is not None:
+            self.monitor.suspend()
+
+    @property
+    def tare(self) -> tuple[float, float]:
+        """(kg, kg²): the empty flange's re-estimated mass and its variance, to save with a re-estimate."""
+        if self.monitor is None:
+            return self.saved_tare or (0.0, 0.0)
+        return self.monitor.state.tare_mass, self.monitor.state.tare_var
+
+    def floor(self, q: np.ndarray, last: PayloadEstimate | None) -> tuple[float, int]:
+        """(kg, joint) of PayloadMonitor.mass_floor at q (the monitor built first if need be)."""
+        if self.monitor is None:
+            self.monitor = self.new_monitor(last)
+        return self.monitor.mass_floor(q)
+
+    def floored(self, est: PayloadEstimate, q: np.ndarray) -> PayloadEstimate:
+        """`est` with its mass σ at least half the floor at q: a change below the floor cannot be excluded by the
+        alarm, and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said
+        0.000 ± 0.02 kg). A mass pinned by the known-mass prior is left as the prior has it."""
+        if "mass" in (est.prior_pinned or ()):
+            return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
+        floor, _ = self.monitor.mass_floor(q) if self.monitor is not None else (0.0, 0)
+        var = float(est.covariance[0, 0])
+        if not (floor > 0 and math.isfinite(floor)) or (math.isfinite(var) and var >= (floor / 2) ** 2):
+            return est
+        cov = est.covariance.copy()
+        cov[0, 0] = (floor / 2) ** 2
+        notes = list(est.notes) + [Note(NoteCode.PAYLOAD_MONITOR, f"mass σ raised to half the monitor's floor "
+                                        f"{floor:.3f} kg: a smaller change is not seen by its alarm")]
+        return replace(est, covariance=cov, notes=notes)
 
     def new_monitor(self, last: PayloadEstimate | None) -> PayloadMonitor:
         """A monitor starting from `last` when its quality is OK, else from no payload."""
@@ -55,19 +122,38 @@ class LiveMonitor:
         if last is not None and last.quality is Quality.OK:
             phi, cov = last.phi, np.nan_to_num(last.covariance, nan=0.0)
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
-        return PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
+        monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
+        if self.saved_tare is not None and phi is not None:
+            monitor.carry_on_from_part(*self.saved_tare)
+        self.saved_tare = None
+        return monitor
 
     def feed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,
-             last: PayloadEstimate | None) -> LiveStep:
-        """One batch (t (N,), q, q̇, effort (N, n), model order); `last`: the estimate a new monitor starts on."""
+             last: PayloadEstimate | None, second_source: str = "") -> LiveStep:
+        """One batch (t (N,), q, q̇, effort (N, n), model order); `last`: the estimate a new monitor starts on.
+        `second_source`: why these samples may be two drivers' (another publisher of the same joints): nothing is
+        fed (one residual of two robots' samples made phantom contacts and a phantom part), the monitor is
+        suspended and the reason said once; it resumes on the first batch without it."""
         if self.monitor is None:
             self.monitor = self.new_monitor(last)
+        if second_source:
+            said = second_source != self._second_source
+            if not self._second_source:
+                self.monitor.suspend()
+            self._second_source = second_source
+            return LiveStep(MonitorUpdate(paused=f"monitor paused: {second_source}; it resumes when only one "
+                                          "driver publishes these joints, no event meanwhile" if said else None))
+        if self._second_source:
+            self._second_source = ""
+            self.monitor.suspend()       # nothing of the mixed samples' observer state carries over
         tau = effort if self.gains is None else effort * self.gains[None, :]
         update = self.monitor.update(t, q, qd, tau)
         self._silent = False
         estimate = None if update.estimate is None else update.estimate.to_estimate(self.frame)
         if estimate is not None and self.prior is not None and not update.estimate.carries_nothing:  # type: ignore[union-attr]
             estimate = judge_quality(apply_prior(estimate, self.prior))
+        if estimate is not None:
+            estimate = self.floored(estimate, q[-1])
         return LiveStep(update, estimate)
 
     def silence(self, now: float, last_stamp: float) -> str:

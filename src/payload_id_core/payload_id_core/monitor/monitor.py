@@ -23,6 +23,7 @@ import numpy as np
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor.detect import (
     Cusum,
     DetectorSettings,
@@ -298,6 +299,40 @@ class PayloadMonitor:
         self._anchor = None        # the observers restart from zero: r₀ = F φ holds from the next sample
         self._creep_until[:] = -np.inf
         self._moving_until = -np.inf
+
+    def carry_on_from_part(self, tare_mass: float, tare_var: float) -> None:
+        """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
+        nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
+        computed as before the restart and the part reported is the one saved."""
+        fit = self.state.phi.copy()
+        fit[0] += tare_mass
+        self._tare = (tare_mass, tare_var)
+        self.state = self._before_change = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
+                                                        tare_var)
+
+    def suspend(self) -> None:
+        """Switched off (monitor mode's toggle): the carried payload, its σ, the tare and a change still being
+        re-estimated are kept; the observers restart from zero on the next sample (as after a gap), silently.
+        A decision window open now is dropped, but nothing of it is lost: r₀ estimates the whole external
+        torque again within a few observer time constants, so a load that arrived meanwhile is found against
+        the kept payload on resume, once, and one already adopted is not found a second time."""
+        self._pause("the monitor was switched off", MonitorUpdate())
+
+    def mass_floor(self, q: np.ndarray) -> tuple[float, int]:
+        """(kg, joint): the smallest mass change at the flange the alarm can see with the arm at rest at `q`,
+        and the joint that sees it first. At rest a point mass Δm at the frame changes joint j's torque by
+        Δm g_j, g = the mass column of the payload regressor (the flange's gravity Jacobian Jᵥᵀ g); the CUSUM
+        only accumulates what exceeds its per-sample allowance ν_j σ_j (max(drift, drift_levels √level_j / σ_j),
+        _step), so a step below min_j ν_j σ_j / |g_j| never alarms, however long it holds. A change of a CoM
+        offset moves the floor by the lever's share; this is the mass column's."""
+        d = self.s.detector
+        g = np.abs(payload_regressor(self.model, self.frame, np.asarray(q, dtype=float), np.zeros(self.model.n),
+                                     np.zeros(self.model.n))[0, :, 0])
+        allowance = np.maximum(d.drift * self.sigma, d.drift_levels * np.sqrt(self.alarm_level))
+        with np.errstate(divide="ignore"):
+            per_joint = np.where(g > 1e-9, allowance / np.maximum(g, 1e-12), np.inf)
+        j = int(np.argmin(per_joint))
+        return float(per_joint[j]), j
 
     # -- the per-sample work -----------------------------------------------------------------------------
     def _run(self, t, q, qd, tau, out: MonitorUpdate) -> None:

@@ -2,7 +2,11 @@
 restart.
 
 The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_origin included) plus:
-  status                         how the goal ended (GoalOutcome: converged | finished | cancelled | interrupted)
+  status                         how the goal ended (GoalOutcome: converged | finished | cancelled | interrupted),
+                                 or `monitor`: a payload monitor's re-estimate from task motion
+  monitor_tare                   with status monitor: {mass: kg, variance: kg²}, the empty flange's re-estimated
+                                 mass the part was reported less (monitor.PayloadState.part), so a monitor
+                                 started on the file after a restart carries on from the same part
   partial                        true for a cancelled or interrupted goal's estimate
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
   stamp                          s, the node's clock when it was written
@@ -34,15 +38,24 @@ class SavedResult:
     estimate: PayloadEstimate          # with its covariance
     ft_params: FtParameters | None     # the compensation parameters saved with it
     partial: bool                      # a cancelled or interrupted identification's estimate
+    monitor_tare: tuple[float, float] | None = None   # (kg, kg²): a monitor re-estimate's tare (None: a goal's)
 
 
-def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome,
-                 ft_params: FtParameters | None, stamp: float) -> None:
+MONITOR_STATUS = "monitor"
+
+
+def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome | None,
+                 ft_params: FtParameters | None, stamp: float,
+                 monitor_tare: tuple[float, float] | None = None) -> None:
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
-    (io.files.OutputNotWritable included) when it cannot be written."""
+    (io.files.OutputNotWritable included) when it cannot be written. `outcome` None: a monitor's re-estimate,
+    with its `monitor_tare` (kg, kg²)."""
     d = est.to_dict()
-    d["status"] = outcome.value
-    d["partial"] = outcome.partial
+    d["status"] = MONITOR_STATUS if outcome is None else outcome.value
+    d["partial"] = outcome is not None and outcome.partial
+    if outcome is None:
+        tare = monitor_tare or (0.0, 0.0)
+        d["monitor_tare"] = {"mass": float(tare[0]), "variance": float(tare[1])}
     if ft_params is not None:
         d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
     d["stamp"] = stamp
@@ -68,5 +81,13 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
             raise PayloadIdError(f"{path} ft_parameters is not a mapping",
                                  "delete the file; the next identification writes it anew")
         ft_params = ft_parameters_from_dict(model, d["ft_parameters"], f"{path} ft_parameters")
-    return SavedResult(est, ft_params, bool(d.get("partial")))
+    tare = None
+    if d.get("status") == MONITOR_STATUS:
+        raw = d.get("monitor_tare") or {}
+        try:
+            tare = (float(raw.get("mass", 0.0)), float(raw.get("variance", 0.0)))
+        except (AttributeError, TypeError, ValueError) as err:
+            raise PayloadIdError(f"{path} monitor_tare is not {{mass: kg, variance: kg²}}",
+                                 "delete the file; the next identification writes it anew") from err
+    return SavedResult(est, ft_params, bool(d.get("partial")), tare)
 
