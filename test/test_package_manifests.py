@@ -33,7 +33,8 @@ MODULE_KEYS = {
     "rcl_interfaces": "rcl_interfaces", "builtin_interfaces": "builtin_interfaces",
     "action_msgs": "action_msgs", "sensor_msgs": "sensor_msgs", "geometry_msgs": "geometry_msgs",
     "trajectory_msgs": "trajectory_msgs", "visualization_msgs": "visualization_msgs",
-    "rosgraph_msgs": "rosgraph_msgs", "std_srvs": "std_srvs",
+    "rosgraph_msgs": "rosgraph_msgs", "std_srvs": "std_srvs", "std_msgs": "std_msgs",
+    "unique_identifier_msgs": "unique_identifier_msgs",
     "payload_id_core": "payload_id_core", "payload_id_msgs": "payload_id_msgs",
 }
 # Imported only when present, never a dependency: the robot drivers' messages come with the driver

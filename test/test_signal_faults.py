@@ -92,11 +92,16 @@ def test_cli_killed_leaves_a_goal_that_is_still_answered_and_persisted_whole(cel
     assert case.result["status"] == "finished" and case.result["partial"] is False
 
 
-def test_cli_whose_estimator_is_killed_says_so_instead_of_waiting_out_its_timeout(cell):
+def test_cli_whose_estimator_is_killed_says_so_and_the_arm_stops(cell):
     """SIGKILL to the estimator: nobody can answer the goal; the client sees the server leave the graph and ends
-    with exit 2 and the reason (it waited its whole --timeout, 300 s)."""
-    case = cell.run("payload_estimator", "SIGKILL", "middle", client_kind="cli")
+    with exit 2 and the reason (it waited its whole --timeout, 300 s). The player hears the estimator's heartbeat
+    stop and brings the arm to rest within 2 s (it played the rest of the excitation, 2.4 s from this point: DDS
+    noticed the dead estimator only after its lease)."""
+    case = cell.run("payload_estimator", "SIGKILL", "early", client_kind="cli")
     assert case.reached, case.summary()
+    assert case.summary()["moving_after_signal_s"] <= 2.0, case.summary()
+    assert "arm_moving" not in case.defects(), case.summary()
+    assert "the goal's supervisor fell silent" in cell.player_log_since_case(), cell.player_log_since_case()[-2000:]
     assert case.client_exit == 2, (case.client_exit, case.client_stderr[-2000:])
     assert "the payload_estimator left during the goal" in case.client_stderr
     assert "Traceback" not in case.client_stderr

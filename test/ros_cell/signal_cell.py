@@ -311,6 +311,10 @@ class SignalCell:
             case.tracebacks.append("client")
         return case
 
+    def player_log_since_case(self) -> str:
+        """The excitation player's log since the last case started."""
+        return self._log_since("excitation_player")
+
     def _pid(self, target: str, client: subprocess.Popen) -> int:
         if target == "cli":
             return client.pid

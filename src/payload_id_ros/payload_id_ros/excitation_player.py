@@ -9,7 +9,8 @@ current commanded state (a decelerating stop), never a jump to a held position. 
 (Ctrl-C) or SIGTERM: the node handles them itself (rclpy's handler would shut the context down
 before anything could be published), publishes the stop, aborts the running goal with the reason once
 the arm is at rest (its client, the estimator, hears it), and only then exits. So does a client that leaves
-mid-goal (gone from the graph for CLIENT_GONE s: a killed estimator can cancel nothing).
+mid-goal: one that supervises its goal (the estimator: heartbeat.py) and falls silent for SUPERVISOR_SILENCE s,
+or one gone from the graph for CLIENT_GONE s (DDS notices a killed process late: its lease).
 
 Parameters: PlayerParameters (config/<robot>.yaml, section /**/excitation_player).
 """
@@ -26,6 +27,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
 from payload_id_core.dynamics import RobotModel
@@ -45,6 +47,7 @@ from payload_id_core.signals import (
 from payload_id_msgs.action import Excite
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded
+from payload_id_ros.heartbeat import SupervisorBeats, goal_key
 from payload_id_ros.input_drops import DropCounter
 from payload_id_ros.joint_state_merge import DropReason, JointStateMerger
 from payload_id_ros.node_main import run_node
@@ -114,6 +117,9 @@ class ExcitationPlayer(Node):
                                     goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
         self._feedback_topic = f"{self.get_fully_qualified_name()}/excite/_action/feedback"
+        self._supervisors = SupervisorBeats()
+        self.create_subscription(Header, "~/excite/heartbeat", lambda m: self._supervisors.beat(m.frame_id), 10,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
         self.get_logger().info(f"excitation player ready: {self.model.n} joints, publishing to {topic}")
 
     # -- inputs ------------------------------------------------------------------------------------
@@ -196,6 +202,8 @@ class ExcitationPlayer(Node):
 
     # -- the action -------------------------------------------------------------------------------
     def _execute(self, goal_handle):
+        key = goal_key(goal_handle.goal_id)
+        self._supervisors.running(key)
         try:
             return self._play(goal_handle)
         except PayloadIdError as err:
@@ -205,6 +213,7 @@ class ExcitationPlayer(Node):
             self.get_logger().error(f"excite failed: {err!r}")
             return self._abort(goal_handle, f"internal error: {err!r}")
         finally:
+            self._supervisors.forget(key)
             with self._lock:
                 self._busy = False
 
@@ -260,12 +269,17 @@ class ExcitationPlayer(Node):
         """Publish feedback (`progress(now)` -> (fraction, elapsed s)) until t_end; True when a cancel was
         requested (the stop is then under way)."""
         heard, gone_since = False, None      # the client's feedback subscription: seen once, missing since
+        key = goal_key(goal_handle.goal_id)
         while True:
             now = self._now()
             if goal_handle.is_cancel_requested:
                 return True
             if not rclpy.ok() or self._closing:
                 raise PayloadIdError(f"{self._closing_reason}; decelerating stop sent", "restart it")
+            silent = self._supervisors.lost(key)
+            if silent is not None:
+                raise PayloadIdError(f"the goal's supervisor fell silent (no heartbeat for {silent:.1f} s: killed or "
+                                     "hung): stopping the arm", "see the client's (payload_estimator's) log")
             listening = self.count_subscribers(self._feedback_topic) > 0
             heard = heard or listening
             gone_since = None if listening or not heard else (gone_since or time.monotonic())

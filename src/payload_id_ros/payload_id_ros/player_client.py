@@ -4,7 +4,9 @@ calls, for a goal thread."""
 
 from __future__ import annotations
 
+import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -12,7 +14,9 @@ from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
+from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
+from unique_identifier_msgs.msg import UUID
 
 from payload_id_core.dynamics import RobotModel
 from payload_id_core.errors import PayloadIdError
@@ -21,6 +25,7 @@ from payload_id_core.signals import CommandedTrajectory
 from payload_id_msgs.action import Excite
 from payload_id_ros.action_thread import wait_for_future
 from payload_id_ros.conversions import commanded_to_msg
+from payload_id_ros.heartbeat import HEARTBEAT_PERIOD, goal_key, heartbeat_topic
 
 STOP_CONFIRM = 5.0     # s the player has to confirm a stop (its stop lasts up to ~3 s): then we send one ourselves
 SILENT = 1.0           # s without the player's feedback (sent every 0.1 s) after which it is not asked to stop
@@ -58,7 +63,8 @@ class PlayerGoal:
 class ExcitationPlayerClient:
     """`play`, then `stop`. When the player cannot stop the arm (dead, hung, or not confirming), the client sends
     the decelerating stop itself on the controller's topic (`stop_topic`), from the trajectories it heard there:
-    an arm whose player was killed must not play the rest of its excitation."""
+    an arm whose player was killed must not play the rest of its excitation. While a goal runs, the client beats
+    (heartbeat.py) so that the player stops the arm itself when this process dies without a word (SIGKILL)."""
 
     def __init__(self, node: Node, action: str, server_timeout: float, callback_group: CallbackGroup,
                  stop_topic: str, model: RobotModel) -> None:
@@ -68,6 +74,29 @@ class ExcitationPlayerClient:
         self._stop_pub = node.create_publisher(JointTrajectory, stop_topic, 10)
         self._acceleration = MotionLimits.from_model(model).acceleration
         self._position_limits = (model.limits.lower, model.limits.upper)
+        self._heartbeat_pub = node.create_publisher(Header, heartbeat_topic(action), 10)
+        self._supervised: dict[str, Callable[[], bool]] = {}   # goal id (hex) -> "the player has ended it"
+        self._supervised_lock = threading.Lock()                # the goal thread adds, the timer beats
+        node.create_timer(HEARTBEAT_PERIOD, self._beat, callback_group=callback_group)
+
+    def _supervise(self, key: str, ended: Callable[[], bool] | None) -> None:
+        """Beat for goal `key` until `ended()` (None: no more)."""
+        with self._supervised_lock:
+            if ended is None:
+                self._supervised.pop(key, None)
+            else:
+                self._supervised[key] = ended
+        if ended is not None:
+            self._beat()
+
+    def _beat(self) -> None:
+        """Name every goal of ours the player has not ended: we supervise it."""
+        with self._supervised_lock:
+            self._supervised = {k: ended for k, ended in self._supervised.items() if not ended()}
+            keys = list(self._supervised)
+        stamp = self._node.get_clock().now().to_msg()
+        for key in keys:
+            self._heartbeat_pub.publish(Header(stamp=stamp, frame_id=key))
 
     def play(self, trajectory: str) -> PlayerGoal:
         """Ask the player to play `trajectory`; raise when it is absent, silent or busy."""
@@ -79,17 +108,27 @@ class ExcitationPlayerClient:
             for p in heard:
                 p.heard()
 
-        future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0),
-                                             feedback_callback=on_feedback)
-        handle = future.result() if wait_for_future(future, 5.0) else None    # None: no answer
-        if handle is None:
-            raise PayloadIdError("the excitation player did not answer the goal", "check the excitation_player node")
-        if not handle.accepted:
-            raise PayloadIdError("the excitation player rejected the goal (already playing?)",
-                                 "wait for the running excitation to end")
+        # Named (heartbeat) before it is sent: killed before the player's acceptance arrives, we still supervise it.
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        key = goal_key(goal_id)
+        self._supervise(key, lambda: False)
+        try:
+            future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0),
+                                                 feedback_callback=on_feedback, goal_uuid=goal_id)
+            handle = future.result() if wait_for_future(future, 5.0) else None    # None: no answer
+            if handle is None:
+                raise PayloadIdError("the excitation player did not answer the goal",
+                                     "check the excitation_player node")
+            if not handle.accepted:
+                raise PayloadIdError("the excitation player rejected the goal (already playing?)",
+                                     "wait for the running excitation to end")
+        except BaseException:
+            self._supervise(key, None)      # a goal we do not follow: if the player plays it after all, it stops
+            raise
         player = PlayerGoal(handle)
         heard.append(player)
         handle.get_result_async().add_done_callback(player.on_result)
+        self._supervise(key, lambda: player.ended)
         return player
 
     def stop(self, player: PlayerGoal | None, commanded: list[CommandedTrajectory], now: Callable[[], float],
