@@ -13,12 +13,18 @@ pairs' trajectories (other recordings than the loaded ones judged, same motions)
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 import yaml
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
 from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.ur_csv import read_ur_csv
+from payload_id_core.payload.held_out_error import spurious_payload
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.model_error import HeldOutModelError
 
 LOAD_MASS_KG = 2.805
@@ -96,3 +102,86 @@ def test_khalil_1_sigma_tight_calibrated_and_com_reported(robot_yaml, estimates,
     ref_com, ref_std = np.array(ref["com"], dtype=float), np.array(ref["std"]["com"], dtype=float)
     gap = np.abs(com - ref_com)
     assert np.all((gap <= 2 * np.hypot(com_std, ref_std)) | (gap <= 0.003)), (pair, com, ref_com)
+
+
+# -- held-out runs that cannot measure the model error are refused (issue: red team items 1-4) ----------------
+
+def _identify_robot_with_held_out(tmp_path, *held_out: str):
+    out = tmp_path / "robot.yaml"
+    held = [a for f in held_out for a in ("--held-out-csv-ur", f)]
+    code = cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur", str(DATA / PAIRS["14harm"][1]),
+                     "--loaded-csv-ur", str(DATA / PAIRS["14harm"][0]), "--known-payload-mass", str(LOAD_MASS_KG),
+                     *held, "--out", str(out)])
+    return code, out
+
+
+@requires_ur10e_data
+@pytest.mark.parametrize("which", ["unloaded calibration run", "copy of the loaded calibration run"])
+def test_a_run_the_robot_is_fitted_on_is_refused_as_held_out(tmp_path, capsys, which):
+    # Before: exit 0, the in-sample spurious mass 1e-4 kg collapsed khalil-1's CoM σ to 0.55 mm, 12σ off khalil-3.
+    held = DATA / PAIRS["14harm"][1]
+    if which.startswith("copy"):
+        held = tmp_path / "renamed.csv"                 # same samples under another name
+        held.write_bytes((DATA / PAIRS["14harm"][0]).read_bytes())
+    code, out = _identify_robot_with_held_out(tmp_path, str(DATA / PAIRS["15harm"][1]), str(held))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not out.exists()
+    assert len(err.splitlines()) == 1 and "a run the robot is fitted to" in err, err
+
+
+@requires_ur10e_data
+def test_a_loaded_held_out_run_is_refused_and_nothing_written(tmp_path, capsys):
+    # Before: exit 0 with a spurious mass of 2.809 kg recorded; khalil-1's mass σ then 71 %.
+    code, out = _identify_robot_with_held_out(tmp_path, str(DATA / PAIRS["15harm"][1]), str(DATA / PAIRS["15harm"][0]))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not out.exists()
+    assert len(err.splitlines()) == 1 and "carries a load" in err, err
+
+
+@requires_ur10e_data
+@pytest.mark.parametrize("run, reason", [
+    ("ur-20_02_19_15harm50secLoad.csv", "carries a load"),     # before: spurious 2.809 kg accepted
+    ("validation-p1.csv", "too little motion"),                # before: −0.44 kg, an inertia entry −11 accepted
+    ("jointwise-joint_2.csv", "too little motion"),            # before: 0.158 kg accepted, σ 0.87 → 4 %
+])
+def test_held_out_run_judged_by_its_own_fit(robot_yaml, run, reason):
+
+    model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
+    robot = RobotIdentification.load(str(robot_yaml), model)
+    frame = robot.model_error.frame
+    for good in HELD_OUT:                                      # the full unloaded excitations still pass
+        rec = read_ur_csv(str(DATA / PAIRS[good][1]), joint_names=model.joint_names)
+        assert np.all(np.isfinite(spurious_payload(model, robot, rec.with_drive_gains(robot.effort_scale), frame)))
+    rec = read_ur_csv(str(DATA / run), joint_names=model.joint_names).with_drive_gains(robot.effort_scale)
+    with pytest.raises(PayloadIdError, match=reason):
+        spurious_payload(model, robot, rec, frame)
+
+
+# -- a payload frame rigidly attached to the one the model error was measured in (red team item 5) ------------
+
+@requires_ur10e_data
+def test_model_error_moves_to_a_rigidly_attached_frame():
+    model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
+    body = pin.Inertia(1.3, np.array([0.02, -0.05, 0.11]), np.diag([0.01, 0.02, 0.015]))
+    _, at_tool0 = model.frame_in_joint("tool0")
+    _, at_wrist3 = model.frame_in_joint("wrist_3_link")
+    in_wrist3 = np.array(body.toDynamicParameters())
+    in_tool0 = np.array((at_tool0.inverse() * at_wrist3).act(body).toDynamicParameters())
+    me = HeldOutModelError("wrist_3_link", ["a"], in_wrist3[None, :])
+    np.testing.assert_allclose(me.in_frame(model, "tool0").spurious[0], in_tool0, atol=1e-9)
+    assert me.in_frame(model, "wrist_2_link") is None          # another body: the error there was not measured
+
+
+@requires_ur10e_data
+def test_khalil_1_in_tool0_uses_the_model_error_measured_in_wrist_3(robot_yaml, tmp_path):
+    # Before: the measurement was dropped for --frame tool0: mass σ 0.0235 → 0.0652 kg, the CoM withheld.
+    loaded, unloaded = PAIRS["15harm"]
+    path = tmp_path / "tool0.yaml"
+    assert cli_main(["identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(robot_yaml),
+                     "--csv-ur", str(DATA / loaded), "--unloaded-csv-ur", str(DATA / unloaded),
+                     "--method", "khalil-1", "--frame", "tool0", "--out", str(path)]) == 0
+    d = yaml.safe_load(path.read_text())
+    assert any(n["code"] == "payload.model_error_measured" for n in d["notes"]), d["notes"]
+    assert d["std"]["mass"] <= 0.01 * LOAD_MASS_KG, d["std"]["mass"]
+    assert abs(d["mass"] - LOAD_MASS_KG) <= 2.5 * d["std"]["mass"]
+    assert np.all(np.isfinite(np.array(d["com"], dtype=float))), d["com"]

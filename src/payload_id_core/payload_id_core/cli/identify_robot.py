@@ -32,7 +32,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note, NoteCode, notes_with
-from payload_id_core.payload.held_out_error import measure_model_error
+from payload_id_core.payload.held_out_error import measure_model_error, refuse_fitted_runs
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
     RobotIdentification,
@@ -176,6 +176,7 @@ def run(args) -> int:
     if args.known_payload_mass is not None:
         loaded = _require_commanded(args, load_recording(args, model.joint_names, prefix="loaded-"))
     held_out = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names)]
+    refuse_fitted_runs(held_out, [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
     runs = [r for r in (recording, validation, loaded, *held_out) if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given

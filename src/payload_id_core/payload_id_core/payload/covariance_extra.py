@@ -19,14 +19,26 @@ from payload_id_core.payload.load_friction import load_changeable_friction, sign
 from payload_id_core.robot_id import RobotIdentification
 
 
-def measured_model_error(robot: RobotIdentification | None, frame: str) -> np.ndarray | None:
+def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel) -> np.ndarray | None:
     """(10, 10) C_me, robot.yaml's model error measured on held-out motions (robot_id/model_error.py) for a
-    payload on `frame`; None when robot.yaml has no usable measurement for that frame. Where it is known it
-    replaces the fit's Newey–West inflation and the gear friction's predicted error (both estimates of it)."""
+    payload on `frame` (moved there from the frame it was measured in when the two are rigidly attached); None
+    when robot.yaml has no usable measurement for that frame. Where it is known it replaces the fit's Newey–West
+    inflation and the gear friction's predicted error (both estimates of it)."""
     me = getattr(robot, "model_error", None)
-    if me is None or str(me.frame) != str(frame):
+    moved = None if me is None else me.in_frame(model, frame)
+    return None if moved is None else moved.covariance()
+
+
+def model_error_frame_note(robot: RobotIdentification | None, frame: str, model: RobotModel) -> Note | None:
+    """Why robot.yaml's measured model error is not used: `frame` is on another body than the frame it was
+    measured in, so the error there was not measured (None when it is used, or there is none)."""
+    me = getattr(robot, "model_error", None)
+    if me is None or me.in_frame(model, frame) is not None:
         return None
-    return me.covariance()
+    return Note(NoteCode.PAYLOAD_MODEL_ERROR_OTHER_FRAME,
+                f"robot.yaml's model error was measured for a payload on {me.frame}, which is not rigidly attached "
+                f"to {frame}: not used, σ's model error estimated from this run's residuals instead; re-run "
+                f"payload-id identify-robot with --payload-frame {frame} to measure it there")
 
 
 def measured_model_error_note(cov: np.ndarray, mass: float, robot: RobotIdentification) -> Note:
@@ -90,7 +102,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     W = np.concatenate([w_l, y_a[..., theta_layout(robot).friction][..., changeable]], axis=-1)
     tau_a = y_a @ np.asarray(robot.theta, dtype=float)
     sol, W_used, _ = solve_with_load_friction(W, tau - tau_a, tau_a, qd, sign_epsilon(robot), load_friction)
-    measured = measured_model_error(robot, frame)
+    measured = measured_model_error(robot, frame, model)
     if measured is not None:
         return measured, [measured_model_error_note(measured, float(sol.x[0]), robot)]
     factor2 = sol.inflation**2

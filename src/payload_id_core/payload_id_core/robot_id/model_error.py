@@ -20,6 +20,10 @@ rank-1 C_me from one motion made the projection onto physical parameters (whose 
 payload/finish.py) move the mass along the one measured direction (khalil-1 on 15harm +0.14 → −1.93 %).
 Entries a held-out motion does not determine are NaN there and left out of that entry's mean; an entry no
 held-out motion determines leaves the measurement unusable (covariance() returns None).
+
+A payload fit in another frame rigidly attached to the same body (tool0 on wrist_3_link) uses the same spurious
+payloads moved to its frame: the payload adds X_a φ_a = X_b φ_b to the body's parameters (inertia.transform_matrix,
+the rigid-body transform of inertial parameters), so φ_b = X_b⁻¹ X_a φ_a, and C_me is taken over the moved rows.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import PayloadIdError
 
 
@@ -45,6 +51,20 @@ class HeldOutModelError:
         if s.shape[0] == 0 or not known.any(axis=0).all():
             return None
         return np.diag(np.sum(np.where(known, s, 0.0) ** 2, axis=0) / known.sum(axis=0))
+
+    def in_frame(self, model: RobotModel, frame: str) -> HeldOutModelError | None:
+        """The spurious payloads expressed in `frame`; None when `frame` is not rigidly attached to the body the
+        measurement's frame is on (then the model error there is another one, and was not measured)."""
+        if str(frame) == str(self.frame):
+            return self
+        joint_a, x_a = payload_transform(model, str(self.frame))
+        joint_b, x_b = payload_transform(model, str(frame))
+        if joint_a != joint_b:
+            return None
+        s = np.asarray(self.spurious, dtype=float).reshape(-1, 10)
+        # An undetermined entry (NaN) leaves every entry it mixes into undetermined in the new frame.
+        moved = s @ np.linalg.solve(x_b, x_a).T
+        return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes))
 
     def to_dict(self) -> dict:
         return {"frame": self.frame, "held_out": list(self.sources),

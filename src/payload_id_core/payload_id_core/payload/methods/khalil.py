@@ -19,6 +19,7 @@ from payload_id_core.payload.covariance_extra import (
     gear_model_error_note,
     measured_model_error,
     measured_model_error_note,
+    model_error_frame_note,
 )
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
@@ -59,7 +60,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     tau_a = y_a @ theta_a
     lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), lf)
-    measured = measured_model_error(robot, frame)
+    measured = measured_model_error(robot, frame, model)
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
@@ -77,6 +78,9 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         shift, mu = gear
         cov = cov + np.outer(shift, shift)
         notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
+    frame_note = model_error_frame_note(robot, frame, model)
+    if frame_note is not None:
+        notes.append(frame_note)
     notes += model_error_notes(model_error_ratio(sol.sigma, robot, np.sqrt(np.mean(sig.tau**2, axis=0))))
     return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig),
