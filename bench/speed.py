@@ -4,7 +4,8 @@
 
   cli_identify_payload_10s_bag_s   wall time of `payload-id identify-payload --method difference-rls` on a 10 s,
                                    500 Hz UR10 bag (robot.yaml given), start-up and imports included (target ≤ 2)
-  online_update_us_direct_rls,     one OnlinePayloadEstimator.update per sample, as the node feeds it: median
+  cli_identify_payload_10s_bag_cpu_s  its CPU time (user + system), less inflated by the others' load
+  online_update_us_direct_rls,     one OnlinePayloadEstimator.update per sample (the ROS node feeds update_batch): median
   online_update_us_difference_rls  over 2000 samples (target ≤ 25 for both); online_update_us is the larger
 With --reference TREE (a checkout of another commit, e.g. a `git worktree` of main), each figure is also taken
 with that tree's core (PYTHONPATH=TREE/src/payload_id_core, ahead of this venv's editable install) as
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,16 +69,20 @@ def env_for(tree: Path | None) -> dict[str, str]:
     return env
 
 
-def cli_seconds(tree: Path | None, robot: Path, bag: Path, out: Path) -> float:
+def cli_seconds(tree: Path | None, robot: Path, bag: Path, out: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of one `payload-id identify-payload` process: CPU (user + system) is what the load
+    of the shared machine inflates least."""
     cmd = [sys.executable, "-c", "import sys; from payload_id_core.cli.main import main; sys.exit(main())",
            "identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bag), "--frame", FRAME,
            "--method", "difference-rls", "--out", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env_for(tree), capture_output=True, text=True)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"identify-payload failed ({done.returncode}): {done.stderr}")
-    return seconds
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def online_figures(robot: Path, bag: Path) -> dict[str, float]:
@@ -131,8 +137,9 @@ def main() -> None:
             # Alternate which tree goes first so that neither always runs on a warmer cache.
             order = list(trees.items()) if repeat % 2 == 0 else list(reversed(trees.items()))
             for suffix, tree in order:
-                seconds = cli_seconds(tree, robot, bag, Path(tmp) / f"payload{suffix}.yaml")
-                samples.setdefault(f"cli_identify_payload_10s_bag_s{suffix}", []).append(seconds)
+                wall, cpu = cli_seconds(tree, robot, bag, Path(tmp) / f"payload{suffix}.yaml")
+                samples.setdefault(f"cli_identify_payload_10s_bag_s{suffix}", []).append(wall)
+                samples.setdefault(f"cli_identify_payload_10s_bag_cpu_s{suffix}", []).append(cpu)
                 for name, value in online_run(tree, robot, bag).items():
                     samples.setdefault(f"{name}{suffix}", []).append(value)
             log(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(f"{k} {v[-1]:.3g}" for k, v in samples.items()))

@@ -3,12 +3,15 @@
 - direct-rls's per-sample rows: the rotor torque of the unloaded robot as one product with a per-joint vector that
   is 0 where the identification absorbed the rotor into π_b (was a gather and a scatter over the free rotors);
 - RecursiveLeastSquares.update: the row variances added on S's diagonal through a view of S (was S.flat);
+- SciPy imported without its docstring rewriting by the command line (scipy_startup.py);
 - YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser).
 """
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -156,3 +159,26 @@ def test_invalid_yaml_message_is_the_python_parsers(tmp_path):
     with pytest.raises(PayloadIdError) as err:
         read_yaml_mapping(bad, "robot file", "fix it")
     assert " ".join(str(python_err.value).split())[:60] in " ".join(str(err.value).split())
+
+
+FILTER_SCRIPT = """
+import sys
+from payload_id_core.scipy_startup import skip_scipy_doc_notes
+applied = skip_scipy_doc_notes() if sys.argv[1] == "skip" else False
+import hashlib
+import numpy as np
+from scipy import signal
+from payload_id_core.signals.filtering import lowpass
+x = np.random.default_rng(3).standard_normal((2000, 6)).cumsum(axis=0)
+y = lowpass(x, 500.0, 20.0)
+print(applied, hashlib.sha256(y.tobytes()).hexdigest(), signal.sosfiltfilt.__doc__.split(chr(10))[0])
+"""
+
+
+def test_scipy_without_doc_notes_filters_the_same(tmp_path):
+    """The command line's start-up skips SciPy's docstring rewriting: the filters give the same bits."""
+    out = {mode: subprocess.run([sys.executable, "-c", FILTER_SCRIPT, mode], capture_output=True, text=True,
+                                check=True).stdout.split(" ", 2) for mode in ("skip", "plain")}
+    assert out["skip"][0] == "True" and out["plain"][0] == "False"
+    assert out["skip"][1] == out["plain"][1]          # the low-passed signal, bit for bit
+    assert out["skip"][2] == out["plain"][2]          # the docstring's first line is kept
