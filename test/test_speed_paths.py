@@ -2,6 +2,7 @@
 
 - direct-rls's per-sample rows: the rotor torque of the unloaded robot as one product with a per-joint vector that
   is 0 where the identification absorbed the rotor into π_b (was a gather and a scatter over the free rotors);
+- the identification's rows (difference-rls): their scatter columns computed once, not per sample;
 - RecursiveLeastSquares.update: the row variances added on S's diagonal through a view of S (was S.flat);
 - SciPy imported without its docstring rewriting by the command line (scipy_startup.py);
 - YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser).
@@ -83,6 +84,21 @@ class ReferenceRLSUpdate:
         rls.samples += samples
 
 
+def reference_identification_rows_into(reg):
+    """FastRegressor.identification_rows_into as it was before issue 35 (scatter columns computed per call)."""
+
+    def rows_into(out, y_rb, fv, qdd):
+        B = y_rb.shape[0]
+        b = reg.layout.base.stop
+        out[:, :, :b] = y_rb[:, :, reg.independent]
+        if reg.n_rotor:
+            out[:, reg.rotor_free, b + np.arange(reg.n_rotor)] = qdd[:, reg.rotor_free]
+        if reg.kf:
+            off = reg.layout.friction.start
+            out[:, reg.friction_rows, off + reg.friction_cols] = fv.reshape(B, -1)
+    return rows_into
+
+
 @pytest.fixture(scope="module")
 def ur10():
     model = RobotModel.from_urdf("ur10")
@@ -119,11 +135,13 @@ def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10):
     assert abs(a.phi[0] - 3.0) < 0.05   # and the numbers are a payload's, not two equal wrong answers
 
 
-def test_difference_rls_update_gives_the_reference_rls_numbers(ur10):
+def test_difference_rls_update_gives_the_reference_numbers(ur10):
     model, robot, (t, q, qd, qdd, tau) = ur10
     fast = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=0, check_every=10**9)
     ref = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=0, check_every=10**9)
     ref.rls.update = ReferenceRLSUpdate(ref.rls)   # type: ignore[method-assign]
+    ref.reg.identification_rows_into = reference_identification_rows_into(ref.reg)   # type: ignore[method-assign]
+    assert fast.reg.n_rotor and fast.reg.kf   # both scatters are exercised
     for k in range(400):
         fast.update(q[k], qd[k], qdd[k], tau[k], t[k])
         ref.update(q[k], qd[k], qdd[k], tau[k], t[k])
