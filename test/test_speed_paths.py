@@ -200,3 +200,27 @@ def test_scipy_without_doc_notes_filters_the_same(tmp_path):
     assert out["skip"][0] == "True" and out["plain"][0] == "False"
     assert out["skip"][1] == out["plain"][1]          # the low-passed signal, bit for bit
     assert out["skip"][2] == out["plain"][2]          # the docstring's first line is kept
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 4])
+def test_tracking_error_powers_give_the_reference_fit(order):
+    """signals/tracking.py: the local polynomial's powers by products, against the float power it replaced."""
+    from payload_id_core.signals import tracking
+
+    rng = np.random.default_rng(order)
+    t = np.arange(3000) / 500.0 + rng.normal(0.0, 2e-5, 3000)
+    e = np.cumsum(rng.normal(size=(3000, 6)), axis=0) * 1e-5
+    x = rng.uniform(-1.0, 1.0, (50, 51))
+    np.testing.assert_allclose(tracking._powers(x, order), x[:, :, None] ** np.arange(order + 1), rtol=1e-15, atol=0)
+    width, h = 51, 25
+    centres = np.arange(t.size)
+    starts = np.clip(centres - h, 0, t.size - width)
+    fast = tracking._fit(t, e, centres, starts, width)
+    original = tracking._powers
+    try:
+        tracking._powers = lambda x, order: x[:, :, None] ** np.arange(order + 1)   # the reference path
+        ref = tracking._fit(t, e, centres, starts, width)
+    finally:
+        tracking._powers = original
+    for a, b in zip(fast, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
