@@ -224,3 +224,24 @@ def test_tracking_error_powers_give_the_reference_fit(order):
         tracking._powers = original
     for a, b in zip(fast, ref):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+
+
+def test_gear_columns_normal_equations_give_the_reference_numbers():
+    """robot_id/gear_friction.py: the μ columns' normal equations without building the rows, against from_data."""
+    from payload_id_core.robot_id import gear_friction
+    from payload_id_core.robot_id.estimators import NormalEquations, wls
+
+    rng = np.random.default_rng(5)
+    N, n, p = 4000, 6, 20
+    W = rng.normal(size=(N, n, p)) * (rng.random((1, n, p)) > 0.3)
+    col = np.abs(rng.normal(size=(N, n))) * np.sign(rng.normal(size=(N, n)))
+    tau = rng.normal(size=(N, n))
+    fast = gear_friction.with_gear_columns(W, col, tau)
+    ref = NormalEquations.from_data(np.concatenate([W, gear_friction._diagonal_columns(col)], axis=2), tau)
+    for a, b in ((fast.gram, ref.gram), (fast.rhs, ref.rhs), (fast.tt, ref.tt)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+    assert np.array_equal(fast.p_joint, ref.p_joint) and fast.n_samples == ref.n_samples
+    sigma = np.linspace(0.5, 1.5, n)
+    f, r = wls(fast, sigma=sigma), wls(ref, sigma=sigma)
+    np.testing.assert_allclose(f.theta, r.theta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(f.std, r.std, rtol=1e-9)
