@@ -7,6 +7,9 @@
   cli_identify_payload_10s_bag_cpu_s  its CPU time (user + system), less inflated by the others' load
   online_update_us_direct_rls,     one OnlinePayloadEstimator.update per sample (the ROS node feeds update_batch): median
   online_update_us_difference_rls  over 2000 samples (target ≤ 25 for both); online_update_us is the larger
+  identify_robot_60s_s             bench/dynamics.py's figure (WLS, nonlinear friction, delay estimated, 60 s at
+                                   500 Hz), one run per process after a warm-up (target ≤ 1.0), with
+                                   identify_robot_60s_validation_rmse_ratio (the same model either way)
 With --reference TREE (a checkout of another commit, e.g. a `git worktree` of main), each figure is also taken
 with that tree's core (PYTHONPATH=TREE/src/payload_id_core, ahead of this venv's editable install) as
 <figure>_reference, the two alternating run by run so that both see the same load. Every figure is the median
@@ -112,6 +115,42 @@ def online_figures(robot: Path, bag: Path) -> dict[str, float]:
     return figures
 
 
+def robot_id_figures() -> dict[str, float]:
+    """bench/dynamics.py's identify_robot_60s_s (WLS, nonlinear friction with α search, delay estimated, on
+    60 s at 500 Hz) once in this process, after a warm-up run, with its validation RMSE ratio (the same model?)."""
+    import numpy as np
+
+    from payload_id_core.blas import limit_blas_threads
+    from payload_id_core.dynamics.friction import make_friction_model
+    from payload_id_core.dynamics.model import RobotModel
+    from payload_id_core.robot_id import identify_robot, validate_robot
+    from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+    limit_blas_threads()
+    model = RobotModel.from_urdf("ur10")
+    noise = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])
+    truth_f = make_friction_model("nonlinear", model.joint_names, alpha=[0.45, 0.35, 0.6, 0.7, 0.5, 0.4])
+
+    def recording(seed, duration):
+        t, q, qd, qdd = sum_of_sines(model, duration, 500.0, seed=seed)
+        return synthetic_recording(model, t, q, qd, qdd, friction=truth_f, friction_params=np.tile([3.0, 9.0, 0.1], 6),
+                                   rotor_inertia=[0.6, 0.6, 0.3, 0.05, 0.05, 0.05], noise_std=noise, seed=seed)
+
+    train, test = recording(1, 60.0), recording(2, 20.0)
+    identify_robot(model, recording(3, 2.0), delay=0.0)
+    t0 = time.perf_counter()
+    ident = identify_robot(model, train, friction="nonlinear", estimator="wls", delay="estimate")
+    seconds = time.perf_counter() - t0
+    return {"identify_robot_60s_s": seconds,
+            "identify_robot_60s_validation_rmse_ratio": float(np.max(validate_robot(ident, test) / noise))}
+
+
+def robot_id_run(tree: Path | None) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--robot-id"], env=env_for(tree), capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def online_run(tree: Path | None, robot: Path, bag: Path) -> dict[str, float]:
     done = subprocess.run([sys.executable, __file__, "--online", str(robot), str(bag)], env=env_for(tree),
                           capture_output=True, text=True, check=True)
@@ -123,7 +162,11 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, help="a checkout of the code to compare with (its repository root)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--online", nargs=2, metavar=("ROBOT", "BAG"), help=argparse.SUPPRESS)
+    parser.add_argument("--robot-id", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.robot_id:
+        print(json.dumps(robot_id_figures()))
+        return
     if args.online:
         print(json.dumps(online_figures(Path(args.online[0]), Path(args.online[1]))))
         return
@@ -140,7 +183,7 @@ def main() -> None:
                 wall, cpu = cli_seconds(tree, robot, bag, Path(tmp) / f"payload{suffix}.yaml")
                 samples.setdefault(f"cli_identify_payload_10s_bag_s{suffix}", []).append(wall)
                 samples.setdefault(f"cli_identify_payload_10s_bag_cpu_s{suffix}", []).append(cpu)
-                for name, value in online_run(tree, robot, bag).items():
+                for name, value in (online_run(tree, robot, bag) | robot_id_run(tree)).items():
                     samples.setdefault(f"{name}{suffix}", []).append(value)
             log(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(f"{k} {v[-1]:.3g}" for k, v in samples.items()))
     figures = {name: statistics.median(values) for name, values in samples.items()}

@@ -28,7 +28,7 @@ def skip_scipy_doc_notes() -> bool:
     """Before SciPy's submodules load: their array-API functions keep their docstrings unparsed. True when applied
     (scipy._lib._array_api has the FunctionDoc its decorator uses), False otherwise."""
     try:
-        from scipy._lib import _array_api
+        from scipy._lib import _array_api  # noqa: PLC0415 - SciPy only when the command line starts, before its submodules
     except ImportError:
         return False
     if not isinstance(getattr(_array_api, "FunctionDoc", None), type):
