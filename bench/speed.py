@@ -4,9 +4,9 @@
 
   cli_identify_payload_10s_bag_s   wall time of `payload-id identify-payload --method difference-rls` on a 10 s,
                                    500 Hz UR10 bag (robot.yaml given), start-up and imports included (target ≤ 2)
-  cli_identify_payload_10s_bag_cpu_s  its CPU time (user + system), less inflated by the others' load
-  online_update_us_direct_rls,     one OnlinePayloadEstimator.update per sample (the ROS node feeds update_batch): median
-  online_update_us_difference_rls  over 2000 samples (target ≤ 25 for both); online_update_us is the larger
+  cli_identify_payload_10s_bag_cpu_s  its CPU time (user + system), less inflated by others' load
+  online_update_us_direct_rls,     one OnlinePayloadEstimator.update per sample (the ROS node feeds update_batch):
+  online_update_us_difference_rls  median over 2000 samples (target ≤ 25 for both); online_update_us the larger
   identify_robot_60s_s             bench/dynamics.py's figure (WLS, nonlinear friction, delay estimated, 60 s at
                                    500 Hz), one run per process after a warm-up (target ≤ 1.0), with
                                    identify_robot_60s_validation_rmse_ratio (the same model either way)
@@ -32,6 +32,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
+from payload_id_core.blas import limit_blas_threads
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.io.bag import read_bag, write_bag
+from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
+from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
 RATE = 500.0
 FRAME = "tool0"
 
@@ -42,14 +54,6 @@ def log(*a):
 
 def make_inputs(folder: Path) -> tuple[Path, Path]:
     """robot.yaml of a UR10 identified on a 20 s unloaded run, and a 10 s loaded bag (4 kg, CoM off the flange)."""
-    import numpy as np
-
-    from payload_id_core.dynamics.inertia import from_mass_com_inertia
-    from payload_id_core.dynamics.model import RobotModel
-    from payload_id_core.io.bag import write_bag
-    from payload_id_core.robot_id import identify_robot
-    from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-
     model = RobotModel.from_urdf("ur10")
     phi = from_mass_com_inertia(4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015]))
 
@@ -90,15 +94,6 @@ def cli_seconds(tree: Path | None, robot: Path, bag: Path, out: Path) -> tuple[f
 
 def online_figures(robot: Path, bag: Path) -> dict[str, float]:
     """Per-sample update of both online methods, this process's code (run as a child with --online)."""
-    import numpy as np
-
-    from payload_id_core.blas import limit_blas_threads
-    from payload_id_core.dynamics.model import RobotModel
-    from payload_id_core.io.bag import read_bag
-    from payload_id_core.payload.online import OnlinePayloadEstimator
-    from payload_id_core.robot_id import RobotIdentification
-    from payload_id_core.signals.conditioning import conditioned_signals
-
     limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     ident = RobotIdentification.load(robot, model)
@@ -118,14 +113,6 @@ def online_figures(robot: Path, bag: Path) -> dict[str, float]:
 def robot_id_figures() -> dict[str, float]:
     """bench/dynamics.py's identify_robot_60s_s (WLS, nonlinear friction with α search, delay estimated, on
     60 s at 500 Hz) once in this process, after a warm-up run, with its validation RMSE ratio (the same model?)."""
-    import numpy as np
-
-    from payload_id_core.blas import limit_blas_threads
-    from payload_id_core.dynamics.friction import make_friction_model
-    from payload_id_core.dynamics.model import RobotModel
-    from payload_id_core.robot_id import identify_robot, validate_robot
-    from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
-
     limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     noise = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])

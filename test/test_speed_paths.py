@@ -24,7 +24,9 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import C_YAML_MAX_DEPTH, parse_yaml, read_yaml_mapping, yaml_depth_bound
 from payload_id_core.payload.online import DirectRLS, OnlinePayloadEstimator
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import gear_friction, identify_robot
+from payload_id_core.robot_id.estimators import NormalEquations, wls
+from payload_id_core.signals import tracking
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE = 200.0
@@ -121,7 +123,7 @@ def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10):
     ref = ReferenceDirectRLS(model, robot, "tool0", history_every=10, check_every=7)
     # The case the product replaces: some rotors free, others absorbed (their entries of the vector are 0).
     assert 0 < fast.n_rotor < model.n and np.count_nonzero(fast._rotor_a_joint) == fast.n_rotor
-    ref.rls.update = ReferenceRLSUpdate(ref.rls)   # type: ignore[method-assign]
+    ref.rls.update = ReferenceRLSUpdate(ref.rls)
     for k in range(t.size):
         fast.update(q[k], qd[k], qdd[k], tau[k], t[k])
         ref.update(q[k], qd[k], qdd[k], tau[k], t[k])
@@ -139,8 +141,8 @@ def test_difference_rls_update_gives_the_reference_numbers(ur10):
     model, robot, (t, q, qd, qdd, tau) = ur10
     fast = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=0, check_every=10**9)
     ref = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=0, check_every=10**9)
-    ref.rls.update = ReferenceRLSUpdate(ref.rls)   # type: ignore[method-assign]
-    ref.reg.identification_rows_into = reference_identification_rows_into(ref.reg)   # type: ignore[method-assign]
+    ref.rls.update = ReferenceRLSUpdate(ref.rls)
+    ref.reg.identification_rows_into = reference_identification_rows_into(ref.reg)
     assert fast.reg.n_rotor and fast.reg.kf   # both scatters are exercised
     for k in range(400):
         fast.update(q[k], qd[k], qdd[k], tau[k], t[k])
@@ -205,8 +207,6 @@ def test_scipy_without_doc_notes_filters_the_same(tmp_path):
 @pytest.mark.parametrize("order", [0, 1, 2, 4])
 def test_tracking_error_powers_give_the_reference_fit(order):
     """signals/tracking.py: the local polynomial's powers by products, against the float power it replaced."""
-    from payload_id_core.signals import tracking
-
     rng = np.random.default_rng(order)
     t = np.arange(3000) / 500.0 + rng.normal(0.0, 2e-5, 3000)
     e = np.cumsum(rng.normal(size=(3000, 6)), axis=0) * 1e-5
@@ -228,9 +228,6 @@ def test_tracking_error_powers_give_the_reference_fit(order):
 
 def test_gear_columns_normal_equations_give_the_reference_numbers():
     """robot_id/gear_friction.py: the μ columns' normal equations without building the rows, against from_data."""
-    from payload_id_core.robot_id import gear_friction
-    from payload_id_core.robot_id.estimators import NormalEquations, wls
-
     rng = np.random.default_rng(5)
     N, n, p = 4000, 6, 20
     W = rng.normal(size=(N, n, p)) * (rng.random((1, n, p)) > 0.3)

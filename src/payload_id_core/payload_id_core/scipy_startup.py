@@ -33,5 +33,5 @@ def skip_scipy_doc_notes() -> bool:
         return False
     if not isinstance(getattr(_array_api, "FunctionDoc", None), type):
         return False
-    _array_api.FunctionDoc = _DocAsIs   # type: ignore[attr-defined,misc]
+    _array_api.FunctionDoc = _DocAsIs
     return True
