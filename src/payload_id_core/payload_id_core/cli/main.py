@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.scipy_startup import skip_scipy_doc_notes
 
 
 class _OneLineErrors(argparse.ArgumentParser):
@@ -79,6 +80,7 @@ def build_parser(plugins: dict[str, str] | None = None) -> tuple[argparse.Argume
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     limit_blas_threads()
+    skip_scipy_doc_notes()   # SciPy's imports without parsing ~800 docstrings nobody reads here (0.6-1 s)
     plugins = plugin_modules()
     if argv and argv[0] in KNOWN_PLUGINS and argv[0] not in plugins:
         print(f"payload-id {argv[0]}: error: this subcommand needs {KNOWN_PLUGINS[argv[0]][1]}", file=sys.stderr)

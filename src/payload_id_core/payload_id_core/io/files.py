@@ -183,6 +183,30 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(tmp_parent, ignore_errors=True)
 
 
+# libyaml's composer recurses in C once per nesting level and crashes the process (a segmentation fault, no
+# exception) some ten thousand levels down; below C_YAML_MAX_DEPTH it is safe (5000 levels were read here).
+C_YAML_MAX_DEPTH = 2000
+
+
+def yaml_depth_bound(text: str) -> int:
+    """An upper bound of the nesting depth of the YAML document `text`: a flow level opens with [ or {, and a block
+    level takes at least one character of its line (indentation or a compact '- ', '? ', ': ' indicator)."""
+    return text.count("[") + text.count("{") + max(map(len, text.splitlines()), default=0) + 1
+
+
+def parse_yaml(text: str):
+    """yaml.safe_load(text), read by libyaml when PyYAML has it and the document cannot nest deep enough to crash
+    it: the same SafeConstructor builds the same values, about 9x faster (a UR10 robot.yaml: 0.27 s -> 0.03 s).
+    A document libyaml refuses is read again by the Python parser, so errors are PyYAML's own as before."""
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is not None and yaml_depth_bound(text) <= C_YAML_MAX_DEPTH:
+        try:
+            return yaml.load(text, Loader=loader)   # noqa: S506 - CSafeLoader is the safe loader, in C
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(text)
+
+
 def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
     """Load a YAML file that must hold a mapping, or raise PayloadIdError naming `what` and `fix`.
 
@@ -195,7 +219,7 @@ def read_yaml_mapping(path: str | os.PathLike, what: str, fix: str) -> dict:
     if not path.is_file():
         raise PayloadIdError(f"{what} {path} does not exist", fix)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = parse_yaml(path.read_text())
     except RecursionError as err:
         # PyYAML's composer recurses once per level: a few thousand nested [ or { exhaust Python's stack.
         raise PayloadIdError(f"{what} {path} nests deeper than YAML can be read here (thousands of levels)",

@@ -143,11 +143,41 @@ def fit(regressor: np.ndarray, theta: np.ndarray, tau: np.ndarray, qd: np.ndarra
     n = tau.shape[1]
     tau_hat = regressor @ theta
     col = np.abs(tau_hat) * smooth_sign(qd, sign_epsilon)
+    joint_fit = wls(with_gear_columns(regressor, col, tau), sigma=sigma)
+    return joint_fit.theta[-n:], joint_fit.std[-n:]
+
+
+def with_gear_columns(regressor: np.ndarray, col: np.ndarray, tau: np.ndarray) -> NormalEquations:
+    """NormalEquations.from_data of the rows [W | diag(col)] (N, n, p + n) without building them: joint j's μ
+    column is col[:, j] on its own rows and 0 on the others', so its Gram matrix is [[W_jᵀW_j, W_jᵀc_j e_j],
+    [., c_jᵀc_j e_j e_jᵀ]]. Building the rows copied 92 MB on 60 s at 500 Hz and multiplied (p + n)² columns
+    where p² and one column are not zero; the same numbers to round-off (test_speed_paths)."""
+    tau = np.asarray(tau, dtype=float)
+    n_samples, n, p = regressor.shape
+    if col.shape != (n_samples, n) or tau.shape != (n_samples, n):
+        return NormalEquations.from_data(np.concatenate([regressor, _diagonal_columns(col)], axis=2), tau)
+    gram, rhs = np.zeros((n, p + n, p + n)), np.zeros((n, p + n))
+    tt, pj = np.empty(n), np.empty(n, dtype=int)
+    for j in range(n):
+        a = np.ascontiguousarray(regressor[:, j, :])
+        c = np.ascontiguousarray(col[:, j])
+        y = np.ascontiguousarray(tau[:, j])
+        gram[j, :p, :p] = a.T @ a
+        gram[j, :p, p + j] = gram[j, p + j, :p] = a.T @ c
+        gram[j, p + j, p + j] = c @ c
+        rhs[j, :p] = a.T @ y
+        rhs[j, p + j] = c @ y
+        tt[j] = y @ y
+        pj[j] = np.count_nonzero(np.diag(gram[j]) > 0)
+    return NormalEquations(gram, rhs, tt, n_samples, pj)
+
+
+def _diagonal_columns(col: np.ndarray) -> np.ndarray:
+    """(N, n, n): col[:, j] at row j, column j (the rows' μ columns, built when the shapes are not the usual)."""
+    n = col.shape[-1]
     cols = np.zeros(col.shape + (n,))
     cols[..., np.arange(n), np.arange(n)] = col
-    ne = NormalEquations.from_data(np.concatenate([regressor, cols], axis=2), tau)
-    joint_fit = wls(ne, sigma=sigma)
-    return joint_fit.theta[-n:], joint_fit.std[-n:]
+    return cols
 
 
 def kept(mu_hat: np.ndarray, mu_std: np.ndarray) -> GearFriction:

@@ -43,6 +43,10 @@ class DirectRLS(OnlineEstimator):
         K = np.asarray(robot.base.K, dtype=float)
         self.phi_a_std = K.T @ np.linalg.solve(K @ K.T, self.theta_a[self.layout.base])
         self._fric_a_joint = self.fric_a.reshape(self.n, -1) if self.kf else None
+        # The rotor inertias per joint, 0 where the identification absorbed them into π_b: one product per
+        # sample instead of a gather and a scatter (adding q̈·0 leaves those joints' torques as they were).
+        self._rotor_a_joint = np.zeros(self.n)
+        self._rotor_a_joint[self.reg.rotor_free] = self.rotor_a
         # The friction change's unknowns: the parameters a load can change (load_friction.load_changeable_friction).
         changeable = self.reg.changeable if self.friction_change else np.zeros(self.kf, dtype=bool)
         self.n_friction_change = int(changeable.sum())
@@ -76,7 +80,7 @@ class DirectRLS(OnlineEstimator):
             if self.n_friction_change:
                 rows[:, self._fc_rows, self._fc_cols] = fv.reshape(B, -1)[:, self._fc_values]
         if self.n_rotor:
-            tau_a[:, self.reg.rotor_free] += qdd[:, self.reg.rotor_free] * self.rotor_a
+            tau_a += qdd * self._rotor_a_joint
         if self.n_lf:
             self._load_friction_into(B, tau_a, tau_a + rows[:, :, :10] @ self._ref[:10], qd, fv)
         np.subtract(tau, tau_a, out=z)

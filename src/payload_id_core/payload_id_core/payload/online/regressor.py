@@ -53,6 +53,9 @@ class FastRegressor:
         self.kf = lay.friction.stop - lay.friction.start
         # Rotor inertias with their own unknown (the others are absorbed into π_b by the identification).
         self.rotor_free = np.asarray(getattr(getattr(robot, "rotor", None), "free", np.arange(self.n_rotor)), dtype=int)
+        # Where identification_rows_into scatters the rotor and friction values (fixed: computed once, not per sample).
+        self._rotor_cols = lay.base.stop + np.arange(self.n_rotor)
+        self._friction_cols_p = lay.friction.start + self.friction_cols
 
     def friction_values(self, qd: np.ndarray) -> np.ndarray:
         """(..., n, k): each joint's own friction columns (the nonzero entries of its row)."""
@@ -85,12 +88,11 @@ class FastRegressor:
         b = self.layout.base.stop
         out[:, :, :b] = y_rb[:, :, self.independent]
         if self.n_rotor:
-            out[:, self.rotor_free, b + np.arange(self.n_rotor)] = qdd[:, self.rotor_free]
+            out[:, self.rotor_free, self._rotor_cols] = qdd[:, self.rotor_free]
         if self.kf:
             if fv is None:
                 raise TypeError("the identification's rows need the friction values fv: the model has friction")
-            off = self.layout.friction.start
-            out[:, self.friction_rows, off + self.friction_cols] = fv.reshape(B, -1)
+            out[:, self.friction_rows, self._friction_cols_p] = fv.reshape(B, -1)
 
     def check_against_identification(self) -> None:
         """The fast rows must equal the identification's batch regressor (same θ layout)."""

@@ -69,7 +69,7 @@ class RecursiveLeastSquares:
         P = self.P
         G = P @ Y.T                                     # (u, m)
         S = Y @ G
-        S.flat[::m + 1] += self._variances(m, samples)
+        S.ravel()[::m + 1] += self._variances(m, samples)   # S is a fresh C-contiguous array: a view
         L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError("innovation covariance not positive definite")

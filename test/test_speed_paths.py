@@ -1,0 +1,244 @@
+"""The faster paths of issue 35 give the numbers of the reference paths they replace, to 1e-9 relative.
+
+- direct-rls's per-sample rows: the rotor torque of the unloaded robot as one product with a per-joint vector that
+  is 0 where the identification absorbed the rotor into π_b (was a gather and a scatter over the free rotors);
+- the identification's rows (difference-rls): their scatter columns computed once, not per sample;
+- RecursiveLeastSquares.update: the row variances added on S's diagonal through a view of S (was S.flat);
+- SciPy imported without its docstring rewriting by the command line (scipy_startup.py);
+- YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+from scipy.linalg import lapack
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.files import C_YAML_MAX_DEPTH, parse_yaml, read_yaml_mapping, yaml_depth_bound
+from payload_id_core.payload.online import DirectRLS, OnlinePayloadEstimator
+from payload_id_core.robot_id import gear_friction, identify_robot
+from payload_id_core.robot_id.estimators import NormalEquations, wls
+from payload_id_core.signals import tracking
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+RATE = 200.0
+PHI = from_mass_com_inertia(3.0, np.array([0.01, -0.02, 0.06]), np.diag([0.02, 0.03, 0.015]))
+
+
+class ReferenceDirectRLS(DirectRLS):
+    """direct-rls with the rotor torque as it was computed before issue 35 (gather and scatter of the free rotors)."""
+
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+        B = q.shape[0]
+        y_rb = self._yrb[:B]
+        self.reg.rigid_into(y_rb, q, qd, qdd)
+        fv = self.reg.friction_values(qd) if self.kf else None
+        isig = self._isig[:, None]
+        np.matmul(y_rb[:, :, self.block], self.X, out=rows[:, :, :10])
+        tau_a = y_rb @ self.phi_a_std
+        if fv is not None and self._fric_a_joint is not None:
+            tau_a += np.einsum("bjk,jk->bj", fv, self._fric_a_joint)
+            if self.n_friction_change:
+                rows[:, self._fc_rows, self._fc_cols] = fv.reshape(B, -1)[:, self._fc_values]
+        if self.n_rotor:
+            tau_a[:, self.reg.rotor_free] += qdd[:, self.reg.rotor_free] * self.rotor_a
+        if self.n_lf:
+            self._load_friction_into(B, tau_a, tau_a + rows[:, :, :10] @ self._ref[:10], qd, fv)
+        np.subtract(tau, tau_a, out=z)
+        np.multiply(rows, isig, out=whitened)
+        if full_w is not None:
+            self.reg.identification_rows_into(full_w, y_rb, fv, qdd)
+            full_w *= isig
+
+
+class ReferenceRLSUpdate:
+    """RecursiveLeastSquares.update as it was before issue 35 (S.flat), bound onto an estimator's RLS."""
+
+    def __init__(self, rls):
+        self.rls = rls
+
+    def __call__(self, Y, z, samples=1):
+        rls = self.rls
+        m = Y.shape[0]
+        P = rls.P
+        G = P @ Y.T
+        S = Y @ G
+        S.flat[::m + 1] += rls._variances(m, samples)
+        L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
+        assert info == 0
+        Li, _ = lapack.dtrtri(L, lower=1, overwrite_c=1)
+        w = Li @ (z - Y @ rls.theta)
+        H = G @ Li.T
+        rls.theta += H @ w
+        P -= H @ H.T
+        if rls.forgetting != 1.0:
+            P /= rls.forgetting ** samples
+        rls.cost += float(w @ w)
+        rls.rows += m
+        rls.samples += samples
+
+
+def reference_identification_rows_into(reg):
+    """FastRegressor.identification_rows_into as it was before issue 35 (scatter columns computed per call)."""
+
+    def rows_into(out, y_rb, fv, qdd):
+        B = y_rb.shape[0]
+        b = reg.layout.base.stop
+        out[:, :, :b] = y_rb[:, :, reg.independent]
+        if reg.n_rotor:
+            out[:, reg.rotor_free, b + np.arange(reg.n_rotor)] = qdd[:, reg.rotor_free]
+        if reg.kf:
+            off = reg.layout.friction.start
+            out[:, reg.friction_rows, off + reg.friction_cols] = fv.reshape(B, -1)
+    return rows_into
+
+
+@pytest.fixture(scope="module")
+def ur10():
+    model = RobotModel.from_urdf("ur10")
+
+    def rec(seconds, seed, payload, motion=None):
+        return synthetic_recording(model, *(motion or sum_of_sines(model, seconds, RATE, seed=seed)), friction="linear",
+                                   friction_params=np.tile([3.0, 2.0, 0.3], model.n), rotor_inertia=0.2,
+                                   noise_std=0.5, delay=0.0, payload=payload, seed=seed)
+
+    robot = identify_robot(model, rec(8.0, 1, None), friction="linear", delay=0.0)
+    motion = sum_of_sines(model, 4.0, RATE, seed=2)
+    tau = rec(4.0, 2, (PHI, "tool0"), motion).joints.tau
+    t, q, qd, qdd = (a[:tau.shape[0]] for a in motion)   # the samples stop one stamp before the motion's end
+    return model, robot, (t, q, qd, qdd, tau)
+
+
+def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10):
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    fast = OnlinePayloadEstimator(model, robot, "tool0", "direct-rls", history_every=10, check_every=7)
+    ref = ReferenceDirectRLS(model, robot, "tool0", history_every=10, check_every=7)
+    # The case the product replaces: some rotors free, others absorbed (their entries of the vector are 0).
+    assert 0 < fast.n_rotor < model.n and np.count_nonzero(fast._rotor_a_joint) == fast.n_rotor
+    ref.rls.update = ReferenceRLSUpdate(ref.rls)
+    for k in range(t.size):
+        fast.update(q[k], qd[k], qdd[k], tau[k], t[k])
+        ref.update(q[k], qd[k], qdd[k], tau[k], t[k])
+    np.testing.assert_allclose(fast.rls.theta, ref.rls.theta, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(fast.rls.P, ref.rls.P, rtol=1e-9, atol=1e-12 * np.abs(ref.rls.P).max())
+    a, b = fast.estimate(), ref.estimate()
+    np.testing.assert_allclose(a.phi, b.phi, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(a.covariance, b.covariance, rtol=1e-9, atol=1e-15)
+    assert a.converged == b.converged and (a.convergence_time == b.convergence_time
+                                           or math.isnan(a.convergence_time) and math.isnan(b.convergence_time))
+    assert abs(a.phi[0] - 3.0) < 0.05   # and the numbers are a payload's, not two equal wrong answers
+
+
+def test_difference_rls_update_gives_the_reference_numbers(ur10):
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    fast = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=0, check_every=10**9)
+    ref = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=0, check_every=10**9)
+    ref.rls.update = ReferenceRLSUpdate(ref.rls)
+    ref.reg.identification_rows_into = reference_identification_rows_into(ref.reg)
+    assert fast.reg.n_rotor and fast.reg.kf   # both scatters are exercised
+    for k in range(400):
+        fast.update(q[k], qd[k], qdd[k], tau[k], t[k])
+        ref.update(q[k], qd[k], qdd[k], tau[k], t[k])
+    np.testing.assert_array_equal(fast.rls.theta, ref.rls.theta)
+    np.testing.assert_array_equal(fast.rls.P, ref.rls.P)
+
+
+def test_libyaml_reads_the_same_values_as_the_python_parser(tmp_path, ur10):
+    model, robot, _ = ur10
+    path = tmp_path / "robot.yaml"
+    robot.save(path)
+    text = path.read_text()
+    assert yaml_depth_bound(text) <= C_YAML_MAX_DEPTH   # a robot.yaml takes the libyaml path
+    assert parse_yaml(text) == yaml.safe_load(text)
+    odd = "a: [1e3, .inf, -.Inf, 0x1F, 1_000, ~, yes, 'q', \"\\u00e9\", 2026-11-27, 1.5e-300]\nb: {c: !!float 3}\n"
+    assert parse_yaml(odd) == yaml.safe_load(odd)
+
+
+def test_deep_yaml_is_refused_not_crashed(tmp_path):
+    # 100 000 nested lists: libyaml's composer would crash the process; the Python parser's recursion is caught.
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert yaml_depth_bound(deep.read_text()) > C_YAML_MAX_DEPTH
+    with pytest.raises(PayloadIdError, match="nests deeper than YAML can be read"):
+        read_yaml_mapping(deep, "robot file", "run payload-id identify-robot to write it")
+
+
+def test_invalid_yaml_message_is_the_python_parsers(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1, 2\nb: 3\n")
+    with pytest.raises(yaml.YAMLError) as python_err:
+        yaml.safe_load(bad.read_text())
+    with pytest.raises(PayloadIdError) as err:
+        read_yaml_mapping(bad, "robot file", "fix it")
+    assert " ".join(str(python_err.value).split())[:60] in " ".join(str(err.value).split())
+
+
+FILTER_SCRIPT = """
+import sys
+from payload_id_core.scipy_startup import skip_scipy_doc_notes
+applied = skip_scipy_doc_notes() if sys.argv[1] == "skip" else False
+import hashlib
+import numpy as np
+from scipy import signal
+from payload_id_core.signals.filtering import lowpass
+x = np.random.default_rng(3).standard_normal((2000, 6)).cumsum(axis=0)
+y = lowpass(x, 500.0, 20.0)
+print(applied, hashlib.sha256(y.tobytes()).hexdigest(), signal.sosfiltfilt.__doc__.split(chr(10))[0])
+"""
+
+
+def test_scipy_without_doc_notes_filters_the_same(tmp_path):
+    """The command line's start-up skips SciPy's docstring rewriting: the filters give the same bits."""
+    out = {mode: subprocess.run([sys.executable, "-c", FILTER_SCRIPT, mode], capture_output=True, text=True,
+                                check=True).stdout.split(" ", 2) for mode in ("skip", "plain")}
+    assert out["skip"][0] == "True" and out["plain"][0] == "False"
+    assert out["skip"][1] == out["plain"][1]          # the low-passed signal, bit for bit
+    assert out["skip"][2] == out["plain"][2]          # the docstring's first line is kept
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 4])
+def test_tracking_error_powers_give_the_reference_fit(order):
+    """signals/tracking.py: the local polynomial's powers by products, against the float power it replaced."""
+    rng = np.random.default_rng(order)
+    t = np.arange(3000) / 500.0 + rng.normal(0.0, 2e-5, 3000)
+    e = np.cumsum(rng.normal(size=(3000, 6)), axis=0) * 1e-5
+    x = rng.uniform(-1.0, 1.0, (50, 51))
+    np.testing.assert_allclose(tracking._powers(x, order), x[:, :, None] ** np.arange(order + 1), rtol=1e-15, atol=0)
+    width, h = 51, 25
+    centres = np.arange(t.size)
+    starts = np.clip(centres - h, 0, t.size - width)
+    fast = tracking._fit(t, e, centres, starts, width)
+    original = tracking._powers
+    try:
+        tracking._powers = lambda x, order: x[:, :, None] ** np.arange(order + 1)   # the reference path
+        ref = tracking._fit(t, e, centres, starts, width)
+    finally:
+        tracking._powers = original
+    for a, b in zip(fast, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+
+
+def test_gear_columns_normal_equations_give_the_reference_numbers():
+    """robot_id/gear_friction.py: the μ columns' normal equations without building the rows, against from_data."""
+    rng = np.random.default_rng(5)
+    N, n, p = 4000, 6, 20
+    W = rng.normal(size=(N, n, p)) * (rng.random((1, n, p)) > 0.3)
+    col = np.abs(rng.normal(size=(N, n))) * np.sign(rng.normal(size=(N, n)))
+    tau = rng.normal(size=(N, n))
+    fast = gear_friction.with_gear_columns(W, col, tau)
+    ref = NormalEquations.from_data(np.concatenate([W, gear_friction._diagonal_columns(col)], axis=2), tau)
+    for a, b in ((fast.gram, ref.gram), (fast.rhs, ref.rhs), (fast.tt, ref.tt)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+    assert np.array_equal(fast.p_joint, ref.p_joint) and fast.n_samples == ref.n_samples
+    sigma = np.linspace(0.5, 1.5, n)
+    f, r = wls(fast, sigma=sigma), wls(ref, sigma=sigma)
+    np.testing.assert_allclose(f.theta, r.theta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(f.std, r.std, rtol=1e-9)
