@@ -21,7 +21,10 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                set (a flat prior on it): the mean is itself a consistent body in the box, and the covariance
                is the spread that remains, so σ reflects the box. Computed by hit-and-run sampling (Smith 1984:
                64 chains, a pilot that learns the set's shape, exact chords; a fixed seed, so the same input
-               gives the same answer).
+               gives the same answer). A box that does not bind (box_does_not_bind: the data's Gaussian inside it
+               by BIND_MARGIN_SIGMA along every linear constraint, every check draw a body in it) is not sampled:
+               the data's numbers stay. A sampler whose chains disagree (split R̂) or whose σ are wider than the
+               data's (impossible, Brascamp & Lieb 1976) is not trusted: the data's estimate stays, with the reason.
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
@@ -437,9 +440,10 @@ def _split_rhat(chains: np.ndarray) -> np.ndarray:
 
 def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass: float, mass_std: float,
                   nearest: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
-    """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance and effective
-    sample count and split R̂. The chain starts between `nearest` (the projection onto the set) and a block filling the box, strictly
-    inside; its directions have the shape of the data's Gaussian where it is informative and of the box elsewhere."""
+    """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance, effective
+    sample count and each entry's split R̂. The chain starts between `nearest` (the projection onto the set) and a
+    block filling the box, strictly inside; its directions have the shape of the data's Gaussian where it is
+    informative and of the box elsewhere."""
     low, high = box_parameter_ranges(lo, hi)
     m_hi = mass + 3.0 * mass_std
     half = m_hi * 0.5 * (high - low) + 3.0 * mass_std * np.abs(0.5 * (low + high)) + 1e-9
@@ -540,10 +544,12 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         eta[0] += prior.known_mass / prior.known_mass_std**2  # type: ignore[operator]
     idx = np.flatnonzero(ok)
     sub = np.linalg.inv(info[np.ix_(idx, idx)])
-    phi = est.phi.copy()
-    phi[idx] = sub @ eta[idx]
-    cov = np.full((10, 10), np.nan)
-    cov[np.ix_(idx, idx)] = sub
+    phi, cov = est.phi.copy(), np.full((10, 10), np.nan)
+    if prior.known_mass is None:    # the data's own numbers, not their round trip through the information form
+        cov[np.ix_(idx, idx)] = sub = np.asarray(est.covariance, dtype=float)[np.ix_(idx, idx)]
+    else:
+        phi[idx] = sub @ eta[idx]
+        cov[np.ix_(idx, idx)] = sub
     ess = float("nan")
     box_text = ""
     if prior.has_box and ok.all() and box_does_not_bind(phi, sub, prior.lo, prior.hi):
