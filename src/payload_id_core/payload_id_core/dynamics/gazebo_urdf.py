@@ -34,7 +34,6 @@ from payload_id_core.dynamics.inertia import equivalent_box
 from payload_id_core.dynamics.model import RobotModel, resolve_urdf
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import read_yaml_mapping
-from payload_id_core.payload.priors import MAX_PAYLOAD_EXTENT_M, rated_payload
 
 HARDWARE_PLUGIN = "gz_ros2_control/GazeboSimSystem"
 GZ_PLUGIN_FILENAME = "gz_ros2_control-system"
@@ -45,7 +44,6 @@ PAYLOAD_LINK = "payload"
 PAYLOAD_JOINT = "payload_joint"
 WORLD_LINK = "world"
 _MOVING = ("revolute", "continuous", "prismatic")
-MAX_PAYLOAD_COM_M = MAX_PAYLOAD_EXTENT_M
 
 
 @dataclass(frozen=True)
@@ -67,9 +65,7 @@ def flange_payload(mass: float, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6) -> Flan
     """The payload asked for, checked to be a body Gazebo can simulate; None for mass 0 with nothing else
     given (no payload). Refused (PayloadIdError): non-finite numbers, a negative mass, a CoM or inertia with
     no mass, the wrong number of values, an inertia about the CoM that is not positive definite or whose
-    principal moments break the triangle inequality (no rigid body has them), a CoM farther than MAX_PAYLOAD_COM_M
-    (the limit identify-payload's --bounding-box has). gazebo_urdf also refuses a mass above the robot's rated
-    payload."""
+    principal moments break the triangle inequality (no rigid body has them)."""
     com = tuple(float(c) for c in com)
     inertia = tuple(float(i) for i in inertia)
     fix = "give payload mass (kg), com x,y,z (m) and inertia ixx,ixy,ixz,iyy,iyz,izz (kg m², about the CoM)"
@@ -85,9 +81,6 @@ def flange_payload(mass: float, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6) -> Flan
         if any(com) or any(inertia):
             raise PayloadIdError("payload com or inertia given with mass 0", "give the payload's mass, or drop them")
         return None
-    if math.hypot(*com) > MAX_PAYLOAD_COM_M:
-        raise PayloadIdError(f"payload com is {math.hypot(*com):g} m from the payload frame, beyond any payload a "
-                             f"robot carries (limit {MAX_PAYLOAD_COM_M:g} m)", "give the com in metres, e.g. 0,0,0.1")
     payload = FlangePayload(float(mass), com, inertia)
     moments = np.linalg.eigvalsh(payload.inertia_matrix)
     scale = max(abs(moments).max(), 1e-12)
@@ -247,10 +240,6 @@ def gazebo_urdf(urdf: str | Path, controllers: str | Path, payload: FlangePayloa
     `payload_frame`: a link of the moving chain (default: the estimator's default payload frame);
     `initial_positions`: one per actuated joint (default: 0 clipped to the joint's limits)."""
     model = RobotModel.from_urdf(urdf)
-    rated = rated_payload(model.model.name)
-    if payload is not None and rated is not None and payload.mass > rated:
-        raise PayloadIdError(f"payload mass {payload.mass:g} kg is above the {model.model.name}'s rated payload "
-                             f"{rated:g} kg", "check the mass and its unit (kg)")
     check_controllers(controllers, model.joint_names)
     path = resolve_urdf(urdf).resolve()
     root = ET.fromstring(resolve_package_uris(path.read_text(), path))
