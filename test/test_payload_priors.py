@@ -53,6 +53,10 @@ TRUTH = readable_vector(PHI)
     (None, 13.0, None, "above the robot's rated payload 12.5"),
     (None, 2.0, 0.0, "standard deviation is 0"),
     (None, None, 0.01, "without a known mass"),
+    ([-1e6, -1e6, -1e6, 1e6, 1e6, 1e6], None, None, "beyond any payload a robot carries"),
+    ([0, 0, 0, 0.1, 0.1, 6.0], None, None, "reaches 6 m"),
+    (None, 2.8, 100.0, "not below the mass 2.8 kg"),
+    (None, 2.8, 2.8, "not below the mass"),
 ])
 def test_bad_priors_are_refused_naming_the_problem(box, mass, std, words):
     with pytest.raises(PayloadIdError, match=words.replace("(", r"\(")):
@@ -116,6 +120,52 @@ def test_the_box_narrows_the_inertia_and_its_sigma_still_covers_the_error():
         assert "mass" not in est.prior_pinned and est.quality is Quality.OK
     assert covered / total >= 0.85
     assert np.median(shrink) < 0.65
+
+
+def test_a_box_that_does_not_bind_gives_the_same_numbers_as_no_box():
+    """A loose box around a well-determined part (the data's Gaussian inside it by many σ) cannot sharpen anything:
+    the estimate is the data's, bit for bit, and the note says the box did not bind (it used to be resampled, and a
+    ±10 m box widened the real UR10e mass σ 7-fold)."""
+    cov = DATA_COV / 400
+    for box in ([-4, -4, -4, 4, 4, 4], [-0.5, -0.5, -0.5, 0.5, 0.5, 0.5]):
+        data = _data_estimate(1, cov)
+        est = apply_prior(_data_estimate(1, cov), PayloadPrior.checked(box))
+        assert np.array_equal(est.phi, data.phi) and np.array_equal(est.covariance, data.covariance)
+        assert est.quality is Quality.OK and est.prior_pinned == []
+        assert any("does not bind" in str(n) for n in est.notes)
+    # With a known mass the box still does not bind: the numbers are those of the known mass alone.
+    mass_only = apply_prior(_data_estimate(1, cov), PayloadPrior.checked(None, MASS, 0.01))
+    both = apply_prior(_data_estimate(1, cov), PayloadPrior.checked([-4, -4, -4, 4, 4, 4], MASS, 0.01))
+    assert np.array_equal(both.phi, mass_only.phi) and np.array_equal(both.covariance, mass_only.covariance)
+
+
+def test_a_sampler_that_has_not_mixed_is_not_trusted(monkeypatch):
+    """A Gaussian restricted to a convex set is never wider than the Gaussian (Brascamp-Lieb): sampled σ wider than
+    the data's, or chains that disagree, mean the sampler has not mixed; the data's estimate is kept with the
+    reason rather than a widened (or wrong) one."""
+    from payload_id_core.payload import priors  # noqa: PLC0415
+
+    data = _data_estimate(2)
+    real = priors.box_posterior
+
+    def widened(*args):
+        mean, cov, ess, rhat = real(*args)
+        return mean, cov * 9.0, ess, rhat
+
+    monkeypatch.setattr(priors, "box_posterior", widened)
+    est = apply_prior(_data_estimate(2), PayloadPrior.checked(BOX))
+    assert np.array_equal(est.phi, data.phi) and np.allclose(est.propagated_std(), data.propagated_std())
+    assert any("bounding box not applied" in str(n) and "times the data's in some direction" in str(n)
+               for n in est.notes)
+
+    def unmixed(*args):
+        mean, cov, ess, rhat = real(*args)
+        return mean, cov, ess, np.full(10, 1.4)
+
+    monkeypatch.setattr(priors, "box_posterior", unmixed)
+    est = apply_prior(_data_estimate(2), PayloadPrior.checked(BOX))
+    assert np.array_equal(est.phi, data.phi)
+    assert any("chains disagree (split R̂ 1.4" in str(n) for n in est.notes)
 
 
 def test_a_known_mass_pins_the_mass_and_sharpens_a_com_correlated_with_it():

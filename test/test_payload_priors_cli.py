@@ -82,6 +82,8 @@ def test_without_priors_nothing_is_recorded_or_drawn(files, tmp_path, capsys):
     (["--known-mass", "10.5"], "above the robot's rated payload 10 kg"),
     (["--known-mass", "2", "--known-mass-std", "-0.1"], "not > 0"),
     (["--known-mass-std", "0.1"], "without a known mass"),
+    (["--bounding-box=-1e6,-1e6,-1e6,1e6,1e6,1e6"], "beyond any payload a robot carries"),
+    (["--known-mass", "2.8", "--known-mass-std", "100"], "not below the mass 2.8 kg"),
 ])
 def test_a_bad_prior_is_refused_in_one_line_and_nothing_is_written(files, tmp_path, capsys, extra, words):
     out = tmp_path / "refused.yaml"

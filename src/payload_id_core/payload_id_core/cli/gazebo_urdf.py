@@ -4,11 +4,15 @@ optionally with a payload fixed on the flange; launch/gz_cell.launch.py makes th
 from __future__ import annotations
 
 import argparse
+import math
 
 from payload_id_core.cli.inputs import add_urdf_argument
 from payload_id_core.cli.numbers import finite, finite_list
 from payload_id_core.dynamics.gazebo_urdf import flange_payload, gazebo_urdf
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_text, check_output_file
+from payload_id_core.payload.priors import MAX_PAYLOAD_EXTENT_M, rated_payload
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output_file(args.out)
     payload = flange_payload(args.payload_mass, args.payload_com, args.payload_inertia)
+    if payload is not None:
+        # The limits identify-payload's priors have: no robot carries a part beyond them.
+        distance = math.hypot(*payload.com)
+        if distance > MAX_PAYLOAD_EXTENT_M:
+            raise PayloadIdError(f"payload com is {distance:g} m from the payload frame, beyond any payload a robot "
+                                 f"carries (limit {MAX_PAYLOAD_EXTENT_M:g} m)", "give the com in metres, e.g. 0,0,0.1")
+        name = RobotModel.from_urdf(args.urdf).model.name
+        rated = rated_payload(name)
+        if rated is not None and payload.mass > rated:
+            raise PayloadIdError(f"payload mass {payload.mass:g} kg is above the {name}'s rated payload {rated:g} kg",
+                                 "check the mass and its unit (kg)")
     text = gazebo_urdf(args.urdf, args.controllers, payload, args.payload_frame, args.initial_positions)
     atomic_write_text(out, text)
     carried = "no payload" if payload is None else f"a {payload.mass:g} kg payload"

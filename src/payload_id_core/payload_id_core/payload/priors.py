@@ -21,7 +21,10 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                set (a flat prior on it): the mean is itself a consistent body in the box, and the covariance
                is the spread that remains, so σ reflects the box. Computed by hit-and-run sampling (Smith 1984:
                64 chains, a pilot that learns the set's shape, exact chords; a fixed seed, so the same input
-               gives the same answer).
+               gives the same answer). A box that does not bind (box_does_not_bind: the data's Gaussian inside it
+               by BIND_MARGIN_SIGMA along every linear constraint, every check draw a body in it) is not sampled:
+               the data's numbers stay. A sampler whose chains disagree (split R̂) or whose σ are wider than the
+               data's (impossible, Brascamp & Lieb 1976) is not trusted: the data's estimate stays, with the reason.
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
@@ -63,6 +66,20 @@ CHAIN_STEPS = 200                   # steps kept per chain: mean and covariance 
 # Fewer effective samples than this: the σ with the box are themselves uncertain by more than 1/√(2·30) ≈ 13 %.
 MIN_EFFECTIVE_SAMPLES = 30
 SAMPLING_SEED = 30
+# The box does not bind when every linear constraint holds this many σ along its normal at the data's estimate and
+# every one of BIND_CHECK_DRAWS draws of the data's Gaussian is a body in the box: the data's estimate is then kept
+# unchanged (a constraint that does not cut the Gaussian cannot sharpen it, and sampling it would only add noise).
+BIND_MARGIN_SIGMA = 4.0
+BIND_CHECK_DRAWS = 4000
+# Restricting a Gaussian to a convex set never widens it (Brascamp & Lieb 1976: the covariance of a log-concave
+# perturbation of N(μ, S) is ⪯ S). Sampled σ wider than the data's by more than this factor (beyond the sampling
+# noise) or chains that disagree (split R̂ above MAX_RHAT) mean the sampler has not mixed: its answer is not used.
+MAX_WIDENING = 1.1
+MAX_RHAT = 1.15
+MAX_CHAIN_ROUNDS = 8                # chains that disagree are run on, to at most this many times CHAIN_STEPS
+# Corners farther than this from the payload frame's origin (any axis, m) are no payload a robot carries: a box of
+# ±1e6 m is a typo or a unit error, and its sampled numbers meaningless.
+MAX_PAYLOAD_EXTENT_M = 5.0
 # Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
 # is bad input. Robots not listed are not checked.
 RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
@@ -101,6 +118,10 @@ class PayloadPrior:
                 raise PayloadIdError(f"the bounding box {values} holds a NaN or infinite corner",
                                      "give the two corners X0,Y0,Z0,X1,Y1,Z1 as finite metres")
             lo, hi = tuple(values[:3]), tuple(values[3:])
+            if max(abs(v) for v in values) > MAX_PAYLOAD_EXTENT_M:
+                raise PayloadIdError(f"the bounding box reaches {max(abs(v) for v in values):g} m from the payload "
+                                     f"frame, beyond any payload a robot carries (limit {MAX_PAYLOAD_EXTENT_M:g} m)",
+                                     "give the box in metres around the part, e.g. -0.1,-0.1,0,0.1,0.1,0.2")
             for axis, a, b in zip("xyz", lo, hi):
                 if b < a:
                     raise PayloadIdError(f"the bounding box's corners are swapped on {axis} ({a:g} > {b:g})",
@@ -123,6 +144,10 @@ class PayloadPrior:
             if known_mass_std <= 0:
                 raise PayloadIdError(f"the known mass's standard deviation is {known_mass_std:g} kg, not > 0",
                                      "give the scale's uncertainty in kg (e.g. 0.005)")
+            if known_mass_std >= known_mass:
+                raise PayloadIdError(f"the known mass's standard deviation {known_mass_std:g} kg is not below the "
+                                     f"mass {known_mass:g} kg: that is not a weighed mass",
+                                     "give the scale's uncertainty in kg (e.g. 0.005), or leave --known-mass out")
         return cls(lo, hi, known_mass, known_mass_std)
 
     @classmethod
@@ -354,14 +379,13 @@ def _chord(x: np.ndarray, d: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, 
 
 def _sample_box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: np.ndarray,
                           directions: np.ndarray, steps: int, burn_in: int,
-                          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
-    """Mean, covariance and effective sample count of the density ∝ exp(−½ xᵀ Λ x + ηᵀx) on the bodies in the box.
+                          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Samples (steps, CHAINS, 10) of the density ∝ exp(−½ xᵀ Λ x + ηᵀx) on the bodies in the box.
 
     Hit-and-run (Smith 1984), CHAINS chains side by side from the strictly feasible `start` (K, 10): a random
     direction d = R z (R `directions`), the chord of the convex set along it found exactly (_chord), and t drawn from
     the target's one-dimensional truncated Gaussian on it. Every step leaves the target invariant, so the chains'
-    samples have it as their distribution; the effective count is from their autocorrelation. Also returns the
-    chains' last points."""
+    samples have it as their distribution. Also returns the chains' last points."""
     rows = _linear_rows(lo, hi)
     x = np.array(start, dtype=float)
     k = x.shape[0]
@@ -381,8 +405,7 @@ def _sample_box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi:
         x = x + t[:, None] * d
         if step >= burn_in:
             keep[step - burn_in] = x
-    flat = keep.reshape(-1, 10)
-    return flat.mean(axis=0), np.cov(flat.T), _effective_samples(keep), x
+    return keep, x
 
 
 def _effective_samples(chains: np.ndarray) -> float:
@@ -400,11 +423,27 @@ def _effective_samples(chains: np.ndarray) -> float:
     return n * k / worst
 
 
+def _split_rhat(chains: np.ndarray) -> np.ndarray:
+    """Each entry's split R̂ (Gelman et al., Bayesian Data Analysis 3rd ed. §11.4) of samples (steps, chains,
+    10): each chain halved, the between-halves variance against the within; near 1 when the chains agree."""
+    n = chains.shape[0] // 2
+    if n < 2:
+        return np.full(chains.shape[2], np.nan)
+    halves = np.concatenate([chains[:n], chains[n:2 * n]], axis=1)            # (n, 2k, 10)
+    within = halves.var(axis=0, ddof=1).mean(axis=0)
+    between = n * halves.mean(axis=0).var(axis=0, ddof=1)
+    pooled = (n - 1) / n * within + between / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rhat = np.sqrt(np.where(within > 0, pooled / within, 1.0))
+    return rhat
+
+
 def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass: float, mass_std: float,
-                  nearest: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance and effective
-    sample count. The chain starts between `nearest` (the projection onto the set) and a block filling the box, strictly
-    inside; its directions have the shape of the data's Gaussian where it is informative and of the box elsewhere."""
+                  nearest: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance, effective
+    sample count and each entry's split R̂. The chain starts between `nearest` (the projection onto the set) and a
+    block filling the box, strictly inside; its directions have the shape of the data's Gaussian where it is
+    informative and of the box elsewhere."""
     low, high = box_parameter_ranges(lo, hi)
     m_hi = mass + 3.0 * mass_std
     half = m_hi * 0.5 * (high - low) + 3.0 * mass_std * np.abs(0.5 * (low + high)) + 1e-9
@@ -420,11 +459,22 @@ def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndar
     rng = np.random.default_rng(SAMPLING_SEED)
     # A pilot chain learns the set's own shape (the box cuts the data's Gaussian into something much narrower in
     # some directions); the chain that is kept proposes along it (adaptive hit-and-run, directions fixed per chain).
-    _, pilot_cov, _, x = _sample_box_posterior(info, eta, lo, hi, start, directions, PILOT_STEPS, CHAIN_BURN_IN, rng)
+    pilot, x = _sample_box_posterior(info, eta, lo, hi, start, directions, PILOT_STEPS, CHAIN_BURN_IN, rng)
+    pilot_cov = np.cov(pilot.reshape(-1, 10).T)
     w, V = np.linalg.eigh(0.5 * (pilot_cov + pilot_cov.T))
     directions = V * np.sqrt(np.maximum(w, 1e-12 * max(float(w.max()), 1e-300)))
-    mean, cov, ess, _ = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
-    return mean, cov, ess
+    # Chains that still disagree (split R̂ of an entry the data determine above MAX_RHAT) are run on, up to
+    # MAX_CHAIN_ROUNDS times CHAIN_STEPS, the earliest quarter of the samples dropped as burn-in each round.
+    keep, x = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
+    determined = np.diag(info) > 0
+    for _ in range(MAX_CHAIN_ROUNDS - 1):
+        if np.max(_split_rhat(keep)[determined], initial=1.0) <= MAX_RHAT:
+            break
+        more, x = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
+        keep = np.concatenate([keep, more])
+        keep = keep[keep.shape[0] // 4:]
+    flat = keep.reshape(-1, 10)
+    return flat.mean(axis=0), np.cov(flat.T), _effective_samples(keep), _split_rhat(keep)
 
 
 def _structural_std(est: PayloadEstimate) -> np.ndarray:
@@ -494,30 +544,72 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         eta[0] += prior.known_mass / prior.known_mass_std**2  # type: ignore[operator]
     idx = np.flatnonzero(ok)
     sub = np.linalg.inv(info[np.ix_(idx, idx)])
-    ess = float("nan")
-    if prior.has_box:
-        mass, mass_std = float((sub @ eta[idx])[0]), math.sqrt(max(float(sub[0, 0]), 0.0))
-        phi, cov, ess = box_posterior(info, eta, prior.lo, prior.hi, mass, mass_std, projected)
-        if ess < MIN_EFFECTIVE_SAMPLES:
-            est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at least "
-                     f"{MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
-        ok = np.ones(10, dtype=bool)
+    phi, cov = est.phi.copy(), np.full((10, 10), np.nan)
+    if prior.known_mass is None:    # the data's own numbers, not their round trip through the information form
+        cov[np.ix_(idx, idx)] = sub = np.asarray(est.covariance, dtype=float)[np.ix_(idx, idx)]
     else:
-        phi = est.phi.copy()
         phi[idx] = sub @ eta[idx]
-        cov = np.full((10, 10), np.nan)
         cov[np.ix_(idx, idx)] = sub
+    ess = float("nan")
+    box_text = ""
+    if prior.has_box and ok.all() and box_does_not_bind(phi, sub, prior.lo, prior.hi):
+        box_text = (f" (the bounding box does not bind: the data's estimate lies inside it by at least "
+                    f"{BIND_MARGIN_SIGMA:g}σ, so its numbers are kept unchanged)")
+    elif prior.has_box:
+        mass, mass_std = float(phi[0]), math.sqrt(max(float(sub[0, 0]), 0.0))
+        box_phi, box_cov, ess, rhat = box_posterior(info, eta, prior.lo, prior.hi, mass, mass_std, projected)
+        # Judged on the entries the data determine: those are what the box must not make worse (free entries mix
+        # slowly along the box's flat directions, and stay undetermined unless the box pins them).
+        untrusted = _untrusted_sampling(box_cov[np.ix_(idx, idx)], sub, float(np.max(rhat[idx])))
+        if untrusted:
+            box_text = f" (the bounding box not applied: {untrusted}; the data's estimate kept)"
+            ess = float("nan")
+        else:
+            if ess < MIN_EFFECTIVE_SAMPLES:
+                est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
+                         f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            phi, cov, ok = box_phi, box_cov, np.ones(10, dtype=bool)
     est.phi = np.asarray(phi, dtype=float)
     est.covariance = np.asarray(cov, dtype=float)
     est.identifiable = ok
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est))
-    text = f"prior used: {prior.describe()}"
+    text = f"prior used: {prior.describe()}{box_text}"
     if np.isfinite(ess):
         text += f" (the data's estimate restricted to the box: {ess:.0f} effective samples)"
     text += ("; determined by the prior rather than the motion: " + ", ".join(est.prior_pinned)
              if est.prior_pinned else "; the motion determines every number better than the prior")
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
+
+
+def box_does_not_bind(phi: np.ndarray, cov: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether the Gaussian N(φ, cov) (all ten entries determined) lies inside the box with margin: every linear
+    constraint (the slabs, the CoM between the corners) at least BIND_MARGIN_SIGMA σ inside along its normal, and
+    every one of BIND_CHECK_DRAWS draws a body in the box (J ⪰ 0 too). Then the box cannot sharpen the estimate."""
+    rows = _linear_rows(lo, hi)
+    c = 0.5 * (cov + cov.T)
+    margin = rows @ phi
+    spread = np.sqrt(np.maximum(np.einsum("ki,ij,kj->k", rows, c, rows), 0.0))
+    if np.any(margin < BIND_MARGIN_SIGMA * spread) or np.any(margin <= 0):
+        return False
+    draws = np.random.default_rng(SAMPLING_SEED).multivariate_normal(phi, c, size=BIND_CHECK_DRAWS,
+                                                                     check_valid="ignore", method="eigh")
+    return bool(in_box(draws, lo, hi).all())
+
+
+def _untrusted_sampling(sampled: np.ndarray, data: np.ndarray, rhat: float) -> str:
+    """Why the sampled covariance of the determined entries cannot be trusted ('' when it can): chains that disagree
+    (split R̂), or a spread wider than the data's own in some direction (impossible for a Gaussian restricted to a
+    convex set, Brascamp & Lieb 1976: the sampler has not mixed)."""
+    if not np.isfinite(rhat) or rhat > MAX_RHAT:
+        return f"the sampler's chains disagree (split R̂ {rhat:.3g}, limit {MAX_RHAT:g})"
+    w, V = np.linalg.eigh(0.5 * (data + data.T))
+    root = V / np.sqrt(np.maximum(w, max(float(w.max()), 1e-300) * 1e-12))
+    widening = math.sqrt(max(float(np.linalg.eigvalsh(root.T @ sampled @ root).max()), 0.0))
+    if widening > MAX_WIDENING:
+        return (f"the sampled σ are {widening:.3g} times the data's in some direction (restricting the data to the "
+                f"box can only narrow them; limit {MAX_WIDENING:g}): the sampler has not mixed")
+    return ""
 
 
 def pinned_by_prior(data_std: np.ndarray, prior_std: np.ndarray) -> list[str]:
@@ -528,5 +620,5 @@ def pinned_by_prior(data_std: np.ndarray, prior_std: np.ndarray) -> list[str]:
 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
-           "apply_prior", "box_constraints", "box_parameter_ranges", "in_box", "pinned_by_prior",
+           "apply_prior", "box_constraints", "box_does_not_bind", "box_parameter_ranges", "in_box", "pinned_by_prior",
            "prior_contradictions", "rated_payload"]
