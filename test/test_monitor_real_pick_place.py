@@ -74,3 +74,7 @@ def test_a_real_pick_or_place_is_never_left_under_an_ok_payload(ur10e, tmp_path,
     # No load event in the wrong direction after the join (a pick is never a place, nor the reverse).
     wrong = EventKind.PLACED if carried > 0 else EventKind.PICKED
     assert not [e for e in result.events if e.kind is wrong and e.t_change - t0 > join]
+    # A load named after the join is the one that changed, to 3σ.
+    for e in result.events:
+        if e.is_load_change and e.t_change - t0 > join:
+            assert abs(abs(e.delta_mass) - LOAD_KG) <= 3.0 * e.delta_mass_std, e

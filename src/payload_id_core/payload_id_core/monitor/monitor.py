@@ -475,9 +475,15 @@ class PayloadMonitor:
         A = (Fh * Wh[:, :, None]).reshape(-1, 4)
         delta = np.zeros(10)
         delta[:4] = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)[0]
-        if abs(delta[0]) < self.s.detector.min_mass_change_kg:
-            # No part the detector would name: a contact's tail or the model's error on this motion. Looked at
-            # again after as much motion again, if the monitor is still disarmed then.
+        d = self.s.detector
+        bw = (rh * Wh).reshape(-1)
+        explained = 1.0 - float(np.sum((bw - A @ delta[:4]) ** 2)) / max(float(np.sum(bw**2)), 1e-300)
+        part_m = float(self.state.phi[0] + delta[0]) - self._tare[0]
+        if abs(delta[0]) < d.min_mass_change_kg or explained < 0.5 or part_m < -d.min_mass_change_kg or \
+                part_m > d.max_mass_kg:
+            # No part the detector would name (a contact's tail, the model's error on this motion), or no flange
+            # load (most of the misfit unexplained, a negative or unliftable mass: a push that lasts, already
+            # reported as a contact). Looked at again after as much motion again, if still disarmed then.
             self._unarmed_motion_s = 0.0
             return
         if self.state.determined:
@@ -493,7 +499,7 @@ class PayloadMonitor:
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason)
         self._anchor = (t, F.copy(), r0.copy(), L.copy())
-        self._change_share = (self.s.detector.misfit_share * rms) ** 2
+        self._change_share = (d.misfit_share * rms) ** 2
         self._carry_friction()
         if self.unloaded is not None:
             rho = self.refiner.rho
@@ -575,7 +581,10 @@ class PayloadMonitor:
             first, held = self._pending, self._held_change()
             persisted = float(t[k_c]) - self._change_started
             if held is not None and np.sign(held[0]) == np.sign(first.delta_mass):
-                out.events.append(Event(first.kind, first.t_change, first.t_alarm, float(t[-1]), held[0], held[1],
+                # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
+                # dated from there, not from the later window that fitted it.
+                since = self._change_started if self.state.doubt else first.t_change
+                out.events.append(Event(first.kind, since, first.t_alarm, float(t[-1]), held[0], held[1],
                                         first.delta_phi, f"{first.reason}; it held {persisted:.2f} s, until the "
                                         f"next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
             else:
