@@ -43,7 +43,7 @@ from payload_id_core.monitor.observer import (
 from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
-from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
@@ -139,6 +139,9 @@ class MonitorSettings:
     creep_speed: float = 0.03               # rad/s: 3 × the friction model's sign smoothing (0.01 rad/s) ...
     creep_ratio: float = 0.1                # ... and below this share of the fastest joint's speed
     unloaded_min_motion_s: float = 1.0      # s of motion the unloaded friction is learnt from before it is used
+    # s of task motion a disarmed monitor's residual may stay outside its allowance (far longer than the decision
+    # window, `detector.confirm_s`) before the carried payload is put in doubt and re-estimated (_put_in_doubt).
+    doubt_after_s: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,9 @@ class PayloadState:
     # own error as a payload, taken off what is reported, never off what the residual is computed with.
     tare_mass: float = 0.0
     tare_var: float = 0.0
+    # Why the payload is in doubt ('' when it is not): a misfit that persisted in motion, not explained by it
+    # (PayloadMonitor._put_in_doubt); reported as suspect until a re-estimate is determined.
+    doubt: str = ""
 
     @property
     def part(self) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +199,11 @@ class PayloadState:
         # A payload (not the deliberate nothing above) is judged as the identify path judges its own: a mass
         # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
         # suspect and not converged, never a confident number on ~/payload.
-        return est if empty else judge_quality(est)
+        est = est if empty else judge_quality(est)
+        if self.doubt:
+            est.mark(Quality.SUSPECT, self.doubt)
+            est.converged = False
+        return est
 
 
 @dataclass
@@ -247,6 +257,7 @@ class PayloadMonitor:
         self._last_refine = -np.inf
         self._change_share = np.zeros(n)
         self._count = 0
+        self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
         self._dt = 0.002                             # s between joint states (the last block's median)
@@ -299,6 +310,7 @@ class PayloadMonitor:
         self._anchor = None        # the observers restart from zero: r₀ = F φ holds from the next sample
         self._creep_until[:] = -np.inf
         self._moving_until = -np.inf
+        self._unarmed_motion_s = 0.0
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float) -> None:
         """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
@@ -406,7 +418,15 @@ class PayloadMonitor:
             # residual says nothing of that).
             if np.all(w > 0) and np.all(np.abs(z) < drift):
                 self._armed = True
+                self._unarmed_motion_s = 0.0
                 self.cusum.reset(t)
+            elif moving and len(self._history) > 1:
+                # A contact comes back; a part picked or put down while disarmed (right after a contact's event, or
+                # a re-estimate refuted) does not, and waiting for its residual to come back left a 2.8 kg part
+                # under "0.000 ± 0.036 kg, ok" for the whole carry on the real UR10e.
+                self._unarmed_motion_s += t - self._history[-2][0]
+                if self._unarmed_motion_s >= self.s.doubt_after_s:
+                    self._put_in_doubt(t, F, r0, L, out)
             return
         self._levels.append((t, self.level.copy()))
         while self._levels and self._levels[0][0] < t - HISTORY_S:
@@ -440,6 +460,57 @@ class PayloadMonitor:
             since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
             self._window = {"t_alarm": t, "t_change": t_change, "samples": since,
                             "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S))}
+
+    def _put_in_doubt(self, t: float, F: np.ndarray, r0: np.ndarray, L: np.ndarray, out: MonitorUpdate) -> None:
+        """A misfit outside the allowance for `doubt_after_s` of motion while disarmed: the carried payload does not
+        explain the torques. The load the misfit implies (a fit of the kept history's residual on F's mass and first
+        moments) is adopted as a change, its variance grown by its own square so that σ covers the whole step from
+        the payload before, and the monitor re-arms and re-estimates from here, as after a change: the change is
+        named once the re-estimate is determined and plausible (_maybe_publish, _name_late); until then the payload
+        is published suspect with the reason (PayloadState.doubt), which no controller applies."""
+        hist = [s for s in self._history if s[5]] or list(self._history)
+        Fh = np.array([s[1][:, :4] for s in hist])                           # (N, n, 4)
+        Wh = np.array([s[4] for s in hist]) / np.sqrt(self.level)[None, :]
+        rh = np.array([s[2] - s[1] @ self.state.phi for s in hist])
+        A = (Fh * Wh[:, :, None]).reshape(-1, 4)
+        delta = np.zeros(10)
+        delta[:4] = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)[0]
+        d = self.s.detector
+        bw = (rh * Wh).reshape(-1)
+        explained = 1.0 - float(np.sum((bw - A @ delta[:4]) ** 2)) / max(float(np.sum(bw**2)), 1e-300)
+        part_m = float(self.state.phi[0] + delta[0]) - self._tare[0]
+        if abs(delta[0]) < d.min_mass_change_kg or explained < 0.5 or part_m < -d.min_mass_change_kg or \
+                part_m > d.max_mass_kg:
+            # No part the detector would name (a contact's tail, the model's error on this motion), or no flange
+            # load (most of the misfit unexplained, a negative or unliftable mass: a push that lasts, already
+            # reported as a contact). Looked at again after as much motion again, if still disarmed then.
+            self._unarmed_motion_s = 0.0
+            return
+        if self.state.determined:
+            self._before_change = self.state
+            self._change_started = t - self._unarmed_motion_s
+            self._unnamed_change = t
+            self._pending = None
+        cov = self.state.cov.copy()
+        cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
+        rms = np.sqrt(np.mean(rh**2, axis=0))
+        reason = (f"the torques since {t - self._unarmed_motion_s:.3f} s are not explained by the carried payload "
+                  f"(residual {np.round(rms, 1).tolist()} N·m, {self._unarmed_motion_s:.1f} s of motion); being "
+                  f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
+        self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason)
+        self._anchor = (t, F.copy(), r0.copy(), L.copy())
+        self._change_share = (d.misfit_share * rms) ** 2
+        self._carry_friction()
+        if self.unloaded is not None:
+            rho = self.refiner.rho
+            self.unloaded.freeze((1.0 + rho) / (1.0 - rho))
+        self.refiner.restart(self.state.phi, t, self.s.detector.inertia_prior_std, self._friction_prior)
+        if self.unloaded is not None:
+            self.refiner.correction_cov = self.unloaded.used_cov
+        self._last_refine = -np.inf
+        self._armed, self._unarmed_motion_s = True, 0.0
+        self.cusum.reset(t)
+        out.estimate = self.state
 
     def _level_before(self, t: float) -> np.ndarray:
         """The running level at time t (the oldest kept, if t is older)."""
@@ -510,7 +581,10 @@ class PayloadMonitor:
             first, held = self._pending, self._held_change()
             persisted = float(t[k_c]) - self._change_started
             if held is not None and np.sign(held[0]) == np.sign(first.delta_mass):
-                out.events.append(Event(first.kind, first.t_change, first.t_alarm, float(t[-1]), held[0], held[1],
+                # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
+                # dated from there, not from the later window that fitted it.
+                since = self._change_started if self.state.doubt else first.t_change
+                out.events.append(Event(first.kind, since, first.t_alarm, float(t[-1]), held[0], held[1],
                                         first.delta_phi, f"{first.reason}; it held {persisted:.2f} s, until the "
                                         f"next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
             else:
@@ -518,8 +592,8 @@ class PayloadMonitor:
                                         float("nan"), np.zeros(10), f"what looked like a load at "
                                         f"{first.t_change:.3f} s did not hold: the flange's mass came back"))
             self._unnamed_change, self._pending = None, None
-            self.state = PayloadState(self.state.phi, self.state.cov, True, self.state.since,
-                                      self.state.seconds_of_motion, *self._tare)
+            self.state = PayloadState(self.state.phi, self.state.cov, not self.state.doubt, self.state.since,
+                                      self.state.seconds_of_motion, *self._tare, doubt=self.state.doubt)
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
         was_settled = self.state.determined
@@ -543,7 +617,7 @@ class PayloadMonitor:
             self._pending = verdict.event
         elif verdict.event is not None and self._pending is None:
             self._pending = verdict.event
-        self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare)
+        self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         # As in the verdict, a share of the change's own size counts as allowed misfit when the re-estimate
         # is judged (a robot whose torques are known to mN·m would otherwise refute a real load for the
@@ -583,8 +657,10 @@ class PayloadMonitor:
         if est.seconds < self.s.min_refine_s:
             return                   # the fast fit stands until the task motion has had time to say more
         implausible = self._implausible(est)
-        if implausible and self.state.determined:
-            return                   # settled: a stray re-estimate is not adopted, and refutes nothing
+        if implausible and (self.state.determined or self.state.doubt):
+            # Settled: a stray re-estimate is not adopted, and refutes nothing. In doubt: the misfit persisted, so
+            # going back to the payload before it would be the confident wrong answer; it stays suspect.
+            return
         if implausible:
             # What looked like a load (or too small to call) is not one once the motion has varied: a push
             # or a collision that lasts. Back to the payload before it; nothing is published.
@@ -602,7 +678,7 @@ class PayloadMonitor:
             # noise whose variance, added to a part's, left the part's CoM undetermined (and not applied).
             self._tare = (float(est.phi[0]), float(est.cov[0, 0]))
         self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
-                                  est.seconds, *self._tare)
+                                  est.seconds, *self._tare, doubt="" if determined else self.state.doubt)
         if first:
             out.estimate = self.state
             if self._unnamed_change is not None:
