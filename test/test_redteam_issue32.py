@@ -133,12 +133,17 @@ def test_a_command_the_arm_did_not_play_is_refused_offline(files, tmp_path, capf
 
 # -- --effort-scale within robot.yaml's σ but 10 % off: was dropped without a word -----------------------------
 
-def test_an_effort_scale_not_used_is_said(files, tmp_path, capfd):
+def _robot_identified_with_gains_2(files, tmp_path):
+    """The fixture's robot.yaml as if identified with gains 2 ± 0.1 (efforts in half N·m)."""
     robot = yaml.safe_load(files.robot.read_text())
-    robot["effort_scale"] = [2.0, 2.0]      # as if identified with gains 2 ± 0.1 (efforts in half N·m)
+    robot["effort_scale"] = [2.0, 2.0]
     robot["effort"] = {**(robot.get("effort") or {}), "scale_std": [0.1, 0.1], "identified_with": [2.0, 2.0]}
     edited = tmp_path / "robot.yaml"
     edited.write_text(yaml.safe_dump(robot))
+    return edited
+
+def test_an_effort_scale_not_used_is_said(files, tmp_path, capfd):
+    edited = _robot_identified_with_gains_2(files, tmp_path)
     out = tmp_path / "payload.yaml"
     code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
                      str(files.bag), "--method", "khalil-1", "--effort-scale", "2.2,2.0", "--out", str(out))
@@ -149,11 +154,7 @@ def test_an_effort_scale_not_used_is_said(files, tmp_path, capfd):
 
 
 def test_an_effort_scale_equal_to_robot_yaml_adds_no_note(files, tmp_path, capfd):
-    robot = yaml.safe_load(files.robot.read_text())
-    robot["effort_scale"] = [2.0, 2.0]      # as if identified with gains 2 ± 0.1 (efforts in half N·m)
-    robot["effort"] = {**(robot.get("effort") or {}), "scale_std": [0.1, 0.1], "identified_with": [2.0, 2.0]}
-    edited = tmp_path / "robot.yaml"
-    edited.write_text(yaml.safe_dump(robot))
+    edited = _robot_identified_with_gains_2(files, tmp_path)
     out = tmp_path / "payload.yaml"
     code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
                      str(files.bag), "--method", "khalil-1", "--effort-scale", "2,2", "--out", str(out))
