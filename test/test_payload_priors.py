@@ -25,7 +25,7 @@ from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior, box_constraints, in_box, rated_payload
 from payload_id_core.payload.session import IdentificationRun, goal_options, goal_prior
-from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
+from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
 from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
@@ -122,7 +122,7 @@ def test_the_box_narrows_the_inertia_and_its_sigma_still_covers_the_error():
         assert not set(est.prior_bounded) & set(est.prior_pinned)
         assert {"inertia ixx", "inertia iyy", "inertia izz"}.isdisjoint(est.prior_bounded)
         assert "mass" not in est.prior_pinned and est.quality is Quality.OK
-        assert np.all(std[4:] <= data_std[4:] * (1 + 1e-9))     # never wider than the data's own
+        assert np.all(std[4:] <= data_std[4:] * (1 + 1e-4))     # never wider than the data's own (numerical Jacobian)
     assert covered / total >= 0.85
     diagonal = np.median(np.array(shrink)[:, [0, 3, 5]], axis=0)
     assert np.all(diagonal < 0.65)
@@ -273,7 +273,11 @@ def test_every_method_honours_the_box_and_the_known_mass(ur10, method):
         assert plain.prior is None and has_note(boxed.notes, NoteCode.PAYLOAD_PRIOR)
         assert in_box(boxed.phi, np.array(BOX[:3]), np.array(BOX[3:]), tol=1e-9).all()
         plain_std, boxed_std = plain.propagated_std(), boxed.propagated_std()
-        assert np.all(boxed_std[4:] < plain_std[4:]) and np.max(boxed_std[4:] / plain_std[4:]) < 0.7
+        # The box narrows every inertia entry it does more than bound (those it only bounds keep σ reaching the far
+        # end of the box's range, never beyond the motion's own: it used to narrow those too, and not cover them).
+        bounded = np.array([f"inertia {k}" in boxed.prior_bounded for k in INERTIA_KEYS])
+        assert np.all(boxed_std[4:] <= plain_std[4:] * (1 + 1e-4)) and not bounded.all()   # numerical Jacobian
+        assert np.max(boxed_std[4:][~bounded] / plain_std[4:][~bounded]) < 0.7
         boxed_err = np.abs(readable_vector(boxed.phi) - TRUTH)
         assert np.all(boxed_err[4:] <= 3 * boxed_std[4:])
         assert np.max(boxed_err[1:4]) < 0.006

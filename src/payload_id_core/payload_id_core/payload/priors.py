@@ -685,7 +685,10 @@ def box_readable_ranges(mean: np.ndarray, cov: np.ndarray, lo: np.ndarray,
     for col, (i, j) in {5: (0, 1), 6: (0, 2), 8: (1, 2)}.items():
         low[:, col] = -m * np.minimum(dl[:, i] * dh[:, j], dh[:, i] * dl[:, j])
         high[:, col] = m * np.minimum(dl[:, i] * dl[:, j], dh[:, i] * dh[:, j])
-    return np.quantile(low, RANGE_QUANTILE, axis=0), np.quantile(high, 1.0 - RANGE_QUANTILE, axis=0)
+    ends_low, ends_high = np.full(10, -np.inf), np.full(10, np.inf)
+    ends_low[1:] = np.quantile(low[:, 1:], RANGE_QUANTILE, axis=0)
+    ends_high[1:] = np.quantile(high[:, 1:], 1.0 - RANGE_QUANTILE, axis=0)
+    return ends_low, ends_high
 
 
 def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray,
