@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import FrictionModel
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
 from payload_id_core.io.bag import write_bag
@@ -123,7 +124,7 @@ class Ur10Cell:
     """The simulated ur10 of the identify-payload command-line tests: nonlinear friction, its robot.yaml identified
     from a noise-free 6 s sum of sines (ordinary least squares)."""
     model: RobotModel
-    friction: object
+    friction: FrictionModel
     friction_params: np.ndarray
 
     def recording(self, phi, motion, *, noise_std: float, seed: int, delay: float = 0.0):
@@ -135,7 +136,7 @@ class Ur10Cell:
 
 def ur10_cell(root: Path) -> Ur10Cell:
     """The ur10 cell, its robot.yaml written to root / robot.yaml."""
-    from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415
+    from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415 - ur10 tests only
     from payload_id_core.dynamics.regressor import rigid_body_regressor  # noqa: PLC0415
     from payload_id_core.robot_id import identify_from_signals  # noqa: PLC0415
 
