@@ -138,7 +138,7 @@ def test_an_inertia_the_motion_leaves_loose_is_bounded_by_the_box_and_its_sigma_
     cov[4:, 4:] *= 2.5**2
     prior = PayloadPrior.checked(BOX)
     covered = []
-    for seed in range(20):
+    for seed in range(10):   # 60 entries; on the old code 55 % of them and 10 % of the moments were covered
         est = judge_determination(apply_prior(_data_estimate(seed, cov), prior))
         std = est.propagated_std()
         covered.append(np.abs(readable_vector(est.phi)[4:] - TRUTH[4:]) <= 2 * std[4:])
