@@ -7,6 +7,9 @@ priors_<robot>_<method>_<prior>_inertia_determined  fraction of seeds whose iner
 priors_<robot>_<method>_<prior>_inertia_std_frac    median of the largest inertia σ over the largest principal moment
 priors_<robot>_<method>_<prior>_coverage_2sigma     fraction of mass and CoM entries within 2σ of the truth
 priors_<robot>_<method>_<prior>_coverage_2sigma_inertia   the same for the six inertia entries
+priors_<robot>_<method>_<prior>_inertia_pinned      fraction of the inertia entries the prior pinned (σ below half the
+                                                    motion's own; PayloadEstimate.prior_pinned)
+priors_<robot>_<method>_<prior>_inertia_bounded     fraction of them the box only bounds (prior_bounded)
     <robot> ur10 | panda; <method> khalil_1 | difference_rls; <prior> none | box | mass | box_mass.
     Synthetic data as bench/accuracy.py's cross-trajectory setting (nonlinear friction 3 % higher under load, 3 ms
     lag, 1 N·m torque noise), the robot identified on a 30 s sum of sines (one identification per robot, the cache of
@@ -93,7 +96,9 @@ def simulated(out: dict, robot_name: str) -> None:
                     "com_err": float(np.max(np.abs(got[1:4] - truth[1:4]))),
                     "com_det": bool(known[1:4].all()), "inertia_det": bool(known[4:].all()),
                     "inertia_std_frac": float(np.max(std[4:]) / largest_moment),
-                    "covered": np.abs(got - truth) <= 2 * std})
+                    "covered": np.abs(got - truth) <= 2 * std,
+                    "inertia_pinned": sum(n.startswith("inertia") for n in est.prior_pinned) / 6,
+                    "inertia_bounded": sum(n.startswith("inertia") for n in est.prior_bounded) / 6})
         log(f"{robot_name} seed {seed}: {time.perf_counter() - t0:.1f} s")
     for (method, name), r in rows.items():
         key = f"priors_{robot_name}_{method.replace('-', '_')}_{name}"
@@ -104,9 +109,12 @@ def simulated(out: dict, robot_name: str) -> None:
         out[f"{key}_inertia_std_frac"] = float(np.median([x["inertia_std_frac"] for x in r]))
         out[f"{key}_coverage_2sigma"] = float(np.mean(covered[:, :4]))
         out[f"{key}_coverage_2sigma_inertia"] = float(np.mean(covered[:, 4:]))
+        out[f"{key}_inertia_pinned"] = float(np.mean([x["inertia_pinned"] for x in r]))
+        out[f"{key}_inertia_bounded"] = float(np.mean([x["inertia_bounded"] for x in r]))
         log(f"{key}: CoM err {out[f'{key}_com_err_mm']:.2f} mm, CoM determined {out[f'{key}_com_determined']:.1f}, "
             f"inertia determined {out[f'{key}_inertia_determined']:.1f} (σ/I {out[f'{key}_inertia_std_frac']:.2f}), "
-            f"coverage {out[f'{key}_coverage_2sigma']:.2f} / inertia {out[f'{key}_coverage_2sigma_inertia']:.2f}")
+            f"coverage {out[f'{key}_coverage_2sigma']:.2f} / inertia {out[f'{key}_coverage_2sigma_inertia']:.2f}, "
+            f"inertia entries pinned {out[f'{key}_inertia_pinned']:.2f} / bounded {out[f'{key}_inertia_bounded']:.2f}")
 
 
 def real_ur10e(out: dict) -> None:
