@@ -77,6 +77,29 @@ def test_the_box_admits_the_block_and_refuses_what_cannot_lie_in_it():
     assert not in_box(from_mass_com_inertia(MASS, COM, INERTIA * 8), lo, hi).any()
 
 
+def test_the_corner_products_admit_every_body_in_the_box_and_refuse_what_the_slabs_let_through():
+    """∫ (x_i − lo_i)(x_j − lo_j) dm ≥ 0 and its three sister products hold for any mass in the box (random point
+    clouds: all admitted). A body with its CoM 2 cm from the low x and y faces and Σ_xy = −0.8 √(Σ_xx Σ_yy) passes
+    J ⪰ 0 and the slabs, yet its mass cannot all lie in the box: Σ_xy ≥ −m (c_x − lo_x)(c_y − lo_y) = −4e-4."""
+    lo, hi = np.array(BOX[:3]), np.array(BOX[3:])
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        pts = lo + (hi - lo) * rng.random((int(rng.integers(1, 6)), 3))
+        w = rng.random(len(pts)) + 0.01
+        second = np.einsum("k,ki,kj->ij", w, pts, pts)
+        inertia = np.trace(second) * np.eye(3) - second
+        phi = np.array([w.sum(), *(w @ pts), inertia[0, 0], inertia[0, 1], inertia[1, 1], inertia[0, 2],
+                        inertia[1, 2], inertia[2, 2]])
+        assert in_box(phi, lo, hi, tol=1e-9).all()
+    c = lo + np.array([0.02, 0.02, 0.1])
+    spread = np.diag([0.9 * 0.02 * 0.18, 0.9 * 0.02 * 0.18, 0.01])
+    spread[0, 1] = spread[1, 0] = -0.8 * 0.9 * 0.0036
+    phi = from_mass_com_inertia(1.0, c, np.trace(spread) * np.eye(3) - spread)
+    assert np.linalg.eigvalsh(spread).min() > 0                                    # J ⪰ 0
+    assert np.all(np.diag(spread) <= (c - lo) * (hi - c) + 1e-12)                  # the slabs
+    assert not in_box(phi, lo, hi).any()
+
+
 def test_the_projection_with_the_box_lands_on_a_body_in_the_box():
     lo, hi = np.array(BOX[:3]), np.array(BOX[3:])
     outside = from_mass_com_inertia(MASS, COM + [0.0, 0.0, 0.15], INERTIA)
