@@ -33,10 +33,8 @@ line is one JSON object.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import pickle
 import sys
 import time
 from pathlib import Path
@@ -45,20 +43,17 @@ from typing import Any
 import numpy as np
 
 from payload_id_core.blas import limit_blas_threads
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
 from payload_id_core.robot_id import identify_robot
-from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.sim import simulate
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
-REPO = Path(__file__).resolve().parents[1]
-CACHE = REPO / "out" / "accuracy_cache"
-RATE = 500.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/: the cell and cache bench/priors.py shares
+
 CELL_MASS, CELL_COM, CELL_INERTIA = 3.5, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009])
 CELL_SEEDS = tuple(range(2, 2 + int(os.environ.get("ACCURACY_CELL_SEEDS", "5"))))
 COVERAGE_SEEDS = tuple(range(2, 2 + int(os.environ.get("ACCURACY_COVERAGE_SEEDS", "20"))))
@@ -71,18 +66,6 @@ XTRAJ = {"ur10": (4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015
 
 def log(*a) -> None:
     print(*a, file=sys.stderr, flush=True)
-
-
-def cached(key: str, make):
-    """make() once per key (a robot identification takes tens of seconds), then from out/accuracy_cache."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    # The identification code's version is part of the key: a pickle from older code is never reused.
-    path = CACHE / (hashlib.sha256(f"{key} v{IDENTIFICATION_VERSION}".encode()).hexdigest()[:16] + ".pkl")
-    if path.is_file():
-        return pickle.loads(path.read_bytes())
-    value = make()
-    path.write_bytes(pickle.dumps(value))
-    return value
 
 
 def errors(est: PayloadEstimate, truth_phi: np.ndarray) -> dict[str, Any]:
@@ -146,23 +129,13 @@ def confident_beyond(est: PayloadEstimate, truth_phi: np.ndarray, sigmas: float 
 
 
 def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
-    m = RobotModel.from_urdf(robot_name)
+    xc = xtraj_cell(robot_name)
+    m = xc.model
     frame = m.default_payload_frame
     mass, com, inertia = XTRAJ[robot_name]
     phi = from_mass_com_inertia(mass, com, inertia)
-    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
-    fp = np.tile([3.0, 2.0, 0.3], m.n) * np.linspace(2.0, 0.8, m.n).repeat(3) * (1.0 if robot_name == "ur10" else 0.3)
-
-    def rec(motion, payload, scale, seed):
-        return synthetic_recording(m, *motion, friction=fm, friction_params=fp * scale, rotor_inertia=0.1,
-                                   payload=payload, noise_std=1.0, delay=0.003, seed=seed)
-
-    excitation = sum_of_sines(m, 30.0, RATE, seed=1)
-
-    def robot_for(seed: int):
-        # Seed 0 keeps the single identification the bench used before (noise seed 1000).
-        key = f"xtraj {robot_name} sum_of_sines 30 s seed 1 v1" + (f" noise seed {1000 + seed}" if seed else "")
-        return cached(key, lambda: identify_robot(m, rec(excitation, None, 1.0, 1000 + seed), friction="nonlinear"))
+    rec = xc.recording
+    robot_for = xc.robot
 
     robots = {seed: robot_for(seed) for seed in XTRAJ_SEEDS}
     traj = load_trajectory(f"{robot_name}_payload").for_model(list(m.joint_names))

@@ -7,6 +7,9 @@ priors_<robot>_<method>_<prior>_inertia_determined  fraction of seeds whose iner
 priors_<robot>_<method>_<prior>_inertia_std_frac    median of the largest inertia σ over the largest principal moment
 priors_<robot>_<method>_<prior>_coverage_2sigma     fraction of mass and CoM entries within 2σ of the truth
 priors_<robot>_<method>_<prior>_coverage_2sigma_inertia   the same for the six inertia entries
+priors_<robot>_<method>_<prior>_inertia_pinned      fraction of the inertia entries the prior pinned (σ below half the
+                                                    motion's own; PayloadEstimate.prior_pinned)
+priors_<robot>_<method>_<prior>_inertia_bounded     fraction of them the box only bounds (prior_bounded)
     <robot> ur10 | panda; <method> khalil_1 | difference_rls; <prior> none | box | mass | box_mass.
     Synthetic data as bench/accuracy.py's cross-trajectory setting (nonlinear friction 3 % higher under load, 3 ms
     lag, 1 N·m torque noise), the robot identified on a 30 s sum of sines (one identification per robot, the cache of
@@ -22,10 +25,8 @@ The last stdout line is one JSON object.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import pickle
 import sys
 import tempfile
 import time
@@ -36,21 +37,16 @@ import yaml
 
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.cli.main import main as cli_main
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
-from payload_id_core.robot_id import identify_robot
-from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+from payload_id_core.testing.synthetic import sum_of_sines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import ur10e_data as rd  # noqa: E402 - tools/, beside the report script
+from xtraj_cell import RATE, xtraj_cell  # noqa: E402 - tools/: bench/accuracy.py's cell and cache
 
-RATE = 500.0
-CACHE = Path(__file__).resolve().parents[1] / "out" / "accuracy_cache"
 SHORT_S = float(os.environ.get("PRIORS_SHORT_S", "1.5"))
 PRIORS_SEEDS = tuple(range(int(os.environ.get("PRIORS_SEEDS", "10"))))
 METHODS = ("khalil-1", "difference-rls")
@@ -68,18 +64,6 @@ def log(*a) -> None:
     print(*a, file=sys.stderr, flush=True)
 
 
-def cached(key: str, make):
-    """make() once per key, then from out/accuracy_cache: bench/accuracy.py's cache and key scheme, so the robot
-    identification of its cross-trajectory seed 0 is shared."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / (hashlib.sha256(f"{key} v{IDENTIFICATION_VERSION}".encode()).hexdigest()[:16] + ".pkl")
-    if path.is_file():
-        return pickle.loads(path.read_bytes())
-    value = make()
-    path.write_bytes(pickle.dumps(value))
-    return value
-
-
 def block_phi(mass: float, com: np.ndarray, sides: np.ndarray) -> np.ndarray:
     a, b, c = sides
     return from_mass_com_inertia(mass, com, np.diag(mass / 12 * np.array([b * b + c * c, a * a + c * c,
@@ -87,22 +71,15 @@ def block_phi(mass: float, com: np.ndarray, sides: np.ndarray) -> np.ndarray:
 
 
 def simulated(out: dict, robot_name: str) -> None:
-    m = RobotModel.from_urdf(robot_name)
+    xc = xtraj_cell(robot_name)
+    m = xc.model
     frame = m.default_payload_frame
     mass, com, sides, box = PAYLOADS[robot_name]
     phi = block_phi(mass, com, sides)
     truth = readable_vector(phi)
     largest_moment = float(np.max(truth[4:]))
-    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
-    fp = np.tile([3.0, 2.0, 0.3], m.n) * np.linspace(2.0, 0.8, m.n).repeat(3) * (1.0 if robot_name == "ur10" else 0.3)
-
-    def rec(motion, payload, scale, seed):
-        return synthetic_recording(m, *motion, friction=fm, friction_params=fp * scale, rotor_inertia=0.1,
-                                   payload=payload, noise_std=1.0, delay=0.003, seed=seed)
-
-    excitation = sum_of_sines(m, 30.0, RATE, seed=1)
-    robot = cached(f"xtraj {robot_name} sum_of_sines 30 s seed 1 v1",
-                   lambda: identify_robot(m, rec(excitation, None, 1.0, 1000), friction="nonlinear"))
+    rec = xc.recording
+    robot = xc.robot(0)    # bench/accuracy.py's cross-trajectory seed 0, from the shared cache
     priors = {"none": None, "box": PayloadPrior.checked(box),
               "mass": PayloadPrior.checked(None, mass, KNOWN_MASS_REL_STD * mass),
               "box_mass": PayloadPrior.checked(box, mass, KNOWN_MASS_REL_STD * mass)}
@@ -119,7 +96,9 @@ def simulated(out: dict, robot_name: str) -> None:
                     "com_err": float(np.max(np.abs(got[1:4] - truth[1:4]))),
                     "com_det": bool(known[1:4].all()), "inertia_det": bool(known[4:].all()),
                     "inertia_std_frac": float(np.max(std[4:]) / largest_moment),
-                    "covered": np.abs(got - truth) <= 2 * std})
+                    "covered": np.abs(got - truth) <= 2 * std,
+                    "inertia_pinned": sum(n.startswith("inertia") for n in est.prior_pinned) / 6,
+                    "inertia_bounded": sum(n.startswith("inertia") for n in est.prior_bounded) / 6})
         log(f"{robot_name} seed {seed}: {time.perf_counter() - t0:.1f} s")
     for (method, name), r in rows.items():
         key = f"priors_{robot_name}_{method.replace('-', '_')}_{name}"
@@ -130,9 +109,12 @@ def simulated(out: dict, robot_name: str) -> None:
         out[f"{key}_inertia_std_frac"] = float(np.median([x["inertia_std_frac"] for x in r]))
         out[f"{key}_coverage_2sigma"] = float(np.mean(covered[:, :4]))
         out[f"{key}_coverage_2sigma_inertia"] = float(np.mean(covered[:, 4:]))
+        out[f"{key}_inertia_pinned"] = float(np.mean([x["inertia_pinned"] for x in r]))
+        out[f"{key}_inertia_bounded"] = float(np.mean([x["inertia_bounded"] for x in r]))
         log(f"{key}: CoM err {out[f'{key}_com_err_mm']:.2f} mm, CoM determined {out[f'{key}_com_determined']:.1f}, "
             f"inertia determined {out[f'{key}_inertia_determined']:.1f} (σ/I {out[f'{key}_inertia_std_frac']:.2f}), "
-            f"coverage {out[f'{key}_coverage_2sigma']:.2f} / inertia {out[f'{key}_coverage_2sigma_inertia']:.2f}")
+            f"coverage {out[f'{key}_coverage_2sigma']:.2f} / inertia {out[f'{key}_coverage_2sigma_inertia']:.2f}, "
+            f"inertia entries pinned {out[f'{key}_inertia_pinned']:.2f} / bounded {out[f'{key}_inertia_bounded']:.2f}")
 
 
 def real_ur10e(out: dict) -> None:

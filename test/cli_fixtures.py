@@ -1,7 +1,8 @@
 """Small valid inputs for every `payload-id` command (the two-joint planar robot: fast), and the checks
 every refusal must pass: exit 2, one or two lines on stderr, no traceback, no output created or touched.
 
-Imported by test_cli_bad_input.py and test_cli_fuzz.py (the fixture is module-scoped in each).
+Imported by test_cli_bad_input.py and test_cli_fuzz.py (the fixture is module-scoped in each); the simulated ur10
+cell (ur10_cell: its robot.yaml and loaded runs) by test_payload_cli.py and test_payload_priors_cli.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import FrictionModel
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import FourierTrajectory, rest_basis
 from payload_id_core.io.bag import write_bag
@@ -115,3 +117,34 @@ def read_only_dir(tmp_path):
         if immutable:
             subprocess.run(["chattr", "-i", str(tmp_path / "read_only")], check=False)
         (tmp_path / "read_only").chmod(0o755)
+
+
+@dataclass
+class Ur10Cell:
+    """The simulated ur10 of the identify-payload command-line tests: nonlinear friction, its robot.yaml identified
+    from a noise-free 6 s sum of sines (ordinary least squares)."""
+    model: RobotModel
+    friction: FrictionModel
+    friction_params: np.ndarray
+
+    def recording(self, phi, motion, *, noise_std: float, seed: int, delay: float = 0.0):
+        """A run of `motion` (t, q, q̇, q̈) carrying φ `phi` on wrist_3_link (None: unloaded)."""
+        return synthetic_recording(self.model, *motion, friction=self.friction, friction_params=self.friction_params,
+                                   payload=None if phi is None else (phi, "wrist_3_link"), noise_std=noise_std,
+                                   delay=delay, seed=seed)
+
+
+def ur10_cell(root: Path) -> Ur10Cell:
+    """The ur10 cell, its robot.yaml written to root / robot.yaml."""
+    from payload_id_core.dynamics.friction import make_friction_model  # noqa: PLC0415 - ur10 tests only
+    from payload_id_core.dynamics.regressor import rigid_body_regressor  # noqa: PLC0415
+    from payload_id_core.robot_id import identify_from_signals  # noqa: PLC0415
+
+    m = RobotModel.from_urdf("ur10")
+    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
+    fp = np.tile([2.0, 1.5, 0.2], m.n)
+    t, q, qd, qdd = sum_of_sines(m, 6.0, 100.0, seed=7)
+    tau = rigid_body_regressor(m, q, qd, qdd) @ m.standard_parameters() + fm.torque(fp, qd)
+    identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=0.6, estimator="ols").save(
+        root / "robot.yaml")
+    return Ur10Cell(m, fm, fp)

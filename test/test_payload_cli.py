@@ -5,18 +5,16 @@ import re
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import ur10_cell
 
 from payload_id_core.cli.main import main
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import resolve_sensor_frame
 from payload_id_core.io.bag import write_bag
 from payload_id_core.notes import NoteCode
 from payload_id_core.payload.methods.registry import SPECS
-from payload_id_core.robot_id import identify_from_signals
 from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.testing.ft_data import sum_of_sines as wrist_motion
 from payload_id_core.testing.ft_data import synthetic_wrench
@@ -28,19 +26,13 @@ PHI = from_mass_com_inertia(3.5, [0.01, 0.02, 0.05], np.diag([0.02, 0.02, 0.01])
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("payload_cli")
-    m = RobotModel.from_urdf("ur10")
-    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
-    fp = np.tile([2.0, 1.5, 0.2], m.n)
-    t, q, qd, qdd = sum_of_sines(m, 6.0, 100.0, seed=7)
-    tau = rigid_body_regressor(m, q, qd, qdd) @ m.standard_parameters() + fm.torque(fp, qd)
-    identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=0.6, estimator="ols").save(d / "robot.yaml")
-    motion = sum_of_sines(m, 5.0, 200.0, seed=3)
-    rec = lambda phi, motion=motion, seed=0: synthetic_recording(  # noqa: E731
-        m, *motion, friction=fm, friction_params=fp, payload=None if phi is None else (phi, "wrist_3_link"),
-        noise_std=0.3, delay=0.002, seed=seed)
+    cell = ur10_cell(d)
+    motion = sum_of_sines(cell.model, 5.0, 200.0, seed=3)
+    rec = lambda phi, motion=motion, seed=0: cell.recording(phi, motion, noise_std=0.3, delay=0.002,  # noqa: E731
+                                                            seed=seed)
     write_bag(d / "loaded", rec(PHI))
     write_bag(d / "unloaded_same", rec(None, seed=1))
-    write_bag(d / "unloaded_other", rec(None, sum_of_sines(m, 5.0, 200.0, seed=9), seed=2))
+    write_bag(d / "unloaded_other", rec(None, sum_of_sines(cell.model, 5.0, 200.0, seed=9), seed=2))
     short = rec(PHI)
     short.joints = short.joints.slice_time(0.0, 2.5)
     write_bag(d / "short", short)

@@ -4,15 +4,12 @@ bad priors refused in one line with exit 2 and nothing written, and `report` dra
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import ur10_cell
 
 from payload_id_core.cli.main import main
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import rigid_body_regressor
 from payload_id_core.io.bag import write_bag
-from payload_id_core.robot_id import identify_from_signals
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+from payload_id_core.testing.synthetic import sum_of_sines
 
 MASS, COM = 4.0, np.array([0.05, -0.03, 0.09])
 SIDES = np.array([0.16, 0.14, 0.12])
@@ -25,15 +22,9 @@ BOX = "-0.04,-0.11,0.0,0.16,0.09,0.2"
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("priors_cli")
-    m = RobotModel.from_urdf("ur10")
-    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
-    fp = np.tile([2.0, 1.5, 0.2], m.n)
-    t, q, qd, qdd = sum_of_sines(m, 6.0, 100.0, seed=7)
-    tau = rigid_body_regressor(m, q, qd, qdd) @ m.standard_parameters() + fm.torque(fp, qd)
-    identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=0.6, estimator="ols").save(d / "robot.yaml")
-    rec = synthetic_recording(m, *sum_of_sines(m, 1.0, 200.0, seed=3), friction=fm, friction_params=fp,
-                              payload=(PHI, "wrist_3_link"), noise_std=1.0, seed=0)
-    write_bag(d / "loaded", rec)
+    cell = ur10_cell(d)
+    motion = sum_of_sines(cell.model, 1.0, 200.0, seed=3)
+    write_bag(d / "loaded", cell.recording(PHI, motion, noise_std=1.0, seed=0))
     return d
 
 

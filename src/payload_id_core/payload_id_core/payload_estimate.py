@@ -155,6 +155,8 @@ class PayloadEstimate:
     # and the numbers of READABLE order it rather than the motion determined ("mass", "com x", "inertia ixx", ...).
     prior: dict | None = None
     prior_pinned: list[str] = field(default_factory=list)
+    # ... and those the box only bounds: the motion leaves them loose, the box limits them, nobody pins them.
+    prior_bounded: list[str] = field(default_factory=list)
 
     def mark(self, quality: Quality, reason: str) -> None:
         """Lower the quality to `quality` (never raise it) and record why."""
@@ -240,7 +242,8 @@ class PayloadEstimate:
             # entries are known is `identifiable`'s to say.
             "covariance_about_frame_origin": np.nan_to_num(self.covariance, nan=0.0).tolist(),
             # What was known before the motion, and what it (not the motion) determined.
-            **({"prior": {**self.prior, "pinned": list(self.prior_pinned)}} if self.prior else {}),
+            **({"prior": {**self.prior, "pinned": list(self.prior_pinned), "bounded": list(self.prior_bounded)}}
+               if self.prior else {}),
             # Last: the convergence over the motion of an online method (what `payload-id report` draws).
             **({"history": history_to_file(self.history)} if self.history else {}),
         }
@@ -277,8 +280,9 @@ class PayloadEstimate:
             prior_d = d.get("prior") or None
             if prior_d is not None and not isinstance(prior_d, dict):
                 raise ValueError(f"prior is {prior_d!r}, not {{bounding_box, known_mass, known_mass_std, pinned}}")
-            prior = {k: v for k, v in prior_d.items() if k != "pinned"} if prior_d else None
+            prior = {k: v for k, v in prior_d.items() if k not in ("pinned", "bounded")} if prior_d else None
             pinned = [str(p) for p in (prior_d or {}).get("pinned") or []]
+            bounded = [str(p) for p in (prior_d or {}).get("bounded") or []]
         except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
@@ -288,4 +292,4 @@ class PayloadEstimate:
                    converged=bool(d.get("converged", True)), convergence_time=convergence_time,
                    physically_consistent=bool(d.get("physically_consistent", True)), notes=notes,
                    quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []],
-                   prior=prior, prior_pinned=pinned)
+                   prior=prior, prior_pinned=pinned, prior_bounded=bounded)

@@ -32,9 +32,12 @@ combined σ from the unconstrained estimate, or the data's estimate that far (Ma
 dynamics.consistency.project_feasible with the box's constraints) from any body in the box: the data's estimate
 stays, suspect with the reason, and payload.yaml still records the prior that was given.
 
-Which numbers the prior rather than the motion determines (pinned_by_prior): those whose σ with the prior is
-below PINNED_RATIO of their σ from the data alone (or that the data leave undetermined). payload.yaml lists them
-(`prior.pinned`) and the note says so: a CoM pinned by a weighed mass is not "identified by the motion".
+Which numbers the box only bounds (box_bounded_entries): those the motion says less about than a flat distribution
+over the box's range for them; their σ reach the range's far end at 2σ (the flat prior's own spread is no confidence
+interval). Which the prior rather than the motion pins (pinned_by_prior): the others whose σ with the prior is
+below PINNED_RATIO of their σ from the data alone (or that the data leave undetermined). payload.yaml lists both
+(`prior.bounded`, `prior.pinned`) and the note says so: a CoM pinned by a weighed mass is not "identified by the
+motion", and a box that merely bounds an inertia entry has not determined it.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from scipy.special import ndtr, ndtri
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality
+from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
 
 # A weighed mass without its σ: a scale and what was left off it (screws, cable) to half a percent.
 KNOWN_MASS_REL_STD_DEFAULT = 0.005
@@ -80,11 +83,18 @@ MAX_CHAIN_ROUNDS = 8                # chains that disagree are run on, to at mos
 # Corners farther than this from the payload frame's origin (any axis, m) are no payload a robot carries: a box of
 # ±1e6 m is a typo or a unit error, and its sampled numbers meaningless.
 MAX_PAYLOAD_EXTENT_M = 5.0
+# An entry whose σ from the motion is at least that of a flat distribution over the box's whole range for it (range/√12)
+# is bounded by the box, not pinned (box_bounded_entries): the motion says less about it than the range itself.
+BOUNDED_DATA_FRACTION = 1.0 / math.sqrt(12.0)
+RANGE_DRAWS = 4000                  # draws of the mass and CoM over which the box's range of each entry is taken
+RANGE_QUANTILE = 0.005              # ... its ends: the 0.5 % outermost, not the single most extreme draw
 # Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
 # is bad input. Robots not listed are not checked.
 RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
                     "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
 READABLE_NAMES = ["mass", "com x", "com y", "com z", *(f"inertia {k}" for k in INERTIA_KEYS)]
+# φ's entry (pinocchio order m, m·c, Ixx, Ixy, Iyy, Ixz, Iyz, Izz) that moves each readable entry one for one.
+_PHI_OF_READABLE = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
 
 
 def _finite(value: float, what: str, fix: str) -> float:
@@ -233,7 +243,7 @@ def _second_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def in_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float = 0.0) -> np.ndarray:
     """(N,) whether each φ sample (N, 10) is a body whose mass lies in the box: m > 0, J ⪰ 0 (Wensing 2017), the
     three slabs ∫ (x_i − lo_i)(hi_i − x_i) dm ≥ 0 (their bounding-quadric condition, degenerate quadric), the CoM
-    inside."""
+    inside, the corner products (_linear_rows)."""
     x = np.atleast_2d(x)
     m = x[:, 0]
     sig, h = _second_moments(x)
@@ -242,6 +252,10 @@ def in_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float = 0.0) -> n
     scale = np.maximum(m, 1e-12)[:, None] * np.maximum(hi - lo, 1e-9) ** 2
     ok &= np.all(slab >= -tol * scale, axis=1)
     ok &= np.all(h >= lo * m[:, None] - tol, axis=1) & np.all(h <= hi * m[:, None] + tol, axis=1)
+    products = x @ _linear_rows(lo, hi)[10:].T
+    a = np.maximum(hi - lo, 1e-9)
+    pair_scale = np.repeat([a[0] * a[1], a[0] * a[2], a[1] * a[2]], 4)
+    ok &= np.all(products >= -tol * np.maximum(m, 1e-12)[:, None] * pair_scale, axis=1)
     J = pseudo_inertia_batch(x)
     if ok.any():
         ok[ok] &= np.linalg.eigvalsh(J[ok])[:, 0] >= -tol * np.maximum(m[ok], 1e-12) * 1e-6
@@ -249,8 +263,8 @@ def in_box(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, tol: float = 0.0) -> n
 
 
 def box_constraints(lo: np.ndarray, hi: np.ndarray):
-    """The box's constraints on the cvxpy variable φ for consistency.project_feasible: the three slabs and the CoM
-    between the corners (linear; J ⪰ 0 and m > 0 are project_feasible's own)."""
+    """The box's constraints on the cvxpy variable φ for consistency.project_feasible: the three slabs, the CoM
+    between the corners and the corner products (linear; J ⪰ 0 and m > 0 are project_feasible's own)."""
     def constraints(x) -> list:
         m, h = x[0], x[1:4]
         ixx, iyy, izz = x[4], x[6], x[9]
@@ -261,6 +275,8 @@ def box_constraints(lo: np.ndarray, hi: np.ndarray):
             out.append(-sig[i] + (lo[i] + hi[i]) * h[i] - lo[i] * hi[i] * m >= 0)
             out.append(h[i] >= lo[i] * m)
             out.append(h[i] <= hi[i] * m)
+        for row in _linear_rows(lo, hi)[10:]:
+            out.append(row @ x >= 0)
         return out
     return constraints
 
@@ -317,8 +333,17 @@ def pseudo_inertia_batch(x: np.ndarray) -> np.ndarray:
     return J
 
 
+# φ's products of inertia about the origin by axis pair (pinocchio order [Ixx, Ixy, Iyy, Ixz, Iyz, Izz] from 4).
+_PRODUCT_INDEX = {(0, 1): 5, (0, 2): 7, (1, 2): 8}
+
+
 def _linear_rows(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """(K, 10) rows A with A φ ≥ 0 for a body in the box: m > 0, the three slabs and the CoM between the corners."""
+    """(K, 10) rows A with A φ ≥ 0 for a body in the box: m > 0, the three slabs, the CoM between the corners and, per
+    pair of axes, the four corner products ∫ (x_i − lo_i)(x_j − lo_j) dm ≥ 0, ∫ (hi_i − x_i)(hi_j − x_j) dm ≥ 0,
+    ∫ (x_i − lo_i)(hi_j − x_j) dm ≥ 0, ∫ (hi_i − x_i)(x_j − lo_j) dm ≥ 0 (the integrand is a product of two factors
+    non-negative in the box; the reformulation-linearization of Sherali & Adams 1990, linear in φ). They bound the
+    products of inertia about the CoM by m·min(...) of the CoM's distances to the faces, tighter than J ⪰ 0's
+    Cauchy-Schwarz bound √(Σ_ii Σ_jj) wherever the CoM is off the box's centre."""
     rows = [np.eye(10)[0]]
     for i in range(3):
         slab = np.zeros(10)
@@ -332,6 +357,16 @@ def _linear_rows(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         low[1 + i], low[0] = 1.0, -lo[i]
         high[1 + i], high[0] = -1.0, hi[i]
         rows += [slab, low, high]
+    for (i, j), k in _PRODUCT_INDEX.items():
+        for si, ki in ((1.0, lo[i]), (-1.0, hi[i])):
+            for sj, kj in ((1.0, lo[j]), (-1.0, hi[j])):
+                # ∫ si (x_i − ki) · sj (x_j − kj) dm ≥ 0, with ∫ x_i x_j dm = −φ_k (the product of inertia's sign).
+                row = np.zeros(10)
+                row[k] = -si * sj
+                row[1 + i] -= si * sj * kj
+                row[1 + j] -= si * sj * ki
+                row[0] += si * sj * ki * kj
+                rows.append(row)
     return np.array(rows)
 
 
@@ -572,12 +607,19 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     est.phi = np.asarray(phi, dtype=float)
     est.covariance = np.asarray(cov, dtype=float)
     est.identifiable = ok
-    est.prior_pinned = pinned_by_prior(data_std, _structural_std(est))
+    bounded: list[str] = []
+    if prior.has_box and np.isfinite(ess):
+        bounded, est.covariance = box_bounded_entries(est, data_std, prior.lo, prior.hi)
+    est.prior_bounded = bounded
+    est.prior_pinned = pinned_by_prior(data_std, _structural_std(est), bounded)
     text = f"prior used: {prior.describe()}{box_text}"
     if np.isfinite(ess):
         text += f" (the data's estimate restricted to the box: {ess:.0f} effective samples)"
-    text += ("; determined by the prior rather than the motion: " + ", ".join(est.prior_pinned)
-             if est.prior_pinned else "; the motion determines every number better than the prior")
+    text += (f"; pinned by the prior (σ below {PINNED_RATIO:g} of the motion's own): " + ", ".join(est.prior_pinned)
+             if est.prior_pinned else "; the prior pins no number the motion leaves loose")
+    if bounded:
+        text += ("; only bounded by the box (the motion's σ spans the box's range; σ reaches the range's far end): "
+                 + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
 
@@ -612,11 +654,74 @@ def _untrusted_sampling(sampled: np.ndarray, data: np.ndarray, rhat: float) -> s
     return ""
 
 
-def pinned_by_prior(data_std: np.ndarray, prior_std: np.ndarray) -> list[str]:
+def pinned_by_prior(data_std: np.ndarray, prior_std: np.ndarray, bounded: Sequence[str] = ()) -> list[str]:
     """The readable numbers (mass, com x.., inertia ixx..) the prior rather than the motion determined: σ with the
-    prior below PINNED_RATIO of the data's own (infinite: the data leave it free)."""
+    prior below PINNED_RATIO of the data's own (infinite: the data leave it free), except those the box merely
+    bounds (`bounded`, box_bounded_entries)."""
     return [name for name, d, p in zip(READABLE_NAMES, data_std, prior_std)
-            if np.isfinite(p) and not (d > 0 and p >= PINNED_RATIO * d)]
+            if np.isfinite(p) and not (d > 0 and p >= PINNED_RATIO * d) and name not in bounded]
+
+
+def box_readable_ranges(mean: np.ndarray, cov: np.ndarray, lo: np.ndarray,
+                        hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(10,) low and high ends of [mass, CoM, inertia about the CoM] over the bodies in the box whose mass and CoM
+    are plausible under N(mean, cov) (RANGE_DRAWS draws of m and m·c, the CoM clipped to the box; the RANGE_QUANTILE
+    outermost ends). Exact per entry for a body in a box with mass m and CoM c, d_lo = c − lo, d_hi = hi − c:
+    Σ_ii = ∫ (x_i − c_i)² dm ∈ [0, m d_lo,i d_hi,i] (Bhatia & Davis 2000: a variance on an interval; the mass at the
+    two faces attains it), so I_xx = Σ_yy + Σ_zz ∈ [0, m (d_lo,y d_hi,y + d_lo,z d_hi,z)] (mass at the corners
+    attains every axis at once), and −I_xy = Σ_xy ∈ [−m min(d_lo,x d_lo,y, d_hi,x d_hi,y), m min(d_lo,x d_hi,y,
+    d_hi,x d_lo,y)] (the corner products of _linear_rows). The mass: unbounded by a box."""
+    rng = np.random.default_rng(SAMPLING_SEED)
+    c2 = 0.5 * (cov[:4, :4] + cov[:4, :4].T)
+    draws = rng.multivariate_normal(mean[:4], np.where(np.isfinite(c2), c2, 0.0), size=RANGE_DRAWS,
+                                    check_valid="ignore", method="eigh")
+    m = np.maximum(draws[:, 0], 1e-9)
+    c = np.clip(draws[:, 1:4] / m[:, None], lo, hi)
+    dl, dh = c - lo, hi - c
+    var_hi = m[:, None] * dl * dh
+    low = np.full((RANGE_DRAWS, 10), -np.inf)
+    high = np.full((RANGE_DRAWS, 10), np.inf)
+    low[:, 1:4], high[:, 1:4] = lo, hi
+    # Readable order ixx, ixy, ixz, iyy, iyz, izz.
+    for col, (a, b) in {4: (1, 2), 7: (0, 2), 9: (0, 1)}.items():
+        low[:, col], high[:, col] = 0.0, var_hi[:, a] + var_hi[:, b]
+    for col, (i, j) in {5: (0, 1), 6: (0, 2), 8: (1, 2)}.items():
+        low[:, col] = -m * np.minimum(dl[:, i] * dh[:, j], dh[:, i] * dl[:, j])
+        high[:, col] = m * np.minimum(dl[:, i] * dl[:, j], dh[:, i] * dh[:, j])
+    ends_low, ends_high = np.full(10, -np.inf), np.full(10, np.inf)
+    ends_low[1:] = np.quantile(low[:, 1:], RANGE_QUANTILE, axis=0)
+    ends_high[1:] = np.quantile(high[:, 1:], 1.0 - RANGE_QUANTILE, axis=0)
+    return ends_low, ends_high
+
+
+def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray,
+                        hi: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The CoM and inertia entries the box merely bounds, and φ's covariance widened so that their 2σ reach the far
+    end of what the box allows.
+
+    Where the motion's own σ of an entry is at least that of a flat distribution over the box's range for it
+    (BOUNDED_DATA_FRACTION: the data leave it free, or a 20 cm box around a 1.5 kg part on a 1.5 s Panda motion), the
+    restricted Gaussian's spread is the flat prior's, not a confidence interval: a flat prior on φ holds most bodies
+    where the off-diagonal moments have most room (their range grows with √(Σ_ii Σ_jj)), so it pulls the principal
+    moments up, and a compact part's moments sat 3–3.6 of those σ below the mean (bench/priors.py, Panda: inertia 2σ
+    coverage 0.5; UR10 diagonal moments 1.5–2.6σ). The box bounds such an entry; its σ then reaches the farther end
+    of the range (box_readable_ranges) at 2σ, and never beyond the data's own σ."""
+    value, std = readable_vector(est.phi), est.propagated_std()
+    low, high = box_readable_ranges(est.phi, est.covariance, lo, hi)
+    cov = np.array(est.covariance, dtype=float)
+    bounded = []
+    for k in range(1, 10):
+        width = high[k] - low[k]
+        if not (np.isfinite(width) and data_std[k] >= BOUNDED_DATA_FRACTION * width):
+            continue
+        bounded.append(READABLE_NAMES[k])
+        reach = min(0.5 * max(value[k] - low[k], high[k] - value[k]), data_std[k])
+        if reach > std[k]:
+            # The inertia about the CoM moves one for one with φ's entry about the origin, the CoM with m·c / m.
+            scale = est.phi[0] ** 2 if k < 4 else 1.0
+            j = _PHI_OF_READABLE[k]
+            cov[j, j] += scale * (reach**2 - std[k] ** 2)
+    return bounded, cov
 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
