@@ -382,3 +382,32 @@ def test_monitor_events_are_the_reference_paths_events(ur10_cell_robot):
         ref_events, ref_r = watch()
     assert len(ref_events) >= 4 and fast_events == ref_events
     np.testing.assert_allclose(fast_r, ref_r, rtol=1e-9, atol=1e-9 * np.abs(ref_r).max())
+
+
+def reference_tracking_fit(t, e, centres, starts, width):
+    """signals.tracking._fit as it was: the local fits' normal equations by einsum."""
+    order = min(tracking.ORDER, width - 1)
+    idx = starts[:, None] + np.arange(width)[None, :]
+    scale = max(float(np.max(np.abs(t[idx] - t[centres][:, None]))), 1e-9)
+    x = (t[idx] - t[centres][:, None]) / scale
+    V = tracking._powers(x, order)
+    A = np.einsum("mwi,mwj->mij", V, V)
+    b = np.einsum("mwi,mwn->min", V, e[idx])
+    c = np.linalg.solve(A, b)
+    return c[:, 0], c[:, 1] / scale, 2.0 * c[:, 2] / scale**2
+
+
+def test_tracking_error_fit_by_matrix_products_gives_the_einsum_fit():
+    """signals/tracking.py: the local fits' normal equations by batched products, against the einsum they replace
+    (jittered stamps, windows clipped at the ends)."""
+    rng = np.random.default_rng(8)
+    t = np.arange(4000) / 500.0 + rng.normal(0.0, 2e-5, 4000)
+    e = np.cumsum(rng.normal(size=(4000, 6)), axis=0) * 1e-5
+    width, h = 51, 25
+    centres = np.arange(t.size)
+    starts = np.clip(centres - h, 0, t.size - width)
+    fast = tracking._fit(t, e, centres, starts, width)
+    ref = reference_tracking_fit(t, e, centres, starts, width)
+    for a, b in zip(fast, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+    assert np.abs(fast[2]).max() > 0
