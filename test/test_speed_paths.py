@@ -26,6 +26,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import C_YAML_MAX_DEPTH, parse_yaml, read_yaml_mapping, yaml_depth_bound
 from payload_id_core.monitor import PayloadMonitor, observer
 from payload_id_core.payload.online import DirectRLS, OnlinePayloadEstimator
@@ -411,3 +412,33 @@ def test_tracking_error_fit_by_matrix_products_gives_the_einsum_fit():
     for a, b in zip(fast, ref):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
     assert np.abs(fast[2]).max() > 0
+
+
+CLI_SCRIPT = """
+import sys
+from payload_id_core.cli.main import main
+sys.argv = ["payload-id", "identify-payload", "--urdf", "ur10", "--robot", sys.argv[1], "--bag", sys.argv[2],
+            "--frame", "tool0", "--method", "difference-rls", "--out", sys.argv[3]]
+code = main()
+print(code, "scipy.signal" in sys.modules, "scipy.stats" in sys.modules)
+"""
+
+
+def test_identify_payload_on_a_recorded_command_loads_no_scipy_signal(tmp_path, ur10):
+    """identify-payload on a bag with its command filters nothing: scipy.signal (and the scipy.stats it loads, half a
+    second of start-up) stays unloaded, and the estimate is the one the same command gives with it loaded first."""
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    robot.save(tmp_path / "robot.yaml")
+    rec = synthetic_recording(model, *sum_of_sines(model, 4.0, RATE, seed=2), friction="linear",
+                              friction_params=np.tile([3.0, 2.0, 0.3], model.n), rotor_inertia=0.2, noise_std=0.5,
+                              delay=0.0, payload=(PHI, "tool0"), seed=2)
+    write_bag(tmp_path / "bag", rec)
+    args = [str(tmp_path / "robot.yaml"), str(tmp_path / "bag")]
+    lazy = subprocess.run([sys.executable, "-c", CLI_SCRIPT, *args, str(tmp_path / "lazy.yaml")], capture_output=True,
+                          text=True, check=True).stdout.split()
+    eager = subprocess.run([sys.executable, "-c", "import scipy.signal\n" + CLI_SCRIPT, *args,
+                            str(tmp_path / "eager.yaml")], capture_output=True, text=True, check=True).stdout.split()
+    assert lazy[-3:] == ["0", "False", "False"] and eager[-3:] == ["0", "True", "True"]
+    a, b = (read_yaml_mapping(tmp_path / f"{k}.yaml", "payload", "") for k in ("lazy", "eager"))
+    assert a["parameters_about_frame_origin"] == b["parameters_about_frame_origin"] and a["std"] == b["std"]
+    assert abs(a["mass"] - 3.0) < 0.1
