@@ -2,8 +2,8 @@
 
 For the packages whose submodules differ much in weight: `payload_id_core.signals` names both the light
 recording types and the conditioning pipeline (scipy.interpolate, scipy.signal: up to ~1 s); a node that needs a
-CommandedTrajectory must not pay for the pipeline because both are on the face. The package's __init__ maps each name to its
-submodule and imports them again under TYPE_CHECKING, so type checkers see them typed
+CommandedTrajectory must not pay for the pipeline because both are on the face. The package's __init__ maps each
+name to its submodule and imports them again under TYPE_CHECKING, so type checkers see them typed
 (test_architecture checks that the two agree).
 """
 

@@ -184,7 +184,7 @@ class MomentumFilter:
             return out
         # Everything but the feedback of y is known for the whole block: the trapezoid's increments and the
         # momentum's change, taken at once; the loop keeps only y's recursion, in place.
-        dt = np.diff(np.concatenate(([self._t_last], t[first:])))
+        dt: np.ndarray = np.diff(np.concatenate((np.array([self._t_last], dtype=float), t[first:])))
         bad = np.flatnonzero(~(dt > 0))
         stop = first + (int(bad[0]) if bad.size else dt.size)
         m = stop - first

@@ -81,6 +81,7 @@ class FastRegressor:
         if self.kind == "linear":
             v[..., 1] = qd
         else:                               # |q̇|^α sgn(q̇)
+            assert self._alpha is not None     # the nonlinear kind's exponents
             power = v[..., 1]
             np.abs(qd, out=power)
             np.power(power, self._alpha, out=power)
