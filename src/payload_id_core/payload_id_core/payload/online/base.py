@@ -283,11 +283,19 @@ class OnlineEstimator(ABC):
         self._pend = np.empty((PENDING * n, u))
         self._pend_full = np.empty((PENDING * n, p)) if self.cross is not None else None
         self._npend = 0
+        # update()'s views of the buffers, made once: one sample's rows, torques, whitened and full rows, and the
+        # RLS's (rows, torques) of it (slicing and reshaping per sample was ~1 µs of a ~30 µs update).
+        self._one_sample = (self._rows_buf[:1], self._z_buf[:1], self._white_buf[:1],
+                            None if self._full_buf is None else self._full_buf[:1])
+        self._one_sample_rls = (self._rows_buf[:1].reshape(n, u), self._z_buf[:1].reshape(n))
 
     def _absorb(self, B: int) -> None:
         """RLS update with the B samples in the buffers, and their whitened rows queued for the information matrix."""
         m = B * self.n
-        self.rls.update(self._rows_buf[:B].reshape(m, self.u), self._z_buf[:B].reshape(m), samples=B)
+        if B == 1:
+            self.rls.update(*self._one_sample_rls)
+        else:
+            self.rls.update(self._rows_buf[:B].reshape(m, self.u), self._z_buf[:B].reshape(m), samples=B)
         if self._joint_info is not None:
             w = (self._yrb[:B, :, self.block] @ self.X) * self._isig[:, None]
             self._joint_info += np.einsum("bji,bjk->jik", w, w)
@@ -341,8 +349,7 @@ class OnlineEstimator(ABC):
         tau = np.asarray(tau, dtype=float).reshape(1, n)
         if self.n_lf and self.samples % LOAD_REFRESH == 0:
             self._refresh_reference()
-        self._fill_rows(q, qd, qdd, tau, self._rows_buf[:1], self._z_buf[:1],
-                        self._white_buf[:1], None if self._full_buf is None else self._full_buf[:1])
+        self._fill_rows(q, qd, qdd, tau, *self._one_sample)
         before = self.rls.theta[self.sensitive].copy() if self.convergence_rule is ConvergenceRule.XU else None
         self._absorb(1)
         self._keep_fed(q, qd, qdd, tau)
