@@ -42,6 +42,7 @@ from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
 
 DERIVATIVE_STEP_S = 1e-4      # s: the central difference of M(q) q̇ along the motion (q ± h q̇)
+MEMO_MAX_SAMPLES = 512        # the largest block whose rigid-body regressor is kept for its second user
 
 
 @dataclass
@@ -140,7 +141,8 @@ def stacked_rigid_regressor(model: RobotModel, q: np.ndarray, qd: np.ndarray
         return last[2], last[3]
     args = stacked_arguments(q, qd)
     rigid = rigid_body_regressor(model, *args)
-    _last_rigid = (model, key, args, rigid)
+    # Kept only for blocks of a driver's size: a whole recording fed at once would hold its regressor (GBs) alive.
+    _last_rigid = (model, key, args, rigid) if q.shape[0] <= MEMO_MAX_SAMPLES else None
     return args, rigid
 
 
