@@ -6,10 +6,12 @@
                                    500 Hz UR10 bag (robot.yaml given), start-up and imports included (target ≤ 2)
   cli_identify_payload_10s_bag_cpu_s  its CPU time (user + system), less inflated by others' load
   online_update_us_direct_rls,     one OnlinePayloadEstimator.update per sample (the ROS node feeds update_batch):
-  online_update_us_difference_rls  median over 2000 samples (target ≤ 25 for both); online_update_us the larger
+  online_update_us_difference_rls  median over 2000 samples (target ≤ 25 for both); online_update_us the larger;
+  online_update_cpu_us_<method>    the mean CPU time of those updates (the timer calls included)
   identify_robot_60s_s             bench/dynamics.py's figure (WLS, nonlinear friction, delay estimated, 60 s at
                                    500 Hz), one run per process after a warm-up (target ≤ 1.0), with
-                                   identify_robot_60s_validation_rmse_ratio (the same model either way)
+                                   identify_robot_60s_validation_rmse_ratio (the same model either way) and
+                                   identify_robot_60s_cpu_s, its CPU time (less inflated by others' load)
 With --reference TREE (a checkout of another commit, e.g. a `git worktree` of main), each figure is also taken
 with that tree's core (PYTHONPATH=TREE/src/payload_id_core, ahead of this venv's editable install) as
 <figure>_reference, the two alternating run by run so that both see the same load. Every figure is the median
@@ -102,11 +104,14 @@ def online_figures(robot: Path, bag: Path) -> dict[str, float]:
     for method in ("direct-rls", "difference-rls"):
         est = OnlinePayloadEstimator(model, ident, FRAME, method, history_every=0, check_every=10**9)
         per = []
+        c0 = time.process_time()
         for k in range(min(2000, len(sig))):
             a = time.perf_counter()
             est.update(sig.q[k], sig.qd[k], sig.qdd[k], sig.tau[k], sig.t[k])
             per.append(time.perf_counter() - a)
-        figures[f"online_update_us_{method.replace('-', '_')}"] = float(np.median(per) * 1e6)
+        name = method.replace('-', '_')
+        figures[f"online_update_us_{name}"] = float(np.median(per) * 1e6)
+        figures[f"online_update_cpu_us_{name}"] = (time.process_time() - c0) / len(per) * 1e6
     return figures
 
 
@@ -125,10 +130,10 @@ def robot_id_figures() -> dict[str, float]:
 
     train, test = recording(1, 60.0), recording(2, 20.0)
     identify_robot(model, recording(3, 2.0), delay=0.0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ident = identify_robot(model, train, friction="nonlinear", estimator="wls", delay="estimate")
-    seconds = time.perf_counter() - t0
-    return {"identify_robot_60s_s": seconds,
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"identify_robot_60s_s": seconds, "identify_robot_60s_cpu_s": cpu,
             "identify_robot_60s_validation_rmse_ratio": float(np.max(validate_robot(ident, test) / noise))}
 
 

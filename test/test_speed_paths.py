@@ -5,11 +5,14 @@
 - the identification's rows (difference-rls): their scatter columns computed once, not per sample;
 - RecursiveLeastSquares.update: the row variances added on S's diagonal through a view of S (was S.flat);
 - SciPy imported without its docstring rewriting by the command line (scipy_startup.py);
-- YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser).
+- YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser);
+- the monitor's observer: one pinocchio regressor per block shared by the robot's and the payload's terms, the
+  seven argument sets in one call (were seven calls each), the momentum filter's increments per block.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import subprocess
 import sys
@@ -21,12 +24,16 @@ from scipy.linalg import lapack
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import C_YAML_MAX_DEPTH, parse_yaml, read_yaml_mapping, yaml_depth_bound
+from payload_id_core.monitor import PayloadMonitor, observer
 from payload_id_core.payload.online import DirectRLS, OnlinePayloadEstimator
 from payload_id_core.robot_id import gear_friction, identify_robot
 from payload_id_core.robot_id.estimators import NormalEquations, wls
 from payload_id_core.signals import tracking
+from payload_id_core.sim.pick_place import pick_and_place
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE = 200.0
@@ -242,3 +249,196 @@ def test_gear_columns_normal_equations_give_the_reference_numbers():
     f, r = wls(fast, sigma=sigma), wls(ref, sigma=sigma)
     np.testing.assert_allclose(f.theta, r.theta, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(f.std, r.std, rtol=1e-9)
+
+
+# -- the monitor's per-sample arithmetic (monitor/observer.py) --------------------------------------------------
+
+def reference_momentum_terms(torque, q, qd, friction=None):
+    """observer.momentum_terms as it was before issue 35's monitor item: seven prediction calls per block."""
+    zero = np.zeros_like(qd)
+    rest = torque(q, zero, zero)
+    momentum = torque(q, zero, qd) - rest
+    coriolis = torque(q, qd, zero) - rest
+    gravity = rest
+    if friction is not None:
+        coriolis = coriolis - (friction(qd) - friction(zero))
+        gravity = rest - friction(zero)
+    h = observer.DERIVATIVE_STEP_S
+    ahead, behind = q + h * qd, q - h * qd
+    m_dot_qd = ((torque(ahead, zero, qd) - torque(ahead, zero, zero))
+                - (torque(behind, zero, qd) - torque(behind, zero, zero))) / (2 * h)
+    beta = (m_dot_qd - coriolis) - gravity
+    if friction is not None:
+        beta = beta - friction(qd)
+    return momentum, beta
+
+
+def reference_filter_update(self, t, p, f):
+    """observer.MomentumFilter.update as it was: every sample's increment computed in the loop."""
+    out = np.empty_like(f)
+    for k in range(t.size):
+        if self._p0 is None:
+            self._p0, self._t_last, self._f_last = p[k].copy(), t[k], f[k].copy()
+            out[k] = self.y
+            continue
+        dt = t[k] - self._t_last
+        if not dt > 0:
+            raise PayloadIdError(f"joint-state time {t[k]} is not after the previous one {self._t_last}",
+                                 "feed samples in time order (reset() after a clock jump)")
+        self._integral += 0.5 * dt * (f[k] + self._f_last) - dt * self.y
+        self.y = self.gain * (self._integral - (p[k] - self._p0))
+        self._t_last, self._f_last = t[k], f[k].copy()
+        out[k] = self.y
+    return out
+
+
+def reference_observer_terms(self, q, qd):
+    return reference_momentum_terms(self.torque, q, qd, self.friction)
+
+
+def reference_regressor_update(self, t, q, qd):
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
+    P, B = reference_momentum_terms(lambda qq, vv, aa: payload_regressor(self.model, self.frame, qq, vv, aa), q, qd)
+    self.terms = (P, B)
+    return self._filter.update(t, -P, -B)
+
+
+@contextlib.contextmanager
+def reference_observer():
+    """The observer's reference paths in place of the faster ones, for the duration."""
+    saved = (observer.MomentumFilter.update, observer.ObserverModel.terms, observer.FilteredPayloadRegressor.update)
+    observer.MomentumFilter.update = reference_filter_update
+    observer.ObserverModel.terms = reference_observer_terms
+    observer.FilteredPayloadRegressor.update = reference_regressor_update
+    try:
+        yield
+    finally:
+        (observer.MomentumFilter.update, observer.ObserverModel.terms,
+         observer.FilteredPayloadRegressor.update) = saved
+
+
+def _observer_run(model, robot, t, q, qd, tau, block):
+    obs = observer.MomentumObserver(observer.ObserverModel(model, robot, "tool0", PHI * 0.5), 50.0)
+    reg = observer.FilteredPayloadRegressor(model, "tool0", np.full(model.n, 50.0))
+    load = observer.FilteredLoadFriction(np.full(model.n, 50.0), robot)
+    out = []
+    for k in range(0, t.size, block):
+        s = slice(k, k + block)
+        r, F = obs.update(t[s], q[s], qd[s], tau[s]), reg.update(t[s], q[s], qd[s])
+        out.append((r, F, load.update(t[s], qd[s], *obs.terms, *reg.terms, PHI), obs.terms[1], reg.terms[1]))
+    return [np.concatenate(x) for x in zip(*out)]
+
+
+@pytest.mark.parametrize("block", [1, 10])
+def test_observer_terms_and_filters_give_the_reference_numbers(ur10, block):
+    """One shared rigid-body regressor per block and the filters' increments per block: the residual r, F, the
+    load-friction columns and β against the seven-call, per-sample reference (a payload in the observer model)."""
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    n = 300
+    fast = _observer_run(model, robot, t[:n], q[:n], qd[:n], tau[:n], block)
+    with reference_observer():
+        ref = _observer_run(model, robot, t[:n], q[:n], qd[:n], tau[:n], block)
+    for a, b in zip(fast, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+    assert np.abs(fast[0]).max() > 1.0      # a residual that carries the other half of the payload's torque
+
+
+def test_momentum_filter_refuses_a_time_step_after_the_samples_before_it():
+    """A block with a repeated stamp: the samples before it are filtered as the reference does, then the same
+    message; the filter's state is the reference's."""
+    rng = np.random.default_rng(4)
+    t = np.array([0.0, 0.002, 0.004, 0.004, 0.008])
+    p, f = rng.normal(size=(5, 6)), rng.normal(size=(5, 6))
+    fast, ref = observer.MomentumFilter(np.full(6, 50.0), (6,)), observer.MomentumFilter(np.full(6, 50.0), (6,))
+    with pytest.raises(PayloadIdError, match="is not after the previous one") as err_fast:
+        fast.update(t, p, f)
+    with pytest.raises(PayloadIdError) as err_ref:
+        reference_filter_update(ref, t, p, f)
+    assert str(err_fast.value) == str(err_ref.value)
+    np.testing.assert_array_equal(fast.y, ref.y)
+    np.testing.assert_array_equal(fast._integral, ref._integral)
+    assert fast._t_last == ref._t_last and np.array_equal(fast._f_last, ref._f_last)
+    assert np.abs(fast.y).max() > 0
+
+
+@pytest.mark.slow
+def test_monitor_events_are_the_reference_paths_events(ur10_cell_robot):
+    """The monitor on 30 s of the simulated pick-and-place task: the same events (kind, dates, masses) and the
+    same residual with the faster observer as with the reference paths."""
+    model, robot = ur10_cell_robot
+    run = pick_and_place(model, "ur10", seconds=30.0, seed=5)
+
+    def watch():
+        monitor = PayloadMonitor(model, robot, run.frame)
+        events, residuals = [], []
+        for k in range(0, run.t.size, 10):
+            u = monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10])
+            events += [(e.kind, e.t_change, e.t_alarm, e.mass_change_text) for e in u.events]
+            residuals.append(u.residual[1])
+        return events, np.array(residuals)
+
+    fast_events, fast_r = watch()
+    with reference_observer():
+        ref_events, ref_r = watch()
+    assert len(ref_events) >= 4 and fast_events == ref_events
+    np.testing.assert_allclose(fast_r, ref_r, rtol=1e-9, atol=1e-9 * np.abs(ref_r).max())
+
+
+def reference_tracking_fit(t, e, centres, starts, width):
+    """signals.tracking._fit as it was: the local fits' normal equations by einsum."""
+    order = min(tracking.ORDER, width - 1)
+    idx = starts[:, None] + np.arange(width)[None, :]
+    scale = max(float(np.max(np.abs(t[idx] - t[centres][:, None]))), 1e-9)
+    x = (t[idx] - t[centres][:, None]) / scale
+    V = tracking._powers(x, order)
+    A = np.einsum("mwi,mwj->mij", V, V)
+    b = np.einsum("mwi,mwn->min", V, e[idx])
+    c = np.linalg.solve(A, b)
+    return c[:, 0], c[:, 1] / scale, 2.0 * c[:, 2] / scale**2
+
+
+def test_tracking_error_fit_by_matrix_products_gives_the_einsum_fit():
+    """signals/tracking.py: the local fits' normal equations by batched products, against the einsum they replace
+    (jittered stamps, windows clipped at the ends)."""
+    rng = np.random.default_rng(8)
+    t = np.arange(4000) / 500.0 + rng.normal(0.0, 2e-5, 4000)
+    e = np.cumsum(rng.normal(size=(4000, 6)), axis=0) * 1e-5
+    width, h = 51, 25
+    centres = np.arange(t.size)
+    starts = np.clip(centres - h, 0, t.size - width)
+    fast = tracking._fit(t, e, centres, starts, width)
+    ref = reference_tracking_fit(t, e, centres, starts, width)
+    for a, b in zip(fast, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+    assert np.abs(fast[2]).max() > 0
+
+
+CLI_SCRIPT = """
+import sys
+from payload_id_core.cli.main import main
+sys.argv = ["payload-id", "identify-payload", "--urdf", "ur10", "--robot", sys.argv[1], "--bag", sys.argv[2],
+            "--frame", "tool0", "--method", "difference-rls", "--out", sys.argv[3]]
+code = main()
+print(code, "scipy.signal" in sys.modules, "scipy.stats" in sys.modules)
+"""
+
+
+def test_identify_payload_on_a_recorded_command_loads_no_scipy_signal(tmp_path, ur10):
+    """identify-payload on a bag with its command filters nothing: scipy.signal (and the scipy.stats it loads, half a
+    second of start-up) stays unloaded, and the estimate is the one the same command gives with it loaded first."""
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    robot.save(tmp_path / "robot.yaml")
+    rec = synthetic_recording(model, *sum_of_sines(model, 4.0, RATE, seed=2), friction="linear",
+                              friction_params=np.tile([3.0, 2.0, 0.3], model.n), rotor_inertia=0.2, noise_std=0.5,
+                              delay=0.0, payload=(PHI, "tool0"), seed=2)
+    write_bag(tmp_path / "bag", rec)
+    args = [str(tmp_path / "robot.yaml"), str(tmp_path / "bag")]
+    lazy = subprocess.run([sys.executable, "-c", CLI_SCRIPT, *args, str(tmp_path / "lazy.yaml")], capture_output=True,
+                          text=True, check=True).stdout.split()
+    eager = subprocess.run([sys.executable, "-c", "import scipy.signal\n" + CLI_SCRIPT, *args,
+                            str(tmp_path / "eager.yaml")], capture_output=True, text=True, check=True).stdout.split()
+    assert lazy[-3:] == ["0", "False", "False"] and eager[-3:] == ["0", "True", "True"]
+    a, b = (read_yaml_mapping(tmp_path / f"{k}.yaml", "payload", "") for k in ("lazy", "eager"))
+    assert a["parameters_about_frame_origin"] == b["parameters_about_frame_origin"] and a["std"] == b["std"]
+    assert abs(a["mass"] - 3.0) < 0.1

@@ -1,9 +1,9 @@
 """A package face whose names load with their submodule on first use (PEP 562 module __getattr__).
 
 For the packages whose submodules differ much in weight: `payload_id_core.signals` names both the light
-recording types and the conditioning pipeline (scipy.signal, ~1 s); a node that needs a CommandedTrajectory
-must not pay for the pipeline because both are on the face. The package's __init__ maps each name to its
-submodule and imports them again under TYPE_CHECKING, so type checkers see them typed
+recording types and the conditioning pipeline (scipy.interpolate, scipy.signal: up to ~1 s); a node that needs a
+CommandedTrajectory must not pay for the pipeline because both are on the face. The package's __init__ maps each
+name to its submodule and imports them again under TYPE_CHECKING, so type checkers see them typed
 (test_architecture checks that the two agree).
 """
 

@@ -36,11 +36,13 @@ import numpy as np
 
 from payload_id_core.dynamics.friction import all_joint_columns, smooth_sign
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.dynamics.regressor import payload_regressor, payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
 
 DERIVATIVE_STEP_S = 1e-4      # s: the central difference of M(q) q̇ along the motion (q ± h q̇)
+MEMO_MAX_SAMPLES = 512        # the largest block whose rigid-body regressor is kept for its second user
 
 
 @dataclass
@@ -64,30 +66,84 @@ class ObserverModel:
         return np.asarray(self.robot.friction_torque(qd), dtype=float)
 
     def terms(self, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(p, β) per sample, both (N, n): the momentum M(q) q̇ and β = Cᵀq̇ − g − τ_f, so ṗ = τ + β."""
-        return momentum_terms(self.torque, q, qd, self.friction)
+        """(p, β) per sample, both (N, n): the momentum M(q) q̇ and β = Cᵀq̇ − g − τ_f, so ṗ = τ + β.
+        momentum_terms(self.torque, q, qd, self.friction), from the block's shared rigid-body regressor."""
+        (Q, V, A), rigid = stacked_rigid_regressor(self.model, q, qd)
+        robot = self.robot
+        tau = full_regressor(self.model, robot.base, robot.rotor, robot.friction, Q, V, A, rigid=rigid) @ robot.theta
+        if self.phi is not None:
+            tau = tau + payload_block(self.model, self.frame, rigid) @ np.asarray(self.phi, dtype=float)
+        fr = self.friction(np.concatenate([qd, np.zeros_like(qd)]))
+        return combine_terms(tau, fr[:len(qd)], fr[len(qd):])
+
+
+def payload_block(model: RobotModel, frame: str, rigid: np.ndarray) -> np.ndarray:
+    """(N, n, 10): payload_regressor from the standard rigid-body regressor (N, n, 10 n) at the same samples."""
+    joint, x = payload_transform(model, frame)
+    return np.ascontiguousarray(rigid[..., 10 * (joint - 1): 10 * joint]) @ x
+
+
+def stacked_arguments(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Q, V, A), each (7 N, n): the seven argument sets (q, q̇, q̈) of the module docstring's identities,
+    stacked so that one prediction call covers them: (q, 0, 0), (q, 0, q̇), (q, q̇, 0), (q⁺, 0, q̇), (q⁺, 0, 0),
+    (q⁻, 0, q̇), (q⁻, 0, 0) with q± = q ± h q̇. One call of N·7 rows costs a seventh of seven calls' overhead."""
+    h = DERIVATIVE_STEP_S
+    zero = np.zeros_like(qd)
+    ahead, behind = q + h * qd, q - h * qd
+    return (np.concatenate([q, q, q, ahead, ahead, behind, behind]),
+            np.concatenate([zero, zero, qd, zero, zero, zero, zero]),
+            np.concatenate([zero, qd, zero, qd, zero, qd, zero]))
+
+
+def combine_terms(stacked: np.ndarray, friction_qd: np.ndarray | None = None,
+                  friction_zero: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(p, β) from a linear torque prediction τ̂ evaluated at stacked_arguments ((7 N, ...), any trailing shape),
+    with the friction τ_f(q̇) and τ_f(0) (N, n) when τ̂ includes friction (module docstring's identities)."""
+    rest, with_v, with_qd, ahead_v, ahead_0, behind_v, behind_0 = np.split(stacked, 7)
+    momentum = with_v - rest                          # rest = g + τ_f(0)
+    coriolis = with_qd - rest
+    gravity = rest
+    if friction_qd is not None:
+        coriolis = coriolis - (friction_qd - friction_zero)
+        gravity = rest - friction_zero
+    m_dot_qd = ((ahead_v - ahead_0) - (behind_v - behind_0)) / (2 * DERIVATIVE_STEP_S)
+    beta = (m_dot_qd - coriolis) - gravity
+    if friction_qd is not None:
+        beta = beta - friction_qd
+    return momentum, beta
 
 
 def momentum_terms(torque, q: np.ndarray, qd: np.ndarray, friction=None) -> tuple[np.ndarray, np.ndarray]:
     """(p, β): the momentum M(q) q̇ and β = Cᵀq̇ − g − τ_f from a torque prediction τ̂(q, q̇, q̈) that is
     linear in the parameters (the module docstring's identities); `friction(q̇)` is τ_f, None when the
     prediction has none. Works for any trailing shape of τ̂ (a regressor's columns too)."""
-    zero = np.zeros_like(qd)
-    rest = torque(q, zero, zero)                      # g + τ_f(0)
-    momentum = torque(q, zero, qd) - rest
-    coriolis = torque(q, qd, zero) - rest
-    gravity = rest
-    if friction is not None:
-        coriolis = coriolis - (friction(qd) - friction(zero))
-        gravity = rest - friction(zero)
-    h = DERIVATIVE_STEP_S
-    ahead, behind = q + h * qd, q - h * qd
-    m_dot_qd = ((torque(ahead, zero, qd) - torque(ahead, zero, zero))
-                - (torque(behind, zero, qd) - torque(behind, zero, zero))) / (2 * h)
-    beta = (m_dot_qd - coriolis) - gravity
-    if friction is not None:
-        beta = beta - friction(qd)
-    return momentum, beta
+    stacked = torque(*stacked_arguments(q, qd))
+    if friction is None:
+        return combine_terms(stacked)
+    fr = friction(np.concatenate([qd, np.zeros_like(qd)]))
+    return combine_terms(stacked, fr[:len(qd)], fr[len(qd):])
+
+
+# The last block's standard rigid-body regressor at its stacked_arguments: the observer (robot and payload
+# torques) and FilteredPayloadRegressor need it for the same joint states, one after the other, and pinocchio's
+# regressor is most of their cost. (model, key, arguments, regressor); the regressor is never written to.
+_last_rigid: tuple | None = None
+
+
+def stacked_rigid_regressor(model: RobotModel, q: np.ndarray, qd: np.ndarray
+                            ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """(stacked_arguments(q, q̇), the standard rigid-body regressor there (7 N, n, 10 n)), computed once for
+    consecutive calls with the same model and joint states."""
+    global _last_rigid
+    key = (q.shape, q.tobytes(), qd.tobytes())
+    last = _last_rigid
+    if last is not None and last[0] is model and last[1] == key:
+        return last[2], last[3]
+    args = stacked_arguments(q, qd)
+    rigid = rigid_body_regressor(model, *args)
+    # Kept only for blocks of a driver's size: a whole recording fed at once would hold its regressor (GBs) alive.
+    _last_rigid = (model, key, args, rigid) if q.shape[0] <= MEMO_MAX_SAMPLES else None
+    return args, rigid
 
 
 def payload_observer_terms(model: RobotModel, frame: str, q: np.ndarray, qd: np.ndarray
@@ -110,6 +166,7 @@ class MomentumFilter:
         self._integral = np.zeros(shape)
         self._f_last = np.zeros(shape)
         self._t_last: float | None = None
+        self._scratch = np.empty(shape)
 
     def reset(self) -> None:
         """Start again at the next sample."""
@@ -120,19 +177,37 @@ class MomentumFilter:
 
     def update(self, t: np.ndarray, p: np.ndarray, f: np.ndarray) -> np.ndarray:
         out = np.empty_like(f)
-        for k in range(t.size):
-            if self._p0 is None:
-                self._p0, self._t_last, self._f_last = p[k].copy(), t[k], f[k].copy()
-                out[k] = self.y
-                continue
-            dt = t[k] - self._t_last
-            if not dt > 0:
-                raise PayloadIdError(f"joint-state time {t[k]} is not after the previous one {self._t_last}",
-                                     "feed samples in time order (reset() after a clock jump)")
-            self._integral += 0.5 * dt * (f[k] + self._f_last) - dt * self.y
-            self.y = self.gain * (self._integral - (p[k] - self._p0))
-            self._t_last, self._f_last = t[k], f[k].copy()
-            out[k] = self.y
+        first = 0
+        if self._p0 is None and t.size:
+            self._p0, self._t_last, self._f_last = p[0].copy(), t[0], f[0].copy()
+            out[0] = self.y
+            first = 1
+        if first == t.size:
+            return out
+        # Everything but the feedback of y is known for the whole block: the trapezoid's increments and the
+        # momentum's change, taken at once; the loop keeps only y's recursion, in place.
+        dt: np.ndarray = np.diff(np.concatenate((np.array([self._t_last], dtype=float), t[first:])))
+        bad = np.flatnonzero(~(dt > 0))
+        stop = first + (int(bad[0]) if bad.size else dt.size)
+        m = stop - first
+        trailing = (1,) * (f.ndim - 1)
+        increment = (0.5 * dt[:m]).reshape((-1,) + trailing) * (f[first:stop] + np.concatenate(
+            (self._f_last[None], f[first:stop - 1])))
+        change = p[first:stop] - self._p0
+        integral, gain, scratch, y = self._integral, self.gain, self._scratch, self.y
+        for i in range(m):
+            np.multiply(dt[i], y, out=scratch)
+            np.subtract(increment[i], scratch, out=scratch)
+            integral += scratch
+            y = out[first + i]
+            np.subtract(integral, change[i], out=scratch)
+            np.multiply(gain, scratch, out=y)
+        if m:
+            self.y = out[stop - 1].copy()
+            self._t_last, self._f_last = t[stop - 1], f[stop - 1].copy()
+        if stop < t.size:
+            raise PayloadIdError(f"joint-state time {t[stop]} is not after the previous one {self._t_last}",
+                                 "feed samples in time order (reset() after a clock jump)")
         return out
 
 
@@ -152,7 +227,8 @@ class FilteredPayloadRegressor:
         """Feed samples (t (N,), q, q̇ (N, n)); returns F after each one, (N, n, 10)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
-        P, B = payload_observer_terms(self.model, self.frame, q, qd)
+        # payload_observer_terms(model, frame, q, q̇), from the block's shared rigid-body regressor
+        P, B = combine_terms(payload_block(self.model, self.frame, stacked_rigid_regressor(self.model, q, qd)[1]))
         self.terms = (P, B)
         # The observer's filter with τ_L = ṗ_L − β_L in place of τ and no momentum of its own:
         # ∫τ_L = Δp_L − ∫β_L, i.e. p → −P, f → −B.

@@ -23,24 +23,29 @@ _CHUNK = 4096  # samples per regressor chunk: bounds memory to a few MB per chun
 
 
 def inertial_regressor(model: RobotModel, base: BaseParameters, rotor: RotorStructure, q, qd, qdd,
-                       extra: int = 0) -> np.ndarray:
+                       extra: int = 0, rigid: np.ndarray | None = None) -> np.ndarray:
     """(N, n, b + r [+ extra]): base rigid-body columns and the free rotor-inertia columns, built in
-    chunks; `extra` zero columns are left at the end for the caller (friction) to fill in place."""
+    chunks; `extra` zero columns are left at the end for the caller (friction) to fill in place. `rigid`: the
+    standard rigid-body regressor at these samples (N, n, 10 n) when the caller already has it."""
     q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, qd, qdd))
     n_samples, n = q.shape
     r = rotor.free.size
     out = np.zeros((n_samples, n, base.b + r + extra))
-    for s in range(0, n_samples, _CHUNK):
-        e = min(s + _CHUNK, n_samples)
-        out[s:e, :, :base.b] = base.reduce(rigid_body_regressor(model, q[s:e], qd[s:e], qdd[s:e]))
+    if rigid is not None:
+        out[:, :, :base.b] = base.reduce(rigid)
+    else:
+        for s in range(0, n_samples, _CHUNK):
+            e = min(s + _CHUNK, n_samples)
+            out[s:e, :, :base.b] = base.reduce(rigid_body_regressor(model, q[s:e], qd[s:e], qdd[s:e]))
     out[:, rotor.free, base.b + np.arange(r)] = qdd[:, rotor.free]
     return out
 
 
 def full_regressor(model: RobotModel, base: BaseParameters, rotor: RotorStructure, friction: FrictionModel,
-                   q, qd, qdd, temperature=None) -> np.ndarray:
-    """(N, n, p): [base rigid body, free rotor inertias, friction] columns, θ's order."""
-    out = inertial_regressor(model, base, rotor, q, qd, qdd, extra=friction.n_params)
+                   q, qd, qdd, temperature=None, rigid: np.ndarray | None = None) -> np.ndarray:
+    """(N, n, p): [base rigid body, free rotor inertias, friction] columns, θ's order (`rigid`: see
+    inertial_regressor)."""
+    out = inertial_regressor(model, base, rotor, q, qd, qdd, extra=friction.n_params, rigid=rigid)
     k, off = friction.per_joint, base.b + rotor.free.size
     if k:
         qd = np.atleast_2d(np.asarray(qd, dtype=float))

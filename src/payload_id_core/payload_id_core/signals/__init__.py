@@ -1,7 +1,8 @@
 """Recorded signals and their conditioning into regressor inputs (sampling, filtering, differentiation).
 
 Callers outside the package import from here. The face is lazy (lazy_exports): the recording types are
-light, the conditioning pipeline loads scipy.signal (~1 s)."""
+light, the conditioning pipeline loads scipy.interpolate and, on its first low-pass (filtering.lowpass), scipy.signal
+(~1 s with the scipy.stats it imports)."""
 
 # ruff: noqa: F401 - the TYPE_CHECKING imports are the face's names, typed; __all__ lists them at run time
 from typing import TYPE_CHECKING

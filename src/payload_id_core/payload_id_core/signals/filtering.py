@@ -6,7 +6,6 @@ irregular sampling handled on a uniform grid, end-transient trimming and paralle
 from __future__ import annotations
 
 import numpy as np
-from scipy import signal
 from scipy.interpolate import CubicSpline
 
 from payload_id_core.errors import PayloadIdError
@@ -28,6 +27,10 @@ def lowpass(x, fs: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
     if not 0.0 < cutoff_hz < nyq:
         raise PayloadIdError(f"low-pass cutoff {cutoff_hz} Hz is not between 0 and the Nyquist frequency {nyq:.1f} Hz",
                              "choose a cutoff below half the sampling rate")
+    # scipy.signal loads scipy.stats with it: half a second of CPU that a command filtering nothing (identify-payload
+    # on a recorded command) does not spend (issue 35).
+    from scipy import signal  # noqa: PLC0415 - 0.5 s of import, only for the commands that filter
+
     sos = signal.butter(order, cutoff_hz / nyq, btype="low", output="sos")
     padlen = 3 * (2 * len(sos) + 1)
     if x.shape[0] <= padlen:

@@ -112,8 +112,11 @@ def _fit(t: np.ndarray, e: np.ndarray, centres: np.ndarray, starts: np.ndarray, 
     scale = max(float(np.max(np.abs(t[idx] - t[centres][:, None]))), 1e-9)
     x = (t[idx] - t[centres][:, None]) / scale                         # in [-1, 1]: a well-conditioned fit
     V = _powers(x, order)                                              # (m, width, order+1)
-    A = np.einsum("mwi,mwj->mij", V, V)
-    b = np.einsum("mwi,mwn->min", V, e[idx])                          # (m, order+1, n)
+    # Batched matrix products, not einsum: einsum's loops took 0.12 s of identify-robot's 0.9 s (CPU) on 60 s at
+    # 500 Hz, the products 0.02 s; they agree with it to round-off (test_speed_paths).
+    Vt = V.transpose(0, 2, 1)
+    A = np.matmul(Vt, V)
+    b = np.matmul(Vt, e[idx])                                          # (m, order+1, n)
     try:
         c = np.linalg.solve(A, b)
     except np.linalg.LinAlgError as err:   # repeated stamps inside one window

@@ -97,7 +97,7 @@ class DifferenceRLS(OnlineEstimator):
         B = q.shape[0]
         y_rb = self._yrb[:B]
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd) if self.kf else None
+        fv = self.reg.friction_values(qd, out=self._fv_buf[:B]) if self.kf else None
         self.reg.identification_rows_into(rows, y_rb, fv, qdd)
         if self.n_lf:
             # Unloaded and loaded model torques in one product: [Y θ_a, Y θ̂_b].

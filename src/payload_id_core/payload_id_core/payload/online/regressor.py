@@ -57,20 +57,35 @@ class FastRegressor:
         self._rotor_cols = lay.base.stop + np.arange(self.n_rotor)
         self._friction_cols_p = lay.friction.start + self.friction_cols
 
-    def friction_values(self, qd: np.ndarray) -> np.ndarray:
-        """(..., n, k): each joint's own friction columns (the nonzero entries of its row)."""
+    def friction_values(self, qd: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """(..., n, k): each joint's own friction columns (the nonzero entries of its row), into `out` when given
+        (a work array of that shape: no allocation per sample)."""
         qd = np.asarray(qd, dtype=float)
         if not self.closed_form:
             flat = qd.reshape(-1, self.n)
             cols = self.fm.columns(flat)
             vals = cols[:, self._rows[:, None], self._rows[:, None] * self.k + np.arange(self.k)]
-            return vals.reshape(qd.shape + (self.k,))
-        v = np.empty(qd.shape + (self.k,))
+            if out is None:
+                return vals.reshape(qd.shape + (self.k,))
+            out[...] = vals.reshape(qd.shape + (self.k,))
+            return out
+        v = np.empty(qd.shape + (self.k,)) if out is None else out
         if self.k == 0:
             return v
-        sgn = np.tanh(qd / self.eps) if self.eps > 0 else np.sign(qd)
-        v[..., 0] = sgn
-        v[..., 1] = qd if self.kind == "linear" else np.abs(qd) ** self._alpha * sgn
+        sgn = v[..., 0]
+        if self.eps > 0:
+            np.divide(qd, self.eps, out=sgn)
+            np.tanh(sgn, out=sgn)
+        else:
+            np.sign(qd, out=sgn)
+        if self.kind == "linear":
+            v[..., 1] = qd
+        else:                               # |q̇|^α sgn(q̇)
+            assert self._alpha is not None     # the nonlinear kind's exponents
+            power = v[..., 1]
+            np.abs(qd, out=power)
+            np.power(power, self._alpha, out=power)
+            power *= sgn
         v[..., 2] = 1.0
         return v
 

@@ -49,9 +49,13 @@ class RecursiveLeastSquares:
         # semidefinite by construction, which is what the Joseph form was for.
         self.joseph = bool(joseph)
         self._rv_cache: dict[int, np.ndarray] = {}
+        self._rv_last: tuple[int, np.ndarray] = (-1, np.empty(0))
+        self._work: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}   # per row count: G, S, S's diagonal
 
     def _variances(self, rows: int, samples: int) -> np.ndarray:
         key = rows * 1000 + samples
+        if key == self._rv_last[0]:
+            return self._rv_last[1]
         r = self._rv_cache.get(key)
         if r is None:
             per = rows // samples
@@ -60,6 +64,7 @@ class RecursiveLeastSquares:
             if self.forgetting != 1.0:
                 r = r * np.repeat(self.forgetting ** np.arange(samples), per)
             self._rv_cache[key] = r
+        self._rv_last = (key, r)
         return r
 
     def update(self, Y: np.ndarray, z: np.ndarray, samples: int = 1) -> None:
@@ -67,9 +72,14 @@ class RecursiveLeastSquares:
         the rows of `samples` consecutive samples stacked in time order."""
         m = Y.shape[0]
         P = self.P
-        G = P @ Y.T                                     # (u, m)
-        S = Y @ G
-        S.ravel()[::m + 1] += self._variances(m, samples)   # S is a fresh C-contiguous array: a view
+        work = self._work.get(m)
+        if work is None:                                # work arrays per row count, allocated once
+            S = np.empty((m, m))
+            work = self._work[m] = (np.empty((self.u, m)), S, S.ravel()[::m + 1])
+        G, S, diagonal = work
+        np.matmul(P, Y.T, out=G)                        # (u, m)
+        np.matmul(Y, G, out=S)
+        diagonal += self._variances(m, samples)         # a view of S's diagonal
         L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError("innovation covariance not positive definite")
