@@ -21,6 +21,14 @@ xtraj_confident_beyond_3sigma
     (issue 29 item 4) over both robots, every method and XTRAJ_SEEDS: the number of estimates declared
     `converged` with quality ok whose mass, or a CoM axis it reports, is more than 3σ (its own reported σ) off
     the truth: a confident wrong answer off the robot's own motion. Target 0.
+xtraj_mass_err_pct_max, xtraj_com_err_mm_max
+    (issue 29) the largest of those medians over both robots and every method (targets 0.25 % and 3 mm).
+xtraj_<robot>_difference_rls_com_within_3mm
+    (issue 29 item 3) the fraction of XTRAJ_SEEDS on which difference-rls reports the CoM (determined)
+    within 3 mm of the truth (target 1).
+xtraj_<robot>_difference_rls_com_std_over_direct_rls_max
+    (issue 29 item 3) over the seeds where direct-rls reports the CoM: the largest ratio of difference-rls's CoM σ
+    (largest axis) to direct-rls's on the same data, inf where difference-rls withholds it (target ≤ 1).
 xtraj_online_over_khalil_1_max
     the issue's criterion in one number: the largest ratio of an online method's (direct-rls, difference-rls)
     median error to khalil-1's, over both robots and over mass and CoM (target ≤ 2). XTRAJ_SEEDS defaults to
@@ -141,6 +149,7 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
     traj = load_trajectory(f"{robot_name}_payload").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * RATE))) / RATE
     motion = (t, *traj.evaluate(t))
+    com_seen: dict[str, list[tuple[bool, float, float]]] = {"difference-rls": [], "direct-rls": []}
     for method in METHODS:
         key = method.replace("-", "_")
         errs_m, errs_c = [], []
@@ -155,10 +164,24 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
                     f"± {est.readable_std()[0]:.2g}, CoM {np.round(1e3 * est.com, 2).tolist()} mm")
             errs_m.append(e["mass_pct"])
             errs_c.append(e["com_mm"])
+            if method in com_seen:
+                reported = est.determined is None or bool(est.determined[1])   # (mass, CoM, inertia) reported
+                com_seen[method].append((reported, e["com_mm"], float(1e3 * np.max(est.readable_std()[1:4]))))
         out[f"xtraj_{robot_name}_{key}_mass_err_pct"] = float(np.median(errs_m))
         out[f"xtraj_{robot_name}_{key}_com_err_mm"] = float(np.median(errs_c))
         log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} %  "
             f"|CoM err| {np.median(errs_c):.2f} mm")
+    diff, direct = com_seen["difference-rls"], com_seen["direct-rls"]
+    out[f"xtraj_{robot_name}_difference_rls_com_within_3mm"] = float(np.mean(
+        [reported and err <= 3.0 for reported, err, _ in diff]))
+    # Never less precise than direct-rls on the same data: its CoM σ (largest axis) over direct-rls's; a CoM
+    # withheld where direct-rls reports one counts as infinitely less precise.
+    ratios = [(d_std / r_std if d_rep else np.inf) for (d_rep, _, d_std), (r_rep, _, r_std) in zip(diff, direct)
+              if r_rep]
+    out[f"xtraj_{robot_name}_difference_rls_com_std_over_direct_rls_max"] = float(max(ratios, default=np.nan))
+    log(f"xtraj {robot_name} difference-rls CoM reported within 3 mm on "
+        f"{out[f'xtraj_{robot_name}_difference_rls_com_within_3mm']:.2f} of {len(diff)} seeds; its CoM σ over "
+        f"direct-rls's at most {out[f'xtraj_{robot_name}_difference_rls_com_std_over_direct_rls_max']:.2f}")
 
 
 def main() -> None:
@@ -170,6 +193,10 @@ def main() -> None:
         out["xtraj_confident_beyond_3sigma"] = 0.0
         for robot_name in XTRAJ:
             cross_trajectory(out, robot_name)
+        out["xtraj_mass_err_pct_max"] = max(out[f"xtraj_{r}_{m_.replace('-', '_')}_mass_err_pct"]
+                                            for r in XTRAJ for m_ in METHODS)
+        out["xtraj_com_err_mm_max"] = max(out[f"xtraj_{r}_{m_.replace('-', '_')}_com_err_mm"]
+                                          for r in XTRAJ for m_ in METHODS)
         out["xtraj_online_over_khalil_1_max"] = max(
             out[f"xtraj_{r}_{m_}_{what}"] / out[f"xtraj_{r}_khalil_1_{what}"]
             for r in XTRAJ for m_ in ("direct_rls", "difference_rls") for what in ("mass_err_pct", "com_err_mm"))

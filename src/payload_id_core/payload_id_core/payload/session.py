@@ -26,7 +26,12 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.methods import online_spec, prepared_options
-from payload_id_core.payload.methods.online import covariance_extra, online_estimator, with_covariance_extra
+from payload_id_core.payload.methods.online import (
+    covariance_extra,
+    judge_moments_on,
+    online_estimator,
+    with_covariance_extra,
+)
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
@@ -339,6 +344,9 @@ class IdentificationRun:
         excitation started; a goal that ended otherwise without samples raises. `interruption`: why an
         INTERRUPTED goal ended."""
         self.flush()                       # joint states still waiting for the delay estimate (a short window)
+        data = self.arrays()
+        if data is not None:
+            judge_moments_on(self.online, *data[1:])
         est = self.estimate()
         cancelled = outcome is GoalOutcome.CANCELLED
         if est is None:

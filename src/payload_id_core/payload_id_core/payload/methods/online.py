@@ -50,6 +50,15 @@ def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, 
                                    load_friction=estimator.n_lf > 0)
 
 
+def judge_moments_on(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                     tau: np.ndarray) -> None:
+    """Give difference-rls the samples it was fed, so that its final solution judges its two weightings'
+    disagreement against the serially correlated noise they hold (DifferenceRLS.judge_moments_on)."""
+    judge = getattr(estimator, "judge_moments_on", None)
+    if judge is not None:
+        judge(q, qd, qdd, tau)
+
+
 def with_covariance_extra(cov: np.ndarray, extra: np.ndarray) -> np.ndarray:
     """`cov` (φ_L's block first) with `extra` added where it is known (NaN: an entry the motion left undetermined)."""
     out = cov.copy()
@@ -66,7 +75,9 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     sig = method_signals(loaded, model, options, robot)
     estimator = online_estimator(method, model, robot, frame, options,
                                  rate_hz=1.0 / float(np.median(np.diff(sig.t))))
-    raw = estimator.run(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
+    estimator.update_batch(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
+    judge_moments_on(estimator, sig.q, sig.qd, sig.qdd, sig.tau)   # before the estimate: its notes say the check
+    raw = estimator.estimate()
     z, cov, ok = estimator.payload_solution()
     extra, extra_notes = covariance_extra(estimator, sig.q, sig.qd, sig.qdd, sig.tau)
     cov = with_covariance_extra(cov, extra)

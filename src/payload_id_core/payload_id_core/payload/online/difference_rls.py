@@ -21,6 +21,7 @@ from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstima
 from payload_id_core.payload.online.joint_normal import JointNormalEquations
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.robot_id.serial_correlation import bandwidth, long_run_covariance
 
 XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
 QUICK_PIVOT = 1e-12    # smallest Cholesky pivot of the unit-diagonal normal matrix _quick_payload_now accepts
@@ -89,6 +90,8 @@ class DifferenceRLS(OnlineEstimator):
         self._start(rls, sensitive=np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1)))
         self._normal = JointNormalEquations(self.n, self.u)
         self.moment_disagreement = float("nan")   # χ² (3 dof) of the two weightings' first moments, last solve
+        self._check_samples: tuple[np.ndarray, ...] | None = None   # judge_moments_on
+        self._hac_cache: tuple | None = None                          # _moments_noise_hac's last answer
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -170,6 +173,41 @@ class DifferenceRLS(OnlineEstimator):
                 "their difference is added to the CoM's covariance. A wrist drive gain or friction the robot "
                 "model lacks does this; check the wrist joints' gains")))
         return est
+
+    def judge_moments_on(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> None:
+        """The samples fed (arrays (N, n)), kept for the full solutions' moments check: it then judges the two
+        weightings' disagreement against the noise as it is, serially correlated (_moments_noise_hac), in place
+        of white noise. The quick solutions (history, convergence) keep the white-noise check."""
+        self._check_samples = tuple(np.asarray(a, dtype=float).reshape(-1, self.n) for a in (q, qd, qdd, tau))
+
+    def _moments_noise_hac(self, A_v: np.ndarray, A_w: np.ndarray, theta: np.ndarray) -> np.ndarray | None:
+        """Covariance of the noise's share of A_v g_v + A_w g_w on the kept samples (judge_moments_on), with
+        serially correlated residuals: g_v = Σ_t Σ_j v_j y_jt e_jt (and g_w alike), so the share is Σ_t a_t with
+        scores a_t = Σ_j (v_j A_v + w_j A_w) y_jt r_jt, r the residual of the fit θ; their Newey–West (Bartlett)
+        long-run covariance (robot_id/serial_correlation.py). None without kept samples."""
+        if self._check_samples is None:
+            return None
+        cached = self._hac_cache
+        if (cached is not None and cached[0] == self.samples and np.array_equal(cached[1], A_v)
+                and np.array_equal(cached[2], A_w) and np.array_equal(cached[3], theta)):
+            return cached[4]    # estimate() and payload_solution() ask for the same one
+        q, qd, qdd, tau = self._check_samples
+        P = (self.noise_std**-2)[:, None, None] * A_v + (self.moment_noise_std**-2)[:, None, None] * A_w  # (n, k, u)
+        N = q.shape[0]
+        scores = np.empty((N, A_v.shape[0]))
+        residual = np.empty((N, self.n))
+        for k in range(0, N, self._cap):
+            end = min(N, k + self._cap)
+            B = end - k
+            rows, z = self._rows_buf[:B], self._z_buf[:B]
+            self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], rows, z, self._white_buf[:B],
+                            None if self._full_buf is None else self._full_buf[:B])
+            r = z - rows @ theta
+            residual[k:end] = r
+            scores[k:end] = np.einsum("jcu,bju,bj->bc", P, rows, r)
+        out = long_run_covariance(scores, bandwidth(residual))
+        self._hac_cache = (self.samples, A_v.copy(), A_w.copy(), theta.copy(), out)
+        return out
 
     def payload_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """solution() with the drive gains' share of the covariance (robot.yaml's effort scale std) computed
@@ -256,6 +294,7 @@ class DifferenceRLS(OnlineEstimator):
             if plain is None:
                 return None
             residuals.append(normal.residuals(J @ plain))
+        plain_w = plain
         var = residuals[1] / max(normal.samples - k / self.n, 1.0)
         S_vv, S_ww, S_vw = normal.weighted(np.stack([v * v * var, w * w * var, v * w * var]))[0]
         C_a = self.robot_cov_b if self.include_robot_uncertainty else None
@@ -287,10 +326,14 @@ class DifferenceRLS(OnlineEstimator):
             pull = normal.G @ (J[:, :payload_columns] @ z[:payload_columns])   # (n, u): G_j ε_L
             gain_var = self._gain_rel_std**2
 
-        def covariance(A_v: np.ndarray, A_w: np.ndarray) -> np.ndarray:
-            """Covariance of A_v g_v + A_w g_w: the noise, the robot's error δ and the gains' share (pull)."""
-            cross = A_v @ S_vw @ A_w.T
-            out = A_v @ S_vv @ A_v.T + A_w @ S_ww @ A_w.T + cross + cross.T
+        def covariance(A_v: np.ndarray, A_w: np.ndarray, noise: np.ndarray | None = None) -> np.ndarray:
+            """Covariance of A_v g_v + A_w g_w: the noise (white, per joint, unless its covariance `noise` is
+            given), the robot's error δ and the gains' share (pull)."""
+            if noise is None:
+                cross = A_v @ S_vw @ A_w.T
+                out = A_v @ S_vv @ A_v.T + A_w @ S_ww @ A_w.T + cross + cross.T
+            else:
+                out = noise.copy()
             if C_a is not None:
                 P = A_v @ I_v + A_w @ I_w          # the response to the robot's error δ
                 out += P @ C_a @ P.T
@@ -304,9 +347,15 @@ class DifferenceRLS(OnlineEstimator):
             # The first moments with Xu's weights alone against these: the same data, so their difference has
             # a known covariance; beyond it the joints disagree (a wrist gain or friction the model lacks).
             # Beyond χ²₃'s 99 % the disagreement itself is added to their covariance: the error is at least that.
+            # The noise is the residuals' as they are when the samples are kept (judge_moments_on): serially
+            # correlated on real drives (efforts filtered at 5 Hz, slowly varying model error). Judged as white
+            # noise, the UR10e's 15harm and 01_31 runs disagreed at χ² 800 and 263 and the CoM was withheld,
+            # where the combined moments agree with khalil-3's (the Xu moments, shoulder-heavy, are what differ).
             moments = slice(1, 4)
             diff = z[moments] - B_v[moments] @ g_v
-            C = covariance(H_v[moments] - B_v[moments], H_w[moments])
+            A_v, A_w = H_v[moments] - B_v[moments], H_w[moments]
+            noise = None if quick else self._moments_noise_hac(A_v, A_w, self.theta_b0 + J @ plain_w)
+            C = covariance(A_v, A_w, noise)
             sol = _spd_solve(C, diff, quick=False)   # None: C not definite, no check
             self.moment_disagreement = float(diff @ sol) if sol is not None else float("nan")
             if self.moment_disagreement > MOMENTS_DISAGREE_CHI2:
