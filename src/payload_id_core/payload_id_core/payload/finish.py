@@ -121,11 +121,14 @@ def model_error_notes(ratio: np.ndarray | float | None) -> list[Note]:
     return [Note(NoteCode.PAYLOAD_MODEL_ERROR, text)]
 
 
-def project_if_inconsistent(est: PayloadEstimate) -> PayloadEstimate:
-    """Project a physically inconsistent φ_L onto the feasible set; the covariance stays the raw estimate's."""
+def project_if_inconsistent(est: PayloadEstimate, metric: np.ndarray | None = None) -> PayloadEstimate:
+    """Project a physically inconsistent φ_L onto the feasible set; the covariance stays the raw estimate's.
+    `metric`: the covariance whose shape the projection's distance uses, when it is not est.covariance's (a method
+    that reports each parameter's own Newey–West covariance keeps its fit's weighting: finish)."""
     if is_physically_consistent(est.phi) and est.phi[0] >= MIN_MASS:
         return est  # saves the semidefinite program; project_feasible would agree
-    projected, consistent, dist = project_feasible(est.phi, est.covariance, est.identifiable)
+    projected, consistent, dist = project_feasible(est.phi, est.covariance if metric is None else metric,
+                                                   est.identifiable)
     if consistent:
         return est
     est.phi = np.asarray(projected, dtype=float)
@@ -264,8 +267,12 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
 def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarray, notes: Sequence[Note | str], *,
            prior=None, payload_prior: PayloadPrior | None = None, project: bool = True, converged: bool = True,
            convergence_time: float = float("nan"),
-           history: dict | None = None, friction_unknowns: int = 0) -> PayloadEstimate:
-    """PayloadEstimate from a solution z = [φ_L, Δφ_f, …] with covariance `cov` and determined entries `ok`."""
+           history: dict | None = None, friction_unknowns: int = 0,
+           projection_cov: np.ndarray | None = None) -> PayloadEstimate:
+    """PayloadEstimate from a solution z = [φ_L, Δφ_f, …] with covariance `cov` and determined entries `ok`.
+    `projection_cov` (z's shape): the metric of the projection onto physical bodies when it is not `cov` (a
+    reported covariance with each parameter's own Newey–West variance, the fit weighted by a common factor:
+    the projected estimate is the fit's, whatever σ is reported)."""
     if not bool(np.asarray(ok)[0]):
         raise PayloadIdError("the motion does not determine the payload mass",
                              "play an exciting trajectory that moves the joints against gravity (payload-id excite)")
@@ -278,4 +285,5 @@ def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarr
                           converged=converged, convergence_time=convergence_time, notes=all_notes, history=history)
     if payload_prior is not None:   # the box and known mass (payload/priors.py): before the projection
         est = apply_prior(est, payload_prior)
-    return judge_quality(project_if_inconsistent(est) if project else est)
+    metric = None if projection_cov is None else undetermined_to_prior(z, projection_cov, ok, prior_phi(prior))[1]
+    return judge_quality(project_if_inconsistent(est, metric) if project else est)

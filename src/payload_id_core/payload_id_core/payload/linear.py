@@ -30,6 +30,14 @@ class LinearSolution:
     rows: int
     bandwidth: int = 0         # lags (samples) the covariance sums residual correlation over
     inflation: float = 1.0     # factor on the standard deviations for that correlation (≥ 1)
+    # The Newey–West covariance itself (NaN where undetermined), each variance floored at its textbook value:
+    # what each parameter's own residual correlation measures, where `cov` takes the largest ratio over all of
+    # them (a worst case for the others). None without a serial-correlation analysis (generalized_lstsq).
+    hac_cov: np.ndarray | None = None
+
+    def measured_cov(self) -> np.ndarray:
+        """The covariance to report when the estimate's own serial correlation is to set it: hac_cov, else cov."""
+        return self.cov if self.hac_cov is None else self.hac_cov
 
 
 def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,16 +90,19 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     scale2 = float(r @ r) / dof
     cov = gram_pinv * scale2
     lags, factor2 = 0, 1.0
+    hac_cov = cov.copy()
     if ok.any():
         rt = r.reshape(N, n)
         lags = serial_correlation.bandwidth(rt)
         scores = np.einsum("tjk,tj->tk", (A * w[:, None]).reshape(N, n, u)[..., ok], rt)
         hac = serial_correlation.sandwich(gram_pinv[np.ix_(ok, ok)], scores, lags, N * n / dof)
         factor2 = serial_correlation.variance_inflation(hac, cov[np.ix_(ok, ok)])
+        hac_cov[np.ix_(ok, ok)] = serial_correlation.floored(hac, cov[np.ix_(ok, ok)])
         cov = cov * factor2
-    cov[~ok, :] = np.nan
-    cov[:, ~ok] = np.nan
-    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)))
+    for c in (cov, hac_cov):
+        c[~ok, :] = np.nan
+        c[:, ~ok] = np.nan
+    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)), hac_cov)
 
 
 def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray) -> np.ndarray:
@@ -106,9 +117,15 @@ def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifia
     return x
 
 
-def generalized_lstsq(J: np.ndarray, eps: np.ndarray, C: np.ndarray) -> LinearSolution:
+def generalized_lstsq(J: np.ndarray, eps: np.ndarray, C: np.ndarray,
+                      measured_C: np.ndarray | None = None) -> LinearSolution:
     """z minimising (ε − J z)ᵀ C⁻¹ (ε − J z): the payload from a parameter difference weighted by its
-    covariance (Gaz 2017 eq. 28, J_ε^# ε, with the weighting asked for in Xu's conversion)."""
+    covariance (Gaz 2017 eq. 28, J_ε^# ε, with the weighting asked for in Xu's conversion).
+
+    `measured_C`: ε's covariance as measured when it differs from the weighting metric C (C a common multiple
+    of the textbook covariance, measured_C each parameter's own Newey–West one: LinearSolution.hac_cov); the
+    solution's hac_cov is then z's covariance under it, G measured_C Gᵀ with G the weighted solve's linear map,
+    the estimate unchanged."""
     J = np.asarray(J, dtype=float)
     eps = np.asarray(eps, dtype=float)
     C = 0.5 * (np.asarray(C, dtype=float) + np.asarray(C, dtype=float).T)
@@ -125,6 +142,12 @@ def generalized_lstsq(J: np.ndarray, eps: np.ndarray, C: np.ndarray) -> LinearSo
     ok = identifiable_entries(A)
     x, gram_pinv = _scaled_pinv_solve(A, b, ok)
     cov = gram_pinv.copy()
-    cov[~ok, :] = np.nan
-    cov[:, ~ok] = np.nan
-    return LinearSolution(x, cov, ok, np.array([1.0]), J.shape[0])
+    measured = None
+    if measured_C is not None:
+        G = gram_pinv @ A.T @ L
+        measured = G @ np.nan_to_num(np.asarray(measured_C, dtype=float)) @ G.T
+        measured = 0.5 * (measured + measured.T)
+    for c in (cov,) if measured is None else (cov, measured):
+        c[~ok, :] = np.nan
+        c[:, ~ok] = np.nan
+    return LinearSolution(x, cov, ok, np.array([1.0]), J.shape[0], hac_cov=measured)

@@ -90,3 +90,17 @@ def variance_inflation(hac: np.ndarray, plain: np.ndarray) -> float:
     a, b = np.diag(hac), np.diag(plain)
     ok = np.isfinite(a) & np.isfinite(b) & (b > 0)
     return float(max(1.0, np.max(a[ok] / b[ok]))) if ok.any() else 1.0
+
+
+def floored(hac: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """`hac` with every variance raised to at least its `plain` value (the correlations kept): S hac S, S diagonal
+    max(1, √(plain_ii / hac_ii)). The per-parameter counterpart of variance_inflation's floor: a parameter whose
+    scores happen to anti-correlate is not reported more precise than independent residuals allow."""
+    a, b = np.diag(hac), np.diag(plain)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where((a > 0) & np.isfinite(b), np.sqrt(np.maximum(b / np.where(a > 0, a, 1.0), 1.0)), 1.0)
+    s = np.where(a > 0, s, 1.0)
+    out = hac * np.outer(s, s)
+    zero = ~(a > 0)
+    out[zero, zero] = np.maximum(b[zero], 0.0)
+    return out

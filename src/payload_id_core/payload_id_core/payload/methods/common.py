@@ -5,6 +5,7 @@ load-friction solve, the robot identification's share of the covariance, and the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
@@ -54,24 +55,51 @@ def load_friction_on(default: bool, options: PayloadOptions,
     return on, []
 
 
+@dataclass
+class FrictionChangeSpread:
+    """What the fit with the friction's change under load (Δφ_f among the unknowns) says about one without it."""
+    outer: np.ndarray                  # (10, 10) d dᵀ, d the two estimates' difference (their common entries)
+    with_change_cov: np.ndarray | None  # (10, 10) that fit's covariance; None where it leaves an entry open
+    notes: list[Note]
+
+    def applied(self, reported: np.ndarray, metric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the covariance to report, the projection's metric) of the fit without Δφ_f, from its `reported`
+        covariance (each parameter's own Newey–West one) and its weighting `metric` (the fit's covariance).
+
+        Reported: the fit with Δφ_f's covariance plus d dᵀ. The error of the estimate without Δφ_f is that
+        fit's error plus d, d measured: the friction's change, which the fit without it leaves in its residuals,
+        is not noise, and a Newey–West covariance of those residuals counts it as slow noise (UR10e pairs: the
+        khalil-3 mass's variance ×32-42 with it in the residuals, ×13-20 with it fitted; σ 0.63-1.10 % where the
+        fit with Δφ_f measures 0.34-0.56 %). Where that fit leaves an entry open, the fallback is the reported
+        covariance plus d dᵀ. The metric gets d dᵀ added, as before, so the projected estimate is unchanged."""
+        reported = np.array(reported, dtype=float)
+        metric = np.array(metric, dtype=float)
+        metric[:10, :10] += self.outer
+        if self.with_change_cov is None:
+            reported[:10, :10] += self.outer
+            return reported, metric
+        ok = np.isfinite(np.diag(reported)[:10])
+        block = reported[:10, :10]
+        block[np.ix_(ok, ok)] = (self.with_change_cov + self.outer)[np.ix_(ok, ok)]
+        reported[:10, :10] = block
+        return reported, metric
+
+
 def friction_change_spread(z: np.ndarray, ok: np.ndarray, options: PayloadOptions,
                            robot: RobotIdentification | None, subtracts_unloaded: bool,
                            with_friction_change: Callable[[PayloadOptions], PayloadEstimate]
-                           ) -> tuple[np.ndarray, list[Note]] | None:
-    """(the (10, 10) covariance to add, its note) for a fit that subtracts an unloaded run of the same trajectory
-    with the friction assumed unchanged under load; None when the friction change was asked for or against
-    (options.friction_change given), or cannot be fitted (no robot identification: no friction regressor).
+                           ) -> FrictionChangeSpread | None:
+    """What the fit with Δφ_f says (FrictionChangeSpread) for a fit that subtracts an unloaded run of the same
+    trajectory with the friction assumed unchanged under load; None when the friction change was asked for or
+    against (options.friction_change given), or cannot be fitted (no robot identification: no friction regressor).
 
     Loaded minus unloaded on one trajectory cancels the robot model, the lag and the filters; what is left besides
     the payload is the friction's change under load (Xu 2024 §4.3: joint 2's Coulomb level 15.07 → 15.87 N·m), a
-    deterministic error the residuals' Newey–West inflation does not see once white noise dominates them
-    (Andrews' bandwidth 0). The same fit with Δφ_f among the unknowns (`with_friction_change`, unprojected) measures
-    it: the two estimates' difference d is added as d dᵀ, the estimate itself kept. Kept because the fit with Δφ_f
-    is not better on real drives: on the UR10e pairs it moves every mass by −0.3 point (khalil-3 15harm −0.75 →
-    −1.06 %) with a smaller σ. On bench/accuracy.py's cross-trajectory UR10 (friction 3 % higher under load) d is
-    the −0.095 % the friction change causes, and seed 0's −3.4σ becomes −2.7σ (its noise draw alone); where the
-    friction does not change, d is the noise of the difference, whose variance C_with − C_without is small when
-    the friction columns are nearly orthogonal to the payload's (σ 0.145 → 0.141 % with them there)."""
+    deterministic error. The same fit with Δφ_f among the unknowns (`with_friction_change`, unprojected) measures
+    it: the two estimates' difference d. The estimate itself is kept, because the fit with Δφ_f is not better on
+    real drives: on the UR10e pairs it moves every mass by −0.3 point (khalil-3 15harm −0.75 → −1.06 %). On
+    bench/accuracy.py's cross-trajectory UR10 (friction 3 % higher under load) d is the −0.095 % the friction
+    change causes, and seed 0's −3.4σ becomes −2.7σ (its noise draw alone)."""
     if options.friction_change is not None or robot is None or not subtracts_unloaded:
         return None
     other = with_friction_change(options.with_changes(friction_change=True, project=False, payload_prior=None))
@@ -79,9 +107,14 @@ def friction_change_spread(z: np.ndarray, ok: np.ndarray, options: PayloadOption
     d = np.where(both, np.asarray(z[:10], dtype=float) - other.phi, 0.0)
     mass = float(z[0])
     share = f" ({100 * d[0] / mass:+.2f} % of the mass)" if mass > 0 else ""
-    return np.outer(d, d), [Note(NoteCode.PAYLOAD_FRICTION_CHANGE_SPREAD,
-                                 f"the same fit with the friction's change under load estimated moves the mass by "
-                                 f"{-d[0]:+.4g} kg{share}: added to the covariance (friction_change=True fits it)")]
+    other_cov = np.asarray(other.covariance, dtype=float)
+    ok10 = np.asarray(ok[:10], dtype=bool)
+    usable = bool(np.all(both[ok10])) and bool(np.all(np.isfinite(other_cov[np.ix_(ok10, ok10)])))
+    return FrictionChangeSpread(
+        np.outer(d, d), other_cov if usable else None,
+        [Note(NoteCode.PAYLOAD_FRICTION_CHANGE_SPREAD,
+              f"the same fit with the friction's change under load estimated moves the mass by {-d[0]:+.4g} kg{share}: "
+              "σ is that fit's, with the move added (friction_change=True fits it)")])
 
 
 # -- inputs -------------------------------------------------------------------------------------
