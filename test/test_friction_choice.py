@@ -129,12 +129,13 @@ def test_load_friction_is_on_only_when_it_beats_off_beyond_the_noise():
     worse = choose_load_friction({False: [0.014, -0.010], True: [0.085, 0.13]}, {False: [0.02, 0.02],
                                                                                True: [0.025, 0.025]})
     assert not worse.on and "on is worse" in worse.reason
-    # on better by 0.1 kg, the difference's std √(0.03² − 0.02²) = 0.022 kg -> on
+    # on better by 0.1 kg (the issue's −3.6 % → −0.5 % on another day's recording), σ 0.03 kg -> on
     better = choose_load_friction({False: [-0.10, -0.11], True: [0.0, -0.01]}, {False: [0.02, 0.02],
                                                                                True: [0.03, 0.03]})
     assert better.on
-    # on better by 0.01 kg only: within 2 σ of the difference -> off, the model with fewer unknowns
-    tied = choose_load_friction({False: [-0.02], True: [-0.01]}, {False: [0.02], True: [0.03]})
+    # the real difference-rls case: on better by 0.0096 kg, 2.0 × the Hausman std but a third of the estimates' σ
+    # (0.023 kg): on then gave +3.3 % at 3.8σ on the next motion -> off, the model with fewer unknowns
+    tied = choose_load_friction({False: [0.0139], True: [0.0043]}, {False: [0.023], True: [0.0235]})
     assert not tied.on and "not better by more than" in tied.reason
 
 
