@@ -21,7 +21,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import gear_friction
-from payload_id_core.robot_id.friction_choice import FrictionChoice, LoadFrictionChoices
+from payload_id_core.robot_id.choice_record import FrictionChoice, LoadFrictionChoices
 from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.robot_id.regressors import full_regressor
