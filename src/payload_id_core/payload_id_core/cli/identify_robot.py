@@ -33,6 +33,7 @@ from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note, NoteCode, notes_with
 from payload_id_core.payload.held_out_error import measure_model_error, refuse_fitted_runs
+from payload_id_core.payload.load_friction_choice import measure_load_friction_choice
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
     RobotIdentification,
@@ -41,7 +42,15 @@ from payload_id_core.robot_id import (
     validate_robot,
 )
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined, with_model_error
+from payload_id_core.robot_id.friction_choice import (
+    FrictionChoice,
+    choose_friction,
+    given_choice,
+    identify_candidates,
+    unchosen_default,
+)
 from payload_id_core.robot_id.gear_friction import GearFriction
+from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import Recording
 
@@ -56,6 +65,8 @@ def _floats(text: str, what: str) -> list[float]:
     return values
 
 
+# --friction auto with no held-out run to choose on: the model of Xu 2024 eq. 2, kept and recorded as not chosen.
+DEFAULT_FRICTION = "nonlinear"
 # The nonlinear friction exponent's range: the one the identification searches (dynamics/friction.py).
 ALPHA_RANGE = (0.1, 3.0)
 # A command-to-motion delay is a controller's lag: not negative (the arm cannot move before the command)
@@ -67,8 +78,12 @@ def add_arguments(parser) -> None:
     add_urdf_argument(parser)
     parser.add_argument("--joints", default=None, help="comma-separated actuated joints (default: the URDF's)")
     add_recording_arguments(parser, what="the unloaded robot's excitation run")
-    parser.add_argument("--friction", choices=["none", "linear", "nonlinear", "stribeck", "temperature"],
-                        default="nonlinear", help="friction model (default nonlinear: Xu 2024 eq. 2 with α identified)")
+    parser.add_argument("--friction", choices=["auto", "none", "linear", "nonlinear", "stribeck", "temperature"],
+                        default="auto",
+                        help="friction model; auto (default): linear, nonlinear (Xu 2024 eq. 2) and Stribeck are each "
+                             "identified and the one that predicts the held-out runs' torques best, beyond their "
+                             "noise, is kept (the simplest when they cannot tell them apart; robot.yaml "
+                             "friction_choice); with no held-out run, nonlinear, recorded as not chosen")
     parser.add_argument("--gear-friction", choices=["identify", "none"], default="none",
                         help="Coulomb friction that grows with the torque each drive transmits, μ_j|τ_j|: identify it "
                              "where the run determines it, or leave it out of the model (default: on the real UR10e "
@@ -97,6 +112,20 @@ def add_arguments(parser) -> None:
                              "(robot.yaml model_error)")
     parser.add_argument("--held-out-bag", action="append", default=[], metavar="BAG",
                         help="rosbag2 directory of such a run (repeatable), as --held-out-csv-ur")
+    parser.add_argument("--held-out-loaded-csv-ur", action="append", default=[], metavar="CSV",
+                        help="UR CSV of a run of another motion carrying the --known-payload-mass payload "
+                             "(repeatable): each payload method that needs no unloaded run (khalil-1, khalil-2, "
+                             "direct-rls, difference-rls) is run on it with and without the load-dependent friction, "
+                             "and the one nearer the known mass beyond the noise becomes its default (robot.yaml "
+                             "load_friction_choice)")
+    parser.add_argument("--held-out-loaded-bag", action="append", default=[], metavar="BAG",
+                        help="rosbag2 directory of such a run (repeatable), as --held-out-loaded-csv-ur")
+    parser.add_argument("--friction-cv-csv-ur", action="append", default=[], metavar="CSV",
+                        help="UR CSV of an unloaded run of any motion (repeatable; e.g. one joint at a time, which "
+                             "isolates each joint's friction): used only to choose the friction model (--friction "
+                             "auto), with the --held-out runs")
+    parser.add_argument("--friction-cv-bag", action="append", default=[], metavar="BAG",
+                        help="rosbag2 directory of such a run (repeatable), as --friction-cv-csv-ur")
     parser.add_argument("--known-payload-mass", type=number(above=0, unit="kg"), default=None,
                         help="kg, mass of the payload in the --loaded-bag run: identifies the drive gains")
     parser.add_argument("--payload-frame", default=None,
@@ -104,11 +133,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", required=True, help="robot.yaml to write")
 
 
-def _held_out_recordings(args: argparse.Namespace, joint_names: list[str]) -> list[Recording]:
-    """--held-out-csv-ur / --held-out-bag, in that order, with their raw efforts."""
-    runs = [read_ur_csv(p, joint_names=joint_names) for p in args.held_out_csv_ur]
+def _held_out_recordings(args: argparse.Namespace, joint_names: list[str], prefix: str = "held_out") -> list[Recording]:
+    """--held-out-csv-ur / --held-out-bag (or --friction-cv-...), in that order, with their raw efforts."""
+    runs = [read_ur_csv(p, joint_names=joint_names) for p in getattr(args, f"{prefix}_csv_ur")]
     return runs + [read_bag(p, joint_topic=args.joint_states_topic, trajectory_topic=args.trajectory_topic,
-                            wrench_topic=args.wrench_topic, joint_names=joint_names) for p in args.held_out_bag]
+                            wrench_topic=args.wrench_topic, joint_names=joint_names)
+                   for p in getattr(args, f"{prefix}_bag")]
 
 
 def _delay(text: str):
@@ -148,6 +178,34 @@ def _notes_to_print(notes: Sequence[Note | str], cutoff_hz: float | None) -> lis
     return [n for n in map(Note.from_any, notes) if n.code.value in shown]
 
 
+def _identify_friction(args: argparse.Namespace, model: RobotModel, identify, held_out: list[Recording],
+                       friction_cv: list[Recording], delay, frame: str) -> tuple[RobotIdentification, FrictionChoice]:
+    """The identification with the friction model --friction names, or (auto) the one chosen on the held-out runs
+    (friction_choice.py); every candidate's spurious payload mass on the --held-out runs goes with its score."""
+    if args.friction != "auto":
+        return identify(args.friction), given_choice(args.friction)
+    if args.alpha is not None:  # an exponent is a nonlinear model's: given, not chosen
+        return identify("nonlinear"), given_choice("nonlinear")
+    runs = held_out + friction_cv
+    if not runs:
+        return identify(DEFAULT_FRICTION), unchosen_default(DEFAULT_FRICTION)
+    fits = identify_candidates(identify)
+    # Conditioned once: a held-out run's signals do not depend on the candidate (its tracking error is recorded
+    # or not, the same for all).
+    first = next(iter(fits.values()))
+    sigs = [conditioned_signals(r, model.joint_names, source="measured" if args.use_measured else "commanded",
+                                cutoff_hz=args.cutoff_hz, delay=delay, tracking_error=first.tracking_error)
+            for r in runs]
+    choice = choose_friction(fits, sigs, [r.source or f"held-out {i + 1}" for i, r in enumerate(runs)], model)
+    if held_out:
+        for cand in choice.candidates:
+            if cand.kind != choice.chosen:  # the chosen one's are robot.yaml's model_error, measured below
+                cand.spurious_mass = [float(m) for m in
+                                      measure_model_error(model, fits[cand.kind], held_out, frame).spurious[:, 0]]
+    print("friction model: " + choice.note().text)
+    return fits[choice.chosen], choice
+
+
 def run(args) -> int:
     joints = None if args.joints is None else [j.strip() for j in args.joints.split(",") if j.strip()]
     gravity = None if args.gravity is None else _floats(args.gravity, "--gravity")
@@ -176,8 +234,15 @@ def run(args) -> int:
     if args.known_payload_mass is not None:
         loaded = _require_commanded(args, load_recording(args, model.joint_names, prefix="loaded-"))
     held_out = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names)]
-    refuse_fitted_runs(held_out, [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
-    runs = [r for r in (recording, validation, loaded, *held_out) if r is not None]
+    friction_cv = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names, "friction_cv")]
+    held_out_loaded = [_require_commanded(args, r)
+                       for r in _held_out_recordings(args, model.joint_names, "held_out_loaded")]
+    if held_out_loaded and args.known_payload_mass is None:
+        raise PayloadIdError("--held-out-loaded-csv-ur/--held-out-loaded-bag need the payload's known mass",
+                             "give --known-payload-mass with its calibration run (--loaded-csv-ur/--loaded-bag)")
+    refuse_fitted_runs(held_out + friction_cv + held_out_loaded,
+                       [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
+    runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded) if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
     checked_plausible(model, *(r.with_drive_gains(scale) for r in runs))
@@ -202,7 +267,8 @@ def run(args) -> int:
             # The gear friction needs torques: one θ shared by all joints cannot fit efforts in each drive's own
             # unit, and μ would take the mismatch (elbow μ 0.097 for a true 0.02 on the cell's currents). So μ
             # on the torques of these gains, then the gains again without the gear friction they absorbed.
-            first = identify_robot(model, recording.with_drive_gains(scale * fit.scale), friction=args.friction,
+            first = identify_robot(model, recording.with_drive_gains(scale * fit.scale),
+                                   friction="nonlinear" if args.friction == "auto" else args.friction,
                                    use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
                                    decimate=args.decimate, delay=delay, alpha=alpha_arg, gear_friction=True)
             assert first.gear is not None, "gear_friction=True identifies it"
@@ -232,14 +298,28 @@ def run(args) -> int:
     recording = recording.with_drive_gains(scale)
     validation = None if validation is None else validation.with_drive_gains(scale)
 
-    ident = identify_robot(model, recording, friction=args.friction, estimator=args.estimator,
-                           use_commanded=not args.use_measured, effort_scale=scale, cutoff_hz=args.cutoff_hz,
-                           decimate=args.decimate, delay=delay,
-                           alpha=alpha_arg, gear_friction=gear)
+    def identify(kind: str) -> RobotIdentification:
+        return identify_robot(model, recording, friction=kind, estimator=args.estimator,
+                              use_commanded=not args.use_measured, effort_scale=scale, cutoff_hz=args.cutoff_hz,
+                              decimate=args.decimate, delay=delay, alpha=alpha_arg, gear_friction=gear)
+
+    held_out = [r.with_drive_gains(scale) for r in held_out]
+    ident, choice = _identify_friction(args, model, identify, held_out,
+                                       [r.with_drive_gains(scale) for r in friction_cv], delay, frame)
     if validation is not None:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
     if held_out:
-        ident.model_error = measure_model_error(model, ident, [r.with_drive_gains(scale) for r in held_out], frame)
+        ident.model_error = measure_model_error(model, ident, held_out, frame)
+        for cand in choice.candidates:
+            if cand.kind == choice.chosen:
+                cand.spurious_mass = [float(m) for m in ident.model_error.spurious[:, 0]]
+    ident.friction_choice = choice
+    ident.notes.append(choice.note())
+    if held_out_loaded:
+        ident.load_friction_choice = measure_load_friction_choice(
+            model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], args.known_payload_mass, frame)
+        for method, c in ident.load_friction_choice.methods.items():
+            print(f"load-dependent friction for {method}: {c.reason}")
     ident.effort_unit = unit.value
     ident.effort_scale_std = scale_std
     ident.effort_scale_source = source

@@ -21,6 +21,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import gear_friction
+from payload_id_core.robot_id.choice_record import FrictionChoice, LoadFrictionChoices
 from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.robot_id.regressors import full_regressor
@@ -90,6 +91,12 @@ class RobotIdentification:
     # The model's error on held-out unloaded motions, as the payload it invents there (model_error.py): the
     # payload fits' model-error covariance term. None: not measured (no held-out recording given, older files).
     model_error: HeldOutModelError | None = None
+    # How the friction model was chosen: candidates, held-out scores, criterion (friction_choice.py). None: files
+    # written before issue 29 item 1.
+    friction_choice: FrictionChoice | None = None
+    # Per payload method, the load-dependent friction on or off as chosen on held-out loaded runs of known mass
+    # (friction_choice.LoadFrictionChoices). None: not chosen (no such run given); the methods' rule applies.
+    load_friction_choice: LoadFrictionChoices | None = None
     # When the robot was identified (UTC, ISO 8601), when its run was recorded (its first joint state, when the
     # stamps are wall-clock time; "" otherwise) and the drives' mean temperature per joint in that run (°C, None
     # where the driver reports none): drive gains and friction drift as the drives warm up (issue 29 item 5).
@@ -239,6 +246,10 @@ class RobotIdentification:
             d["standard_parameters"] = fl(self.standard_parameters)
         if self.model_error is not None:
             d["model_error"] = self.model_error.to_dict()
+        if self.friction_choice is not None:
+            d["friction_choice"] = self.friction_choice.to_dict(self.joint_names)
+        if self.load_friction_choice is not None:
+            d["load_friction_choice"] = self.load_friction_choice.to_dict()
         return d
 
     def _friction_dict(self) -> dict:
@@ -303,6 +314,12 @@ class RobotIdentification:
             effort = d.get("effort") or {}   # absent in robot.yaml files written before effort units
             when = d.get("identified") or {}  # absent in robot.yaml files written before issue 29
             temps = when.get("drive_temperature_c")
+            choice = None if d.get("friction_choice") is None else FrictionChoice.from_dict(
+                d["friction_choice"], names, source)
+            if choice is not None and choice.chosen != friction.kind:
+                raise PayloadIdError(f"{source}: friction_choice.chosen is {choice.chosen} but the friction model is "
+                                     f"{friction.kind}: the file was edited after identification",
+                                     "re-run payload-id identify-robot")
             if not isinstance(effort, dict):
                 raise PayloadIdError(f"{source}: effort is {effort!r}, not a mapping {{unit, scale_std, source}}",
                                      "re-run payload-id identify-robot")
@@ -329,6 +346,9 @@ class RobotIdentification:
                 unmodelled_gear=unmodelled_gear,
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
                     d["model_error"], source),
+                friction_choice=choice,
+                load_friction_choice=None if d.get("load_friction_choice") is None else LoadFrictionChoices.from_dict(
+                    d["load_friction_choice"], source),
                 identified_at=str(when.get("at") or ""), recorded_at=str(when.get("recorded_at") or ""),
                 drive_temperature=None if temps is None else np.array([float(temps[j]) for j in names]),
                 model=model,

@@ -64,7 +64,7 @@ def prepared_options(spec: MethodSpec, options: PayloadOptions, robot: RobotIden
     refuse_unread_options(spec, options, labels)
     if not spec.reads("load_friction"):
         return options, []
-    on, notes = load_friction_on(spec.load_friction_default, options, robot)
+    on, notes = load_friction_on(spec.load_friction_default, options, robot, spec.name)
     return options.with_changes(load_friction=on), notes
 
 

@@ -35,8 +35,8 @@ COVERAGE_TOL = 0.02
 SAME_COMMAND_TOL_RAD = 1e-3
 
 
-def load_friction_on(default: bool, options: PayloadOptions,
-                     robot: RobotIdentification | None = None) -> tuple[bool, list[Note]]:
+def load_friction_on(default: bool, options: PayloadOptions, robot: RobotIdentification | None = None,
+                     method: str = "") -> tuple[bool, list[Note]]:
     """Whether the load-dependent Coulomb columns join the fit (options.load_friction when given, else the
     method's `default`: registry.MethodSpec.load_friction_default), and a note when the default was overruled.
 
@@ -44,9 +44,17 @@ def load_friction_on(default: bool, options: PayloadOptions,
     without these columns: a friction that grows with the load torque and a gain that scales the load
     torque are nearly collinear on such a run, so the gains have absorbed it. Adding the columns again
     moves the mass by the part the gains already explain (real UR10e, 15harm / 01_31, difference-rls:
-    +3.0 / +4.7 % with them, +0.05 / -0.07 % without); the default is then off."""
+    +3.0 / +4.7 % with them, +0.05 / -0.07 % without); the default is then off.
+    Where robot.yaml records the choice for `method` (measured on held-out loaded runs of known mass,
+    payload/load_friction_choice.py), that choice is the default instead of either rule."""
     if options.load_friction is not None:
         return bool(options.load_friction), []
+    chosen = None if robot is None or robot.load_friction_choice is None else \
+        robot.load_friction_choice.for_method(method)
+    if default and chosen is not None:
+        return chosen.on, [Note(NoteCode.PAYLOAD_LOAD_FRICTION_CHOSEN,
+                                f"load-dependent friction {'on' if chosen.on else 'off'}, as robot.yaml records it "
+                                f"for {method} (chosen on held-out loaded runs of known mass: {chosen.reason})")]
     on = default
     if on and robot is not None and robot.gains_identified_with_load:
         return False, [Note(NoteCode.PAYLOAD_LOAD_FRICTION_OFF,

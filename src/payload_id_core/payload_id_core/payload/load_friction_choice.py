@@ -1,0 +1,43 @@
+"""Whether each payload method models the load-dependent friction, chosen on held-out loaded runs of known mass
+(issue 29 item 1; the criterion: robot_id/friction_choice.LOAD_FRICTION_CRITERION).
+
+Drive gains identified from a loaded run of known mass can absorb the load-dependent friction of that run's motion:
+whether they did, and whether the columns then help or hurt another motion, is measured here, not assumed. Each
+method that fits robot.yaml's model to a loaded run alone (khalil-1, khalil-2, direct-rls, difference-rls) runs on
+every held-out loaded run with the columns and without; its mass error against the known mass decides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.methods.registry import SPECS, UnloadedRun
+from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id.friction_choice import LOAD_FRICTION_CRITERION, LoadFrictionChoices, choose_load_friction
+from payload_id_core.signals.recording import Recording
+
+# The methods a loaded run alone (no unloaded twin) serves and that model the load-dependent friction by default.
+LOAD_FRICTION_METHODS = tuple(spec.name for spec in SPECS if spec.needs_robot and spec.reads("load_friction")
+                              and spec.load_friction_default and spec.unloaded is UnloadedRun.NOT_USED)
+
+
+def measure_load_friction_choice(model: RobotModel, robot: RobotIdentification, loaded: Sequence[Recording],
+                                 mass: float, frame: str,
+                                 methods: Sequence[str] = LOAD_FRICTION_METHODS) -> LoadFrictionChoices:
+    """Per method, load friction on or off on `loaded` (runs carrying `mass` kg on `frame`, efforts in robot.yaml's
+    torque units, motions the robot was not fitted to)."""
+    chosen = {}
+    for method in methods:
+        error: dict[bool, list[float]] = {False: [], True: []}
+        std: dict[bool, list[float]] = {False: [], True: []}
+        for on in (False, True):
+            for run in loaded:
+                est = identify_payload(method, model, robot, run, frame, load_friction=on)
+                error[on].append(est.mass - mass)
+                std[on].append(float(np.sqrt(max(float(est.covariance[0, 0]), 0.0))))
+        chosen[method] = choose_load_friction(error, std)
+    return LoadFrictionChoices(LOAD_FRICTION_CRITERION, [r.source or f"loaded {i + 1}" for i, r in enumerate(loaded)],
+                               float(mass), chosen)
