@@ -28,7 +28,14 @@ from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
-from payload_id_core.robot_id.scale_check import other_unit_reason, recording_scale_factor
+from payload_id_core.payload.gain_uncertainty import gain_relative_std
+from payload_id_core.robot_id.scale_check import (
+    SCALE_DISAGREEMENT_SIGMAS,
+    URDF_SCALE_STD,
+    other_unit_reason,
+    payload_scale_std,
+    recording_scale_factor,
+)
 from payload_id_core.signals.recording import Recording
 
 MODEL_ERROR_RATIO_LIMIT = 1.5  # residual RMS over the robot identification's: above it, unmodelled effects dominate
@@ -219,6 +226,32 @@ def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
     return est
 
 
+def with_scale_uncertainty(est: PayloadEstimate, robot: RobotIdentification, model: RobotModel) -> PayloadEstimate:
+    """`est` with the measured scale error of robot.yaml's efforts (scale_check.payload_scale_std) in its covariance:
+    a common relative error r scales φ_L by 1 + r, so σ_r² φ_L φ_Lᵀ joins the entries the motion determines; the
+    note says by how much. Once per estimate (the note marks it done)."""
+    if has_note(est.notes, NoteCode.PAYLOAD_SCALE_UNCERTAINTY):
+        return est
+    check = check_scale(robot, model)
+    rel = gain_relative_std(robot)
+    extra = payload_scale_std(check, float(np.median(rel)) if rel is not None else 0.0)
+    ok = np.asarray(est.identifiable, dtype=bool)[:10]
+    if extra <= 0.0 or not ok.any():
+        return est
+    cov = np.array(est.covariance, dtype=float)
+    phi = np.asarray(est.phi, dtype=float)[:10]
+    cov[np.ix_(ok, ok)] += extra**2 * np.outer(phi[ok], phi[ok])
+    before = est.readable_std()[0]
+    est.covariance = cov
+    est.notes.append(Note(NoteCode.PAYLOAD_SCALE_UNCERTAINTY,
+                          f"robot.yaml's gravity parameters are {check.factor:.4g} × the URDF's, {extra:.1%} from 1 and "
+                          f"beyond their noise ({SCALE_DISAGREEMENT_SIGMAS:g} × {URDF_SCALE_STD:.0%} and the gains' σ): "
+                          f"the drive gains may be off by as much, so σ includes it (mass σ {before:.2g} → "
+                          f"{est.readable_std()[0]:.2g} kg); to sharpen it, identify the gains with a known mass "
+                          "(identify-robot --loaded-csv-ur/--loaded-bag --known-payload-mass)"))
+    return est
+
+
 def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None,
                   model: RobotModel | None = None, recordings: Sequence[Recording | None] = ()) -> PayloadEstimate:
     """Lower est.quality for every failed check, and make a not-ok estimate not converged (step 4).
@@ -228,11 +261,15 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     the mass not significantly above 0; the robot identification's scale against the URDF; each of
     `recordings`' efforts against the URDF's gravity torques (currents read as torques). The
     projection distance is judged where it is known (project_if_inconsistent). Idempotent: a check
-    already recorded is not recorded twice."""
+    already recorded is not recorded twice. First, with `robot`, a scale factor that disagrees with 1 beyond its
+    noise joins the covariance (with_scale_uncertainty), so every judgement below sees the σ that is reported."""
     def mark(quality: Quality, reason: str) -> None:
         if reason not in est.quality_reasons:
             est.mark(quality, reason)
 
+    model = model if model is not None else (robot.model if robot is not None else None)
+    if robot is not None and model is not None:
+        with_scale_uncertainty(est, robot, model)
     if has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_SEVERE):
         mark(Quality.SUSPECT, f"model-error ratio above {MODEL_ERROR_RATIO_SUSPECT}: the payload model does not "
              "explain the loaded run")
@@ -242,7 +279,6 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     if est.identifiable[0] and np.isfinite(std_m) and not no_payload and not est.mass > MASS_SIGNIFICANCE * std_m:
         mark(Quality.SUSPECT, f"mass {est.mass:.4g} kg is not significantly above 0 "
              f"(std {std_m:.2g} kg, needs {MASS_SIGNIFICANCE:g} std)")
-    model = model if model is not None else (robot.model if robot is not None else None)
     if robot is not None and model is not None:
         scale = check_scale(robot, model)
         if not scale.plausible:
