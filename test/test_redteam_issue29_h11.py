@@ -147,8 +147,8 @@ def real(ur10e_robot_yaml):
 
 
 def _real_loaded(robot: RobotIdentification, pair: str, drift: float = 1.0):
-    """The pair's loaded run read with robot.yaml's gains × `drift` (drives `drift` × as strong as at identification)."""
-    return read_ur_csv(UR10E_DATA / PAIRS[pair][1], np.asarray(robot.effort_scale, dtype=float) * drift)
+    """The pair's loaded run read with robot.yaml's gains × `drift` (drives `drift` × as strong as when identified)."""
+    return read_ur_csv(UR10E_DATA / PAIRS[pair][1], [float(g) * drift for g in robot.effort_scale])
 
 
 @requires_ur10e_data

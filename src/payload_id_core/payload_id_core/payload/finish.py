@@ -25,10 +25,10 @@ from payload_id_core.dynamics.inertia import PARAM_NAMES, is_physically_consiste
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
+from payload_id_core.payload.gain_uncertainty import gain_relative_std
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
-from payload_id_core.payload.gain_uncertainty import gain_relative_std
 from payload_id_core.robot_id.scale_check import (
     SCALE_DISAGREEMENT_SIGMAS,
     URDF_SCALE_STD,
@@ -243,12 +243,12 @@ def with_scale_uncertainty(est: PayloadEstimate, robot: RobotIdentification, mod
     cov[np.ix_(ok, ok)] += extra**2 * np.outer(phi[ok], phi[ok])
     before = est.readable_std()[0]
     est.covariance = cov
-    est.notes.append(Note(NoteCode.PAYLOAD_SCALE_UNCERTAINTY,
-                          f"robot.yaml's gravity parameters are {check.factor:.4g} × the URDF's, {extra:.1%} from 1 and "
-                          f"beyond their noise ({SCALE_DISAGREEMENT_SIGMAS:g} × {URDF_SCALE_STD:.0%} and the gains' σ): "
-                          f"the drive gains may be off by as much, so σ includes it (mass σ {before:.2g} → "
-                          f"{est.readable_std()[0]:.2g} kg); to sharpen it, identify the gains with a known mass "
-                          "(identify-robot --loaded-csv-ur/--loaded-bag --known-payload-mass)"))
+    est.notes.append(Note(
+        NoteCode.PAYLOAD_SCALE_UNCERTAINTY,
+        f"robot.yaml's gravity parameters are {check.factor:.4g} × the URDF's, {extra:.1%} from 1 and beyond their "
+        f"noise ({SCALE_DISAGREEMENT_SIGMAS:g} × {URDF_SCALE_STD:.0%} and the gains' σ): the drive gains may be off by "
+        f"as much, so σ includes it (mass σ {before:.2g} → {est.readable_std()[0]:.2g} kg); to sharpen it, identify "
+        "the gains with a known mass (identify-robot --loaded-csv-ur/--loaded-bag --known-payload-mass)"))
     return est
 
 

@@ -757,6 +757,5 @@ def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarr
 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
-           "apply_prior", "box_constraints", "box_does_not_bind", "box_parameter_ranges", "in_box", "known_mass_disagreement",
-           "pinned_by_prior",
-           "prior_contradictions", "rated_payload"]
+           "apply_prior", "box_constraints", "box_does_not_bind", "box_parameter_ranges", "in_box",
+           "known_mass_disagreement", "pinned_by_prior", "prior_contradictions", "rated_payload"]
