@@ -44,7 +44,9 @@ FIRST_MOMENT_COLUMNS = 4   # m, m·cx, m·cy, m·cz of each body (pinocchio orde
 # room for a payload at the arm's rated load (12.5 kg on a UR10e: about 2.6).
 RECORDING_UNIT_BOUNDS = (0.5, 5.0)
 # How well the factor measures the efforts' common scale: the URDF's link masses are right in total to about this
-# (real UR10e with the gains identified from its known load: 1.0075 and 0.994; simulated robots 1.004-1.005).
+# (real UR10e with the gains identified from its known load: 1.0075 and 0.994 on the 14harm and 15harm robot.yaml,
+# 1.010 / 1.007 / 1.023 identified on each pair's unloaded run; simulated robots 1.004-1.005). Used only for gains
+# given by hand (finish.with_scale_uncertainty): identified gains measure the scale better than this.
 URDF_SCALE_STD = 0.01
 # A plausible factor further from 1 than this many of its combined σ (URDF_SCALE_STD and the gains' own) is a
 # measured scale error: the payload's σ carries it (payload_scale_std). Gains 2.5-3 % off at identify-robot read
