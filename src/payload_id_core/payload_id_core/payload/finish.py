@@ -25,10 +25,17 @@ from payload_id_core.dynamics.inertia import PARAM_NAMES, is_physically_consiste
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
+from payload_id_core.payload.gain_uncertainty import gain_relative_std
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
-from payload_id_core.robot_id.scale_check import other_unit_reason, recording_scale_factor
+from payload_id_core.robot_id.scale_check import (
+    SCALE_DISAGREEMENT_SIGMAS,
+    URDF_SCALE_STD,
+    other_unit_reason,
+    payload_scale_std,
+    recording_scale_factor,
+)
 from payload_id_core.signals.recording import Recording
 
 MODEL_ERROR_RATIO_LIMIT = 1.5  # residual RMS over the robot identification's: above it, unmodelled effects dominate
@@ -222,6 +229,38 @@ def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
     return est
 
 
+def with_scale_uncertainty(est: PayloadEstimate, robot: RobotIdentification, model: RobotModel) -> PayloadEstimate:
+    """`est` with the measured scale error of robot.yaml's efforts (scale_check.payload_scale_std) in its covariance:
+    a common relative error r scales φ_L by 1 + r, so σ_r² φ_L φ_Lᵀ joins the entries the motion determines; the
+    note says by how much. Once per estimate (the note marks it done).
+
+    Only for gains given by hand (identify-robot --effort-scale: robot.yaml's source "given"): they carry no σ, and
+    the factor is the only measurement of their scale. Gains identified with a known mass measure it to 0.3 % on
+    the real UR10e, better than the factor, which with those right gains reads 1.010, 1.007 and 1.023 on the three
+    real unloaded motions: a 2.3 % factor is no evidence against them (the ±3.5 % band still guards gross errors).
+    Torques measured directly (source "none") need no gains."""
+    if has_note(est.notes, NoteCode.PAYLOAD_SCALE_UNCERTAINTY) or robot.effort_scale_source != "given":
+        return est
+    check = check_scale(robot, model)
+    rel = gain_relative_std(robot)
+    extra = payload_scale_std(check, float(np.median(rel)) if rel is not None else 0.0)
+    ok = np.asarray(est.identifiable, dtype=bool)[:10]
+    if extra <= 0.0 or not ok.any():
+        return est
+    cov = np.array(est.covariance, dtype=float)
+    phi = np.asarray(est.phi, dtype=float)[:10]
+    cov[np.ix_(ok, ok)] += extra**2 * np.outer(phi[ok], phi[ok])
+    before = est.readable_std()[0]
+    est.covariance = cov
+    est.notes.append(Note(
+        NoteCode.PAYLOAD_SCALE_UNCERTAINTY,
+        f"robot.yaml's gravity parameters are {check.factor:.4g} × the URDF's, {extra:.1%} from 1 and beyond their "
+        f"noise ({SCALE_DISAGREEMENT_SIGMAS:g} × {URDF_SCALE_STD:.0%} and the gains' σ): the drive gains may be off by "
+        f"as much, so σ includes it (mass σ {before:.2g} → {est.readable_std()[0]:.2g} kg); to sharpen it, identify "
+        "the gains with a known mass (identify-robot --loaded-csv-ur/--loaded-bag --known-payload-mass)"))
+    return est
+
+
 def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None,
                   model: RobotModel | None = None, recordings: Sequence[Recording | None] = ()) -> PayloadEstimate:
     """Lower est.quality for every failed check, and make a not-ok estimate not converged (step 4).
@@ -231,11 +270,15 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     the mass not significantly above 0; the robot identification's scale against the URDF; each of
     `recordings`' efforts against the URDF's gravity torques (currents read as torques). The
     projection distance is judged where it is known (project_if_inconsistent). Idempotent: a check
-    already recorded is not recorded twice."""
+    already recorded is not recorded twice. First, with `robot`, a scale factor that disagrees with 1 beyond its
+    noise joins the covariance (with_scale_uncertainty), so every judgement below sees the σ that is reported."""
     def mark(quality: Quality, reason: str) -> None:
         if reason not in est.quality_reasons:
             est.mark(quality, reason)
 
+    model = model if model is not None else (robot.model if robot is not None else None)
+    if robot is not None and model is not None:
+        with_scale_uncertainty(est, robot, model)
     if has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_SEVERE):
         mark(Quality.SUSPECT, f"model-error ratio above {MODEL_ERROR_RATIO_SUSPECT}: the payload model does not "
              "explain the loaded run")
@@ -245,7 +288,6 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     if est.identifiable[0] and np.isfinite(std_m) and not no_payload and not est.mass > MASS_SIGNIFICANCE * std_m:
         mark(Quality.SUSPECT, f"mass {est.mass:.4g} kg is not significantly above 0 "
              f"(std {std_m:.2g} kg, needs {MASS_SIGNIFICANCE:g} std)")
-    model = model if model is not None else (robot.model if robot is not None else None)
     if robot is not None and model is not None:
         scale = check_scale(robot, model)
         if not scale.plausible:

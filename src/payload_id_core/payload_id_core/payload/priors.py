@@ -574,6 +574,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         return est
     info = _information(est.covariance, ok)
     eta = info @ np.where(ok, est.phi, 0.0)
+    disagreement = ""
     if prior.known_mass is not None:
         info[0, 0] += 1.0 / prior.known_mass_std**2   # type: ignore[operator]
         eta[0] += prior.known_mass / prior.known_mass_std**2  # type: ignore[operator]
@@ -584,6 +585,13 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         cov[np.ix_(idx, idx)] = sub = np.asarray(est.covariance, dtype=float)[np.ix_(idx, idx)]
     else:
         phi[idx] = sub @ eta[idx]
+        widened = _covering_the_disagreement(sub, est, prior, idx)
+        if widened is not sub:
+            sub = widened
+            info[np.ix_(idx, idx)] = np.linalg.inv(sub)   # the box, if it binds, samples the widened Gaussian
+            eta[idx] = info[np.ix_(idx, idx)] @ phi[idx]
+            disagreement = (f" (the data's mass {est.mass:.4g} kg and the known mass disagree by "
+                            f"{known_mass_disagreement(prior, est):.2f} combined σ: the mass σ widened by that ratio)")
         cov[np.ix_(idx, idx)] = sub
     ess = float("nan")
     box_text = ""
@@ -612,7 +620,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         bounded, est.covariance = box_bounded_entries(est, data_std, prior.lo, prior.hi)
     est.prior_bounded = bounded
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est), bounded)
-    text = f"prior used: {prior.describe()}{box_text}"
+    text = f"prior used: {prior.describe()}{disagreement}{box_text}"
     if np.isfinite(ess):
         text += f" (the data's estimate restricted to the box: {ess:.0f} effective samples)"
     text += (f"; pinned by the prior (σ below {PINNED_RATIO:g} of the motion's own): " + ", ".join(est.prior_pinned)
@@ -622,6 +630,30 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                  + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
+
+
+def known_mass_disagreement(prior: PayloadPrior, est: PayloadEstimate) -> float:
+    """R = |m̂ − M| / √(σ_m̂² + S²): the data's mass against the weighed one in their combined σ (NaN: no mass)."""
+    if prior.known_mass is None or not est.identifiable[0] or not np.isfinite(est.covariance[0, 0]):
+        return float("nan")
+    combined = math.sqrt(max(float(est.covariance[0, 0]), 0.0) + prior.known_mass_std**2)  # type: ignore[operator]
+    return abs(est.mass - prior.known_mass) / combined
+
+
+def _covering_the_disagreement(post: np.ndarray, est: PayloadEstimate, prior: PayloadPrior, idx: np.ndarray
+                               ) -> np.ndarray:
+    """The posterior covariance `post` (of φ's entries `idx`, mass first) with its mass direction widened by R²
+    when the data's and the weighed mass disagree beyond their combined σ (R > 1): the Birge ratio (Birge 1932; the
+    Particle Data Group's scale factor for measurements that disagree), which says that at least one of the two
+    σ is too small, not which. The mean stays; the rest of φ keeps its spread given the mass (the widening is along
+    the posterior's regression of φ on m). Where they agree (R ≤ 1) nothing changes. Why: a weighed mass 2 % off
+    with the default σ disagreed by 1.9σ (not contradicted) and the posterior was 3.4σ off, ok; widening the prior
+    by the disagreement itself instead moved the 90th-percentile σ where they agree from 0.005 to 0.078 kg."""
+    r = known_mass_disagreement(prior, est)
+    if not (np.isfinite(r) and r > 1.0) or idx.size == 0 or idx[0] != 0 or not post[0, 0] > 0:
+        return post
+    g = post[:, 0] / post[0, 0]
+    return post + (r * r - 1.0) * post[0, 0] * np.outer(g, g)
 
 
 def box_does_not_bind(phi: np.ndarray, cov: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
@@ -725,5 +757,5 @@ def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarr
 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
-           "apply_prior", "box_constraints", "box_does_not_bind", "box_parameter_ranges", "in_box", "pinned_by_prior",
-           "prior_contradictions", "rated_payload"]
+           "apply_prior", "box_constraints", "box_does_not_bind", "box_parameter_ranges", "in_box",
+           "known_mass_disagreement", "pinned_by_prior", "prior_contradictions", "rated_payload"]
