@@ -24,6 +24,7 @@ import numpy as np
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import (
     Cusum,
     DetectorSettings,
@@ -113,6 +114,38 @@ class UnloadedFriction:
     def predict(self, C: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
         """(N, n): the error the columns C (N, n, m) predict (with the frozen fit, or `x`)."""
         return np.einsum("kji,ji->kj", C, self.used if x is None else x)
+
+    def to_dict(self) -> dict:
+        """What was learnt, as plain lists (the node saves it with a re-estimate, payload.result_file): a monitor
+        that restarts with a part on cannot learn the unloaded robot's friction until the next place, so it takes
+        it from here (`restore`). The normal equations, not only the fit: learning goes on from them."""
+        return {"rows": int(self.rows), "moving_s": float(self.moving_s), "AtA": self.AtA.tolist(),
+                "data_AtA": self.data_AtA.tolist(), "Atb": self.Atb.tolist(), "btb": self.btb.tolist(),
+                "used": self.used.tolist(), "used_cov": None if self.used_cov is None else self.used_cov.tolist()}
+
+    def restore(self, saved: dict) -> None:
+        """Take what `to_dict` saved. PayloadIdError when it is not of this robot's shape (n joints, m columns) or
+        not finite: a friction of another robot model must not correct this one's re-estimates."""
+        n, m = self.Atb.shape
+        shapes = {"AtA": (n, m, m), "data_AtA": (n, m, m), "Atb": (n, m), "btb": (n,), "used": (n, m),
+                  "used_cov": (n, m, m)}
+        try:
+            cov = saved.get("used_cov")
+            arrays = {k: np.asarray(saved[k], dtype=float) for k in shapes if k != "used_cov"}
+            arrays["used_cov"] = np.zeros(shapes["used_cov"]) if cov is None else np.asarray(cov, dtype=float)
+            rows, moving_s = int(saved["rows"]), float(saved["moving_s"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise PayloadIdError(f"the saved unloaded friction is malformed ({err!r})",
+                                 "delete the result file; the monitor learns it again on the empty flange") from err
+        for k, a in arrays.items():
+            if a.shape != shapes[k] or not np.all(np.isfinite(a)):
+                raise PayloadIdError(f"the saved unloaded friction's {k} is not {shapes[k]} finite numbers (another "
+                                     "robot model's?)", "delete the result file; the monitor learns it again on the "
+                                     "empty flange")
+        self.AtA, self.data_AtA, self.Atb = arrays["AtA"], arrays["data_AtA"], arrays["Atb"]
+        self.btb, self.used = arrays["btb"], arrays["used"]
+        self.used_cov = None if cov is None else arrays["used_cov"]
+        self.rows, self.moving_s = rows, moving_s
 
 
 @dataclass
@@ -312,15 +345,24 @@ class PayloadMonitor:
         self._moving_until = -np.inf
         self._unarmed_motion_s = 0.0
 
-    def carry_on_from_part(self, tare_mass: float, tare_var: float) -> None:
+    def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None) -> None:
         """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
         nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
-        computed as before the restart and the part reported is the one saved."""
+        computed as before the restart and the part reported is the one saved. `unloaded`: the unloaded robot's
+        friction saved with it (UnloadedFriction.to_dict), which a monitor started with a part on cannot learn."""
+        if unloaded is not None and self.unloaded is not None:
+            self.unloaded.restore(unloaded)
         fit = self.state.phi.copy()
         fit[0] += tare_mass
         self._tare = (tare_mass, tare_var)
         self.state = self._before_change = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
                                                         tare_var)
+
+    @property
+    def unloaded_friction(self) -> dict | None:
+        """The unloaded robot's friction as learnt (UnloadedFriction.to_dict), to save with a re-estimate (None: not
+        learnt by this monitor's settings)."""
+        return None if self.unloaded is None else self.unloaded.to_dict()
 
     def suspend(self) -> None:
         """Switched off (monitor mode's toggle): the carried payload, its σ, the tare and a change still being
