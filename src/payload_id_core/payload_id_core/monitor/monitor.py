@@ -236,6 +236,13 @@ class PayloadState:
         if self.doubt:
             est.mark(Quality.SUSPECT, self.doubt)
             est.converged = False
+        elif not self.determined and not np.isnan(self.since):
+            # A change still being re-estimated (a recording that ends within seconds of a strike: the real UR10e's
+            # 3rd-link run ended at "0.000 ± 0.283 kg", the σ of the strike's 0.1 s window fit, 7× a settled one's).
+            est.converged = False
+            est.notes.append(Note(NoteCode.PAYLOAD_MONITOR, f"not settled: the change at {self.since:.3f} s is still "
+                                  f"being re-estimated ({self.seconds_of_motion:.1f} s of task motion so far); its σ "
+                                  "is the fit's so far"))
         return est
 
 
