@@ -299,6 +299,7 @@ class PayloadMonitor:
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
+        self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
         self._dt = 0.002                             # s between joint states (the last block's median)
@@ -447,6 +448,8 @@ class PayloadMonitor:
     def _step(self, t: float, F: np.ndarray, r0: np.ndarray, L: np.ndarray, w: np.ndarray,
               out: MonitorUpdate) -> None:
         moving = float(t < self._moving_until)
+        if moving and self._history:
+            self._moved_since_change += t - self._history[-1][0]
         self._history.append((t, F, r0, L, w, moving))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
@@ -539,6 +542,7 @@ class PayloadMonitor:
         if self.state.determined:
             self._before_change = self.state
             self._change_started = t - self._unarmed_motion_s
+            self._moved_since_change = self._unarmed_motion_s
             self._unnamed_change = t
             self._pending = None
         cov = self.state.cov.copy()
@@ -631,7 +635,13 @@ class PayloadMonitor:
             # before it; else it came back, a contact), and this change is a change of its own.
             first, held = self._pending, self._held_change()
             persisted = float(t[k_c]) - self._change_started
-            named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass)
+            # At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
+            # flange (or a push on another link whose torques lie in that family) matches, and people hold pushes up
+            # to seconds: only the motion under it, whose accelerations a load follows and a push does not, tells
+            # the two apart. A change the arm has not moved under is not named a load (a push at rest held 1.5-6 s
+            # until the next change was named `picked`/`placed`).
+            moved = self._moved_since_change >= self.s.min_refine_s
+            named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved
             if named:
                 assert held is not None
                 # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
@@ -641,9 +651,12 @@ class PayloadMonitor:
                                         first.delta_phi, f"{first.reason}; it held {persisted:.2f} s, until the "
                                         f"next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
             else:
+                why = ("did not hold: the flange's mass came back" if moved else
+                       f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
+                       "fits a flange load as well as a part does)")
                 out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, float(t[-1]), float("nan"),
                                         float("nan"), np.zeros(10), f"what looked like a load at "
-                                        f"{first.t_change:.3f} s did not hold: the flange's mass came back"))
+                                        f"{first.t_change:.3f} s {why}"))
             self._unnamed_change, self._pending = None, None
             # A doubt asked whether the torques are a load's: one that held and was named from a window the motion
             # has not refuted answers it (the real UR10e's pick at rest, found by its lasting misfit, stayed suspect
@@ -662,6 +675,7 @@ class PayloadMonitor:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
             self._before_change = self.state
             self._change_started = float(t[k_c])
+            self._moved_since_change = 0.0
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
         # A load is never named from the window alone. At rest a flange load changes the torques only through its
