@@ -7,11 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from monitor_fixtures import live_cell
 
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.robot_id import identify_robot
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.joint_state_merge import shared_joint_publishers
 
 ARM = ("j1", "j2", "j3")
@@ -30,13 +28,7 @@ def test_a_second_publisher_of_the_same_joints_is_named_and_other_drivers_are_no
 
 @pytest.fixture(scope="module")
 def cell():
-    model = RobotModel.from_urdf("ur10")
-    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
-    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1),
-                           friction="linear", estimator="ols")
-    task = synthetic_recording(model, *sum_of_sines(model, duration=1.0, rate_hz=500.0, seed=7), noise_std=0.2,
-                               seed=2)
-    return model, robot, task
+    return live_cell()
 
 
 def test_the_monitor_pauses_on_a_second_source_says_so_once_and_resumes(cell):

@@ -6,14 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from monitor_fixtures import live_cell
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor import PayloadMonitor
 from payload_id_core.monitor.live import LiveMonitor
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import identify_robot
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 FRAME = "wrist_3_link"
 GAINS = np.array([2.0, 2.0, 2.0, 0.5, 0.5, 0.5])
@@ -21,13 +19,7 @@ GAINS = np.array([2.0, 2.0, 2.0, 0.5, 0.5, 0.5])
 
 @pytest.fixture(scope="module")
 def cell():
-    model = RobotModel.from_urdf("ur10")
-    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
-    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1),
-                           friction="linear", estimator="ols")
-    motion = sum_of_sines(model, duration=1.0, rate_hz=500.0, seed=7)
-    task = synthetic_recording(model, *motion, noise_std=0.2, seed=2)
-    return model, robot, task
+    return live_cell()
 
 
 def _estimate(quality: Quality = Quality.OK) -> PayloadEstimate:

@@ -69,6 +69,12 @@ def test_every_real_strike_is_a_contact_and_nothing_is_a_load(ur10e, name):
     assert result.state is not None
     assert result.state.carries_nothing if result.state.determined else \
         abs(float(result.mass[-1])) < 3.0 * float(result.mass_std[-1])
+    # An unsettled fit is not reported as a converged payload (the 3rd-link run ends 2.7 s after its last strike, whose
+    # change is still being re-estimated: "0.000 ± 0.283 kg" was given as converged and ok).
+    final = result.final_payload()
+    assert final is not None and final.converged == result.state.determined
+    if not result.state.determined:
+        assert "still being re-estimated" in final.notes[-1].text
 
 
 @pytest.mark.parametrize("name", ["contact-collision_free.csv", "validation-p1.csv", "validation-p2.csv",

@@ -12,6 +12,7 @@ import pytest
 from test_monitor_task_motion import FRAME, Task
 
 from payload_id_core.monitor.live import MIN_TOGGLE_INTERVAL_S, LiveMonitor, ToggleLimit
+from payload_id_core.payload.result_file import read_result, write_result
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_ros.controller_payload import ApplyOutcome, ApplyStatus
 from payload_id_ros.monitor_mode import MonitorMode
@@ -87,11 +88,13 @@ class _Cell:
         def new_monitor():
             live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
             live.saved_tare = saved.tare if saved else None
+            live.saved_unloaded = getattr(saved, "unloaded", None)
             return live
 
         self.mode = MonitorMode(self.node, new_monitor, lambda: "", lambda: self.estimate, self._publish,
-                                self.controller, lambda: False, None, persist=lambda e, tare: self.saved.append(
-                                    (e, tare)), clock=clock or (lambda: self.t))
+                                self.controller, lambda: False, None,
+                                persist=lambda e, tare, unloaded: self.saved.append((e, tare, unloaded)),
+                                clock=clock or (lambda: self.t))
 
     def _publish(self, est):
         self.estimate = est
@@ -201,7 +204,7 @@ def test_a_restart_mid_carry_starts_from_the_part_carried(ur10_cell_robot, task)
     first.mode.switch(True)
     _run(first, task, stop=t_place - 0.5)
     assert first.events() == EVENTS[:3] and first.saved, first.events()
-    est, tare = first.saved[-1]
+    est, tare, _ = first.saved[-1]
     assert abs(est.mass - SECOND) < 0.06 and tare[0] != 0.0
 
     class Saved:
@@ -218,6 +221,71 @@ def test_a_restart_mid_carry_starts_from_the_part_carried(ur10_cell_robot, task)
     assert second.controller.applied and second.controller.applied[-1] == 0.0
     placed = second.node.publishers["~/payload_event"].sent[0]
     assert abs(placed.delta_mass + SECOND) < 0.1, placed.delta_mass
+
+
+def test_a_restart_with_a_part_on_keeps_the_unloaded_friction_learnt(ur10_cell_robot, task, tmp_path):
+    """Issue 31: the unloaded robot's friction (UnloadedFriction) is learnt only while nothing is carried, so a node
+    restarted with a part on could not learn it before the next place, and its re-estimates went uncorrected. It is
+    saved with the re-estimate and its tare (through the result file, as the node does) and the restarted monitor
+    goes on from it: the same fit, the same normal equations, and the place re-estimated with its correction."""
+    truth = task[0].truth
+    t_place = truth[3][0]
+    first = _Cell(*ur10_cell_robot)
+    first.mode.switch(True)
+    _run(first, task, stop=t_place - 0.5)
+    est, tare, unloaded = first.saved[-1]
+    assert unloaded is not None and unloaded["moving_s"] >= 1.0 and unloaded["used_cov"] is not None
+    learnt = first.mode.live.monitor.unloaded
+    np.testing.assert_array_equal(np.asarray(unloaded["used"]), learnt.used)     # a snapshot of it, as it is now
+    assert np.any(learnt.used != 0.0)
+    path = tmp_path / "payload.yaml"
+    model, _ = ur10_cell_robot
+    write_result(path, model, est, None, None, 1.0, monitor_tare=tare, monitor_unloaded=unloaded)
+    saved = read_result(path, model)
+    assert saved is not None and saved.monitor_tare == tare
+
+    class Saved:
+        pass
+
+    again = Saved()
+    again.estimate, again.tare, again.unloaded = saved.estimate, saved.monitor_tare, saved.monitor_unloaded
+    second = _Cell(*ur10_cell_robot, saved=again)
+    second.mode.switch(True)
+    _, t, q, qd, tau = task
+    after = t >= t_place - 0.4
+    _run(second, (None, t[after][:10], q[after][:10], qd[after][:10], tau[after][:10]))
+    restored = second.mode.live.monitor.unloaded
+    for key in ("AtA", "data_AtA", "Atb", "btb", "used", "used_cov"):
+        np.testing.assert_allclose(getattr(restored, key), getattr(learnt, key), rtol=1e-12, atol=0.0, err_msg=key)
+    assert (restored.rows, restored.moving_s) == (learnt.rows, learnt.moving_s)
+    _run(second, (None, t[after][10:], q[after][10:], qd[after][10:], tau[after][10:]))
+    assert second.events() == ["placed"], second.events()
+    # The place's re-estimate is corrected with the friction learnt before the restart (None: uncorrected).
+    assert second.mode.live.monitor.refiner.correction_cov is not None
+
+
+def test_a_saved_friction_of_another_robot_is_said_and_not_used(ur10_cell_robot, task):
+    truth = task[0].truth
+    first = _Cell(*ur10_cell_robot)
+    first.mode.switch(True)
+    _run(first, task, stop=truth[3][0] - 0.5)
+    est, tare, unloaded = first.saved[-1]
+
+    class Saved:
+        pass
+
+    saved = Saved()
+    saved.estimate, saved.tare = est, tare
+    saved.unloaded = dict(unloaded, Atb=np.asarray(unloaded["Atb"])[:, :1].tolist())
+    second = _Cell(*ur10_cell_robot, saved=saved)
+    second.mode.switch(True)
+    _, t, q, qd, tau = task
+    k = int(np.searchsorted(t, truth[3][0] - 0.4))
+    _run(second, (None, t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]))
+    warned = [text for level, text in second.node.logger.lines if level == "warn"]
+    assert any("the saved unloaded friction's Atb is not (6, " in w and "learnt again" in w for w in warned), warned
+    assert second.mode.live.monitor.unloaded.rows == 0
+    assert abs(second.estimate.mass - SECOND) < 0.06        # the part and its tare are kept
 
 
 def test_a_refused_apply_after_a_place_says_what_the_controller_keeps(ur10_cell_robot, task):

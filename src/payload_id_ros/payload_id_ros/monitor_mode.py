@@ -35,13 +35,13 @@ EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 class MonitorMode:
     """`live` is None while the mode is off. `estimate()` gives the estimate a new monitor starts on;
     `publish(est)` makes a re-estimate the node's estimate; `apply` (None: off) sends re-estimates to the
-    controller; `persist(est, tare)` saves a re-estimate (None: not saved); `clock` (monotonic s) times the
-    switches."""
+    controller; `persist(est, tare, unloaded)` saves a re-estimate with the tare and the unloaded robot's friction
+    learnt (None: not saved); `clock` (monotonic s) times the switches."""
 
     def __init__(self, node: Node, new_monitor: Callable[[], LiveMonitor], refusal: Callable[[], str],
                  estimate: Callable[[], PayloadEstimate | None], publish: Callable[[PayloadEstimate], None],
                  apply: ControllerPayload | None, busy: Callable[[], bool], callback_group: CallbackGroup,
-                 persist: Callable[[PayloadEstimate, tuple[float, float]], None] | None = None,
+                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._node, self._new_monitor, self._refusal = node, new_monitor, refusal
         self._estimate, self._publish, self._controller, self._busy = estimate, publish, apply, busy
@@ -109,6 +109,9 @@ class MonitorMode:
             floor, joint = live.floor(js.q[-1], last)
             log.info(f"monitor floor: the smallest mass change its alarm sees here is {floor:.3f} kg (joint "
                      f"{live.model.joint_names[joint]}); ~/payload's mass σ is kept at least half of it")
+            if live.saved_refused:
+                log.warn(live.saved_refused)
+                live.saved_refused = ""
             floored = None if last is None else live.floored(last, js.q[-1])
             if floored is not None and floored is not last:
                 self._publish(floored)
@@ -130,7 +133,7 @@ class MonitorMode:
             log.info(f"monitor: payload re-estimated from task motion: "
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
             if self._persist is not None:
-                self._persist(est, live.tare)
+                self._persist(est, live.tare, live.unloaded_friction)
             if self._controller is not None:
                 self._apply_in_background(est)
 

@@ -56,7 +56,8 @@ def payload_dict(result: Replay) -> dict | None:
     return {"frame": est.frame, "mass": _number(est.mass), "mass_std": _number(float(std[0])),
             "com": None if com is None else [_number(c) for c in com],
             "com_std": None if com is None else [_number(float(s)) for s in std[1:4]],
-            "determined": bool(result.state is not None and result.state.determined), "quality": est.quality.value}
+            "determined": bool(result.state is not None and result.state.determined), "converged": bool(est.converged),
+            "quality": est.quality.value}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ nothing, so the monitor itself cannot notice).
 What survives (issue 31): switching the monitor off and on keeps its PayloadMonitor (`suspend`; the carried
 payload, its σ, the tare and a change being re-estimated), and it is switched off at most once per
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
-the saved re-estimate and its tare (`saved_tare`, payload.result_file). A second publisher of the same joints
+the saved re-estimate, its tare and the unloaded robot's friction learnt (`saved_tare`, `saved_unloaded`,
+payload.result_file). A second publisher of the same joints
 pauses it (`feed`'s `second_source`), said once. Its floor, the smallest mass change the alarm can see here
 (PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ (`floored`).
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import DetectorSettings
 from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
 from payload_id_core.notes import Note, NoteCode
@@ -75,12 +77,17 @@ class LiveMonitor:
         # (kg, kg²): the tare saved with the re-estimate the node started on (result_file); the first monitor
         # built takes it, so its reported part is the one carried before the restart.
         self.saved_tare: tuple[float, float] | None = None
+        # The unloaded robot's friction saved with it (UnloadedFriction.to_dict; None: none saved): a monitor started
+        # with a part on cannot learn it before the next place.
+        self.saved_unloaded: dict | None = None
+        self.saved_refused = ""                # why the saved friction was not taken ('' : it was, or none saved)
         self._second_source = ""               # why the monitor is paused for another publisher ('' : it is not)
 
     def restart(self) -> None:
         """After a goal: the next batch starts a new monitor on the goal's estimate (nothing of the old kept)."""
         self.monitor = None
         self.saved_tare = None
+        self.saved_unloaded = None
 
     def suspend(self) -> None:
         """Switched off: what the monitor holds is kept for when it is switched on (PayloadMonitor.suspend)."""
@@ -93,6 +100,13 @@ class LiveMonitor:
         if self.monitor is None:
             return self.saved_tare or (0.0, 0.0)
         return self.monitor.state.tare_mass, self.monitor.state.tare_var
+
+    @property
+    def unloaded_friction(self) -> dict | None:
+        """The unloaded robot's friction as learnt (PayloadMonitor.unloaded_friction), to save with a re-estimate."""
+        if self.monitor is None:
+            return self.saved_unloaded
+        return self.monitor.unloaded_friction
 
     def floor(self, q: np.ndarray, last: PayloadEstimate | None) -> tuple[float, int]:
         """(kg, joint) of PayloadMonitor.mass_floor at q (the monitor built first if need be)."""
@@ -124,8 +138,14 @@ class LiveMonitor:
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
         monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
         if self.saved_tare is not None and phi is not None:
-            monitor.carry_on_from_part(*self.saved_tare)
-        self.saved_tare = None
+            try:
+                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded)
+            except PayloadIdError as err:
+                # The part and its tare are kept; only the friction is learnt again (on the empty flange).
+                monitor.carry_on_from_part(*self.saved_tare)
+                self.saved_refused = (f"monitor: {err.problem}; not used, it is learnt again once nothing is "
+                                      "carried")
+        self.saved_tare, self.saved_unloaded = None, None
         return monitor
 
     def feed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,

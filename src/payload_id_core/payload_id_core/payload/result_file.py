@@ -7,6 +7,9 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
   monitor_tare                   with status monitor: {mass: kg, variance: kg²}, the empty flange's re-estimated
                                  mass the part was reported less (monitor.PayloadState.part), so a monitor
                                  started on the file after a restart carries on from the same part
+  monitor_unloaded_friction      with status monitor: the unloaded robot's friction the monitor learnt on the
+                                 empty flange (monitor.UnloadedFriction.to_dict: its normal equations and the
+                                 fit in use), which a monitor started with a part on could not learn
   partial                        true for a cancelled or interrupted goal's estimate
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
   stamp                          s, the node's clock when it was written
@@ -39,6 +42,7 @@ class SavedResult:
     ft_params: FtParameters | None     # the compensation parameters saved with it
     partial: bool                      # a cancelled or interrupted identification's estimate
     monitor_tare: tuple[float, float] | None = None   # (kg, kg²): a monitor re-estimate's tare (None: a goal's)
+    monitor_unloaded: dict | None = None   # a monitor re-estimate's unloaded friction (None: a goal's, or not learnt)
 
 
 MONITOR_STATUS = "monitor"
@@ -46,16 +50,18 @@ MONITOR_STATUS = "monitor"
 
 def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome | None,
                  ft_params: FtParameters | None, stamp: float,
-                 monitor_tare: tuple[float, float] | None = None) -> None:
+                 monitor_tare: tuple[float, float] | None = None, monitor_unloaded: dict | None = None) -> None:
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
     (io.files.OutputNotWritable included) when it cannot be written. `outcome` None: a monitor's re-estimate,
-    with its `monitor_tare` (kg, kg²)."""
+    with its `monitor_tare` (kg, kg²) and `monitor_unloaded` friction."""
     d = est.to_dict()
     d["status"] = MONITOR_STATUS if outcome is None else outcome.value
     d["partial"] = outcome is not None and outcome.partial
     if outcome is None:
         tare = monitor_tare or (0.0, 0.0)
         d["monitor_tare"] = {"mass": float(tare[0]), "variance": float(tare[1])}
+        if monitor_unloaded is not None:
+            d["monitor_unloaded_friction"] = monitor_unloaded
     if ft_params is not None:
         d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
     d["stamp"] = stamp
@@ -89,5 +95,9 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
         except (AttributeError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{path} monitor_tare is not {{mass: kg, variance: kg²}}",
                                  "delete the file; the next identification writes it anew") from err
-    return SavedResult(est, ft_params, bool(d.get("partial")), tare)
+    unloaded = d.get("monitor_unloaded_friction") if d.get("status") == MONITOR_STATUS else None
+    if unloaded is not None and not isinstance(unloaded, dict):
+        raise PayloadIdError(f"{path} monitor_unloaded_friction is not a mapping",
+                             "delete the file; the next identification writes it anew")
+    return SavedResult(est, ft_params, bool(d.get("partial")), tare, unloaded)
 
