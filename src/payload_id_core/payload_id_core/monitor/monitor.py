@@ -299,6 +299,7 @@ class PayloadMonitor:
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
+        self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
@@ -527,10 +528,16 @@ class PayloadMonitor:
         rh = np.array([s[2] - s[1] @ self.state.phi for s in hist])
         A = (Fh * Wh[:, :, None]).reshape(-1, 4)
         delta = np.zeros(10)
-        delta[:4] = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)[0]
+        delta[:4], _, rank, sv = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)
         d = self.s.detector
         bw = (rh * Wh).reshape(-1)
-        explained = 1.0 - float(np.sum((bw - A @ delta[:4]) ** 2)) / max(float(np.sum(bw**2)), 1e-300)
+        sse = float(np.sum((bw - A @ delta[:4]) ** 2))
+        explained = 1.0 - sse / max(float(np.sum(bw**2)), 1e-300)
+        # The fit's own σ of Δm: its residual's variance per row (at least the unit the rows are scaled to), times
+        # (AᵀA)⁻¹, times the variance factor of the observer's filtered, hence correlated, samples.
+        per_row = max(sse / max(A.shape[0] - 4, 1), 1.0)
+        mass_var = float(np.linalg.pinv(A.T @ A, rcond=1e-12)[0, 0]) if rank == 4 else float("inf")
+        fit_std = float(np.sqrt(per_row * mass_var * ar1_factor(self.gain, self._dt)))
         part_m = float(self.state.phi[0] + delta[0]) - self._tare[0]
         if abs(delta[0]) < d.min_mass_change_kg or explained < 0.5 or part_m < -d.min_mass_change_kg or \
                 part_m > d.max_mass_kg:
@@ -553,6 +560,7 @@ class PayloadMonitor:
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason)
         self._doubt_mass = float(self.state.phi[0])
+        self._doubt_mass_std = fit_std
         self._anchor = (t, F.copy(), r0.copy(), L.copy())
         self._change_share = (d.misfit_share * rms) ** 2
         self._carry_friction()
@@ -634,7 +642,6 @@ class PayloadMonitor:
             # not refuted it: named now, with the mass held since then (if that still differs from the payload
             # before it; else it came back, a contact), and this change is a change of its own.
             first, held = self._pending, self._held_change()
-            persisted = float(t[k_c]) - self._change_started
             # At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
             # flange (or a push on another link whose torques lie in that family) matches, and people hold pushes up
             # to seconds: only the motion under it, whose accelerations a load follows and a push does not, tells
@@ -645,11 +652,13 @@ class PayloadMonitor:
             if named:
                 assert held is not None
                 # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
-                # dated from there, not from the later window that fitted it.
-                since = self._change_started if self.state.doubt else first.t_change
+                # dated from there, not from the later window that fitted it; but only when the load named is the
+                # one the doubt implied. A real pick 16 s after a 6 s push at rest that had raised the doubt was
+                # dated back into the push: the load named was the later window's own change.
+                since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
                 out.events.append(Event(first.kind, since, first.t_alarm, float(t[-1]), held[0], held[1],
-                                        first.delta_phi, f"{first.reason}; it held {persisted:.2f} s, until the "
-                                        f"next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
+                                        first.delta_phi, f"{first.reason}; it held {float(t[k_c]) - since:.2f} s, "
+                                        f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
             else:
                 why = ("did not hold: the flange's mass came back" if moved else
                        f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
@@ -758,6 +767,7 @@ class PayloadMonitor:
             return
         determined = self._is_determined(est)
         first = determined and not self.state.determined
+        in_doubt = bool(self.state.doubt)
         if (determined or self.state.determined) and abs(float(est.phi[0])) <= self.s.detector.mass_resolution_kg:
             # The empty flange, as well known as it gets: its mass only. Its first moments are a few cm·kg of
             # noise whose variance, added to a part's, left the part's CoM undetermined (and not applied).
@@ -767,7 +777,7 @@ class PayloadMonitor:
         if first:
             out.estimate = self.state
             if self._unnamed_change is not None:
-                late = self._name_late(est, t)
+                late = self._name_late(est, t, in_doubt)
                 if late is not None:
                     out.events.append(late)
                 self._unnamed_change, self._pending = None, None
@@ -782,6 +792,13 @@ class PayloadMonitor:
         m = float(est.phi[0])
         return abs(m - float(before.phi[0])) <= allowed and abs(m - self._doubt_mass) > allowed
 
+    def _names_doubt(self, dm: float, dm_std: float) -> bool:
+        """The change Δm ± σ named against the payload before a doubt (_put_in_doubt) is the one the doubt implied:
+        within 3σ of both (the doubt's fit's and the named change's), or the smallest change named."""
+        implied = self._doubt_mass - float(self._before_change.phi[0])
+        std = float(np.sqrt(dm_std**2 + self._doubt_mass_std**2))
+        return abs(dm - implied) <= max(self.s.detector.min_mass_change_kg, 3.0 * std)
+
     def _held_change(self) -> tuple[float, float] | None:
         """(Δm, σ) of the payload held now against the one before the change, when significant (else None)."""
         d = self.s.detector
@@ -789,9 +806,10 @@ class PayloadMonitor:
         dm_std = float(np.sqrt(max(self.state.cov[0, 0] + self._before_change.cov[0, 0], 0.0)))
         return (dm, dm_std) if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std) else None
 
-    def _name_late(self, est: Refined, t: float) -> Event | None:
+    def _name_late(self, est: Refined, t: float, in_doubt: bool = False) -> Event | None:
         """The event of a change the alarm window could not name, from the determined re-estimate against the
-        payload before it (None: no significant difference; the change was within the noise)."""
+        payload before it (None: no significant difference; the change was within the noise). In doubt, it is dated
+        from the doubt's start only when it is the load the doubt implied; else from the window that fitted it."""
         d = self.s.detector
         before = self._before_change
         delta = est.phi - before.phi
@@ -801,6 +819,13 @@ class PayloadMonitor:
         # Mahalanobis distance of Δ(m c): only the directions the motion determined need to be significant.
         moment_z2 = float(delta[1:4] @ np.linalg.lstsq(moment_cov, delta[1:4], rcond=1e-9)[0])
         assert self._unnamed_change is not None
+        # Dated as the persist path dates (_decide): from the window that fitted the load, which is not the start of
+        # the episode when an earlier window there fitted nothing to name (a 10 N push at rest held the flange
+        # unsettled, and the real place 3 s later was dated from it); from the doubt's start when the load named is
+        # the one the doubt implied (_names_doubt).
+        since, alarm = self._change_started, self._unnamed_change
+        if self._pending is not None and not (in_doubt and self._names_doubt(dm, dm_std)):
+            since, alarm = self._pending.t_change, self._pending.t_alarm
         if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std):
             kind = EventKind.PICKED if dm > 0 else EventKind.PLACED
         elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0 and \
@@ -815,7 +840,7 @@ class PayloadMonitor:
                          f"{dm_std:.3f} kg)")
         else:
             return None
-        return Event(kind, self._change_started, self._unnamed_change, t, dm, dm_std, delta.copy(),
+        return Event(kind, since, alarm, t, dm, dm_std, delta.copy(),
                      f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
                      f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg")
 
