@@ -358,10 +358,10 @@ class DifferenceRLS(OnlineEstimator):
                 white = H_v @ S_vv @ H_v.T + H_w @ S_ww @ H_w.T + cross + cross.T
                 correlated = covariance(H_v, H_w, floored(0.5 * (hac + hac.T), 0.5 * (white + white.T)))
                 scale = np.ones(k)
-                moments = np.arange(1, 4)
+                first_moments = np.arange(1, 4)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    ratio = np.diag(correlated)[moments] / np.diag(cov)[moments]
-                scale[moments] = np.sqrt(np.where(np.isfinite(ratio) & (ratio > 1.0), ratio, 1.0))
+                    ratio = np.diag(correlated)[first_moments] / np.diag(cov)[first_moments]
+                scale[first_moments] = np.sqrt(np.where(np.isfinite(ratio) & (ratio > 1.0), ratio, 1.0))
                 cov = cov * np.outer(scale, scale)
         if check_moments and k > 3 and mass_first:
             # The first moments with Xu's weights alone against these: the same data, so their difference has
