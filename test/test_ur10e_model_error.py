@@ -108,10 +108,11 @@ def test_khalil_1_sigma_tight_calibrated_and_com_reported(robot_yaml, estimates,
 # judged against white noise; on these drives the residuals are serially correlated (efforts filtered at 5 Hz), so
 # on 15harm and 01_31 the check declared them inconsistent (χ² 800 and 263), added their difference to the CoM's
 # covariance (σ 7-20 mm) and withheld the CoM. Judged against the residuals' long-run covariance they agree
-# (χ² 7.4 and 3.3 of 11.34). The 2σ / 3 mm agreement with khalil-3 holds on 14harm and 01_31; on 15harm the CoM
-# is reported 8.4 mm (2.3σ) off khalil-3's in y, the robot model's error on that motion (both weightings share
-# it), so there it is held to 3σ: the issue's 2σ target is not met on 15harm.
-COM_GAP_SIGMAS = {"14harm": 2.0, "01_31": 2.0, "15harm": 3.0}
+# (χ² 7.4 and 3.3 of 11.34), and the moments' σ is that same long-run one: on 14harm and 01_31 the CoM is reported
+# within 2σ / 3 mm of khalil-3's. On 15harm difference-rls's y lies 8.4 mm from khalil-3's (and from khalil-4's,
+# gaz-dtau's and direct-rls's): reported with the white-noise σ it was 4σ off, a confident wrong CoM; with its
+# long-run σ it is withheld. Wherever it is reported, it agrees.
+COM_MUST_BE_REPORTED = {"14harm": True, "01_31": True, "15harm": False}
 
 
 @requires_ur10e_data
@@ -119,13 +120,18 @@ COM_GAP_SIGMAS = {"14harm": 2.0, "01_31": 2.0, "15harm": 3.0}
 def test_difference_rls_reports_the_com_where_khalil_3_finds_it(estimates, pair):
     d, ref = estimates["difference-rls", pair], estimates["khalil-3", pair]
     assert not any(n["code"] == "payload.moments_disagree" for n in d["notes"]), (pair, d["notes"])
+    assert abs(d["mass"] - LOAD_MASS_KG) <= 2.5 * d["std"]["mass"], (pair, d["mass"], d["std"]["mass"])
+    assert d["std"]["mass"] <= 0.01 * LOAD_MASS_KG, (pair, d["std"]["mass"])
+    reported = d["com"][0] is not None
+    if not reported:
+        assert not COM_MUST_BE_REPORTED[pair], (pair, d["notes"])
+        assert any(n["code"] == "payload.undetermined" and "CoM" in n["text"] for n in d["notes"]), pair
+        return
     com, com_std = np.array(d["com"], dtype=float), np.array(d["std"]["com"], dtype=float)
-    assert np.all(np.isfinite(com)), (pair, d["com"])              # was withheld on 15harm and 01_31
     assert np.all(com_std <= 0.005), (pair, com_std)
     ref_com, ref_std = np.array(ref["com"], dtype=float), np.array(ref["std"]["com"], dtype=float)
     gap = np.abs(com - ref_com)
-    assert np.all((gap <= COM_GAP_SIGMAS[pair] * np.hypot(com_std, ref_std)) | (gap <= 0.003)), (pair, com, ref_com)
-    assert abs(d["mass"] - LOAD_MASS_KG) <= 2.5 * d["std"]["mass"], (pair, d["mass"], d["std"]["mass"])
+    assert np.all((gap <= 2 * np.hypot(com_std, ref_std)) | (gap <= 0.003)), (pair, com, ref_com)
 
 
 # -- held-out runs that cannot measure the model error are refused (issue: red team items 1-4) ----------------
