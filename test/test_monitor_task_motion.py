@@ -23,7 +23,7 @@ import pytest
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.monitor import DetectorSettings, EventKind, MonitorSettings, PayloadMonitor
-from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.sim.cell import SimulatedCell
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
@@ -253,3 +253,40 @@ def test_a_pick_after_a_push_at_rest_is_dated_at_the_pick_not_at_the_push(cell):
     # Named with σ that covers the truth (the pick's mass is still carried by a push's re-estimate when named).
     assert abs(loads[0].delta_mass - 3.4) <= 2 * loads[0].delta_mass_std, loads[0]
     assert abs(loads[1].delta_mass + 3.4) <= 2 * loads[1].delta_mass_std, loads[1]
+
+
+def test_a_place_refuted_by_a_push_right_after_it_does_not_bring_back_the_part(cell):
+    """Issue 31 (bench/monitor.py's human task, seed 7, at 68.45 s): a 1.61 kg part placed at rest and, 0.1 s later, a
+    person's 118 N push on the forearm ramped over 0.2 s and held 1 s. The place's re-estimate takes the push's rows
+    and is refuted as no load on the flange. Before: the monitor went back to the part settled before the place and
+    reported 1.61 kg, ok, on the empty flange for as long as the arm rested (3 s here; everything after was judged
+    against it). Now that part is restored unconfirmed (suspect, never ok) until the residual confirms it; the misfit
+    that lasts in the moves after puts it in doubt, names the place, and the empty flange is published ok."""
+    model, robot = cell
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(1.61)
+    task.moves(3)
+    task.carry(0.0)
+    task.rest(0.1)
+    t_push = push_for(task, "forearm", 118.0 * np.array([-1.0, 0.5, 0.0]) / np.sqrt(1.25), 0.2, 1.0)
+    task.rest(3.0)
+    task.moves(3)
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    monitor = PayloadMonitor(model, robot, FRAME)
+    events, t_place = [], task.truth[-1][0]
+    for k in range(0, t.size, 10):
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+        if t[k] > t_place + 0.5:
+            # After the place, whatever the monitor holds as ok is the empty flange (in doubt it is suspect).
+            est = monitor.state.to_estimate(FRAME)
+            assert not (est.converged and est.quality is Quality.OK) or est.phi[0] == 0.0, (t[k], monitor.state)
+    refuted = [e for e in events if e.kind is EventKind.CONTACT and "not a load on the flange:" in e.reason]
+    assert refuted, events      # the scenario: the place's re-estimate refuted by the push
+    assert all(e.kind is EventKind.CONTACT for e in events if t_push[0] - 0.05 <= e.t_change <= t_push[1] + 0.5), events
+    loads = [e for e in events if e.is_load_change]
+    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events
+    assert abs(loads[1].delta_mass + 1.61) <= 3 * loads[1].delta_mass_std, loads[1]
+    final = monitor.state.to_estimate(FRAME)
+    assert monitor.state.carries_nothing and final.converged and final.quality is Quality.OK, monitor.state
