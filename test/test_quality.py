@@ -8,8 +8,8 @@ is not pushed to a controller unless the goal overrides.
 import numpy as np
 import pytest
 import yaml
+from sim_runs import linear_friction_run as _run
 
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode, has_note
@@ -18,27 +18,16 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale, identify_robot
 from payload_id_core.robot_id.scale_check import SCALE_TOLERANCE, recording_scale_factor
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import ControllerPayload, apply_refusal
 
 UR_GAIN = 10.0                    # N·m/A, the order of a UR drive's torque constant × gear ratio
 PHI = from_mass_com_inertia(4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
-NOISE = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05])
 
 
 @pytest.fixture(scope="module")
 def ur10():
     return RobotModel.from_urdf("ur10")
-
-
-def _run(model, seed, effort_scale=None, payload=None):
-    """Efforts = torque / effort_scale: effort_scale 10 gives currents, 1/0.87 torques 13 % low."""
-    fm = make_friction_model("linear", model.joint_names)
-    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
-    return synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=np.tile([3.0, 2.0, 0.1], model.n),
-                               noise_std=NOISE, seed=seed, effort_scale=effort_scale,
-                               payload=None if payload is None else (payload, "tool0"))
 
 
 @pytest.fixture(scope="module")

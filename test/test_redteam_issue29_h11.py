@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import yaml
 from conftest import UR10E_DATA, requires_ur10e_data
+from sim_runs import linear_friction_run as _run
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.cli.main import main as cli_main
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import read_ur_csv
@@ -30,11 +30,9 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior, known_mass_disagreement
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale, identify_robot
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 MASS = 4.0
 PHI = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
-NOISE = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05])
 DRIFT_WORDS = "× robot.yaml's model of the arm"
 
 
@@ -51,15 +49,6 @@ def _factor(reason: str) -> float:
 @pytest.fixture(scope="module")
 def ur10():
     return RobotModel.from_urdf("ur10")
-
-
-def _run(model, seed, effort_scale=None, payload=None):
-    """Efforts = torque / effort_scale (1/0.98: the drives 2 % weaker than the model says)."""
-    fm = make_friction_model("linear", model.joint_names)
-    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
-    return synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=np.tile([3.0, 2.0, 0.1], model.n),
-                               noise_std=NOISE, seed=seed, effort_scale=effort_scale,
-                               payload=None if payload is None else (payload, "tool0"))
 
 
 @pytest.fixture(scope="module")
