@@ -33,14 +33,20 @@ XU_EVERYWHERE = {"moment_noise_std": 10.0}           # √ξ for all ten paramet
 
 
 @pytest.fixture(scope="module")
-def draws() -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+def cell():
+    """(model, payload frame, friction model, its parameters, the payload φ, the robot identified on 20 s)."""
     m = RobotModel.from_urdf("ur10")
-    frame = m.default_payload_frame
     fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
     fp = np.tile([3.0, 2.0, 0.3], m.n) * np.repeat([2, 2, 1.5, 0.8, 0.8, 0.8], 3)
     phi = from_mass_com_inertia(3.5, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009]))
     robot = identify_robot(m, synthetic_recording(m, *sum_of_sines(m, 20.0, RATE, seed=1), friction=fm,
                                                   friction_params=fp, noise_std=NOISE, seed=1000), friction="nonlinear")
+    return m, m.default_payload_frame, fm, fp, phi, robot
+
+
+@pytest.fixture(scope="module")
+def draws(cell) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    m, frame, fm, fp, phi, robot = cell
     motion = sum_of_sines(m, 10.0, RATE, seed=3)
     out: dict[str, tuple[list, list]] = {"default": ([], []), "xu": ([], [])}
     # The one identification's error is common to every draw and left out of σ here, so the two weightings'
@@ -205,19 +211,13 @@ def test_the_quick_estimate_is_the_one_solution_returns(small_ur10, forgetting):
     assert abs(quick[0] - 3.0) < 0.05
 
 
-def test_serially_correlated_noise_is_not_taken_for_disagreeing_weightings():
+def test_serially_correlated_noise_is_not_taken_for_disagreeing_weightings(cell):
     """Issue 29 item 3: torque noise as real drives give it, serially correlated (AR(1), ρ = 0.98: efforts
     filtered at 5 Hz and slowly varying model error), with the robot model right. The two weightings' first
     moments were judged against white noise: χ² 362 (99 %: 11.34), their difference joined the CoM's covariance
     and the CoM was withheld. Judged against the residuals' long-run covariance (Newey–West on the samples fed,
     DifferenceRLS.judge_moments_on): χ² 6.9, the CoM reported and within 3σ of the truth."""
-    m = RobotModel.from_urdf("ur10")
-    frame = m.default_payload_frame
-    fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
-    fp = np.tile([3.0, 2.0, 0.3], m.n) * np.repeat([2, 2, 1.5, 0.8, 0.8, 0.8], 3)
-    phi = from_mass_com_inertia(3.5, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009]))
-    robot = identify_robot(m, synthetic_recording(m, *sum_of_sines(m, 20.0, RATE, seed=1), friction=fm,
-                                                  friction_params=fp, noise_std=NOISE, seed=1000), friction="nonlinear")
+    m, frame, fm, fp, phi, robot = cell
     loaded = synthetic_recording(m, *sum_of_sines(m, 10.0, RATE, seed=3), friction=fm, friction_params=fp,
                                  payload=(phi, frame), seed=1)
     rho = 0.98
