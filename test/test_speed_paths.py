@@ -7,7 +7,8 @@
 - SciPy imported without its docstring rewriting by the command line (scipy_startup.py);
 - YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser);
 - the monitor's observer: one pinocchio regressor per block shared by the robot's and the payload's terms, the
-  seven argument sets in one call (were seven calls each), the momentum filter's increments per block.
+  seven argument sets in one call (were seven calls each), the momentum filter's increments per block; that
+  regressor held per monitor (was one module-level cache for every monitor of the process).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from scipy.linalg import lapack
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_regressor
+from payload_id_core.dynamics.regressor import payload_regressor, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import write_bag
 from payload_id_core.io.files import C_YAML_MAX_DEPTH, parse_yaml, read_yaml_mapping, yaml_depth_bound
@@ -360,6 +361,33 @@ def test_momentum_filter_refuses_a_time_step_after_the_samples_before_it():
     np.testing.assert_array_equal(fast._integral, ref._integral)
     assert fast._t_last == ref._t_last and np.array_equal(fast._f_last, ref._f_last)
     assert np.abs(fast.y).max() > 0
+
+
+def test_each_monitor_holds_its_own_block_regressor(ur10, monkeypatch):
+    """A monitor's observer and payload regressor share one rigid-body regressor per block, held by that monitor:
+    another monitor's block in between (another thread, another robot) neither evicts it nor is served from it,
+    and the numbers are those of a monitor alone."""
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[1].shape[0])
+        return rigid_body_regressor(*args, **kwargs)
+
+    monkeypatch.setattr(observer, "rigid_body_regressor", counted)
+    a, b, alone = (PayloadMonitor(model, robot, "tool0") for _ in range(3))
+    assert a.observer.dynamics.memo is a.regressor.memo and a.regressor.memo is not b.regressor.memo
+    first, second = slice(0, 10), slice(10, 20)
+    r_a = a.observer.update(t[first], q[first], qd[first], tau[first])
+    b.observer.update(t[second], q[second], qd[second], tau[second])     # between a's observer and a's regressor
+    F_a = a.regressor.update(t[first], q[first], qd[first])              # a's memo still holds a's block
+    b.regressor.update(t[second], q[second], qd[second])
+    assert calls == [70, 70]           # 7 argument sets × 10 samples, once per monitor and block
+    r_alone = alone.observer.update(t[first], q[first], qd[first], tau[first])
+    F_alone = alone.regressor.update(t[first], q[first], qd[first])
+    np.testing.assert_array_equal(r_a, r_alone)
+    np.testing.assert_array_equal(F_a, F_alone)
+    assert np.abs(F_a).max() > 0
 
 
 @pytest.mark.slow
