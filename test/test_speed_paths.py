@@ -44,7 +44,7 @@ PHI = from_mass_com_inertia(3.0, np.array([0.01, -0.02, 0.06]), np.diag([0.02, 0
 class ReferenceDirectRLS(DirectRLS):
     """direct-rls with the rotor torque as it was computed before issue 35 (gather and scatter of the free rotors)."""
 
-    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
         B = q.shape[0]
         y_rb = self._yrb[:B]
         self.reg.rigid_into(y_rb, q, qd, qdd)
@@ -61,7 +61,6 @@ class ReferenceDirectRLS(DirectRLS):
         if self.n_lf:
             self._load_friction_into(B, tau_a, tau_a + rows[:, :, :10] @ self._ref[:10], qd, fv)
         np.subtract(tau, tau_a, out=z)
-        np.multiply(rows, isig, out=whitened)
         if full_w is not None:
             self.reg.identification_rows_into(full_w, y_rb, fv, qdd)
             full_w *= isig

@@ -214,11 +214,11 @@ class OnlineEstimator(ABC):
         """Per-joint row weights when the caller gives none."""
 
     @abstractmethod
-    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
         """Rows of B samples (inputs (B, n)) into the buffers: rows (B, n, u) of the unknowns, z (B, n)
-        the torque left to them, whitened = rows / σ (B, n, u; for the information matrix, so not needed
-        when accumulates_info is False) and, when the robot's uncertainty is propagated (self.cross),
-        full_w = the robot's rows / σ (B, n, p)."""
+        the torque left to them and, when the robot's uncertainty is propagated (self.cross),
+        full_w = the robot's rows / σ (B, n, p). The rows are whitened for the information matrix when they
+        enter it (_flush)."""
 
     @abstractmethod
     def _refresh_reference(self) -> None:
@@ -258,39 +258,48 @@ class OnlineEstimator(ABC):
         """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
         row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
         sgn = fv[..., 0] if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
-        d = self._lf_diag[:B]
+        # Worked out in a contiguous array and written to the strided diagonal once (a ufunc on that view costs
+        # twice one on a contiguous array).
+        d = self._lf_work[:B]
         np.abs(tau_b, out=d)
-        d -= np.abs(tau_a)
-        d *= sgn
+        np.subtract(d, np.abs(tau_a), out=d)
+        np.multiply(d, sgn, out=self._lf_diag[:B])
 
     def _buffers(self, B: int) -> None:
         """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
         n, u, p = self.n, self.u, self.layout.p
         self._cap = B
-        self._yrb = np.empty((B, n, 10 * n))
+        # Each sample's source vector (FastRegressor.source_layout): its rigid-body rows, q̈ and friction values side
+        # by side, so that the identification's rows are one gather from it (identification_gather).
+        qdd_at, fv_at, length = self.reg.source_layout()
+        self._src = np.zeros((B, length))
+        self._yrb = self._src[:, :qdd_at].reshape(B, n, 10 * n)
+        self._src_qdd = self._src[:, qdd_at:fv_at]
+        self._fv_buf = self._src[:, fv_at:length - 1].reshape(B, n, self.reg.k)
+        if self.kf:   # the friction values' constant columns, written once (friction_values(constants_written=True))
+            self.reg.friction_values(np.zeros((B, n)), out=self._fv_buf)
         self._rows_buf = np.zeros((B, n, u))
         # The diagonal of the last n_lf columns of every sample's rows: the μ_j columns (load_friction.py).
         item = self._rows_buf.itemsize
         self._lf_diag = np.lib.stride_tricks.as_strided(
             self._rows_buf.reshape(-1)[u - self.n_lf:], shape=(B, self.n_lf), strides=(n * u * item, (u + 1) * item),
             writeable=True) if self.n_lf else np.empty((B, 0))
+        self._lf_work = np.empty((B, self.n_lf))
         self._z_buf = np.empty((B, n))
-        self._fv_buf = np.empty((B, n, self.reg.k))
         self._tau_sq = np.empty(n)
-        self._white_buf = np.empty((B, n, u))
         self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
-        # Whitened rows wait here and enter the information matrix in one product per PENDING samples.
+        # Rows wait here and enter the information matrix, whitened, in one product per PENDING samples.
         self._pend = np.empty((PENDING * n, u))
+        self._pend_isig = np.tile(self._isig, PENDING)[:, None]
         self._pend_full = np.empty((PENDING * n, p)) if self.cross is not None else None
         self._npend = 0
-        # update()'s views of the buffers, made once: one sample's rows, torques, whitened and full rows, and the
+        # update()'s views of the buffers, made once: one sample's rows, torques and full rows, and the
         # RLS's (rows, torques) of it (slicing and reshaping per sample was ~1 µs of a ~30 µs update).
-        self._one_sample = (self._rows_buf[:1], self._z_buf[:1], self._white_buf[:1],
-                            None if self._full_buf is None else self._full_buf[:1])
+        self._one_sample = (self._rows_buf[:1], self._z_buf[:1], None if self._full_buf is None else self._full_buf[:1])
         self._one_sample_rls = (self._rows_buf[:1].reshape(n, u), self._z_buf[:1].reshape(n))
 
     def _absorb(self, B: int) -> None:
-        """RLS update with the B samples in the buffers, and their whitened rows queued for the information matrix."""
+        """RLS update with the B samples in the buffers, and their rows queued for the information matrix."""
         m = B * self.n
         if B == 1:
             self.rls.update(*self._one_sample_rls)
@@ -304,13 +313,13 @@ class OnlineEstimator(ABC):
         if self._npend + m > self._pend.shape[0]:
             self._flush()
         if m > self._pend.shape[0]:
-            W = self._white_buf[:B].reshape(m, self.u)
+            W = self._rows_buf[:B].reshape(m, self.u) * self._pend_isig[:m]
             self._info += W.T @ W
             if self.cross is not None and self._full_buf is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._full_buf[:B].reshape(m, -1)
             return
         k = self._npend
-        self._pend[k:k + m] = self._white_buf[:B].reshape(m, self.u)
+        self._pend[k:k + m] = self._rows_buf[:B].reshape(m, self.u)
         if self._pend_full is not None and self._full_buf is not None:   # exactly when self.cross is kept
             self._pend_full[k:k + m] = self._full_buf[:B].reshape(m, -1)
         self._npend = k + m
@@ -318,7 +327,7 @@ class OnlineEstimator(ABC):
     def _flush(self) -> None:
         k = self._npend
         if k:
-            W = self._pend[:k]
+            W = np.multiply(self._pend[:k], self._pend_isig[:k], out=self._pend[:k])   # whitened: rows / σ
             self._info += W.T @ W
             if self.cross is not None and self._pend_full is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._pend_full[:k]
@@ -386,7 +395,7 @@ class OnlineEstimator(ABC):
                 self._refresh_reference()
             B = end - k
             self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], self._rows_buf[:B], self._z_buf[:B],
-                            self._white_buf[:B], None if self._full_buf is None else self._full_buf[:B])
+                            None if self._full_buf is None else self._full_buf[:B])
             self._absorb(B)
             self._keep_fed(q[k:end], qd[k:end], qdd[k:end], tau[k:end])
             for tk in t[k:end]:

@@ -67,11 +67,11 @@ class DirectRLS(OnlineEstimator):
         rmse = self.rmse
         return rmse if (rmse.size == self.n and np.all(rmse > 0)) else np.full(self.n, np.sqrt(XU_XI))
 
-    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
         B = q.shape[0]
         y_rb = self._yrb[:B]
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd, out=self._fv_buf[:B]) if self.kf else None
+        fv = self.reg.friction_values(qd, out=self._fv_buf[:B], constants_written=True) if self.kf else None
         np.matmul(y_rb[:, :, self.block], self.X, out=rows[:, :, :10])
         tau_a = y_rb @ self.phi_a_std
         if fv is not None and self._fric_a_joint is not None:   # both exactly when the model has friction
@@ -86,7 +86,6 @@ class DirectRLS(OnlineEstimator):
         if self.n_lf:
             self._load_friction_into(B, tau_a, tau_a + rows[:, :, :10] @ self._ref[:10], qd, fv)
         np.subtract(tau, tau_a, out=z)
-        np.multiply(rows, self._isig_col, out=whitened)
         if full_w is not None:
             self.reg.identification_rows_into(full_w, y_rb, fv, qdd)
             full_w *= self._isig_col

@@ -28,7 +28,7 @@ unknowns) is estimated on the fly.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 
 class RecursiveLeastSquares:
@@ -50,7 +50,8 @@ class RecursiveLeastSquares:
         self.joseph = bool(joseph)
         self._rv_cache: dict[int, np.ndarray] = {}
         self._rv_last: tuple[int, np.ndarray] = (-1, np.empty(0))
-        self._work: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}   # per row count: G, S, S's diagonal
+        # Work arrays per row count m: G (u, m), S (m, m), S's diagonal, the innovation (m,), H (u, m), the step of θ.
+        self._work: dict[int, tuple[np.ndarray, ...]] = {}
 
     def _variances(self, rows: int, samples: int) -> np.ndarray:
         key = rows * 1000 + samples
@@ -75,8 +76,10 @@ class RecursiveLeastSquares:
         work = self._work.get(m)
         if work is None:                                # work arrays per row count, allocated once
             S = np.empty((m, m))
-            work = self._work[m] = (np.empty((self.u, m)), S, S.ravel()[::m + 1])
-        G, S, diagonal = work
+            u = self.u
+            work = self._work[m] = (np.empty((u, m)), S, S.ravel()[::m + 1], np.empty(m), np.empty((u, m)),
+                                    np.empty(u))
+        G, S, diagonal, innovation, H, step = work
         np.matmul(P, Y.T, out=G)                        # (u, m)
         np.matmul(Y, G, out=S)
         diagonal += self._variances(m, samples)         # a view of S's diagonal
@@ -84,13 +87,19 @@ class RecursiveLeastSquares:
         if info != 0:
             raise np.linalg.LinAlgError("innovation covariance not positive definite")
         Li, _ = lapack.dtrtri(L, lower=1, overwrite_c=1)
-        w = Li @ (z - Y @ self.theta)
-        H = G @ Li.T
-        self.theta += H @ w
-        P -= H @ H.T
+        np.matmul(Y, self.theta, out=innovation)
+        w = Li @ np.subtract(z, innovation, out=innovation)
+        np.matmul(G, Li.T, out=H)
+        self.theta += np.matmul(H, w, out=step)
+        # P − H Hᵀ in one BLAS call, in place: P is symmetric, so its transpose is the Fortran-ordered array dgemm
+        # overwrites (the same numbers as P -= H @ H.T: test_speed_paths). A P not C-ordered is copied by the call.
+        Pt = P.T
+        done = blas.dgemm(-1.0, H, H, beta=1.0, c=Pt, trans_b=1, overwrite_c=1)
+        if done is not Pt:
+            P[...] = done.T
         if self.forgetting != 1.0:
             P /= self.forgetting ** samples
-        self.cost += float(w @ w)
+        self.cost += float(w.dot(w))
         self.rows += m
         self.samples += samples
 
