@@ -258,12 +258,15 @@ class OnlineEstimator(ABC):
         """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
         row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
         sgn = fv[..., 0] if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
+        views = self._lf_views.get(B)
+        if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
+            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B])
+        d, diagonal = views
         # Worked out in a contiguous array and written to the strided diagonal once (a ufunc on that view costs
         # twice one on a contiguous array).
-        d = self._lf_work[:B]
         np.abs(tau_b, out=d)
         np.subtract(d, np.abs(tau_a), out=d)
-        np.multiply(d, sgn, out=self._lf_diag[:B])
+        np.multiply(d, sgn, out=diagonal)
 
     def _buffers(self, B: int) -> None:
         """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
@@ -285,6 +288,7 @@ class OnlineEstimator(ABC):
             self._rows_buf.reshape(-1)[u - self.n_lf:], shape=(B, self.n_lf), strides=(n * u * item, (u + 1) * item),
             writeable=True) if self.n_lf else np.empty((B, 0))
         self._lf_work = np.empty((B, self.n_lf))
+        self._lf_views: dict[int, tuple[np.ndarray, ...]] = {}
         self._z_buf = np.empty((B, n))
         self._tau_sq = np.empty(n)
         self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None

@@ -80,17 +80,18 @@ class RecursiveLeastSquares:
             work = self._work[m] = (np.empty((u, m)), S, S.ravel()[::m + 1], np.empty(m), np.empty((u, m)),
                                     np.empty(u))
         G, S, diagonal, innovation, H, step = work
-        np.matmul(P, Y.T, out=G)                        # (u, m)
-        np.matmul(Y, G, out=S)
+        # np.dot, not matmul: the same BLAS call on 2-D operands (the same numbers), ~0.3 µs less of set-up each.
+        np.dot(P, Y.T, out=G)                           # (u, m)
+        np.dot(Y, G, out=S)
         diagonal += self._variances(m, samples)         # a view of S's diagonal
         L, info = lapack.dpotrf(S, lower=1, clean=1, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError("innovation covariance not positive definite")
         Li, _ = lapack.dtrtri(L, lower=1, overwrite_c=1)
-        np.matmul(Y, self.theta, out=innovation)
-        w = Li @ np.subtract(z, innovation, out=innovation)
-        np.matmul(G, Li.T, out=H)
-        self.theta += np.matmul(H, w, out=step)
+        np.dot(Y, self.theta, out=innovation)
+        w = Li.dot(np.subtract(z, innovation, out=innovation))
+        np.dot(G, Li.T, out=H)
+        self.theta += np.dot(H, w, out=step)
         # P − H Hᵀ in one BLAS call, in place: P is symmetric, so its transpose is the Fortran-ordered array dgemm
         # overwrites (the same numbers as P -= H @ H.T: test_speed_paths). A P not C-ordered is copied by the call.
         Pt = P.T
