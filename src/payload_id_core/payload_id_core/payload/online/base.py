@@ -164,7 +164,10 @@ class OnlineEstimator(ABC):
         robot_cov = getattr(robot, "cov", None)
         self.robot_cov = None if robot_cov is None else np.asarray(robot_cov, dtype=float)
         self.rmse = np.asarray(getattr(robot, "rmse", np.ones(self.n)), dtype=float).reshape(-1)
-        self._tau_sq_sum = np.zeros(self.n)   # Σ τ² per joint: the effort RMS the model-error check is floored by
+        # Σ τ² per joint, the effort RMS the model-error check is floored by: row 0, and the samples' τ² since, added
+        # in order at the next fold (tau_sq_sum; one sum per PENDING samples instead of an addition per sample).
+        self._tau_sq = np.zeros((PENDING + 1, self.n))
+        self._tau_sq_rows = 1
         if noise_std is None:
             noise_std = self._default_noise_std()
         # Only ratios weight the rows (the level is re-estimated); a floor keeps noise-free fits well posed.
@@ -250,7 +253,7 @@ class OnlineEstimator(ABC):
     def model_error_reference(self, rmse: np.ndarray) -> np.ndarray:
         """The ratio's reference per joint: `rmse` floored by the model's resolution against the effort RMS of the
         samples fed so far (finish.model_error_reference)."""
-        torque_rms = np.sqrt(self._tau_sq_sum / self.samples) if self.samples else None
+        torque_rms = np.sqrt(self.tau_sq_sum / self.samples) if self.samples else None
         return model_error_reference(rmse, torque_rms)
 
     # -- per sample -------------------------------------------------------------------------------
@@ -290,7 +293,6 @@ class OnlineEstimator(ABC):
         self._lf_work = np.empty((B, self.n_lf))
         self._lf_views: dict[int, tuple[np.ndarray, ...]] = {}
         self._z_buf = np.empty((B, n))
-        self._tau_sq = np.empty(n)
         self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
         # Rows wait here and enter the information matrix, whitened, in one product per PENDING samples.
         self._pend = np.empty((PENDING * n, u))
@@ -367,7 +369,8 @@ class OnlineEstimator(ABC):
         self._absorb(1)
         self._keep_fed(q, qd, qdd, tau)
         self._advance_time(t)
-        if not self.converged:
+        # The 'covariance' rule looks every check_every samples only (_check_convergence): no call in between.
+        if not self.converged and (before is not None or self.samples % self.check_every == 0):
             self._check_convergence(before)
         if self.history_every and self.samples % self.history_every == 0:
             self._record_history()
@@ -435,12 +438,29 @@ class OnlineEstimator(ABC):
                 and self._settled(start, z[0], std[0]) and self._reported_std_passes(elapsed, z[0], std[0])):
             self._declare(elapsed)
 
+    @property
+    def tau_sq_sum(self) -> np.ndarray:
+        """Σ τ² per joint over the samples fed."""
+        self._fold_tau_sq()
+        return self._tau_sq[0]
+
+    def _fold_tau_sq(self) -> None:
+        k = self._tau_sq_rows
+        if k > 1:      # row 0 plus the waiting rows, added in order (an axis-0 sum adds row by row)
+            np.sum(self._tau_sq[:k], axis=0, out=self._tau_sq[0])
+            self._tau_sq_rows = 1
+
     def _keep_fed(self, q, qd, qdd, tau) -> None:
-        if tau.shape[0] == 1:              # one sample: τ² without the reduction's call (the same numbers)
-            np.multiply(tau[0], tau[0], out=self._tau_sq)
-            self._tau_sq_sum += self._tau_sq
+        if tau.shape[0] == 1:              # one sample: its τ² waits for the next fold (_fold_tau_sq)
+            k = self._tau_sq_rows
+            if k == self._tau_sq.shape[0]:
+                self._fold_tau_sq()
+                k = 1
+            np.multiply(tau, tau, out=self._tau_sq[k:k + 1])
+            self._tau_sq_rows = k + 1
         else:
-            self._tau_sq_sum += np.sum(tau**2, axis=0)
+            self._fold_tau_sq()
+            self._tau_sq[0] += np.sum(tau**2, axis=0)
         if self.serial_check and not self.converged:
             B, k = tau.shape[0], self._n_fed
             if k + B > self._fed.shape[0]:          # grown by doubling: no list of per-sample copies
