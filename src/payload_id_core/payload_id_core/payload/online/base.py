@@ -468,7 +468,10 @@ class OnlineEstimator(ABC):
                 grown[:k] = self._fed[:k]
                 self._fed = grown
             rows = self._fed[k:k + B]
-            rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = q, qd, qdd, tau
+            if B == 1:     # one sample's [q, q̇, q̈, τ] is one contiguous row of 4n: one copy instead of four
+                np.concatenate((q, qd, qdd, tau), axis=1, out=rows.reshape(1, -1))
+            else:
+                rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = q, qd, qdd, tau
             self._n_fed = k + B
 
     def _reported_std_passes(self, elapsed: float, mass: float, std: float) -> bool:
