@@ -269,7 +269,8 @@ class PayloadMonitor:
         self.gain = np.full(n, float(self.s.gain))
         self.sigma = robot.monitor_noise_scale
         self.observer = MomentumObserver(ObserverModel(model, robot), self.gain)
-        self.regressor = FilteredPayloadRegressor(model, frame, self.gain)
+        # One rigid-body regressor per block for both (observer.RigidRegressorMemo), held by this monitor alone.
+        self.regressor = FilteredPayloadRegressor(model, frame, self.gain, memo=self.observer.dynamics.memo)
         self.load_friction = FilteredLoadFriction(self.gain, robot) if self.s.load_friction else None
         self.unloaded = (UnloadedFriction(n, 1 + self.load_friction.k, self.s.load_friction_prior_std,
                                           min_moving_s=self.s.unloaded_min_motion_s)

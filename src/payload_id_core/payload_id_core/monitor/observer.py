@@ -30,7 +30,7 @@ restarting anything, and φ itself is a linear fit of r₀ on F, needing no join
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,6 +54,9 @@ class ObserverModel:
     robot: RobotIdentification
     frame: str = ""
     phi: np.ndarray | None = None
+    # The block's rigid-body regressor, shared with the FilteredPayloadRegressor given the same memo (PayloadMonitor
+    # gives both one); each ObserverModel has its own otherwise.
+    memo: RigidRegressorMemo = field(default_factory=lambda: RigidRegressorMemo(), repr=False, compare=False)
 
     def torque(self, q, qd, qdd) -> np.ndarray:
         """(N, n) τ̂(q, q̇, q̈): the robot's prediction plus the payload's torque."""
@@ -68,7 +71,7 @@ class ObserverModel:
     def terms(self, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(p, β) per sample, both (N, n): the momentum M(q) q̇ and β = Cᵀq̇ − g − τ_f, so ṗ = τ + β.
         momentum_terms(self.torque, q, qd, self.friction), from the block's shared rigid-body regressor."""
-        (Q, V, A), rigid = stacked_rigid_regressor(self.model, q, qd)
+        (Q, V, A), rigid = self.memo.stacked(self.model, q, qd)
         robot = self.robot
         tau = full_regressor(self.model, robot.base, robot.rotor, robot.friction, Q, V, A, rigid=rigid) @ robot.theta
         if self.phi is not None:
@@ -124,26 +127,35 @@ def momentum_terms(torque, q: np.ndarray, qd: np.ndarray, friction=None) -> tupl
     return combine_terms(stacked, fr[:len(qd)], fr[len(qd):])
 
 
-# The last block's standard rigid-body regressor at its stacked_arguments: the observer (robot and payload
-# torques) and FilteredPayloadRegressor need it for the same joint states, one after the other, and pinocchio's
-# regressor is most of their cost. (model, key, arguments, regressor); the regressor is never written to.
-_last_rigid: tuple | None = None
+class RigidRegressorMemo:
+    """The last block's standard rigid-body regressor at its stacked_arguments: the observer (robot and payload
+    torques) and FilteredPayloadRegressor need it for the same joint states, one after the other, and pinocchio's
+    regressor is most of their cost. One per monitor (PayloadMonitor hands the same memo to both): a memo shared
+    by every monitor of the process let one monitor's block evict another's, and tied them together across
+    threads. The regressor kept is never written to."""
+
+    def __init__(self) -> None:
+        self._last: tuple | None = None     # (model, key, arguments, regressor)
+
+    def stacked(self, model: RobotModel, q: np.ndarray, qd: np.ndarray
+                ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        """stacked_rigid_regressor(model, q, q̇), computed once for consecutive calls with the same model and
+        joint states."""
+        key = (q.shape, q.tobytes(), qd.tobytes())
+        last = self._last
+        if last is not None and last[0] is model and last[1] == key:
+            return last[2], last[3]
+        args, rigid = stacked_rigid_regressor(model, q, qd)
+        # Kept only for blocks of a driver's size: a whole recording fed at once would hold its regressor (GBs) alive.
+        self._last = (model, key, args, rigid) if q.shape[0] <= MEMO_MAX_SAMPLES else None
+        return args, rigid
 
 
 def stacked_rigid_regressor(model: RobotModel, q: np.ndarray, qd: np.ndarray
                             ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """(stacked_arguments(q, q̇), the standard rigid-body regressor there (7 N, n, 10 n)), computed once for
-    consecutive calls with the same model and joint states."""
-    global _last_rigid
-    key = (q.shape, q.tobytes(), qd.tobytes())
-    last = _last_rigid
-    if last is not None and last[0] is model and last[1] == key:
-        return last[2], last[3]
+    """(stacked_arguments(q, q̇), the standard rigid-body regressor there (7 N, n, 10 n))."""
     args = stacked_arguments(q, qd)
-    rigid = rigid_body_regressor(model, *args)
-    # Kept only for blocks of a driver's size: a whole recording fed at once would hold its regressor (GBs) alive.
-    _last_rigid = (model, key, args, rigid) if q.shape[0] <= MEMO_MAX_SAMPLES else None
-    return args, rigid
+    return args, rigid_body_regressor(model, *args)
 
 
 def payload_observer_terms(model: RobotModel, frame: str, q: np.ndarray, qd: np.ndarray
@@ -215,8 +227,9 @@ class FilteredPayloadRegressor:
     """F(t), (n, 10): MomentumObserver's filter on the payload regressor, F φ being the residual a payload
     φ carried since the start would leave. Reset it together with the observer it pairs with."""
 
-    def __init__(self, model: RobotModel, frame: str, gain: np.ndarray):
+    def __init__(self, model: RobotModel, frame: str, gain: np.ndarray, memo: RigidRegressorMemo | None = None):
         self.model, self.frame = model, frame
+        self.memo = RigidRegressorMemo() if memo is None else memo   # the observer's, to share its regressor
         self._filter = MomentumFilter(gain, (model.n, 10))
         self.terms: tuple[np.ndarray, np.ndarray] | None = None     # (P, B) of the last block
 
@@ -228,7 +241,7 @@ class FilteredPayloadRegressor:
         t = np.atleast_1d(np.asarray(t, dtype=float))
         q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
         # payload_observer_terms(model, frame, q, q̇), from the block's shared rigid-body regressor
-        P, B = combine_terms(payload_block(self.model, self.frame, stacked_rigid_regressor(self.model, q, qd)[1]))
+        P, B = combine_terms(payload_block(self.model, self.frame, self.memo.stacked(self.model, q, qd)[1]))
         self.terms = (P, B)
         # The observer's filter with τ_L = ṗ_L − β_L in place of τ and no momentum of its own:
         # ∫τ_L = Δp_L − ∫β_L, i.e. p → −P, f → −B.

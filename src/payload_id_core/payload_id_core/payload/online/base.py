@@ -164,7 +164,10 @@ class OnlineEstimator(ABC):
         robot_cov = getattr(robot, "cov", None)
         self.robot_cov = None if robot_cov is None else np.asarray(robot_cov, dtype=float)
         self.rmse = np.asarray(getattr(robot, "rmse", np.ones(self.n)), dtype=float).reshape(-1)
-        self._tau_sq_sum = np.zeros(self.n)   # Σ τ² per joint: the effort RMS the model-error check is floored by
+        # Σ τ² per joint, the effort RMS the model-error check is floored by: row 0, and the samples' τ² since, added
+        # in order at the next fold (tau_sq_sum; one sum per PENDING samples instead of an addition per sample).
+        self._tau_sq = np.zeros((PENDING + 1, self.n))
+        self._tau_sq_rows = 1
         if noise_std is None:
             noise_std = self._default_noise_std()
         # Only ratios weight the rows (the level is re-estimated); a floor keeps noise-free fits well posed.
@@ -214,11 +217,11 @@ class OnlineEstimator(ABC):
         """Per-joint row weights when the caller gives none."""
 
     @abstractmethod
-    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
         """Rows of B samples (inputs (B, n)) into the buffers: rows (B, n, u) of the unknowns, z (B, n)
-        the torque left to them, whitened = rows / σ (B, n, u; for the information matrix, so not needed
-        when accumulates_info is False) and, when the robot's uncertainty is propagated (self.cross),
-        full_w = the robot's rows / σ (B, n, p)."""
+        the torque left to them and, when the robot's uncertainty is propagated (self.cross),
+        full_w = the robot's rows / σ (B, n, p). The rows are whitened for the information matrix when they
+        enter it (_flush)."""
 
     @abstractmethod
     def _refresh_reference(self) -> None:
@@ -250,7 +253,7 @@ class OnlineEstimator(ABC):
     def model_error_reference(self, rmse: np.ndarray) -> np.ndarray:
         """The ratio's reference per joint: `rmse` floored by the model's resolution against the effort RMS of the
         samples fed so far (finish.model_error_reference)."""
-        torque_rms = np.sqrt(self._tau_sq_sum / self.samples) if self.samples else None
+        torque_rms = np.sqrt(self.tau_sq_sum / self.samples) if self.samples else None
         return model_error_reference(rmse, torque_rms)
 
     # -- per sample -------------------------------------------------------------------------------
@@ -258,39 +261,51 @@ class OnlineEstimator(ABC):
         """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
         row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
         sgn = fv[..., 0] if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
-        d = self._lf_diag[:B]
+        views = self._lf_views.get(B)
+        if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
+            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B])
+        d, diagonal = views
+        # Worked out in a contiguous array and written to the strided diagonal once (a ufunc on that view costs
+        # twice one on a contiguous array).
         np.abs(tau_b, out=d)
-        d -= np.abs(tau_a)
-        d *= sgn
+        np.subtract(d, np.abs(tau_a), out=d)
+        np.multiply(d, sgn, out=diagonal)
 
     def _buffers(self, B: int) -> None:
         """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
         n, u, p = self.n, self.u, self.layout.p
         self._cap = B
-        self._yrb = np.empty((B, n, 10 * n))
+        # Each sample's source vector (FastRegressor.source_layout): its rigid-body rows, q̈ and friction values side
+        # by side, so that the identification's rows are one gather from it (identification_gather).
+        qdd_at, fv_at, length = self.reg.source_layout()
+        self._src = np.zeros((B, length))
+        self._yrb = self._src[:, :qdd_at].reshape(B, n, 10 * n)
+        self._src_qdd = self._src[:, qdd_at:fv_at]
+        self._fv_buf = self._src[:, fv_at:length - 1].reshape(B, n, self.reg.k)
+        if self.kf:   # the friction values' constant columns, written once (friction_values(constants_written=True))
+            self.reg.friction_values(np.zeros((B, n)), out=self._fv_buf)
         self._rows_buf = np.zeros((B, n, u))
         # The diagonal of the last n_lf columns of every sample's rows: the μ_j columns (load_friction.py).
         item = self._rows_buf.itemsize
         self._lf_diag = np.lib.stride_tricks.as_strided(
             self._rows_buf.reshape(-1)[u - self.n_lf:], shape=(B, self.n_lf), strides=(n * u * item, (u + 1) * item),
             writeable=True) if self.n_lf else np.empty((B, 0))
+        self._lf_work = np.empty((B, self.n_lf))
+        self._lf_views: dict[int, tuple[np.ndarray, ...]] = {}
         self._z_buf = np.empty((B, n))
-        self._fv_buf = np.empty((B, n, self.reg.k))
-        self._tau_sq = np.empty(n)
-        self._white_buf = np.empty((B, n, u))
         self._full_buf = np.zeros((B, n, p)) if self.cross is not None else None
-        # Whitened rows wait here and enter the information matrix in one product per PENDING samples.
+        # Rows wait here and enter the information matrix, whitened, in one product per PENDING samples.
         self._pend = np.empty((PENDING * n, u))
+        self._pend_isig = np.tile(self._isig, PENDING)[:, None]
         self._pend_full = np.empty((PENDING * n, p)) if self.cross is not None else None
         self._npend = 0
-        # update()'s views of the buffers, made once: one sample's rows, torques, whitened and full rows, and the
+        # update()'s views of the buffers, made once: one sample's rows, torques and full rows, and the
         # RLS's (rows, torques) of it (slicing and reshaping per sample was ~1 µs of a ~30 µs update).
-        self._one_sample = (self._rows_buf[:1], self._z_buf[:1], self._white_buf[:1],
-                            None if self._full_buf is None else self._full_buf[:1])
+        self._one_sample = (self._rows_buf[:1], self._z_buf[:1], None if self._full_buf is None else self._full_buf[:1])
         self._one_sample_rls = (self._rows_buf[:1].reshape(n, u), self._z_buf[:1].reshape(n))
 
     def _absorb(self, B: int) -> None:
-        """RLS update with the B samples in the buffers, and their whitened rows queued for the information matrix."""
+        """RLS update with the B samples in the buffers, and their rows queued for the information matrix."""
         m = B * self.n
         if B == 1:
             self.rls.update(*self._one_sample_rls)
@@ -304,13 +319,13 @@ class OnlineEstimator(ABC):
         if self._npend + m > self._pend.shape[0]:
             self._flush()
         if m > self._pend.shape[0]:
-            W = self._white_buf[:B].reshape(m, self.u)
+            W = self._rows_buf[:B].reshape(m, self.u) * self._pend_isig[:m]
             self._info += W.T @ W
             if self.cross is not None and self._full_buf is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._full_buf[:B].reshape(m, -1)
             return
         k = self._npend
-        self._pend[k:k + m] = self._white_buf[:B].reshape(m, self.u)
+        self._pend[k:k + m] = self._rows_buf[:B].reshape(m, self.u)
         if self._pend_full is not None and self._full_buf is not None:   # exactly when self.cross is kept
             self._pend_full[k:k + m] = self._full_buf[:B].reshape(m, -1)
         self._npend = k + m
@@ -318,7 +333,7 @@ class OnlineEstimator(ABC):
     def _flush(self) -> None:
         k = self._npend
         if k:
-            W = self._pend[:k]
+            W = np.multiply(self._pend[:k], self._pend_isig[:k], out=self._pend[:k])   # whitened: rows / σ
             self._info += W.T @ W
             if self.cross is not None and self._pend_full is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._pend_full[:k]
@@ -354,7 +369,8 @@ class OnlineEstimator(ABC):
         self._absorb(1)
         self._keep_fed(q, qd, qdd, tau)
         self._advance_time(t)
-        if not self.converged:
+        # The 'covariance' rule looks every check_every samples only (_check_convergence): no call in between.
+        if not self.converged and (before is not None or self.samples % self.check_every == 0):
             self._check_convergence(before)
         if self.history_every and self.samples % self.history_every == 0:
             self._record_history()
@@ -386,7 +402,7 @@ class OnlineEstimator(ABC):
                 self._refresh_reference()
             B = end - k
             self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], self._rows_buf[:B], self._z_buf[:B],
-                            self._white_buf[:B], None if self._full_buf is None else self._full_buf[:B])
+                            None if self._full_buf is None else self._full_buf[:B])
             self._absorb(B)
             self._keep_fed(q[k:end], qd[k:end], qdd[k:end], tau[k:end])
             for tk in t[k:end]:
@@ -422,12 +438,29 @@ class OnlineEstimator(ABC):
                 and self._settled(start, z[0], std[0]) and self._reported_std_passes(elapsed, z[0], std[0])):
             self._declare(elapsed)
 
+    @property
+    def tau_sq_sum(self) -> np.ndarray:
+        """Σ τ² per joint over the samples fed."""
+        self._fold_tau_sq()
+        return self._tau_sq[0]
+
+    def _fold_tau_sq(self) -> None:
+        k = self._tau_sq_rows
+        if k > 1:      # row 0 plus the waiting rows, added in order (an axis-0 sum adds row by row)
+            np.sum(self._tau_sq[:k], axis=0, out=self._tau_sq[0])
+            self._tau_sq_rows = 1
+
     def _keep_fed(self, q, qd, qdd, tau) -> None:
-        if tau.shape[0] == 1:              # one sample: τ² without the reduction's call (the same numbers)
-            np.multiply(tau[0], tau[0], out=self._tau_sq)
-            self._tau_sq_sum += self._tau_sq
+        if tau.shape[0] == 1:              # one sample: its τ² waits for the next fold (_fold_tau_sq)
+            k = self._tau_sq_rows
+            if k == self._tau_sq.shape[0]:
+                self._fold_tau_sq()
+                k = 1
+            np.multiply(tau, tau, out=self._tau_sq[k:k + 1])
+            self._tau_sq_rows = k + 1
         else:
-            self._tau_sq_sum += np.sum(tau**2, axis=0)
+            self._fold_tau_sq()
+            self._tau_sq[0] += np.sum(tau**2, axis=0)
         if self.serial_check and not self.converged:
             B, k = tau.shape[0], self._n_fed
             if k + B > self._fed.shape[0]:          # grown by doubling: no list of per-sample copies
@@ -435,7 +468,10 @@ class OnlineEstimator(ABC):
                 grown[:k] = self._fed[:k]
                 self._fed = grown
             rows = self._fed[k:k + B]
-            rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = q, qd, qdd, tau
+            if B == 1:     # one sample's [q, q̇, q̈, τ] is one contiguous row of 4n: one copy instead of four
+                np.concatenate((q, qd, qdd, tau), axis=1, out=rows.reshape(1, -1))
+            else:
+                rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = q, qd, qdd, tau
             self._n_fed = k + B
 
     def _reported_std_passes(self, elapsed: float, mass: float, std: float) -> bool:

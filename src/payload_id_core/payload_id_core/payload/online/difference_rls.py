@@ -88,7 +88,7 @@ class DifferenceRLS(OnlineEstimator):
         # Column 0: θ_a; column 1: the reference θ̂_b the load-friction columns use (_refresh_reference).
         self._ab = np.column_stack([self.theta_a, self.theta_a])
         self._start(rls, sensitive=np.flatnonzero(np.any(np.abs(self.J[:, :10]) > 1e-12, axis=1)))
-        self._normal = JointNormalEquations(self.n, self.u)
+        self._normal = JointNormalEquations(self.n, self.u, offset=self.theta_b0)
         self.moment_disagreement = float("nan")   # χ² (3 dof) of the two weightings' first moments, last solve
         self._check_samples: tuple[np.ndarray, ...] | None = None   # judge_moments_on
         self._hac_cache: tuple | None = None                          # _moments_noise_hac's last answer
@@ -96,27 +96,46 @@ class DifferenceRLS(OnlineEstimator):
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
 
-    def _fill_rows(self, q, qd, qdd, tau, rows, z, whitened, full_w) -> None:
+    def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
+        """See OnlineEstimator._fill_rows; rows and z are the buffers' first B samples."""
         B = q.shape[0]
-        y_rb = self._yrb[:B]
+        views = self._views.get(B)
+        if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
+            views = self._views[B] = (self._yrb[:B], self._fv_buf[:B], self._src_qdd[:B], self._gather[:B],
+                                      self._rows_buf[:B, :, :self.layout.p], np.empty((B, self.n, 2)))
+        y_rb, fv_buf, src_qdd, gather, rows_theta, both = views
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd, out=self._fv_buf[:B]) if self.kf else None
-        self.reg.identification_rows_into(rows, y_rb, fv, qdd)
+        fv = self.reg.friction_values(qd, out=fv_buf, constants_written=True) if self.kf else None
+        if self.n_rotor:
+            src_qdd[...] = qdd
+        # The identification's rows (FastRegressor.identification_rows_into) and zeros in the μ columns, by one gather
+        # from the samples' source vectors (_buffers).
+        np.take(self._src, gather, out=rows, mode="clip")
         if self.n_lf:
             # Unloaded and loaded model torques in one product: [Y θ_a, Y θ̂_b].
-            both = rows[:, :, :self.layout.p] @ self._ab
+            if B == 1:     # np.dot on the 2-D operands: matmul's BLAS call (the same numbers) with less set-up
+                np.dot(rows_theta[0], self._ab, out=both[0])
+            else:
+                np.matmul(rows_theta, self._ab, out=both)
             self._load_friction_into(B, both[..., 0], both[..., 1], qd, fv)
-        z[...] = tau   # `whitened` stays unused: the information comes from the per-joint sums (info)
+        z[...] = tau
 
     @property
     def info(self) -> np.ndarray:
         """Σ Yᵀ R⁻¹ Y with Xu's row weights, from the per-joint sums."""
         return self._normal.weighted(self._isig**2)[0]
 
+    def _buffers(self, B: int) -> None:
+        super()._buffers(B)
+        # Sample b's rows from its source vector, which starts at b times the source's length (np.take reads the
+        # source flat).
+        self._gather = (self.reg.identification_gather(self.u)[None]
+                        + (np.arange(B) * self._src.shape[1])[:, None, None])
+        self._views: dict[int, tuple[np.ndarray, ...]] = {}
+
     def _absorb(self, B: int) -> None:
         super()._absorb(B)
-        rows = self._rows_buf[:B]
-        self._normal.add(rows, self._z_buf[:B] - rows @ self.theta_b0)
+        self._normal.add(self._rows_buf[:B], self._z_buf[:B])     # residual τ − Y θ_b0 (the sums' offset)
 
     def _refresh_reference(self) -> None:
         """θ̂_b starts at θ_a and moves smoothly (Xu's prior), so it serves as the reference at once."""
@@ -200,7 +219,7 @@ class DifferenceRLS(OnlineEstimator):
             end = min(N, k + self._cap)
             B = end - k
             rows, z = self._rows_buf[:B], self._z_buf[:B]
-            self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], rows, z, self._white_buf[:B],
+            self._fill_rows(q[k:end], qd[k:end], qdd[k:end], tau[k:end], rows, z,
                             None if self._full_buf is None else self._full_buf[:B])
             r = z - rows @ theta
             residual[k:end] = r

@@ -18,33 +18,46 @@ PENDING = 32   # samples per batched product
 class JointNormalEquations:
     """G (n, u, u), b (n, u), c (n,) over the samples added; `samples` counts them."""
 
-    def __init__(self, n: int, u: int, pending: int = PENDING):
+    def __init__(self, n: int, u: int, pending: int = PENDING, offset: np.ndarray | None = None):
+        """offset θ₀ (u,): add() takes the torques z and the residual is e = z − y θ₀, worked out when the waiting
+        samples enter (one product per `pending` samples instead of one per sample)."""
         self.n, self.u = n, u
+        self.offset = offset
         self.G = np.zeros((n, u, u))
         self.b = np.zeros((n, u))
         self.c = np.zeros(n)
         self.samples = 0
+        # Samples wait as they come, (pending, n, u), one copy each; flush lays them out per joint (n, pending, u).
+        self._wait_rows = np.empty((pending, n, u))
+        self._wait_res = np.empty((pending, n))
         self._rows = np.empty((n, pending, u))
         self._res = np.empty((n, pending))
         self._k = 0
 
     def add(self, rows: np.ndarray, residual: np.ndarray) -> None:
-        """rows (B, n, u), residual (B, n)."""
+        """rows (B, n, u), residual (B, n) (with an offset θ₀: the torques, e = residual − rows θ₀)."""
         B = rows.shape[0]
-        if self._k + B > self._rows.shape[1]:
+        if self._k + B > self._wait_rows.shape[0]:
             self.flush()
-        if B > self._rows.shape[1]:
+        if B > self._wait_rows.shape[0]:
+            if self.offset is not None:
+                residual = residual - rows @ self.offset
             self._absorb(np.transpose(rows, (1, 0, 2)), residual.T)
         else:
             k = self._k
-            self._rows[:, k:k + B] = np.transpose(rows, (1, 0, 2))
-            self._res[:, k:k + B] = residual.T
+            self._wait_rows[k:k + B] = rows
+            self._wait_res[k:k + B] = residual
             self._k = k + B
         self.samples += B
 
     def flush(self) -> None:
         k = self._k
         if k:
+            waiting, res = self._wait_rows[:k], self._wait_res[:k]
+            if self.offset is not None:     # each sample's y θ₀ by its own product, as one sample's would be
+                res -= waiting @ self.offset
+            self._rows[:, :k] = np.transpose(waiting, (1, 0, 2))
+            self._res[:, :k] = res.T
             self._absorb(self._rows[:, :k], self._res[:, :k])
             self._k = 0
 

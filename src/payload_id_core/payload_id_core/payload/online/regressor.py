@@ -57,9 +57,11 @@ class FastRegressor:
         self._rotor_cols = lay.base.stop + np.arange(self.n_rotor)
         self._friction_cols_p = lay.friction.start + self.friction_cols
 
-    def friction_values(self, qd: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def friction_values(self, qd: np.ndarray, out: np.ndarray | None = None, constants_written: bool = False
+                        ) -> np.ndarray:
         """(..., n, k): each joint's own friction columns (the nonzero entries of its row), into `out` when given
-        (a work array of that shape: no allocation per sample)."""
+        (a work array of that shape: no allocation per sample); constants_written: `out` already holds the
+        constant columns (an earlier call wrote them), which are then not written again."""
         qd = np.asarray(qd, dtype=float)
         if not self.closed_form:
             flat = qd.reshape(-1, self.n)
@@ -86,7 +88,8 @@ class FastRegressor:
             np.abs(qd, out=power)
             np.power(power, self._alpha, out=power)
             power *= sgn
-        v[..., 2] = 1.0
+        if not constants_written:
+            v[..., 2] = 1.0
         return v
 
     def rigid_into(self, out: np.ndarray, q, qd, qdd) -> None:
@@ -108,6 +111,25 @@ class FastRegressor:
             if fv is None:
                 raise TypeError("the identification's rows need the friction values fv: the model has friction")
             out[:, self.friction_rows, self._friction_cols_p] = fv.reshape(B, -1)
+
+    def source_layout(self) -> tuple[int, int, int]:
+        """(qdd offset, friction offset, length) of one sample's source vector for identification_gather:
+        [Y_rb (n·10n) | q̈ (n) | friction values (n·k) | 0]: the last entry stays 0 (the structural zeros)."""
+        n = self.n
+        rigid = n * 10 * n
+        return rigid, rigid + n, rigid + n + n * self.k + 1
+
+    def identification_gather(self, u: int) -> np.ndarray:
+        """(n, u) indices into one sample's source vector (source_layout) whose values are that sample's rows of
+        the unknowns [π_b | rotor | friction | anything after, left 0]: identification_rows_into as one gather
+        (three fancy-index writes were ~4 µs of a ~34 µs difference-rls update)."""
+        n, b = self.n, self.layout.base.stop
+        qdd_at, fv_at, length = self.source_layout()
+        index = np.full((n, u), length - 1, dtype=np.intp)
+        index[:, :b] = self._rows[:, None] * 10 * n + self.independent[None, :]
+        index[self.rotor_free, self._rotor_cols] = qdd_at + self.rotor_free
+        index[self.friction_rows, self._friction_cols_p] = fv_at + np.arange(self.friction_rows.size)
+        return index
 
     def check_against_identification(self) -> None:
         """The fast rows must equal the identification's batch regressor (same θ layout)."""
