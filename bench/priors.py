@@ -49,7 +49,6 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,9 +63,8 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
 from payload_id_core.robot_id import identify_robot
-from payload_id_core.signals.recording import Recording
 from payload_id_core.sim import simulate
-from payload_id_core.testing.synthetic import sum_of_sines
+from payload_id_core.testing.synthetic import first_seconds, sum_of_sines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import ur10e_data as rd  # noqa: E402 - tools/, beside the report script
@@ -155,19 +153,6 @@ CELL_BOX = [-0.05, -0.09, -0.01, 0.15, 0.11, 0.19]
 CELL_TRAJECTORY = "ur10_payload_fast"
 CELL_WINDOWS_S = (1.5, 2.0, 3.0, 4.0)
 CELL_SEEDS = tuple(range(100, 100 + int(os.environ.get("PRIORS_CELL_SEEDS", "10"))))
-
-
-def first_seconds(rec: Recording, window_s: float) -> Recording:
-    """The recording as if the excitation had been stopped after window_s s of its command (the goal's feedback
-    at that time sees the same samples)."""
-    cmd = rec.commanded[0]
-    keep = cmd.time_from_start <= window_s + 1e-9
-    pick = lambda a: None if a is None else a[keep]  # noqa: E731
-    cut = replace(cmd, time_from_start=cmd.time_from_start[keep], positions=cmd.positions[keep],
-                  velocities=pick(cmd.velocities), accelerations=pick(cmd.accelerations))
-    # The joint states run on a little past the last point, as a recording of a finished command does.
-    joints = rec.joints.slice_time(float(rec.joints.t[0]), cut.end_time + 0.3)
-    return Recording(joints, [cut], rec.wrench, rec.source, list(rec.notes))
 
 
 def cell(out: dict) -> None:
