@@ -7,6 +7,8 @@ so an identification can be checked against the very parameters that generated t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
@@ -115,3 +117,16 @@ def synthetic_recording(model: RobotModel, t, q, qd, qdd, *, friction: FrictionM
         notes.append(Note(NoteCode.TESTING_SYNTHETIC,
                           "synthetic: efforts are torque / effort_scale (read them with that effort_scale)"))
     return Recording(joints, [commanded], None, source="synthetic", notes=notes)
+
+
+def first_seconds(rec: Recording, window_s: float) -> Recording:
+    """`rec` as if its (first) commanded excitation had been stopped after window_s s: the command's points up to
+    then and the joint states until 0.3 s after the last of them, as a recording of a finished command has."""
+    cmd = rec.commanded[0]
+    keep = cmd.time_from_start <= window_s + 1e-9
+    pick = lambda a: None if a is None else a[keep]  # noqa: E731
+    cut = replace(cmd, time_from_start=cmd.time_from_start[keep], positions=cmd.positions[keep],
+                  velocities=pick(cmd.velocities), accelerations=pick(cmd.accelerations))
+    joints = rec.joints.slice_time(float(rec.joints.t[0]), cut.end_time + 0.3)
+    return Recording(joints, [cut], rec.wrench, rec.source, list(rec.notes))
+
