@@ -12,9 +12,10 @@ priors_<robot>_<method>_<prior>_inertia_pinned      fraction of the inertia entr
 priors_<robot>_<method>_<prior>_inertia_bounded     fraction of them the box only bounds (prior_bounded)
     <robot> ur10 | panda; <method> khalil_1 | difference_rls; <prior> none | box | mass | box_mass.
     Synthetic data as bench/accuracy.py's cross-trajectory setting (nonlinear friction 3 % higher under load, 3 ms
-    lag, 1 N·m torque noise), the robot identified on a 30 s sum of sines (one identification per robot, the cache of
-    bench/accuracy.py's seed 0), the payload on a SHORT_S s motion of another seed: a solid block whose 20 cm box
-    (the prior) is not centred on its CoM; the known mass is the true one with σ 0.5 %.
+    lag, 1 N·m torque noise), the robot identified on its calibration excitation (tools/xtraj_cell.py; one
+    identification per robot, the cache of bench/accuracy.py's seed 0), the payload on a SHORT_S s motion of another
+    seed: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass is the true one with
+    σ 0.5 %.
 ur10e_<pair>_<method>_known_mass_com_std_mm_max     the real UR10e pairs through the command line (robot.yaml from
 ur10e_<pair>_<method>_known_mass_com_vs_khalil_3_mm  the 14harm pair and the 2.805 kg), --known-mass 2.805: the
                                                     largest CoM σ, and the largest CoM difference from khalil-3 (the
