@@ -11,9 +11,10 @@ coverage_2sigma_<method>, coverage_2sigma_min
     coverage_2sigma_inertia_<method>: the same for the six inertia entries (the inertia bias is helper
     A1's part of issue 13; reported here so that it is visible).
 xtraj_<robot>_<method>_mass_err_pct, xtraj_<robot>_<method>_com_err_mm
-    the robot identified on one excitation (synthetic sum of sines, 30 s), the payload on another (the bundled
-    <robot>_payload excitation): synthetic data with nonlinear friction 3 % higher under load, 3 ms lag,
-    1 N·m torque noise (the setting of bench/payload.py), UR10 and Panda; medians over XTRAJ_SEEDS. Each seed
+    the robot identified on one excitation (the bundled <robot>_payload_inertia, three 10 s periods: how the README
+    tells a user to calibrate a robot whose payload goals play other motions; tools/xtraj_cell.py), the payload on
+    another (the bundled <robot>_payload excitation): synthetic data with nonlinear friction 3 % higher under load,
+    3 ms lag, 1 N·m torque noise (the setting of bench/payload.py), UR10 and Panda; medians over XTRAJ_SEEDS. Each seed
     has its own robot identification (the same excitation, torque noise seed 1000 + seed): the robot's
     identification error is common to every payload fitted with it, so one identification for all seeds
     measured that one draw of θ_a, not the methods (issue 13 item 2, docs/design.md "The methods").

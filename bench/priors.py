@@ -15,9 +15,10 @@ priors_<robot>_<method>_<prior>_moment_bias_sigma   median over seeds and ixx, i
                                                     pull of a prior flat in φ on the moments (> 0: upward)
     <robot> ur10 | panda; <method> khalil_1 | difference_rls; <prior> none | box | mass | box_mass.
     Synthetic data as bench/accuracy.py's cross-trajectory setting (nonlinear friction 3 % higher under load, 3 ms
-    lag, 1 N·m torque noise), the robot identified on a 30 s sum of sines (one identification per robot, the cache of
-    bench/accuracy.py's seed 0), the payload on a SHORT_S s motion of another seed: a solid block whose 20 cm box
-    (the prior) is not centred on its CoM; the known mass is the true one with σ 0.5 %.
+    lag, 1 N·m torque noise), the robot identified on its calibration excitation (tools/xtraj_cell.py; one
+    identification per robot, the cache of bench/accuracy.py's seed 0), the payload on a SHORT_S s motion of another
+    seed: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass is the true one with
+    σ 0.5 %.
 ur10e_<pair>_<method>_<flag>_com_std_mm_<axis>      the real UR10e through the user's path (bench/ur10e.py's robot.yaml:
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_mm     the 14harm pair and the 2.805 kg, its model error measured on the
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_sigma  15harm and 01_31 unloaded runs), on all three loaded runs: the

@@ -1,6 +1,13 @@
 """The synthetic cross-trajectory cell of bench/accuracy.py and bench/priors.py: a robot with nonlinear friction 3 %
-higher under load, 3 ms lag and 1 N·m torque noise, identified on a 30 s sum of sines (cached in out/accuracy_cache,
-so both benches share each identification), the payload fitted on another motion."""
+higher under load, 3 ms lag and 1 N·m torque noise, identified as the README tells a user to calibrate a robot whose
+payload goals play other motions: on the bundled <robot>_payload_inertia excitation (`payload-id excite --objective
+inertia`), three 10 s periods (cached in out/accuracy_cache, so both benches share each identification); the payload
+fitted on another motion (<robot>_payload).
+
+Until issue 29 (h43) the robot was identified on a random 30 s-period sum of sines (testing.synthetic.sum_of_sines):
+its peak accelerations of 0.3-1.1 rad/s² (3-7 rad/s² on a designed 10 s excitation) left the inertial base
+parameters so loosely determined that their error, carried to the payload motion, was most of the robot-model
+methods' error (docs/design.md "The methods", the calibration excitation)."""
 
 from __future__ import annotations
 
@@ -13,13 +20,15 @@ import numpy as np
 
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+from payload_id_core.testing.synthetic import synthetic_recording
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "out" / "accuracy_cache"
 RATE = 500.0
+CALIBRATION_PERIODS = 3      # 30 s of the 10 s calibration excitation, the length the bench's identification had
 
 
 def cached(key: str, make):
@@ -47,13 +56,18 @@ class XtrajCell:
                                    friction_params=self.friction_params * scale, rotor_inertia=0.1, payload=payload,
                                    noise_std=1.0, delay=0.003, seed=seed)
 
+    def calibration_motion(self):
+        """(t, q, q̇, q̈) of the robot's calibration run: the bundled <robot>_payload_inertia excitation played
+        CALIBRATION_PERIODS times."""
+        traj = load_trajectory(f"{self.name}_payload_inertia").for_model(list(self.model.joint_names))
+        t = np.arange(int(round(traj.duration * CALIBRATION_PERIODS * RATE))) / RATE
+        return (t, *traj.evaluate(t))
+
     def robot(self, seed: int = 0):
-        """The robot identified on the unloaded 30 s sum of sines with torque noise seed 1000 + seed (seed 0 keeps
-        the key of the single identification the benches used before)."""
-        key = f"xtraj {self.name} sum_of_sines 30 s seed 1 v1" + (f" noise seed {1000 + seed}" if seed else "")
-        excitation = sum_of_sines(self.model, 30.0, RATE, seed=1)
-        return cached(key, lambda: identify_robot(self.model, self.recording(excitation, None, 1.0, 1000 + seed),
-                                                  friction="nonlinear"))
+        """The robot identified on the unloaded calibration run with torque noise seed 1000 + seed."""
+        key = f"xtraj {self.name} {self.name}_payload_inertia x{CALIBRATION_PERIODS} noise seed {1000 + seed}"
+        return cached(key, lambda: identify_robot(
+            self.model, self.recording(self.calibration_motion(), None, 1.0, 1000 + seed), friction="nonlinear"))
 
 
 def xtraj_cell(robot_name: str) -> XtrajCell:
