@@ -17,6 +17,7 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import payload_request
 from payload_id_core.payload.methods.common import check_covers_excitation, method_signals, payload_rows
 from payload_id_core.payload.methods.online import judge_moments_on, online_estimator
+from payload_id_core.payload.online import DifferenceRLS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.model_error import (
@@ -96,8 +97,12 @@ def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out:
     difference-rls's moments conversion chosen on them (difference_rls_conversion)."""
     frame = model.payload_frame(frame)
     rows = np.array([spurious_payload(model, robot, r, frame) for r in held_out], dtype=float).reshape(-1, 10)
+    try:
+        conversion: DifferenceRLSConversion | None = difference_rls_conversion(model, robot, held_out, frame)
+    except PayloadIdError:
+        conversion = None   # difference-rls cannot run on these runs: nothing chosen, its default conversion stays
     return HeldOutModelError(str(frame), [r.source or f"held-out {i + 1}" for i, r in enumerate(held_out)], rows,
-                             difference_rls=difference_rls_conversion(model, robot, held_out, frame))
+                             difference_rls=conversion)
 
 
 def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,
@@ -108,7 +113,8 @@ def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloa
     sig = method_signals(unloaded, model, request.options, robot)
     est = online_estimator(PayloadMethod.DIFFERENCE_RLS, model, robot, request.frame, request.options,
                            rate_hz=1.0 / float(np.median(np.diff(sig.t))))
-    est.moments_robot_covariance = robot_covariance  # type: ignore[attr-defined] - a DifferenceRLS
+    if isinstance(est, DifferenceRLS):   # always: the method is difference-rls
+        est.moments_robot_covariance = robot_covariance
     est.update_batch(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
     judge_moments_on(est, sig.q, sig.qd, sig.qdd, sig.tau)
     z, _, ok = est.payload_solution()

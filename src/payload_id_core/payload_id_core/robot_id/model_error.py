@@ -36,7 +36,6 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import PayloadIdError
 
-
 # difference-rls's first moments and inertia are converted from ε = θ_b − θ_a with the identification's row weights;
 # with C_a (the robot identification's covariance) in that conversion (Xu's generalised J^#) or without it.
 WITH_ROBOT_COVARIANCE, DATA_ONLY = "robot_covariance", "data_only"
@@ -63,14 +62,18 @@ class DifferenceRLSConversion:
 
     @classmethod
     def choose(cls, spurious: dict[str, np.ndarray]) -> DifferenceRLSConversion:
-        score = {k: float(np.nanmean(np.asarray(v, dtype=float).reshape(-1, 10)[:, 1:4] ** 2))
-                 for k, v in spurious.items()}
-        chosen = DATA_ONLY if score[DATA_ONLY] < score[WITH_ROBOT_COVARIANCE] else WITH_ROBOT_COVARIANCE
-        return cls(chosen, {k: np.asarray(v, dtype=float).reshape(-1, 10) for k, v in spurious.items()})
+        rows = {k: np.asarray(v, dtype=float).reshape(-1, 10) for k, v in spurious.items()}
+        choice = cls(WITH_ROBOT_COVARIANCE, rows)
+        # NaN (a first moment some run left undetermined) compares False: the default stays.
+        if choice.mean_square(DATA_ONLY) < choice.mean_square(WITH_ROBOT_COVARIANCE):
+            choice.chosen = DATA_ONLY
+        return choice
 
     def mean_square(self, conversion: str) -> float:
-        """The criterion's score of `conversion`: mean square spurious first moment, (kg·m)²."""
-        return float(np.nanmean(self.spurious[conversion][:, 1:4] ** 2))
+        """The criterion's score of `conversion`: mean square spurious first moment, (kg·m)²; NaN when a held-out run
+        left one undetermined."""
+        first = self.spurious[conversion][:, 1:4]
+        return float(np.mean(first**2)) if first.size and np.all(np.isfinite(first)) else float("nan")
 
     def to_dict(self) -> dict:
         return {"chosen": self.chosen, "criterion": self.criterion,
@@ -82,7 +85,8 @@ class DifferenceRLSConversion:
         known = (WITH_ROBOT_COVARIANCE, DATA_ONLY)
         if not isinstance(d, dict) or d.get("chosen") not in known or not isinstance(d.get("spurious_payload"), dict):
             raise PayloadIdError(f"{key}.difference_rls is {d!r}, not a mapping {{chosen: one of {list(known)}, "
-                                 "criterion, spurious_payload}", "the file is damaged; re-run payload-id identify-robot")
+                                 "criterion, spurious_payload}",
+                                 "the file is damaged; re-run payload-id identify-robot")
         try:
             spurious = {str(k): np.array([[np.nan if x is None else float(x) for x in row] for row in v],
                                          dtype=float).reshape(-1, 10) for k, v in d["spurious_payload"].items()}
@@ -124,8 +128,9 @@ class HeldOutModelError:
         return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes), self.difference_rls)
 
     def to_dict(self) -> dict:
-        d = {"frame": self.frame, "held_out": list(self.sources),
-             "spurious_payload": [[None if not np.isfinite(v) else float(v) for v in row] for row in self.spurious]}
+        d: dict = {"frame": self.frame, "held_out": list(self.sources),
+                   "spurious_payload": [[None if not np.isfinite(v) else float(v) for v in row]
+                                        for row in self.spurious]}
         if self.difference_rls is not None:
             d["difference_rls"] = self.difference_rls.to_dict()
         return d
