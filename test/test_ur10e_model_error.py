@@ -171,8 +171,9 @@ def test_difference_rls_reports_the_com_where_khalil_3_finds_it(estimates, pair)
 # last session measured it only without held-out runs (khalil-1 CoM σ 5.8 / 6.3 mm on 15harm / 01_31); here it is
 # 3.95-3.97 mm. The known mass enters both methods (mass σ 0.023-0.025 -> 0.012 kg); through m's correlation with
 # m·c it narrows y and z (the CoM's far axes, |c| ≈ 160 mm) by up to 0.4 mm; x's σ is the robot model's error on
-# m·c_x and does not move. difference-rls on 15harm: withheld without the mass (y σ 5.0 mm), reported with it
-# (y σ 4.88 mm), 8.4 mm / 1.7σ from khalil-3's y.
+# m·c_x and does not move. difference-rls on 15harm was withheld without the mass (y σ 5.0 mm) and reported with it
+# (y σ 4.88 mm, 8.4 mm / 1.7σ from khalil-3's y) before its moments' conversion was chosen on the held-out runs;
+# since, it is reported either way (above).
 @pytest.fixture(scope="module")
 def known_mass_estimates(robot_yaml, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ur10e_known_mass")
