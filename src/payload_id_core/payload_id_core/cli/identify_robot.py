@@ -310,6 +310,10 @@ def run(args) -> int:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=args.cutoff_hz, delay=delay)
     if held_out:
         ident.model_error = measure_model_error(model, ident, held_out, frame)
+        conv = ident.model_error.difference_rls
+        if conv is not None:
+            print(f"difference-rls moments conversion: {conv.chosen} (held-out spurious first moments, mean square "
+                  + ", ".join(f"{k} {conv.mean_square(k):.3g}" for k in conv.spurious) + " (kg·m)²)")
         for cand in choice.candidates:
             if cand.kind == choice.chosen:
                 cand.spurious_mass = [float(m) for m in ident.model_error.spurious[:, 0]]

@@ -13,10 +13,19 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.linear import weighted_lstsq
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.methods import payload_request
 from payload_id_core.payload.methods.common import check_covers_excitation, method_signals, payload_rows
+from payload_id_core.payload.methods.online import judge_moments_on, online_estimator
+from payload_id_core.payload.online import DifferenceRLS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_core.robot_id.model_error import HeldOutModelError
+from payload_id_core.robot_id.model_error import (
+    DATA_ONLY,
+    WITH_ROBOT_COVARIANCE,
+    DifferenceRLSConversion,
+    HeldOutModelError,
+)
 from payload_id_core.signals.recording import Recording
 
 
@@ -84,7 +93,39 @@ def spurious_payload(model: RobotModel, robot: RobotIdentification, unloaded: Re
 def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],
                         frame: str | None = None) -> HeldOutModelError:
     """The spurious payloads of `held_out` (unloaded recordings of motions robot.yaml was not fitted to, their
-    efforts already in robot.yaml's torque units) on `frame` (default: the model's payload frame)."""
+    efforts already in robot.yaml's torque units) on `frame` (default: the model's payload frame), and
+    difference-rls's moments conversion chosen on them (difference_rls_conversion)."""
     frame = model.payload_frame(frame)
     rows = np.array([spurious_payload(model, robot, r, frame) for r in held_out], dtype=float).reshape(-1, 10)
-    return HeldOutModelError(str(frame), [r.source or f"held-out {i + 1}" for i, r in enumerate(held_out)], rows)
+    try:
+        conversion: DifferenceRLSConversion | None = difference_rls_conversion(model, robot, held_out, frame)
+    except PayloadIdError:
+        conversion = None   # difference-rls cannot run on these runs: nothing chosen, its default conversion stays
+    return HeldOutModelError(str(frame), [r.source or f"held-out {i + 1}" for i, r in enumerate(held_out)], rows,
+                             difference_rls=conversion)
+
+
+def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,
+                            robot_covariance: bool) -> np.ndarray:
+    """(10,) the raw φ difference-rls (its default options, the final solution) finds on an unloaded run, its moments
+    converted with or without the robot identification's covariance; NaN where undetermined."""
+    request = payload_request(PayloadMethod.DIFFERENCE_RLS, model, robot, frame)
+    sig = method_signals(unloaded, model, request.options, robot)
+    est = online_estimator(PayloadMethod.DIFFERENCE_RLS, model, robot, request.frame, request.options,
+                           rate_hz=1.0 / float(np.median(np.diff(sig.t))))
+    if isinstance(est, DifferenceRLS):   # always: the method is difference-rls
+        est.moments_robot_covariance = robot_covariance
+    est.update_batch(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
+    judge_moments_on(est, sig.q, sig.qd, sig.qdd, sig.tau)
+    z, _, ok = est.payload_solution()
+    return np.where(ok[:10], z[:10], np.nan)
+
+
+def difference_rls_conversion(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],
+                              frame: str) -> DifferenceRLSConversion:
+    """difference-rls's first moments converted with and without C_a on each held-out unloaded run (true value 0),
+    and the conversion robot_id/model_error.CONVERSION_CRITERION chooses."""
+    return DifferenceRLSConversion.choose({
+        key: np.array([difference_rls_spurious(model, robot, r, frame, key == WITH_ROBOT_COVARIANCE)
+                       for r in held_out], dtype=float).reshape(-1, 10)
+        for key in (WITH_ROBOT_COVARIANCE, DATA_ONLY)})

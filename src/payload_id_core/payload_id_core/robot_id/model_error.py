@@ -36,6 +36,65 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import PayloadIdError
 
+# difference-rls's first moments and inertia are converted from ε = θ_b − θ_a with the identification's row weights;
+# with C_a (the robot identification's covariance) in that conversion (Xu's generalised J^#) or without it.
+WITH_ROBOT_COVARIANCE, DATA_ONLY = "robot_covariance", "data_only"
+CONVERSION_CRITERION = ("difference-rls's spurious first moments on the held-out unloaded runs (true value 0): the "
+                        "conversion whose mean square over the runs and the three axes is smaller; a tie keeps "
+                        f"{WITH_ROBOT_COVARIANCE}")
+
+
+@dataclass
+class DifferenceRLSConversion:
+    """How difference-rls converts its first moments and inertia, chosen on held-out unloaded runs.
+
+    With C_a the conversion weighs ε by (s² I⁻¹ + C_a)⁻¹: right where θ̂_a's error is the identification's noise (the
+    simulated cell: robot and payload on different motions, C_a its true covariance). On the real UR10e the model's
+    error on another motion is not of that shape: with the identification's per-joint weights, M = I/s² dwarfs
+    C_a⁻¹ and the conversion follows C_a's directions, which carry the 14harm fit's error onto the 15harm motion. The
+    spurious first moments difference-rls finds on the held-out unloaded 15harm run are (6.4, −9.6, 3.4) g·m with C_a
+    and (−0.3, −1.3, 3.3) g·m without (01_31: (−3.7, 0.9, 2.6) and (−2.1, 0.6, 3.3)); on the loaded 15harm run its
+    CoM y is 153.1 mm with C_a, 157.3 mm without, where khalil-3 finds 161.7 mm."""
+
+    chosen: str
+    spurious: dict[str, np.ndarray]  # conversion -> (H, 10) spurious payloads on the held-out runs
+    criterion: str = CONVERSION_CRITERION
+
+    @classmethod
+    def choose(cls, spurious: dict[str, np.ndarray]) -> DifferenceRLSConversion:
+        rows = {k: np.asarray(v, dtype=float).reshape(-1, 10) for k, v in spurious.items()}
+        choice = cls(WITH_ROBOT_COVARIANCE, rows)
+        # NaN (a first moment some run left undetermined) compares False: the default stays.
+        if choice.mean_square(DATA_ONLY) < choice.mean_square(WITH_ROBOT_COVARIANCE):
+            choice.chosen = DATA_ONLY
+        return choice
+
+    def mean_square(self, conversion: str) -> float:
+        """The criterion's score of `conversion`: mean square spurious first moment, (kg·m)²; NaN when a held-out run
+        left one undetermined."""
+        first = self.spurious[conversion][:, 1:4]
+        return float(np.mean(first**2)) if first.size and np.all(np.isfinite(first)) else float("nan")
+
+    def to_dict(self) -> dict:
+        return {"chosen": self.chosen, "criterion": self.criterion,
+                "spurious_payload": {k: [[None if not np.isfinite(x) else float(x) for x in row] for row in v]
+                                     for k, v in self.spurious.items()}}
+
+    @classmethod
+    def from_dict(cls, d, key: str) -> DifferenceRLSConversion:
+        known = (WITH_ROBOT_COVARIANCE, DATA_ONLY)
+        if not isinstance(d, dict) or d.get("chosen") not in known or not isinstance(d.get("spurious_payload"), dict):
+            raise PayloadIdError(f"{key}.difference_rls is {d!r}, not a mapping {{chosen: one of {list(known)}, "
+                                 "criterion, spurious_payload}",
+                                 "the file is damaged; re-run payload-id identify-robot")
+        try:
+            spurious = {str(k): np.array([[np.nan if x is None else float(x) for x in row] for row in v],
+                                         dtype=float).reshape(-1, 10) for k, v in d["spurious_payload"].items()}
+        except (TypeError, ValueError) as err:
+            raise PayloadIdError(f"{key}.difference_rls.spurious_payload is not rows of 10 numbers ({err})",
+                                 "the file is damaged; re-run payload-id identify-robot") from err
+        return cls(str(d["chosen"]), spurious, str(d.get("criterion", CONVERSION_CRITERION)))
+
 
 @dataclass
 class HeldOutModelError:
@@ -43,6 +102,8 @@ class HeldOutModelError:
     sources: list[str]               # the held-out recordings, one per row of `spurious`
     spurious: np.ndarray             # (H, 10) φ fitted on each held-out unloaded run (true value 0); NaN: undetermined
     notes: list[str] = field(default_factory=list)
+    # difference-rls's moments conversion chosen on the same runs (None: not measured, files written before it).
+    difference_rls: DifferenceRLSConversion | None = None
 
     def covariance(self) -> np.ndarray | None:
         """(10, 10) diagonal C_me over the held-out motions, None when some entry was determined by none of them."""
@@ -64,11 +125,15 @@ class HeldOutModelError:
         s = np.asarray(self.spurious, dtype=float).reshape(-1, 10)
         # An undetermined entry (NaN) leaves every entry it mixes into undetermined in the new frame.
         moved = s @ np.linalg.solve(x_b, x_a).T
-        return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes))
+        return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes), self.difference_rls)
 
     def to_dict(self) -> dict:
-        return {"frame": self.frame, "held_out": list(self.sources),
-                "spurious_payload": [[None if not np.isfinite(v) else float(v) for v in row] for row in self.spurious]}
+        d: dict = {"frame": self.frame, "held_out": list(self.sources),
+                   "spurious_payload": [[None if not np.isfinite(v) else float(v) for v in row]
+                                        for row in self.spurious]}
+        if self.difference_rls is not None:
+            d["difference_rls"] = self.difference_rls.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d, source: str) -> HeldOutModelError:
@@ -86,4 +151,14 @@ class HeldOutModelError:
         if len(sources) != rows.shape[0] or np.isinf(rows).any():
             raise PayloadIdError(f"{key}: {len(sources)} held-out recordings for {rows.shape[0]} spurious payloads",
                                  "the file is damaged; re-run payload-id identify-robot")
-        return cls(str(d["frame"]), sources, rows)
+        conversion = None if d.get("difference_rls") is None else DifferenceRLSConversion.from_dict(
+            d["difference_rls"], key)
+        return cls(str(d["frame"]), sources, rows, difference_rls=conversion)
+
+
+def moments_robot_covariance(robot) -> bool:
+    """Whether difference-rls converts its first moments and inertia with the robot identification's covariance:
+    as robot.yaml's held-out runs chose (DifferenceRLSConversion), else yes (Xu 2024's generalised J^#)."""
+    me = getattr(robot, "model_error", None)
+    choice = getattr(me, "difference_rls", None)
+    return choice is None or choice.chosen != DATA_ONLY

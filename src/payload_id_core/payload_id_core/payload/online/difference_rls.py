@@ -21,6 +21,7 @@ from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstima
 from payload_id_core.payload.online.joint_normal import JointNormalEquations
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.robot_id.model_error import moments_robot_covariance
 from payload_id_core.robot_id.serial_correlation import bandwidth, floored, long_run_covariance
 
 XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
@@ -92,6 +93,10 @@ class DifferenceRLS(OnlineEstimator):
         self.moment_disagreement = float("nan")   # χ² (3 dof) of the two weightings' first moments, last solve
         self._check_samples: tuple[np.ndarray, ...] | None = None   # judge_moments_on
         self._hac_cache: tuple | None = None                          # _moments_noise_hac's last answer
+        # Whether the first moments' and the inertia's conversion weighs ε with the robot identification's
+        # covariance C_a (Xu's generalised J^#, as the mass's does): robot.yaml's held-out choice
+        # (model_error.difference_rls), else yes.
+        self.moments_robot_covariance = moments_robot_covariance(robot)
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -318,9 +323,12 @@ class DifferenceRLS(OnlineEstimator):
         S_vv, S_ww, S_vw = normal.weighted(np.stack([v * v * var, w * w * var, v * w * var]))[0]
         C_a = self.robot_cov_b if self.include_robot_uncertainty else None
         maps = []
-        for I_x, wx, r in ((I_v, v, residuals[0]), (I_w, w, residuals[1])):
+        # The moments' conversion leaves C_a out where robot.yaml's held-out runs chose so (moments_robot_covariance);
+        # C_a's response stays in their covariance either way (covariance() below).
+        C_w = C_a if self.moments_robot_covariance else None
+        for I_x, wx, r, C_x in ((I_v, v, residuals[0], C_a), (I_w, w, residuals[1], C_w)):
             s2 = float(wx @ r) / dof_rows
-            maps.append(_conversion(I_x, s2 if s2 > 0 else 1.0, J, C_a))
+            maps.append(_conversion(I_x, s2 if s2 > 0 else 1.0, J, C_x))
         (gram_v, R_v), (gram_w, R_w) = maps
         B_v = _spd_solve(gram_v, R_v, quick)
         if B_v is None:
