@@ -584,6 +584,12 @@ class PayloadMonitor:
         self.cusum.reset(t)
         out.estimate = self.state
 
+    def _contact_onset(self, window: dict) -> float:
+        """When a contact decided on `window` began to act: its first sample, CHANGE_LOOKBACK_S before the CUSUM's
+        change time (the last time the alarming statistic was zero; a push's torque below the allowance before it
+        is within the residual's normal level)."""
+        return float(window["samples"][0][0]) if window["samples"] else float(window["t_change"])
+
     def _level_before(self, t: float) -> np.ndarray:
         """The running level at time t (the oldest kept, if t is older)."""
         for t_k, level in reversed(self._levels):
@@ -644,6 +650,11 @@ class PayloadMonitor:
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
             self._armed = False
+            # The rows the re-estimate took while the contact built up (its alarm comes up to a ramp's length after
+            # its onset) are a contact's, not the payload's: taken out (the rows stop while the monitor is disarmed,
+            # and start again once the residual is back within its allowance). Kept, a person's push 0.1 s after a
+            # place refuted the place as no load and brought the part before it back (bench/monitor.py's human task).
+            self.refiner.drop_since(self._contact_onset(w))
             return
         if self._unnamed_change is not None and self._pending is not None and \
                 float(t[k_c]) - self._change_started >= self.s.persist_s:
