@@ -50,6 +50,7 @@ from payload_id_core.robot_id.result import RobotIdentification
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
 ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
+SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
 
 
 class UnloadedFriction:
@@ -306,6 +307,7 @@ class PayloadMonitor:
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
+        self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
         self._dt = 0.002                             # s between joint states (the last block's median)
@@ -360,18 +362,25 @@ class PayloadMonitor:
         self._moving_until = -np.inf
         self._unarmed_motion_s = 0.0
 
-    def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None) -> None:
+    def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
+                           unconfirmed: str = "") -> None:
         """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
         nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
         computed as before the restart and the part reported is the one saved. `unloaded`: the unloaded robot's
-        friction saved with it (UnloadedFriction.to_dict), which a monitor started with a part on cannot learn."""
+        friction saved with it (UnloadedFriction.to_dict), which a monitor started with a part on cannot learn.
+        `unconfirmed`: why the saved payload was not confirmed yet (PayloadState.unconfirmed: restored after a refuted
+        re-estimate): it stays so, published suspect and with the monitor disarmed, until the residual, once the
+        restarted observers have settled, comes back within its allowance (_step), or its misfit in motion puts it in
+        doubt (_put_in_doubt); a restart is no confirmation."""
         if unloaded is not None and self.unloaded is not None:
             self.unloaded.restore(unloaded)
         fit = self.state.phi.copy()
         fit[0] += tare_mass
         self._tare = (tare_mass, tare_var)
         self.state = self._before_change = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
-                                                        tare_var)
+                                                        tare_var, unconfirmed=unconfirmed)
+        if unconfirmed:
+            self._armed = False
 
     @property
     def unloaded_friction(self) -> dict | None:
@@ -416,6 +425,7 @@ class PayloadMonitor:
             L = np.zeros(r0.shape + (1,))
         if self._anchor is None:
             self._anchor = (float(t[0]), F[0].copy(), r0[0].copy(), L[0].copy())
+            self._observers_since = float(t[0])
             if self._t_last is None and self.refiner.rows == 0:
                 self.refiner.restart(self.state.phi, float(t[0]), self.s.detector.inertia_prior_std,
                                      self._friction_prior)
@@ -475,7 +485,11 @@ class PayloadMonitor:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
             # come back within the allowance before anything new counts, on every joint (an untrusted one's
             # residual says nothing of that).
-            if np.all(w > 0) and np.all(np.abs(z) < drift):
+            # Not before the observers have settled: restarted (a gap, a switch off and on, a node restart) r₀ and F
+            # start from zero together, so r₀ − F φ is zero at first whatever is carried, and grows to the misfit
+            # only within a few time constants (the first sample after a restart "confirmed" any payload).
+            settled = t - self._observers_since >= SETTLE_TIME_CONSTANTS / float(np.min(self.gain))
+            if settled and np.all(w > 0) and np.all(np.abs(z) < drift):
                 self._armed = True
                 self._unarmed_motion_s = 0.0
                 self.cusum.reset(t)
