@@ -16,6 +16,7 @@ restart from zero together, so r₀ = F φ holds again at once and nothing carri
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from dataclasses import dataclass, field, replace
 
@@ -308,6 +309,7 @@ class PayloadMonitor:
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
         self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
+        self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
         self._dt = 0.002                             # s between joint states (the last block's median)
@@ -354,6 +356,7 @@ class PayloadMonitor:
             self.load_friction.reset()
         self.cusum.reset()
         self._window = None
+        self._undo = None
         self._history.clear()
         self._levels.clear()
         self._t_last = None
@@ -569,7 +572,8 @@ class PayloadMonitor:
             # reported as a contact). Looked at again after as much motion again, if still disarmed then.
             self._unarmed_motion_s = 0.0
             return
-        if self.state.determined:
+        settled = self.state.determined
+        if settled:
             self._before_change = self.state
             self._change_started = t - self._unarmed_motion_s
             self._moved_since_change = self._unarmed_motion_s
@@ -584,9 +588,14 @@ class PayloadMonitor:
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason)
         self._doubt_mass = float(self.state.phi[0])
         self._doubt_mass_std = fit_std
+        self._undo = None
         self._anchor = (t, F.copy(), r0.copy(), L.copy())
         self._change_share = (d.misfit_share * rms) ** 2
-        self._carry_friction()
+        if settled:
+            # The settled payload's re-estimate learnt the friction on rows it explained. One still being re-estimated
+            # was cut short by the contact that disarmed the monitor: its friction is not carried (its few rows, the
+            # contact's taken out, tipped the doubt's re-estimate, made while a push still acted, to −6.5 ± 13.6 kg).
+            self._carry_friction()
         if self.unloaded is not None:
             rho = self.refiner.rho
             self.unloaded.freeze((1.0 + rho) / (1.0 - rho))
@@ -636,6 +645,8 @@ class PayloadMonitor:
     def _decide(self, out: MonitorUpdate) -> None:
         w, self._window = self._window, None
         assert w is not None
+        undo, self._undo = self._undo, None
+        events_before = len(out.events)
         samples = w["samples"]
         t = np.array([s[0] for s in samples])
         F = np.array([s[1] for s in samples])
@@ -668,7 +679,17 @@ class PayloadMonitor:
             # its onset) are a contact's, not the payload's: taken out (the rows stop while the monitor is disarmed,
             # and start again once the residual is back within its allowance). Kept, a person's push 0.1 s after a
             # place refuted the place as no load and brought the part before it back (bench/monitor.py's human task).
-            self.refiner.drop_since(self._contact_onset(w))
+            onset = self._contact_onset(w)
+            if undo is not None and w["t_change"] - undo["t_end"] <= 1.0 / float(np.min(self.gain)):
+                # Its statistic started where the last window's ended (within one observer time constant): one
+                # disturbance, whose first window fitted a load at rest. That fit is no load either: taken back, with
+                # the re-estimate as it stood before it (a 118 N forearm push 0.1 s after a real place was adopted
+                # as +1.2 kg by its first window and called a contact by its second; the place, re-estimated from
+                # +1.2 kg, was lost and the push's release named `placed`).
+                onset = undo["first"]
+                for name, value in undo["fields"].items():
+                    setattr(self, name, value)
+            self.refiner.drop_since(onset)
             return
         if self._unnamed_change is not None and self._pending is not None and \
                 float(t[k_c]) - self._change_started >= self.s.persist_s:
@@ -713,6 +734,12 @@ class PayloadMonitor:
                 out.estimate = self.state
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
+        if len(out.events) == events_before:
+            # What this window's fit replaces, for a contact found by the next window to take it back (above).
+            self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": {
+                name: copy.deepcopy(getattr(self, name)) for name in (
+                    "state", "_before_change", "_change_started", "_moved_since_change", "_unnamed_change",
+                    "_pending", "_anchor", "_change_share", "_friction_prior", "refiner", "unloaded", "_last_refine")}}
         was_settled = self.state.determined
         if was_settled:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
