@@ -60,3 +60,34 @@ def test_the_uncertainty_of_a_correction_common_to_every_row_is_carried():
         return r.estimate()
     # Nominal 2σ coverage is 95 %; without the correction's covariance (the row clusters see part of it) 89 %.
     assert _coverage(draw) >= 0.94
+
+
+def test_rows_dropped_after_a_contact_onset_leave_the_fit_as_it_was_before_them():
+    """Issue 31: the rows recorded while a contact acted are taken out (PayloadRefiner.drop_since). What is left is
+    the refiner fed only the rows before the onset: the same φ, covariance, blocks, seconds and misfit; a contact's
+    rows (a push's torque, here 40 N·m on one joint for 1.7 s of 8) left in moved the mass by 0.7 kg."""
+    rng = np.random.default_rng(5)
+    t, A = _rows(rng)
+    b = A @ PHI + rng.normal(scale=0.1, size=(t.size, A.shape[1]))
+    onset = 6.3                                      # a push from here on: a torque no flange load makes
+    pushed = b.copy()
+    pushed[t >= onset, 1] += 40.0
+    scale = np.ones(A.shape[1])
+    clean = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0)
+    dirty = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0)
+    for k in range(0, t.size, 5):
+        keep = t[k:k + 5] < onset
+        clean.add(t[k:k + 5][keep], A[k:k + 5][keep], b[k:k + 5][keep], scale)
+        dirty.add(t[k:k + 5], A[k:k + 5], pushed[k:k + 5], scale)
+    contaminated = dirty.estimate()
+    assert abs(contaminated.phi[0] - PHI[0]) > 0.5      # the scenario: the push's rows move the mass by 0.7 kg
+    dropped = dirty.drop_since(onset)
+    assert dropped == int(np.sum(t >= onset)) * A.shape[1]
+    want, got = clean.estimate(), dirty.estimate()
+    np.testing.assert_allclose(got.phi, want.phi, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got.cov, want.cov, rtol=1e-6, atol=1e-12)
+    assert (got.rows, got.blocks) == (want.rows, want.blocks)
+    assert got.seconds == want.seconds and abs(got.misfit - want.misfit) < 1e-6 * want.misfit
+    assert abs(got.phi[0] - PHI[0]) < 0.05
+    # Rows older than what is kept one by one (RECENT_S) stay: only a contact's recent rows are taken out.
+    assert dirty.drop_since(0.0) < dirty.rows

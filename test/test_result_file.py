@@ -133,3 +133,23 @@ def test_a_monitor_re_estimate_comes_back_with_its_tare(tmp_path, model):
     path.write_text(yaml.safe_dump(d))
     with pytest.raises(PayloadIdError, match="monitor_tare"):
         read_result(path, model)
+
+
+def test_a_monitor_re_estimate_comes_back_unconfirmed(tmp_path, model):
+    """Issue 31: a monitor payload restored after a refuted re-estimate and not confirmed yet is saved with why, so a
+    restarted node goes on doubting it (monitor.PayloadState.unconfirmed); a confirmed one and a goal's carry none."""
+    path = tmp_path / "last.yaml"
+    why = "restored after the re-estimate since 11.000 s was refuted; the residual does not confirm it yet"
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4), monitor_unconfirmed=why)
+    saved = read_result(path, model)
+    assert saved is not None and saved.monitor_unconfirmed == why
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4))
+    assert read_result(path, model).monitor_unconfirmed == ""
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 4.0)
+    assert read_result(path, model).monitor_unconfirmed == ""
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_unconfirmed=why)
+    d = yaml.safe_load(path.read_text())
+    d["monitor_unconfirmed"] = ["not", "a", "sentence"]
+    path.write_text(yaml.safe_dump(d))
+    with pytest.raises(PayloadIdError, match="monitor_unconfirmed"):
+        read_result(path, model)

@@ -6,7 +6,8 @@ of live joint states; a goal suspends it, and it restarts on the goal's estimate
 LiveMonitor (the carried payload, its σ and tare, a change being re-estimated): switched on again it goes on
 from there, so a toggle neither loses a pick nor finds it twice; switches come at most one per
 MIN_TOGGLE_INTERVAL_S (refused with the reason). Every re-estimate is handed to `persist` (the node writes it to
-its result file with the tare, so a restart mid-carry starts from the part carried).
+its result file with the tare and whether it is still unconfirmed, so a restart mid-carry starts from the part
+carried, as sure of it as before).
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 class MonitorMode:
     """`live` is None while the mode is off. `estimate()` gives the estimate a new monitor starts on;
     `publish(est)` makes a re-estimate the node's estimate; `apply` (None: off) sends re-estimates to the
-    controller; `persist(est, tare, unloaded)` saves a re-estimate with the tare and the unloaded robot's friction
-    learnt (None: not saved); `clock` (monotonic s) times the switches."""
+    controller; `persist(est, tare, unloaded, unconfirmed)` saves a re-estimate with the tare, the unloaded robot's
+    friction learnt and why the payload is not confirmed yet (None: not saved); `clock` (monotonic s) times the
+    switches."""
 
     def __init__(self, node: Node, new_monitor: Callable[[], LiveMonitor], refusal: Callable[[], str],
                  estimate: Callable[[], PayloadEstimate | None], publish: Callable[[PayloadEstimate], None],
                  apply: ControllerPayload | None, busy: Callable[[], bool], callback_group: CallbackGroup,
-                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None], None] | None = None,
+                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None, str], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._node, self._new_monitor, self._refusal = node, new_monitor, refusal
         self._estimate, self._publish, self._controller, self._busy = estimate, publish, apply, busy
@@ -133,7 +135,7 @@ class MonitorMode:
             log.info(f"monitor: payload re-estimated from task motion: "
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
             if self._persist is not None:
-                self._persist(est, live.tare, live.unloaded_friction)
+                self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed)
             if self._controller is not None:
                 self._apply_in_background(est)
 

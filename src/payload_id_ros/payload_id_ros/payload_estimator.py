@@ -108,6 +108,7 @@ class PayloadEstimator(Node):
         self.estimate: PayloadEstimate | None = None
         self._saved_tare: tuple[float, float] | None = None    # a saved monitor re-estimate's, for the monitor
         self._saved_unloaded: dict | None = None    # and the unloaded robot's friction saved with it
+        self._saved_unconfirmed = ""                # and why its payload was not confirmed yet ('' : it was)
         self.compensation = CompensationStream(self.model, params.sensor_frame, params.use_wrench_inertia)
         sensors = MutuallyExclusiveCallbackGroup()
         # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
@@ -222,6 +223,7 @@ class PayloadEstimator(Node):
         self.set_estimate(saved.estimate, ft_params=saved.ft_params)
         self._saved_tare = saved.monitor_tare
         self._saved_unloaded = saved.monitor_unloaded
+        self._saved_unconfirmed = saved.monitor_unconfirmed
         kind = " (partial: a cancelled identification)" if saved.partial else ""
         if saved.monitor_tare is not None:
             kind = " (the payload monitor's re-estimate: the monitor goes on from it)"
@@ -251,14 +253,16 @@ class PayloadEstimator(Node):
             return problem
         return ""
 
-    def _save_monitor_estimate(self, est: PayloadEstimate, tare: tuple[float, float], unloaded: dict | None) -> None:
-        """A monitor re-estimate to `result_path` with its tare and the unloaded robot's friction learnt, so a
-        restart mid-carry starts from the part carried and corrects its re-estimates as before."""
+    def _save_monitor_estimate(self, est: PayloadEstimate, tare: tuple[float, float], unloaded: dict | None,
+                               unconfirmed: str = "") -> None:
+        """A monitor re-estimate to `result_path` with its tare, the unloaded robot's friction learnt and why it is not
+        confirmed yet, so a restart mid-carry starts from the part carried, corrects its re-estimates as before, and
+        does not take a payload it still doubted for settled."""
         if not self.params.result_path:
             return
         try:
             write_result(self.params.result_path, self.model, est, None, self.compensation.params, self.now(),
-                         monitor_tare=tare, monitor_unloaded=unloaded)
+                         monitor_tare=tare, monitor_unloaded=unloaded, monitor_unconfirmed=unconfirmed)
         except OSError as err:
             self.get_logger().error(f"the monitor's re-estimate was not persisted: {err}")
 
@@ -322,6 +326,7 @@ class PayloadEstimator(Node):
         # The saved monitor re-estimate's tare goes with the estimate it was saved with (the node's at start).
         live.saved_tare, self._saved_tare = self._saved_tare, None
         live.saved_unloaded, self._saved_unloaded = self._saved_unloaded, None
+        live.saved_unconfirmed, self._saved_unconfirmed = self._saved_unconfirmed, ""
         return live
 
 

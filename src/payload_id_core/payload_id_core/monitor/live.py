@@ -6,8 +6,8 @@ nothing, so the monitor itself cannot notice).
 What survives (issue 31): switching the monitor off and on keeps its PayloadMonitor (`suspend`; the carried
 payload, its σ, the tare and a change being re-estimated), and it is switched off at most once per
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
-the saved re-estimate, its tare and the unloaded robot's friction learnt (`saved_tare`, `saved_unloaded`,
-payload.result_file). A second publisher of the same joints
+the saved re-estimate, its tare, the unloaded robot's friction learnt and whether the payload was still unconfirmed
+(`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, payload.result_file). A second publisher of the same joints
 pauses it (`feed`'s `second_source`), said once. Its floor, the smallest mass change the alarm can see here
 (PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ (`floored`).
 """
@@ -81,6 +81,9 @@ class LiveMonitor:
         # with a part on cannot learn it before the next place.
         self.saved_unloaded: dict | None = None
         self.saved_refused = ""                # why the saved friction was not taken ('' : it was, or none saved)
+        # Why the saved payload was not confirmed yet ('' : it was; PayloadState.unconfirmed): the first monitor built
+        # starts on it all the same (its estimate is suspect for that reason alone) and goes on doubting it.
+        self.saved_unconfirmed = ""
         self._second_source = ""               # why the monitor is paused for another publisher ('' : it is not)
 
     def restart(self) -> None:
@@ -88,6 +91,7 @@ class LiveMonitor:
         self.monitor = None
         self.saved_tare = None
         self.saved_unloaded = None
+        self.saved_unconfirmed = ""
 
     def suspend(self) -> None:
         """Switched off: what the monitor holds is kept for when it is switched on (PayloadMonitor.suspend)."""
@@ -100,6 +104,13 @@ class LiveMonitor:
         if self.monitor is None:
             return self.saved_tare or (0.0, 0.0)
         return self.monitor.state.tare_mass, self.monitor.state.tare_var
+
+    @property
+    def unconfirmed(self) -> str:
+        """Why the carried payload is not confirmed yet ('' : it is), to save with a re-estimate."""
+        if self.monitor is None:
+            return self.saved_unconfirmed
+        return self.monitor.state.unconfirmed
 
     @property
     def unloaded_friction(self) -> dict | None:
@@ -131,21 +142,26 @@ class LiveMonitor:
         return replace(est, covariance=cov, notes=notes)
 
     def new_monitor(self, last: PayloadEstimate | None) -> PayloadMonitor:
-        """A monitor starting from `last` when its quality is OK, else from no payload."""
+        """A monitor starting from `last` when its quality is OK, or suspect only for being unconfirmed (the saved
+        mark, `saved_unconfirmed`), else from no payload."""
         phi = cov = None
-        if last is not None and last.quality is Quality.OK:
+        unconfirmed = self.saved_unconfirmed if self.saved_tare is not None else ""
+        only_unconfirmed = bool(unconfirmed) and last is not None and last.quality is Quality.SUSPECT and \
+            all(reason == unconfirmed for reason in last.quality_reasons)
+        if last is not None and (last.quality is Quality.OK or only_unconfirmed):
             phi, cov = last.phi, np.nan_to_num(last.covariance, nan=0.0)
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
         monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
         if self.saved_tare is not None and phi is not None:
             try:
-                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded)
+                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded,
+                                           unconfirmed=unconfirmed if only_unconfirmed else "")
             except PayloadIdError as err:
                 # The part and its tare are kept; only the friction is learnt again (on the empty flange).
-                monitor.carry_on_from_part(*self.saved_tare)
+                monitor.carry_on_from_part(*self.saved_tare, unconfirmed=unconfirmed if only_unconfirmed else "")
                 self.saved_refused = (f"monitor: {err.problem}; not used, it is learnt again once nothing is "
                                       "carried")
-        self.saved_tare, self.saved_unloaded = None, None
+        self.saved_tare, self.saved_unloaded, self.saved_unconfirmed = None, None, ""
         return monitor
 
     def feed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,

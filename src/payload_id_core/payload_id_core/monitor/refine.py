@@ -22,6 +22,7 @@ the estimate counts as determined only once `MIN_BLOCKS` blocks make that covari
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,9 @@ from payload_id_core.payload.online.base import gram_identifiable
 PRIOR_STD_MASS_MOMENTS = np.array([20.0, 5.0, 5.0, 5.0])   # kg, kg·m: only keeps the fit definite
 BLOCK_S = 0.5        # s of rows per cluster of the robust covariance: shorter than a move, longer than the lag
 MIN_BLOCKS = 6       # clusters before the robust covariance is trusted (and the estimate can be determined)
+# s of the latest rows kept one by one, so that they can be taken out again (PayloadRefiner.drop_since): a contact's
+# verdict comes 0.1 s after its alarm, which comes up to a ramp's length (≤ 1 s for a person's push) after its onset.
+RECENT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,10 @@ class PayloadRefiner:
         self.btb = 0.0
         self.rows = 0
         self.t0, self.t1 = t, t
-        self._blocks: list[list] = []     # per BLOCK_S of rows: [t_start, AᵀA, Aᵀb]
+        self._blocks: list[list] = []     # per BLOCK_S of rows: [t_start, AᵀA, Aᵀb, rows]
+        # The last RECENT_S of additions, each as added: (t_first, AᵀA, Aᵀb, bᵀb, rows, M, its block, t0 and t1
+        # before it), so that drop_since can subtract them again.
+        self._recent: deque = deque()
         # A correction C θ subtracted from the rows (monitor.UnloadedFriction, θ per joint with covariance
         # correction_cov (n, m, m), frozen at the change): its error moves x by G⁻¹ Σ_j M_j δθ_j with
         # M_j = Σ_k a_kj c_kjᵀ (whitened), so its covariance adds G⁻¹ (Σ_j M_j P_j M_jᵀ) G⁻¹. It is the same
@@ -117,21 +124,55 @@ class PayloadRefiner:
         Aw = (A / scale[None, :, None]).reshape(-1, u)
         bw = (b / scale[None, :]).reshape(-1)
         AtA, Atb = Aw.T @ Aw, Aw.T @ bw
+        M = None
         if correction is not None:
             Cw = correction / scale[None, :, None]
             M = np.einsum("kju,kjm->jum", Aw.reshape(b.shape + (u,)), Cw)
             self._M = M if self._M is None else self._M + M
+        btb = float(bw @ bw)
         self.AtA += AtA
         self.Atb += Atb
-        self.btb += float(bw @ bw)
+        self.btb += btb
         self.rows += bw.size
         if not self._blocks or t[0] - self._blocks[-1][0] >= BLOCK_S:
-            self._blocks.append([float(t[0]), np.zeros((u, u)), np.zeros(u)])
-        self._blocks[-1][1] += AtA
-        self._blocks[-1][2] += Atb
+            self._blocks.append([float(t[0]), np.zeros((u, u)), np.zeros(u), 0])
+        block = self._blocks[-1]
+        block[1] += AtA
+        block[2] += Atb
+        block[3] += bw.size
+        self._recent.append((float(t[0]), AtA, Atb, btb, bw.size, M, block, self.t0, self.t1))
         if not np.isfinite(self.t0):
             self.t0 = float(t[0])
         self.t1 = float(t[-1])
+        while self._recent and self._recent[0][0] < self.t1 - RECENT_S:
+            self._recent.popleft()
+
+    def drop_since(self, t: float) -> int:
+        """Take out the rows added from `t` on (within the last RECENT_S): the rows recorded while a contact acted on
+        the arm, which a flange load does not explain (a person's push ramped over up to a second before its alarm:
+        kept, they refuted the real place before it as no load, or named it with a phantom mass). Returns how many
+        rows were taken out. What is left is the fit it was before those rows came."""
+        dropped = 0
+        while self._recent and self._recent[-1][0] >= t:
+            _, AtA, Atb, btb, rows, M, block, t0, t1 = self._recent.pop()
+            self.AtA -= AtA
+            self.Atb -= Atb
+            self.btb -= btb
+            self.rows -= rows
+            if M is not None and self._M is not None:
+                self._M = self._M - M
+            block[1] -= AtA
+            block[2] -= Atb
+            block[3] -= rows
+            if block[3] <= 0 and self._blocks and self._blocks[-1] is block:
+                self._blocks.pop()
+            self.t0, self.t1 = t0, t1
+            dropped += rows
+        if self.rows <= 0:
+            # Nothing of the data left: exactly the restart's state (no round-off left in the sums).
+            self.AtA[:], self.Atb[:], self.btb, self.rows, self._M = 0.0, 0.0, 0.0, 0, None
+            self._blocks.clear()
+        return dropped
 
     def estimate(self) -> Refined:
         W = self.prior_weight
@@ -146,7 +187,7 @@ class PayloadRefiner:
         cov = Ginv * s2 * factor
         B = len(self._blocks)
         if B >= 2:
-            scores = np.array([Atb - AtA @ x for _, AtA, Atb in self._blocks])
+            scores = np.array([Atb - AtA @ x for _, AtA, Atb, _ in self._blocks])
             # With few clusters the sandwich is itself uncertain and biased low: scaled so that ±1.96σ is
             # the t(B−1) interval (Cameron & Miller 2015, "A practitioner's guide to cluster-robust
             # inference", §VI: t(G−1) critical values for G clusters).

@@ -10,6 +10,9 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
   monitor_unloaded_friction      with status monitor: the unloaded robot's friction the monitor learnt on the
                                  empty flange (monitor.UnloadedFriction.to_dict: its normal equations and the
                                  fit in use), which a monitor started with a part on could not learn
+  monitor_unconfirmed            with status monitor: why the payload saved is not confirmed yet ('' : it is): restored
+                                 after a refuted re-estimate (monitor.PayloadState.unconfirmed), so a monitor
+                                 started on the file goes on doubting it instead of taking it as settled
   partial                        true for a cancelled or interrupted goal's estimate
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
   stamp                          s, the node's clock when it was written
@@ -43,6 +46,7 @@ class SavedResult:
     partial: bool                      # a cancelled or interrupted identification's estimate
     monitor_tare: tuple[float, float] | None = None   # (kg, kg²): a monitor re-estimate's tare (None: a goal's)
     monitor_unloaded: dict | None = None   # a monitor re-estimate's unloaded friction (None: a goal's, or not learnt)
+    monitor_unconfirmed: str = ""          # why a monitor's saved payload is not confirmed yet ('' : it is; a goal's)
 
 
 MONITOR_STATUS = "monitor"
@@ -50,10 +54,11 @@ MONITOR_STATUS = "monitor"
 
 def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome | None,
                  ft_params: FtParameters | None, stamp: float,
-                 monitor_tare: tuple[float, float] | None = None, monitor_unloaded: dict | None = None) -> None:
+                 monitor_tare: tuple[float, float] | None = None, monitor_unloaded: dict | None = None,
+                 monitor_unconfirmed: str = "") -> None:
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
     (io.files.OutputNotWritable included) when it cannot be written. `outcome` None: a monitor's re-estimate,
-    with its `monitor_tare` (kg, kg²) and `monitor_unloaded` friction."""
+    with its `monitor_tare` (kg, kg²), `monitor_unloaded` friction and `monitor_unconfirmed` mark."""
     d = est.to_dict()
     d["status"] = MONITOR_STATUS if outcome is None else outcome.value
     d["partial"] = outcome is not None and outcome.partial
@@ -62,6 +67,7 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
         d["monitor_tare"] = {"mass": float(tare[0]), "variance": float(tare[1])}
         if monitor_unloaded is not None:
             d["monitor_unloaded_friction"] = monitor_unloaded
+        d["monitor_unconfirmed"] = str(monitor_unconfirmed)
     if ft_params is not None:
         d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
     d["stamp"] = stamp
@@ -99,5 +105,9 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
     if unloaded is not None and not isinstance(unloaded, dict):
         raise PayloadIdError(f"{path} monitor_unloaded_friction is not a mapping",
                              "delete the file; the next identification writes it anew")
-    return SavedResult(est, ft_params, bool(d.get("partial")), tare, unloaded)
+    unconfirmed = d.get("monitor_unconfirmed") or "" if d.get("status") == MONITOR_STATUS else ""
+    if not isinstance(unconfirmed, str):
+        raise PayloadIdError(f"{path} monitor_unconfirmed is not a sentence ('' when the payload is confirmed)",
+                             "delete the file; the next identification writes it anew")
+    return SavedResult(est, ft_params, bool(d.get("partial")), tare, unloaded, unconfirmed)
 
