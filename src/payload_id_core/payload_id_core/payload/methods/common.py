@@ -24,7 +24,14 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
+from payload_id_core.signals.align import (
+    SAME_TRAJECTORY_TOL_RAD,
+    aligned_pair,
+    needs_alignment,
+    padded_motion_window,
+    stand_in_cutoff,
+    trajectory_offset,
+)
 from payload_id_core.signals.conditioning import Signals, SignalSource, commanded_span, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
@@ -216,6 +223,37 @@ def trajectory_time(sig: Signals) -> np.ndarray:
     if sig.command_start is None:
         return sig.t - sig.t[0]
     return sig.t - sig.delay_used - sig.command_start
+
+
+def shared_trajectory_slots(unloaded_sig: Signals, loaded_sig: Signals, unloaded: Recording,
+                            loaded: Recording) -> np.ndarray | None:
+    """The slot on one trajectory clock of every sample of the stacked [unloaded; loaded] signals when the two runs
+    are one trajectory (LinearSolution's time_slots: samples at the same point of it share one), else None.
+
+    The robot model's error is a function of the motion: two runs of one trajectory carry it at the same points
+    of it, their residuals there as correlated as neighbouring samples of one run. The runs are put on one clock
+    as the methods that subtract them are (trajectory_time; runs without a recorded time base, a UR CSV's
+    stand-in command: the clock offset fitted on the joint positions, signals.align.trajectory_offset) and judged
+    on their commanded positions there (same_trajectory_tolerance, over at least half the loaded run); runs of
+    different trajectories get None (each run its own time axis, as before)."""
+    t_a, t_b = trajectory_time(unloaded_sig), trajectory_time(loaded_sig)
+    if stand_in_cutoff(unloaded) is not None and stand_in_cutoff(loaded) is not None:
+        try:
+            offset = trajectory_offset(unloaded, loaded, padded_motion_window(unloaded)).offset_s
+        except PayloadIdError:
+            return None
+        t_a, t_b = unloaded_sig.t - unloaded_sig.delay_used, loaded_sig.t - loaded_sig.delay_used - offset
+    inside = (t_b >= t_a[0]) & (t_b <= t_a[-1])
+    if np.count_nonzero(inside) < 0.5 * t_b.size or t_a.size < 2:
+        return None
+    q_a = unloaded_sig.commanded_positions
+    q_at_b = np.column_stack([np.interp(t_b[inside], t_a, q_a[:, j]) for j in range(q_a.shape[1])])
+    if float(np.max(np.abs(q_at_b - loaded_sig.commanded_positions[inside]))) > \
+            same_trajectory_tolerance(loaded_sig, unloaded_sig):
+        return None
+    step = float(np.median(np.diff(loaded_sig.t)))
+    start = min(float(t_a[0]), float(t_b[0]))
+    return np.rint((np.concatenate([t_a, t_b]) - start) / step).astype(int)
 
 
 def same_trajectory_torques(model: RobotModel, loaded_sig: Signals, unloaded: Recording, options: PayloadOptions,
