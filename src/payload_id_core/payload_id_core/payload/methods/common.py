@@ -25,6 +25,7 @@ from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.align import (
+    MOTION_VELOCITY_RAD_S,
     SAME_TRAJECTORY_TOL_RAD,
     aligned_pair,
     needs_alignment,
@@ -182,6 +183,25 @@ def method_signals(recording: Recording, model: RobotModel, options: PayloadOpti
         raise PayloadIdError(f"{recording.source or 'recording'} has only {len(sig)} usable samples",
                              "record a longer excitation")
     return sig
+
+
+def moving_rows(sig: Signals) -> tuple[Signals, int]:
+    """The samples where the arm moves (some joint faster than signals.align.MOTION_VELOCITY_RAD_S, the speed
+    that says an excitation is playing), and how many at rest were left out.
+
+    At rest a drive's static friction holds the arm with any torque within its breakaway level, set by how the
+    arm came to rest, not by the state: no friction model of q̇ describes it (sgn q̇ of a joint at rest is its
+    noise's). A fit that frees the gravity parameters (khalil-2's re-identification of the loaded robot) takes
+    that hold as gravity where a run rests long at one pose: the real UR10e 15harm loaded run rests 10 s at its
+    end pose (18 % of its samples, its unloaded twin 3 s), and khalil-2's mass moved from −0.9 % to −2.5 % with
+    those samples (01_31 and 14harm, rests of 2-4 s: within 0.1 point either way)."""
+    moving = np.max(np.abs(sig.qd), axis=1) > MOTION_VELOCITY_RAD_S
+    if moving.all():
+        return sig, 0
+    if np.count_nonzero(moving) < 10:
+        raise PayloadIdError(f"{len(sig)} samples of which only {int(np.count_nonzero(moving))} in motion",
+                             "record the excitation: the arm must move")
+    return sig.rows(moving), int(np.count_nonzero(~moving))
 
 
 def motion_duration(sig: Signals) -> float:

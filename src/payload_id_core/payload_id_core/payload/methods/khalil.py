@@ -38,6 +38,7 @@ from payload_id_core.payload.methods.common import (
     friction_change_spread,
     method_signals,
     motion_duration,
+    moving_rows,
     payload_rows,
     robot_sensitivity_cov,
     robot_uncertainty,
@@ -112,6 +113,10 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     the payload from the parameter variations through the payload Jacobian."""
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
+    duration = motion_duration(sig)
+    # The re-identification frees the gravity parameters: the samples at rest, where static friction holds the
+    # arm with a torque no model of the state gives, are left out (common.moving_rows).
+    sig, at_rest = moving_rows(sig)
     y_b = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     # The loaded re-identification with the load-dependent Coulomb columns: the loaded torque is Y θ̂_b
@@ -125,7 +130,8 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
-                              f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m")]
+                              f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m"
+                              + (f"; {at_rest} samples at rest left out (static friction)" if at_rest else ""))]
     gear = gear_model_error(robot, y_b, re, y_used, sig.qd)
     if gear is not None:
         # The re-identified θ_b moves by the response; the payload follows it through the same conversion.
@@ -135,7 +141,7 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         cov = cov + np.outer(shift, shift)
         notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
     return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov, sol.identifiable, notes, options,
-                  convergence_time=motion_duration(sig), friction_unknowns=sol.x.size - 10)
+                  convergence_time=duration, friction_unknowns=sol.x.size - 10)
 
 
 def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recording, frame: str,
