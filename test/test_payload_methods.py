@@ -395,3 +395,25 @@ def test_update_batch_equals_sequential_updates(ur10, method):
     assert e1.converged and e2.converged and e2.convergence_time == e1.convergence_time
     np.testing.assert_allclose(e2.history["phi"], e1.history["phi"], rtol=1e-7, atol=1e-9)
     assert abs(bat.rls.noise_scale2() / seq.rls.noise_scale2() - 1) < 1e-9
+
+
+def test_moving_rows_leaves_out_the_samples_at_rest_and_refuses_a_run_that_never_moves():
+    """khalil-2's re-identification keeps only the samples where some joint moves faster than the excitation's
+    threshold (common.moving_rows): at rest static friction holds the arm with a torque no state model gives."""
+    from payload_id_core.payload.methods.common import moving_rows  # noqa: PLC0415 - this test only
+    from payload_id_core.signals.conditioning import Signals  # noqa: PLC0415
+
+    t = np.arange(200) * 0.01
+    qd = np.zeros((200, 2))
+    qd[50:150, 1] = 0.3 * np.sin(np.pi * (t[50:150] - 0.5))   # moves in the middle, at rest on both sides
+    sig = Signals(t=t, q=np.cumsum(qd, axis=0) * 0.01, qd=qd, qdd=np.gradient(qd, t, axis=0), tau=np.ones((200, 2)),
+                  temperature=None, delay_used=0.0)
+    kept, at_rest = moving_rows(sig)
+    moving = np.abs(qd[:, 1]) > 0.02
+    assert at_rest == int(np.count_nonzero(~moving)) and at_rest >= 100
+    np.testing.assert_array_equal(kept.t, t[moving])
+    assert kept.q.shape == kept.tau.shape == (int(moving.sum()), 2)
+    same, none = moving_rows(kept)
+    assert none == 0 and same is kept
+    with pytest.raises(PayloadIdError, match="in motion"):
+        moving_rows(sig.rows(~moving))

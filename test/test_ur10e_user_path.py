@@ -24,9 +24,10 @@ LOAD_MASS_KG = 2.805
 PAIRS = {"15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
          "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
 METHODS = tuple(spec.name for spec in SPECS if spec.measurement is Measurement.TORQUES_IN_MOTION)
-# khalil-2 re-identifies the whole loaded robot and takes the payload from the parameter differences: on
-# 15harm it lands 2.6 % low, inside its (honest, 2.6 %) std. It is held to the σ rule, not to 1 %.
-MASS_TOL = {m: 0.01 for m in METHODS} | {"khalil-2": 0.03}
+# khalil-2 re-identifies the whole loaded robot and takes the payload from the parameter differences: held to
+# issue 29's 2 % (on 15harm it was −2.23 % while the 10 s the loaded run rests at its end pose were in the
+# re-identification: static friction taken as gravity; −0.64 % without them, common.moving_rows).
+MASS_TOL = {m: 0.01 for m in METHODS} | {"khalil-2": 0.02}
 MAX_ERR_OVER_STD = 2.0
 
 
@@ -76,3 +77,5 @@ def test_every_dynamic_method_identifies_the_load_without_gains_by_hand(robot_ya
         assert "payload.load_friction_off" in codes
     if method == "khalil-1":                  # friction assumed unchanged: no friction unknowns, none reported
         assert "payload.friction_change" not in codes, d["notes"]
+    if method == "khalil-2":                  # the loaded runs rest 2-10 s: those samples stay out of the re-fit
+        assert any("at rest left out" in n["text"] for n in d["notes"] if n["code"] == "payload.robot_reidentified")

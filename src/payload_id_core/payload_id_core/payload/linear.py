@@ -58,12 +58,15 @@ def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np
 
 
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True,
-                   sigma: np.ndarray | None = None) -> LinearSolution:
+                   sigma: np.ndarray | None = None, time_slots: np.ndarray | None = None) -> LinearSolution:
     """Per-joint weighted LS of y (N, n) ≈ W (N, n, u) x (Khalil 2007 §III, eq. 16–21).
 
     Weights 1/σ_j come from the residuals of a first ordinary solution (iterate_weights), or are
     given as `sigma` (n,). The covariance is σ-scaled (WᵀΣ⁻¹W)^# on the determined entries, times the
     residuals' serial-correlation inflation (Newey–West over time samples, rows grouped n per sample).
+    `time_slots` (N,): each sample's place on the time axis its residual is correlated along (default its
+    row: one run); samples of two runs of one trajectory at the same point of it share a slot, their scores
+    summed before the Newey–West sum (serial_correlation.slot_sums), the bandwidth still the rows' own.
     """
     W = np.asarray(W, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -95,6 +98,8 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
         rt = r.reshape(N, n)
         lags = serial_correlation.bandwidth(rt)
         scores = np.einsum("tjk,tj->tk", (A * w[:, None]).reshape(N, n, u)[..., ok], rt)
+        if time_slots is not None:
+            scores = serial_correlation.slot_sums(scores, time_slots)
         hac = serial_correlation.sandwich(gram_pinv[np.ix_(ok, ok)], scores, lags, N * n / dof)
         factor2 = serial_correlation.variance_inflation(hac, cov[np.ix_(ok, ok)])
         hac_cov[np.ix_(ok, ok)] = serial_correlation.floored(hac, cov[np.ix_(ok, ok)])

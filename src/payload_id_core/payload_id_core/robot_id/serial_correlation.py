@@ -76,6 +76,18 @@ def long_run_covariance(scores: np.ndarray, lags: int) -> np.ndarray:
     return windows.T @ windows / (lags + 1)
 
 
+def slot_sums(scores: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """The scores (N, k) summed per slot (N,) of the time axis the residuals are correlated along, slot 0 first
+    (a slot no sample falls in holds zeros): the series whose long-run covariance counts two samples that share
+    a slot as one observation. Two runs of one trajectory share the robot model's error where they pass the same
+    point of it, as neighbouring samples of one run do: their scores at that point are not independent."""
+    g = np.asarray(scores, dtype=float)
+    idx = np.asarray(slots, dtype=int)
+    out = np.zeros((int(idx.max()) + 1 if idx.size else 0, g.shape[1]))
+    np.add.at(out, idx, g)
+    return out
+
+
 def sandwich(bread: np.ndarray, scores: np.ndarray, lags: int, dof_ratio: float = 1.0) -> np.ndarray:
     """B S B (module docstring), scaled by `dof_ratio` (rows / (rows − unknowns), the small-sample
     correction the plain covariance makes as well)."""

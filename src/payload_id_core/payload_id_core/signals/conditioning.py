@@ -10,7 +10,7 @@ without phase shift and differentiated (signals.filtering; Gautier's practice, K
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -65,6 +65,14 @@ class Signals:
 
     def __len__(self) -> int:
         return self.t.size
+
+    def rows(self, keep: np.ndarray) -> Signals:
+        """These signals at the samples `keep` (a boolean mask or indices) only."""
+        def pick(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[keep]
+        return replace(self, t=self.t[keep], q=self.q[keep], qd=self.qd[keep], qdd=self.qdd[keep],
+                       tau=self.tau[keep], temperature=pick(self.temperature), q_commanded=pick(self.q_commanded),
+                       notes=list(self.notes))
 
 
 def _smoothing_cutoff(commanded: Sequence[CommandedTrajectory]) -> float | None:

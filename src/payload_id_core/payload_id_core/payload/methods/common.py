@@ -24,7 +24,15 @@ from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_core.signals.align import SAME_TRAJECTORY_TOL_RAD, aligned_pair, needs_alignment
+from payload_id_core.signals.align import (
+    MOTION_VELOCITY_RAD_S,
+    SAME_TRAJECTORY_TOL_RAD,
+    aligned_pair,
+    needs_alignment,
+    padded_motion_window,
+    stand_in_cutoff,
+    trajectory_offset,
+)
 from payload_id_core.signals.conditioning import Signals, SignalSource, commanded_span, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
@@ -177,6 +185,25 @@ def method_signals(recording: Recording, model: RobotModel, options: PayloadOpti
     return sig
 
 
+def moving_rows(sig: Signals) -> tuple[Signals, int]:
+    """The samples where the arm moves (some joint faster than signals.align.MOTION_VELOCITY_RAD_S, the speed
+    that says an excitation is playing), and how many at rest were left out.
+
+    At rest a drive's static friction holds the arm with any torque within its breakaway level, set by how the
+    arm came to rest, not by the state: no friction model of q̇ describes it (sgn q̇ of a joint at rest is its
+    noise's). A fit that frees the gravity parameters (khalil-2's re-identification of the loaded robot) takes
+    that hold as gravity where a run rests long at one pose: the real UR10e 15harm loaded run rests 10 s at its
+    end pose (18 % of its samples, its unloaded twin 3 s), and khalil-2's mass moved from −0.9 % to −2.5 % with
+    those samples (01_31 and 14harm, rests of 2-4 s: within 0.1 point either way)."""
+    moving = np.max(np.abs(sig.qd), axis=1) > MOTION_VELOCITY_RAD_S
+    if moving.all():
+        return sig, 0
+    if np.count_nonzero(moving) < 10:
+        raise PayloadIdError(f"{len(sig)} samples of which only {int(np.count_nonzero(moving))} in motion",
+                             "record the excitation: the arm must move")
+    return sig.rows(moving), int(np.count_nonzero(~moving))
+
+
 def motion_duration(sig: Signals) -> float:
     """Seconds of motion the signals span (what the offline methods report as convergence time)."""
     return float(sig.t[-1] - sig.t[0] + (np.median(np.diff(sig.t)) if sig.t.size > 1 else 0.0))
@@ -216,6 +243,37 @@ def trajectory_time(sig: Signals) -> np.ndarray:
     if sig.command_start is None:
         return sig.t - sig.t[0]
     return sig.t - sig.delay_used - sig.command_start
+
+
+def shared_trajectory_slots(unloaded_sig: Signals, loaded_sig: Signals, unloaded: Recording,
+                            loaded: Recording) -> np.ndarray | None:
+    """The slot on one trajectory clock of every sample of the stacked [unloaded; loaded] signals when the two runs
+    are one trajectory (LinearSolution's time_slots: samples at the same point of it share one), else None.
+
+    The robot model's error is a function of the motion: two runs of one trajectory carry it at the same points
+    of it, their residuals there as correlated as neighbouring samples of one run. The runs are put on one clock
+    as the methods that subtract them are (trajectory_time; runs without a recorded time base, a UR CSV's
+    stand-in command: the clock offset fitted on the joint positions, signals.align.trajectory_offset) and judged
+    on their commanded positions there (same_trajectory_tolerance, over at least half the loaded run); runs of
+    different trajectories get None (each run its own time axis, as before)."""
+    t_a, t_b = trajectory_time(unloaded_sig), trajectory_time(loaded_sig)
+    if stand_in_cutoff(unloaded) is not None and stand_in_cutoff(loaded) is not None:
+        try:
+            offset = trajectory_offset(unloaded, loaded, padded_motion_window(unloaded)).offset_s
+        except PayloadIdError:
+            return None
+        t_a, t_b = unloaded_sig.t - unloaded_sig.delay_used, loaded_sig.t - loaded_sig.delay_used - offset
+    inside = (t_b >= t_a[0]) & (t_b <= t_a[-1])
+    if np.count_nonzero(inside) < 0.5 * t_b.size or t_a.size < 2:
+        return None
+    q_a = unloaded_sig.commanded_positions
+    q_at_b = np.column_stack([np.interp(t_b[inside], t_a, q_a[:, j]) for j in range(q_a.shape[1])])
+    if float(np.max(np.abs(q_at_b - loaded_sig.commanded_positions[inside]))) > \
+            same_trajectory_tolerance(loaded_sig, unloaded_sig):
+        return None
+    step = float(np.median(np.diff(loaded_sig.t)))
+    start = min(float(t_a[0]), float(t_b[0]))
+    return np.rint((np.concatenate([t_a, t_b]) - start) / step).astype(int)
 
 
 def same_trajectory_torques(model: RobotModel, loaded_sig: Signals, unloaded: Recording, options: PayloadOptions,
