@@ -15,8 +15,8 @@ from sim_runs import linear_friction_run as _run
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.effort_drift import (DRIFT_TOLERANCE, RunScale, ScaleWitness, drift_reason,
-                                                  robot_scale_on_run)
+from payload_id_core.payload import effort_drift
+from payload_id_core.payload.effort_drift import DRIFT_TOLERANCE, RunScale, ScaleWitness
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import identify_robot
@@ -61,12 +61,12 @@ def _frame_only() -> PayloadEstimate:
 @pytest.mark.parametrize("seed", [3, 4])
 def test_friction_higher_than_at_identification_is_not_called_a_drift(ur10, robot, seed):
     rec = _run_with_friction(ur10, seed, 1.03)
-    scale = robot_scale_on_run(robot, ur10, rec, _frame_only())
+    scale = effort_drift.robot_scale_on_run(robot, ur10, rec, _frame_only())
     # The premise: the plain factor, all main had, is beyond the limit (main called the run drifted).
     assert scale.plain.a - 1 > DRIFT_TOLERANCE and scale.plain.beyond, scale.plain
     # With each joint's friction free the factor reads no drift, to its σ.
     assert abs(scale.friction_free.a - 1) < 3 * scale.friction_free.std < DRIFT_TOLERANCE, scale.friction_free
-    assert not scale.drifted and not drift_reason(scale, "run")
+    assert not scale.drifted and not effort_drift.drift_reason(scale, "run")
     est = identify_payload("khalil-1", ur10, robot, rec, "tool0", delay=0.0)
     assert not _drift_reason(est) and est.quality is Quality.OK and est.converged, est.quality_reasons
     assert est.mass == pytest.approx(MASS, rel=0.01)
@@ -112,10 +112,10 @@ def test_the_limit_is_three_sigma_where_sigma_exceeds_the_floor():
 def test_the_robot_covariance_is_carried_into_sigma(ur10, robot):
     """The witness's response to robot.yaml's parameter error: 100 × the covariance, 10 × model_std."""
     rec = _run_with_friction(ur10, 3, 1.0)
-    base = robot_scale_on_run(robot, ur10, rec, _frame_only())
+    base = effort_drift.robot_scale_on_run(robot, ur10, rec, _frame_only())
     robot.cov = robot.cov * 100
     try:
-        wide = robot_scale_on_run(robot, ur10, rec, _frame_only())
+        wide = effort_drift.robot_scale_on_run(robot, ur10, rec, _frame_only())
     finally:
         robot.cov = robot.cov / 100
     assert base.plain.model_std > 0 and base.friction_free.model_std > 0
