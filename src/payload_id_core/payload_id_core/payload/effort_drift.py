@@ -140,7 +140,7 @@ def robot_scale_on_run(robot: RobotIdentification, model: RobotModel, recording:
     cov = np.asarray(robot.cov, dtype=float)
     cov = np.where(np.isfinite(cov), cov, 0.0)
     return RunScale(_witness([arm, load], y, response, cov),
-                    _witness([arm, load, friction.reshape(-1, friction.shape[-1])], y, response, cov))
+                    _witness([arm, load, friction.reshape(y.size, friction.shape[-1])], y, response, cov))
 
 
 def drift_reason(scale: RunScale, what: str) -> str:
