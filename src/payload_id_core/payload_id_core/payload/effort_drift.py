@@ -41,8 +41,8 @@ torque). σ_θ is what keeps the Panda honest: its identifications scatter the w
 σ_θ 1.3 %, so a drift there is called only beyond about 4 % (×0.97: 3 of 5 seeds, ×1.02: none, ×1.05: 3 of 5);
 on the UR10 cell σ_θ is 0.2 %, on the real UR10e 0.16-0.21 %. The floor DRIFT_TOLERANCE is measured, not a σ:
 the real loaded runs' load friction moves a_f by up to 1.35 % (bench/effort_drift.py), which the residual scatter
-(white, 0.1-0.3 %) and σ_θ do not size; the residuals' serially correlated (Newey–West) σ would, but it is 8-12× the white
-one on the real runs and would let a 3 % drift through.
+(white, 0.1-0.3 %) and σ_θ do not size; the residuals' serially correlated (Newey–West) σ would, but it is 8-12×
+the white one on the real runs and would let a 3 % drift through.
 
 Evidence (bench/effort_drift.py; real UR10e, robot.yaml from the 14harm pair and the known 2.805 kg): without drift
 plain a reads 1.0089, 0.9988, 1.0059 on the 14harm, 15harm, 01_31 loaded runs and 0.9871, 1.0147 on the held-out
