@@ -1,23 +1,30 @@
-"""How far the effort-drift check's scale a (payload/effort_drift.py) sits from 1 without any drift, against its σ:
-the robot model's own error in a, which σ of a (residual scatter only) leaves out. Prints one JSON object as its
-last line (issue 29 item 5).
+"""The effort-drift check (payload/effort_drift.py) without drift and with one: how far each witness of the run's
+effort scale (plain a: a free payload beside the arm; a_f: each joint's friction free as well) sits from 1, its σ,
+and what the check decides. Prints one JSON object as its last line (issue 29 item 5).
 
-  drift_xtraj_<robot>_a_loaded_max_dev_pct    largest |a − 1| on the cross-motion cell's loaded runs (tools/
-                                              xtraj_cell.py: exact gains, friction 3 % higher under load), %
-  drift_xtraj_<robot>_a_unloaded_max_dev_pct  the same on unloaded runs of the same motion (no load friction), %
-  drift_xtraj_<robot>_a_std_pct_median        median σ of a the check uses, %
-  drift_xtraj_<robot>_false_alarms            loaded runs without drift the check calls drifted
-  drift_ur10e_a_loaded_<pair> / _unloaded_<pair>  a on the real UR10e runs, robot.yaml from identify-robot on the
-                                              14harm pair with the known 2.805 kg (its unloaded run is in-sample)
-  drift_ur10e_a_std_pct_max                   largest σ of a on those runs, %
+  drift_xtraj_<robot>_a_loaded_max_dev_pct       largest |a − 1| (plain) on the cross-motion cell's loaded runs
+                                                 (tools/xtraj_cell.py: exact gains, friction 3 % higher under load), %
+  drift_xtraj_<robot>_a_unloaded_max_dev_pct     the same on unloaded runs of the same motion (no load friction), %
+  drift_xtraj_<robot>_af_loaded_max_dev_pct / _af_unloaded_max_dev_pct   the same for a_f, %
+  drift_xtraj_<robot>_a_std_pct_median / _af_std_pct_median   median σ the check uses (residual scatter and
+                                                 robot.yaml's parameter covariance carried through the fit), %
+  drift_xtraj_<robot>_false_alarms               runs without drift (loaded and unloaded) the check calls drifted
+  drift_xtraj_<robot>_caught_x<s>                loaded runs with efforts × s the check calls drifted (of the seeds)
+  drift_ur10e_a_<kind>_<pair> / _af_<kind>_<pair>  both witnesses on the real UR10e runs, robot.yaml from
+                                                 identify-robot on the 14harm pair with the known 2.805 kg (its
+                                                 unloaded run is in-sample, the others held out)
+  drift_ur10e_std_pct_max                        largest σ of either witness on those runs, %
+  drift_ur10e_false_alarms                       real runs without drift the check calls drifted
+  drift_ur10e_caught_x<s>                        real loaded runs with their currents × s called drifted (of 3)
 
-ACCURACY_XTRAJ_SEEDS sets the seeds per robot (default 3); the real figures are left out without the recordings.
+ACCURACY_XTRAJ_SEEDS sets the seeds per robot (default 5); the real figures are left out without the recordings.
 """
 
 import json
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +37,13 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
-from payload_id_core.payload.effort_drift import drift_reason, robot_scale_on_run  # noqa: E402
+from payload_id_core.payload.effort_drift import RunScale, robot_scale_on_run  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate  # noqa: E402
 from payload_id_core.robot_id import RobotIdentification  # noqa: E402
 from xtraj_cell import RATE, xtraj_cell  # noqa: E402 - tools/
 
-SEEDS = tuple(range(int(os.environ.get("ACCURACY_XTRAJ_SEEDS", "3"))))
+SEEDS = tuple(range(int(os.environ.get("ACCURACY_XTRAJ_SEEDS", "5"))))
+DRIFTS = (0.97, 1.02, 1.05)
 XTRAJ = {"ur10": (4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015])),   # bench/accuracy.py's payloads
          "panda": (1.5, [0.01, -0.02, 0.05], np.diag([0.004, 0.005, 0.003]))}
 
@@ -45,26 +53,49 @@ def _on_frame(frame: str) -> PayloadEstimate:
     return PayloadEstimate(frame, np.zeros(10), np.zeros((10, 10)), "frame only")
 
 
+def _scaled(rec, s: float):
+    """The run's efforts × s (drive gains s × as strong as robot.yaml says)."""
+    return replace(rec, joints=replace(rec.joints, tau=rec.joints.tau * s))
+
+
+def _line(label: str, r: RunScale) -> str:
+    return (f"{label}: a {r.plain.a:.4f} ± {r.plain.std:.4f}, a_f {r.friction_free.a:.4f} ± "
+            f"{r.friction_free.std:.4f}{'  DRIFTED' if r.drifted else ''}")
+
+
+def _max_dev_pct(values: list[float]) -> float:
+    return 100 * float(np.max(np.abs(np.array(values) - 1)))
+
+
 def cross_motion(out: dict[str, float], name: str) -> None:
     xc = xtraj_cell(name)
     m, frame = xc.model, xc.model.default_payload_frame
     traj = load_trajectory(f"{name}_payload").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * RATE))) / RATE
     motion = (t, *traj.evaluate(t))
-    loaded, unloaded, stds, alarms = [], [], [], 0
+    runs: dict[str, list[RunScale]] = {"loaded": [], "unloaded": []}
+    caught = dict.fromkeys(DRIFTS, 0)
     for seed in SEEDS:
         robot = xc.robot(seed)
-        a, std = robot_scale_on_run(robot, m, xc.recording(motion, (from_mass_com_inertia(*XTRAJ[name]), frame),
-                                                           1.03, seed), _on_frame(frame))
-        loaded.append(a)
-        stds.append(std)
-        alarms += bool(drift_reason(a, std, "run"))
-        unloaded.append(robot_scale_on_run(robot, m, xc.recording(motion, None, 1.0, 500 + seed), _on_frame(frame))[0])
-        print(f"{name} seed {seed}: a loaded {a:.4f} ± {std:.4f}, unloaded {unloaded[-1]:.4f}", file=sys.stderr)
-    out[f"drift_xtraj_{name}_a_loaded_max_dev_pct"] = 100 * float(np.max(np.abs(np.array(loaded) - 1)))
-    out[f"drift_xtraj_{name}_a_unloaded_max_dev_pct"] = 100 * float(np.max(np.abs(np.array(unloaded) - 1)))
-    out[f"drift_xtraj_{name}_a_std_pct_median"] = 100 * float(np.median(stds))
-    out[f"drift_xtraj_{name}_false_alarms"] = float(alarms)
+        loaded = xc.recording(motion, (from_mass_com_inertia(*XTRAJ[name]), frame), 1.03, seed)
+        runs["loaded"].append(robot_scale_on_run(robot, m, loaded, _on_frame(frame)))
+        runs["unloaded"].append(robot_scale_on_run(robot, m, xc.recording(motion, None, 1.0, 500 + seed),
+                                                   _on_frame(frame)))
+        print(_line(f"{name} seed {seed} loaded", runs["loaded"][-1]), file=sys.stderr)
+        print(_line(f"{name} seed {seed} unloaded", runs["unloaded"][-1]), file=sys.stderr)
+        for s in DRIFTS:
+            r = robot_scale_on_run(robot, m, _scaled(loaded, s), _on_frame(frame))
+            caught[s] += r.drifted
+            print(_line(f"{name} seed {seed} loaded x{s}", r), file=sys.stderr)
+    for kind, rs in runs.items():
+        out[f"drift_xtraj_{name}_a_{kind}_max_dev_pct"] = _max_dev_pct([r.plain.a for r in rs])
+        out[f"drift_xtraj_{name}_af_{kind}_max_dev_pct"] = _max_dev_pct([r.friction_free.a for r in rs])
+    every = runs["loaded"] + runs["unloaded"]
+    out[f"drift_xtraj_{name}_a_std_pct_median"] = 100 * float(np.median([r.plain.std for r in every]))
+    out[f"drift_xtraj_{name}_af_std_pct_median"] = 100 * float(np.median([r.friction_free.std for r in every]))
+    out[f"drift_xtraj_{name}_false_alarms"] = float(sum(r.drifted for r in every))
+    for s, count in caught.items():
+        out[f"drift_xtraj_{name}_caught_x{s}"] = float(count)
 
 
 def real(out: dict[str, float]) -> None:
@@ -80,14 +111,26 @@ def real(out: dict[str, float]) -> None:
                          "--out", str(path)]) == 0
         model = RobotModel.from_urdf(str(data / "ur10e.urdf"))
         robot = RobotIdentification.load(path, model)
-    stds = []
+    frame = _on_frame(model.default_payload_frame)
+    stds, alarms, caught = [], 0, dict.fromkeys(DRIFTS, 0)
     for pair, files in rd.PAIRS.items():
         for kind, file in zip(("unloaded", "loaded"), files):
-            a, std = robot_scale_on_run(robot, model, read_ur_csv(data / file, list(robot.effort_scale)),
-                                        _on_frame(model.default_payload_frame))
-            out[f"drift_ur10e_a_{kind}_{pair}"] = a
-            stds.append(std)
-    out["drift_ur10e_a_std_pct_max"] = 100 * float(np.max(stds))
+            r = robot_scale_on_run(robot, model, read_ur_csv(data / file, list(robot.effort_scale)), frame)
+            print(_line(f"{pair} {kind}", r), file=sys.stderr)
+            out[f"drift_ur10e_a_{kind}_{pair}"] = r.plain.a
+            out[f"drift_ur10e_af_{kind}_{pair}"] = r.friction_free.a
+            stds += [r.plain.std, r.friction_free.std]
+            alarms += r.drifted
+            if kind == "loaded":
+                for s in DRIFTS:
+                    rs = robot_scale_on_run(robot, model, read_ur_csv(data / file, [float(g) * s for g in
+                                                                                   robot.effort_scale]), frame)
+                    caught[s] += rs.drifted
+                    print(_line(f"{pair} {kind} x{s}", rs), file=sys.stderr)
+    out["drift_ur10e_std_pct_max"] = 100 * float(np.max(stds))
+    out["drift_ur10e_false_alarms"] = float(alarms)
+    for s, count in caught.items():
+        out[f"drift_ur10e_caught_x{s}"] = float(count)
 
 
 def main() -> None:

@@ -129,7 +129,7 @@ def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recor
     # loaded-minus-unloaded torque carries the gains' error straight into the mass (real UR10e, both runs' efforts
     # × 1.02: +2.0 % at 3.2σ, converged and ok, while every method that needs robot.yaml was flagged).
     if request.robot is not None:
-        reason = drift_reason(*robot_scale_on_run(request.robot, request.model, loaded, est),
+        reason = drift_reason(robot_scale_on_run(request.robot, request.model, loaded, est),
                               loaded.source or "the loaded run")
         if reason:
             est.mark(Quality.SUSPECT, reason)
