@@ -472,9 +472,13 @@ class PayloadMonitor:
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
-            # come back within the allowance before anything new counts, on every joint (an untrusted one's
-            # residual says nothing of that).
-            if np.all(w > 0) and np.all(np.abs(z) < drift):
+            # come back within the allowance before anything new counts, on every joint, a creeping one's as well
+            # (PayloadMonitor._trusted: its residual carries the friction error near zero speed on top of whatever
+            # acts, so back inside the allowance it is back). Not waiting for it to be trusted again: a person
+            # pushing a slowly moving arm leaves a joint creeping for the whole move, and a second push in that move
+            # (0.2-1 s after the first was released, the residual back at its noise on every joint) went unseen,
+            # the monitor disarmed until the move ended (bench/monitor.py's human task, seed 7: 323.5 s).
+            if np.all(np.abs(r / self.sigma) < drift):
                 self._armed = True
                 self._unarmed_motion_s = 0.0
                 self.cusum.reset(t)
