@@ -260,7 +260,7 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
             outside = w[0] * np.abs(r[0]) / allowance
             j = int(np.argmax(outside))
             if outside[j] > 1.0:
-                return contact(f"the residual at the change ({r[0, j]:+.1f} N·m on joint {j + 1}, {outside[j]:.1f}× its "
-                               "allowance) went and left no load: a transient", misfit)
+                return contact(f"the residual at the change ({r[0, j]:+.1f} N·m on joint {j + 1}, {outside[j]:.1f}× "
+                               "its allowance) went and left no load: a transient", misfit)
         return Verdict(None, delta_phi, misfit, cov)
     return Verdict(Event(kind, t_change, t_alarm, t_v, dm, dm_std, delta_phi, reason), delta_phi, misfit, cov)
