@@ -250,17 +250,20 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
         kind = EventKind.CHANGED
     else:
         if allowance is not None:
-            # No flange load is left after the change, yet the residual at the change itself was beyond what the
-            # alarm allows: the rows from t_change on are the observer's free response to that residual, E r(t_c)
-            # (transient_free_rows), so whatever acted then has gone. A short strike the alarm catches at its peak
-            # is dated there (locate_change: any anchor after a step fits a step as well, and one at the peak fits
-            # a strike's decay best), and its decay, or its rebound, is then no load and not yet below
-            # `decayed_fraction` of the peak: real UR10e strikes on the lift joint (31-36 N·m for 0.1 s, at 100 Hz)
-            # were folded into the estimate as nothing. A load refined at its onset starts from the residual's noise.
+            # No flange load is left after the change, yet the residual at the change itself was beyond what the alarm
+            # allows; and of it, less than `decayed_fraction` is left at the window's end (its projection on the
+            # change's residual, whitened: a strike's rebound counts as gone, a push still ramping up as there). A
+            # short strike the alarm catches at its peak is dated there (locate_change: any anchor after a step fits
+            # a step as well, and one at the peak fits a strike's decay best), so the window holds only its decay or
+            # rebound, and its size need not have fallen below `decayed_fraction` of the peak: real UR10e strikes on
+            # the lift joint (31-36 N·m for 0.1 s, at 100 Hz) were folded into the estimate as nothing.
+            start, end = w[0] * r[0] / sigma, w[-1] * r[-1] / sigma
             outside = w[0] * np.abs(r[0]) / allowance
             j = int(np.argmax(outside))
-            if outside[j] > 1.0:
+            left = float(end @ start) / max(float(start @ start), 1e-300)
+            if outside[j] > 1.0 and left < s.decayed_fraction:
                 return contact(f"the residual at the change ({r[0, j]:+.1f} N·m on joint {j + 1}, {outside[j]:.1f}× "
-                               "its allowance) went and left no load: a transient", misfit)
+                               f"its allowance) was gone {t_v - t_change:.2f} s later ({left:.0%} of it left) and "
+                               "left no load: a transient", misfit)
         return Verdict(None, delta_phi, misfit, cov)
     return Verdict(Event(kind, t_change, t_alarm, t_v, dm, dm_std, delta_phi, reason), delta_phi, misfit, cov)
