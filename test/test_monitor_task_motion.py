@@ -11,9 +11,7 @@ named where it is fixed (payload_id_core.monitor.monitor):
 - a person's push held in motion put the payload in doubt that was never lifted, and the next place was dated from
   the push (PayloadMonitor._doubt_came_back);
 - a pick after a light push at rest was dated from that push, as the start of a doubt it had nothing to do with, and
-  a place named late from an earlier window that named nothing (PayloadMonitor._names_doubt, _name_late);
-- a second push in one slow move went unseen: the monitor, disarmed by the first, waited for a creeping joint to be
-  trusted again before re-arming (PayloadMonitor._step).
+  a place named late from an earlier window that named nothing (PayloadMonitor._names_doubt, _name_late).
 """
 
 import gzip
@@ -292,32 +290,3 @@ def test_a_place_refuted_by_a_push_right_after_it_does_not_bring_back_the_part(c
     assert abs(loads[1].delta_mass + 1.61) <= 3 * loads[1].delta_mass_std, loads[1]
     final = monitor.state.to_estimate(FRAME)
     assert monitor.state.carries_nothing and final.converged and final.quality is Quality.OK, monitor.state
-
-
-def test_a_second_push_in_a_slow_move_is_a_contact(cell):
-    """Issue 31 (bench/monitor.py's human task, seed 7, at 323.5 s and 485.5 s): a person pushes a slowly moving arm
-    twice, 0.4 s apart, during one 8 s move in which the pan joint barely turns (a creeping joint, left out of the
-    alarm: PayloadMonitor._trusted). The first push's contact disarms the monitor until the residual comes back.
-    Before: it re-armed only with every joint trusted, the pan joint crept for the whole move, and the second push
-    (90 N on the flange) went unseen although the residual was back at its noise between the two. Now both are
-    contacts, and neither is a load."""
-    model, robot = cell
-    task = Task(model, 5)
-    task.rest(0.5)
-    task.moves(2)
-    target = task.q + np.array([0.01, 0.4, -0.4, 0.5, 0.5, 0.5])
-    task.cell.send(point_to_point(model, task.cell.time, task.q, target, 8.0))
-    task.q = target
-    t_move = task.cell.time
-    task.rest(1.0)
-    first = push_for(task, "wrist", 110.0 * np.array([0.6, -0.7, 0.4]) / np.linalg.norm([0.6, -0.7, 0.4]), 0.3, 1.5)
-    task.rest(0.4)
-    second = push_for(task, "flange", 90.0 * np.array([-0.2, 0.5, -0.8]) / np.linalg.norm([-0.2, 0.5, -0.8]), 0.3,
-                      1.2)
-    task.rest(8.0 - (task.cell.time - t_move) + 0.6)
-    task.moves(2)
-    _, events, _ = task.watch(robot)
-    assert not [e for e in events if e.is_load_change], events
-    for start, end in (first, second):
-        assert [e for e in events if e.kind is EventKind.CONTACT and start - 0.1 <= e.t_change <= end + 0.5], \
-            (start, end, [(e.kind.value, round(e.t_change, 2), e.reason) for e in events])

@@ -302,7 +302,6 @@ class PayloadMonitor:
         self._change_share = np.zeros(n)
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
-        self._inside_since = np.inf                  # disarmed: since when every joint is inside its allowance
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
@@ -473,20 +472,9 @@ class PayloadMonitor:
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
-            # come back within the allowance before anything new counts, on every joint. A creeping joint's residual
-            # (PayloadMonitor._trusted) counts too once every joint has stayed inside for the verdict's window
-            # (`confirm_s`), rather than waiting for it to be trusted again: a person pushing a slowly moving arm
-            # leaves a joint creeping for the whole move, and a second push in that move (0.2-1 s after the first was
-            # released, the residual back at its noise on every joint) went unseen, the monitor disarmed until the
-            # move ended (bench/monitor.py's human task, seed 7: 323.5 s). Not at once: a load nobody named passes
-            # inside the allowance now and then in motion (the real UR10e's 2.8 kg, carried from the start).
-            inside = bool(np.all(np.abs(r / self.sigma) < drift))
-            if not inside:
-                self._inside_since = np.inf
-            elif not np.isfinite(self._inside_since):
-                self._inside_since = t
-            if inside and (np.all(w > 0) or t - self._inside_since >= d.confirm_s):
-                self._inside_since = np.inf
+            # come back within the allowance before anything new counts, on every joint (an untrusted one's
+            # residual says nothing of that).
+            if np.all(w > 0) and np.all(np.abs(z) < drift):
                 self._armed = True
                 self._unarmed_motion_s = 0.0
                 self.cusum.reset(t)
