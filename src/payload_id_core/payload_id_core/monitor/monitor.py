@@ -539,7 +539,8 @@ class PayloadMonitor:
         if t_change is not None:
             since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
             self._window = {"t_alarm": t, "t_change": t_change, "samples": since,
-                            "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S))}
+                            "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S)),
+                            "allowance": drift * self.sigma}
 
     def _put_in_doubt(self, t: float, F: np.ndarray, r0: np.ndarray, L: np.ndarray, out: MonitorUpdate) -> None:
         """A misfit outside the allowance for `doubt_after_s` of motion while disarmed: the carried payload does not
@@ -676,7 +677,7 @@ class PayloadMonitor:
         # risen level).
         verdict = classify(t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
-                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W)
+                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
         self.cusum.reset(float(t[-1]))
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
