@@ -653,3 +653,40 @@ def test_identify_payload_on_a_recorded_command_loads_no_scipy_signal(tmp_path, 
     a, b = (read_yaml_mapping(tmp_path / f"{k}.yaml", "payload", "") for k in ("lazy", "eager"))
     assert a["parameters_about_frame_origin"] == b["parameters_about_frame_origin"] and a["std"] == b["std"]
     assert abs(a["mass"] - 3.0) < 0.1
+
+
+REFERENCES = {"direct-rls": ReferenceDirectRLS, "difference-rls": ReferenceDifferenceRLS}
+# Single samples between blocks of every remainder modulo PENDING (32) and BLOCK, as a node that sometimes falls
+# behind feeds them.
+FEED_PATTERN = (1, 1, 45, 7, 1, 33, 100, 1, 63, 2, 31, 250)
+
+
+def _feed_mixed(est, t, q, qd, qdd, tau):
+    k, i = 0, 0
+    while k < t.size:
+        end = min(t.size, k + FEED_PATTERN[i % len(FEED_PATTERN)])
+        i += 1
+        if end - k == 1:
+            est.update(q[k], qd[k], qdd[k], tau[k], t[k])
+        else:
+            est.update_batch(t[k:end], q[k:end], qd[k:end], qdd[k:end], tau[k:end])
+        k = end
+
+
+@pytest.mark.parametrize("method", sorted(REFERENCES))
+@pytest.mark.parametrize("options", [{}, {"forgetting": 0.9995}, {"include_robot_uncertainty": True},
+                                     {"load_friction": False}, {"history_every": 0}, {"check_every": 1}])
+def test_single_samples_between_uneven_blocks_give_the_reference_numbers(ur10, method, options):
+    """update() and update_batch() interleaved, blocks not a multiple of PENDING (the τ² and information folds cut
+    mid-block), with forgetting, the robot's covariance, without load friction, a check every sample: bit for bit,
+    and a repeated sample (a driver re-publishing a state) the same way."""
+    model, robot, (t, q, qd, qdd, tau) = ur10
+    kw = {"history_every": 10, "check_every": 7, **options}
+    for idx in (np.arange(t.size), np.repeat(np.arange(t.size), 2)[:t.size]):
+        fast = OnlinePayloadEstimator(model, robot, "tool0", method, **kw)
+        ref = REFERENCES[method](model, robot, "tool0", **kw)
+        ref.rls.update = ReferenceRLSUpdate(ref.rls)
+        for est in (fast, ref):
+            _feed_mixed(est, t[idx], q[idx], qd[idx], qdd[idx], tau[idx])
+        a = _same_state(fast, ref)
+        assert abs(a.phi[0] - 3.0) < 0.1, (method, options, a.phi[0])
