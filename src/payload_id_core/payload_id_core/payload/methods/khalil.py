@@ -20,6 +20,7 @@ from payload_id_core.payload.covariance_extra import (
     measured_model_error,
     measured_model_error_note,
     model_error_frame_note,
+    resolution_floored_covariance,
 )
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
@@ -66,6 +67,12 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
+    # Without it, the residual level the covariance is scaled by is floored at the model's resolution
+    # (covariance_extra.resolution_floored_covariance: a noise-free run's residuals do not measure the model error).
+    floored = None if measured is not None else resolution_floored_covariance(
+        W, sol, np.sqrt(np.mean(sig.tau**2, axis=0)))
+    if floored is not None:
+        cov = sol.inflation**2 * floored
     rc = robot_uncertainty(robot, options)
     if rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
