@@ -14,6 +14,9 @@ import yaml
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.excitation.fourier import trajectories_dir
+from payload_id_core.payload.covariance_extra import resolution_floored_covariance
+from payload_id_core.payload.finish import MODEL_RESOLUTION
+from payload_id_core.payload.linear import weighted_lstsq
 
 MASS, COM = 1.5, np.array([0.01, -0.02, 0.05])
 
@@ -46,3 +49,18 @@ def test_readme_calibration_gives_no_confident_wrong_answer(readme_cell, method)
     z_mass = (p["mass"] - MASS) / p["std"]["mass"]
     z_com = (np.array(p["com"]) - COM) / np.array(p["std"]["com"])
     assert abs(z_mass) <= 3.0 and np.all(np.abs(z_com) <= 3.0), (method, z_mass, z_com)
+
+
+def test_the_resolution_floor_scales_the_covariance_only_below_it():
+    """A residual below MODEL_RESOLUTION × the effort RMS is taken at the floor (textbook covariance of the floor's
+    white noise); at or above it the fit's own covariance stands (None)."""
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(400, 2, 3))
+    y = W @ np.array([1.0, -2.0, 0.5]) + 1e-6 * rng.normal(size=(400, 2))
+    fit = weighted_lstsq(W, y)
+    rms = np.array([10.0, 1.0])
+    floored = resolution_floored_covariance(W, fit, rms)
+    assert floored is not None
+    A = (W / (MODEL_RESOLUTION * rms)[None, :, None]).reshape(-1, 3)
+    np.testing.assert_allclose(floored, np.linalg.inv(A.T @ A), rtol=1e-9)
+    assert resolution_floored_covariance(W, fit, fit.sigma / MODEL_RESOLUTION) is None

@@ -133,8 +133,16 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
                                                         loaded_torque=lambda W, x: W @ x)
     p = y_b.shape[-1]
     sol = _difference_payload(model, robot, frame, re.x[:p], re.cov[:p, :p], re.identifiable[:p], options)
+    payload_cov = sol.cov
+    # The re-identification's residual level floored at the model's resolution (resolution_floored_covariance;
+    # khalil-2 never uses robot.yaml's measured model error, so always): the estimate keeps its weighting, the
+    # covariance is the conversion's with the floored cov(θ_b).
+    floored = resolution_floored_covariance(y_used, re, np.sqrt(np.mean(sig.tau**2, axis=0)))
+    if floored is not None:
+        payload_cov = _difference_payload(model, robot, frame, re.x[:p], re.inflation**2 * floored[:p, :p],
+                                          re.identifiable[:p], options).cov
     w_l, _ = payload_rows(model, None, frame, sig, False)
-    cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
+    cov = with_gain_uncertainty(payload_cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m"
