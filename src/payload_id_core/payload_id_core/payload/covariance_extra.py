@@ -13,6 +13,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.finish import MODEL_RESOLUTION
 from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.linear import LinearSolution, weighted_response
 from payload_id_core.payload.load_friction import load_changeable_friction, sign_epsilon, solve_with_load_friction
@@ -79,7 +80,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
                             load_friction: bool = False) -> tuple[np.ndarray, list[Note]]:
     """What the covariance of φ_L (10, 10) of an online estimate lacks, and the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
-    the model error robot.yaml measured on held-out motions when it has one: measured_model_error).
+    the model error robot.yaml measured on held-out motions when it has one: measured_model_error; without one, the
+    residual level floored at the model's resolution: resolution_floored_covariance).
 
     The recursive estimators' covariance assumes independent samples and an exact robot model. The same payload
     regression solved in one batch on the samples the estimator saw (Khalil 2007 method 1 with the friction
@@ -108,6 +110,9 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     factor2 = sol.inflation**2
     plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
     extra = (factor2 - 1.0) * plain
+    floored = resolution_floored_covariance(W_used, sol, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
+    if floored is not None:
+        extra = factor2 * np.nan_to_num(floored[:10, :10]) - plain
     notes = [serial_correlation_note(sol.inflation)]
     gear = gear_model_error(robot, y_a, sol, W_used, qd)
     if gear is None:
@@ -115,6 +120,29 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     shift, mu = gear[0][:10], gear[1]
     notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
     return extra + np.outer(shift, shift), notes
+
+
+def resolution_floored_covariance(W: np.ndarray, fit: LinearSolution, torque_rms: np.ndarray) -> np.ndarray | None:
+    """The textbook covariance of the WLS fit y ≈ W z (`fit`, on W (N, n, u)) with each joint's residual std
+    floored at MODEL_RESOLUTION × its effort RMS on the run (`torque_rms`, N·m), without the serial-correlation
+    inflation; None when no joint's residual is below its floor (the fit's own covariance is then this one).
+
+    The floor is the quality check's (finish.model_error_reference), on the same physical argument: a rigid-body
+    model with identified friction does not resolve a joint's torque better than about 0.5 % of its effort, so a
+    residual below that (a noise-free simulation: the residual is then the numerical error of the conditioning)
+    does not measure the model's error on another motion. Used only where robot.yaml has no model error measured
+    on held-out motions (measured_model_error replaces it there)."""
+    floor = MODEL_RESOLUTION * np.asarray(torque_rms, dtype=float).reshape(-1)
+    sigma = np.asarray(fit.sigma, dtype=float).reshape(-1)
+    if not np.any(sigma < floor):
+        return None
+    ok = fit.identifiable
+    w2 = 1.0 / np.maximum(sigma, floor)**2
+    A = np.asarray(W, dtype=float)[..., ok]
+    gram = np.einsum("tju,tj,tjv->uv", A, np.broadcast_to(w2, A.shape[:2]), A)
+    cov = np.full((W.shape[-1],) * 2, np.nan)
+    cov[np.ix_(ok, ok)] = np.linalg.pinv(gram)
+    return cov
 
 
 def serial_correlation_note(inflation: float) -> Note:

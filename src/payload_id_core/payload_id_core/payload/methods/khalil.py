@@ -20,6 +20,7 @@ from payload_id_core.payload.covariance_extra import (
     measured_model_error,
     measured_model_error_note,
     model_error_frame_note,
+    resolution_floored_covariance,
 )
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
@@ -66,6 +67,12 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
+    # Without it, the residual level the covariance is scaled by is floored at the model's resolution
+    # (covariance_extra.resolution_floored_covariance: a noise-free run's residuals do not measure the model error).
+    floored = None if measured is not None else resolution_floored_covariance(
+        W, sol, np.sqrt(np.mean(sig.tau**2, axis=0)))
+    if floored is not None:
+        cov = sol.inflation**2 * floored
     rc = robot_uncertainty(robot, options)
     if rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
@@ -126,8 +133,16 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
                                                         loaded_torque=lambda W, x: W @ x)
     p = y_b.shape[-1]
     sol = _difference_payload(model, robot, frame, re.x[:p], re.cov[:p, :p], re.identifiable[:p], options)
+    payload_cov = sol.cov
+    # The re-identification's residual level floored at the model's resolution (resolution_floored_covariance;
+    # khalil-2 never uses robot.yaml's measured model error, so always): the estimate keeps its weighting, the
+    # covariance is the conversion's with the floored cov(θ_b).
+    floored = resolution_floored_covariance(y_used, re, np.sqrt(np.mean(sig.tau**2, axis=0)))
+    if floored is not None:
+        payload_cov = _difference_payload(model, robot, frame, re.x[:p], re.inflation**2 * floored[:p, :p],
+                                          re.identifiable[:p], options).cov
     w_l, _ = payload_rows(model, None, frame, sig, False)
-    cov = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
+    cov = with_gain_uncertainty(payload_cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m"
