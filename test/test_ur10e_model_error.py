@@ -87,6 +87,16 @@ def test_difference_rls_conversion_is_chosen_by_its_held_out_spurious_first_mome
     me = HeldOutModelError("f", ["a", "b"], rows, difference_rls=choice)
     back = HeldOutModelError.from_dict(yaml.safe_load(yaml.safe_dump(me.to_dict())), "robot.yaml")
     assert back.difference_rls.chosen == "data_only"
+    assert np.isnan(back.difference_rls.chi2) and "chi2" not in me.to_dict()["difference_rls"]   # not measured
+    measured = DifferenceRLSConversion.choose({"robot_covariance": with_ca, "data_only": without}, 10.5)
+    recorded = HeldOutModelError("f", ["a", "b"], rows, difference_rls=measured).to_dict()["difference_rls"]
+    assert recorded["chi2_limit"] == pytest.approx(16.81, abs=0.01)      # χ²(6 dof)'s 99 %: 3 moments, 2 runs
+    assert HeldOutModelError.from_dict({"frame": "f", "held_out": ["a", "b"], "spurious_payload": rows.tolist(),
+                                        "difference_rls": recorded}, "robot.yaml").difference_rls.chi2 == 10.5
+    recorded["chi2"] = "large"
+    with pytest.raises(PayloadIdError, match="chi2"):
+        HeldOutModelError.from_dict({"frame": "f", "held_out": ["a", "b"], "spurious_payload": rows.tolist(),
+                                     "difference_rls": recorded}, "robot.yaml")
     assert np.array_equal(back.difference_rls.spurious["robot_covariance"], with_ca)
     assert moments_robot_covariance(type("R", (), {"model_error": back})()) is False
     assert moments_robot_covariance(type("R", (), {"model_error": HeldOutModelError("f", ["a"], rows[:1])})())
@@ -148,6 +158,10 @@ def test_robot_yaml_records_difference_rls_moments_conversion_chosen_on_the_held
     # the held-out 15harm run's spurious m·c_y: −9.6 g·m with C_a, −1.3 without (mean squares 3.5e-5, 3.4e-6 (kg·m)²)
     assert abs(first["robot_covariance"][0, 1]) > 0.005 > 0.003 > abs(first["data_only"][0, 1]), first
     assert np.mean(first["data_only"] ** 2) < 0.25 * np.mean(first["robot_covariance"] ** 2), first
+    # Recorded next to the choice: the two conversions' difference against what noise and C_a predict for it
+    # (measured 10.5 on 6 dof, 99 %: 16.8): visible (well above the simulated tie's 2.3 on 3), not beyond the noise.
+    assert choice["chi2_level"] == 0.99 and choice["chi2_limit"] == pytest.approx(16.81, abs=0.01), choice
+    assert 6.0 < choice["chi2"] < choice["chi2_limit"], choice
 
 
 @requires_ur10e_data

@@ -312,7 +312,8 @@ def run(args) -> int:
         ident.model_error = measure_model_error(model, ident, held_out, frame)
         conv = ident.model_error.difference_rls
         if conv is not None:
-            print(f"difference-rls moments conversion: {conv.chosen} (held-out spurious first moments, mean square "
+            print(f"difference-rls moments conversion: {conv.chosen} (held-out first moments with and without C_a "
+                  f"differ at chi2 {conv.chi2:.3g}, limit {conv.chi2_limit():.3g}; spurious mean square "
                   + ", ".join(f"{k} {conv.mean_square(k):.3g}" for k in conv.spurious) + " (kg·m)²)")
         for cand in choice.candidates:
             if cand.kind == choice.chosen:

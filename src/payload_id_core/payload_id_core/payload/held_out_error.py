@@ -106,26 +106,40 @@ def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out:
 
 
 def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,
-                            robot_covariance: bool) -> np.ndarray:
+                            robot_covariance: bool) -> tuple[np.ndarray, float]:
     """(10,) the raw φ difference-rls (its default options, the final solution) finds on an unloaded run, its moments
-    converted with or without the robot identification's covariance; NaN where undetermined."""
+    converted with or without the robot identification's covariance (NaN where undetermined); and the χ² (3 dof) of
+    the difference between these first moments and the other conversion's, against the covariance the noise (as it
+    is, serially correlated) and an error of θ̂_a distributed as C_a predict for that difference (NaN when it cannot
+    be judged: a first moment undetermined, no C_a, that covariance not definite)."""
     request = payload_request(PayloadMethod.DIFFERENCE_RLS, model, robot, frame)
     sig = method_signals(unloaded, model, request.options, robot)
     est = online_estimator(PayloadMethod.DIFFERENCE_RLS, model, robot, request.frame, request.options,
                            rate_hz=1.0 / float(np.median(np.diff(sig.t))))
+    chi2 = float("nan")
     if isinstance(est, DifferenceRLS):   # always: the method is difference-rls
         est.moments_robot_covariance = robot_covariance
+        est.compare_conversions = True
     est.update_batch(sig.t, sig.q, sig.qd, sig.qdd, sig.tau)
     judge_moments_on(est, sig.q, sig.qd, sig.qdd, sig.tau)
     z, _, ok = est.payload_solution()
-    return np.where(ok[:10], z[:10], np.nan)
+    difference = getattr(est, "conversion_difference", None)
+    if difference is not None and ok[1:4].all():
+        m6, c6 = difference
+        L = np.hstack([np.eye(3), -np.eye(3)])
+        d, c = L @ m6, L @ c6 @ L.T
+        if np.all(np.isfinite(c)) and np.all(np.linalg.eigvalsh(0.5 * (c + c.T)) > 0):
+            chi2 = float(d @ np.linalg.solve(c, d))
+    return np.where(ok[:10], z[:10], np.nan), chi2
 
 
 def difference_rls_conversion(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],
                               frame: str) -> DifferenceRLSConversion:
     """difference-rls's first moments converted with and without C_a on each held-out unloaded run (true value 0),
-    and the conversion robot_id/model_error.CONVERSION_CRITERION chooses."""
-    return DifferenceRLSConversion.choose({
-        key: np.array([difference_rls_spurious(model, robot, r, frame, key == WITH_ROBOT_COVARIANCE)
-                       for r in held_out], dtype=float).reshape(-1, 10)
-        for key in (WITH_ROBOT_COVARIANCE, DATA_ONLY)})
+    the χ² of their difference (summed over the runs), and the conversion robot_id/model_error.CONVERSION_CRITERION
+    chooses."""
+    runs = {key: [difference_rls_spurious(model, robot, r, frame, key == WITH_ROBOT_COVARIANCE) for r in held_out]
+            for key in (WITH_ROBOT_COVARIANCE, DATA_ONLY)}
+    spurious = {key: np.array([phi for phi, _ in rows], dtype=float).reshape(-1, 10) for key, rows in runs.items()}
+    chi2 = float(sum(c for _, c in runs[WITH_ROBOT_COVARIANCE]))
+    return DifferenceRLSConversion.choose(spurious, chi2)

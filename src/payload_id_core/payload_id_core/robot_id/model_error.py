@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import chi2 as chi2_dist
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
@@ -42,6 +43,14 @@ WITH_ROBOT_COVARIANCE, DATA_ONLY = "robot_covariance", "data_only"
 CONVERSION_CRITERION = ("difference-rls's spurious first moments on the held-out unloaded runs (true value 0): the "
                         "conversion whose mean square over the runs and the three axes is smaller; a tie keeps "
                         f"{WITH_ROBOT_COVARIANCE}")
+# The level at which chi2 (recorded next to the choice) says the two conversions differ beyond the noise and an
+# identification error distributed as C_a.
+CONVERSION_LEVEL = 0.99
+
+
+def conversion_chi2_limit(runs: int) -> float:
+    """χ² of 3 first moments per held-out run at CONVERSION_LEVEL."""
+    return float(chi2_dist.ppf(CONVERSION_LEVEL, 3 * runs)) if runs > 0 else float("nan")
 
 
 @dataclass
@@ -54,20 +63,34 @@ class DifferenceRLSConversion:
     C_a⁻¹ and the conversion follows C_a's directions, which carry the 14harm fit's error onto the 15harm motion. The
     spurious first moments difference-rls finds on the held-out unloaded 15harm run are (6.4, −9.6, 3.4) g·m with C_a
     and (−0.3, −1.3, 3.3) g·m without (01_31: (−3.7, 0.9, 2.6) and (−2.1, 0.6, 3.3)); on the loaded 15harm run its
-    CoM y is 153.1 mm with C_a, 157.3 mm without, where khalil-3 finds 161.7 mm."""
+    CoM y is 153.1 mm with C_a, 157.3 mm without, where khalil-3 finds 161.7 mm.
+
+    Recorded next to the choice (chi2): how far the two conversions' first moments differ on the held-out runs,
+    against what the noise (as it is, serially correlated) and an identification error distributed as C_a predict
+    for their difference. Both conversions are linear in the same evidence, so the difference holds only the noise
+    they weigh differently (a Hausman-type statistic; 3 dof per run). It says whether the mean squares' order is
+    evidence or noise: real UR10e 10.5 (6 dof, 99 %: 16.8; p ≈ 0.1), simulated UR10 cell (identification 1001, one
+    held-out run, the 3 % tie) 2.3 (3 dof, 99 %: 11.3)."""
 
     chosen: str
     spurious: dict[str, np.ndarray]  # conversion -> (H, 10) spurious payloads on the held-out runs
     criterion: str = CONVERSION_CRITERION
+    # χ² of the two conversions' first-moment difference over the runs (3 dof each; NaN: not measured, e.g. a file
+    # written before it was recorded).
+    chi2: float = float("nan")
 
     @classmethod
-    def choose(cls, spurious: dict[str, np.ndarray]) -> DifferenceRLSConversion:
+    def choose(cls, spurious: dict[str, np.ndarray], chi2: float = float("nan")) -> DifferenceRLSConversion:
         rows = {k: np.asarray(v, dtype=float).reshape(-1, 10) for k, v in spurious.items()}
-        choice = cls(WITH_ROBOT_COVARIANCE, rows)
+        choice = cls(WITH_ROBOT_COVARIANCE, rows, chi2=float(chi2))
         # NaN (a first moment some run left undetermined) compares False: the default stays.
         if choice.mean_square(DATA_ONLY) < choice.mean_square(WITH_ROBOT_COVARIANCE):
             choice.chosen = DATA_ONLY
         return choice
+
+    def chi2_limit(self) -> float:
+        """χ² at CONVERSION_LEVEL: beyond it the conversions' difference is not C_a's premise's (3 dof per run)."""
+        return conversion_chi2_limit(self.spurious[WITH_ROBOT_COVARIANCE].shape[0])
 
     def mean_square(self, conversion: str) -> float:
         """The criterion's score of `conversion`: mean square spurious first moment, (kg·m)²; NaN when a held-out run
@@ -76,24 +99,28 @@ class DifferenceRLSConversion:
         return float(np.mean(first**2)) if first.size and np.all(np.isfinite(first)) else float("nan")
 
     def to_dict(self) -> dict:
-        return {"chosen": self.chosen, "criterion": self.criterion,
-                "spurious_payload": {k: [[None if not np.isfinite(x) else float(x) for x in row] for row in v]
-                                     for k, v in self.spurious.items()}}
+        d: dict = {"chosen": self.chosen, "criterion": self.criterion}
+        if np.isfinite(self.chi2):
+            d.update(chi2=self.chi2, chi2_limit=self.chi2_limit(), chi2_level=CONVERSION_LEVEL)
+        d["spurious_payload"] = {k: [[None if not np.isfinite(x) else float(x) for x in row] for row in v]
+                                 for k, v in self.spurious.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d, key: str) -> DifferenceRLSConversion:
         known = (WITH_ROBOT_COVARIANCE, DATA_ONLY)
         if not isinstance(d, dict) or d.get("chosen") not in known or not isinstance(d.get("spurious_payload"), dict):
             raise PayloadIdError(f"{key}.difference_rls is {d!r}, not a mapping {{chosen: one of {list(known)}, "
-                                 "criterion, spurious_payload}",
+                                 "criterion, chi2, spurious_payload}",
                                  "the file is damaged; re-run payload-id identify-robot")
         try:
             spurious = {str(k): np.array([[np.nan if x is None else float(x) for x in row] for row in v],
                                          dtype=float).reshape(-1, 10) for k, v in d["spurious_payload"].items()}
+            chi2 = float("nan") if d.get("chi2") is None else float(d["chi2"])
         except (TypeError, ValueError) as err:
-            raise PayloadIdError(f"{key}.difference_rls.spurious_payload is not rows of 10 numbers ({err})",
+            raise PayloadIdError(f"{key}.difference_rls.spurious_payload or chi2 is not numbers ({err})",
                                  "the file is damaged; re-run payload-id identify-robot") from err
-        return cls(str(d["chosen"]), spurious, str(d.get("criterion", CONVERSION_CRITERION)))
+        return cls(str(d["chosen"]), spurious, str(d.get("criterion", CONVERSION_CRITERION)), chi2)
 
 
 @dataclass

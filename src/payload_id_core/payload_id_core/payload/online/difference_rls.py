@@ -97,6 +97,11 @@ class DifferenceRLS(OnlineEstimator):
         # covariance C_a (Xu's generalised J^#, as the mass's does): robot.yaml's held-out choice
         # (model_error.difference_rls), else yes.
         self.moments_robot_covariance = moments_robot_covariance(robot)
+        # Held-out runs only (payload/held_out_error.py): also convert the first moments the other way, and judge
+        # the two conversions' difference against the covariance noise and C_a predict for it.
+        self.compare_conversions = False
+        # (first moments with this conversion minus the other's, its predicted covariance) of the last full solve
+        self.conversion_difference: tuple[np.ndarray, np.ndarray] | None = None
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -322,20 +327,20 @@ class DifferenceRLS(OnlineEstimator):
         var = residuals[1] / max(normal.samples - k / self.n, 1.0)
         S_vv, S_ww, S_vw = normal.weighted(np.stack([v * v * var, w * w * var, v * w * var]))[0]
         C_a = self.robot_cov_b if self.include_robot_uncertainty else None
-        maps = []
         # The moments' conversion leaves C_a out where robot.yaml's held-out runs chose so (moments_robot_covariance);
         # C_a's response stays in their covariance either way (covariance() below).
         C_w = C_a if self.moments_robot_covariance else None
-        for I_x, wx, r, C_x in ((I_v, v, residuals[0], C_a), (I_w, w, residuals[1], C_w)):
-            s2 = float(wx @ r) / dof_rows
-            maps.append(_conversion(I_x, s2 if s2 > 0 else 1.0, J, C_x))
-        (gram_v, R_v), (gram_w, R_w) = maps
+        s2_v, s2_w = (float(wx @ r) / dof_rows for wx, r in ((v, residuals[0]), (w, residuals[1])))
+        gram_v, R_v = _conversion(I_v, s2_v if s2_v > 0 else 1.0, J, C_a)
         B_v = _spd_solve(gram_v, R_v, quick)
         if B_v is None:
             return None
-        if k == 1 or not mass_first:
-            H_v, H_w = B_v, np.zeros_like(B_v)
-        else:
+
+        def two_step(C_x: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+            """(H_v, H_w): z = H_v g_v + H_w g_w with the rest converted with C_x."""
+            if k == 1 or not mass_first:
+                return B_v, np.zeros_like(B_v)
+            gram_w, R_w = _conversion(I_w, s2_w if s2_w > 0 else 1.0, J, C_x)
             # Column 0 is the mass (φ_L's first entry; structurally identifiable whenever any entry is).
             mass_map = B_v[0]
             rest = slice(1, k)
@@ -347,6 +352,12 @@ class DifferenceRLS(OnlineEstimator):
             H_v[0] = mass_map
             H_v[rest] = -np.outer(K[:, 0], mass_map)
             H_w[rest] = K[:, 1:]
+            return H_v, H_w
+
+        maps = two_step(C_w)
+        if maps is None:
+            return None
+        H_v, H_w = maps
         z = H_v @ g_v + H_w @ g_w
         pull, gain_var = None, None
         if payload_columns and self._gain_rel_std is not None:
@@ -390,6 +401,16 @@ class DifferenceRLS(OnlineEstimator):
                     ratio = np.diag(correlated)[first_moments] / np.diag(cov)[first_moments]
                 scale[first_moments] = np.sqrt(np.where(np.isfinite(ratio) & (ratio > 1.0), ratio, 1.0))
                 cov = cov * np.outer(scale, scale)
+        if check_moments and k > 3 and mass_first and self.compare_conversions and C_a is not None:
+            # Both conversions are linear in the same evidence: their difference (A_v g_v + A_w g_w) holds the
+            # noise only where they weigh it differently, and its covariance under "θ̂_a's error is N(0, C_a)" is
+            # known; a difference beyond it is a robot error C_a does not describe (model_error.py).
+            other = two_step(None if self.moments_robot_covariance else C_a)
+            self.conversion_difference = None
+            if other is not None:
+                A_v, A_w = np.vstack([H_v[1:4], other[0][1:4]]), np.vstack([H_w[1:4], other[1][1:4]])
+                noise = self._moments_noise_hac(A_v, A_w, theta_fit)
+                self.conversion_difference = (A_v @ g_v + A_w @ g_w, covariance(A_v, A_w, noise))
         if check_moments and k > 3 and mass_first:
             # The first moments with Xu's weights alone against these: the same data, so their difference has
             # a known covariance; beyond it the joints disagree (a wrist gain or friction the model lacks).
