@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import chi2 as chi2_dist
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
@@ -50,7 +49,9 @@ CONVERSION_LEVEL = 0.99
 
 def conversion_chi2_limit(runs: int) -> float:
     """χ² of 3 first moments per held-out run at CONVERSION_LEVEL."""
-    return float(chi2_dist.ppf(CONVERSION_LEVEL, 3 * runs)) if runs > 0 else float("nan")
+    from scipy.stats import chi2  # noqa: PLC0415 - half a second of start-up, only identify-robot's record needs it
+
+    return float(chi2.ppf(CONVERSION_LEVEL, 3 * runs)) if runs > 0 else float("nan")
 
 
 @dataclass
