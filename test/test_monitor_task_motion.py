@@ -221,6 +221,23 @@ def push_for(task: Task, link: str, force: np.ndarray, ramp: float, hold: float,
     return start, task.cell.time
 
 
+def place_then_forearm_push(model: RobotModel) -> tuple[Task, tuple[float, float]]:
+    """A 1.61 kg part carried and placed, and 0.1 s after the place a person's 118 N push on the forearm ramped over
+    0.2 s and held 1 s (bench/monitor.py's human task, where the push refuted the place), then 3 s at rest and three
+    moves; the task and (start, end) of the push."""
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(1.61)
+    task.moves(3)
+    task.carry(0.0)
+    task.rest(0.1)
+    push = push_for(task, "forearm", 118.0 * np.array([-1.0, 0.5, 0.0]) / np.sqrt(1.25), 0.2, 1.0)
+    task.rest(3.0)
+    task.moves(3)
+    return task, push
+
+
 def test_a_pick_after_a_push_at_rest_is_dated_at_the_pick_not_at_the_push(cell):
     """Issue 31 (bench/monitor.py's human task, seed 7: a real pick at 301.5 s named as of 285.26 s). A light push at
     rest (10 N on the flange, held 6 s) fits nothing the window names, but leaves the flange unsettled (the arm does
@@ -264,16 +281,7 @@ def test_a_place_refuted_by_a_push_right_after_it_does_not_bring_back_the_part(c
     push's contact acted on are taken out of the re-estimate (PayloadRefiner.drop_since): the place's re-estimate is
     not refuted, the place is named at its time with its mass, and the empty flange is published ok."""
     model, robot = cell
-    task = Task(model, 3)
-    task.rest(0.5)
-    task.moves(2)
-    task.carry(1.61)
-    task.moves(3)
-    task.carry(0.0)
-    task.rest(0.1)
-    t_push = push_for(task, "forearm", 118.0 * np.array([-1.0, 0.5, 0.0]) / np.sqrt(1.25), 0.2, 1.0)
-    task.rest(3.0)
-    task.moves(3)
+    task, t_push = place_then_forearm_push(model)
     t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
     monitor = PayloadMonitor(model, robot, FRAME)
     events, t_place = [], task.truth[-1][0]

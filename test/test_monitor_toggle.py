@@ -9,7 +9,7 @@ after the place the controller kept 2.92 kg on the empty flange for ≥ 13 s.
 
 import numpy as np
 import pytest
-from test_monitor_task_motion import FRAME, Task, push_for
+from test_monitor_task_motion import FRAME, Task, place_then_forearm_push
 
 from payload_id_core.monitor.live import MIN_TOGGLE_INTERVAL_S, LiveMonitor, ToggleLimit
 from payload_id_core.monitor.refine import PayloadRefiner
@@ -308,16 +308,7 @@ def test_an_unconfirmed_payload_stays_unconfirmed_across_a_restart(ur10_cell_rob
     part either: restarted observers leave r₀ − F φ at zero for a few time constants whatever is carried. Now the
     second node holds the part, unconfirmed, never publishes it ok, and names the place once the arm moves."""
     model, robot = ur10_cell_robot
-    task = Task(model, 3)
-    task.rest(0.5)
-    task.moves(2)
-    task.carry(1.61)
-    task.moves(3)
-    task.carry(0.0)
-    task.rest(0.1)
-    _, t_released = push_for(task, "forearm", 118.0 * np.array([-1.0, 0.5, 0.0]) / np.sqrt(1.25), 0.2, 1.0)
-    task.rest(3.0)
-    task.moves(3)
+    task, (_, t_released) = place_then_forearm_push(model)
     t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
     whole = (task, t, q, qd, tau)
     t_place, t_restart = task.truth[-1][0], t_released + 1.0
