@@ -89,6 +89,31 @@ def log(*a) -> None:
     print(*a, file=sys.stderr, flush=True)
 
 
+def run_figures(est: PayloadEstimate, truth: np.ndarray, largest_moment: float) -> dict:
+    """One estimate's figures against the payload it was simulated with (readable_vector order)."""
+    got, std, known = readable_vector(est.phi), est.propagated_std(), est.readable_identifiable()
+    com_err = float(np.max(np.abs(got[1:4] - truth[1:4])))
+    return {"com_err": com_err, "com_det": bool(known[1:4].all()), "inertia_det": bool(known[4:].all()),
+            "com_within_3mm": bool(known[1:4].all()) and com_err <= 3e-3,
+            "moment_z": (got[MOMENTS] - truth[MOMENTS]) / std[MOMENTS],
+            "inertia_std_frac": float(np.max(std[4:]) / largest_moment),
+            "covered": np.abs(got - truth) <= 2 * std,
+            "inertia_pinned": sum(n.startswith("inertia") for n in est.prior_pinned) / 6,
+            "inertia_bounded": sum(n.startswith("inertia") for n in est.prior_bounded) / 6}
+
+
+def summarise(out: dict, key: str, r: list[dict]) -> None:
+    """The figures every part prints, over its runs `r` (run_figures), as out[<key>_<figure>]."""
+    covered = np.array([x["covered"] for x in r])
+    out[f"{key}_com_err_mm"] = 1e3 * float(np.median([x["com_err"] for x in r]))
+    out[f"{key}_com_within_3mm"] = float(np.mean([x["com_within_3mm"] for x in r]))
+    out[f"{key}_inertia_determined"] = float(np.mean([x["inertia_det"] for x in r]))
+    out[f"{key}_inertia_std_frac"] = float(np.median([x["inertia_std_frac"] for x in r]))
+    out[f"{key}_coverage_2sigma"] = float(np.mean(covered[:, :4]))
+    out[f"{key}_coverage_2sigma_inertia"] = float(np.mean(covered[:, 4:]))
+    out[f"{key}_moment_bias_sigma"] = float(np.median(np.concatenate([x["moment_z"] for x in r])))
+
+
 def block_phi(mass: float, com: np.ndarray, sides: np.ndarray) -> np.ndarray:
     a, b, c = sides
     return from_mass_com_inertia(mass, com, np.diag(mass / 12 * np.array([b * b + c * c, a * a + c * c,
@@ -115,29 +140,12 @@ def simulated(out: dict, robot_name: str) -> None:
         for method in METHODS:
             for name, prior in priors.items():
                 est: PayloadEstimate = identify_payload(method, m, robot, loaded, frame, payload_prior=prior)
-                got, std = readable_vector(est.phi), est.propagated_std()
-                known = est.readable_identifiable()
-                rows[(method, name)].append({
-                    "com_err": float(np.max(np.abs(got[1:4] - truth[1:4]))),
-                    "com_det": bool(known[1:4].all()), "inertia_det": bool(known[4:].all()),
-                    "com_within_3mm": bool(known[1:4].all()) and float(np.max(np.abs(got[1:4] - truth[1:4]))) <= 3e-3,
-                    "moment_z": (got[MOMENTS] - truth[MOMENTS]) / std[MOMENTS],
-                    "inertia_std_frac": float(np.max(std[4:]) / largest_moment),
-                    "covered": np.abs(got - truth) <= 2 * std,
-                    "inertia_pinned": sum(n.startswith("inertia") for n in est.prior_pinned) / 6,
-                    "inertia_bounded": sum(n.startswith("inertia") for n in est.prior_bounded) / 6})
+                rows[(method, name)].append(run_figures(est, truth, largest_moment))
         log(f"{robot_name} seed {seed}: {time.perf_counter() - t0:.1f} s")
     for (method, name), r in rows.items():
         key = f"priors_{robot_name}_{method.replace('-', '_')}_{name}"
-        covered = np.array([x["covered"] for x in r])
-        out[f"{key}_com_err_mm"] = 1e3 * float(np.median([x["com_err"] for x in r]))
+        summarise(out, key, r)
         out[f"{key}_com_determined"] = float(np.mean([x["com_det"] for x in r]))
-        out[f"{key}_com_within_3mm"] = float(np.mean([x["com_within_3mm"] for x in r]))
-        out[f"{key}_inertia_determined"] = float(np.mean([x["inertia_det"] for x in r]))
-        out[f"{key}_inertia_std_frac"] = float(np.median([x["inertia_std_frac"] for x in r]))
-        out[f"{key}_coverage_2sigma"] = float(np.mean(covered[:, :4]))
-        out[f"{key}_coverage_2sigma_inertia"] = float(np.mean(covered[:, 4:]))
-        out[f"{key}_moment_bias_sigma"] = float(np.median(np.concatenate([x["moment_z"] for x in r])))
         out[f"{key}_inertia_pinned"] = float(np.mean([x["inertia_pinned"] for x in r]))
         out[f"{key}_inertia_bounded"] = float(np.mean([x["inertia_bounded"] for x in r]))
         log(f"{key}: CoM err {out[f'{key}_com_err_mm']:.2f} mm, CoM determined {out[f'{key}_com_determined']:.1f}, "
@@ -175,24 +183,11 @@ def cell(out: dict) -> None:
             rec = first_seconds(loaded, window)
             for name, prior in priors.items():
                 est = identify_payload("difference-rls", m, robot, rec, frame, payload_prior=prior)
-                got, std, known = readable_vector(est.phi), est.propagated_std(), est.readable_identifiable()
-                com_err = float(np.max(np.abs(got[1:4] - truth[1:4])))
-                rows[(window, name)].append({
-                    "com_err": com_err, "com_within_3mm": bool(known[1:4].all()) and com_err <= 3e-3,
-                    "inertia_det": bool(known[4:].all()), "inertia_std_frac": float(np.max(std[4:]) / largest_moment),
-                    "moment_z": (got[MOMENTS] - truth[MOMENTS]) / std[MOMENTS],
-                    "covered": np.abs(got - truth) <= 2 * std})
+                rows[(window, name)].append(run_figures(est, truth, largest_moment))
         log(f"cell seed {seed}: {time.perf_counter() - t0:.1f} s")
     for (window, name), r in rows.items():
         key = f"priors_cell_{window:g}s_{name}"
-        covered = np.array([x["covered"] for x in r])
-        out[f"{key}_com_err_mm"] = 1e3 * float(np.median([x["com_err"] for x in r]))
-        out[f"{key}_com_within_3mm"] = float(np.mean([x["com_within_3mm"] for x in r]))
-        out[f"{key}_inertia_determined"] = float(np.mean([x["inertia_det"] for x in r]))
-        out[f"{key}_inertia_std_frac"] = float(np.median([x["inertia_std_frac"] for x in r]))
-        out[f"{key}_coverage_2sigma"] = float(np.mean(covered[:, :4]))
-        out[f"{key}_coverage_2sigma_inertia"] = float(np.mean(covered[:, 4:]))
-        out[f"{key}_moment_bias_sigma"] = float(np.median(np.concatenate([x["moment_z"] for x in r])))
+        summarise(out, key, r)
         log(f"{key}: CoM err {out[f'{key}_com_err_mm']:.2f} mm (within 3 mm {out[f'{key}_com_within_3mm']:.1f}), "
             f"inertia determined {out[f'{key}_inertia_determined']:.1f} (σ/I {out[f'{key}_inertia_std_frac']:.2f}), "
             f"coverage {out[f'{key}_coverage_2sigma']:.2f} / inertia {out[f'{key}_coverage_2sigma_inertia']:.2f}, "
