@@ -311,3 +311,35 @@ def test_cli_refuses_urdf_without_limits(tmp_path, capsys):
     out = tmp_path / "t.yaml"
     rc = cli_main(["excite", "--urdf", str(urdf), "--out", str(out)])
     assert rc == 2 and "no usable position/velocity limits" in capsys.readouterr().err and not out.exists()
+
+
+def test_cli_copies_a_bundled_excitation_for_several_periods(tmp_path, ur10):
+    """README's calibration advice: the inertia excitation played three periods, written by one command."""
+    out = tmp_path / "calibration.yaml"
+    rc = cli_main(["excite", "--urdf", "ur10", "--from", "ur10_payload_inertia", "--periods", "3", "--out", str(out)])
+    assert rc == 0
+    source, copy = load_trajectory("ur10_payload_inertia"), load_trajectory(out)
+    period = 1.0 / source.base_frequency_hz
+    assert copy.duration == pytest.approx(3 * period)
+    assert copy.design["copied_from"] == "ur10_payload_inertia" and copy.design["periods"] == 3
+    np.testing.assert_array_equal(copy.a, source.a)
+    np.testing.assert_array_equal(copy.b, source.b)
+    t = np.array([0.37, 1.9, 0.5 * period])
+    np.testing.assert_allclose(copy.evaluate(t + 2 * period)[0], source.evaluate(t)[0], atol=1e-12)
+    assert limit_violations(copy, ur10, MotionLimits.from_model(ur10, margin=0.05), dt=1e-3) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--from", "ur10_payload_inertia", "--duration", "30"], "--duration designs a new trajectory"),
+    (["--from", "ur10_payload_inertia", "--objective", "inertia"], "--objective designs a new trajectory"),
+    (["--periods", "3"], "--periods repeats an existing trajectory"),
+    (["--from", "ur10_payload_inertia", "--periods", "0"], "--periods"),
+    (["--from", "ur10_payload_inertia", "--periods", "1000"], "--periods"),
+    (["--from", "no_such_trajectory", "--periods", "3"], "unknown trajectory 'no_such_trajectory'"),
+    (["--from", "panda_payload_inertia", "--periods", "3"], "do not match the robot's"),
+])
+def test_cli_copy_refuses_what_it_cannot_honour(tmp_path, capsys, args, message):
+    out = tmp_path / "t.yaml"
+    rc = cli_main(["excite", "--urdf", "ur10", "--out", str(out), *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and not out.exists()

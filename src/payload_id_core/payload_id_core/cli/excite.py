@@ -3,6 +3,10 @@
 The trajectory starts and ends at rest at the start pose, respects the URDF's position and velocity
 limits, the acceleration limits (robot defaults or --acceleration-limit) and optional Cartesian
 limits, all checked on a 1 ms grid before the file is written (atomically; nothing on error).
+
+`--from NAME --periods N` designs nothing: it writes a copy of an existing trajectory (a bundled name or a
+YAML) that plays N back-to-back periods, checked against --urdf's limits as designed. A calibration run is
+recorded on such a copy (several periods of an `--objective inertia` excitation: README, "Calibration").
 """
 
 from __future__ import annotations
@@ -17,7 +21,14 @@ from payload_id_core.cli.inputs import add_urdf_argument
 from payload_id_core.cli.numbers import finite, integer, number
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.excitation.limits import CartesianLimit, MotionLimits, limit_violations, robot_key
+from payload_id_core.excitation.fourier import FourierTrajectory, load_trajectory
+from payload_id_core.excitation.limits import (
+    CartesianLimit,
+    MotionLimits,
+    check_trajectory,
+    limit_violations,
+    robot_key,
+)
 from payload_id_core.excitation_design import COLUMN_SCALINGS, OBJECTIVES, ExcitationDesign, optimize_excitation
 from payload_id_core.sim.profile import load_profile
 
@@ -71,10 +82,63 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=integer(at_least=0), default=0, help="random seed (default 0)")
     parser.add_argument("--maxiter", type=integer(at_least=1, at_most=10000), default=60,
                         help="SLSQP iterations per start (default 60)")
+    parser.add_argument("--from", dest="from_trajectory", default=None, metavar="TRAJECTORY",
+                        help="design nothing: copy this trajectory (a bundled name or a YAML) to play --periods "
+                             "periods, e.g. a calibration run on ur10_payload_inertia")
+    parser.add_argument("--periods", type=integer(at_least=1, at_most=MAX_PERIODS), default=None,
+                        help="with --from: back-to-back periods the copy plays (default 1)")
     parser.add_argument("--out", required=True, help="trajectory YAML to write")
+    # What --from must not be given with: remembered as parsed by default, so that a design option given
+    # beside --from is refused rather than silently ignored.
+    _DESIGN_DEFAULTS.clear()
+    _DESIGN_DEFAULTS.update({dest: parser.get_default(dest) for dest in _DESIGN_OPTIONS})
+
+
+# Up to 100 periods: a calibration needs a few; more is a typo, and the copy is checked sample by sample.
+MAX_PERIODS = 100
+_DESIGN_OPTIONS = ("frame", "duration", "harmonics", "base_frequency", "objective", "horizon", "joints", "offsets",
+                   "margin", "acceleration_limit", "min_height", "max_height", "height_frame", "payload_size",
+                   "noise_std", "column_scaling", "min_velocity_fraction", "seeds", "seed", "maxiter")
+_DESIGN_DEFAULTS: dict[str, object] = {}
+
+
+def _option(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def copy_periods(args) -> int:
+    """`--from T --periods N`: T's motion unchanged, its duration N periods, checked against the robot's limits
+    (and T's own design margin and Cartesian limits) before anything is written."""
+    given = [_option(d) for d in _DESIGN_OPTIONS if getattr(args, d) != _DESIGN_DEFAULTS.get(d)]
+    if given:
+        raise PayloadIdError(f"{', '.join(given)} designs a new trajectory, and --from copies one as it was designed",
+                             "drop --from to design a new one, or drop " + ", ".join(given))
+    model = RobotModel.from_urdf(args.urdf)
+    source = load_trajectory(args.from_trajectory).for_model(list(model.joint_names))
+    check_trajectory(source, model)
+    periods = 1 if args.periods is None else args.periods
+    design = {**source.design, "copied_from": str(args.from_trajectory), "periods": periods,
+              "command": _command_line()}
+    copy = FourierTrajectory(list(source.joint_names), source.base_frequency_hz, source.offsets, source.a, source.b,
+                             periods / source.base_frequency_hz, design)
+    copy.save(args.out)
+    print(f"wrote {args.out}: {args.from_trajectory} played {periods} period(s), {copy.duration:g} s "
+          f"(one period {1.0 / source.base_frequency_hz:g} s), within {robot_key(model)}'s limits")
+    return 0
+
+
+def _command_line() -> str | None:
+    if len(sys.argv) > 2 and sys.argv[1] == "excite":
+        return "payload-id excite " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+    return None
 
 
 def run(args) -> int:
+    if args.from_trajectory is not None:
+        return copy_periods(args)
+    if args.periods is not None:
+        raise PayloadIdError("--periods repeats an existing trajectory", "give it with --from, e.g. "
+                             "--from ur10_payload_inertia --periods 3; a new design's length is --duration")
     if not args.duration > 0:
         raise PayloadIdError(f"--duration {args.duration} s is not positive", "use e.g. --duration 10")
     if args.seeds < 1 or args.maxiter < 1:
@@ -117,8 +181,7 @@ def run(args) -> int:
         raise PayloadIdError(f"internal check failed: {bad[0]}", "report this; no file was written")
     traj.design["robot"] = robot_key(model)
     traj.design["urdf"] = str(args.urdf)
-    traj.design["command"] = "payload-id excite " + " ".join(shlex.quote(a) for a in sys.argv[2:]) \
-        if len(sys.argv) > 2 and sys.argv[1] == "excite" else None
+    traj.design["command"] = _command_line()
     traj.save(args.out)
     m = result.metrics
     print(f"wrote {args.out}: objective {args.objective} = {result.objective_value:.4g}, "
