@@ -153,6 +153,8 @@ def _real_case(robot: RobotIdentification, path: Path, friction: float, s: float
     rec = read_ur_csv(path, [float(g) * s for g in robot.effort_scale])
     if friction == 1.0:
         return rec
+    if rec.joints.qd is None:
+        raise ValueError(f"{path} holds no joint velocities: the friction change needs them")
     extra = (friction - 1.0) * s * robot.friction_torque(rec.joints.qd)
     return replace(rec, joints=replace(rec.joints, tau=rec.joints.tau + extra))
 
