@@ -54,9 +54,10 @@ beyond its limit alone, a near 1), which these witnesses cannot tell from the re
 
 The limit is max(DRIFT_TOLERANCE, DRIFT_SIGMAS · σ), σ² = the fit's residual scatter plus robot.yaml's
 parameter covariance carried through the fit (σ_θ: gᵀ C_θ g, g the witness's linear response to the robot model's
-torque). σ_θ is what keeps the Panda honest: its identifications scatter the witness by 1.1 % (seed to seed) for
-σ_θ 1.3 %, so a drift there is called only beyond about 4 % (×0.97: 1 of 5 seeds, ×1.02: none, ×1.05: 3 of 5);
-on the UR10 cell σ_θ is 0.2 %, on the real UR10e 0.16-0.21 %. The floor DRIFT_TOLERANCE is measured, not a σ:
+torque). σ_θ is what kept the Panda honest when it was identified on a random motion (witness scatter 1.1 % seed to
+seed, σ_θ 1.3 %: drifts called only beyond about 4 %); identified on the bundled calibration excitation (tools/
+xtraj_cell.py) its witnesses' σ is 0.27 % and every drift of 2-5 % is called (bench/effort_drift.py, 5 of 5 seeds
+each); on the UR10 cell σ is 0.13 %, on the real UR10e at most 0.38 %. The floor DRIFT_TOLERANCE is measured, not a σ:
 the real loaded runs' load friction moves a_f by up to 1.35 % (bench/effort_drift.py), which the residual scatter
 (white, 0.1-0.3 %) and σ_θ do not size; the residuals' serially correlated (Newey–West) σ would, but it is 8-12×
 the white one on the real runs and would let a 3 % drift through.
