@@ -122,3 +122,68 @@ def test_the_robot_covariance_is_carried_into_sigma(ur10, robot):
     assert wide.plain.model_std == pytest.approx(10 * base.plain.model_std, rel=1e-6)
     assert wide.friction_free.model_std == pytest.approx(10 * base.friction_free.model_std, rel=1e-6)
     assert wide.plain.a == base.plain.a and wide.friction_free.a == base.friction_free.a
+
+
+# -- a drift a friction change hides from the plain witness ----------------------------------------------------------
+
+MASKED_WORDS = "the friction is higher than robot.yaml's and hides"
+
+
+def _masked_reason(est: PayloadEstimate) -> str:
+    return next((r for r in est.quality_reasons if MASKED_WORDS in r), "")
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "difference-rls"])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_drift_that_higher_friction_hides_is_named(ur10, robot, method, seed):
+    """Friction 3 % higher and efforts × 0.97: the plain witness reads 0.988, inside its limit, the friction-free
+    one 0.970, and main wrote khalil-1 −10.6 % (difference-rls −7.6 %) converged and ok, at 15-30σ."""
+    rec = _run_with_friction(ur10, seed, 1.03, 0.97)
+    scale = effort_drift.robot_scale_on_run(robot, ur10, rec, _frame_only())
+    # The premise: only the friction-free witness is beyond, so the both-beyond rule lets it through.
+    assert not scale.plain.beyond and scale.friction_free.beyond and not scale.drifted, scale
+    est = identify_payload(method, ur10, robot, rec, "tool0", delay=0.0)
+    assert est.mass / MASS - 1 < -0.05                             # the drift is in the mass, many σ off
+    assert abs(est.mass - MASS) > 5 * np.sqrt(est.covariance[0, 0])
+    assert est.quality is Quality.SUSPECT and not est.converged, est.quality_reasons
+    reason = _masked_reason(est)
+    assert reason and "identify-robot" in reason, est.quality_reasons
+    assert scale.masked_drift
+    # It names the drift the friction-free witness reads, 0.97.
+    assert float(reason.split("efforts are ")[1].split()[0]) == pytest.approx(0.97, abs=0.003), reason
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "difference-rls"])
+def test_friction_that_changed_without_a_drift_leaves_the_payload_ok(ur10, robot, method):
+    """The same motion with friction 3 % higher and no drift: the plain witness reads 1.019, the friction-free one
+    1.000; the payload is within 0.4 % and stays converged and ok."""
+    rec = _run_with_friction(ur10, 3, 1.03)
+    scale = effort_drift.robot_scale_on_run(robot, ur10, rec, _frame_only())
+    assert scale.plain.a - 1 > DRIFT_TOLERANCE and not scale.masked_drift and not scale.drifted, scale
+    est = identify_payload(method, ur10, robot, rec, "tool0", delay=0.0)
+    assert not _masked_reason(est) and not _drift_reason(est), est.quality_reasons
+    assert est.quality is Quality.OK and est.converged
+    assert est.mass == pytest.approx(MASS, rel=0.005)
+
+
+def test_friction_lower_without_a_drift_is_no_masked_drift(ur10, robot):
+    """Friction 3 % lower: the plain witness reads 0.980 (below the friction-free 1.000): no drift of either kind."""
+    scale = effort_drift.robot_scale_on_run(robot, ur10, _run_with_friction(ur10, 3, 0.97), _frame_only())
+    assert 1 - scale.plain.a > DRIFT_TOLERANCE and abs(scale.friction_free.a - 1) < 0.003, scale
+    assert not scale.masked_drift and not scale.drifted
+
+
+@pytest.mark.parametrize("plain, free, masked", [
+    (0.988, 0.970, True),        # a drift more friction hides (the simulated run above)
+    (1.002, 0.9775, True),       # the same on the real 14harm run (friction + 3 %, currents × 0.97)
+    (1.03, 0.97, True),          # beyond on opposite sides: no common scale, and the friction-free one low
+    (0.97, 0.97, False),         # a drift both witnesses see: `drifted`, not masked
+    (1.019, 1.000, False),       # friction alone: the friction-free witness inside its limit
+    (0.9988, 1.0135, False),     # the real 15harm run's load friction: a_f high, inside its limit
+    (1.0, 1.02, False),          # a_f high beyond its limit alone: what load friction can do (linear friction)
+    (0.98, 0.975, False),        # a below a_f: no friction pulled it up (a drift with friction lower: drifted)
+])
+def test_a_masked_drift_is_the_friction_free_witness_low_beyond_its_limit_alone(plain, free, masked):
+    scale = RunScale(_witness(plain), _witness(free))
+    assert scale.masked_drift is masked
+    assert bool(effort_drift.masked_drift_reason(scale, "run")) is masked

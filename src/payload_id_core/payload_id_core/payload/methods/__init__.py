@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from payload_id_core.dynamics.model import PayloadFrame, RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
-from payload_id_core.payload.effort_drift import drift_reason, robot_scale_on_run
+from payload_id_core.payload.effort_drift import drift_reason, masked_drift_reason, robot_scale_on_run
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import aligned_runs, check_robot_matches, load_friction_on
@@ -129,8 +129,9 @@ def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recor
     # loaded-minus-unloaded torque carries the gains' error straight into the mass (real UR10e, both runs' efforts
     # × 1.02: +2.0 % at 3.2σ, converged and ok, while every method that needs robot.yaml was flagged).
     if request.robot is not None:
-        reason = drift_reason(robot_scale_on_run(request.robot, request.model, loaded, est),
-                              loaded.source or "the loaded run")
+        scale = robot_scale_on_run(request.robot, request.model, loaded, est)
+        what = loaded.source or "the loaded run"
+        reason = drift_reason(scale, what) or masked_drift_reason(scale, what)
         if reason:
             est.mark(Quality.SUSPECT, reason)
     return judge_quality(est, request.robot, request.model, (loaded, unloaded))
