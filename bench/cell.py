@@ -8,38 +8,128 @@
   estimator_idle_cpu_pct  the estimator with no goal (2 s after it), joint states still streaming
   cell_mass_err_pct, cell_com_err_mm   accuracy on the hidden 3.5 kg payload
 
+all of the first run, with mock_hardware's seed 7 (the demo's). Then the spread over runs: the demo once more
+per seed of CELL_SEEDS (comma-separated mock_hardware seeds, default 7-16; fewer while developing, e.g.
+CELL_SEEDS=7,8,9; the first run counts as seed 7's when 7 is listed). A run's noise under the excitation differs
+even for one seed (the excitation starts at whatever sample mock_hardware has reached), so these are ten
+realisations of the cell as a user meets it, across processes on wall-clock time:
+
+  cell_convergence_median_s, cell_convergence_max_s   declared convergence time over the runs (a run never
+                       declared counts as the motion's whole length, so it raises the max); target: max <= 2
+  cell_convergence_within_2s_share   share of runs declared within 2.0 s of motion
+  cell_declared_share  share of runs declared converged
+  cell_converged_cover_2sigma   share of declared runs whose estimate when declared (the goal's feedback at the
+                       first feedback at or after the declaration: what a client watching it is shown) is within
+                       2σ of the true mass, σ the feedback's (the estimator's own, without the serial-correlation
+                       part the rule adds: stricter than the σ the rule judged); target >= 0.9
+  cell_converged_beyond_3sigma   declared runs whose estimate then is more than 3σ off in mass; target 0
+  cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
+  cell_runs            how many runs these are over
+
 The last stdout line is one JSON object.
 """
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+FIRST_SEED = 7          # payload_id_ros.demo.NOISE_SEED (bench stays free of ROS imports)
+DEFAULT_SEEDS = tuple(range(7, 17))
+TARGET_S = 2.0          # the cell's convergence target (issue 13 item 5)
+
+
+def seeds_from_env(value: str | None) -> list[int]:
+    """CELL_SEEDS: comma-separated integers; unset or empty: DEFAULT_SEEDS."""
+    if not value or not value.strip():
+        return list(DEFAULT_SEEDS)
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        sys.exit(f"CELL_SEEDS={value!r} is not a comma-separated list of integers (e.g. CELL_SEEDS=7,8,9)")
+
+
+def declared_estimate(result: dict) -> tuple[float, float] | None:
+    """(mass, its σ) the goal's feedback showed when convergence was declared: the first feedback at or after the
+    declared time (None: not declared, or no feedback then)."""
+    t = result.get("convergence_time")
+    if t is None or not np.isfinite(t):
+        return None
+    for fb in result.get("feedback") or []:
+        if fb["elapsed"] >= t - 1e-9 and fb.get("mass_std") is not None:
+            return float(fb["mass"]), float(fb["mass_std"])
+    return None
+
+
+def spread_figures(results: list[dict]) -> dict[str, float]:
+    """The figures over demo results (demo_result.yaml contents): module doc."""
+    declared, cover, beyond = [], [], 0
+    times = []
+    for r in results:
+        raw = r.get("convergence_time")
+        t = float("nan") if raw is None else float(raw)
+        ok = bool(r.get("converged")) and bool(np.isfinite(t))
+        declared.append(ok)
+        length = max((fb["elapsed"] for fb in r.get("feedback") or []), default=float("nan"))
+        times.append(t if ok else length)
+        got = declared_estimate(r) if ok else None
+        if got is not None:
+            mass, std = got
+            err = abs(mass - float(r["truth"]["mass"]))
+            cover.append(err <= 2.0 * std)
+            beyond += int(err > 3.0 * std)
+    ts = np.array(times, dtype=float)
+    errs = [abs(float(r["errors"]["mass_err_pct"])) for r in results]
+    com = [float(r["errors"]["com_err_mm"]) for r in results]
+    return {"cell_runs": len(results),
+            "cell_convergence_median_s": round(float(np.median(ts)), 3),
+            "cell_convergence_max_s": round(float(np.max(ts)), 3),
+            "cell_convergence_within_2s_share": round(float(np.mean(np.array(declared) & (ts <= TARGET_S + 1e-9))), 3),
+            "cell_declared_share": round(float(np.mean(declared)), 3),
+            "cell_converged_cover_2sigma": round(float(np.mean(cover)), 3) if cover else float("nan"),
+            "cell_converged_beyond_3sigma": beyond,
+            "cell_mass_err_pct_median_abs": round(float(np.median(errs)), 3),
+            "cell_com_err_mm_median": round(float(np.median(com)), 2)}
+
+
+def run_demo(out: Path, seed: int) -> dict:
+    subprocess.run([sys.executable, "-m", "payload_id_ros.demo", "--out", str(out), "--seed", str(seed)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return yaml.safe_load((out / "demo_result.yaml").read_text())
 
 
 def main() -> int:
     out = REPO / "out"
+    seeds = seeds_from_env(os.environ.get("CELL_SEEDS"))
     # First run fills the cache (unloaded robot identification); the timed run is the one after set-up.
     cache = out / "demo_cache"
     if not any(cache.glob("ur10_unloaded_robot_*.yaml")):
         subprocess.run([sys.executable, "-m", "payload_id_ros.demo", "--out", str(out)], check=True,
                        stdout=subprocess.DEVNULL)
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-m", "payload_id_ros.demo", "--out", str(out)], check=True,
-                   stdout=subprocess.DEVNULL)
+    r = run_demo(out, FIRST_SEED)
     wall = time.monotonic() - t0
-    r = yaml.safe_load((out / "demo_result.yaml").read_text())
-    print(json.dumps({"demo_wall_s": round(wall, 1),
-                      "cell_convergence_s": r["convergence_time"],
-                      "estimator_cpu_pct": round(r["estimator_cpu_pct"], 1),
-                      "estimator_cpu_mean_pct": round(r["estimator_cpu_pct_mean"], 1),
-                      "estimator_idle_cpu_pct": round(r["estimator_idle_cpu_pct"], 1),
-                      "cell_mass_err_pct": round(r["errors"]["mass_err_pct"], 3),
-                      "cell_com_err_mm": round(r["errors"]["com_err_mm"], 2)}))
+    figures = {"demo_wall_s": round(wall, 1),
+               "cell_convergence_s": r["convergence_time"],
+               "estimator_cpu_pct": round(r["estimator_cpu_pct"], 1),
+               "estimator_cpu_mean_pct": round(r["estimator_cpu_pct_mean"], 1),
+               "estimator_idle_cpu_pct": round(r["estimator_idle_cpu_pct"], 1),
+               "cell_mass_err_pct": round(r["errors"]["mass_err_pct"], 3),
+               "cell_com_err_mm": round(r["errors"]["com_err_mm"], 2)}
+    results = [r] if FIRST_SEED in seeds else []
+    for seed in seeds:
+        if seed == FIRST_SEED:
+            continue
+        results.append(run_demo(out, seed))
+        print(f"cell: seed {seed}: converged {results[-1]['converged']} at {results[-1]['convergence_time']} s",
+              file=sys.stderr, flush=True)
+    figures.update(spread_figures(results))
+    print(json.dumps(figures))
     return 0
 
 

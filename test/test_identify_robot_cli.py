@@ -94,3 +94,33 @@ def test_bad_input_exits_2_without_output(case, capsys, tmp_path, bags, planar):
     assert code == 2
     assert expect in err and err.count("\n") == 1, err
     assert not out.exists()
+
+
+def test_the_load_friction_chosen_on_a_known_mass_with_given_gains(capsys, tmp_path, bags, planar):
+    """A cell with given drive gains chooses each payload method's load friction on a held-out run of known mass: the
+    known mass no longer needs a gain-calibration run (it was refused: "needs both --known-payload-mass and
+    --loaded-bag"), and the gains stay the given ones."""
+    phi_l = from_mass_com_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.01, 0.01, 0.04]))
+    loaded = write_bag(tmp_path / "loaded", _recording(planar, 6, payload=(phi_l, "tool0")))
+    out = tmp_path / "robot.yaml"
+    code, stdout, err = _run(capsys, "--urdf", "planar_2r", "--bag", bags["train"], "--effort-scale", "1,1",
+                             "--held-out-loaded-bag", loaded, "--known-payload-mass", 1.5, "--payload-frame", "tool0",
+                             "--out", out)
+    assert code == 0, err
+    ident = RobotIdentification.load(out, planar)
+    assert ident.load_friction_choice is not None
+    assert ident.load_friction_choice.known_mass == 1.5
+    assert set(ident.load_friction_choice.methods) == {"khalil-1", "khalil-2", "direct-rls", "difference-rls"}
+    assert "load-dependent friction for difference-rls" in stdout
+    np.testing.assert_array_equal(ident.effort_scale, [1.0, 1.0])
+    assert ident.effort_scale_source == "given"
+
+
+def test_a_known_mass_without_its_run_is_refused(capsys, tmp_path, bags):
+    out = tmp_path / "robot.yaml"
+    code, _, err = _run(capsys, "--urdf", "planar_2r", "--bag", bags["train"], "--known-payload-mass", 1.5,
+                        "--out", out)
+    assert code == 2
+    assert "--known-payload-mass without a run carrying that payload" in err
+    assert "--held-out-loaded-bag" in err
+    assert not out.exists()

@@ -63,6 +63,9 @@ GEAR_FRICTION = True
 # The payload monitor demo's robot: its task motion is none of the excitations; ur10_payload is what its
 # thresholds were measured with (bench/monitor.py).
 MONITOR_ROBOT_TRAJECTORY = "ur10_payload"
+# mock_hardware's noise seed. The goal's excitation starts at whatever sample the simulated clock has reached when the
+# command arrives, so even one seed gives another noise realisation under the excitation on every run.
+NOISE_SEED = 7
 
 
 def _cli(*args: str, log=None) -> None:
@@ -159,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--robot-trajectory", default=None,
                     help="robot identification excitation (default: the payload excitation, as in Xu 2024)")
     ap.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
+    ap.add_argument("--seed", type=int, default=NOISE_SEED,
+                    help=f"mock_hardware's noise seed (default {NOISE_SEED}; bench/cell.py runs several)")
     args = ap.parse_args(argv)
     t_start = time.monotonic()
     out = Path(args.out).resolve()
@@ -171,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo: unloaded robot model {robot_yaml.name} ready ({t_setup:.1f} s)", flush=True)
         truth_path = cache / "hidden_payload.yaml"
         atomic_write_yaml(truth_path, HIDDEN_PAYLOAD)
-        result = run_cell(out, robot_yaml, payload_traj, truth_path, args.method, args.stop_when_converged)
+        result = run_cell(out, robot_yaml, payload_traj, truth_path, args.method, args.stop_when_converged,
+                          seed=args.seed)
     except PayloadIdError as err:
         print(f"demo: error: {err}", file=sys.stderr)
         return 2
@@ -186,13 +192,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_cell(out: Path, robot_yaml: Path, payload_traj: str, truth_path: Path, method: str,
-             stop_when_converged: bool = False) -> dict:
+             stop_when_converged: bool = False, seed: int = NOISE_SEED) -> dict:
     hidden = HIDDEN_PAYLOAD
     i = hidden["inertia"]
     sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_logs", overrides={
         "mock_hardware": {"payload_mass": hidden["mass"], "payload_com": hidden["com"], "payload_frame": FRAME,
                           "payload_inertia": [i["ixx"], i["ixy"], i["ixz"], i["iyy"], i["iyz"], i["izz"]],
-                          "seed": 7},
+                          "seed": seed},
         "payload_estimator": {"robot_yaml": str(robot_yaml), "trajectory": payload_traj, "method": method,
                               "payload_frame": FRAME, "result_path": str(out / "demo_cache" / "last_payload.yaml")},
     })

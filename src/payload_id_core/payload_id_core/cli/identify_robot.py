@@ -4,7 +4,9 @@ Reads a rosbag2 bag (or a UR CSV), turns it into regressor inputs (commanded tra
 Xu 2024 §3.2; `--use-measured` for filtered, differentiated measurements), estimates the parameters
 (OLS, WLS or the physically consistent SDP) and writes robot.yaml atomically: nothing is written
 when anything fails. Drive gains: `--effort-scale` gives them; `--known-payload-mass` with a run
-carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot). The entry point imports
+carrying that payload (`--loaded-bag`) identifies them (Gautier & Briot). The same known mass on runs of other
+motions (`--held-out-loaded-bag`) chooses each payload method's load friction, with given or identified gains.
+The entry point imports
 this module only when the subcommand runs, so its imports are at module level.
 """
 
@@ -127,7 +129,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--friction-cv-bag", action="append", default=[], metavar="BAG",
                         help="rosbag2 directory of such a run (repeatable), as --friction-cv-csv-ur")
     parser.add_argument("--known-payload-mass", type=number(above=0, unit="kg"), default=None,
-                        help="kg, mass of the payload in the --loaded-bag run: identifies the drive gains")
+                        help="kg, mass of the payload in the --loaded-bag run, which identifies the drive gains, "
+                             "and in the --held-out-loaded runs; with given gains (--effort-scale) the held-out "
+                             "loaded runs alone need it")
     parser.add_argument("--payload-frame", default=None,
                         help="frame the known payload is fixed to (default: child link of the last joint)")
     parser.add_argument("--out", required=True, help="robot.yaml to write")
@@ -220,9 +224,16 @@ def run(args) -> int:
         raise PayloadIdError(f"--alpha {args.alpha} is outside [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}], the range "
                              "of the nonlinear friction exponent", "e.g. --alpha 0.6, or leave it out to identify it")
     loaded_given = bool(getattr(args, "loaded_bag", None) or getattr(args, "loaded_csv_ur", None))
-    if (args.known_payload_mass is None) != (not loaded_given):
+    held_out_loaded_given = bool(args.held_out_loaded_csv_ur or args.held_out_loaded_bag)
+    # The known mass is the calibration run's (the drive gains) and the held-out loaded runs' (the load-friction
+    # choice): a cell with given gains still chooses the load friction on a run of known mass.
+    if loaded_given and args.known_payload_mass is None:
         raise PayloadIdError("drive-gain identification needs both --known-payload-mass and --loaded-bag",
                              "give both, or neither")
+    if args.known_payload_mass is not None and not (loaded_given or held_out_loaded_given):
+        raise PayloadIdError("--known-payload-mass without a run carrying that payload",
+                             "give its run: --loaded-bag/--loaded-csv-ur (identifies the drive gains) or "
+                             "--held-out-loaded-bag/--held-out-loaded-csv-ur (chooses the load friction)")
     if args.known_payload_mass is not None and not args.known_payload_mass > 0:
         raise PayloadIdError(f"--known-payload-mass {args.known_payload_mass} is not positive", "give the mass in kg")
     frame = model.payload_frame(args.payload_frame)  # an unknown frame fails before any reading
@@ -231,7 +242,7 @@ def run(args) -> int:
     recording = _require_commanded(args, load_recording(args, model.joint_names))
     validation = _require_commanded(args, load_optional_recording(args, model.joint_names, prefix="validate-"))
     loaded = None
-    if args.known_payload_mass is not None:
+    if loaded_given:
         loaded = _require_commanded(args, load_recording(args, model.joint_names, prefix="loaded-"))
     held_out = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names)]
     friction_cv = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names, "friction_cv")]
@@ -239,7 +250,7 @@ def run(args) -> int:
                        for r in _held_out_recordings(args, model.joint_names, "held_out_loaded")]
     if held_out_loaded and args.known_payload_mass is None:
         raise PayloadIdError("--held-out-loaded-csv-ur/--held-out-loaded-bag need the payload's known mass",
-                             "give --known-payload-mass with its calibration run (--loaded-csv-ur/--loaded-bag)")
+                             "give --known-payload-mass (the mass those runs carry)")
     refuse_fitted_runs(held_out + friction_cv + held_out_loaded,
                        [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
     runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded) if r is not None]
