@@ -24,7 +24,7 @@ from payload_id_core.payload.covariance_extra import (
     resolution_floored_covariance,
 )
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
-from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
+from payload_id_core.payload.gain_uncertainty import joint_gain_covariance, with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import (
@@ -79,7 +79,8 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     rc = robot_uncertainty(robot, options)
     if rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
-    cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma)
+    gains = joint_gain_covariance(W, sol.sigma, sol.identifiable, sig.tau, y_a, robot)
+    cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma) if gains is None else cov + gains
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
     notes += [] if floor_note is None else [floor_note]
