@@ -14,7 +14,8 @@ import yaml
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.excitation.fourier import trajectories_dir
-from payload_id_core.payload.covariance_extra import resolution_floored_covariance
+from payload_id_core.notes import NoteCode
+from payload_id_core.payload.covariance_extra import resolution_floor_note, resolution_floored_covariance
 from payload_id_core.payload.finish import MODEL_RESOLUTION
 from payload_id_core.payload.linear import weighted_lstsq
 
@@ -64,3 +65,24 @@ def test_the_resolution_floor_scales_the_covariance_only_below_it():
     A = (W / (MODEL_RESOLUTION * rms)[None, :, None]).reshape(-1, 3)
     np.testing.assert_allclose(floored, np.linalg.inv(A.T @ A), rtol=1e-9)
     assert resolution_floored_covariance(W, fit, fit.sigma / MODEL_RESOLUTION) is None
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "direct-rls", "difference-rls", "khalil-2"])
+def test_a_binding_resolution_floor_is_said_with_its_note_code(readme_cell, method):
+    """The noise-free cell's residuals are below the floor: the σ rests on the assumed resolution, not on a measured
+    model error, and the result says so (code payload.model_resolution_floor, naming the joints)."""
+    d = readme_cell
+    out = d / f"floor_{method}.yaml"
+    assert cli_main(["identify-payload", "--urdf", "panda", "--robot", str(d / "robot.yaml"), "--bag",
+                     str(d / "loaded"), "--method", method, "--out", str(out)]) == 0
+    notes = [n for n in yaml.safe_load(out.read_text())["notes"] if n["code"] == "payload.model_resolution_floor"]
+    assert len(notes) == 1, method
+    assert "joint(s) [" in notes[0]["text"] and "--held-out" in notes[0]["text"]
+
+
+def test_the_resolution_floor_note_names_the_joints_below_it_and_only_then():
+    sigma, rms = np.array([1e-4, 0.2, 1e-5]), np.array([1.0, 1.0, 10.0])
+    note = resolution_floor_note(sigma, rms)
+    assert note is not None and note.code is NoteCode.PAYLOAD_MODEL_RESOLUTION_FLOOR
+    assert "joint(s) [1, 3]" in note.text
+    assert resolution_floor_note(MODEL_RESOLUTION * rms, rms) is None

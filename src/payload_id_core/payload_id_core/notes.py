@@ -94,6 +94,7 @@ class NoteCode(str, Enum):
     PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons
     PAYLOAD_SCALE_UNCERTAINTY = "payload.scale_uncertainty"  # robot.yaml's scale factor off 1: σ carries it
+    PAYLOAD_MODEL_RESOLUTION_FLOOR = "payload.model_resolution_floor"  # residual below 0.5 % of effort RMS: σ floored
     # -- identifiability judged from the recorded data, no payload (issue 16, helper P): payload/finish.py --
     PAYLOAD_UNDETERMINED = "payload.undetermined"        # CoM or inertia not determined by this motion (σ vs scale)
     PAYLOAD_NO_PAYLOAD = "payload.no_payload"            # mass within k σ of zero: no payload detected

@@ -43,7 +43,14 @@ from payload_id_core.robot_id import (
     identify_robot,
     validate_robot,
 )
-from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined, with_model_error
+from payload_id_core.robot_id.drive_gains import (
+    GainFit,
+    identify_drive_gains,
+    relative_gain_covariance,
+    theta_gain_sensitivity,
+    weakly_determined,
+    with_model_error,
+)
 from payload_id_core.robot_id.friction_choice import (
     FrictionChoice,
     choose_friction,
@@ -52,6 +59,7 @@ from payload_id_core.robot_id.friction_choice import (
     unchosen_default,
 )
 from payload_id_core.robot_id.gear_friction import GearFriction
+from payload_id_core.robot_id.result import GainCovariance
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import Recording
@@ -258,6 +266,7 @@ def run(args) -> int:
     scale = np.ones(model.n) if given is None else given
     checked_plausible(model, *(r.with_drive_gains(scale) for r in runs))
     scale_std = None
+    gain_fit: GainFit | None = None
     gain_notes: list[Note] = []
     source = "none" if given is None else "given"
     alpha_arg = None if alpha is None else (alpha[0] if len(alpha) == 1 else alpha)
@@ -296,11 +305,16 @@ def run(args) -> int:
                                                      model.joint_names)
             if gain_note is not None:
                 gain_notes.append(gain_note)
-        scale, scale_std = scale * factor, scale * factor_std
+        gain_fit, scale, scale_std = fit, scale * factor, scale * factor_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
         print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s:.2g}" for j, k, s in
                                           zip(model.joint_names, scale, scale_std)))
+        if fit.serial_std is not None:
+            # What the gains' σ would be with the residuals' serial correlation (drive_gains.gain_fit_covariance).
+            print("drive gains' std with serially correlated residuals (Newey–West, not used): "
+                  + ", ".join(f"{j} {100 * s / k:.2g} %" for j, k, s in
+                              zip(model.joint_names, fit.scale, fit.serial_std)))
     elif unit is EffortUnit.CURRENT and given is None:
         # A model fitted to currents as if they were N·m makes every payload wrong by the gains (~10× on a UR).
         raise PayloadIdError(f"{recording.source}: the efforts are motor currents and no drive gains were given",
@@ -338,6 +352,13 @@ def run(args) -> int:
             print(f"load-dependent friction for {method}: {c.reason}")
     ident.effort_unit = unit.value
     ident.effort_scale_std = scale_std
+    if gain_fit is not None and scale_std is not None:
+        # The gains' correlation with θ (θ was identified from efforts scaled by them): the payload fits count a gain
+        # error once, through what θ absorbs of it and what it leaves (payload/gain_uncertainty.py).
+        ident.gain_covariance = GainCovariance(
+            relative_gain_covariance(gain_fit, scale_std / scale * gain_fit.scale),
+            theta_gain_sensitivity(ident, recording, model, use_commanded=not args.use_measured,
+                                   cutoff_hz=args.cutoff_hz, decimate=args.decimate, delay=delay))
     ident.effort_scale_source = source
     ident.notes.extend(gain_notes)
     ident.save(args.out)

@@ -111,9 +111,11 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
     extra = (factor2 - 1.0) * plain
     floored = resolution_floored_covariance(W_used, sol, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
+    notes = [serial_correlation_note(sol.inflation)]
     if floored is not None:
         extra = factor2 * np.nan_to_num(floored[:10, :10]) - plain
-    notes = [serial_correlation_note(sol.inflation)]
+        floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
+        notes += [] if floor_note is None else [floor_note]
     gear = gear_model_error(robot, y_a, sol, W_used, qd)
     if gear is None:
         return extra, notes
@@ -143,6 +145,21 @@ def resolution_floored_covariance(W: np.ndarray, fit: LinearSolution, torque_rms
     cov = np.full((W.shape[-1],) * 2, np.nan)
     cov[np.ix_(ok, ok)] = np.linalg.pinv(gram)
     return cov
+
+
+def resolution_floor_note(sigma: np.ndarray, torque_rms: np.ndarray) -> Note | None:
+    """The note that the σ's model-error term was floored (resolution_floored_covariance), naming the joints whose
+    residual std (`sigma`) was below MODEL_RESOLUTION × their effort RMS (`torque_rms`); None when none was: a σ
+    that rests on an assumed resolution rather than a measured error says so."""
+    floor = MODEL_RESOLUTION * np.asarray(torque_rms, dtype=float).reshape(-1)
+    sigma = np.asarray(sigma, dtype=float).reshape(-1)
+    below = np.flatnonzero(sigma < floor)
+    if below.size == 0:
+        return None
+    return Note(NoteCode.PAYLOAD_MODEL_RESOLUTION_FLOOR,
+                f"torque residual below the model's resolution ({100 * MODEL_RESOLUTION:g} % of the effort RMS) on "
+                f"joint(s) {[int(j) + 1 for j in below]}: the σ's model-error term is that floor, not a measured "
+                "error; give identify-robot held-out runs (--held-out-*) to measure it")
 
 
 def serial_correlation_note(inflation: float) -> Note:

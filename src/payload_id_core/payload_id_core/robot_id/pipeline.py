@@ -40,10 +40,10 @@ from payload_id_core.signals.conditioning import Signals, SignalSource, conditio
 from payload_id_core.signals.recording import Recording
 
 # Raised whenever identify_robot fits another model from the same inputs (2: the arm's tracking error in the
-# motion, signals/tracking.py; 3: the gear friction it leaves out, gear_friction.UnmodelledGear). Caches of
-# identifications (the demo's, the accuracy bench's) key on it, so a cached robot.yaml is never one the current
-# code would not write.
-IDENTIFICATION_VERSION = 3
+# motion, signals/tracking.py; 3: the gear friction it leaves out, gear_friction.UnmodelledGear; 4: identified
+# gains' joint covariance with θ, robot.yaml format 2). Caches of identifications (the demo's, the accuracy bench's)
+# key on it, so a cached robot.yaml is never one the current code would not write.
+IDENTIFICATION_VERSION = 4
 
 
 def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, tau: ArrayLike,

@@ -28,7 +28,10 @@ from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 
-FORMAT_VERSION = 1
+# 2: effort.gain_covariance (the drive gains' joint covariance with θ, gain_uncertainty.py). Files of format 1 are
+# read as before: their gains' std enters the payloads as independent errors.
+FORMAT_VERSION = 2
+READABLE_FORMATS = (1, 2)
 # How effort_scale_source begins when the gains were identified from a loaded run with a known mass.
 IDENTIFIED_GAINS_SOURCE = "identified from "
 
@@ -80,6 +83,10 @@ class RobotIdentification:
     effort_unit: str = EffortUnit.UNKNOWN.value
     effort_scale_std: np.ndarray | None = None
     effort_scale_source: str = ""
+    # The identified gains' part of the joint covariance of (θ, r), r_j = δk_j / k_j (payload/gain_uncertainty.py):
+    # C_r (n, n), the relative gains' covariance with their correlations, and S (p, n) = ∂θ/∂r, how θ moves when it
+    # is identified from efforts scaled by gains off by r. None: gains given, none, or a file of format 1.
+    gain_covariance: GainCovariance | None = None
     # Identified gravity parameters over the URDF's (robot_id/scale_check.py); NaN: not checked
     urdf_scale_factor: float = float("nan")
     # Gear friction μ_j|τ_j| sgn(q̇_j) (gear_friction.py): the measured torques the parameters were fitted to
@@ -206,6 +213,7 @@ class RobotIdentification:
                 # The parameters are torques in these gains' units: a later edit of effort_scale alone
                 # would turn every payload into a scaled wrong one, so the file keeps what they were.
                 "identified_with": fl(self.effort_scale),
+                "gain_covariance": None if self.gain_covariance is None else self.gain_covariance.to_dict(),
             },
             "scale_check": {"urdf_factor": None if not np.isfinite(self.urdf_scale_factor)
                             else float(self.urdf_scale_factor)},
@@ -273,7 +281,7 @@ class RobotIdentification:
     @classmethod
     def from_dict(cls, d: dict, model: RobotModel, source: str = "robot.yaml") -> RobotIdentification:
         try:
-            if d.get("format") != FORMAT_VERSION:
+            if d.get("format") not in READABLE_FORMATS:
                 raise PayloadIdError(f"{source}: unknown robot.yaml format {d.get('format')!r}",
                                      "re-run payload-id identify-robot")
             sha = d["urdf"]["sha256"]
@@ -342,6 +350,8 @@ class RobotIdentification:
                 effort_unit=EffortUnit.parse(effort.get("unit")).value,
                 effort_scale_std=_scale_std(effort.get("scale_std"), n, source),
                 effort_scale_source=str(effort.get("source", "")),
+                gain_covariance=None if effort.get("gain_covariance") is None else GainCovariance.from_dict(
+                    effort["gain_covariance"], n, theta.size, source),
                 urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), gear=gear,
                 unmodelled_gear=unmodelled_gear,
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
@@ -480,3 +490,34 @@ def _gains_as_identified(gains, identified_with, n: int, source: str) -> np.ndar
             "re-run payload-id identify-robot with the new gains (--effort-scale, or --known-payload-mass), "
             "or restore effort_scale")
     return scale
+
+
+@dataclass(frozen=True)
+class GainCovariance:
+    """The identified drive gains' share of the joint covariance of (θ, r), r_j = δk_j / k_j: cov(r) = `relative`
+    (n, n), θ's response `theta_sensitivity` (p, n) = ∂θ/∂r, so cov(θ, r) = S C_r and the gains add S C_r Sᵀ to
+    cov(θ) (a rank-n factor [S; I] C_r^½). The noise of the unloaded run both fits share is left out of cov(θ, r):
+    the robot's own covariance (cov) carries it."""
+
+    relative: np.ndarray            # (n, n)
+    theta_sensitivity: np.ndarray   # (p, n)
+
+    def to_dict(self) -> dict:
+        return {"relative": [[float(x) for x in row] for row in self.relative],
+                "theta_sensitivity": [[float(x) for x in row] for row in self.theta_sensitivity]}
+
+    @classmethod
+    def from_dict(cls, d, n: int, p: int, source: str) -> GainCovariance:
+        if not isinstance(d, dict):
+            raise PayloadIdError(f"{source}: effort.gain_covariance is {d!r}, not a mapping "
+                                 "{relative, theta_sensitivity}", "re-run payload-id identify-robot")
+        rel = np.asarray(d["relative"], dtype=float)
+        sens = np.asarray(d["theta_sensitivity"], dtype=float)
+        ok = (rel.shape == (n, n) and sens.shape == (p, n) and np.all(np.isfinite(rel)) and np.all(np.isfinite(sens))
+              and np.allclose(rel, rel.T, rtol=1e-9, atol=0.0) and np.all(np.linalg.eigvalsh(rel) > -1e-12 * max(
+                  float(np.max(np.abs(rel))), 1e-300)))
+        if not ok:
+            raise PayloadIdError(f"{source}: effort.gain_covariance is not a symmetric positive semidefinite {n}×{n} "
+                                 f"relative covariance with a finite {p}×{n} theta_sensitivity",
+                                 "re-run payload-id identify-robot")
+        return cls(rel, sens)

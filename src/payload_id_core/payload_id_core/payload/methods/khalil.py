@@ -20,10 +20,11 @@ from payload_id_core.payload.covariance_extra import (
     measured_model_error,
     measured_model_error_note,
     model_error_frame_note,
+    resolution_floor_note,
     resolution_floored_covariance,
 )
 from payload_id_core.payload.finish import model_error_notes, model_error_ratio
-from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
+from payload_id_core.payload.gain_uncertainty import joint_gain_covariance, with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import (
@@ -71,14 +72,18 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     # (covariance_extra.resolution_floored_covariance: a noise-free run's residuals do not measure the model error).
     floored = None if measured is not None else resolution_floored_covariance(
         W, sol, np.sqrt(np.mean(sig.tau**2, axis=0)))
+    floor_note = None
     if floored is not None:
         cov = sol.inflation**2 * floored
+        floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(sig.tau**2, axis=0)))
     rc = robot_uncertainty(robot, options)
     if rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
-    cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma)
+    gains = joint_gain_covariance(W, sol.sigma, sol.identifiable, sig.tau, y_a, robot)
+    cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma) if gains is None else cov + gains
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
+    notes += [] if floor_note is None else [floor_note]
     gear = gear_model_error(robot, y_a, sol, W, sig.qd) if measured is None else None
     if measured is not None:
         cov[:10, :10] = cov[:10, :10] + measured
@@ -138,15 +143,18 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     # khalil-2 never uses robot.yaml's measured model error, so always): the estimate keeps its weighting, the
     # covariance is the conversion's with the floored cov(θ_b).
     floored = resolution_floored_covariance(y_used, re, np.sqrt(np.mean(sig.tau**2, axis=0)))
+    floor_note = None
     if floored is not None:
         payload_cov = _difference_payload(model, robot, frame, re.x[:p], re.inflation**2 * floored[:p, :p],
                                           re.identifiable[:p], options).cov
+        floor_note = resolution_floor_note(re.sigma, np.sqrt(np.mean(sig.tau**2, axis=0)))
     w_l, _ = payload_rows(model, None, frame, sig, False)
     cov = with_gain_uncertainty(payload_cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, *lf_fit_notes, Note(NoteCode.PAYLOAD_ROBOT_REIDENTIFIED,
                               f"loaded robot re-identified: {int(re.identifiable.sum())} of {re.x.size} "
                               f"parameters determined, torque residual std {np.round(re.sigma, 4).tolist()} N·m"
                               + (f"; {at_rest} samples at rest left out (static friction)" if at_rest else ""))]
+    notes += [] if floor_note is None else [floor_note]
     gear = gear_model_error(robot, y_b, re, y_used, sig.qd)
     if gear is not None:
         # The re-identified θ_b moves by the response; the payload follows it through the same conversion.
