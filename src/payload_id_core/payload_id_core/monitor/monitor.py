@@ -305,6 +305,7 @@ class PayloadMonitor:
         self._change_share = np.zeros(n)
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
+        self._inside_since = np.inf                  # disarmed: since when every joint is inside its allowance
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
@@ -364,6 +365,7 @@ class PayloadMonitor:
         self._creep_until[:] = -np.inf
         self._moving_until = -np.inf
         self._unarmed_motion_s = 0.0
+        self._inside_since = np.inf
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
                            unconfirmed: str = "") -> None:
@@ -486,13 +488,25 @@ class PayloadMonitor:
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
-            # come back within the allowance before anything new counts, on every joint (an untrusted one's
-            # residual says nothing of that).
+            # come back within the allowance before anything new counts, on every joint. A creeping joint's residual
+            # (PayloadMonitor._trusted) counts too once every joint has stayed inside for the verdict's window
+            # (`confirm_s`), rather than waiting for it to be trusted again: a person pushing a slowly moving arm
+            # leaves a joint creeping for the whole move, and a second push in that move (0.2-1 s after the first was
+            # released, the residual back at its noise on every joint) went unseen, the monitor disarmed until the
+            # move ended (bench/monitor.py's human task, seed 7: 323.5 s). Not at once: a load nobody named passes
+            # inside the allowance now and then in motion (the real UR10e's 2.8 kg, carried from the start). A change
+            # still being re-estimated when it re-arms does not take in what comes next (_put_in_doubt, _decide).
             # Not before the observers have settled: restarted (a gap, a switch off and on, a node restart) r₀ and F
             # start from zero together, so r₀ − F φ is zero at first whatever is carried, and grows to the misfit
             # only within a few time constants (the first sample after a restart "confirmed" any payload).
             settled = t - self._observers_since >= SETTLE_TIME_CONSTANTS / float(np.min(self.gain))
-            if settled and np.all(w > 0) and np.all(np.abs(z) < drift):
+            inside = settled and bool(np.all(np.abs(r / self.sigma) < drift))
+            if not inside:
+                self._inside_since = np.inf
+            elif not np.isfinite(self._inside_since):
+                self._inside_since = t
+            if inside and (np.all(w > 0) or t - self._inside_since >= d.confirm_s):
+                self._inside_since = np.inf
                 self._armed = True
                 self._unarmed_motion_s = 0.0
                 self.cusum.reset(t)
@@ -580,9 +594,17 @@ class PayloadMonitor:
             self._unarmed_motion_s = 0.0
             return
         settled = self.state.determined
-        if settled:
+        start = t - self._unarmed_motion_s
+        if not settled and self._unnamed_change is not None and self._pending is not None and \
+                start - self._change_started >= self.s.persist_s:
+            # A change still being re-estimated does not take in what came while the monitor was disarmed: its load is
+            # judged on the rows before (they stopped when the monitor was disarmed), and this misfit is a change of its
+            # own. Absorbed, a real place made while disarmed was named from a 0.5 kg window fit 6 s before it (the
+            # UR10e's 01_31 loaded run then its unloaded twin, re-armed on a creeping joint: _step).
+            self._close_pending(start, t, out)
+        if self.state.determined:
             self._before_change = self.state
-            self._change_started = t - self._unarmed_motion_s
+            self._change_started = start
             self._moved_since_change = self._unarmed_motion_s
             self._unnamed_change = t
             self._pending = None
@@ -700,45 +722,9 @@ class PayloadMonitor:
             return
         if self._unnamed_change is not None and self._pending is not None and \
                 float(t[k_c]) - self._change_started >= self.s.persist_s:
-            # The load the last window fitted held for longer than a push comes back in, and the motion since has
-            # not refuted it: named now, with the mass held since then (if that still differs from the payload
-            # before it; else it came back, a contact), and this change is a change of its own.
-            first, held = self._pending, self._held_change()
-            # At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
-            # flange (or a push on another link whose torques lie in that family) matches, and people hold pushes up
-            # to seconds: only the motion under it, whose accelerations a load follows and a push does not, tells
-            # the two apart. A change the arm has not moved under is not named a load (a push at rest held 1.5-6 s
-            # until the next change was named `picked`/`placed`).
-            moved = self._moved_since_change >= self.s.min_refine_s
-            named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved
-            if named:
-                assert held is not None
-                # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
-                # dated from there, not from the later window that fitted it; but only when the load named is the
-                # one the doubt implied. A real pick 16 s after a 6 s push at rest that had raised the doubt was
-                # dated back into the push: the load named was the later window's own change.
-                since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
-                out.events.append(Event(first.kind, since, first.t_alarm, float(t[-1]), held[0], held[1],
-                                        first.delta_phi, f"{first.reason}; it held {float(t[k_c]) - since:.2f} s, "
-                                        f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
-            else:
-                why = ("did not hold: the flange's mass came back" if moved else
-                       f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
-                       "fits a flange load as well as a part does)")
-                out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, float(t[-1]), float("nan"),
-                                        float("nan"), np.zeros(10), f"what looked like a load at "
-                                        f"{first.t_change:.3f} s {why}"))
-            self._unnamed_change, self._pending = None, None
-            # A doubt asked whether the torques are a load's: one that held and was named from a window the motion
-            # has not refuted answers it (the real UR10e's pick at rest, found by its lasting misfit, stayed suspect
-            # to the end: its re-estimate never reached the 1 % σ that determines it). The payload is published
-            # again, ok, with its σ.
-            lifted = named and bool(self.state.doubt) and not self._implausible(self.refiner.estimate())
-            doubt = "" if lifted else self.state.doubt
-            self.state = PayloadState(self.state.phi, self.state.cov, not doubt, self.state.since,
-                                      self.state.seconds_of_motion, *self._tare, doubt=doubt)
-            if lifted:
-                out.estimate = self.state
+            # The load the last window fitted held for longer than a push comes back in: it is judged now, on the
+            # rows before this change, and this change is a change of its own.
+            self._close_pending(float(t[k_c]), float(t[-1]), out)
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
         if len(out.events) == events_before:
@@ -784,6 +770,50 @@ class PayloadMonitor:
             self.refiner.correction_cov = self.unloaded.used_cov
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
+
+    def _close_pending(self, t_next: float, t_verdict: float, out: MonitorUpdate) -> None:
+        """The load a window fitted (`_pending`), held for `persist_s` and ended by a next change (a window, or a
+        doubt): judged on what the re-estimate held before that change. Named, with the mass held since then, if the
+        motion since has not refuted it and the arm moved under it; else a `contact` (it came back, or the rest cannot
+        tell it from a push). The state is settled either way (unless still in doubt), so the next change, at
+        `t_next`, is a change of its own."""
+        first, held = self._pending, self._held_change()
+        assert first is not None
+        # At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
+        # flange (or a push on another link whose torques lie in that family) matches, and people hold pushes up
+        # to seconds: only the motion under it, whose accelerations a load follows and a push does not, tells
+        # the two apart. A change the arm has not moved under is not named a load (a push at rest held 1.5-6 s
+        # until the next change was named `picked`/`placed`).
+        moved = self._moved_since_change >= self.s.min_refine_s
+        named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved
+        if named:
+            assert held is not None
+            # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
+            # dated from there, not from the later window that fitted it; but only when the load named is the
+            # one the doubt implied. A real pick 16 s after a 6 s push at rest that had raised the doubt was
+            # dated back into the push: the load named was the later window's own change.
+            since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
+            out.events.append(Event(first.kind, since, first.t_alarm, t_verdict, held[0], held[1],
+                                    first.delta_phi, f"{first.reason}; it held {t_next - since:.2f} s, "
+                                    f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
+        else:
+            why = ("did not hold: the flange's mass came back" if moved else
+                   f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
+                   "fits a flange load as well as a part does)")
+            out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, t_verdict, float("nan"),
+                                    float("nan"), np.zeros(10), f"what looked like a load at "
+                                    f"{first.t_change:.3f} s {why}"))
+        self._unnamed_change, self._pending = None, None
+        # A doubt asked whether the torques are a load's: one that held and was named from a window the motion
+        # has not refuted answers it (the real UR10e's pick at rest, found by its lasting misfit, stayed suspect
+        # to the end: its re-estimate never reached the 1 % σ that determines it). The payload is published
+        # again, ok, with its σ.
+        lifted = named and bool(self.state.doubt) and not self._implausible(self.refiner.estimate())
+        doubt = "" if lifted else self.state.doubt
+        self.state = PayloadState(self.state.phi, self.state.cov, not doubt, self.state.since,
+                                  self.state.seconds_of_motion, *self._tare, doubt=doubt)
+        if lifted:
+            out.estimate = self.state
 
     def _carry_friction(self) -> None:
         """The robot's friction outlives the part: what the re-estimate since the last change learnt of μ and δ
