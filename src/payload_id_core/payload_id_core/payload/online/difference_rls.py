@@ -17,6 +17,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries
 from payload_id_core.payload.linear import generalized_lstsq
+from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.joint_normal import JointNormalEquations
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
@@ -70,7 +71,10 @@ class DifferenceRLS(OnlineEstimator):
         self.moment_noise_std = np.maximum(np.broadcast_to(np.asarray(moment_noise_std, dtype=float).reshape(-1),
                                                            (self.n,)), NOISE_FLOOR)
         lay = self.layout
-        J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
+        # Δφ_f: the friction parameters a load can change, not the offsets (khalil._difference_payload says why).
+        J = difference_jacobian(model, robot, frame, friction_change=True,
+                                changeable=load_changeable_friction(robot.friction))   # (p, 10 + changeable)
+        self.n_friction_change = J.shape[1] - 10
         # The μ_j of the load-dependent friction are nuisance unknowns of θ_b, one to one (zero unloaded).
         self.J = np.zeros((lay.p + self.n_lf, J.shape[1] + self.n_lf))
         self.J[:lay.p, :J.shape[1]] = J
