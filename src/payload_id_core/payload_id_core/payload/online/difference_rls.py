@@ -43,7 +43,8 @@ class DifferenceRLS(OnlineEstimator):
         move it from +0.5 % to −2.1 % (−3.1 % through the CLI; issue 12's bound is 1 %).
       p0: prior variance scale (Xu's 10).
       friction_change, joseph: accepted for a uniform constructor and ignored: the friction block is part
-        of θ_b, so its change is always estimated, and the square-root update is always definite.
+        of θ_b, so its change is always estimated (but the offsets', which a load cannot change), and the
+        square-root update is always definite.
     """
 
     method = "difference-rls"
