@@ -3,9 +3,7 @@
 On the simulated cell (profile 'ur10') the bundled ur10_payload_inertia excitation concentrates the robot
 model's load-dependent friction error in its first seconds: difference-rls's mass sits 1.4-2.3 % off for
 half a second with σ ≈ 0.4 %, and the σ rule alone declared it converged at 2.25 s. Seeds 104 and 105 are
-two such runs (issue 13: never a confident wrong answer). Since issue 29 (h53) most of that early error is gone
-(the friction offsets no longer trade with the payload's gravity in difference-rls's Δφ_f): the σ rule alone then
-declares within 1 % and 2σ on these seeds, and the settled rule must still declare later and within them.
+two such runs (issue 13: never a confident wrong answer).
 """
 
 import numpy as np
@@ -67,12 +65,9 @@ def test_the_declared_mass_is_within_two_sigma_where_the_sigma_rule_alone_was_wr
     m, robot, recs = cell
     rec = recs[SEEDS.index(seed)]
     t_alone, err_alone, std_alone = _declared(m, robot, rec, settle_time=0.0, serial_check=False)
-    # Declared converged at 1.7 s. Until issue 29 (h53) that mass was 1.4-2.3 % off: part of it was the friction
-    # offsets difference-rls's Δφ_f freed, which traded with the payload's gravity (docs/design.md "the friction
-    # offsets"). Without them the σ rule alone declares within 1 % and 2σ (measured +0.2 / +0.9 %, σ 0.75 %): the
-    # rule with settling must not do worse.
-    assert t_alone < 2.5 and abs(err_alone) < 0.01 * MASS and abs(err_alone) <= 2.0 * std_alone, (
-        t_alone, err_alone, std_alone)
+    # Declared converged more than 1 % off; the σ the goal reports (with the robot's unmodelled gear friction,
+    # methods.common.online_covariance_extra) now covers that error, but at ~1 %, not below the 0.5 % declared.
+    assert t_alone < 2.5 and abs(err_alone) > 0.01 * MASS and std_alone > 0.005 * MASS, (t_alone, err_alone, std_alone)
     t, err, std = _declared(m, robot, rec)
     assert t > t_alone and abs(err) <= 2.0 * std and abs(err) < 0.01 * MASS, (t, err, std)
 
@@ -91,9 +86,7 @@ def test_the_reported_sigma_must_pass_too_where_the_estimators_own_was_not_hones
     mass is within 1 % and its 2σ."""
     m, robot, recs = demo_cell
     t_own, err_own, std_own = _declared(m, robot, recs[index], serial_check=False)
-    # Issue 29 (h53): without the friction offsets in difference-rls's Δφ_f the mass declared at 3.4 s on the
-    # estimator's own σ is −0.3 / −0.35 % (σ 0.6-0.7 %), no longer −1.5 %: within 1 % and 2σ.
-    assert t_own < 4.0 and abs(err_own) < 0.01 * MASS and abs(err_own) <= 2.0 * std_own, (t_own, err_own, std_own)
+    assert t_own < 4.0 and abs(err_own) > 0.01 * MASS and std_own > 0.005 * MASS, (t_own, err_own, std_own)
     t, err, std = _declared(m, robot, recs[index])
     assert t > t_own and abs(err) <= 2.0 * std and abs(err) < 0.01 * MASS, (t, err, std)
 

@@ -109,7 +109,7 @@ def _difference_payload(model: RobotModel, robot: RobotIdentification, frame: st
     The friction change Δφ_f holds the parameters a load can change, not the offsets (load_changeable_friction, as
     khalil-1's and direct-rls's friction change): a free offset change per joint is collinear with the payload's
     mean gravity torque over the motion and takes part of the mass and first moments with it (docs/design.md
-    "The methods", khalil-2 and difference-rls off the robot's motion)."""
+    "The methods", the friction offsets)."""
     J = difference_jacobian(model, robot, frame, friction_change=True,
                             changeable=load_changeable_friction(robot.friction))
     eps = theta_b - np.asarray(robot.theta, dtype=float)

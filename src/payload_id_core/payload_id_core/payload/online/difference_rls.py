@@ -17,7 +17,6 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries
 from payload_id_core.payload.linear import generalized_lstsq
-from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.joint_normal import JointNormalEquations
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
@@ -43,8 +42,7 @@ class DifferenceRLS(OnlineEstimator):
         move it from +0.5 % to −2.1 % (−3.1 % through the CLI; issue 12's bound is 1 %).
       p0: prior variance scale (Xu's 10).
       friction_change, joseph: accepted for a uniform constructor and ignored: the friction block is part
-        of θ_b, so its change is always estimated (but the offsets', which a load cannot change), and the
-        square-root update is always definite.
+        of θ_b, so its change is always estimated, and the square-root update is always definite.
     """
 
     method = "difference-rls"
@@ -72,10 +70,7 @@ class DifferenceRLS(OnlineEstimator):
         self.moment_noise_std = np.maximum(np.broadcast_to(np.asarray(moment_noise_std, dtype=float).reshape(-1),
                                                            (self.n,)), NOISE_FLOOR)
         lay = self.layout
-        # Δφ_f: the friction parameters a load can change, not the offsets (khalil._difference_payload says why).
-        J = difference_jacobian(model, robot, frame, friction_change=True,
-                                changeable=load_changeable_friction(robot.friction))   # (p, 10 + changeable)
-        self.n_friction_change = J.shape[1] - 10
+        J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
         # The μ_j of the load-dependent friction are nuisance unknowns of θ_b, one to one (zero unloaded).
         self.J = np.zeros((lay.p + self.n_lf, J.shape[1] + self.n_lf))
         self.J[:lay.p, :J.shape[1]] = J
