@@ -66,18 +66,23 @@ def theta_layout(robot: RobotIdentification) -> ThetaLayout:
 
 
 def difference_jacobian(model: RobotModel, robot: RobotIdentification, frame: str,
-                        friction_change: bool = True) -> np.ndarray:
+                        friction_change: bool = True, changeable: np.ndarray | None = None) -> np.ndarray:
     """(p, 10 [+k]) map from [φ_L, Δφ_f] to the change of the whole θ of `robot` (Xu 2024 eq. 5–6).
 
     The payload moves only the base block (through J_ε); Δφ_f, the change of the friction parameters
-    under load, moves the friction block one to one; rotor inertias do not change.
+    under load, moves the friction block one to one; rotor inertias do not change. `changeable` (kf,) bool:
+    which friction parameters Δφ_f holds (default all; load_friction.load_changeable_friction leaves out the
+    offsets a load cannot change): the others keep θ_a's value, up to the covariance of ε.
     """
     lay = theta_layout(robot)
-    k = lay.friction.stop - lay.friction.start if friction_change else 0
-    J = np.zeros((lay.p, 10 + k))
+    kf = lay.friction.stop - lay.friction.start if friction_change else 0
+    free = np.ones(kf, dtype=bool) if changeable is None or not kf else np.asarray(changeable, dtype=bool)
+    if free.shape != (kf,):
+        raise ValueError(f"changeable has shape {free.shape}, the friction block {kf} parameters")
+    J = np.zeros((lay.p, 10 + int(free.sum())))
     J[lay.base, :10] = payload_jacobian(model, robot.base.K, frame)
-    if k:
-        J[lay.friction, 10:] = np.eye(k)
+    if kf:
+        J[lay.friction, 10:] = np.eye(kf)[:, free]
     return J
 
 

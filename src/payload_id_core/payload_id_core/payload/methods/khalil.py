@@ -28,6 +28,7 @@ from payload_id_core.payload.gain_uncertainty import joint_gain_covariance, with
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
 from payload_id_core.payload.load_friction import (
+    load_changeable_friction,
     load_friction_columns,
     load_friction_note,
     sign_epsilon,
@@ -103,8 +104,14 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
 
 def _difference_payload(model: RobotModel, robot: RobotIdentification, frame: str, theta_b: np.ndarray,
                         cov_b: np.ndarray, ok_b: np.ndarray, options: PayloadOptions) -> LinearSolution:
-    """z = J^# (θ_b − θ_a) weighted by cov(ε); θ_b entries the loaded data did not fix get no weight."""
-    J = difference_jacobian(model, robot, frame, friction_change=True)
+    """z = J^# (θ_b − θ_a) weighted by cov(ε); θ_b entries the loaded data did not fix get no weight.
+
+    The friction change Δφ_f holds the parameters a load can change, not the offsets (load_changeable_friction, as
+    khalil-1's and direct-rls's friction change): a free offset change per joint is collinear with the payload's
+    mean gravity torque over the motion and takes part of the mass and first moments with it (docs/design.md
+    "The methods", the friction offsets)."""
+    J = difference_jacobian(model, robot, frame, friction_change=True,
+                            changeable=load_changeable_friction(robot.friction))
     eps = theta_b - np.asarray(robot.theta, dtype=float)
     C = np.where(np.isfinite(cov_b), cov_b, 0.0)
     rc = robot_uncertainty(robot, options)
