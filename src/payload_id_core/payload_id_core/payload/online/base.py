@@ -277,6 +277,21 @@ class OnlineEstimator(ABC):
         np.subtract(d, np.abs(tau_a), out=d)
         np.multiply(d, sgn, out=diagonal)
 
+    def _varying_friction(self, fv: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The views of a friction-value buffer (B, n, k) that _friction_values_into writes in place of
+        friction_values (closed-form friction: its two varying columns), else (None, None)."""
+        if self.kf and self.reg.closed_form and self.reg.k:
+            return fv[..., 0], fv[..., 1]
+        return None, None
+
+    def _friction_values_into(self, qd, fv, sgn, second) -> np.ndarray | None:
+        """reg.friction_values(qd, out=fv, constants_written=True) (None without friction), through the views of
+        fv's varying columns made once (_varying_friction) where the friction has a closed form."""
+        if sgn is not None:
+            self.reg.varying_columns_into(qd, sgn, second)
+            return fv
+        return self.reg.friction_values(qd, out=fv, constants_written=True) if self.kf else None
+
     def _buffers(self, B: int) -> None:
         """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
         n, u, p = self.n, self.u, self.layout.p

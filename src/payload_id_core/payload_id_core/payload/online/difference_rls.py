@@ -113,10 +113,11 @@ class DifferenceRLS(OnlineEstimator):
         if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
             rows_theta, both = self._rows_buf[:B, :, :self.layout.p], np.empty((B, self.n, 2))
             views = self._views[B] = (self._yrb[:B], self._fv_buf[:B], self._src_qdd[:B], self._gather[:B],
-                                      rows_theta, both, rows_theta[0], both[0], both[..., 0], both[..., 1])
-        y_rb, fv_buf, src_qdd, gather, rows_theta, both, rows_theta0, both0, tau_a, tau_b = views
+                                      rows_theta, both, rows_theta[0], both[0], both[..., 0], both[..., 1],
+                                      *self._varying_friction(self._fv_buf[:B]))
+        y_rb, fv_buf, src_qdd, gather, rows_theta, both, rows_theta0, both0, tau_a, tau_b, fv_sgn, fv_second = views
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd, out=fv_buf, constants_written=True) if self.kf else None
+        fv = self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
         if self.n_rotor:
             src_qdd[...] = qdd
         # The identification's rows (FastRegressor.identification_rows_into) and zeros in the μ columns, by one gather
@@ -143,7 +144,7 @@ class DifferenceRLS(OnlineEstimator):
         # source flat).
         self._gather = (self.reg.identification_gather(self.u)[None]
                         + (np.arange(B) * self._src.shape[1])[:, None, None])
-        self._views: dict[int, tuple[np.ndarray, ...]] = {}
+        self._views: dict[int, tuple] = {}   # per block size B: views of the buffers, some None (unused)
 
     def _absorb(self, B: int) -> None:
         super()._absorb(B)

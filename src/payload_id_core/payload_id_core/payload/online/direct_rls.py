@@ -68,7 +68,7 @@ class DirectRLS(OnlineEstimator):
         rmse = self.rmse
         return rmse if (rmse.size == self.n and np.all(rmse > 0)) else np.full(self.n, np.sqrt(XU_XI))
 
-    def _block_views(self, B: int) -> tuple[np.ndarray, ...]:
+    def _block_views(self, B: int) -> tuple:
         """The buffers' views _fill_rows uses for blocks of B samples, made once (slicing costs ~0.1 µs each, and a
         sample's rows took a dozen): Y_rb, its payload block, the rows' φ_L columns, the friction values, their
         changeable run and its place in the rows (fc_view), and work arrays for τ_a, τ_b − τ_a, the rotor torque;
@@ -78,18 +78,20 @@ class DirectRLS(OnlineEstimator):
         if views is None:
             rows, y_rb, fv, n = self._rows_buf[:B], self._yrb[:B], self._fv_buf[:B], self.n
             fc = (fv[:, :, self._fc_slice], self._fc_view[:B]) if self._fc_view is not None else (None, None)
-            y_block, rows_phi, tau_a, tau_l = y_rb[:, :, self.block], rows[:, :, :10], np.empty((B, n)), np.empty((B, n))
+            y_block, rows_phi = y_rb[:, :, self.block], rows[:, :, :10]
+            tau_a, tau_l = np.empty((B, n)), np.empty((B, n))
             views = self._views[B] = (y_rb, y_block, rows_phi, fv, *fc, tau_a, tau_l, np.empty((B, n)),
-                                      y_rb[0], y_block[0], rows_phi[0], tau_a[0], tau_l[0], np.empty((n, 10)))
+                                      y_rb[0], y_block[0], rows_phi[0], tau_a[0], tau_l[0], np.empty((n, 10)),
+                                      *self._varying_friction(fv))
         return views
 
     def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
         """See OnlineEstimator._fill_rows; rows and z are the buffers' first B samples."""
         B = q.shape[0]
         (y_rb, y_block, rows_phi, fv_buf, fc_values, fc_rows, tau_a, tau_l, rotor,
-         y_rb0, y_block0, rows_phi0, tau_a0, tau_l0, rows_one) = self._block_views(B)
+         y_rb0, y_block0, rows_phi0, tau_a0, tau_l0, rows_one, fv_sgn, fv_second) = self._block_views(B)
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd, out=fv_buf, constants_written=True) if self.kf else None
+        fv = self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
         if B == 1:     # ndarray.dot on the 2-D operands: matmul's BLAS call (the same numbers) with less set-up
             rows_phi0[...] = y_block0.dot(self.X, out=rows_one)
             y_rb0.dot(self.phi_a_std, out=tau_a0)
@@ -118,7 +120,7 @@ class DirectRLS(OnlineEstimator):
 
     def _buffers(self, B: int) -> None:
         super()._buffers(B)
-        self._views: dict[int, tuple[np.ndarray, ...]] = {}
+        self._views: dict[int, tuple] = {}   # per block size B: views of the buffers, some None (unused)
         # When every joint's changeable friction parameters are the same run of its columns (Coulomb and viscous,
         # say), the friction change's entries of the rows are one strided view: joint j's run starts at column
         # 10 + j·c of its row; filled by one copy instead of a gather and a scatter per update.
