@@ -160,6 +160,7 @@ class OnlineEstimator(ABC):
         # serial_check=False leaves it out (to show what the other parts alone declare).
         self.serial_check = bool(serial_check) and convergence is ConvergenceRule.COVARIANCE
         self._fed = np.empty((0, 4, self.n))   # (samples, [q, q̇, q̈, τ], n): the first _n_fed are the samples fed
+        self._fed_flat = self._fed.reshape(0, 4 * self.n)   # the same, one row of 4n per sample
         self._n_fed = 0
         self._serial_at = -np.inf
         self.history_every = int(history_every)
@@ -265,17 +266,27 @@ class OnlineEstimator(ABC):
     def _load_friction_into(self, B: int, tau_a, tau_b, qd, fv) -> None:
         """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
         row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
-        views = self._lf_views.get(B)
-        if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
-            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B], self._fv_buf[:B, :, 0])
-        d, diagonal, fv_sign = views
-        # fv is the friction-value buffer's first B samples (both estimators fill it): its sign column's view is kept
-        sgn = fv_sign if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
+        d = self._lf_views_for(B)[0]
         # Worked out in a contiguous array and written to the strided diagonal once (a ufunc on that view costs
         # twice one on a contiguous array).
         np.abs(tau_b, out=d)
-        np.subtract(d, np.abs(tau_a), out=d)
+        self._load_friction_from_abs(B, np.abs(tau_a), d, qd)
+
+    def _load_friction_from_abs(self, B: int, abs_a, abs_b, qd) -> None:
+        """_load_friction_into from |τ_a| and |τ_b| (B, n) (difference-rls takes both in one call)."""
+        d, diagonal, fv_sign = self._lf_views_for(B)
+        # The friction-value buffer's first B samples hold this block's values (both estimators fill it first).
+        sgn = fv_sign if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
+        np.subtract(abs_b, abs_a, out=d)
         np.multiply(d, sgn, out=diagonal)
+
+    def _lf_views_for(self, B: int) -> tuple[np.ndarray, ...]:
+        """The load-friction work array, the μ columns' diagonal and the friction's sign column for blocks of B
+        samples, made once (slicing costs ~0.1 µs each)."""
+        views = self._lf_views.get(B)
+        if views is None:
+            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B], self._fv_buf[:B, :, 0])
+        return views
 
     def _varying_friction(self, fv: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The views of a friction-value buffer (B, n, k) that _friction_values_into writes in place of
@@ -490,11 +501,11 @@ class OnlineEstimator(ABC):
             if k + B > self._fed.shape[0]:          # grown by doubling: no list of per-sample copies
                 grown = np.empty((max(2 * self._fed.shape[0], k + B, 256), 4, self.n))
                 grown[:k] = self._fed[:k]
-                self._fed = grown
-            rows = self._fed[k:k + B]
+                self._fed, self._fed_flat = grown, grown.reshape(grown.shape[0], -1)
             if B == 1:     # one sample's [q, q̇, q̈, τ] is one contiguous row of 4n: one copy instead of four
-                concatenate((q, qd, qdd, tau), axis=1, out=rows.reshape(1, -1))
+                concatenate((q, qd, qdd, tau), axis=1, out=self._fed_flat[k:k + 1])
             else:
+                rows = self._fed[k:k + B]
                 rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = q, qd, qdd, tau
             self._n_fed = k + B
 
@@ -520,6 +531,7 @@ class OnlineEstimator(ABC):
     def _declare(self, elapsed: float) -> None:
         self.converged = True
         self._fed, self._n_fed = np.empty((0, 4, self.n)), 0
+        self._fed_flat = self._fed.reshape(0, 4 * self.n)
         self.convergence_time = elapsed + self.dt   # the sample that settled it counts as motion used
 
     # -- estimate ---------------------------------------------------------------------------------

@@ -111,13 +111,14 @@ class DifferenceRLS(OnlineEstimator):
         B = q.shape[0]
         views = self._views.get(B)
         if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
-            rows_theta, both = self._rows_buf[:B, :, :self.layout.p], np.empty((B, self.n, 2))
+            rows_theta, both, magnitude = self._rows_buf[:B, :, :self.layout.p], *np.empty((2, B, self.n, 2))
             views = self._views[B] = (self._yrb[:B], self._fv_buf[:B], self._src_qdd[:B], self._gather[:B],
-                                      rows_theta, both, rows_theta[0], both[0], both[..., 0], both[..., 1],
-                                      *self._varying_friction(self._fv_buf[:B]))
-        y_rb, fv_buf, src_qdd, gather, rows_theta, both, rows_theta0, both0, tau_a, tau_b, fv_sgn, fv_second = views
+                                      rows_theta, both, rows_theta[0], both[0], magnitude, magnitude[..., 0],
+                                      magnitude[..., 1], *self._varying_friction(self._fv_buf[:B]))
+        (y_rb, fv_buf, src_qdd, gather, rows_theta, both, rows_theta0, both0, magnitude, abs_a, abs_b, fv_sgn,
+         fv_second) = views
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
+        self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
         if self.n_rotor:
             src_qdd[...] = qdd
         # The identification's rows (FastRegressor.identification_rows_into) and zeros in the μ columns, by one gather
@@ -130,7 +131,8 @@ class DifferenceRLS(OnlineEstimator):
                 rows_theta0.dot(self._ab, out=both0)
             else:
                 np.matmul(rows_theta, self._ab, out=both)
-            self._load_friction_into(B, tau_a, tau_b, qd, fv)
+            np.abs(both, out=magnitude)    # |Y θ_a| and |Y θ̂_b| in one call (_load_friction_into takes them one by one)
+            self._load_friction_from_abs(B, abs_a, abs_b, qd)
         z[...] = tau
 
     @property
