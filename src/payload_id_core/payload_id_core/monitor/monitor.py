@@ -556,7 +556,8 @@ class PayloadMonitor:
             quiet = (np.abs(z) < inside) & (w > 0)
             dt = t - self._history[-2][0]
             step = min(1.0, dt / d.level_time_s)
-            self.level[quiet] += step * (r[quiet] ** 2 - self.level[quiet])
+            # level_j += step (r_j² − level_j) where quiet: the same operations as on level[quiet], without its copies
+            np.add(self.level, step * (r**2 - self.level), out=self.level, where=quiet)
             np.maximum(self.level, d.level_floor_nm**2, out=self.level)
             # The alarm's own level falls as fast but rises twenty times slower, each sample counting at most
             # `level_clip`² of it: with the 1 s time constant a person's push ramped over half a second raised
@@ -566,7 +567,7 @@ class PayloadMonitor:
             target = np.minimum(r**2, d.level_clip**2 * self.alarm_level)
             rate = np.minimum(1.0, dt / np.where(target > self.alarm_level, d.level_rise_time_s, d.level_time_s))
             calm = (np.abs(z) < drift) & (w > 0)
-            self.alarm_level[calm] += rate[calm] * (target[calm] - self.alarm_level[calm])
+            np.add(self.alarm_level, rate * (target - self.alarm_level), out=self.alarm_level, where=calm)
             np.maximum(self.alarm_level, d.level_floor_nm**2, out=self.alarm_level)
         self._count += 1
         if self._count % self.s.refine_stride == 0:
