@@ -285,7 +285,9 @@ class OnlineEstimator(ABC):
         samples, made once (slicing costs ~0.1 µs each)."""
         views = self._lf_views.get(B)
         if views is None:
-            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B], self._fv_buf[:B, :, 0])
+            # the sign column only where the friction has one (_sgn_from_fv; a robot without friction has no columns)
+            sign = self._fv_buf[:B, :, 0] if self._sgn_from_fv else np.empty((B, 0))
+            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B], sign)
         return views
 
     def _varying_friction(self, fv: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
