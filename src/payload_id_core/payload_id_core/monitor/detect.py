@@ -118,24 +118,34 @@ class Cusum:
         self.g_down = np.zeros(n)
         self._zero_up = np.full(n, np.nan)      # last time each statistic was 0
         self._zero_down = np.full(n, np.nan)
+        self._unset = True                      # the zero times may hold NaN (not set yet): update sets them
+        self._work = np.empty(n)
 
     def reset(self, t: float = float("nan")) -> None:
         self.g_up[:] = 0.0
         self.g_down[:] = 0.0
         self._zero_up[:] = t
         self._zero_down[:] = t
+        self._unset = True
 
     def update(self, t: float, z: np.ndarray, drift: np.ndarray | float | None = None) -> float | None:
         """Feed one sample (drift per joint, default the settings'); returns the estimated change time when
         an alarm is raised, else None."""
         nu = self.s.drift if drift is None else drift
-        self._zero_up[np.isnan(self._zero_up)] = t
-        self._zero_down[np.isnan(self._zero_down)] = t
-        self.g_up = np.maximum(0.0, self.g_up + z - nu)
-        self.g_down = np.maximum(0.0, self.g_down - z - nu)
-        self._zero_up[self.g_up == 0.0] = t
-        self._zero_down[self.g_down == 0.0] = t
-        up, down = self.g_up > self.s.threshold, self.g_down > self.s.threshold
+        if self._unset:     # a NaN zero time is one not set since the start or a reset, or set at a NaN time
+            self._zero_up[np.isnan(self._zero_up)] = t
+            self._zero_down[np.isnan(self._zero_down)] = t
+        self._unset = t != t
+        # g ← max(0, g ± z − ν), in place (the same operations, the same numbers, without new arrays)
+        g_up, g_down, work = self.g_up, self.g_down, self._work
+        np.maximum(0.0, np.subtract(np.add(g_up, z, out=work), nu, out=work), out=g_up)
+        np.maximum(0.0, np.subtract(np.subtract(g_down, z, out=work), nu, out=work), out=g_down)
+        self._zero_up[g_up == 0.0] = t
+        self._zero_down[g_down == 0.0] = t
+        threshold = self.s.threshold
+        if max(g_up.max(), g_down.max()) <= threshold:    # the usual case in one test (a NaN fails it: checked below)
+            return None
+        up, down = g_up > threshold, g_down > threshold
         if not (up.any() or down.any()):
             return None
         return float(min(np.min(self._zero_up[up], initial=np.inf), np.min(self._zero_down[down], initial=np.inf)))

@@ -207,12 +207,13 @@ class MomentumFilter:
             (self._f_last[None], f[first:stop - 1])))
         change = p[first:stop] - self._p0
         integral, gain, scratch, y = self._integral, self.gain, self._scratch, self.y
-        for i in range(m):
-            np.multiply(dt[i], y, out=scratch)
-            np.subtract(increment[i], scratch, out=scratch)
+        # The samples' views and time steps taken by iteration (indexing each per sample cost ~10 % of the filter).
+        for step, inc, moved, y_next in zip(dt[:m].tolist(), increment, change, out[first:stop]):
+            np.multiply(step, y, out=scratch)
+            np.subtract(inc, scratch, out=scratch)
             integral += scratch
-            y = out[first + i]
-            np.subtract(integral, change[i], out=scratch)
+            y = y_next
+            np.subtract(integral, moved, out=scratch)
             np.multiply(gain, scratch, out=y)
         if m:
             self.y = out[stop - 1].copy()

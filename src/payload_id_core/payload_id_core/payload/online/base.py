@@ -36,6 +36,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 
 import numpy as np
+from numpy._core.multiarray import c_einsum
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
@@ -64,6 +65,10 @@ class ConvergenceRule(Choice):
 
 
 CONVERGENCE_RULES = tuple(rule.value for rule in ConvergenceRule)
+# The C functions np.concatenate and np.einsum (not optimising) call, without their Python dispatch (~0.2 and ~0.4 µs of
+# a ~25 µs sample): the same functions, the same numbers (issue 35).
+concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
+einsum = c_einsum
 XU_XI = 100.0          # Xu 2024 §3.2: ξ
 XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
 XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples
@@ -155,6 +160,7 @@ class OnlineEstimator(ABC):
         # serial_check=False leaves it out (to show what the other parts alone declare).
         self.serial_check = bool(serial_check) and convergence is ConvergenceRule.COVARIANCE
         self._fed = np.empty((0, 4, self.n))   # (samples, [q, q̇, q̈, τ], n): the first _n_fed are the samples fed
+        self._fed_flat = self._fed.reshape(0, 4 * self.n)   # the same, one row of 4n per sample
         self._n_fed = 0
         self._serial_at = -np.inf
         self.history_every = int(history_every)
@@ -260,16 +266,44 @@ class OnlineEstimator(ABC):
     def _load_friction_into(self, B: int, tau_a, tau_b, qd, fv) -> None:
         """load_friction.load_friction_values written straight onto the diagonal of the μ columns of the
         row buffer (a strided view: no fancy indexing per update), reusing the friction's sign column."""
-        sgn = fv[..., 0] if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
-        views = self._lf_views.get(B)
-        if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
-            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B])
-        d, diagonal = views
+        d = self._lf_views_for(B)[0]
         # Worked out in a contiguous array and written to the strided diagonal once (a ufunc on that view costs
         # twice one on a contiguous array).
         np.abs(tau_b, out=d)
-        np.subtract(d, np.abs(tau_a), out=d)
+        self._load_friction_from_abs(B, np.abs(tau_a), d, qd)
+
+    def _load_friction_from_abs(self, B: int, abs_a, abs_b, qd) -> None:
+        """_load_friction_into from |τ_a| and |τ_b| (B, n) (difference-rls takes both in one call)."""
+        d, diagonal, fv_sign = self._lf_views_for(B)
+        # The friction-value buffer's first B samples hold this block's values (both estimators fill it first).
+        sgn = fv_sign if self._sgn_from_fv else (np.tanh(qd / self._sign_eps) if self._sign_eps > 0 else np.sign(qd))
+        np.subtract(abs_b, abs_a, out=d)
         np.multiply(d, sgn, out=diagonal)
+
+    def _lf_views_for(self, B: int) -> tuple[np.ndarray, ...]:
+        """The load-friction work array, the μ columns' diagonal and the friction's sign column for blocks of B
+        samples, made once (slicing costs ~0.1 µs each)."""
+        views = self._lf_views.get(B)
+        if views is None:
+            # the sign column only where the friction has one (_sgn_from_fv; a robot without friction has no columns)
+            sign = self._fv_buf[:B, :, 0] if self._sgn_from_fv else np.empty((B, 0))
+            views = self._lf_views[B] = (self._lf_work[:B], self._lf_diag[:B], sign)
+        return views
+
+    def _varying_friction(self, fv: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The views of a friction-value buffer (B, n, k) that _friction_values_into writes in place of
+        friction_values (closed-form friction: its two varying columns), else (None, None)."""
+        if self.kf and self.reg.closed_form and self.reg.k:
+            return fv[..., 0], fv[..., 1]
+        return None, None
+
+    def _friction_values_into(self, qd, fv, sgn, second) -> np.ndarray | None:
+        """reg.friction_values(qd, out=fv, constants_written=True) (None without friction), through the views of
+        fv's varying columns made once (_varying_friction) where the friction has a closed form."""
+        if sgn is not None:
+            self.reg.varying_columns_into(qd, sgn, second)
+            return fv
+        return self.reg.friction_values(qd, out=fv, constants_written=True) if self.kf else None
 
     def _buffers(self, B: int) -> None:
         """Work arrays for blocks of up to B samples, allocated once (zeros where rows are structurally zero)."""
@@ -306,11 +340,14 @@ class OnlineEstimator(ABC):
 
     def _absorb(self, B: int) -> None:
         """RLS update with the B samples in the buffers, and their rows queued for the information matrix."""
-        m = B * self.n
         if B == 1:
-            self.rls.update(*self._one_sample_rls)
+            rows, z = self._one_sample_rls
+            m = self.n
+            self.rls.update(rows, z)
         else:
-            self.rls.update(self._rows_buf[:B].reshape(m, self.u), self._z_buf[:B].reshape(m), samples=B)
+            m = B * self.n
+            rows = self._rows_buf[:B].reshape(m, self.u)
+            self.rls.update(rows, self._z_buf[:B].reshape(m), samples=B)
         if self._joint_info is not None:
             w = (self._yrb[:B, :, self.block] @ self.X) * self._isig[:, None]
             self._joint_info += np.einsum("bji,bjk->jik", w, w)
@@ -319,13 +356,13 @@ class OnlineEstimator(ABC):
         if self._npend + m > self._pend.shape[0]:
             self._flush()
         if m > self._pend.shape[0]:
-            W = self._rows_buf[:B].reshape(m, self.u) * self._pend_isig[:m]
+            W = rows * self._pend_isig[:m]
             self._info += W.T @ W
             if self.cross is not None and self._full_buf is not None:   # allocated together (_buffers)
                 self.cross += W.T @ self._full_buf[:B].reshape(m, -1)
             return
         k = self._npend
-        self._pend[k:k + m] = self._rows_buf[:B].reshape(m, self.u)
+        self._pend[k:k + m] = rows
         if self._pend_full is not None and self._full_buf is not None:   # exactly when self.cross is kept
             self._pend_full[k:k + m] = self._full_buf[:B].reshape(m, -1)
         self._npend = k + m
@@ -466,11 +503,11 @@ class OnlineEstimator(ABC):
             if k + B > self._fed.shape[0]:          # grown by doubling: no list of per-sample copies
                 grown = np.empty((max(2 * self._fed.shape[0], k + B, 256), 4, self.n))
                 grown[:k] = self._fed[:k]
-                self._fed = grown
-            rows = self._fed[k:k + B]
+                self._fed, self._fed_flat = grown, grown.reshape(grown.shape[0], -1)
             if B == 1:     # one sample's [q, q̇, q̈, τ] is one contiguous row of 4n: one copy instead of four
-                np.concatenate((q, qd, qdd, tau), axis=1, out=rows.reshape(1, -1))
+                concatenate((q, qd, qdd, tau), axis=1, out=self._fed_flat[k:k + 1])
             else:
+                rows = self._fed[k:k + B]
                 rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = q, qd, qdd, tau
             self._n_fed = k + B
 
@@ -496,6 +533,7 @@ class OnlineEstimator(ABC):
     def _declare(self, elapsed: float) -> None:
         self.converged = True
         self._fed, self._n_fed = np.empty((0, 4, self.n)), 0
+        self._fed_flat = self._fed.reshape(0, 4 * self.n)
         self.convergence_time = elapsed + self.dt   # the sample that settled it counts as motion used
 
     # -- estimate ---------------------------------------------------------------------------------

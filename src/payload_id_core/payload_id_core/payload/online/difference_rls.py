@@ -111,23 +111,28 @@ class DifferenceRLS(OnlineEstimator):
         B = q.shape[0]
         views = self._views.get(B)
         if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
+            rows_theta, both, magnitude = self._rows_buf[:B, :, :self.layout.p], *np.empty((2, B, self.n, 2))
             views = self._views[B] = (self._yrb[:B], self._fv_buf[:B], self._src_qdd[:B], self._gather[:B],
-                                      self._rows_buf[:B, :, :self.layout.p], np.empty((B, self.n, 2)))
-        y_rb, fv_buf, src_qdd, gather, rows_theta, both = views
+                                      rows_theta, both, rows_theta[0], both[0], magnitude, magnitude[..., 0],
+                                      magnitude[..., 1], *self._varying_friction(self._fv_buf[:B]))
+        (y_rb, fv_buf, src_qdd, gather, rows_theta, both, rows_theta0, both0, magnitude, abs_a, abs_b, fv_sgn,
+         fv_second) = views
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd, out=fv_buf, constants_written=True) if self.kf else None
+        self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
         if self.n_rotor:
             src_qdd[...] = qdd
         # The identification's rows (FastRegressor.identification_rows_into) and zeros in the μ columns, by one gather
         # from the samples' source vectors (_buffers).
-        np.take(self._src, gather, out=rows, mode="clip")
+        # (ndarray.take and .dot: np.take and np.dot without their Python dispatch, ~0.5 and ~0.1 µs a call)
+        self._src.take(gather, out=rows, mode="clip")
         if self.n_lf:
             # Unloaded and loaded model torques in one product: [Y θ_a, Y θ̂_b].
-            if B == 1:     # np.dot on the 2-D operands: matmul's BLAS call (the same numbers) with less set-up
-                np.dot(rows_theta[0], self._ab, out=both[0])
+            if B == 1:     # ndarray.dot on the 2-D operands: matmul's BLAS call (the same numbers) with less set-up
+                rows_theta0.dot(self._ab, out=both0)
             else:
                 np.matmul(rows_theta, self._ab, out=both)
-            self._load_friction_into(B, both[..., 0], both[..., 1], qd, fv)
+            np.abs(both, out=magnitude)    # |Y θ_a| and |Y θ̂_b| in one call (_load_friction_into takes them one by one)
+            self._load_friction_from_abs(B, abs_a, abs_b, qd)
         z[...] = tau
 
     @property
@@ -141,7 +146,7 @@ class DifferenceRLS(OnlineEstimator):
         # source flat).
         self._gather = (self.reg.identification_gather(self.u)[None]
                         + (np.arange(B) * self._src.shape[1])[:, None, None])
-        self._views: dict[int, tuple[np.ndarray, ...]] = {}
+        self._views: dict[int, tuple] = {}   # per block size B: views of the buffers, some None (unused)
 
     def _absorb(self, B: int) -> None:
         super()._absorb(B)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, gram_identifiable
+from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, einsum, gram_identifiable
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
 DIRECT_P0 = 1e4        # a vague prior on z (kg, kg·m, kg·m², N·m), in units of the largest row variance
@@ -68,42 +68,48 @@ class DirectRLS(OnlineEstimator):
         rmse = self.rmse
         return rmse if (rmse.size == self.n and np.all(rmse > 0)) else np.full(self.n, np.sqrt(XU_XI))
 
-    def _block_views(self, B: int) -> tuple[np.ndarray, ...]:
+    def _block_views(self, B: int) -> tuple:
         """The buffers' views _fill_rows uses for blocks of B samples, made once (slicing costs ~0.1 µs each, and a
         sample's rows took a dozen): Y_rb, its payload block, the rows' φ_L columns, the friction values, their
-        changeable run and its place in the rows (fc_view), and work arrays for τ_a, τ_b − τ_a, the rotor torque."""
+        changeable run and its place in the rows (fc_view), and work arrays for τ_a, τ_b − τ_a, the rotor torque;
+        for B = 1 also the first sample's views of Y_rb, its payload block, the rows' φ_L columns, τ_a and τ_b − τ_a,
+        with a contiguous (n, 10) array for the φ_L columns."""
         views = self._views.get(B)
         if views is None:
             rows, y_rb, fv, n = self._rows_buf[:B], self._yrb[:B], self._fv_buf[:B], self.n
             fc = (fv[:, :, self._fc_slice], self._fc_view[:B]) if self._fc_view is not None else (None, None)
-            views = self._views[B] = (y_rb, y_rb[:, :, self.block], rows[:, :, :10], fv, *fc, np.empty((B, n)),
-                                      np.empty((B, n)), np.empty((B, n)), np.empty((n, 10)))
+            y_block, rows_phi = y_rb[:, :, self.block], rows[:, :, :10]
+            tau_a, tau_l = np.empty((B, n)), np.empty((B, n))
+            views = self._views[B] = (y_rb, y_block, rows_phi, fv, *fc, tau_a, tau_l, np.empty((B, n)),
+                                      y_rb[0], y_block[0], rows_phi[0], tau_a[0], tau_l[0], np.empty((n, 10)),
+                                      *self._varying_friction(fv))
         return views
 
     def _fill_rows(self, q, qd, qdd, tau, rows, z, full_w) -> None:
         """See OnlineEstimator._fill_rows; rows and z are the buffers' first B samples."""
         B = q.shape[0]
-        y_rb, y_block, rows_phi, fv_buf, fc_values, fc_rows, tau_a, tau_l, rotor, rows_one = self._block_views(B)
+        (y_rb, y_block, rows_phi, fv_buf, fc_values, fc_rows, tau_a, tau_l, rotor,
+         y_rb0, y_block0, rows_phi0, tau_a0, tau_l0, rows_one, fv_sgn, fv_second) = self._block_views(B)
         self.reg.rigid_into(y_rb, q, qd, qdd)
-        fv = self.reg.friction_values(qd, out=fv_buf, constants_written=True) if self.kf else None
-        if B == 1:     # np.dot on the 2-D operands: matmul's BLAS call (the same numbers) with less set-up
-            rows_phi[0] = np.dot(y_block[0], self.X, out=rows_one)
-            np.dot(y_rb[0], self.phi_a_std, out=tau_a[0])
+        fv = self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
+        if B == 1:     # ndarray.dot on the 2-D operands: matmul's BLAS call (the same numbers) with less set-up
+            rows_phi0[...] = y_block0.dot(self.X, out=rows_one)
+            y_rb0.dot(self.phi_a_std, out=tau_a0)
         else:
             np.matmul(y_block, self.X, out=rows_phi)
             np.matmul(y_rb, self.phi_a_std, out=tau_a)
         if fv is not None and self._fric_a_joint is not None:   # both exactly when the model has friction
-            # Σ_k fv_jk θ_f,jk: a product and a sum (einsum's set-up cost more than its work here)
-            tau_a += np.einsum("bjk,jk->bj", fv, self._fric_a_joint)
+            # Σ_k fv_jk θ_f,jk: np.einsum's own kernel (a product and a sum give other round-off)
+            tau_a += einsum("bjk,jk->bj", fv, self._fric_a_joint)
             if fc_rows is not None:
-                np.copyto(fc_rows, fc_values)
+                fc_rows[...] = fc_values
             elif self.n_friction_change:
                 rows[:, self._fc_rows, self._fc_cols] = fv.reshape(B, -1)[:, self._fc_values]
         if self.n_rotor:
             tau_a += np.multiply(qdd, self._rotor_a_joint, out=rotor)
         if self.n_lf:
             if B == 1:
-                np.dot(rows_one, self._ref_phi, out=tau_l[0])     # rows_one: the φ_L columns just written
+                rows_one.dot(self._ref_phi, out=tau_l0)     # rows_one: the φ_L columns just written
             else:
                 np.matmul(rows_phi, self._ref_phi, out=tau_l)
             self._load_friction_into(B, tau_a, np.add(tau_a, tau_l, out=tau_l), qd, fv)
@@ -114,7 +120,7 @@ class DirectRLS(OnlineEstimator):
 
     def _buffers(self, B: int) -> None:
         super()._buffers(B)
-        self._views: dict[int, tuple[np.ndarray, ...]] = {}
+        self._views: dict[int, tuple] = {}   # per block size B: views of the buffers, some None (unused)
         # When every joint's changeable friction parameters are the same run of its columns (Coulomb and viscous,
         # say), the friction change's entries of the rows are one strided view: joint j's run starts at column
         # 10 + j·c of its row; filled by one copy instead of a gather and a scatter per update.

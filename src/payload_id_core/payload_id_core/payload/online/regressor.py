@@ -74,23 +74,27 @@ class FastRegressor:
         v = np.empty(qd.shape + (self.k,)) if out is None else out
         if self.k == 0:
             return v
-        sgn = v[..., 0]
+        self.varying_columns_into(qd, v[..., 0], v[..., 1])
+        if not constants_written:
+            v[..., 2] = 1.0
+        return v
+
+    def varying_columns_into(self, qd: np.ndarray, sgn: np.ndarray, second: np.ndarray) -> None:
+        """The closed-form friction values' two columns that vary with q̇ (the third is 1) into `sgn` (tanh(q̇/ε), or
+        sgn(q̇) for ε = 0) and `second` (q̇, or |q̇|^α sgn(q̇) for the nonlinear kind): views of a friction-value
+        buffer (..., n, k) a caller keeps (friction_values makes them per call, ~0.2 µs of a ~20 µs online update)."""
         if self.eps > 0:
             np.divide(qd, self.eps, out=sgn)
             np.tanh(sgn, out=sgn)
         else:
             np.sign(qd, out=sgn)
         if self.kind == "linear":
-            v[..., 1] = qd
+            second[...] = qd
         else:                               # |q̇|^α sgn(q̇)
             assert self._alpha is not None     # the nonlinear kind's exponents
-            power = v[..., 1]
-            np.abs(qd, out=power)
-            np.power(power, self._alpha, out=power)
-            power *= sgn
-        if not constants_written:
-            v[..., 2] = 1.0
-        return v
+            np.abs(qd, out=second)
+            np.power(second, self._alpha, out=second)
+            second *= sgn
 
     def rigid_into(self, out: np.ndarray, q, qd, qdd) -> None:
         """(B, n, 10n) rigid-body rows of B samples into `out` (one pinocchio call each)."""
