@@ -18,9 +18,9 @@ CORE = REPO / "src/payload_id_core/payload_id_core"
 ROS = REPO / "src/payload_id_ros/payload_id_ros"
 
 # Layer rank of each core subpackage: a module may import its own layer and those of lower rank only.
-# (errors, notes, blas, resources, scipy_startup: the foundation every layer uses.)
+# (errors, notes, blas, numpy_kernels, resources, scipy_startup: the foundation every layer uses.)
 LAYERS = {
-    "errors": 0, "notes": 0, "blas": 0, "resources": 0, "lazy_exports": 0, "scipy_startup": 0,
+    "errors": 0, "notes": 0, "blas": 0, "numpy_kernels": 0, "resources": 0, "lazy_exports": 0, "scipy_startup": 0,
     "io": 1, "signals": 1,
     "dynamics": 2,
     "robot_id": 3, "excitation": 3,

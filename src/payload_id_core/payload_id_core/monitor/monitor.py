@@ -21,7 +21,6 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numpy._core.multiarray import c_einsum as einsum  # what np.einsum calls when not optimising
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -45,6 +44,7 @@ from payload_id_core.monitor.observer import (
 )
 from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.numpy_kernels import einsum
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification

@@ -36,12 +36,12 @@ from abc import ABC, abstractmethod
 from collections import deque
 
 import numpy as np
-from numpy._core.multiarray import c_einsum
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.numpy_kernels import concatenate
 from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.finish import (
     judge_quality,
@@ -65,10 +65,6 @@ class ConvergenceRule(Choice):
 
 
 CONVERGENCE_RULES = tuple(rule.value for rule in ConvergenceRule)
-# The C functions np.concatenate and np.einsum (not optimising) call, without their Python dispatch (~0.2 and ~0.4 µs of
-# a ~25 µs sample): the same functions, the same numbers (issue 35).
-concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
-einsum = c_einsum
 XU_XI = 100.0          # Xu 2024 §3.2: ξ
 XU_TOL = 0.005         # Xu 2024 §3.2: max |Δπ| threshold
 XU_COUNT = 300         # Xu 2024 §3.2: consecutive samples

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, einsum, gram_identifiable
+from payload_id_core.numpy_kernels import einsum
+from payload_id_core.payload.online.base import XU_XI, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
 
 DIRECT_P0 = 1e4        # a vague prior on z (kg, kg·m, kg·m², N·m), in units of the largest row variance
