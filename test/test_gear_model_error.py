@@ -22,7 +22,7 @@ from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, identify_robot
 
 MASS = 3.5
@@ -113,11 +113,15 @@ def test_on_another_motion_the_mass_error_is_within_the_sigma_and_not_declared(c
         assert has_note(est.notes, NoteCode.PAYLOAD_GEAR_MODEL_ERROR), method
         if method == "difference-rls":
             assert not est.converged
-    # What it prevents: the same robot.yaml written before (no gear_unmodelled) gives a confident wrong mass.
+    # What it prevents: the same robot.yaml written before (no gear_unmodelled) gives a mass wrong beyond its σ.
+    # On two of the three runs the effort-drift check's masked-drift witness (its friction-free scale reads the
+    # unmodelled gear loss as efforts ~1.8 % low) now flags it suspect as well; on the third it is converged and ok.
     old = dataclasses.replace(robot, unmodelled_gear=None)
     est = identify_payload("difference-rls", m, old, rec, FRAME)
-    assert est.converged and abs(est.mass - MASS) > 3.0 * est.readable_std()[0] and abs(est.mass - MASS) > 0.008 * MASS
+    assert abs(est.mass - MASS) > 3.0 * est.readable_std()[0] and abs(est.mass - MASS) > 0.008 * MASS
     assert not has_note(est.notes, NoteCode.PAYLOAD_GEAR_MODEL_ERROR)
+    caught = any(n.code is NoteCode.PAYLOAD_QUALITY and "with each joint's friction free" in n.text for n in est.notes)
+    assert caught or (est.converged and est.quality is Quality.OK), est.notes
 
 
 def test_the_response_is_the_weighted_fits_estimate(cross):
