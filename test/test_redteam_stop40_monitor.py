@@ -6,10 +6,14 @@ at rest and in motion) that the monitor still gets wrong; each says what it does
 are xfail(strict=True) with the reason, so that the fix that makes them pass has to say so.
 """
 
+import copy
+
 import numpy as np
 import pytest
 
+from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor import EventKind
+from payload_id_core.robot_id.result import GainCovariance, RobotIdentification
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
 
 from test_monitor_task_motion import HOME, Task
@@ -65,3 +69,32 @@ def test_a_downward_push_on_the_flange_held_into_a_move_is_no_load(cell, seed):
     assert [e for e in events if e.kind is EventKind.CONTACT and start - 0.1 <= e.t_change <= end + 0.5], \
         _said(events)
     assert monitor.state.carries_nothing, monitor.state
+
+
+def _format_2(robot, rel_std: float, cov_std: float) -> dict:
+    """robot.yaml (as a mapping) of `robot` with drive gains of σ `rel_std` × the gain in effort.scale_std and a
+    gain_covariance whose diagonal says `cov_std`."""
+    n, p = robot.effort_scale.size, robot.theta.size
+    ident = copy.deepcopy(robot)
+    ident.effort_scale_std = rel_std * np.asarray(ident.effort_scale, dtype=float)
+    corr = np.full((n, n), 0.6) + 0.4 * np.eye(n)
+    ident.gain_covariance = GainCovariance(corr * cov_std**2, np.zeros((p, n)))
+    return ident.to_dict()
+
+
+def test_a_gain_covariance_that_disagrees_with_scale_std_is_refused(cell):
+    """h54's robot.yaml format 2: the payload fits take effort.gain_covariance's `relative` in place of scale_std
+    (gain_uncertainty.gain_relative_covariance). Before: a file whose scale_std was widened by hand to 3 % (drives
+    warmer than at identification) with the covariance left at 0.2 %, or a covariance of zeros, was read without a
+    word, and khalil-1's σ carried 0.2 % (or nothing) of gain error where the file says 3 %. Now refused by name;
+    a consistent file reads as before."""
+    model, robot = cell
+    same = RobotIdentification.from_dict(_format_2(robot, 0.002, 0.002), model)
+    np.testing.assert_allclose(np.sqrt(np.diag(same.gain_covariance.relative)), 0.002, rtol=1e-9)
+    for cov_std in (0.0, 0.002):
+        with pytest.raises(PayloadIdError, match="scale_std / effort_scale"):
+            RobotIdentification.from_dict(_format_2(robot, 0.03, cov_std), model)
+    no_std = _format_2(robot, 0.002, 0.002)
+    no_std["effort"]["scale_std"] = None
+    with pytest.raises(PayloadIdError, match="without effort.scale_std"):
+        RobotIdentification.from_dict(no_std, model)
