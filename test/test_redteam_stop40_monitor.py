@@ -10,13 +10,12 @@ import copy
 
 import numpy as np
 import pytest
+from test_monitor_task_motion import HOME, Task
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor import EventKind
 from payload_id_core.robot_id.result import GainCovariance, RobotIdentification
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
-
-from test_monitor_task_motion import HOME, Task
 
 pytestmark = pytest.mark.slow
 
