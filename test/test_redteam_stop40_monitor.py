@@ -1,4 +1,4 @@
-"""Red team, stop 40: the payload monitor after h57's merge (re-arming on a creeping joint after confirm_s; a doubt
+"""Red team, stop 40: the payload monitor after stop 40's merge (re-arming on a creeping joint after confirm_s; a doubt
 closing a change still being re-estimated, PayloadMonitor._close_pending), on the simulated UR10 cell.
 
 Each test is a person's contact of the kind issue 31 names (10-150 N, ramped 0.1-1 s, held 0.2-5 s, any direction,
@@ -48,7 +48,7 @@ def push_held_into_a_move(task: Task, force: np.ndarray, ramp: float, rest_hold:
 
 
 @pytest.mark.xfail(strict=True, reason="a constant force on the flange held through a move is told from a load only "
-                   "by the motion's accelerations, which the re-estimate does not test (h58's change); not local")
+                   "by the motion's accelerations, which the re-estimate does not test yet; not local")
 @pytest.mark.parametrize("seed", [3, 4])
 def test_a_downward_push_on_the_flange_held_into_a_move_is_no_load(cell, seed):
     """40 N straight down on the flange (a hand resting on the tool: at rest exactly a 4 kg part's gravity wrench),
@@ -82,7 +82,7 @@ def _format_2(robot, rel_std: float, cov_std: float) -> dict:
 
 
 def test_a_gain_covariance_that_disagrees_with_scale_std_is_refused(cell):
-    """h54's robot.yaml format 2: the payload fits take effort.gain_covariance's `relative` in place of scale_std
+    """robot.yaml format 2: the payload fits take effort.gain_covariance's `relative` in place of scale_std
     (gain_uncertainty.gain_relative_covariance). Before: a file whose scale_std was widened by hand to 3 % (drives
     warmer than at identification) with the covariance left at 0.2 %, or a covariance of zeros, was read without a
     word, and khalil-1's σ carried 0.2 % (or nothing) of gain error where the file says 3 %. Now refused by name;
