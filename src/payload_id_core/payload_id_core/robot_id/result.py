@@ -331,7 +331,7 @@ class RobotIdentification:
             if not isinstance(effort, dict):
                 raise PayloadIdError(f"{source}: effort is {effort!r}, not a mapping {{unit, scale_std, source}}",
                                      "re-run payload-id identify-robot")
-            return cls(
+            ident = cls(
                 joint_names=names, urdf_path=d["urdf"]["path"], urdf_sha256=sha,
                 gravity=_gravity(d["gravity"], source), base=base, rotor=RotorStructure(free, absorbed),
                 friction=friction, theta=theta, theta_names=list(par["names"]),
@@ -363,6 +363,8 @@ class RobotIdentification:
                 drive_temperature=None if temps is None else np.array([float(temps[j]) for j in names]),
                 model=model,
             )
+            _check_gain_covariance(ident, source)
+            return ident
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
                                  "re-run payload-id identify-robot") from err
@@ -490,6 +492,31 @@ def _gains_as_identified(gains, identified_with, n: int, source: str) -> np.ndar
             "re-run payload-id identify-robot with the new gains (--effort-scale, or --known-payload-mass), "
             "or restore effort_scale")
     return scale
+
+
+def _check_gain_covariance(ident: RobotIdentification, source: str) -> None:
+    """effort.gain_covariance's diagonal is (scale_std / effort_scale)², as identify-robot writes it: the payload fits
+    take its `relative` in place of scale_std (payload.gain_uncertainty.gain_relative_covariance), so a scale_std edited
+    by hand (a user widening it for drives warmer than at identification) with the covariance left as it was, or a
+    covariance copied from another identification, silently set the gains' σ the file's scale_std does not say."""
+    cov = ident.gain_covariance
+    if cov is None:
+        return
+    std = ident.effort_scale_std
+    if std is None:
+        raise PayloadIdError(f"{source}: effort.gain_covariance is given without effort.scale_std: the gains' joint "
+                             "covariance belongs to an identification of their standard deviations",
+                             "re-run payload-id identify-robot, or remove effort.gain_covariance")
+    scale = np.asarray(ident.effort_scale, dtype=float).reshape(-1)
+    expected = np.asarray(std, dtype=float).reshape(-1) / scale
+    got = np.sqrt(np.maximum(np.diag(cov.relative), 0.0))
+    if not np.allclose(got, expected, rtol=1e-6, atol=1e-12):
+        raise PayloadIdError(f"{source}: effort.gain_covariance's relative standard deviations "
+                             f"{np.round(got, 6).tolist()} are not effort.scale_std / effort_scale "
+                             f"{np.round(expected, 6).tolist()}: the file was edited after identification, or the "
+                             "covariance is another identification's",
+                             "re-run payload-id identify-robot (or remove effort.gain_covariance to use scale_std "
+                             "alone, as a format-1 file)")
 
 
 @dataclass(frozen=True)
