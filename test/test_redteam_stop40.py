@@ -1,16 +1,20 @@
 """Red team on what landed today (h55's masked drift, h56's identify-robot held-out loaded runs of known mass,
-c30ea97's `excite --from T --periods N`). Each test failed on the code it names before its fix; simulated, seconds
-each."""
+c30ea97's `excite --from T --periods N`). Each defect's test failed before its fix (the honest held-out run's test
+guards the fix against refusing what it should not); simulated, seconds each."""
 
 from __future__ import annotations
-
 
 import numpy as np
 import pytest
 import yaml
+from test_identify_robot_cli import _recording
 
 from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.io.bag import write_bag
+from payload_id_core.robot_id import RobotIdentification
 
 # -- excite --from T --periods N ------------------------------------------------------------------------------------
 
@@ -63,12 +67,6 @@ def test_excite_from_records_the_robot_it_was_checked_against(tmp_path):
 def planar_runs(tmp_path_factory):
     """planar_2r bags as test_identify_robot_cli builds them: the fit run, a 1.5 kg run of another motion, and that
     motion without the payload."""
-    from test_identify_robot_cli import _recording
-
-    from payload_id_core.dynamics.inertia import from_mass_com_inertia
-    from payload_id_core.dynamics.model import RobotModel
-    from payload_id_core.io.bag import write_bag
-
     planar = RobotModel.from_urdf("planar_2r")
     root = tmp_path_factory.mktemp("planar")
     phi = from_mass_com_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.01, 0.01, 0.04]))
@@ -98,9 +96,6 @@ def test_a_held_out_loaded_run_that_does_not_carry_the_known_mass_is_refused(tmp
 
 def test_the_honest_held_out_loaded_run_still_chooses(tmp_path, capsys, planar_runs):
     """The same run with its mass and gains: the choice is written, every method within 0.1 % of 1.5 kg."""
-    from payload_id_core.dynamics.model import RobotModel
-    from payload_id_core.robot_id import RobotIdentification
-
     out = tmp_path / "robot.yaml"
     assert cli_main(["identify-robot", "--urdf", "planar_2r", "--bag", str(planar_runs["train"]), "--effort-scale",
                      "1,1", "--held-out-loaded-bag", str(planar_runs["loaded"]), "--known-payload-mass", "1.5",
