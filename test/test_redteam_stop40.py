@@ -10,11 +10,15 @@ import yaml
 from test_identify_robot_cli import _recording
 
 from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.bag import write_bag
-from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import Quality
+from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 # -- excite --from T --periods N ------------------------------------------------------------------------------------
 
@@ -103,3 +107,66 @@ def test_the_honest_held_out_loaded_run_still_chooses(tmp_path, capsys, planar_r
     choice = RobotIdentification.load(out, RobotModel.from_urdf("planar_2r")).load_friction_choice
     errors = [e for c in choice.methods.values() for v in c.mass_error.values() for e in v]
     assert len(errors) == 8 and max(abs(e) for e in errors) < 0.0015, errors
+
+
+# -- the effort-drift check: a gain drift on one joint ---------------------------------------------------------------
+
+MASS = 4.0
+FRICTION = np.array([3.0, 2.0, 0.1])          # linear friction per joint: Coulomb, viscous, offset (sim_runs')
+
+
+def _linear_friction_run(model, seed: int, effort_factor=None, payload: bool = True):
+    """8 s of sum-of-sines at 100 Hz, linear friction, noise 0.5-0.05 N·m; efforts × `effort_factor` (per joint)."""
+    noise = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05, 0.05])[:model.n]
+    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
+    phi = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
+    return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
+                               friction_params=np.tile(FRICTION, model.n), noise_std=noise, seed=seed,
+                               payload=(phi, model.default_payload_frame) if payload else None,
+                               effort_scale=None if effort_factor is None else 1.0 / np.asarray(effort_factor))
+
+
+@pytest.fixture(scope="module", params=["ur10", "panda"])
+def identified(request):
+    """The robot identified on one motion without load (gains given), as test_effort_drift_witness does."""
+    model = RobotModel.from_urdf(request.param)
+    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    return model, robot
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "one joint's gain drifted so that its efforts read high (a_f high beyond its limit alone, the plain a inside): "
+    "the side RunScale.masked_drift excuses as real load friction; the common-factor witnesses cannot tell a one-joint "
+    "drift from it, a per-joint witness would (not a local fix)"))
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_shoulder_lift_gain_drift_alone_is_not_written_confidently(identified, seed):
+    """The second joint's (UR10 shoulder_lift, Panda joint2) efforts × 1.02, every other joint and the friction as
+    robot.yaml says. Measured: UR10 a 1.009/1.012, a_f 1.026/1.031 (limit 1.5 %), khalil-1 +6.2 % at 10σ / +4.6 %
+    at 7.3σ; Panda a 1.002/1.003, a_f 1.049/1.046, +2.3 % at 6.7σ / +1.8 % at 4.4σ: all converged, quality ok.
+    The same drift the other way (× 0.98) is caught as a masked drift (a_f 0.96-0.97)."""
+    model, robot = identified
+    factor = np.ones(model.n)
+    factor[1] = 1.02
+    est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, seed, factor),
+                           model.default_payload_frame, delay=0.0)
+    off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3                                          # the premise: the drift is in the mass
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the friction-free witness's own bias on this Panda identification (honest runs read a_f 1.002-1.008 at σ "
+    "0.0023-0.0053) eats a 2 % drift: a 0.981 beyond, a_f 0.986 inside the 1.5 % floor, so neither rule fires; "
+    "a_f's σ does not cover its model error here (not a local fix)"))
+def test_a_two_percent_drift_on_the_panda_is_not_written_confidently():
+    """Every joint's efforts × 0.98 on the Panda, robot.yaml from one 8 s motion (seed 3): khalil-1 −4.65 % at
+    22.7σ, converged and ok (seed 4: a_f 0.985, caught)."""
+    model = RobotModel.from_urdf("panda")
+    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, 3, np.full(model.n, 0.98)),
+                           model.default_payload_frame, delay=0.0)
+    off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
