@@ -170,3 +170,42 @@ def test_a_two_percent_drift_on_the_panda_is_not_written_confidently():
     off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
     assert off_sigmas > 3
     assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+# -- the masked drift on the user path: simulate --profile ur10, gains identified with the known mass ----------------
+
+SIM_PAYLOAD = {"frame": "tool0", "mass": MASS, "com": [0.02, -0.03, 0.08],
+               "inertia": {"ixx": 0.02, "ixy": 0.0, "ixz": 0.0, "iyy": 0.03, "iyz": 0.0, "izz": 0.015}}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "identify-robot's wrist gains from the ur10 profile's calibration are 3-10 % off at 20σ (wrist_1 8.558 ± 0.021 "
+    "for 9.003; issue 29 item 5), and the friction-free witness reads that, on a fast motion, as a drift since "
+    "identification: a_f 0.971-0.975, plain a 1.002: a masked drift. The gains never changed; the fix is in the gain "
+    "identification, not local"))
+def test_an_honest_fast_run_of_the_ur10_profile_is_not_called_drifted(tmp_path):
+    """The README's user path on the simulator (about 40 s: MuJoCo runs and identify-robot, hence `slow`): the unloaded
+    and the 4 kg calibration run on one period of ur10_payload_inertia, the gains identified with the known mass,
+    the payload on ur10_payload_fast. khalil-1 finds 4.035 ± 0.015 kg (+0.9 %, 2.4σ; seeds 3, 4, 5 alike) and is
+    suspect: "the friction is higher than robot.yaml's and hides that the drive gains differ" (a_f 0.975 ± 0.0022).
+    The same chain on ur10_payload (slower) is not flagged, nor the clean profile."""
+    payload = tmp_path / "payload.yaml"
+    payload.write_text(yaml.safe_dump(SIM_PAYLOAD))
+    bags = {}
+    for name, trajectory, seed, load in [("unloaded", "ur10_payload_inertia", 1, False),
+                                         ("calibration", "ur10_payload_inertia", 2, True),
+                                         ("fast", "ur10_payload_fast", 3, True)]:
+        bags[name] = tmp_path / name
+        assert cli_main(["simulate", "--urdf", "ur10", "--trajectory", trajectory, "--profile", "ur10", "--seed",
+                         str(seed), *(["--payload", str(payload)] if load else []), "--out", str(bags[name])]) == 0
+    robot = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(bags["unloaded"]), "--loaded-bag",
+                     str(bags["calibration"]), "--known-payload-mass", str(MASS), "--payload-frame", "tool0",
+                     "--out", str(robot)]) == 0
+    out = tmp_path / "estimate.yaml"
+    assert cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bags["fast"]),
+                     "--method", "khalil-1", "--out", str(out)]) == 0
+    est = yaml.safe_load(out.read_text())
+    assert abs(est["mass"] - MASS) < 3 * est["std"]["mass"] and abs(est["mass"] / MASS - 1) < 0.01, est["mass"]
+    assert est["quality"]["status"] == "ok", est["quality"]["reasons"]
