@@ -117,8 +117,9 @@ def copy_periods(args) -> int:
     source = load_trajectory(args.from_trajectory).for_model(list(model.joint_names))
     check_trajectory(source, model)
     periods = 1 if args.periods is None else args.periods
+    # robot and urdf say what the copy was checked against (a UR10 excitation copied for a UR10e is the UR10e's now).
     design = {**source.design, "copied_from": str(args.from_trajectory), "periods": periods,
-              "command": _command_line()}
+              "robot": robot_key(model), "urdf": str(args.urdf), "command": _command_line()}
     copy = FourierTrajectory(list(source.joint_names), source.base_frequency_hz, source.offsets, source.a, source.b,
                              periods / source.base_frequency_hz, design)
     copy.save(args.out)

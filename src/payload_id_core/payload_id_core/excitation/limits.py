@@ -112,9 +112,16 @@ class CartesianLimit:
     @classmethod
     def from_dict(cls, d: dict) -> CartesianLimit:
         axis = d.get("axis", "z")
-        return cls(str(d["frame"]), "xyz".index(axis) if isinstance(axis, str) else int(axis),
-                   None if d.get("lower") is None else float(d["lower"]),
-                   None if d.get("upper") is None else float(d["upper"]))
+        try:
+            index = "xyz".index(axis) if isinstance(axis, str) and axis else int(axis)
+            if index not in (0, 1, 2):
+                raise ValueError(f"axis {axis!r}")
+            return cls(str(d["frame"]), index, None if d.get("lower") is None else float(d["lower"]),
+                       None if d.get("upper") is None else float(d["upper"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PayloadIdError(f"the Cartesian limit {d} is malformed ({exc!r})",
+                                 "give frame, axis (x, y or z) and lower/upper in m, or write it with payload-id "
+                                 "excite") from None
 
     def describe(self) -> str:
         ax = "xyz"[self.axis]
@@ -188,10 +195,15 @@ def check_limits(trajectory: FourierTrajectory, model, limits: MotionLimits,
 def design_limits(trajectory: FourierTrajectory, model) -> MotionLimits:
     """The joint limits a trajectory was designed for: the URDF's, with the margin and acceleration
     limits of its design block (defaults: 5 % margin, the robot's default acceleration limits)."""
-    margin = float(trajectory.design.get("margin", 0.05))
-    acc = trajectory.design.get("acceleration_limits")
+    # The design block is read from a file (a player's YAML, `excite --from`): a value that is no number is bad input.
+    try:
+        margin = float(trajectory.design.get("margin", 0.05))
+        acc = trajectory.design.get("acceleration_limits")
+        acc = None if acc is None else np.asarray(acc, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise PayloadIdError(f"the trajectory's design block has a margin or acceleration_limits that is not a number "
+                             f"({exc})", "write it with payload-id excite, or fix those values in the YAML") from None
     if acc is not None:
-        acc = np.asarray(acc, dtype=float)
         if acc.shape != (model.n,):
             acc = None
         else:

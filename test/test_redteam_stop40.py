@@ -1,0 +1,211 @@
+"""Red team on what landed today (h55's masked drift, h56's identify-robot held-out loaded runs of known mass,
+c30ea97's `excite --from T --periods N`). Each defect's test failed before its fix (the honest held-out run's test
+guards the fix against refusing what it should not); simulated, seconds each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+from test_identify_robot_cli import _recording
+
+from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.io.bag import write_bag
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import Quality
+from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+# -- excite --from T --periods N ------------------------------------------------------------------------------------
+
+
+def _bad_copy_source(tmp_path, design_change: dict) -> str:
+    """The bundled UR10 inertia excitation as a user's YAML with `design_change` in its design block."""
+    src = tmp_path / "bundled.yaml"
+    load_trajectory("ur10_payload_inertia").save(src)
+    doc = yaml.safe_load(src.read_text())
+    doc["design"].update(design_change)
+    bad = tmp_path / "edited.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    return str(bad)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"margin": "five percent"}, "margin or acceleration_limits that is not a number"),
+    ({"margin": [0.05]}, "margin or acceleration_limits that is not a number"),
+    ({"acceleration_limits": ["fast"] * 6}, "margin or acceleration_limits that is not a number"),
+    ({"cartesian": [{"frame": "tool0", "axis": "up", "lower": 0.3}]}, "Cartesian limit"),
+    ({"cartesian": [{"frame": "tool0", "axis": "z", "lower": "table"}]}, "Cartesian limit"),
+    ({"cartesian": [{"axis": "z", "lower": 0.3}]}, "Cartesian limit"),
+])
+def test_excite_from_a_yaml_with_a_malformed_design_block_exits_2(tmp_path, capsys, change, words):
+    """The copy checks T against its own design block's margin, acceleration and Cartesian limits; a value there that
+    is no number crashed with a traceback (ValueError / TypeError, exit 1) instead of exit 2 naming it."""
+    out = tmp_path / "copy.yaml"
+    rc = cli_main(["excite", "--urdf", "ur10", "--from", _bad_copy_source(tmp_path, change), "--periods", "2",
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and words in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_excite_from_records_the_robot_it_was_checked_against(tmp_path):
+    """A UR10 excitation copied for a UR10e (same joints, checked against the UR10e's limits) kept the source's
+    design block verbatim: the file said robot 'ur10', urdf 'ur10' while its command said --urdf ur10e."""
+    out = tmp_path / "copy.yaml"
+    assert cli_main(["excite", "--urdf", "ur10e", "--from", "ur10_payload_inertia", "--periods", "2",
+                     "--out", str(out)]) == 0
+    design = load_trajectory(out).design
+    assert design["robot"] == "ur10e" and design["urdf"] == "ur10e", design
+    assert design["copied_from"] == "ur10_payload_inertia" and design["periods"] == 2
+
+
+# -- identify-robot: held-out loaded runs of known mass ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def planar_runs(tmp_path_factory):
+    """planar_2r bags as test_identify_robot_cli builds them: the fit run, a 1.5 kg run of another motion, and that
+    motion without the payload."""
+    planar = RobotModel.from_urdf("planar_2r")
+    root = tmp_path_factory.mktemp("planar")
+    phi = from_mass_com_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.01, 0.01, 0.04]))
+    return {"train": write_bag(root / "train", _recording(planar, 1)),
+            "loaded": write_bag(root / "loaded", _recording(planar, 6, payload=(phi, "tool0"))),
+            "empty": write_bag(root / "empty", _recording(planar, 6))}
+
+
+@pytest.mark.parametrize("run, mass, gains, found", [
+    ("empty", 1.5, "1,1", "8.131e-05"),       # the unloaded twin passed as the loaded run: every method finds ~0 kg
+    ("loaded", 3.0, "1,1", "1.499"),          # the wrong mass typed: every method finds 1.5 kg, 1000 σ from 3
+    ("loaded", 1.5, "1.1,1.1", "1.649"),      # drive gains given 10 % high: every method finds 1.65 kg at ~100 σ
+])
+def test_a_held_out_loaded_run_that_does_not_carry_the_known_mass_is_refused(tmp_path, capsys, planar_runs, run, mass,
+                                                                              gains, found):
+    """identify-robot wrote a load-friction choice (exit 0, no warning) from mass errors of −100 %, −50 % and +10 %
+    (at 100-1000 σ): both settings equally wrong, 'off: on not better', a choice made on runs that say nothing about
+    load friction. Refused now, naming the masses found, and nothing written."""
+    out = tmp_path / "robot.yaml"
+    rc = cli_main(["identify-robot", "--urdf", "planar_2r", "--bag", str(planar_runs["train"]), "--effort-scale", gains,
+                   "--held-out-loaded-bag", str(planar_runs[run]), "--known-payload-mass", str(mass),
+                   "--payload-frame", "tool0", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "does not carry the known" in err and f"every method finds {found}" in err, err
+    assert not out.exists()
+
+
+def test_the_honest_held_out_loaded_run_still_chooses(tmp_path, capsys, planar_runs):
+    """The same run with its mass and gains: the choice is written, every method within 0.1 % of 1.5 kg."""
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "planar_2r", "--bag", str(planar_runs["train"]), "--effort-scale",
+                     "1,1", "--held-out-loaded-bag", str(planar_runs["loaded"]), "--known-payload-mass", "1.5",
+                     "--payload-frame", "tool0", "--out", str(out)]) == 0, capsys.readouterr().err
+    choice = RobotIdentification.load(out, RobotModel.from_urdf("planar_2r")).load_friction_choice
+    errors = [e for c in choice.methods.values() for v in c.mass_error.values() for e in v]
+    assert len(errors) == 8 and max(abs(e) for e in errors) < 0.0015, errors
+
+
+# -- the effort-drift check: a gain drift on one joint ---------------------------------------------------------------
+
+MASS = 4.0
+FRICTION = np.array([3.0, 2.0, 0.1])          # linear friction per joint: Coulomb, viscous, offset (sim_runs')
+
+
+def _linear_friction_run(model, seed: int, effort_factor=None, payload: bool = True):
+    """8 s of sum-of-sines at 100 Hz, linear friction, noise 0.5-0.05 N·m; efforts × `effort_factor` (per joint)."""
+    noise = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05, 0.05])[:model.n]
+    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
+    phi = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
+    return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
+                               friction_params=np.tile(FRICTION, model.n), noise_std=noise, seed=seed,
+                               payload=(phi, model.default_payload_frame) if payload else None,
+                               effort_scale=None if effort_factor is None else 1.0 / np.asarray(effort_factor))
+
+
+@pytest.fixture(scope="module", params=["ur10", "panda"])
+def identified(request):
+    """The robot identified on one motion without load (gains given), as test_effort_drift_witness does."""
+    model = RobotModel.from_urdf(request.param)
+    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    return model, robot
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "one joint's gain drifted so that its efforts read high (a_f high beyond its limit alone, the plain a inside): "
+    "the side RunScale.masked_drift excuses as real load friction; the common-factor witnesses cannot tell a one-joint "
+    "drift from it, a per-joint witness would (not a local fix)"))
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_shoulder_lift_gain_drift_alone_is_not_written_confidently(identified, seed):
+    """The second joint's (UR10 shoulder_lift, Panda joint2) efforts × 1.02, every other joint and the friction as
+    robot.yaml says. Measured: UR10 a 1.009/1.012, a_f 1.026/1.031 (limit 1.5 %), khalil-1 +6.2 % at 10σ / +4.6 %
+    at 7.3σ; Panda a 1.002/1.003, a_f 1.049/1.046, +2.3 % at 6.7σ / +1.8 % at 4.4σ: all converged, quality ok.
+    The same drift the other way (× 0.98) is caught as a masked drift (a_f 0.96-0.97)."""
+    model, robot = identified
+    factor = np.ones(model.n)
+    factor[1] = 1.02
+    est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, seed, factor),
+                           model.default_payload_frame, delay=0.0)
+    off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3                                          # the premise: the drift is in the mass
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the friction-free witness's own bias on this Panda identification (honest runs read a_f 1.002-1.008 at σ "
+    "0.0023-0.0053) eats a 2 % drift: a 0.981 beyond, a_f 0.986 inside the 1.5 % floor, so neither rule fires; "
+    "a_f's σ does not cover its model error here (not a local fix)"))
+def test_a_two_percent_drift_on_the_panda_is_not_written_confidently():
+    """Every joint's efforts × 0.98 on the Panda, robot.yaml from one 8 s motion (seed 3): khalil-1 −4.65 % at
+    22.7σ, converged and ok (seed 4: a_f 0.985, caught)."""
+    model = RobotModel.from_urdf("panda")
+    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, 3, np.full(model.n, 0.98)),
+                           model.default_payload_frame, delay=0.0)
+    off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+# -- the masked drift on the user path: simulate --profile ur10, gains identified with the known mass ----------------
+
+SIM_PAYLOAD = {"frame": "tool0", "mass": MASS, "com": [0.02, -0.03, 0.08],
+               "inertia": {"ixx": 0.02, "ixy": 0.0, "ixz": 0.0, "iyy": 0.03, "iyz": 0.0, "izz": 0.015}}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "identify-robot's wrist gains from the ur10 profile's calibration are 3-10 % off at 20σ (wrist_1 8.558 ± 0.021 "
+    "for 9.003; issue 29 item 5), and the friction-free witness reads that, on a fast motion, as a drift since "
+    "identification: a_f 0.971-0.975, plain a 1.002: a masked drift. The gains never changed; the fix is in the gain "
+    "identification, not local"))
+def test_an_honest_fast_run_of_the_ur10_profile_is_not_called_drifted(tmp_path):
+    """The README's user path on the simulator (about 40 s: MuJoCo runs and identify-robot, hence `slow`): the unloaded
+    and the 4 kg calibration run on one period of ur10_payload_inertia, the gains identified with the known mass,
+    the payload on ur10_payload_fast. khalil-1 finds 4.035 ± 0.015 kg (+0.9 %, 2.4σ; seeds 3, 4, 5 alike) and is
+    suspect: "the friction is higher than robot.yaml's and hides that the drive gains differ" (a_f 0.975 ± 0.0022).
+    The same chain on ur10_payload (slower) is not flagged, nor the clean profile."""
+    payload = tmp_path / "payload.yaml"
+    payload.write_text(yaml.safe_dump(SIM_PAYLOAD))
+    bags = {}
+    for name, trajectory, seed, load in [("unloaded", "ur10_payload_inertia", 1, False),
+                                         ("calibration", "ur10_payload_inertia", 2, True),
+                                         ("fast", "ur10_payload_fast", 3, True)]:
+        bags[name] = tmp_path / name
+        assert cli_main(["simulate", "--urdf", "ur10", "--trajectory", trajectory, "--profile", "ur10", "--seed",
+                         str(seed), *(["--payload", str(payload)] if load else []), "--out", str(bags[name])]) == 0
+    robot = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(bags["unloaded"]), "--loaded-bag",
+                     str(bags["calibration"]), "--known-payload-mass", str(MASS), "--payload-frame", "tool0",
+                     "--out", str(robot)]) == 0
+    out = tmp_path / "estimate.yaml"
+    assert cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bags["fast"]),
+                     "--method", "khalil-1", "--out", str(out)]) == 0
+    est = yaml.safe_load(out.read_text())
+    assert abs(est["mass"] - MASS) < 3 * est["std"]["mass"] and abs(est["mass"] / MASS - 1) < 0.01, est["mass"]
+    assert est["quality"]["status"] == "ok", est["quality"]["reasons"]
