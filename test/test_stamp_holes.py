@@ -74,10 +74,11 @@ def test_a_goal_that_lost_a_stretch_says_so_and_estimates_from_the_rows_on_each_
     holed_run, holed = _finished(cell, lambda t: (t > t0 + 3.1) & (t < t0 + 3.72))
     lost = int(np.sum((loaded.joints.t > t0 + 3.1) & (loaded.joints.t < t0 + 3.72)))
     said = f"lost 0.62 s of joint states ({lost} samples) at 3.10 s of motion"
-    assert whole.input_drops == "" and not notes_with(whole.estimate.notes, NoteCode.NODE_INPUTS_DROPPED)
+    assert whole.input_drops == "" and not notes_with(whole.estimate.notes, NoteCode.NODE_JOINT_STATES_LOST)
     assert holed.input_drops == said
     assert said in holed.result_message()
-    assert [Note.from_any(n).text for n in notes_with(holed.estimate.notes, NoteCode.NODE_INPUTS_DROPPED)] == [said]
+    assert [Note.from_any(n).text for n in notes_with(holed.estimate.notes, NoteCode.NODE_JOINT_STATES_LOST)] == [said]
+    assert not notes_with(holed.estimate.notes, NoteCode.NODE_INPUTS_DROPPED)     # no message was malformed
     # The estimate: the rows that arrived, honestly.
     mass, std = holed.estimate.mass, float(np.sqrt(holed.estimate.covariance[0, 0]))
     assert abs(mass - PHI[0]) < 3 * std and abs(mass - PHI[0]) < 0.02 * PHI[0], (mass, std)

@@ -373,9 +373,12 @@ class IdentificationRun:
                 return None
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
         est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior)
-        input_drops = "; ".join(part for part in (input_drops, self.lost_joint_states()) if part)
         if input_drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
+        lost = self.lost_joint_states()
+        if lost:      # its own code: a gap in the data, not malformed traffic; the result message says both
+            est.notes.append(Note(NoteCode.NODE_JOINT_STATES_LOST, lost))
+            input_drops = "; ".join(part for part in (input_drops, lost) if part)
         before, after = self.torque_rmse(est)
         calibration, problem = None, ""
         # A cut-short run's wrenches cover only part of the excitation: too little to calibrate the sensor.
