@@ -13,6 +13,8 @@ controller would interpolate it (signals.commanded.sample_commanded) and publish
   jumpy         every 13th JointState is stamped 0.5 s early (out of order), every 29th 1e6 s late (a clock
                 jump forward), every 37th 1e6 s early (backwards)
   split         each tick as two JointStates (the first three joints, the others), as two drivers would
+  pause         publishes nothing from PAUSE_AT to PAUSE_AT + PAUSE_S s into a trajectory of 3 s or more (the
+                excitation), as a driver that pauses or a subscriber queue overwritten in a stall leaves it
 argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0):
 its torques are added to the efforts. argv[4]: seconds after "ready" at which that payload is picked (default
 0: carried from the start), for the payload monitor. Prints "fake hardware ready", then one JSON line per trajectory it
@@ -41,6 +43,7 @@ from payload_id_ros.conversions import joint_state_msg, msg_to_commanded, sec_to
 PAYLOAD_FRAME = "tool0"
 PAYLOAD_COM = [0.02, -0.01, 0.06]
 PAYLOAD_INERTIA = np.diag([0.004, 0.005, 0.003])
+PAUSE_AT, PAUSE_S = 1.5, 0.3   # s: "pause" mode's silence, shorter than the estimator's stale_timeout (0.5 s)
 
 
 def main() -> None:
@@ -91,6 +94,9 @@ def main() -> None:
             effort[4] = np.inf
         if mode == "jumpy":
             stamp += -0.5 if k % 13 == 0 else 1e6 if k % 29 == 0 else -1e6 if k % 37 == 0 else 0.0
+        if mode == "pause" and cmds and cmds[-1].time_from_start[-1] >= 3.0 and \
+                PAUSE_AT <= t - cmds[-1].start_time < PAUSE_AT + PAUSE_S:
+            return
         if mode == "split":
             pub.publish(joint_state_msg(sec_to_time(stamp), names[:3], q[:3], qd[:3], effort[:3]))
             pub.publish(joint_state_msg(sec_to_time(stamp), names[3:], q[3:], qd[3:], effort[3:]))

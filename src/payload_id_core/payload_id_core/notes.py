@@ -106,6 +106,7 @@ class NoteCode(str, Enum):
     GOAL_INTERRUPTED = "node.goal_interrupted"      # the cell ended the goal (shutdown, player lost): partial
     # -- ROS node inputs (issue 16, helper R) --
     NODE_INPUTS_DROPPED = "node.inputs_dropped"     # joint state / wrench messages dropped during the goal, by reason
+    NODE_JOINT_STATES_LOST = "node.joint_states_lost"   # a stretch of the goal's joint states never arrived (stamps)
 
 
 @dataclass(frozen=True)

@@ -309,8 +309,13 @@ class IdentifyAction:
         if n == 0:
             return
         batches = [self._buffer.popleft() for _ in range(n)]
+        known = len(run.stamp_holes.holes)
         run.feed(np.concatenate([b.t for b in batches]), np.concatenate([b.q for b in batches]),
                  np.concatenate([b.effort for b in batches]))
+        lost = run.lost_joint_states(run.stamp_holes.holes[known:])
+        if lost:     # said as it happens; the result's message and notes say it again (IdentificationRun.finish)
+            self.node.get_logger().warn(f"{lost}: the joint-state queue overflowed or the driver paused; the "
+                                        "estimate goes on without them")
 
     def _input_drops(self) -> str:
         """What the goal's inputs lost since collection started ('' if nothing): for its result and notes."""

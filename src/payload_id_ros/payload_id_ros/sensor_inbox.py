@@ -26,8 +26,10 @@ from sensor_msgs.msg import JointState
 from payload_id_ros.input_drops import DropCounter
 from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger, shared_joint_publishers
 
-# Best effort talks to reliable and best-effort publishers alike; 400 samples = 0.8 s at 500 Hz.
-INBOX_QOS = QoSProfile(depth=400, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
+# Best effort talks to reliable and best-effort publishers alike. 1000 samples = 2 s at 500 Hz: a goal thread that
+# stalls (0.9 s measured under load while it fed its first second) loses nothing; a longer stall overwrites the
+# oldest samples without a word, which the goal then finds in the stamps (payload_id_core.signals.stamp_holes).
+INBOX_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 
 
 def _take_all(sub: Subscription, context: Context, sources: list | None = None) -> list:

@@ -43,6 +43,7 @@ from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+from payload_id_core.signals.stamp_holes import Hole, StampHoles, describe_holes
 from payload_id_core.signals.tracking import MAX_TRACKING_ERROR_RAD, TrackingErrorStream, gap_seconds, window_samples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
@@ -130,6 +131,9 @@ class IdentificationRun:
     # parameters were fitted with it; samples reach the estimator its half window after they arrive.
     _tracking: TrackingErrorStream | None = None
     _wrenches: list = field(default_factory=list)   # (t (N,), wrench (N, 6)) of the F/T sensor, as received
+    # Stretches of joint states that never arrived (a subscriber queue overwritten in a stall, a driver's pause),
+    # found from the stamps of those that did: reported with the goal's input drops (lost_joint_states).
+    stamp_holes: StampHoles = field(default_factory=StampHoles)
 
     def __post_init__(self) -> None:
         spec = online_spec(self.method)
@@ -182,6 +186,7 @@ class IdentificationRun:
                                  "check the robot driver; the identification needs clean samples")
         if self.window is None:
             return 0
+        self.stamp_holes.push(t)
         t0, t1 = self.window
         m = (t >= t0) & (t <= t1)
         if not m.any():
@@ -204,6 +209,20 @@ class IdentificationRun:
         self._pending.append((ts, qm, tau))
         self._settle(force=False)
         return int(ts.size)
+
+    def lost_joint_states(self, holes: list[Hole] | None = None) -> str:
+        """What the excitation window lost of its joint states (`holes`, default all found so far), '' if nothing:
+        'lost 0.62 s of joint states (309 samples) at 3.10 s of motion'.
+
+        A lost stretch does not make the rest wrong, so the goal goes on and may converge: each row of the
+        identification is the inverse dynamics at one instant (τ = Y(q, q̇, q̈)·θ, with q, q̇, q̈ the command's,
+        analytic at every stamp), valid on its own whatever came before it; the only signal derived across
+        samples, the smoothed tracking error, is never fitted across a hole (signals/tracking.py: the same
+        threshold). The information matrix and so σ hold only the rows that arrived: the lost stretch costs
+        precision, which σ shows, never accuracy. It is said, not refused."""
+        if self.window is None:
+            return ""
+        return describe_holes(self.stamp_holes.holes if holes is None else holes, *self.window)
 
     def add_wrenches(self, t: np.ndarray, wrench: np.ndarray) -> None:
         """F/T sensor readings (t (N,), [F, T] (N, 6)) received during the goal: the sensor is calibrated on those
@@ -356,6 +375,10 @@ class IdentificationRun:
         est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior)
         if input_drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
+        lost = self.lost_joint_states()
+        if lost:      # its own code: a gap in the data, not malformed traffic; the result message says both
+            est.notes.append(Note(NoteCode.NODE_JOINT_STATES_LOST, lost))
+            input_drops = "; ".join(part for part in (input_drops, lost) if part)
         before, after = self.torque_rmse(est)
         calibration, problem = None, ""
         # A cut-short run's wrenches cover only part of the excitation: too little to calibrate the sensor.
