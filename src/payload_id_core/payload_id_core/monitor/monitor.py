@@ -725,7 +725,7 @@ class PayloadMonitor:
         w, self._window = self._window, None
         assert w is not None
         undo, self._undo = self._undo, None
-        if self._judge_adoption(float(w["samples"][-1][0]), out, naming=False):
+        if self._judge_adoption(float(w["samples"][-1][0]), out):
             undo = None           # the adoption that window's undo was about is taken back already
         events_before = len(out.events)
         samples = w["samples"]
@@ -876,32 +876,32 @@ class PayloadMonitor:
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
     ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_moved_since_change", "_unnamed_change",
                        "_pending", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
-                       "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std")
+                       "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
 
     def _snapshot(self) -> dict:
         """The monitor as it stands before a change is adopted (_judge_adoption goes back to it)."""
         return {name: copy.deepcopy(getattr(self, name)) for name in self.ADOPTION_FIELDS}
 
-    def _judge_adoption(self, t: float, out: MonitorUpdate, naming: bool) -> bool:
+    def _judge_adoption(self, t: float, out: MonitorUpdate) -> bool:
         """Whether the change being re-estimated is a load, judged by the motion's accelerations (contact_wrench): its
         rows since it was adopted against a constant wrench at the flange on the payload before it. A push (the
         constant wrench explains them at least as well) is taken back: the monitor goes back to what it was before
         the adoption (_snapshot), that payload restored but unconfirmed (suspect) and the monitor disarmed until the
         residual comes back within its allowance, with a `contact` event when the push had been fitted as a load
-        that was not named yet. True when taken back. With `naming` (the re-estimate is determined and would name
-        the change now), the caller also asks LoadOrPushSettings.confirm_chi2 of it (_maybe_publish)."""
+        that was not named yet. True when taken back. Judged before each next window (_decide: before a pick still
+        being re-estimated is named with the mass a push's rows put on it) and before a re-estimate names its change
+        (_maybe_publish)."""
         snap = self._adopted_from
         if snap is None or self.state.determined:
             return False
         judged = self.load_or_push.judge(ar1_factor(self.gain, self._dt * self.s.refine_stride))
         self._last_judgement = judged
-        if judged is None or judged.statistic > 0.0:
+        if judged is None or judged.statistic > -self.s.load_or_push.refute_chi2:
             return False
         pending = self._pending
         started = self._change_started
         for name, value in snap.items():
-            setattr(self, name, value)
-        self._adopted_from = None
+            setattr(self, name, value)      # the adoption before it, if any, is judged in its turn
         if pending is not None and snap["_pending"] is None:
             out.events.append(Event(EventKind.CONTACT, pending.t_change, pending.t_alarm, t, float("nan"),
                                     float("nan"), np.zeros(10), f"what looked like a load at {pending.t_change:.3f} s "
@@ -970,14 +970,9 @@ class PayloadMonitor:
             out.estimate = self.state
             return
         determined = self._is_determined(est)
-        if determined and not self.state.determined and self._adopted_from is not None:
-            # Named only once the motion confirms a load (contact_wrench): a push is taken back, an undecided one waits
-            # for more motion, its payload published unsettled (not converged) meanwhile.
-            if self._judge_adoption(t, out, naming=True):
-                return
-            judged = self._last_judgement
-            if judged is None or judged.statistic < self.s.load_or_push.confirm_chi2:
-                determined = False
+        if determined and not self.state.determined and self._judge_adoption(t, out):
+            # Never named: the motion says it is a push (contact_wrench), taken back.
+            return
         first = determined and not self.state.determined
         in_doubt = bool(self.state.doubt)
         if (determined or self.state.determined) and abs(float(est.phi[0])) <= self.s.detector.mass_resolution_kg:
