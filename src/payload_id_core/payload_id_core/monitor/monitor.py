@@ -26,7 +26,12 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.monitor.contact_wrench import FilteredContactJacobian, LoadOrPush, LoadOrPushSettings
+from payload_id_core.monitor.contact_wrench import (
+    FilteredContactJacobian,
+    LoadOrPush,
+    LoadOrPushJudgement,
+    LoadOrPushSettings,
+)
 from payload_id_core.monitor.detect import (
     Cusum,
     DetectorSettings,
@@ -286,7 +291,7 @@ class PayloadMonitor:
         # What the monitor was before the change being re-estimated was adopted (_snapshot), to go back to when the
         # motion says it was a push (_judge_adoption).
         self._adopted_from: dict | None = None
-        self._last_judgement = None
+        self._last_judgement: LoadOrPushJudgement | None = None     # the last _judge_adoption (for its reason)
         self.unloaded = (UnloadedFriction(n, 1 + self.load_friction.k, self.s.load_friction_prior_std,
                                           min_moving_s=self.s.unloaded_min_motion_s)
                          if self.load_friction is not None and self.s.unloaded_friction else None)
@@ -883,14 +888,14 @@ class PayloadMonitor:
         return {name: copy.deepcopy(getattr(self, name)) for name in self.ADOPTION_FIELDS}
 
     def _judge_adoption(self, t: float, out: MonitorUpdate) -> bool:
-        """Whether the change being re-estimated is a load, judged by the motion's accelerations (contact_wrench): its
-        rows since it was adopted against a constant wrench at the flange on the payload before it. A push (the
-        constant wrench explains them at least as well) is taken back: the monitor goes back to what it was before
-        the adoption (_snapshot), that payload restored but unconfirmed (suspect) and the monitor disarmed until the
-        residual comes back within its allowance, with a `contact` event when the push had been fitted as a load
-        that was not named yet. True when taken back. Judged before each next window (_decide: before a pick still
-        being re-estimated is named with the mass a push's rows put on it) and before a re-estimate names its change
-        (_maybe_publish)."""
+        """Whether the doubt being re-estimated (_put_in_doubt) is a load, judged by the motion's accelerations
+        (contact_wrench): its rows since it was adopted against a constant force on the flange on the payload before
+        it. A push (that force explains them clearly better, LoadOrPushSettings.refute_chi2) is taken back: the monitor
+        goes back to what it was before the doubt (_snapshot; a pick still being re-estimated then is again), that
+        payload restored but unconfirmed (suspect) and the monitor disarmed until the residual comes back within its
+        allowance. No event: the push's contact was reported when it disarmed the monitor. True when taken back.
+        Judged before each next window (_decide: a pick still being re-estimated was named there with the mass the
+        push's rows had put on the doubt) and before a re-estimate names its change (_maybe_publish)."""
         snap = self._adopted_from
         if snap is None or self.state.determined or not self.state.doubt:
             # Only a doubt's adoption is judged: taking back windows' fits as well (bench/monitor.py's human task)
@@ -900,14 +905,9 @@ class PayloadMonitor:
         self._last_judgement = judged
         if judged is None or judged.statistic > -self.s.load_or_push.refute_chi2:
             return False
-        pending = self._pending
         started = self._change_started
         for name, value in snap.items():
             setattr(self, name, value)      # the adoption before it, if any, is judged in its turn
-        if pending is not None and snap["_pending"] is None:
-            out.events.append(Event(EventKind.CONTACT, pending.t_change, pending.t_alarm, t, float("nan"),
-                                    float("nan"), np.zeros(10), f"what looked like a load at {pending.t_change:.3f} s "
-                                    f"does not follow the motion's accelerations: {judged.text}; a push"))
         self.state = replace(self.state, unconfirmed=f"restored: the change adopted at {started:.3f} s is a push, not "
                              f"a load ({judged.text}); the residual does not confirm it yet")
         out.estimate = self.state
