@@ -59,15 +59,17 @@ class FilteredContactJacobian:
 
     def update(self, t: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Feed samples (t (N,), q (N, n)); returns G after each one, (N, n, 6)."""
-        Jt = np.empty((q.shape[0], q.shape[1], WRENCH))
-        eye = np.eye(3)
-        for k in range(q.shape[0]):
-            J = pin.computeFrameJacobian(self.pm, self.data, q[k], self.frame_id, WORLD_ALIGNED)
-            R = self.data.oMf[self.frame_id].rotation
-            Jt[k, :, :3] = J[:3].T
-            # (R e_i) × e_j for every i, j: the moment of a unit force along e_j at the point R e_i from the origin
-            moments = np.cross(R.T[:, None, :], eye[None, :, :]).reshape(9, 3)
-            Jt[k, :, 3:] = J[3:].T @ moments.T
+        N, n = q.shape
+        J = np.empty((N, 6, n))
+        R = np.empty((N, 3, 3))
+        for k in range(N):
+            J[k] = pin.computeFrameJacobian(self.pm, self.data, q[k], self.frame_id, WORLD_ALIGNED)
+            R[k] = self.data.oMf[self.frame_id].rotation
+        # (R e_i) × e_j for every i, j: the moment of a unit force along e_j at the point R e_i from the origin
+        moments = np.cross(np.transpose(R, (0, 2, 1))[:, :, None, :], np.eye(3)[None, None, :, :]).reshape(N, 9, 3)
+        Jt = np.empty((N, n, WRENCH))
+        Jt[:, :, :3] = np.transpose(J[:, :3], (0, 2, 1))
+        Jt[:, :, 3:] = np.einsum("kwj,kmw->kjm", J[:, 3:], moments)
         # A constant external torque Jᵀ w enters the observer as the motor torque does: r = K(∫τ_ext − ∫r).
         return self._filter.update(t, np.zeros_like(Jt), Jt)
 
