@@ -1,0 +1,93 @@
+"""A person's push held on the arm while a part is carried is never named a load (issue 31), on the simulated UR10 cell
+(MuJoCo, `ur10` profile), judged by the physics (payload_id_core.monitor.contact_wrench): a load's torques follow
+the move's accelerations, a push's constant force does not.
+
+The case that failed (reproduced twice): 40 N straight down on the flange, ramped 0.3 s and held 3 s during a 4 s
+move, with 2 kg carried. Its first window is a contact; its misfit lasts in motion, which puts the payload in doubt
+with the push as its implied mass; the push's release is the next change, which named the real pick with the mass
+the doubt's re-estimate held (seed 1: `picked` +5.58 kg for 2 kg, then `placed` −3.56 kg 7.6 s after the pick, at
+the push's release). Now the doubt's rows are judged against a constant force on the flange on the payload before it:
+the force explains them at least as well, so the doubt is taken back, and the pick is named with its own mass.
+The other cases: other seeds, directions (down, sideways, up), the wrist, at rest and in motion, held 1-5 s.
+"""
+
+import numpy as np
+import pytest
+from test_monitor_task_motion import Task, push_for
+
+from payload_id_core.monitor import EventKind
+from payload_id_core.payload_estimate import Quality
+
+pytestmark = pytest.mark.slow
+CARRIED = 2.0
+
+
+@pytest.fixture(scope="module")
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
+
+
+def carried_push(model, seed: int, link: str, direction, force: float, ramp: float, hold: float, move_s: float):
+    """2 kg picked, two moves, a person's push on `link` (held during a move of `move_s`, or at rest: 0), the arm
+    resting out the move, three moves, the place, three moves. The task and (start, end) of the push."""
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(CARRIED)
+    task.moves(2)
+    d = np.asarray(direction, dtype=float)
+    push = push_for(task, link, force * d / np.linalg.norm(d), ramp, hold, move_s=move_s)
+    task.rest(max(0.0, move_s - (push[1] - push[0])) + 0.6)
+    task.moves(3)
+    task.carry(0.0)
+    task.moves(3)
+    return task, push
+
+
+DOWN, SIDEWAYS, UP = (0.0, 0.0, -1.0), (0.3, -1.0, 0.0), (0.2, 0.1, 1.0)
+CASES = {
+    # seed, link, direction, N, ramp s, hold s, move s (0: at rest)
+    "flange-down-moving-seed1": (1, "flange", DOWN, 40.0, 0.3, 3.0, 4.0),
+    "flange-down-moving-seed2": (2, "flange", DOWN, 40.0, 0.3, 3.0, 4.0),
+    "flange-sideways-moving": (4, "flange", SIDEWAYS, 60.0, 0.5, 2.0, 4.0),
+    "flange-up-moving": (5, "flange", UP, 50.0, 0.3, 1.5, 3.0),
+    "wrist-down-moving": (6, "wrist", DOWN, 40.0, 0.3, 3.0, 4.0),
+    "flange-down-at-rest-5s": (7, "flange", DOWN, 40.0, 0.3, 5.0, 0.0),
+    "wrist-sideways-at-rest-1s": (8, "wrist", SIDEWAYS, 80.0, 0.2, 1.0, 0.0),
+}
+
+
+# Not fixed (both fail on main too; left for the next change, said in design.md): a wrist push held in motion whose
+# first window fits a load (+3.34 kg) is named from that window at its release (the persist path: only a doubt's
+# adoption is judged by the motion); a flange push at rest is a contact, but its release is then named `placed`
+# -4.04 kg against the push's fit the window had adopted.
+KNOWN = {"wrist-down-moving": "a window's fit of a wrist push held in motion is named at its release",
+         "flange-down-at-rest-5s": "the release of a push at rest is named placed"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN[c]))
+                                  if c in KNOWN else c for c in CASES])
+def test_a_push_held_while_carrying_is_no_load_and_the_part_keeps_its_mass(cell, case):
+    model, robot = cell
+    task, (start, end) = carried_push(model, *CASES[case])
+    monitor, events, published = task.watch(robot)
+    (t_pick, _, _), (t_place, _, _) = task.truth
+    # Nothing named a load within the push (from its start to 0.5 s after its release): contacts only.
+    during = [e for e in events if start - 0.1 <= e.t_change <= end + 0.5]
+    assert all(e.kind is EventKind.CONTACT for e in during), events
+    # The loads are the pick and the place, each at its time and with the part's mass (3σ, and 5 %): the push's
+    # mass is carried by neither.
+    loads = [e for e in events if e.is_load_change]
+    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events
+    for e, t_true, sign in ((loads[0], t_pick, 1.0), (loads[1], t_place, -1.0)):
+        assert abs(e.t_change - t_true) < 0.1, (e, t_true)
+        err = e.delta_mass - sign * CARRIED
+        assert abs(err) < 3.0 * e.delta_mass_std and abs(err) < 0.05 * CARRIED, e
+    # Never a wrong payload published ok: every converged, ok estimate is the part carried then (3σ, 5 %).
+    for t, state in published:
+        est = state.to_estimate("tool0")
+        if est.converged and est.quality is Quality.OK:
+            truth = CARRIED if t_pick <= t < t_place else 0.0
+            m, std = float(est.phi[0]), float(np.sqrt(est.covariance[0, 0]))
+            assert abs(m - truth) <= max(3.0 * std, 0.05 * CARRIED), (t, m, std, truth, case)
+    assert monitor.state.carries_nothing
