@@ -21,6 +21,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.testing.synthetic import synthetic_recording
 
@@ -89,3 +90,28 @@ def test_reidentification_with_a_known_robot_is_khalil_1_with_the_friction_chang
     assert np.all(np.abs(est.com - reference.com) < 0.5 * ref_std[1:4])
     # And the truth within the σ they report.
     assert abs(est.mass - MASS) < 3 * std[0]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "khalil-2 leaves the friction offsets' change out (load_changeable_friction): when the loaded run's offsets "
+    "differ from robot.yaml's it reads them as payload, +4.04 % ± 0.21 here with quality ok; no check compares "
+    "the loaded run's constant residual per joint against the noise (difference-rls keeps them free)"))
+def test_khalil_2_is_not_confidently_wrong_when_the_loaded_runs_offsets_moved(panda):
+    """Issue 29 (h69, found while measuring difference-rls's offsets): every joint's offset 0.3 N·m off robot.yaml's
+    in the loaded run (real drives: 0.1-0.3 N·m between the UR10e's unloaded recordings), in the sign of the
+    payload's mean torque on that joint. difference-rls, whose offsets are free, gives +0.27 % ± 0.29 on this run
+    (measured); khalil-2 +4.04 % ± 0.21, converged with quality ok: a confident wrong answer."""
+    # The unloaded twin with the same noise seed: the difference is the payload's torque.
+    payload_torque = panda.loaded.joints.tau - panda.record("panda_payload", None, 1.03, LOADED_SEED, 1.0).joints.tau
+    fp = panda.fp * 1.03
+    fp[2::3] += 0.3 * np.sign(payload_torque.mean(axis=0))   # B_j: the friction's constant offset (Fc, Fv, B)
+    traj = load_trajectory("panda_payload").for_model(list(panda.model.joint_names))
+    t = np.arange(int(round(traj.duration * RATE))) / RATE
+    loaded = synthetic_recording(panda.model, t, *traj.evaluate(t), friction=panda.fm, friction_params=fp,
+                                 rotor_inertia=0.1, payload=(PHI, panda.frame), noise_std=1.0, delay=0.003, seed=3)
+    free = identify_payload("difference-rls", panda.model, panda.robot, loaded, panda.frame)
+    assert abs(free.mass - MASS) <= 2.0 * free.readable_std()[0]   # the free offsets take the change
+    est = identify_payload("khalil-2", panda.model, panda.robot, loaded, panda.frame)
+    confident = est.converged and est.quality is Quality.OK
+    assert not confident or abs(est.mass - MASS) <= 3.0 * est.readable_std()[0], (
+        f"khalil-2 {100 * (est.mass / MASS - 1):+.2f} % ± {100 * est.readable_std()[0] / MASS:.2f}, converged, ok")
