@@ -32,7 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.monitor.observer import MomentumFilter
 from payload_id_core.monitor.refine import RECENT_S
 
 WORLD_ALIGNED = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -64,81 +64,47 @@ class FilteredContactJacobian:
     A load's gravity wrench at rest is one of them (f = m(−g), d = c); in motion a load's is not. Reset it with the
     observer.
 
-    It runs on every joint-state sample the monitor takes, so its per-sample work is kept to pinocchio's frame
-    Jacobian and two in-place operations (issue 35): the 12 columns are Jᵀ B(R) with B linear in R (_moment_map: one
-    product for a block in place of cross products), and the filter is MomentumFilter's with no momentum (a constant
-    external torque enters the observer as the motor torque does, r = K(∫τ_ext − ∫r)) written as its integral's
-    recursion I_k = (1 − K Δt_k) I_{k−1} + ½ Δt_k (τ_k + τ_{k−1}), G_k = K I_k: the same numbers as
-    MomentumFilter(gain).update(t, 0, Jᵀ B) up to rounding (test_monitor_speed_paths)."""
+    Its columns are worked out on every joint-state sample the monitor takes, so that work is kept to pinocchio's
+    frame Jacobian and one product a block (issue 35): Jᵀ B(R) with B linear in R's entries (_moment_map), in place
+    of a cross product and an einsum per block (the same numbers up to rounding: test_monitor_speed_paths). The
+    monitor runs the filter on them together with its other filters (PayloadMonitor._run)."""
 
     def __init__(self, model: RobotModel, frame: str, gain: np.ndarray):
         self.pm = model.model
         self.data = self.pm.createData()      # its own: the monitor's model data may be in use elsewhere
         self.frame_id = model.frame_id(frame)
         self.n = model.n
-        # data.oMf's element for the frame, updated in place by every computeFrameJacobian (looked up once)
+        # data.oMf's element for the frame, which every computeFrameJacobian updates in place (looked up once)
         self._placement = self.data.oMf[self.frame_id]
         self._base, self._linear = _moment_map()
-        self.gain = np.broadcast_to(np.asarray(gain, dtype=float), (self.n,)).reshape(self.n, 1).copy()
-        self._integral = np.zeros((self.n, WRENCH))
-        self._f_last = np.zeros((self.n, WRENCH))
-        self._t_last: float | None = None
+        self._filter = MomentumFilter(gain, (model.n, WRENCH))
 
     def reset(self) -> None:
-        """Start again at the next sample (G = 0 there)."""
-        self._integral[:] = 0.0
-        self._t_last = None
+        self._filter.reset()
 
     def columns(self, q: np.ndarray) -> np.ndarray:
         """The push's joint-torque columns Jᵀ B(R) at each of the joint states q (N, n): (N, n, 12)."""
+        q = np.atleast_2d(np.asarray(q, dtype=float))
         N = q.shape[0]
         J = np.empty((N, 6, self.n))
         R = np.empty((N, 3, 3))
-        jacobian, pm, data, frame_id, placement = pin.computeFrameJacobian, self.pm, self.data, self.frame_id, \
-            self._placement
+        jacobian, pm, data, frame_id = pin.computeFrameJacobian, self.pm, self.data, self.frame_id
         for q_k, J_k, R_k in zip(q, J, R):
             J_k[...] = jacobian(pm, data, q_k, frame_id, WORLD_ALIGNED)
-            R_k[...] = placement.rotation
+            R_k[...] = self._placement.rotation
         B = (R.reshape(N, 9) @ self._linear).reshape(N, 6, WRENCH)
         B += self._base
         return np.matmul(np.transpose(J, (0, 2, 1)), B)
 
+    def filter_inputs(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(p, f) of the filter for the joint states q (N, n): a constant external torque Jᵀ w enters the observer as
+        the motor torque does, r = K(∫τ_ext − ∫r), so no momentum and the columns, each (N, n, 12)."""
+        f = self.columns(q)
+        return np.zeros_like(f), f
+
     def update(self, t: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Feed samples (t (N,), q (N, n)); returns G after each one, (N, n, 12)."""
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        q = np.atleast_2d(np.asarray(q, dtype=float))
-        out = np.empty((t.size, self.n, WRENCH))
-        if t.size == 0:
-            return out
-        f = self.columns(q)
-        first = 0
-        if self._t_last is None:
-            self._t_last, self._f_last = float(t[0]), f[0].copy()
-            self._integral[:] = 0.0
-            out[0] = 0.0
-            first = 1
-        if first == t.size:
-            return out
-        dt = np.diff(np.concatenate((np.array([self._t_last]), t[first:])))
-        bad = np.flatnonzero(~(dt > 0))
-        stop = first + (int(bad[0]) if bad.size else dt.size)
-        m = stop - first
-        if m:
-            step = dt[:m, None, None]
-            increment = 0.5 * step * (f[first:stop] + np.concatenate((self._f_last[None], f[first:stop - 1])))
-            decay = 1.0 - self.gain[None] * step          # (m, n, 1)
-            integral = self._integral
-            for decay_k, increment_k, out_k in zip(decay, increment, out[first:stop]):
-                np.multiply(decay_k, integral, out=out_k)
-                out_k += increment_k
-                integral = out_k
-            self._integral[...] = integral
-            self._t_last, self._f_last = float(t[stop - 1]), f[stop - 1].copy()
-            out[first:stop] *= self.gain
-        if stop < t.size:
-            raise PayloadIdError(f"joint-state time {t[stop]} is not after the previous one {self._t_last}",
-                                 "feed samples in time order (reset() after a clock jump)")
-        return out
+        return self._filter.update(np.atleast_1d(np.asarray(t, dtype=float)), *self.filter_inputs(q))
 
 
 @dataclass
