@@ -21,7 +21,8 @@ With --reference TREE (a checkout of another commit, e.g. a `git worktree` of ma
 with that tree's core (PYTHONPATH=TREE/src/payload_id_core, ahead of this venv's editable install) as
 <figure>_reference, the two alternating run by run so that both see the same load. Every figure is the median
 over --repeats runs; each run is a fresh process. The recordings (a robot identified on a 20 s unloaded run,
-the 10 s loaded bag; the monitor's cell robot and task) are made once by this tree's code and read by both.
+the 10 s loaded bag; the monitor's cell robot and task) are made once by this tree's code and read by both, the
+robot.yaml files by the reference in format 1 (save_robot: a tree from before format 2 reads only that).
 
 Prints one JSON object as the last stdout line.
 """
@@ -46,6 +47,7 @@ from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
+from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
 from payload_id_core.signals.conditioning import conditioned_signals
@@ -60,7 +62,22 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def make_inputs(folder: Path) -> tuple[Path, Path]:
+def save_robot(robot: RobotIdentification, path: Path) -> dict[str, Path]:
+    """robot.yaml as this tree writes it (for the tree "") and in format 1 (for the reference, "_reference"): format 2
+    added effort.gain_covariance alone, which the bench's identifications do not have (the gains are given), so the
+    two files say the same; a tree from before format 2 reads only format 1, a later one reads both alike."""
+    robot.save(path)
+    d = robot.to_dict()
+    if d["format"] != 2 or d["effort"].pop("gain_covariance", None) is not None:
+        raise SystemExit(f"bench/speed.py writes format 1 from format 2 without gain_covariance only, not format "
+                         f"{d['format']} (gain_covariance {'given' if d['effort'].get('gain_covariance') else 'none'})")
+    d["format"] = 1
+    older = path.with_name(f"{path.stem}_format1.yaml")
+    atomic_write_yaml(older, d)
+    return {"": path, "_reference": older}
+
+
+def make_inputs(folder: Path) -> tuple[dict[str, Path], Path]:
     """robot.yaml of a UR10 identified on a 20 s unloaded run, and a 10 s loaded bag (4 kg, CoM off the flange)."""
     model = RobotModel.from_urdf("ur10")
     phi = from_mass_com_inertia(4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015]))
@@ -71,12 +88,11 @@ def make_inputs(folder: Path) -> tuple[Path, Path]:
                                    payload=payload, seed=seed)
 
     robot = identify_robot(model, rec(20.0, 1, None), friction="linear")
-    robot.save(folder / "robot.yaml")
     write_bag(folder / "loaded", rec(10.0, 2, (phi, FRAME)))
-    return folder / "robot.yaml", folder / "loaded"
+    return save_robot(robot, folder / "robot.yaml"), folder / "loaded"
 
 
-def make_monitor_inputs(folder: Path) -> tuple[Path, Path]:
+def make_monitor_inputs(folder: Path) -> tuple[dict[str, Path], Path]:
     """bench/monitor.py's cell robot (robot.yaml) and 30 s of its pick-and-place task (t, q, q̇, τ in an .npz)."""
     from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415 - the monitor figure's only
     from payload_id_core.sim import simulate  # noqa: PLC0415
@@ -85,10 +101,9 @@ def make_monitor_inputs(folder: Path) -> tuple[Path, Path]:
     model = RobotModel.from_urdf("ur10")
     robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
                            friction="nonlinear", estimator="wls")
-    robot.save(folder / "cell_robot.yaml")
     run = pick_and_place(model, "ur10", seconds=MONITOR_TASK_S, seed=5)
     np.savez(folder / "monitor_task.npz", t=run.t, q=run.q, qd=run.qd, tau=run.tau, frame=run.frame)
-    return folder / "cell_robot.yaml", folder / "monitor_task.npz"
+    return save_robot(robot, folder / "cell_robot.yaml"), folder / "monitor_task.npz"
 
 
 def monitor_figures(robot: Path, task: Path) -> dict[str, float]:
@@ -223,10 +238,11 @@ def main() -> None:
             # Alternate which tree goes first so that neither always runs on a warmer cache.
             order = list(trees.items()) if repeat % 2 == 0 else list(reversed(trees.items()))
             for suffix, tree in order:
-                wall, cpu = cli_seconds(tree, robot, bag, Path(tmp) / f"payload{suffix}.yaml")
+                wall, cpu = cli_seconds(tree, robot[suffix], bag, Path(tmp) / f"payload{suffix}.yaml")
                 samples.setdefault(f"cli_identify_payload_10s_bag_s{suffix}", []).append(wall)
                 samples.setdefault(f"cli_identify_payload_10s_bag_cpu_s{suffix}", []).append(cpu)
-                run_figures = online_run(tree, robot, bag) | robot_id_run(tree) | monitor_run(tree, cell_robot, task)
+                run_figures = (online_run(tree, robot[suffix], bag) | robot_id_run(tree)
+                               | monitor_run(tree, cell_robot[suffix], task))
                 for name, value in run_figures.items():
                     samples.setdefault(f"{name}{suffix}", []).append(value)
             log(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(f"{k} {v[-1]:.3g}" for k, v in samples.items()))
