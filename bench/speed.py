@@ -12,11 +12,20 @@
                                    500 Hz), one run per process after a warm-up (target ≤ 1.0), with
                                    identify_robot_60s_validation_rmse_ratio (the same model either way) and
                                    identify_robot_60s_cpu_s, its CPU time (less inflated by others' load)
+  monitor_update_us                bench/monitor.py's figure: PayloadMonitor.update's wall time per joint-state
+                                   sample in 10-sample blocks, on 30 s of its pick-and-place task (the simulated UR10
+                                   cell, seed 5; its robot identified as bench/monitor.py does) (target ≤ 100), with
+                                   monitor_update_cpu_us, its CPU time, and monitor_events, the events it sent (the
+                                   same with either tree: the same task's events), all of the first of
+                                   MONITOR_RUNS runs of the task; monitor_update_fastest_us: per block the fastest
+                                   of those runs, summed (the least disturbed by others' load: on a loaded machine
+                                   the figure nearest an idle one's)
 With --reference TREE (a checkout of another commit, e.g. a `git worktree` of main), each figure is also taken
 with that tree's core (PYTHONPATH=TREE/src/payload_id_core, ahead of this venv's editable install) as
 <figure>_reference, the two alternating run by run so that both see the same load. Every figure is the median
 over --repeats runs; each run is a fresh process. The recordings (a robot identified on a 20 s unloaded run,
-the 10 s loaded bag) are made once by this tree's code and read by both.
+the 10 s loaded bag; the monitor's cell robot and task) are made once by this tree's code and read by both, the
+robot.yaml files by the reference in format 1 (save_robot: a tree from before format 2 reads only that).
 
 Prints one JSON object as the last stdout line.
 """
@@ -41,6 +50,7 @@ from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
+from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
 from payload_id_core.signals.conditioning import conditioned_signals
@@ -48,13 +58,30 @@ from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE = 500.0
 FRAME = "tool0"
+MONITOR_TASK_S = 30.0
+MONITOR_RUNS = 3         # runs of the monitor's task per process, for monitor_update_fastest_us
 
 
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def make_inputs(folder: Path) -> tuple[Path, Path]:
+def save_robot(robot: RobotIdentification, path: Path) -> dict[str, Path]:
+    """robot.yaml as this tree writes it (for the tree "") and in format 1 (for the reference, "_reference"): format 2
+    added effort.gain_covariance alone, which the bench's identifications do not have (the gains are given), so the
+    two files say the same; a tree from before format 2 reads only format 1, a later one reads both alike."""
+    robot.save(path)
+    d = robot.to_dict()
+    if d["format"] != 2 or d["effort"].pop("gain_covariance", None) is not None:
+        raise SystemExit(f"bench/speed.py writes format 1 from format 2 without gain_covariance only, not format "
+                         f"{d['format']} (gain_covariance {'given' if d['effort'].get('gain_covariance') else 'none'})")
+    d["format"] = 1
+    older = path.with_name(f"{path.stem}_format1.yaml")
+    atomic_write_yaml(older, d)
+    return {"": path, "_reference": older}
+
+
+def make_inputs(folder: Path) -> tuple[dict[str, Path], Path]:
     """robot.yaml of a UR10 identified on a 20 s unloaded run, and a 10 s loaded bag (4 kg, CoM off the flange)."""
     model = RobotModel.from_urdf("ur10")
     phi = from_mass_com_inertia(4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015]))
@@ -65,9 +92,47 @@ def make_inputs(folder: Path) -> tuple[Path, Path]:
                                    payload=payload, seed=seed)
 
     robot = identify_robot(model, rec(20.0, 1, None), friction="linear")
-    robot.save(folder / "robot.yaml")
     write_bag(folder / "loaded", rec(10.0, 2, (phi, FRAME)))
-    return folder / "robot.yaml", folder / "loaded"
+    return save_robot(robot, folder / "robot.yaml"), folder / "loaded"
+
+
+def make_monitor_inputs(folder: Path) -> tuple[dict[str, Path], Path]:
+    """bench/monitor.py's cell robot (robot.yaml) and 30 s of its pick-and-place task (t, q, q̇, τ in an .npz)."""
+    from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415 - the monitor figure's only
+    from payload_id_core.sim import simulate  # noqa: PLC0415
+    from payload_id_core.sim.pick_place import pick_and_place  # noqa: PLC0415
+
+    model = RobotModel.from_urdf("ur10")
+    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
+                           friction="nonlinear", estimator="wls")
+    run = pick_and_place(model, "ur10", seconds=MONITOR_TASK_S, seed=5)
+    np.savez(folder / "monitor_task.npz", t=run.t, q=run.q, qd=run.qd, tau=run.tau, frame=run.frame)
+    return save_robot(robot, folder / "cell_robot.yaml"), folder / "monitor_task.npz"
+
+
+def monitor_figures(robot: Path, task: Path) -> dict[str, float]:
+    """PayloadMonitor.update per joint-state sample, 10-sample blocks, this process's code (run as a child)."""
+    from payload_id_core.monitor import PayloadMonitor  # noqa: PLC0415
+
+    limit_blas_threads()
+    model = RobotModel.from_urdf("ur10")
+    ident = RobotIdentification.load(robot, model)
+    run = np.load(task)
+    t, q, qd, tau = run["t"], run["q"], run["qd"], run["tau"]
+    blocks = range(0, t.size, 10)
+    fastest = np.full(len(blocks), np.inf)
+    for run_index in range(MONITOR_RUNS):
+        monitor = PayloadMonitor(model, ident, str(run["frame"]))
+        events = 0
+        t0, c0 = time.perf_counter(), time.process_time()
+        for b, k in enumerate(blocks):
+            a = time.perf_counter()
+            events += len(monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events)
+            fastest[b] = min(fastest[b], time.perf_counter() - a)
+        if run_index == 0:
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"monitor_update_us": wall / t.size * 1e6, "monitor_update_cpu_us": cpu / t.size * 1e6,
+            "monitor_update_fastest_us": float(fastest.sum()) / t.size * 1e6, "monitor_events": float(events)}
 
 
 def env_for(tree: Path | None) -> dict[str, str]:
@@ -149,15 +214,25 @@ def online_run(tree: Path | None, robot: Path, bag: Path) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def monitor_run(tree: Path | None, robot: Path, task: Path) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--monitor", str(robot), str(task)], env=env_for(tree),
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reference", type=Path, help="a checkout of the code to compare with (its repository root)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--online", nargs=2, metavar=("ROBOT", "BAG"), help=argparse.SUPPRESS)
     parser.add_argument("--robot-id", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--monitor", nargs=2, metavar=("ROBOT", "TASK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.robot_id:
         print(json.dumps(robot_id_figures()))
+        return
+    if args.monitor:
+        print(json.dumps(monitor_figures(Path(args.monitor[0]), Path(args.monitor[1]))))
         return
     if args.online:
         print(json.dumps(online_figures(Path(args.online[0]), Path(args.online[1]))))
@@ -168,14 +243,17 @@ def main() -> None:
     samples: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         robot, bag = make_inputs(Path(tmp))
+        cell_robot, task = make_monitor_inputs(Path(tmp))
         for repeat in range(args.repeats):
             # Alternate which tree goes first so that neither always runs on a warmer cache.
             order = list(trees.items()) if repeat % 2 == 0 else list(reversed(trees.items()))
             for suffix, tree in order:
-                wall, cpu = cli_seconds(tree, robot, bag, Path(tmp) / f"payload{suffix}.yaml")
+                wall, cpu = cli_seconds(tree, robot[suffix], bag, Path(tmp) / f"payload{suffix}.yaml")
                 samples.setdefault(f"cli_identify_payload_10s_bag_s{suffix}", []).append(wall)
                 samples.setdefault(f"cli_identify_payload_10s_bag_cpu_s{suffix}", []).append(cpu)
-                for name, value in (online_run(tree, robot, bag) | robot_id_run(tree)).items():
+                run_figures = (online_run(tree, robot[suffix], bag) | robot_id_run(tree)
+                               | monitor_run(tree, cell_robot[suffix], task))
+                for name, value in run_figures.items():
                     samples.setdefault(f"{name}{suffix}", []).append(value)
             log(f"repeat {repeat + 1}/{args.repeats}: " + ", ".join(f"{k} {v[-1]:.3g}" for k, v in samples.items()))
     figures = {name: statistics.median(values) for name, values in samples.items()}

@@ -5,16 +5,24 @@ for bit.
   sample by sample (the monitor's loop called it per sample);
 - Cusum.update: the statistics updated in place, the NaN zero times looked for only after a reset, one test for the
   usual no-alarm case, against the update as it was (new arrays per sample);
-- MomentumFilter.update's loop by iteration: the observer's residual against the loop as it was (indexing).
+- MomentumFilter.update's loop by iteration: the observer's residual against the loop as it was (indexing);
+- the push's columns (contact_wrench.FilteredContactJacobian.columns: Jᵀ B(R), B linear in R) against the column by
+  column formula, and G against the former code (cross products, einsum, a filter of its own), to 1e-9 relative;
+- the monitor's four filters run as one (PayloadMonitor._filtered): r₀, F and L bit for bit, G, the load-or-push rows
+  and verdict to 1e-9, the same events, against the feed as it was, on uneven blocks with a NaN sample and a gap.
 """
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import numpy as np
+import pinocchio as pin
 import pytest
 from monitor_fixtures import live_cell
 
 from payload_id_core.monitor import PayloadMonitor
+from payload_id_core.monitor.contact_wrench import WORLD_ALIGNED, WRENCH, FilteredContactJacobian
 from payload_id_core.monitor.detect import Cusum, DetectorSettings
 from payload_id_core.monitor.observer import MomentumFilter
 
@@ -129,3 +137,148 @@ def test_momentum_filter_by_iteration_gives_the_reference_numbers(shape):
         p, f = rng.standard_normal((2, size) + shape)
         np.testing.assert_array_equal(fast.update(t, p, f), ref.update(t, p, f))
     assert np.abs(fast.y).max() > 0
+
+
+class ReferenceContactJacobian:
+    """contact_wrench.FilteredContactJacobian as it was before issue 35's contact item: per block, the moment columns
+    by a cross product of R's columns with the unit vectors and an einsum with J_ω, then its own MomentumFilter."""
+
+    def __init__(self, model, frame, gain):
+        self.pm = model.model
+        self.data = self.pm.createData()
+        self.frame_id = model.frame_id(frame)
+        self._filter = MomentumFilter(gain, (model.n, WRENCH))
+
+    def reset(self):
+        self._filter.reset()
+
+    def update(self, t, q):
+        N, n = q.shape
+        J = np.empty((N, 6, n))
+        R = np.empty((N, 3, 3))
+        for k in range(N):
+            J[k] = pin.computeFrameJacobian(self.pm, self.data, q[k], self.frame_id, WORLD_ALIGNED)
+            R[k] = self.data.oMf[self.frame_id].rotation
+        moments = np.cross(np.transpose(R, (0, 2, 1))[:, :, None, :], np.eye(3)[None, None, :, :]).reshape(N, 9, 3)
+        Jt = np.empty((N, n, WRENCH))
+        Jt[:, :, :3] = np.transpose(J[:, :3], (0, 2, 1))
+        Jt[:, :, 3:] = np.einsum("kwj,kmw->kjm", J[:, 3:], moments)
+        return self._filter.update(t, np.zeros_like(Jt), Jt)
+
+
+def straightforward_columns(model, frame, q):
+    """The push's joint-torque columns sample by sample, column by column: J_vᵀ e_j, then J_ωᵀ ((R e_i) × e_j)."""
+    pm = model.model
+    data, frame_id = pm.createData(), model.frame_id(frame)
+    out = np.empty((len(q), model.n, WRENCH))
+    for k, q_k in enumerate(q):
+        J = pin.computeFrameJacobian(pm, data, q_k, frame_id, WORLD_ALIGNED)
+        R = data.oMf[frame_id].rotation
+        for j in range(3):
+            out[k, :, j] = J[:3].T @ np.eye(3)[j]
+            for i in range(3):
+                out[k, :, 3 + 3 * i + j] = J[3:].T @ np.cross(R[:, i], np.eye(3)[j])
+    return out
+
+
+def test_contact_columns_are_the_straightforward_ones_and_g_the_former_codes(cell):
+    """FilteredContactJacobian's columns (Jᵀ B(R), B linear in R) against the column-by-column formula on poses over
+    the whole workspace, and G against the former code over uneven blocks with restarts (1e-9 relative)."""
+    model, _, task = cell
+    rng = np.random.default_rng(8)
+    poses = rng.uniform(-np.pi, np.pi, (60, model.n))
+    fast = FilteredContactJacobian(model, "tool0", np.full(model.n, 50.0))
+    expected = straightforward_columns(model, "tool0", poses)
+    np.testing.assert_allclose(fast.columns(poses), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    np.testing.assert_allclose(fast.columns(poses[3]), expected[3:4], rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    gain = np.array([50.0, 50.0, 40.0, 60.0, 50.0, 30.0])        # per joint, as MomentumFilter allows
+    fast, ref = FilteredContactJacobian(model, "tool0", gain), ReferenceContactJacobian(model, "tool0", gain)
+    t, q = task.joints.t, task.joints.q
+    lo, n_blocks = 0, 0
+    for size in (1, 10, 7, 23, 1, 10, 64, 3, 10, 40, 10, 10, 200):
+        if n_blocks in (4, 9):
+            fast.reset(), ref.reset()              # as the monitor after a pause
+        s = slice(lo, lo + size)
+        got, want = fast.update(t[s], q[s]), ref.update(t[s], q[s])
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+        lo, n_blocks = lo + size, n_blocks + 1
+    assert lo > 350 and np.abs(want).max() > 0.5     # the filter had settled on the motion's columns (m, 1)
+
+
+class ReferenceFeedMonitor(PayloadMonitor):
+    """PayloadMonitor with its feed as it was before issue 35's contact item: each filter on its own (the observer's,
+    the payload regressor's, the load friction's, and the former contact Jacobian's)."""
+
+    def __init__(self, model, robot, frame):
+        super().__init__(model, robot, frame)
+        self.contact_jacobian = ReferenceContactJacobian(model, frame, self.gain)
+
+    def _filtered(self, t, q, qd, tau):
+        r0 = self.observer.update(t, q, qd, tau)
+        F = self.regressor.update(t, q, qd)
+        G = self.contact_jacobian.update(t, q)
+        L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
+        return r0, F, L, G
+
+
+def _recording_steps(monitor):
+    """Each sample's (t, F, r₀, L, weights, G) as _step gets them."""
+    steps = []
+    step = monitor._step
+
+    def recorded(t, F, r0, L, w, out, G):
+        steps.append((t, F.copy(), r0.copy(), L.copy(), w.copy(), G.copy()))
+        step(t, F, r0, L, w, out, G)
+
+    monitor._step = recorded
+    return steps
+
+
+def test_monitor_feed_gives_the_former_feeds_numbers(cell):
+    """The monitor's filters run as one (r₀, F, L, G side by side) and the contact columns by B(R), against the feed
+    as it was (a filter each, the former contact Jacobian): on uneven blocks with a NaN sample and a gap (each a
+    pause and a restart), with a push on the flange in motion, r₀, F, L bit for bit, G and the load-or-push rows and
+    verdict to 1e-9 relative, the same events and payload."""
+    model, robot, task = cell
+    j = task.joints
+    t, q, qd, tau = j.t.copy(), j.q.copy(), j.qd.copy(), j.tau.copy()
+    pm, data, frame_id = model.model, model.model.createData(), model.frame_id("tool0")
+    push = np.array([25.0, -10.0, -40.0])                    # N, base frame, on the flange from 0.3 s to 0.8 s
+    for k in np.flatnonzero((t >= t[0] + 0.3) & (t < t[0] + 0.8)):
+        tau[k] += pin.computeFrameJacobian(pm, data, q[k], frame_id, WORLD_ALIGNED)[:3].T @ push
+    tau[120, 2] = np.nan                                     # a NaN sample: a pause, skipped
+    keep = np.ones(t.size, dtype=bool)
+    keep[300:330] = False                                    # 60 ms lost: a gap, a pause
+    t, q, qd, tau = t[keep], q[keep], qd[keep], tau[keep]
+    fast, ref = PayloadMonitor(model, robot, "tool0"), ReferenceFeedMonitor(model, robot, "tool0")
+    fast_steps, ref_steps = _recording_steps(fast), _recording_steps(ref)
+    results = {"fast": [], "ref": []}
+    sizes = [1, 10, 7, 13, 10, 2, 31, 10, 10, 5]
+    lo, b = 0, 0
+    while lo < t.size:
+        s = slice(lo, lo + sizes[b % len(sizes)])
+        for name, monitor in (("fast", fast), ("ref", ref)):
+            u = monitor.update(t[s], q[s], qd[s], tau[s])
+            results[name].append(([(e.kind, e.t_change, e.t_alarm, e.mass_change_text) for e in u.events], u.paused))
+        lo, b = s.stop, b + 1
+    assert results["fast"] == results["ref"]
+    assert sum(paused is not None for _, paused in results["ref"]) == 2      # the NaN and the gap
+    assert len(fast_steps) == len(ref_steps) == t.size - 1
+    for got, want in zip(fast_steps, ref_steps):
+        assert got[0] == want[0]
+        for a, e in zip(got[1:5], want[1:5]):                # F, r₀, L, the weights: the same operations, bit for bit
+            np.testing.assert_array_equal(a, e)
+    G, G_ref = np.array([s[5] for s in fast_steps]), np.array([s[5] for s in ref_steps])
+    np.testing.assert_allclose(G, G_ref, rtol=1e-9, atol=1e-9 * np.abs(G_ref).max())
+    np.testing.assert_array_equal(fast.state.phi, ref.state.phi)
+    lp, lp_ref = fast.load_or_push, ref.load_or_push
+    assert lp.rows == lp_ref.rows and lp.moving_rows == lp_ref.moving_rows and lp.rows > 50
+    np.testing.assert_allclose(lp.ZtZ, lp_ref.ZtZ, rtol=1e-9, atol=1e-9 * np.abs(lp_ref.ZtZ).max())
+    # The rows since the gap's restart (a 1 s task): judged on fewer moving rows than the monitor waits for.
+    lp.s.min_moving_rows = lp_ref.s.min_moving_rows = 10
+    assert lp.moving_rows >= 10
+    verdict, verdict_ref = lp.judge(1.0), lp_ref.judge(1.0)
+    assert verdict is not None and verdict_ref is not None
+    for a, e in zip(astuple(verdict), astuple(verdict_ref)):
+        assert a == pytest.approx(e, rel=1e-9, abs=1e-9)
+    assert np.abs(G_ref).max() > 0.5

@@ -480,26 +480,28 @@ def reference_observer_terms(self, q, qd):
     return reference_momentum_terms(self.torque, q, qd, self.friction)
 
 
-def reference_regressor_update(self, t, q, qd):
-    t = np.atleast_1d(np.asarray(t, dtype=float))
+def reference_regressor_inputs(self, q, qd):
+    """FilteredPayloadRegressor's filter inputs from the seven-call reference terms (its update and the monitor's
+    joint filter both take them from filter_inputs)."""
     q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
     P, B = reference_momentum_terms(lambda qq, vv, aa: payload_regressor(self.model, self.frame, qq, vv, aa), q, qd)
     self.terms = (P, B)
-    return self._filter.update(t, -P, -B)
+    return -P, -B
 
 
 @contextlib.contextmanager
 def reference_observer():
     """The observer's reference paths in place of the faster ones, for the duration."""
-    saved = (observer.MomentumFilter.update, observer.ObserverModel.terms, observer.FilteredPayloadRegressor.update)
+    saved = (observer.MomentumFilter.update, observer.ObserverModel.terms,
+             observer.FilteredPayloadRegressor.filter_inputs)
     observer.MomentumFilter.update = reference_filter_update
     observer.ObserverModel.terms = reference_observer_terms
-    observer.FilteredPayloadRegressor.update = reference_regressor_update
+    observer.FilteredPayloadRegressor.filter_inputs = reference_regressor_inputs
     try:
         yield
     finally:
         (observer.MomentumFilter.update, observer.ObserverModel.terms,
-         observer.FilteredPayloadRegressor.update) = saved
+         observer.FilteredPayloadRegressor.filter_inputs) = saved
 
 
 def _observer_run(model, robot, t, q, qd, tau, block):

@@ -40,38 +40,71 @@ WRENCH = 12       # a constant force at a point fixed on the flange: f (3) and t
 LOAD = 4          # Δm, Δ(m c): the columns of a load a task motion determines
 
 
+def _moment_map() -> tuple[np.ndarray, np.ndarray]:
+    """(B₀, E): the (6, 12) matrix B(R) = B₀ + (R's 9 entries, row by row) @ E with Jᵀ B(R) the push's 12 joint-torque
+    columns (FilteredContactJacobian): B(R) = blockdiag(I₃, C(R)), C(R)[w, 3i + j] = ((R e_i) × e_j)_w
+    = Σ_a ε_waj R[a, i], the moment of a unit force along e_j at the point R e_i from the frame's origin."""
+    base = np.zeros((6, WRENCH))
+    base[:3, :3] = np.eye(3)
+    levi_civita = np.zeros((3, 3, 3))
+    for w, a, j in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+        levi_civita[w, a, j], levi_civita[w, j, a] = 1.0, -1.0
+    linear = np.zeros((3, 3, 6, WRENCH))          # [a, i] of R -> [3 + w, 3 + 3 i + j] of B
+    for a in range(3):
+        for i in range(3):
+            linear[a, i, 3:, 3 + 3 * i: 6 + 3 * i] = levi_civita[:, a, :]
+    return base, linear.reshape(9, 6 * WRENCH)
+
+
 class FilteredContactJacobian:
     """G(t), (n, 12): the momentum observer's filter on the joint torques of a constant force f (base frame) pushing
     on a point o + R d fixed on the link of `frame` (o, R: the frame's origin and orientation; d unknown, as where a
     hand presses): τ = J_vᵀ f + J_ωᵀ ((R d) × f) = J_vᵀ f + Σ_ij d_i f_j J_ωᵀ (R e_i × e_j), linear in (f, d_i f_j) once
     the products are taken as free (J at the frame, LOCAL_WORLD_ALIGNED). So G w is the residual such a push leaves.
     A load's gravity wrench at rest is one of them (f = m(−g), d = c); in motion a load's is not. Reset it with the
-    observer."""
+    observer.
+
+    Its columns are worked out on every joint-state sample the monitor takes, so that work is kept to pinocchio's
+    frame Jacobian and one product a block (issue 35): Jᵀ B(R) with B linear in R's entries (_moment_map), in place
+    of a cross product and an einsum per block (the same numbers up to rounding: test_monitor_speed_paths). The
+    monitor runs the filter on them together with its other filters (PayloadMonitor._run)."""
 
     def __init__(self, model: RobotModel, frame: str, gain: np.ndarray):
         self.pm = model.model
         self.data = self.pm.createData()      # its own: the monitor's model data may be in use elsewhere
         self.frame_id = model.frame_id(frame)
+        self.n = model.n
+        # data.oMf's element for the frame, which every computeFrameJacobian updates in place (looked up once)
+        self._placement = self.data.oMf[self.frame_id]
+        self._base, self._linear = _moment_map()
         self._filter = MomentumFilter(gain, (model.n, WRENCH))
 
     def reset(self) -> None:
         self._filter.reset()
 
-    def update(self, t: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Feed samples (t (N,), q (N, n)); returns G after each one, (N, n, 6)."""
-        N, n = q.shape
-        J = np.empty((N, 6, n))
+    def columns(self, q: np.ndarray) -> np.ndarray:
+        """The push's joint-torque columns Jᵀ B(R) at each of the joint states q (N, n): (N, n, 12)."""
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        N = q.shape[0]
+        J = np.empty((N, 6, self.n))
         R = np.empty((N, 3, 3))
-        for k in range(N):
-            J[k] = pin.computeFrameJacobian(self.pm, self.data, q[k], self.frame_id, WORLD_ALIGNED)
-            R[k] = self.data.oMf[self.frame_id].rotation
-        # (R e_i) × e_j for every i, j: the moment of a unit force along e_j at the point R e_i from the origin
-        moments = np.cross(np.transpose(R, (0, 2, 1))[:, :, None, :], np.eye(3)[None, None, :, :]).reshape(N, 9, 3)
-        Jt = np.empty((N, n, WRENCH))
-        Jt[:, :, :3] = np.transpose(J[:, :3], (0, 2, 1))
-        Jt[:, :, 3:] = np.einsum("kwj,kmw->kjm", J[:, 3:], moments)
-        # A constant external torque Jᵀ w enters the observer as the motor torque does: r = K(∫τ_ext − ∫r).
-        return self._filter.update(t, np.zeros_like(Jt), Jt)
+        jacobian, pm, data, frame_id = pin.computeFrameJacobian, self.pm, self.data, self.frame_id
+        for q_k, J_k, R_k in zip(q, J, R):
+            J_k[...] = jacobian(pm, data, q_k, frame_id, WORLD_ALIGNED)
+            R_k[...] = self._placement.rotation
+        B = (R.reshape(N, 9) @ self._linear).reshape(N, 6, WRENCH)
+        B += self._base
+        return np.matmul(np.transpose(J, (0, 2, 1)), B)
+
+    def filter_inputs(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(p, f) of the filter for the joint states q (N, n): a constant external torque Jᵀ w enters the observer as
+        the motor torque does, r = K(∫τ_ext − ∫r), so no momentum and the columns, each (N, n, 12)."""
+        f = self.columns(q)
+        return np.zeros_like(f), f
+
+    def update(self, t: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Feed samples (t (N,), q (N, n)); returns G after each one, (N, n, 12)."""
+        return self._filter.update(np.atleast_1d(np.asarray(t, dtype=float)), *self.filter_inputs(q))
 
 
 @dataclass

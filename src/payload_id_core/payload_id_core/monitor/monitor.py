@@ -27,6 +27,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.contact_wrench import (
+    WRENCH,
     FilteredContactJacobian,
     LoadOrPush,
     LoadOrPushJudgement,
@@ -45,6 +46,7 @@ from payload_id_core.monitor.detect import (
 from payload_id_core.monitor.observer import (
     FilteredLoadFriction,
     FilteredPayloadRegressor,
+    MomentumFilter,
     MomentumObserver,
     ObserverModel,
 )
@@ -287,6 +289,13 @@ class PayloadMonitor:
         # r₀'s response to a constant wrench at the frame, and the rows since a change on it and on F: a load or a push
         self.contact_jacobian = FilteredContactJacobian(model, frame, self.gain)
         self.load_or_push = LoadOrPush(self.s.load_or_push)
+        # r₀, F, L and G are the same filter on the same samples, so one MomentumFilter runs them all, side by side on
+        # one array (_run): its per-sample recursion is elementwise, so each gets the numbers of its own filter, for
+        # the price of one (each object's own filter is left unused here).
+        widths = [1, 10, 0 if self.load_friction is None else 2 + self.load_friction.k, WRENCH]
+        ends = np.cumsum(widths).tolist()
+        self._columns = [slice(end - width, end) for width, end in zip(widths, ends)]
+        self.filters = MomentumFilter(self.gain, (n, sum(widths)))
         self._anchor_G: np.ndarray | None = None     # G at the anchor (the contact Jacobian's transient-free rows)
         # What the monitor was before the change being re-estimated was adopted (_snapshot), to go back to when the
         # motion says it was a push (_judge_adoption).
@@ -369,6 +378,7 @@ class PayloadMonitor:
         if self._paused is None:
             out.paused = f"monitor paused: {reason}; it restarts on the next good sample, no event meanwhile"
         self._paused = reason
+        self.filters.reset()
         self.observer.reset()
         self.regressor.reset()
         self.contact_jacobian.reset()
@@ -440,14 +450,7 @@ class PayloadMonitor:
     def _run(self, t, q, qd, tau, out: MonitorUpdate) -> None:
         self._paused = None
         tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
-        r0 = self.observer.update(t, q, qd, tau)
-        F = self.regressor.update(t, q, qd)
-        G = self.contact_jacobian.update(t, q)
-        if self.load_friction is not None:
-            assert self.observer.terms is not None and self.regressor.terms is not None
-            L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
-        else:
-            L = np.zeros(r0.shape + (1,))
+        r0, F, L, G = self._filtered(t, q, qd, tau)
         if self._anchor is None:
             self._anchor = (float(t[0]), F[0].copy(), r0[0].copy(), L[0].copy())
             self._anchor_G = G[0].copy()
@@ -466,6 +469,23 @@ class PayloadMonitor:
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
         self._t_last = float(t[-1])
         out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
+
+    def _filtered(self, t, q, qd, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """r₀ (N, n), F (N, n, 10), L (N, n, 2 + k, or 1 zero column without load friction) and G (N, n, 12) after each
+        sample of a run: the observer's, the payload regressor's, the load friction's and the contact Jacobian's
+        filter inputs, filtered at once by `filters` (__init__), each as its own update() would give it."""
+        inputs = [self.observer.filter_inputs(q, qd, tau), self.regressor.filter_inputs(q, qd)]
+        if self.load_friction is not None:
+            assert self.observer.terms is not None and self.regressor.terms is not None
+            inputs.append(self.load_friction.filter_inputs(t, qd, *self.observer.terms, *self.regressor.terms,
+                                                           self.state.phi))
+        inputs.append(self.contact_jacobian.filter_inputs(q))
+        p, f = (np.concatenate([x[i].reshape(x[i].shape[:2] + (-1,)) for x in inputs], axis=2) for i in (0, 1))
+        y = self.filters.update(t, p, f)
+        r0, F, L, G = (np.ascontiguousarray(y[:, :, c]) for c in self._columns)
+        if self.load_friction is None:
+            L = np.zeros(r0.shape)
+        return r0[:, :, 0], F, L, G
 
     def _trusted(self, t: float, qd: np.ndarray) -> np.ndarray:
         """(n,) 1.0 where joint j's residual is trusted at t, else 0.0.

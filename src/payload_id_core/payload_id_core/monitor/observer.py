@@ -240,13 +240,17 @@ class FilteredPayloadRegressor:
     def update(self, t, q, qd) -> np.ndarray:
         """Feed samples (t (N,), q, q̇ (N, n)); returns F after each one, (N, n, 10)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
+        return self._filter.update(t, *self.filter_inputs(q, qd))
+
+    def filter_inputs(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
+        """(p, f) of the filter for the samples q, q̇ (N, n), each (N, n, 10); sets `terms`."""
         q, qd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd))
         # payload_observer_terms(model, frame, q, q̇), from the block's shared rigid-body regressor
         P, B = combine_terms(payload_block(self.model, self.frame, self.memo.stacked(self.model, q, qd)[1]))
         self.terms = (P, B)
         # The observer's filter with τ_L = ṗ_L − β_L in place of τ and no momentum of its own:
         # ∫τ_L = Δp_L − ∫β_L, i.e. p → −P, f → −B.
-        return self._filter.update(t, -P, -B)
+        return -P, -B
 
 
 class MomentumObserver:
@@ -277,10 +281,14 @@ class MomentumObserver:
     def update(self, t, q, qd, tau) -> np.ndarray:
         """Feed samples (t (N,), q, q̇, τ (N, n)); returns r after each one, (N, n)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
+        return self._filter.update(t, *self.filter_inputs(q, qd, tau))
+
+    def filter_inputs(self, q, qd, tau) -> tuple[np.ndarray, np.ndarray]:
+        """(p, f) of the filter for the samples q, q̇, τ (N, n): the momentum and τ + β; sets `terms`."""
         q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
         momentum, beta = self.dynamics.terms(q, qd)
         self.terms = (momentum, beta)
-        return self._filter.update(t, momentum, tau + beta)
+        return momentum, tau + beta
 
 
 class FilteredLoadFriction:
@@ -324,6 +332,12 @@ class FilteredLoadFriction:
                phi: np.ndarray) -> np.ndarray:
         """Feed a block's velocities and observer terms (MomentumObserver.terms, FilteredPayloadRegressor.terms)
         with the payload estimate φ̂ now; returns L after each sample, (N, n, 2 + k)."""
+        return self._filter.update(t, *self.filter_inputs(t, qd, p, beta, P, B, phi))
+
+    def filter_inputs(self, t: np.ndarray, qd: np.ndarray, p: np.ndarray, beta: np.ndarray, P: np.ndarray,
+                      B: np.ndarray, phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(p, f) of the filter for a block (update's arguments): no momentum, the friction columns, each
+        (N, n, 2 + k)."""
         t_prev, p_prev, P_prev = self._last if self._last is not None else (t[0], p[0], P[0])
         dt = np.diff(np.concatenate([[t_prev], t]))
         dt[dt <= 0] = np.inf             # the first sample after a reset: no difference, τ̂ taken with ṗ = 0
@@ -336,4 +350,4 @@ class FilteredLoadFriction:
         c[..., 1] = np.abs(tau_a) * sgn
         c[..., 2:] = all_joint_columns(self.kind, qd, self.shape, eps=self.sign_epsilon)
         self._last = (float(t[-1]), p[-1].copy(), P[-1].copy())
-        return self._filter.update(t, np.zeros_like(c), c)
+        return np.zeros_like(c), c
