@@ -159,6 +159,30 @@ class UnloadedFriction:
         self.rows, self.moving_s = rows, moving_s
 
 
+def load_friction_prior(robot: RobotIdentification, prior_std: float) -> tuple[np.ndarray, np.ndarray]:
+    """(μ, σ) per joint of the load-dependent Coulomb friction μ_j (|τ_b,j| − |τ_a,j|) sgn(q̇_j) a load adds to the
+    residual against the unloaded robot (observer.FilteredLoadFriction's column 0), as robot.yaml knows it before
+    any task motion: the gear friction its identification run showed (robot_id.gear_friction), with its σ.
+    - Left out of the model (`unmodelled_gear`, the default): the residual carries the load's whole μ(|τ_b| − |τ_a|),
+      so μ is the identified one (UR10 cell: 0.0193 ± 0.0022 and 0.0205 ± 0.0026 on the lift and elbow joints
+      for a simulated 0.02).
+    - Modelled (`gear`): the measured torques have μ|τ| taken off (RobotIdentification.gear_corrected), the load's
+      share with it, so what is left is the error of that μ: 0 ± its σ.
+    A joint the run did not determine (a wrist's torques are too small and constant to tell μ|τ| from its Coulomb
+    level) is 0 ± `prior_std`."""
+    n = len(robot.joint_names)
+    mu, std = np.zeros(n), np.full(n, float(prior_std))
+    gear, unmodelled = robot.gear, robot.unmodelled_gear
+    if gear is not None and gear.active:
+        known = np.isfinite(gear.mu_std) & (gear.mu != 0)
+        std[known] = np.asarray(gear.mu_std, dtype=float)[known]
+    elif unmodelled is not None:
+        known = np.isfinite(unmodelled.mu_std) & (unmodelled.mu != 0)
+        mu[known] = np.asarray(unmodelled.mu, dtype=float)[known]
+        std[known] = np.asarray(unmodelled.mu_std, dtype=float)[known]
+    return mu, np.maximum(std, 1e-6)
+
+
 @dataclass
 class MonitorSettings:
     gain: float = 50.0                 # 1/s: observer bandwidth (20 ms time constant)
@@ -317,8 +341,9 @@ class PayloadMonitor:
         self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
         self.cusum = Cusum(n, self.s.detector)
         nf = n if self.load_friction is not None else 0
-        self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
-                                                               np.eye(nf) / self.s.load_friction_prior_std**2)
+        mu0, mu0_std = load_friction_prior(robot, self.s.load_friction_prior_std) if nf else (np.zeros(0), np.zeros(0))
+        self._friction_prior: tuple[np.ndarray, np.ndarray] = (mu0, np.diag(mu0_std**-2.0))
+        self._expected_mu: tuple = (None, np.zeros(nf), np.zeros(nf))   # (_friction_prior it is of, μ, σ²): _load_mu
         self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std,
                                       n_friction=nf, friction_prior=self._friction_prior)
         self._history: deque = deque()
@@ -468,7 +493,7 @@ class PayloadMonitor:
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
         self._t_last = float(t[-1])
-        out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
+        out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi - L[-1, :, 0] * self._load_mu()[0])
 
     def _filtered(self, t, q, qd, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """r₀ (N, n), F (N, n, 10), L (N, n, 2 + k, or 1 zero column without load friction) and G (N, n, 12) after each
@@ -539,7 +564,8 @@ class PayloadMonitor:
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
-        r = r0 - F @ self.state.phi
+        mu, mu_var = self._load_mu()
+        r = r0 - F @ self.state.phi - L[:, 0] * mu
         z = w * r / self.sigma
         d = self.s.detector
         if self._window is not None:
@@ -550,6 +576,8 @@ class PayloadMonitor:
         # The allowance: the residual's normal level (robot model error and noise) plus what the carried
         # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
         spread = einsum("ij,jk,ik->i", F, self.state.cov, F)     # np.einsum's kernel, without its Python dispatch
+        # ... and what the load friction's μ leaves: its column times μ's σ (robot.yaml's, or as learnt since).
+        spread += L[:, 0] ** 2 * mu_var
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
@@ -633,7 +661,8 @@ class PayloadMonitor:
         hist = [s for s in self._history if s[5]] or list(self._history)
         Fh = np.array([s[1][:, :4] for s in hist])                           # (N, n, 4)
         Wh = np.array([s[4] for s in hist]) / np.sqrt(self.level)[None, :]
-        rh = np.array([s[2] - s[1] @ self.state.phi for s in hist])
+        mu = self._load_mu()[0]
+        rh = np.array([s[2] - s[1] @ self.state.phi - s[3][:, 0] * mu for s in hist])
         A = (Fh * Wh[:, :, None]).reshape(-1, 4)
         delta = np.zeros(10)
         delta[:4], _, rank, sv = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)
@@ -763,7 +792,8 @@ class PayloadMonitor:
         r0 = np.array([s[2] for s in samples])
         L = np.array([s[3] for s in samples])
         W = np.array([s[4] for s in samples])
-        r = r0 - F @ self.state.phi
+        mu, mu_var = self._load_mu()
+        r = r0 - F @ self.state.phi - L[:, :, 0] * mu
         k_alarm = int(np.searchsorted(t, w["t_alarm"]))
         k_c = locate_change(t, F, r, np.sqrt(self.level), self.gain, np.arange(0, max(k_alarm, 1), 2),
                             self.s.detector, W)
@@ -775,12 +805,16 @@ class PayloadMonitor:
             # the window's Δm carried the −0.07 kg the empty flange used to weigh).
             E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
             b = b - self.unloaded.predict((L - E[:, :, None] * L[k_c][None])[:, :, 1:], self.unloaded.current())
+        # The load friction's rows and μ's variance: the verdict's Δφ counts what μ's error leaves in b.
+        E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
+        friction_rows = (L[:, :, 0] - E * L[k_c, :, 0][None]) if self.load_friction is not None else None
         # Judged against the level as it was before the change began: a push ramped over a second raises the
         # running level on its way up (on the real UR10e's pan joint such a push fitted a load within its own
         # risen level).
         verdict = classify(t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
-                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
+                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"],
+                           friction_rows, mu_var if friction_rows is not None else None)
         self.cusum.reset(float(t[-1]))
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
@@ -939,6 +973,18 @@ class PayloadMonitor:
         self._unarmed_motion_s = 0.0
         self.cusum.reset(t)
         return True
+
+    def _load_mu(self) -> tuple[np.ndarray, np.ndarray]:
+        """(μ, σ²) per joint of the load friction the residual's expected part takes, and its allowance: the friction
+        prior of the change being re-estimated (robot.yaml's at first, load_friction_prior; then what the re-estimates
+        since learnt, _carry_friction). Zeros without load friction."""
+        fp = self._friction_prior
+        if self._expected_mu[0] is not fp:
+            mean, info = fp
+            var = np.diag(np.linalg.inv(info)) if info.size else np.zeros(0)
+            self._expected_mu = (fp, mean if mean.size else np.zeros(self.model.n),
+                                 var if var.size else np.zeros(self.model.n))
+        return self._expected_mu[1], self._expected_mu[2]
 
     def _carry_friction(self) -> None:
         """The robot's friction outlives the part: what the re-estimate since the last change learnt of μ and δ
