@@ -1,7 +1,8 @@
 """The payload monitor (issue 17): live joint states in, payload events and re-estimates out.
 
 Per sample: r₀ (MomentumObserver on the unloaded robot) and F (FilteredPayloadRegressor) advance together;
-the residual against the payload the cell carries is r = r₀ − F φ (no restart when φ changes); a CUSUM on
+the residual against the payload the cell carries is r = r₀ − F φ − L₀ ⊙ μ (no restart when φ changes; L₀ μ the
+friction the load adds to its drives, observer.FilteredLoadFriction, μ as robot.yaml identified it); a CUSUM on
 r/σ raises the alarm, the window after it is classified (detect.classify), and after a load change the
 payload is re-estimated from the task motion (refine.PayloadRefiner) until its mass and CoM are determined.
 A joint creeping while the arm moves (its friction is the least known part of the model) is left out of all
@@ -199,7 +200,8 @@ class MonitorSettings:
     # Load-dependent Coulomb friction (observer.FilteredLoadFriction): the re-estimate fits each joint's μ with
     # the payload, and the unloaded robot's friction error is learnt while nothing is carried and taken out.
     load_friction: bool = True
-    load_friction_prior_std: float = 0.05   # μ a priori, N·m per N·m of transmitted torque (0.02 on the UR10 cell)
+    # μ a priori where robot.yaml does not determine it (load_friction_prior), N·m per N·m of transmitted torque
+    load_friction_prior_std: float = 0.05
     load_friction_floor_std: float = 0.002  # μ's σ carried to the next change never below this (it may drift)
     unloaded_friction: bool = True
     # A joint creeping below this speed while another moves faster is not trusted (its residual neither
