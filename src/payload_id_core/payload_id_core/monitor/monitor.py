@@ -958,9 +958,11 @@ class PayloadMonitor:
 
         robot.yaml's identified μ (friction.gear_unmodelled, with its σ; 0 ± `load_friction_prior_std` where it is not
         determined) was tried in its place and measured on bench/monitor.py's human task (300 s, seed 7; picks and
-        places found, main 26 of 36, 0 of 48 pushes called a load): as the refiner's prior 17 of 36 found (its tighter μ left the rows of a push at rest right after a pick to the payload: refuted, "CoM
-        0.88 m"); as this expected part alone, with the refiner's prior unchanged, 27 of 36 and 2 pushes called a load;
-        this, 31 of 36 and none. Both remove the task's false event."""
+        places found, main 26 of 36, 0 of 48 pushes called a load). As the refiner's prior: 17 of 36 found (its
+        tighter μ left the rows of a push at rest right after a pick to the payload, refuted: "CoM 0.88 m"). As this
+        expected part alone, the refiner's prior unchanged: 27 of 36, and 2 pushes called a load. This: 31 of 36, none.
+        Each of the three removes the task's false event; robot.yaml's μ as the refiner's prior alone, without the
+        expected part, does not."""
         fp = self._friction_prior
         if self._expected_mu[0] is not fp:
             mean, info = fp
