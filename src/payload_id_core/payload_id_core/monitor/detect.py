@@ -197,8 +197,7 @@ class Verdict:
 def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: np.ndarray, level: np.ndarray,
              mass_now: float, t_change: float, t_alarm: float, settings: DetectorSettings,
              correlation: float = 1.0, mass_now_std: float = 0.0, weights: np.ndarray | None = None,
-             allowance: np.ndarray | None = None, model_rows: np.ndarray | None = None,
-             model_var: np.ndarray | None = None) -> Verdict:
+             allowance: np.ndarray | None = None) -> Verdict:
     """The verdict on the window after an alarm (see the module docstring for the rules, in order).
 
     A, b: transient_free_rows over the window; r: the residual itself (for the transient test); σ: the
@@ -206,11 +205,7 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     as the observer leaves them), the whitening of the fit; mass_now (± mass_now_std): the mass the model
     carried; correlation: ar1_factor of the window's rows; weights (N, n): 0 leaves a joint's sample out (a
     joint the monitor does not trust then, PayloadMonitor._trusted); allowance (n,) N·m: the CUSUM's per-sample
-    allowance when it alarmed (ν σ), which the residual at the change is judged against when no load is left;
-    model_rows (N, n) and model_var (n,): a column of b's expected part known only to a variance per joint (the
-    load friction's transient-free rows and μ's σ², PayloadMonitor._load_mu): its error is one number per joint for
-    the whole window, so it moves Δφ by G⁻¹ Σ_j m_j δμ_j (m_j = Σ_k a_kj c_kj, whitened) and Δφ's covariance adds
-    G⁻¹ (Σ_j m_j σ²_j m_jᵀ) G⁻¹, which averaging over rows does not shrink.
+    allowance when it alarmed (ν σ), which the residual at the change is judged against when no load is left.
     """
     s = settings
     t_v = float(t[-1])
@@ -234,10 +229,6 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     x = np.linalg.solve(G, Aw.T @ bw)
     misfit = float(np.sum((bw - Aw @ x) ** 2) / max(float(np.sum(w)), 1.0))
     cov = np.linalg.inv(G) * max(misfit, 1.0) * correlation
-    if model_rows is not None and model_var is not None:
-        m = np.einsum("kju,kj->uj", (w[:, :, None] * A / scale[None, :, None]), w * model_rows / scale[None, :])
-        Ginv = np.linalg.inv(G)
-        cov = cov + Ginv @ (m * model_var[None, :]) @ m.T @ Ginv
     dm, dm_std = float(x[0]), float(np.sqrt(cov[0, 0]))
     if misfit > s.span_chi2:
         return contact(f"persistent but not a load on the flange (misfit {misfit:.1f} per row)", misfit)

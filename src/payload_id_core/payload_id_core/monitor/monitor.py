@@ -1,8 +1,7 @@
 """The payload monitor (issue 17): live joint states in, payload events and re-estimates out.
 
 Per sample: r₀ (MomentumObserver on the unloaded robot) and F (FilteredPayloadRegressor) advance together;
-the residual against the payload the cell carries is r = r₀ − F φ − L₀ ⊙ μ (no restart when φ changes; L₀ μ the
-friction the load adds to its drives, observer.FilteredLoadFriction, μ as the re-estimates learnt it); a CUSUM on
+the residual against the payload the cell carries is r = r₀ − F φ (no restart when φ changes); a CUSUM on
 r/σ raises the alarm, the window after it is classified (detect.classify), and after a load change the
 payload is re-estimated from the task motion (refine.PayloadRefiner) until its mass and CoM are determined.
 A joint creeping while the arm moves (its friction is the least known part of the model) is left out of all
@@ -320,7 +319,6 @@ class PayloadMonitor:
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
                                                                np.eye(nf) / self.s.load_friction_prior_std**2)
-        self._expected_mu: tuple = (None, np.zeros(n), np.zeros(n))   # (_friction_prior it is of, μ, σ²): _load_mu
         self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std,
                                       n_friction=nf, friction_prior=self._friction_prior)
         self._history: deque = deque()
@@ -470,7 +468,7 @@ class PayloadMonitor:
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
         self._t_last = float(t[-1])
-        out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi - L[-1, :, 0] * self._load_mu()[0])
+        out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
 
     def _filtered(self, t, q, qd, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """r₀ (N, n), F (N, n, 10), L (N, n, 2 + k, or 1 zero column without load friction) and G (N, n, 12) after each
@@ -541,8 +539,7 @@ class PayloadMonitor:
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
-        mu, mu_var = self._load_mu()
-        r = r0 - F @ self.state.phi - L[:, 0] * mu
+        r = r0 - F @ self.state.phi
         z = w * r / self.sigma
         d = self.s.detector
         if self._window is not None:
@@ -553,8 +550,6 @@ class PayloadMonitor:
         # The allowance: the residual's normal level (robot model error and noise) plus what the carried
         # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
         spread = einsum("ij,jk,ik->i", F, self.state.cov, F)     # np.einsum's kernel, without its Python dispatch
-        # ... and what the load friction's μ leaves: its column times μ's σ (robot.yaml's, or as learnt since).
-        spread += L[:, 0] ** 2 * mu_var
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
@@ -638,8 +633,7 @@ class PayloadMonitor:
         hist = [s for s in self._history if s[5]] or list(self._history)
         Fh = np.array([s[1][:, :4] for s in hist])                           # (N, n, 4)
         Wh = np.array([s[4] for s in hist]) / np.sqrt(self.level)[None, :]
-        mu = self._load_mu()[0]
-        rh = np.array([s[2] - s[1] @ self.state.phi - s[3][:, 0] * mu for s in hist])
+        rh = np.array([s[2] - s[1] @ self.state.phi for s in hist])
         A = (Fh * Wh[:, :, None]).reshape(-1, 4)
         delta = np.zeros(10)
         delta[:4], _, rank, sv = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)
@@ -769,8 +763,7 @@ class PayloadMonitor:
         r0 = np.array([s[2] for s in samples])
         L = np.array([s[3] for s in samples])
         W = np.array([s[4] for s in samples])
-        mu, mu_var = self._load_mu()
-        r = r0 - F @ self.state.phi - L[:, :, 0] * mu
+        r = r0 - F @ self.state.phi
         k_alarm = int(np.searchsorted(t, w["t_alarm"]))
         k_c = locate_change(t, F, r, np.sqrt(self.level), self.gain, np.arange(0, max(k_alarm, 1), 2),
                             self.s.detector, W)
@@ -782,16 +775,12 @@ class PayloadMonitor:
             # the window's Δm carried the −0.07 kg the empty flange used to weigh).
             E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
             b = b - self.unloaded.predict((L - E[:, :, None] * L[k_c][None])[:, :, 1:], self.unloaded.current())
-        # The load friction's rows and μ's variance: the verdict's Δφ counts what μ's error leaves in b.
-        E = np.exp(-self.gain[None, :] * (t - t[k_c])[:, None])
-        friction_rows = (L[:, :, 0] - E * L[k_c, :, 0][None]) if self.load_friction is not None else None
         # Judged against the level as it was before the change began: a push ramped over a second raises the
         # running level on its way up (on the real UR10e's pan joint such a push fitted a load within its own
         # risen level).
         verdict = classify(t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]),
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
-                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"],
-                           friction_rows, mu_var if friction_rows is not None else None)
+                           float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
         self.cusum.reset(float(t[-1]))
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
@@ -950,26 +939,6 @@ class PayloadMonitor:
         self._unarmed_motion_s = 0.0
         self.cusum.reset(t)
         return True
-
-    def _load_mu(self) -> tuple[np.ndarray, np.ndarray]:
-        """(μ, σ²) per joint of the load friction the residual's expected part takes, and its allowance: the friction
-        prior of the change being re-estimated (0 ± `load_friction_prior_std` at first, then what the re-estimates
-        learnt, _carry_friction). Zeros without load friction.
-
-        robot.yaml's identified μ (friction.gear_unmodelled, with its σ; 0 ± `load_friction_prior_std` where it is not
-        determined) was tried in its place and measured on bench/monitor.py's human task (300 s, seed 7; picks and
-        places found, main 26 of 36, 0 of 48 pushes called a load). As the refiner's prior: 17 of 36 found (its
-        tighter μ left the rows of a push at rest right after a pick to the payload, refuted: "CoM 0.88 m"). As this
-        expected part alone, the refiner's prior unchanged: 27 of 36, and 2 pushes called a load. This: 31 of 36, none.
-        Each of the three removes the task's false event; robot.yaml's μ as the refiner's prior alone, without the
-        expected part, does not."""
-        fp = self._friction_prior
-        if self._expected_mu[0] is not fp:
-            mean, info = fp
-            var = np.diag(np.linalg.inv(info)) if info.size else np.zeros(0)
-            self._expected_mu = (fp, mean if mean.size else np.zeros(self.model.n),
-                                 var if var.size else np.zeros(self.model.n))
-        return self._expected_mu[1], self._expected_mu[2]
 
     def _carry_friction(self) -> None:
         """The robot's friction outlives the part: what the re-estimate since the last change learnt of μ and δ
