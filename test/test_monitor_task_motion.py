@@ -30,7 +30,7 @@ from payload_id_core.monitor import DetectorSettings, EventKind, MonitorSettings
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.sim.cell import SimulatedCell
-from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
+from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, pick_and_place, point_to_point
 
 pytestmark = pytest.mark.slow
 HOME = np.array([0.0, -1.4, 1.4, -1.6, -1.6, 0.0])
@@ -381,3 +381,29 @@ def test_a_place_while_disarmed_is_not_taken_into_the_pick_still_being_re_estima
         assert abs(abs(e.delta_mass) - 2.5) <= 3 * e.delta_mass_std, said
     assert [e for e in events if e.kind is EventKind.CONTACT and start - 0.1 <= e.t_change <= start + 2 * ramp + hold]
     assert monitor.state.carries_nothing, monitor.state
+
+
+@pytest.mark.xfail(strict=True, reason="issue 31: the residual does not expect the load's friction "
+                   "μ(|τ_b| − |τ_a|) sgn q̇; taking it in (the carried μ, or robot.yaml's) removed this event but lost "
+                   "picks on the pushed task or failed test_a_pick_after_a_push_at_rest_is_dated_at_the_pick_not_at_"
+                   "the_push (design.md)")
+def test_a_heavy_part_carried_into_a_move_is_no_change(cell):
+    """bench/monitor.py's task (seed 5) to its false event: a 4.89 kg part picked at rest at 48.42 s, one move, a rest,
+    and at 50.5 s the start of the next move, the lift and elbow joints starting to move under the part for the
+    second time. Their drives' friction grows with the load's torque, μ(|τ_b| − |τ_a|) sgn q̇ (the `ur10` profile's
+    μ = 0.02; robot.yaml's identification 0.019 ± 0.002 and 0.020 ± 0.003): 0.3-0.7 N·m there, which the residual
+    did not expect. Added to the move's start, it alarmed on the elbow; its window fitted −0.36 ± 0.06 kg (−0.25 with
+    the friction taken out), adopted, and 2.5 s later named `contact` "did not persist". Right: no event, and the part
+    carried at its mass. Today the `contact` is still raised (strict xfail: design.md says what was tried)."""
+    model, robot = cell
+    run = pick_and_place(model, "ur10", seconds=53.5, seed=5)
+    monitor = PayloadMonitor(model, robot, run.frame)
+    events, _ = feed(monitor, run.t, run.q, run.qd, run.tau)
+    false = [e for e in events if not any(abs(e.t_change - c.t) < 0.1 for c in run.changes)]
+    assert not false, false
+    picked = [e for e in events if abs(e.t_change - 48.42) < 0.1]
+    assert [e.kind for e in picked] == [EventKind.PICKED], events
+    truth = run.carried_mass(run.t[-1])
+    mass, cov = monitor.state.part
+    assert truth > 4.8 and monitor.state.determined
+    assert abs(mass[0] - truth) < 0.02 * truth and abs(mass[0] - truth) < 2.0 * np.sqrt(cov[0, 0]), (mass[0], cov[0, 0])
