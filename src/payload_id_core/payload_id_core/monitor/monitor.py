@@ -778,7 +778,14 @@ class PayloadMonitor:
         if not np.any(ok):
             return None
         k = int(ks[ok][np.argmin(step_cost[ok])])
-        return float(T[k])
+        # Within the transient skipped above: the first sample where the residual has risen half the step from its
+        # level before (the observer's lag, ln 2 / K = 14 ms, is left in, so the change is never dated before it
+        # came: on the real UR10e's joined pick the window's own start was 55 ms before the loaded recording began).
+        level_before = (b1[k - nb] / nb) / w
+        Uw2 = np.sum(U[k:k + gap + 1] ** 2 * w**2, axis=1)
+        risen = np.sum((R[k:k + gap + 1] - level_before) * U[k:k + gap + 1] * w**2, axis=1) / np.maximum(Uw2, 1e-300)
+        half = np.nonzero(risen >= 0.5)[0]
+        return float(T[k + int(half[0])]) if half.size else float(T[k + gap])
 
     def _contact_onset(self, window: dict) -> float:
         """When a contact decided on `window` began to act: its first sample, CHANGE_LOOKBACK_S before the CUSUM's
