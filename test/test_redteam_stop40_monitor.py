@@ -100,15 +100,14 @@ def test_a_gain_covariance_that_disagrees_with_scale_std_is_refused(cell):
         RobotIdentification.from_dict(no_std, model)
 
 
-@pytest.mark.xfail(strict=True, reason="a change while the monitor is disarmed by a contact is dated from the doubt's "
-                   "start (the first motion with a misfit), not located in the residual; not local")
 @pytest.mark.parametrize("seed", [3, 4])
 def test_a_pick_made_while_a_push_is_held_at_rest_is_dated_at_the_pick(cell, seed):
     """90 N on the flange (mostly down) ramped 0.3 s and held 3 s at rest; 1.5 s into the hold a 3 kg part is picked;
     the push is released, then moves. The push's contact disarms the monitor, which sees the part only by the misfit
-    that lasts in the moves (_put_in_doubt). Today the pick is named `picked` +3.01 kg (right) but dated at the first
-    move, 2.4 s after the pick and 0.6 s after the hand had left (t_change 8.87 s for a pick at 6.51 s, the push
-    released at 8.3 s): the event says the part came when nobody was there."""
+    that lasts in the moves (_put_in_doubt). Before (PayloadMonitor._locate_in_disarmed) the pick was named `picked`
+    +3.01 kg (right) but dated at the first move, 2.4 s after the pick and 0.6 s after the hand had left (t_change
+    8.87 s for a pick at 6.51 s, the push released at 8.3 s): the event said the part came when nobody was there. Now
+    the step the doubt implies is located in the residual kept while disarmed."""
     model, robot = cell
     task = Task(model, seed)
     task.rest(0.5)
