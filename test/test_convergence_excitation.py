@@ -179,3 +179,33 @@ def test_the_cell_declares_within_two_seconds_where_free_load_friction_held_it_b
     assert est.converged and est.convergence_time <= 2.0, est.convergence_time
     assert abs(err) < 0.01 * MASS and abs(err) <= 2.0 * std, (err, std)
 
+
+
+def _mass_after(ur10, robot, rec, seconds):
+    sig = method_signals(rec, ur10, PayloadOptions(), robot)
+    n = int(round(seconds * 500))
+    est = OnlinePayloadEstimator(ur10, robot, FRAME, "difference-rls", rate_hz=500.0, include_robot_uncertainty=True)
+    est.update_batch(sig.t[:n], sig.q[:n], sig.qd[:n], sig.qdd[:n], sig.tau[:n])
+    z, cov, _ = est.payload_solution()
+    return z[0], float(np.sqrt(cov[0, 0]))
+
+
+def test_a_known_load_friction_is_the_free_unknown_in_the_limit_of_a_wide_sigma(ur10, fast_cell):
+    """load_friction.prior_std: robot.yaml's gear friction makes the shoulder's and elbow's μ_j known to its σ. The
+    same data with that σ widened to 100 (N·m per N·m) give the free unknowns' mass and σ (as before it), and the
+    identification's σ a smaller mass σ than free unknowns: the prior adds information, and only its own."""
+    import dataclasses  # noqa: PLC0415
+
+    from payload_id_core.robot_id.gear_friction import GearFriction  # noqa: PLC0415
+
+    robot, recs = fast_cell
+    gear = robot.gear
+    assert gear is not None and np.count_nonzero(np.isfinite(gear.mu_std)) == 2      # shoulder lift and elbow
+    free = dataclasses.replace(robot, gear=GearFriction(gear.mu, np.full(gear.mu.size, np.nan)))   # given: free
+    wide = dataclasses.replace(robot, gear=GearFriction(gear.mu, np.where(np.isfinite(gear.mu_std), 100.0, np.nan)))
+    m_free, s_free = _mass_after(ur10, free, recs[0], 1.5)
+    m_wide, s_wide = _mass_after(ur10, wide, recs[0], 1.5)
+    m_known, s_known = _mass_after(ur10, robot, recs[0], 1.5)
+    assert m_wide == pytest.approx(m_free, abs=1e-4 * MASS) and s_wide == pytest.approx(s_free, rel=1e-3)
+    assert s_known < 0.9 * s_free, (s_known, s_free)
+    assert abs(m_known - MASS) <= 2.0 * s_known, (m_known, s_known)

@@ -88,10 +88,16 @@ class DifferenceRLS(OnlineEstimator):
             self.robot_cov_b = np.zeros((self.theta_b0.size,) * 2)
             self.robot_cov_b[:lay.p, :lay.p] = self.robot_cov
         self.load_friction_cov = None
+        # The known μ_j's columns on θ_b and their prior information, for the noise level's fit (_two_weightings).
+        self._lf_known_cols = np.zeros((self.theta_b0.size, 0))
+        self._lf_known_info = np.zeros(0)
         if np.any(np.isfinite(lf_std)):
             known = np.flatnonzero(np.isfinite(lf_std))
             self.load_friction_cov = np.zeros((self.theta_b0.size,) * 2)
             self.load_friction_cov[lay.p + known, lay.p + known] = lf_std[known] ** 2
+            self._lf_known_cols = np.zeros((self.theta_b0.size, known.size))
+            self._lf_known_cols[lay.p + known, np.arange(known.size)] = 1.0
+            self._lf_known_info = lf_std[known] ** -2
         u = lay.p + self.n_lf
         rls = RecursiveLeastSquares(self.theta_b0.copy(), np.eye(u) * (XU_P0 if p0 is None else p0),
                                     self.noise_std**2, self.forgetting, joseph=True)
@@ -337,7 +343,12 @@ class DifferenceRLS(OnlineEstimator):
         v = 1.0 / self.noise_std**2
         w = 1.0 / self.moment_noise_std**2
         k = J.shape[1]
-        dof_rows = normal.samples * self.n - k
+        # The noise level's fit has the known load-friction μ_j as unknowns too, held by their prior: the residual
+        # is the noise's, as with free μ_j (the limit of a wide prior is the free unknown, σ included).
+        J_fit = np.hstack([J, self._lf_known_cols])
+        fit_prior = np.concatenate([np.zeros(k), self._lf_known_info])
+        k_fit = J_fit.shape[1]
+        dof_rows = normal.samples * self.n - k_fit
         if dof_rows <= 0:
             return None
         # One pass over the per-joint sums for both weightings; each weighting's plain fit of z gives its own
@@ -345,12 +356,12 @@ class DifferenceRLS(OnlineEstimator):
         (I_v, I_w), (g_v, g_w) = normal.weighted(np.stack([v, w]))
         residuals = []
         for I_x, g_x in ((I_v, g_v), (I_w, g_w)):
-            plain = _spd_solve(J.T @ I_x @ J, J.T @ g_x, quick)
+            plain = _spd_solve(J_fit.T @ I_x @ J_fit + np.diag(fit_prior), J_fit.T @ g_x, quick)
             if plain is None:
                 return None
-            residuals.append(normal.residuals(J @ plain))
+            residuals.append(normal.residuals(J_fit @ plain))
         plain_w = plain
-        var = residuals[1] / max(normal.samples - k / self.n, 1.0)
+        var = residuals[1] / max(normal.samples - k_fit / self.n, 1.0)
         S_vv, S_ww, S_vw = normal.weighted(np.stack([v * v * var, w * w * var, v * w * var]))[0]
         C_a = self._reference_cov(self.include_robot_uncertainty)
         # The moments' conversion leaves the robot's C_a out where robot.yaml's held-out runs chose so
@@ -409,7 +420,7 @@ class DifferenceRLS(OnlineEstimator):
             return 0.5 * (out + out.T)
 
         cov = covariance(H_v, H_w)
-        theta_fit = self.theta_b0 + J @ plain_w
+        theta_fit = self.theta_b0 + J_fit @ plain_w
         if not quick and k > 3 and mass_first:
             # The first moments' noise as it is, serially correlated (the long-run covariance the moments check
             # uses, never below the white-noise one). Judging the check by it while reporting the moments with
@@ -470,11 +481,16 @@ class DifferenceRLS(OnlineEstimator):
         # Over the entries the motion determines: a joint that never moved leaves its friction columns empty,
         # and the check must not vanish with them.
         J = self.J[:, self._determined()]
+        if not J.shape[1]:
+            return float("nan")
+        # With the known load-friction μ_j held by their prior, as the noise level's fit (_two_weightings).
+        prior = np.concatenate([np.zeros(J.shape[1]), self._lf_known_info])
+        J = np.hstack([J, self._lf_known_cols])
         k = J.shape[1]
-        if not k or normal.samples * self.n <= k:
+        if normal.samples * self.n <= k:
             return float("nan")
         (I_w,), (g_w,) = normal.weighted(np.stack([1.0 / self.moment_noise_std**2]))
-        plain = _spd_solve(J.T @ I_w @ J, J.T @ g_w, quick=False)
+        plain = _spd_solve(J.T @ I_w @ J + np.diag(prior), J.T @ g_w, quick=False)
         if plain is None:
             return float("nan")
         var = normal.residuals(J @ plain) / max(normal.samples - k / self.n, 1.0)
