@@ -12,8 +12,9 @@ and for each mode (prefix cell_convergence_<mode>_):
 
   declared_median_s, declared_max_s  the declared convergence time (seconds of motion; a run never declared counts as
                        the run's length), and within_2s_share, the share declared within 2.0 s
-  declared_within_1pct, declared_cover_2sigma  share of runs whose mass when declared is within 1 % / within 2σ, σ
-                       as the rule judges it (the estimator's with covariance_extra's part); declared_beyond_3sigma: count
+  declared_within_1pct, declared_cover_2sigma  share of runs whose mass when declared is within 1 % / within 2σ,
+                       σ as the rule judges it (the estimator's with covariance_extra's part);
+                       declared_beyond_3sigma: how many are beyond 3σ
   mass_err_pct_median_abs, mass_err_pct_max_abs, com_err_mm_median, com_err_mm_max   the final estimate's errors
 
 Prints one JSON object as the last stdout line.

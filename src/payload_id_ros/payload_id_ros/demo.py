@@ -66,8 +66,8 @@ MONITOR_ROBOT_TRAJECTORY = "ur10_payload"
 # mock_hardware's noise seed. The goal's excitation starts at whatever sample the simulated clock has reached when the
 # command arrives, so even one seed gives another noise realisation under the excitation on every run.
 NOISE_SEED = 7
-# The unloaded robot's run's noise seed (`payload-id simulate --seed`). One identification serves every demo; bench/cell.py
-# draws one per mock_hardware seed (--robot-seed) so that its runs are independent in the robot's error too.
+# The unloaded robot's run's noise seed (`payload-id simulate --seed`). One identification serves every demo;
+# bench/cell.py draws one per mock_hardware seed (--robot-seed) so that its runs are independent in the robot's error.
 ROBOT_SEED = 11
 
 
@@ -100,7 +100,8 @@ def _key(*parts) -> str:
     return h.hexdigest()[:16]
 
 
-def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = ROBOT_SEED, gear_friction: bool = False) -> Path:
+def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = ROBOT_SEED,
+                        gear_friction: bool = False) -> Path:
     """robot.yaml of the simulated robot without payload: simulate a bag, identify-robot on it (cached).
     `gear_friction`: identify the drives' torque-dependent friction too (identify-robot --gear-friction identify)."""
     cache.mkdir(parents=True, exist_ok=True)

@@ -440,7 +440,8 @@ class DifferenceRLS(OnlineEstimator):
                     ratio = np.diag(correlated)[first_moments] / np.diag(cov)[first_moments]
                 scale[first_moments] = np.sqrt(np.where(np.isfinite(ratio) & (ratio > 1.0), ratio, 1.0))
                 cov = cov * np.outer(scale, scale)
-        if check_moments and k > 3 and mass_first and self.compare_conversions and self.include_robot_uncertainty and self.robot_cov_b is not None:
+        if (check_moments and k > 3 and mass_first and self.compare_conversions and self.include_robot_uncertainty
+                and self.robot_cov_b is not None):
             # Both conversions are linear in the same evidence: their difference (A_v g_v + A_w g_w) holds the
             # noise only where they weigh it differently, and its covariance under "θ̂_a's error is N(0, C_a)" is
             # known; a difference beyond it is a robot error C_a does not describe (model_error.py).
