@@ -15,7 +15,7 @@ excitation differs even for one seed (the excitation starts at whatever sample m
 are ten realisations of the cell as a user meets it, across processes on wall-clock time. CELL_ROBOT_SEEDS says which
 unloaded robot each run uses: `each` (default) identifies one per run, from the unloaded run of noise seed
 ROBOT_SEED_OFFSET + the run's seed, so the runs are independent in the robot identification's error too and the
-coverage is over independent runs; `shared` gives every run the demo's one (robot seed 11), as `make demo` does
+coverage is over independent runs; `demo` gives every run the demo's one (robot seed 11), as `make demo` does
 (then the spread measures that one identification's error, not the robot's):
 
   cell_convergence_median_s, cell_convergence_max_s   declared convergence time over the runs (a run never
@@ -29,7 +29,7 @@ coverage is over independent runs; `shared` gives every run the demo's one (robo
   cell_converged_beyond_3sigma   declared runs whose estimate then is more than 3σ off in mass; target 0
   cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
   cell_runs            how many runs these are over
-  cell_robot_seeds     'each' or 'shared' (CELL_ROBOT_SEEDS)
+  cell_robot_seeds     'each' or 'demo' (CELL_ROBOT_SEEDS)
 
 The last stdout line is one JSON object.
 """
@@ -62,17 +62,17 @@ def seeds_from_env(value: str | None) -> list[int]:
 
 
 def robot_seeds_from_env(value: str | None) -> str:
-    """CELL_ROBOT_SEEDS: 'each' (unset or empty) or 'shared'."""
+    """CELL_ROBOT_SEEDS: 'each' (unset or empty) or 'demo'."""
     mode = (value or "").strip() or "each"
-    if mode not in ("each", "shared"):
-        sys.exit(f"CELL_ROBOT_SEEDS={value!r} is neither 'each' (one robot identification per run) nor 'shared' "
+    if mode not in ("each", "demo"):
+        sys.exit(f"CELL_ROBOT_SEEDS={value!r} is neither 'each' (one robot identification per run) nor 'demo' "
                  f"(the demo's one)")
     return mode
 
 
 def robot_seed(mode: str, seed: int) -> int:
     """The unloaded robot's noise seed for the run of mock_hardware seed `seed`."""
-    return DEMO_ROBOT_SEED if mode == "shared" else ROBOT_SEED_OFFSET + seed
+    return DEMO_ROBOT_SEED if mode == "demo" else ROBOT_SEED_OFFSET + seed
 
 
 def declared_estimate(result: dict) -> tuple[float, float] | None:
@@ -145,7 +145,7 @@ def main() -> int:
                "estimator_idle_cpu_pct": round(r["estimator_idle_cpu_pct"], 1),
                "cell_mass_err_pct": round(r["errors"]["mass_err_pct"], 3),
                "cell_com_err_mm": round(r["errors"]["com_err_mm"], 2)}
-    results = [r] if FIRST_SEED in seeds and robots == "shared" else []
+    results = [r] if FIRST_SEED in seeds and robots == "demo" else []
     for seed in seeds:
         if seed == FIRST_SEED and results:
             continue

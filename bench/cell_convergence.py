@@ -4,7 +4,7 @@ with its gear friction on the same excitation's unloaded run, the samples fed in
 convergence, then the rest of the 4 s run. Seeds CELL_CONVERGENCE_SEEDS (comma-separated, default 100-119: the
 loaded runs' noise), each twice:
 
-  shared   every run with the one robot identification the demo uses (unloaded run seed 11), as bench/payload.py's
+  demo     every run with the one robot identification the demo uses (unloaded run seed 11), as bench/payload.py's
            cell_convergence_*: the spread is that one identification's, and its coverage is not over independent runs
   each     run s with its own robot identification (unloaded run seed 1000 + s): independent runs
 
@@ -104,10 +104,10 @@ def main() -> int:
         return identify_robot(m, simulate(m, traj, None, "ur10", seed=seed), friction="nonlinear", gear_friction=True)
 
     shared = robot(DEMO_ROBOT_SEED)
-    rows: dict[str, list] = {"shared": [], "each": []}
+    rows: dict[str, list] = {"demo": [], "each": []}
     for seed in seeds:
         rec = simulate(m, traj, truth, "ur10", seed=seed)
-        rows["shared"].append(run(m, shared, rec))
+        rows["demo"].append(run(m, shared, rec))
         rows["each"].append(run(m, robot(ROBOT_SEED_OFFSET + seed), rec))
         for mode in rows:
             r = rows[mode][-1]

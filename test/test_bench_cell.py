@@ -98,13 +98,13 @@ def cell_first_seed() -> int:
 
 def test_cell_robot_seeds_one_identification_per_run_or_the_demos(cell):
     """CELL_ROBOT_SEEDS: 'each' (the default) gives every run its own unloaded robot's noise seed, so the runs'
-    coverage is over independent robot identifications; 'shared' gives every run the demo's one."""
+    coverage is over independent robot identifications; 'demo' gives every run the demo's one."""
     assert cell.robot_seeds_from_env(None) == "each"
-    assert cell.robot_seeds_from_env("shared") == "shared"
+    assert cell.robot_seeds_from_env("demo") == "demo"
     with pytest.raises(SystemExit, match="CELL_ROBOT_SEEDS"):
         cell.robot_seeds_from_env("some")
     assert [cell.robot_seed("each", s) for s in (7, 8)] == [1007, 1008]
-    assert [cell.robot_seed("shared", s) for s in (7, 8)] == [demo.ROBOT_SEED] * 2
+    assert [cell.robot_seed("demo", s) for s in (7, 8)] == [demo.ROBOT_SEED] * 2
     assert cell.DEMO_ROBOT_SEED == demo.ROBOT_SEED
 
 
