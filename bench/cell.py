@@ -10,9 +10,13 @@
 
 all of the first run, with mock_hardware's seed 7 (the demo's). Then the spread over runs: the demo once more
 per seed of CELL_SEEDS (comma-separated mock_hardware seeds, default 7-16; fewer while developing, e.g.
-CELL_SEEDS=7,8,9; the first run counts as seed 7's when 7 is listed). A run's noise under the excitation differs
-even for one seed (the excitation starts at whatever sample mock_hardware has reached), so these are ten
-realisations of the cell as a user meets it, across processes on wall-clock time:
+CELL_SEEDS=7,8,9; the first run counts as seed 7's when 7 is listed and the robot is shared). A run's noise under the
+excitation differs even for one seed (the excitation starts at whatever sample mock_hardware has reached), so these
+are ten realisations of the cell as a user meets it, across processes on wall-clock time. CELL_ROBOT_SEEDS says which
+unloaded robot each run uses: `each` (default) identifies one per run, from the unloaded run of noise seed
+ROBOT_SEED_OFFSET + the run's seed, so the runs are independent in the robot identification's error too and the
+coverage is over independent runs; `demo` gives every run the demo's one (robot seed 11), as `make demo` does
+(then the spread measures that one identification's error, not the robot's):
 
   cell_convergence_median_s, cell_convergence_max_s   declared convergence time over the runs (a run never
                        declared counts as the motion's whole length, so it raises the max); target: max <= 2
@@ -25,6 +29,7 @@ realisations of the cell as a user meets it, across processes on wall-clock time
   cell_converged_beyond_3sigma   declared runs whose estimate then is more than 3σ off in mass; target 0
   cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
   cell_runs            how many runs these are over
+  cell_robot_seeds     'each' or 'demo' (CELL_ROBOT_SEEDS)
 
 The last stdout line is one JSON object.
 """
@@ -42,6 +47,8 @@ REPO = Path(__file__).resolve().parents[1]
 FIRST_SEED = 7          # payload_id_ros.demo.NOISE_SEED (bench stays free of ROS imports)
 DEFAULT_SEEDS = tuple(range(7, 17))
 TARGET_S = 2.0          # the cell's convergence target (issue 13 item 5)
+DEMO_ROBOT_SEED = 11    # payload_id_ros.demo.ROBOT_SEED
+ROBOT_SEED_OFFSET = 1000   # CELL_ROBOT_SEEDS=each: run seed s plays its robot's unloaded run with noise seed 1000 + s
 
 
 def seeds_from_env(value: str | None) -> list[int]:
@@ -52,6 +59,20 @@ def seeds_from_env(value: str | None) -> list[int]:
         return [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
         sys.exit(f"CELL_SEEDS={value!r} is not a comma-separated list of integers (e.g. CELL_SEEDS=7,8,9)")
+
+
+def robot_seeds_from_env(value: str | None) -> str:
+    """CELL_ROBOT_SEEDS: 'each' (unset or empty) or 'demo'."""
+    mode = (value or "").strip() or "each"
+    if mode not in ("each", "demo"):
+        sys.exit(f"CELL_ROBOT_SEEDS={value!r} is neither 'each' (one robot identification per run) nor 'demo' "
+                 f"(the demo's one)")
+    return mode
+
+
+def robot_seed(mode: str, seed: int) -> int:
+    """The unloaded robot's noise seed for the run of mock_hardware seed `seed`."""
+    return DEMO_ROBOT_SEED if mode == "demo" else ROBOT_SEED_OFFSET + seed
 
 
 def declared_estimate(result: dict) -> tuple[float, float] | None:
@@ -97,15 +118,18 @@ def spread_figures(results: list[dict]) -> dict[str, float]:
             "cell_com_err_mm_median": round(float(np.median(com)), 2)}
 
 
-def run_demo(out: Path, seed: int) -> dict:
-    subprocess.run([sys.executable, "-m", "payload_id_ros.demo", "--out", str(out), "--seed", str(seed)], check=True,
-                   stdout=subprocess.DEVNULL)
+def run_demo(out: Path, seed: int, robot: int = DEMO_ROBOT_SEED) -> dict:
+    cmd = [sys.executable, "-m", "payload_id_ros.demo", "--out", str(out), "--seed", str(seed)]
+    if robot != DEMO_ROBOT_SEED:
+        cmd += ["--robot-seed", str(robot)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return yaml.safe_load((out / "demo_result.yaml").read_text())
 
 
 def main() -> int:
     out = REPO / "out"
     seeds = seeds_from_env(os.environ.get("CELL_SEEDS"))
+    robots = robot_seeds_from_env(os.environ.get("CELL_ROBOT_SEEDS"))
     # First run fills the cache (unloaded robot identification); the timed run is the one after set-up.
     cache = out / "demo_cache"
     if not any(cache.glob("ur10_unloaded_robot_*.yaml")):
@@ -121,14 +145,15 @@ def main() -> int:
                "estimator_idle_cpu_pct": round(r["estimator_idle_cpu_pct"], 1),
                "cell_mass_err_pct": round(r["errors"]["mass_err_pct"], 3),
                "cell_com_err_mm": round(r["errors"]["com_err_mm"], 2)}
-    results = [r] if FIRST_SEED in seeds else []
+    results = [r] if FIRST_SEED in seeds and robots == "demo" else []
     for seed in seeds:
-        if seed == FIRST_SEED:
+        if seed == FIRST_SEED and results:
             continue
-        results.append(run_demo(out, seed))
-        print(f"cell: seed {seed}: converged {results[-1]['converged']} at {results[-1]['convergence_time']} s",
-              file=sys.stderr, flush=True)
+        results.append(run_demo(out, seed, robot_seed(robots, seed)))
+        print(f"cell: seed {seed} (robot seed {robot_seed(robots, seed)}): converged {results[-1]['converged']} at "
+              f"{results[-1]['convergence_time']} s", file=sys.stderr, flush=True)
     figures.update(spread_figures(results))
+    figures["cell_robot_seeds"] = robots
     print(json.dumps(figures))
     return 0
 

@@ -94,3 +94,31 @@ def cell_first_seed() -> int:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return int(module.FIRST_SEED)
+
+
+def test_cell_robot_seeds_one_identification_per_run_or_the_demos(cell):
+    """CELL_ROBOT_SEEDS: 'each' (the default) gives every run its own unloaded robot's noise seed, so the runs'
+    coverage is over independent robot identifications; 'demo' gives every run the demo's one."""
+    assert cell.robot_seeds_from_env(None) == "each"
+    assert cell.robot_seeds_from_env("demo") == "demo"
+    with pytest.raises(SystemExit, match="CELL_ROBOT_SEEDS"):
+        cell.robot_seeds_from_env("some")
+    assert [cell.robot_seed("each", s) for s in (7, 8)] == [1007, 1008]
+    assert [cell.robot_seed("demo", s) for s in (7, 8)] == [demo.ROBOT_SEED] * 2
+    assert cell.DEMO_ROBOT_SEED == demo.ROBOT_SEED
+
+
+def test_the_demo_identifies_the_robot_of_its_robot_seed(monkeypatch, tmp_path):
+    """`python -m payload_id_ros.demo --robot-seed N` identifies (and caches) the robot from the unloaded run of noise
+    seed N; without it, the demo's ROBOT_SEED."""
+    seeds: list[int] = []
+
+    def unloaded_robot_yaml(cache, trajectory, seed=demo.ROBOT_SEED, gear_friction=False):
+        seeds.append(seed)
+        raise PayloadIdError("stopped by the test", "none")
+
+    monkeypatch.setattr(demo, "unloaded_robot_yaml", unloaded_robot_yaml)
+    monkeypatch.setattr(demo, "trajectory", lambda *a, **k: "ur10_payload_fast")
+    assert demo.main(["--out", str(tmp_path), "--robot-seed", "1012"]) == 2
+    assert demo.main(["--out", str(tmp_path)]) == 2
+    assert seeds == [1012, demo.ROBOT_SEED]

@@ -66,6 +66,9 @@ MONITOR_ROBOT_TRAJECTORY = "ur10_payload"
 # mock_hardware's noise seed. The goal's excitation starts at whatever sample the simulated clock has reached when the
 # command arrives, so even one seed gives another noise realisation under the excitation on every run.
 NOISE_SEED = 7
+# The unloaded robot's run's noise seed (`payload-id simulate --seed`). One identification serves every demo;
+# bench/cell.py draws one per mock_hardware seed (--robot-seed) so that its runs are independent in the robot's error.
+ROBOT_SEED = 11
 
 
 def _cli(*args: str, log=None) -> None:
@@ -97,7 +100,8 @@ def _key(*parts) -> str:
     return h.hexdigest()[:16]
 
 
-def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = 11, gear_friction: bool = False) -> Path:
+def unloaded_robot_yaml(cache: Path, robot_trajectory: str, seed: int = ROBOT_SEED,
+                        gear_friction: bool = False) -> Path:
     """robot.yaml of the simulated robot without payload: simulate a bag, identify-robot on it (cached).
     `gear_friction`: identify the drives' torque-dependent friction too (identify-robot --gear-friction identify)."""
     cache.mkdir(parents=True, exist_ok=True)
@@ -164,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
     ap.add_argument("--seed", type=int, default=NOISE_SEED,
                     help=f"mock_hardware's noise seed (default {NOISE_SEED}; bench/cell.py runs several)")
+    ap.add_argument("--robot-seed", type=int, default=ROBOT_SEED,
+                    help=f"noise seed of the unloaded robot's simulated run, identified once per seed and cached "
+                         f"(default {ROBOT_SEED})")
     args = ap.parse_args(argv)
     t_start = time.monotonic()
     out = Path(args.out).resolve()
@@ -171,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         payload_traj = args.trajectory or trajectory(PAYLOAD_TRAJECTORY, cache, "payload", 10.0)
         robot_traj = args.robot_trajectory or payload_traj
-        robot_yaml = unloaded_robot_yaml(cache, robot_traj, gear_friction=GEAR_FRICTION)
+        robot_yaml = unloaded_robot_yaml(cache, robot_traj, seed=args.robot_seed, gear_friction=GEAR_FRICTION)
         t_setup = time.monotonic() - t_start
         print(f"demo: unloaded robot model {robot_yaml.name} ready ({t_setup:.1f} s)", flush=True)
         truth_path = cache / "hidden_payload.yaml"

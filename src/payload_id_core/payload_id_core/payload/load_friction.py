@@ -72,6 +72,31 @@ def sign_epsilon(robot: RobotIdentification | None) -> float:
     return float(robot.friction.sign_epsilon if robot is not None else DEFAULT_SIGN_EPSILON)
 
 
+def prior_std(robot: RobotIdentification | None, n: int) -> np.ndarray:
+    """(n,): σ of each joint's load-friction μ_j where robot.yaml already models the joint's gear friction, NaN
+    where μ_j is a free unknown.
+
+    A joint whose gear friction μ̂_j|τ| robot.yaml identified (robot_id/gear_friction.py) has it taken off the
+    loaded torques with the measured |τ|, the payload's share included (RobotIdentification.gear_corrected): the
+    change under load is modelled already, and what is left of μ_j is μ_j − μ̂_j, zero with the identification's
+    σ. Left free, the column has one sign until the joint first reverses and is then nearly collinear with the
+    payload's torque on that joint, so the robot model's own error there is split between μ_j and the mass
+    (the simulated cell's mass jumped −0.2 → +0.75 % at the shoulder's and elbow's first reversal, 1.06-1.08 s
+    into ur10_payload_fast). Known to its σ, the column cannot trade itself against the mass, and its σ still
+    enters the payload's covariance (online/difference_rls.py)."""
+    out = np.full(n, np.nan)
+    gear = getattr(robot, "gear", None)
+    if gear is None or not gear.active:
+        return out
+    std = np.asarray(gear.mu_std, dtype=float).reshape(-1)
+    mu = np.asarray(gear.mu, dtype=float).reshape(-1)
+    if std.size != n:
+        return out
+    known = (mu > 0) & np.isfinite(std) & (std > 0)
+    out[known] = std[known]
+    return out
+
+
 def load_friction_note(mu: np.ndarray, mu_std: np.ndarray) -> Note:
     """The estimated μ per joint as a note (one wording for the offline and the online methods)."""
     return Note(NoteCode.PAYLOAD_LOAD_FRICTION, "load-dependent Coulomb friction μ per joint (N·m per N·m of load "

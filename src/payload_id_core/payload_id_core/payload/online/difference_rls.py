@@ -17,6 +17,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.jacobian import difference_jacobian, identifiable_entries
 from payload_id_core.payload.linear import generalized_lstsq
+from payload_id_core.payload.load_friction import prior_std
 from payload_id_core.payload.online.base import NOISE_FLOOR, XU_XI, OnlineEstimator, gram_identifiable
 from payload_id_core.payload.online.joint_normal import JointNormalEquations
 from payload_id_core.payload.online.rls import RecursiveLeastSquares
@@ -71,16 +72,32 @@ class DifferenceRLS(OnlineEstimator):
                                                            (self.n,)), NOISE_FLOOR)
         lay = self.layout
         J = difference_jacobian(model, robot, frame, friction_change=True)   # (p, 10 + kf)
-        # The μ_j of the load-dependent friction are nuisance unknowns of θ_b, one to one (zero unloaded).
-        self.J = np.zeros((lay.p + self.n_lf, J.shape[1] + self.n_lf))
+        # The μ_j of the load-dependent friction are entries of θ_b (zero unloaded). Where robot.yaml models the
+        # joint's gear friction, μ_j is what is left of it, zero with the identification's σ
+        # (load_friction.prior_std): known, not an unknown of z; its σ enters the conversion as θ_a's covariance
+        # does (load_friction_cov). Elsewhere μ_j is a nuisance unknown of z, one to one.
+        lf_std = prior_std(robot, self.n) if self.n_lf else np.zeros(0)
+        free = np.flatnonzero(~np.isfinite(lf_std))
+        self.J = np.zeros((lay.p + self.n_lf, J.shape[1] + free.size))
         self.J[:lay.p, :J.shape[1]] = J
-        self.J[lay.p:, J.shape[1]:] = np.eye(self.n_lf)
+        self.J[lay.p + free, J.shape[1] + np.arange(free.size)] = 1.0
         self.theta_b0 = np.concatenate([self.theta_a, np.zeros(self.n_lf)])
         # The robot's covariance on the θ_b layout (the μ_j are not part of the robot identification).
         self.robot_cov_b = None
         if self.robot_cov is not None:
             self.robot_cov_b = np.zeros((self.theta_b0.size,) * 2)
             self.robot_cov_b[:lay.p, :lay.p] = self.robot_cov
+        self.load_friction_cov = None
+        # The known μ_j's columns on θ_b and their prior information, for the noise level's fit (_two_weightings).
+        self._lf_known_cols = np.zeros((self.theta_b0.size, 0))
+        self._lf_known_info = np.zeros(0)
+        if np.any(np.isfinite(lf_std)):
+            known = np.flatnonzero(np.isfinite(lf_std))
+            self.load_friction_cov = np.zeros((self.theta_b0.size,) * 2)
+            self.load_friction_cov[lay.p + known, lay.p + known] = lf_std[known] ** 2
+            self._lf_known_cols = np.zeros((self.theta_b0.size, known.size))
+            self._lf_known_cols[lay.p + known, np.arange(known.size)] = 1.0
+            self._lf_known_info = lf_std[known] ** -2
         u = lay.p + self.n_lf
         rls = RecursiveLeastSquares(self.theta_b0.copy(), np.eye(u) * (XU_P0 if p0 is None else p0),
                                     self.noise_std**2, self.forgetting, joseph=True)
@@ -102,6 +119,14 @@ class DifferenceRLS(OnlineEstimator):
         self.compare_conversions = False
         # (first moments with this conversion minus the other's, its predicted covariance) of the last full solve
         self.conversion_difference: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _reference_cov(self, with_robot: bool) -> np.ndarray | None:
+        """The covariance of θ_b's reference the conversion weighs ε with: the known load-friction μ_j's
+        (load_friction_cov) and, with_robot, the robot identification's C_a; None when neither."""
+        parts = [c for c in (self.robot_cov_b if with_robot else None, self.load_friction_cov) if c is not None]
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
 
     def _default_noise_std(self) -> np.ndarray:
         return np.full(self.n, np.sqrt(XU_XI))
@@ -189,8 +214,9 @@ class DifferenceRLS(OnlineEstimator):
         if not np.isfinite(s2):
             return None
         C = self.rls.P * s2          # symmetric by construction (square-root update)
-        if self.include_robot_uncertainty and self.robot_cov_b is not None:
-            C = C + self.robot_cov_b
+        reference = self._reference_cov(self.include_robot_uncertainty)
+        if reference is not None:
+            C = C + reference
         L, info = lapack.dpotrf(C, lower=1, clean=1)
         if info != 0:
             return None
@@ -257,8 +283,9 @@ class DifferenceRLS(OnlineEstimator):
             return self._solution_data_only()
         eps = self.rls.theta - self.theta_b0
         C = self.rls.covariance()
-        if self.include_robot_uncertainty and self.robot_cov_b is not None:
-            C = C + self.robot_cov_b
+        reference = self._reference_cov(self.include_robot_uncertainty)
+        if reference is not None:
+            C = C + reference
         sol = generalized_lstsq(self.J, eps, C)
         # The weighting by C does not change which entries are determined.
         return sol.x, np.nan_to_num(sol.cov, nan=0.0), self._determined()
@@ -316,7 +343,12 @@ class DifferenceRLS(OnlineEstimator):
         v = 1.0 / self.noise_std**2
         w = 1.0 / self.moment_noise_std**2
         k = J.shape[1]
-        dof_rows = normal.samples * self.n - k
+        # The noise level's fit has the known load-friction μ_j as unknowns too, held by their prior: the residual
+        # is the noise's, as with free μ_j (the limit of a wide prior is the free unknown, σ included).
+        J_fit = np.hstack([J, self._lf_known_cols])
+        fit_prior = np.concatenate([np.zeros(k), self._lf_known_info])
+        k_fit = J_fit.shape[1]
+        dof_rows = normal.samples * self.n - k_fit
         if dof_rows <= 0:
             return None
         # One pass over the per-joint sums for both weightings; each weighting's plain fit of z gives its own
@@ -324,17 +356,19 @@ class DifferenceRLS(OnlineEstimator):
         (I_v, I_w), (g_v, g_w) = normal.weighted(np.stack([v, w]))
         residuals = []
         for I_x, g_x in ((I_v, g_v), (I_w, g_w)):
-            plain = _spd_solve(J.T @ I_x @ J, J.T @ g_x, quick)
+            plain = _spd_solve(J_fit.T @ I_x @ J_fit + np.diag(fit_prior), J_fit.T @ g_x, quick)
             if plain is None:
                 return None
-            residuals.append(normal.residuals(J @ plain))
+            residuals.append(normal.residuals(J_fit @ plain))
         plain_w = plain
-        var = residuals[1] / max(normal.samples - k / self.n, 1.0)
+        var = residuals[1] / max(normal.samples - k_fit / self.n, 1.0)
         S_vv, S_ww, S_vw = normal.weighted(np.stack([v * v * var, w * w * var, v * w * var]))[0]
-        C_a = self.robot_cov_b if self.include_robot_uncertainty else None
-        # The moments' conversion leaves C_a out where robot.yaml's held-out runs chose so (moments_robot_covariance);
-        # C_a's response stays in their covariance either way (covariance() below).
-        C_w = C_a if self.moments_robot_covariance else None
+        C_a = self._reference_cov(self.include_robot_uncertainty)
+        # The moments' conversion leaves the robot's C_a out where robot.yaml's held-out runs chose so
+        # (moments_robot_covariance); C_a's response stays in their covariance either way (covariance() below).
+        # The known load-friction μ_j's σ stays in both: without it they would be taken as exact.
+        C_lf = self._reference_cov(False)
+        C_w = C_a if self.moments_robot_covariance else C_lf
         s2_v, s2_w = (float(wx @ r) / dof_rows for wx, r in ((v, residuals[0]), (w, residuals[1])))
         gram_v, R_v = _conversion(I_v, s2_v if s2_v > 0 else 1.0, J, C_a)
         B_v = _spd_solve(gram_v, R_v, quick)
@@ -386,7 +420,7 @@ class DifferenceRLS(OnlineEstimator):
             return 0.5 * (out + out.T)
 
         cov = covariance(H_v, H_w)
-        theta_fit = self.theta_b0 + J @ plain_w
+        theta_fit = self.theta_b0 + J_fit @ plain_w
         if not quick and k > 3 and mass_first:
             # The first moments' noise as it is, serially correlated (the long-run covariance the moments check
             # uses, never below the white-noise one). Judging the check by it while reporting the moments with
@@ -406,11 +440,12 @@ class DifferenceRLS(OnlineEstimator):
                     ratio = np.diag(correlated)[first_moments] / np.diag(cov)[first_moments]
                 scale[first_moments] = np.sqrt(np.where(np.isfinite(ratio) & (ratio > 1.0), ratio, 1.0))
                 cov = cov * np.outer(scale, scale)
-        if check_moments and k > 3 and mass_first and self.compare_conversions and C_a is not None:
+        if (check_moments and k > 3 and mass_first and self.compare_conversions and self.include_robot_uncertainty
+                and self.robot_cov_b is not None):
             # Both conversions are linear in the same evidence: their difference (A_v g_v + A_w g_w) holds the
             # noise only where they weigh it differently, and its covariance under "θ̂_a's error is N(0, C_a)" is
             # known; a difference beyond it is a robot error C_a does not describe (model_error.py).
-            other = two_step(None if self.moments_robot_covariance else C_a)
+            other = two_step(C_lf if self.moments_robot_covariance else C_a)
             self.conversion_difference = None
             if other is not None:
                 A_v, A_w = np.vstack([H_v[1:4], other[0][1:4]]), np.vstack([H_w[1:4], other[1][1:4]])
@@ -447,11 +482,16 @@ class DifferenceRLS(OnlineEstimator):
         # Over the entries the motion determines: a joint that never moved leaves its friction columns empty,
         # and the check must not vanish with them.
         J = self.J[:, self._determined()]
+        if not J.shape[1]:
+            return float("nan")
+        # With the known load-friction μ_j held by their prior, as the noise level's fit (_two_weightings).
+        prior = np.concatenate([np.zeros(J.shape[1]), self._lf_known_info])
+        J = np.hstack([J, self._lf_known_cols])
         k = J.shape[1]
-        if not k or normal.samples * self.n <= k:
+        if normal.samples * self.n <= k:
             return float("nan")
         (I_w,), (g_w,) = normal.weighted(np.stack([1.0 / self.moment_noise_std**2]))
-        plain = _spd_solve(J.T @ I_w @ J, J.T @ g_w, quick=False)
+        plain = _spd_solve(J.T @ I_w @ J + np.diag(prior), J.T @ g_w, quick=False)
         if plain is None:
             return float("nan")
         var = normal.residuals(J @ plain) / max(normal.samples - k / self.n, 1.0)
