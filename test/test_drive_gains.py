@@ -277,11 +277,11 @@ def test_gains_the_calibration_run_cannot_determine_say_so_and_their_sigma_cover
     assert np.max(err[weak] / fit.std[weak]) > 3.0              # the premise: the fit's own σ does not cover them
 
     k, std = np.array(calibrated["effort_scale"]), np.array(calibrated["effort"]["scale_std"])
-    np.testing.assert_allclose(k, fit.scale)                    # the gains themselves do not change
     z = np.abs(k - UR10_GAINS) / std
-    assert np.all(z[weak] <= 3.0), z
-    np.testing.assert_array_equal(std[~weak], fit.std[~weak])   # σ of the determined gains unchanged
-    assert np.all(np.abs(k[~weak] / UR10_GAINS[~weak] - 1) < 0.02)
+    # Every gain within 3σ now (was: the weak ones only; the gains are fitted with the friction shapes and the
+    # load-dependent friction, and every σ takes how far the friction model moves its gain: with_model_error)
+    assert np.all(z <= 3.0), z
+    assert np.all(std >= fit.std * (1 - 1e-9))                 # never narrower than the fit's own scatter
     notes = [n for n in calibrated["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
     assert len(notes) == 1
     for j in np.flatnonzero(weak):
@@ -357,3 +357,39 @@ def test_a_format_1_robot_yaml_reads_with_independent_gains(bags, calibrated):
                                        gain_covariance={"relative": [[1.0]], "theta_sensitivity": []}))
     with pytest.raises(PayloadIdError, match="gain_covariance"):
         RobotIdentification.from_dict(bad, model)
+
+
+# -- issue 29 item 5: the gains' σ covers what the friction model puts into them ---------------------------------
+
+INERTIA_TRUTH = {"frame": "tool0", "mass": 4.0, "com": [0.02, -0.01, 0.06],
+                 "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.012, "iyz": 0.0, "izz": 0.008}}
+
+
+@pytest.fixture(scope="module")
+def calibrated_fast(tmp_path_factory):
+    """identify-robot on one period of ur10_payload_inertia (11 s at 500 Hz, the README's calibration motion), the
+    second run carrying 4 kg: the case whose wrist gains came out 2.5-10 % off at 8-20σ."""
+    d = tmp_path_factory.mktemp("gains_fast")
+    (d / "payload.yaml").write_text(yaml.safe_dump(INERTIA_TRUTH))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10"]
+    assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
+    out = d / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(d / "unloaded"), "--loaded-bag",
+                     str(d / "loaded"), "--known-payload-mass", "4", "--out", str(out)]) == 0
+    return yaml.safe_load(out.read_text())
+
+
+def test_every_gain_sigma_covers_its_error_on_the_calibration_motion(calibrated_fast):
+    """Before: wrist 1 8.58 ± 0.021 for 9.003 (−4.7 %, 20σ), wrist 2 −2.5 % at 8σ, elbow +1.4 % at 10σ, with the
+    linear friction model the gain fit used. Every gain is now within 3σ, and a gain the friction model moves
+    beyond its fit's noise is named, not passed off as determined."""
+    k, std = np.array(calibrated_fast["effort_scale"]), np.array(calibrated_fast["effort"]["scale_std"])
+    z = np.abs(k - UR10_GAINS) / std
+    assert np.all(z <= 3.0), (z, k / UR10_GAINS - 1)
+    # σ stays a measurement, not a blanket: the gains the load torques most are known to 1.5 %
+    assert np.all(std[1:3] / k[1:3] < 0.015), std / k
+    notes = [n for n in calibrated_fast["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
+    named = {j for j in calibrated_fast["joint_names"] if notes and j in notes[0]["text"]}
+    wide = {j for j, s, kk in zip(calibrated_fast["joint_names"], std, k) if s / kk > 0.015}
+    assert wide <= named, (wide, named)
