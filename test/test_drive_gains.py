@@ -19,7 +19,7 @@ from payload_id_core.io.bag import read_bag, read_effort_unit
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.gain_uncertainty import gain_relative_covariance
 from payload_id_core.payload.session import IdentificationRun
-from payload_id_core.robot_id import RobotIdentification, common_effort_unit, resolve_drive_gains
+from payload_id_core.robot_id import RobotIdentification, common_effort_unit, identify_robot, resolve_drive_gains
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile
@@ -277,11 +277,11 @@ def test_gains_the_calibration_run_cannot_determine_say_so_and_their_sigma_cover
     assert np.max(err[weak] / fit.std[weak]) > 3.0              # the premise: the fit's own σ does not cover them
 
     k, std = np.array(calibrated["effort_scale"]), np.array(calibrated["effort"]["scale_std"])
+    np.testing.assert_allclose(k, fit.scale)                    # the gains themselves do not change
     z = np.abs(k - UR10_GAINS) / std
-    # Every gain within 3σ now (was: the weak ones only; the gains are fitted with the friction shapes and the
-    # load-dependent friction, and every σ takes how far the friction model moves its gain: with_model_error)
-    assert np.all(z <= 3.0), z
-    assert np.all(std >= np.abs(k - fit.scale) * (1 - 1e-9))   # σ holds the distance to the linear-friction fit
+    assert np.all(z[weak] <= 3.0), z
+    np.testing.assert_array_equal(std[~weak], fit.std[~weak])   # σ of the determined gains unchanged
+    assert np.all(np.abs(k[~weak] / UR10_GAINS[~weak] - 1) < 0.02)
     notes = [n for n in calibrated["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
     assert len(notes) == 1
     for j in np.flatnonzero(weak):
@@ -359,37 +359,35 @@ def test_a_format_1_robot_yaml_reads_with_independent_gains(bags, calibrated):
         RobotIdentification.from_dict(bad, model)
 
 
-# -- issue 29 item 5: the gains' σ covers what the friction model puts into them ---------------------------------
-
-INERTIA_TRUTH = {"frame": "tool0", "mass": 4.0, "com": [0.02, -0.01, 0.06],
-                 "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.012, "iyz": 0.0, "izz": 0.008}}
-
+# -- issue 29 item 5: why the wrist gains were 20σ off: the gain fit's friction model ------------------------------
 
 @pytest.fixture(scope="module")
-def calibrated_fast(tmp_path_factory):
-    """identify-robot on one period of ur10_payload_inertia (11 s at 500 Hz, the README's calibration motion), the
-    second run carrying 4 kg: the case whose wrist gains came out 2.5-10 % off at 8-20σ."""
-    d = tmp_path_factory.mktemp("gains_fast")
-    (d / "payload.yaml").write_text(yaml.safe_dump(INERTIA_TRUTH))
+def inertia_runs(tmp_path_factory):
+    """Unloaded and 4 kg runs of the README's calibration motion (ur10_payload_inertia, 11 s at 500 Hz)."""
+    d = tmp_path_factory.mktemp("gains_inertia")
+    (d / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
     common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10"]
     assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
     assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
-    out = d / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(d / "unloaded"), "--loaded-bag",
-                     str(d / "loaded"), "--known-payload-mass", "4", "--out", str(out)]) == 0
-    return yaml.safe_load(out.read_text())
+    return read_bag(d / "unloaded"), read_bag(d / "loaded")
 
 
-def test_every_gain_sigma_covers_its_error_on_the_calibration_motion(calibrated_fast):
-    """Before: wrist 1 8.58 ± 0.021 for 9.003 (−4.7 %, 20σ), wrist 2 −2.5 % at 8σ, elbow +1.4 % at 10σ, with the
-    linear friction model the gain fit used. Every gain is now within 3σ, and a gain the friction model moves
-    beyond its fit's noise is named, not passed off as determined."""
-    k, std = np.array(calibrated_fast["effort_scale"]), np.array(calibrated_fast["effort"]["scale_std"])
-    z = np.abs(k - UR10_GAINS) / std
-    assert np.all(z <= 3.0), (z, k / UR10_GAINS - 1)
-    # σ stays a measurement, not a blanket: the gains the load torques most are known to 1.5 %
-    assert np.all(std[1:3] / k[1:3] < 0.015), std / k
-    notes = [n for n in calibrated_fast["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
-    named = {j for j in calibrated_fast["joint_names"] if notes and j in notes[0]["text"]}
-    wide = {j for j, s, kk in zip(calibrated_fast["joint_names"], std, k) if s / kk > 0.015}
-    assert wide <= named, (wide, named)
+def test_the_wrist_gains_error_is_the_friction_model_and_a_load_dependent_friction_fit_removes_it(inertia_runs):
+    """The linear friction model leaves wrist 1 about 4.5 % off at 18σ (the simulated drives: friction ∝ |q̇|^0.3,
+    Coulomb growing 0.02 N·m per N·m transmitted). Fitted with the unloaded run's friction shapes and a
+    load-dependent Coulomb level shared by both runs on the joints the load determines, the gains the load torques
+    are within 1 % and μ is the simulated 0.02 on the shoulder and elbow. (Not identify-robot's default yet: on
+    the real UR10e the two fits' gains differ by 1-3 %, docs/design.md.)"""
+    model = RobotModel.from_urdf("ur10")
+    unloaded, loaded = inertia_runs
+    linear = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", delay=0.0)
+    assert abs(linear.scale[3] / UR10_GAINS[3] - 1) > 0.03                        # the premise: wrist 1
+    assert abs(linear.scale[3] - UR10_GAINS[3]) / linear.std[3] > 10
+    shaped = identify_robot(model, unloaded.with_drive_gains(linear.scale), friction="nonlinear", delay=0.0)
+    determined = ~weakly_determined(linear)
+    fit = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", friction=shaped.friction, delay=0.0,
+                               sign_epsilon=shaped.friction.sign_epsilon, load_friction=determined)
+    err = np.abs(fit.scale / UR10_GAINS - 1)
+    assert np.all(err[determined] < 0.01), err
+    assert fit.load_friction_mu is not None
+    np.testing.assert_allclose(fit.load_friction_mu[1:3], 0.02, atol=0.004)

@@ -179,6 +179,11 @@ SIM_PAYLOAD = {"frame": "tool0", "mass": MASS, "com": [0.02, -0.03, 0.08],
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "identify-robot's wrist gains from the ur10 profile's calibration are 3-10 % off at 20σ (wrist_1 8.558 ± 0.021 "
+    "for 9.003; issue 29 item 5), and the friction-free witness reads that, on a fast motion, as a drift since "
+    "identification: a_f 0.971-0.975, plain a 1.002: a masked drift. The gains never changed; the fix is in the gain "
+    "identification, not local"))
 def test_an_honest_fast_run_of_the_ur10_profile_is_not_called_drifted(tmp_path):
     """The README's user path on the simulator (about 40 s: MuJoCo runs and identify-robot, hence `slow`): the unloaded
     and the 4 kg calibration run on one period of ur10_payload_inertia, the gains identified with the known mass,

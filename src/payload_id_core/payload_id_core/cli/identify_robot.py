@@ -273,30 +273,15 @@ def run(args) -> int:
     gear: bool | GearFriction = args.gear_friction == "identify"
     if loaded is not None:
         # Identified on top of the given gains (if any): the identified factor corrects them.
-        def gains(geared: RobotIdentification | None = None, friction: str | FrictionModel | None = None,
-                  load_friction: np.ndarray | None = None):
+        def gains(geared: RobotIdentification | None = None, friction: str | FrictionModel | None = None):
             """The drive gains, with the gear friction of `geared` taken off both runs' efforts when given."""
             gear_mu = None if geared is None or geared.gear is None else geared.gear.mu
-            eps = geared.friction.sign_epsilon if geared is not None else (
-                friction.sign_epsilon if isinstance(friction, FrictionModel) else DEFAULT_SIGN_EPSILON)
             return identify_drive_gains(
                 model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
                 frame, friction=friction or ("none" if args.friction == "none" else "linear"),
-                use_commanded=not args.use_measured, delay=delay, gear_mu=gear_mu, sign_epsilon=eps,
-                load_friction=load_friction)
+                use_commanded=not args.use_measured, delay=delay, gear_mu=gear_mu,
+                sign_epsilon=DEFAULT_SIGN_EPSILON if geared is None else geared.friction.sign_epsilon)
         fit = gains()
-        linear_fit = fit
-        shaped: RobotIdentification | None = None
-        if args.friction != "none" and gear is False:
-            # The gains are fixed by the known load's torque only; what the friction model misses where the load
-            # changes the torque goes into them. On `simulate --profile ur10` (friction ∝ |q̇|^0.3, Coulomb
-            # growing 0.02 N·m per N·m transmitted) the linear model put wrist 1 −4.7 % off at 20σ. So the gains
-            # are fitted with the friction shapes the unloaded run shows and, on the joints the load determines,
-            # a load-dependent Coulomb level μ_j|τ_j| shared by both runs (drive_gains.identify_drive_gains).
-            shaped = identify_robot(model, recording.with_drive_gains(scale * fit.scale), friction="nonlinear",
-                                    use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
-                                    decimate=args.decimate, delay=delay, alpha=alpha_arg)
-            fit = gains(friction=shaped.friction, load_friction=~weakly_determined(linear_fit))
         geared: RobotIdentification | None = None
         if gear is True:
             # The gear friction needs torques: one θ shared by all joints cannot fit efforts in each drive's own
@@ -310,17 +295,14 @@ def run(args) -> int:
             gear, geared = first.gear, first
             fit = gains(first)
         factor, factor_std = fit.scale, fit.std
-        weak = weakly_determined(linear_fit) | weakly_determined(fit)
-        if args.friction != "none":
-            # Every gain's std takes how far it moves with the friction model (drive_gains.with_model_error).
-            if shaped is None:
-                shaped = identify_robot(model, recording.with_drive_gains(scale * fit.scale), friction="nonlinear",
-                                        use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
-                                        decimate=args.decimate, delay=delay, alpha=alpha_arg)
-                other = gains(geared, shaped.friction)
-            else:
-                other = linear_fit
-            factor_std, gain_note = with_model_error(fit, other, model.joint_names, weak)
+        if weakly_determined(fit).any() and args.friction != "none":
+            # A gain the known mass does not fix takes up the friction model's error: how far it moves with the
+            # friction's shape (identified on the unloaded run; shapes do not depend on the gains) joins its std.
+            shaped = identify_robot(model, recording.with_drive_gains(scale * fit.scale), friction="nonlinear",
+                                    use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz,
+                                    decimate=args.decimate, delay=delay, alpha=alpha_arg)
+            factor_std, gain_note = with_model_error(fit, gains(geared, shaped.friction),
+                                                     model.joint_names)
             if gain_note is not None:
                 gain_notes.append(gain_note)
         gain_fit, scale, scale_std = fit, scale * factor, scale * factor_std
@@ -328,11 +310,6 @@ def run(args) -> int:
                   + ("" if given is None else " (correcting --effort-scale)"))
         print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s:.2g}" for j, k, s in
                                           zip(model.joint_names, scale, scale_std)))
-        if fit.load_friction_mu is not None and fit.load_friction_mu_std is not None:
-            print("load-dependent friction fitted with the gains (μ, N·m per N·m transmitted): " + ", ".join(
-                f"{j} {mu:.3g} ± {sd:.2g}" for j, mu, sd, on in zip(model.joint_names, fit.load_friction_mu,
-                                                                    fit.load_friction_mu_std,
-                                                                    ~weak) if on))
         if fit.serial_std is not None:
             # What the gains' σ would be with the residuals' serial correlation (drive_gains.gain_fit_covariance).
             print("drive gains' std with serially correlated residuals (Newey–West, not used): "
