@@ -96,7 +96,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     lf = np.zeros(n, bool) if load_friction is None else np.asarray(load_friction, dtype=bool)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
-    for it in range(25):  # Gauss–Newton; joints weighted by their residual noise after the first step
+    for it in range(25 if nm else 15):  # Gauss–Newton; joints weighted by their residual noise after the first step
         u = xs @ x + cs
         # μ_j |û_j| sgn(q̇_j): the drive's loss grows with the torque it transmits (gear_friction.py); û the model
         # effort, not the measured one (errors in variables), held fixed within a step.
