@@ -19,7 +19,7 @@ from payload_id_core.io.bag import read_bag, read_effort_unit
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.gain_uncertainty import gain_relative_covariance
 from payload_id_core.payload.session import IdentificationRun
-from payload_id_core.robot_id import RobotIdentification, common_effort_unit, resolve_drive_gains
+from payload_id_core.robot_id import RobotIdentification, common_effort_unit, identify_robot, resolve_drive_gains
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile
@@ -357,3 +357,37 @@ def test_a_format_1_robot_yaml_reads_with_independent_gains(bags, calibrated):
                                        gain_covariance={"relative": [[1.0]], "theta_sensitivity": []}))
     with pytest.raises(PayloadIdError, match="gain_covariance"):
         RobotIdentification.from_dict(bad, model)
+
+
+# -- issue 29 item 5: why the wrist gains were 20σ off: the gain fit's friction model ------------------------------
+
+@pytest.fixture(scope="module")
+def inertia_runs(tmp_path_factory):
+    """Unloaded and 4 kg runs of the README's calibration motion (ur10_payload_inertia, 11 s at 500 Hz)."""
+    d = tmp_path_factory.mktemp("gains_inertia")
+    (d / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10"]
+    assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
+    return read_bag(d / "unloaded"), read_bag(d / "loaded")
+
+
+def test_the_wrist_gains_error_is_the_friction_model_and_a_load_dependent_friction_fit_removes_it(inertia_runs):
+    """The linear friction model leaves wrist 1 about 4.5 % off at 18σ (the simulated drives: friction ∝ |q̇|^0.3,
+    Coulomb growing 0.02 N·m per N·m transmitted). Fitted with the unloaded run's friction shapes and a
+    load-dependent Coulomb level shared by both runs on the joints the load determines, the gains the load torques
+    are within 1 % and μ is the simulated 0.02 on the shoulder and elbow. (Not identify-robot's default yet: on
+    the real UR10e the two fits' gains differ by 1-3 %, docs/design.md.)"""
+    model = RobotModel.from_urdf("ur10")
+    unloaded, loaded = inertia_runs
+    linear = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", delay=0.0)
+    assert abs(linear.scale[3] / UR10_GAINS[3] - 1) > 0.03                        # the premise: wrist 1
+    assert abs(linear.scale[3] - UR10_GAINS[3]) / linear.std[3] > 10
+    shaped = identify_robot(model, unloaded.with_drive_gains(linear.scale), friction="nonlinear", delay=0.0)
+    determined = ~weakly_determined(linear)
+    fit = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", friction=shaped.friction, delay=0.0,
+                               sign_epsilon=shaped.friction.sign_epsilon, load_friction=determined)
+    err = np.abs(fit.scale / UR10_GAINS - 1)
+    assert np.all(err[determined] < 0.01), err
+    assert fit.load_friction_mu is not None
+    np.testing.assert_allclose(fit.load_friction_mu[1:3], 0.02, atol=0.004)
