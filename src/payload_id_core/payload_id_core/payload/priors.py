@@ -86,6 +86,13 @@ MAX_PAYLOAD_EXTENT_M = 5.0
 # An entry whose σ from the motion is at least that of a flat distribution over the box's whole range for it (range/√12)
 # is bounded by the box, not pinned (box_bounded_entries): the motion says less about it than the range itself.
 BOUNDED_DATA_FRACTION = 1.0 / math.sqrt(12.0)
+# The box narrows the mass and CoM through the principal moments (the data correlate m·c with the inertia about the
+# frame's origin) only where the motion resolves at least one of them: its σ below this fraction of a flat
+# distribution's over the box's range for it (range/√12). Otherwise the moments' posterior is the flat prior's density
+# (a compact part's moments sat +2.3σ high) and so is the CoM's narrowing: with an exact likelihood (simulated draws
+# about the truth, each run's own covariance) the CoM's 2σ coverage with the box was 0.79 on the Panda (smallest
+# ratio 0.51-0.82), 0.96 on the UR10 (0.12-0.38); design.md "Prior knowledge of the payload".
+RESOLVED_MOMENT_FRACTION = 0.4
 RANGE_DRAWS = 4000                  # draws of the mass and CoM over which the box's range of each entry is taken
 RANGE_QUANTILE = 0.005              # ... its ends: the 0.5 % outermost, not the single most extreme draw
 # Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
@@ -611,6 +618,11 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             if ess < MIN_EFFECTIVE_SAMPLES:
                 est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
                          f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            if ok[:4].all() and not moments_resolved(est, data_std, prior.lo, prior.hi):
+                box_phi, box_cov = _with_data_mass_and_com(box_phi, box_cov, phi[:4], sub[:4, :4])
+                box_text = (" (the motion leaves every principal moment unresolved within the box's range: the mass "
+                            "and CoM keep the motion's own numbers, the box's narrowing of them through the moments "
+                            "being its flat prior's, not the data's)")
             phi, cov, ok = box_phi, box_cov, np.ones(10, dtype=bool)
     est.phi = np.asarray(phi, dtype=float)
     est.covariance = np.asarray(cov, dtype=float)
@@ -630,6 +642,43 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                  + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
+
+
+def moments_resolved(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether the motion resolves at least one principal moment (ixx, iyy, izz about the CoM) within the box: its σ
+    from the data (`data_std`, readable order) below RESOLVED_MOMENT_FRACTION of a flat distribution's over the box's
+    range for it (box_readable_ranges, from the data's mass and CoM).
+
+    Why it matters for the CoM: the data's φ carries m·c and the inertia about the frame's origin together
+    (I_O = I_C + m [c]ₓᵀ[c]ₓ) and a short motion correlates them, so the box's posterior moves and narrows m·c by the
+    regression on the moments. Where the data resolve none of them, the moments' posterior is the flat prior's shape
+    over the box (Σ_ii ≥ 0 cuts a likelihood far wider than a compact part's moments, and the room a large moment
+    leaves for products of inertia pulls them up), and what it does to the CoM is that shape's, not knowledge:
+    measured with exactly Gaussian data about the truth (bench/priors.py's Panda, each run's covariance) the box's
+    CoM 2σ coverage was 0.79 and its mean 1.4σ off in x, where the data's own was 0.94."""
+    moments = [4, 7, 9]
+    std = np.asarray(data_std, dtype=float)[moments]
+    if not np.all(np.isfinite(std)):
+        return False
+    low, high = box_readable_ranges(est.phi, np.asarray(est.covariance, dtype=float), lo, hi)
+    flat = (high - low)[moments] / math.sqrt(12.0)
+    return bool(np.any(std < RESOLVED_MOMENT_FRACTION * flat))
+
+
+def _with_data_mass_and_com(mean: np.ndarray, cov: np.ndarray, data_mean: np.ndarray,
+                            data_cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box posterior (mean, cov of φ) with its mass and first moments (φ's first four entries) given back the
+    data's mean and covariance (`data_mean`, `data_cov`), the inertia entries kept: the linear map x_A ↦ μ_d +
+    L_d L_b⁻¹ (x_A − μ_b) of the posterior's samples (L the Cholesky factors of the data's and the box's covariance
+    of x_A), so the joint covariance stays one (positive semidefinite) and keeps the box's correlations' shape."""
+    lb = np.linalg.cholesky(0.5 * (cov[:4, :4] + cov[:4, :4].T))
+    ld = np.linalg.cholesky(0.5 * (data_cov + data_cov.T))
+    M = np.eye(10)
+    M[:4, :4] = ld @ np.linalg.inv(lb)
+    out_mean = np.array(mean, dtype=float)
+    out_mean[:4] = data_mean
+    out_cov = M @ cov @ M.T
+    return out_mean, 0.5 * (out_cov + out_cov.T)
 
 
 def known_mass_disagreement(prior: PayloadPrior, est: PayloadEstimate) -> float:
