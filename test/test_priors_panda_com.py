@@ -28,7 +28,8 @@ COM_LIMIT = 5e-3
 
 def _block() -> np.ndarray:
     a, b, c = SIDES
-    return from_mass_com_inertia(MASS, COM, np.diag(MASS / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])))
+    moments = MASS / 12 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    return from_mass_com_inertia(MASS, COM, np.diag(moments))
 
 
 @pytest.fixture(scope="module")

@@ -90,8 +90,9 @@ BOUNDED_DATA_FRACTION = 1.0 / math.sqrt(12.0)
 # frame's origin) only where the motion resolves at least one of them: its σ below this fraction of a flat
 # distribution's over the box's range for it (range/√12). Otherwise the moments' posterior is the flat prior's density
 # (a compact part's moments sat +2.3σ high) and so is the CoM's narrowing: with an exact likelihood (simulated draws
-# about the truth, each run's own covariance) the CoM's 2σ coverage with the box was 0.79 on the Panda (smallest
-# ratio 0.51-0.82), 0.96 on the UR10 (0.12-0.38); design.md "Prior knowledge of the payload".
+# about the truth, each run's own covariance) the CoM's 2σ coverage with the box was 0.79 on the Panda, 0.96 on the
+# UR10. The smallest ratio over the three moments (bench/priors.py, 10 seeds): Panda 0.51-0.82 difference-rls,
+# 0.43-0.61 khalil-1; UR10 0.12-0.38 and 0.12-0.37 (a narrow gap: design.md "Prior knowledge of the payload").
 RESOLVED_MOMENT_FRACTION = 0.4
 RANGE_DRAWS = 4000                  # draws of the mass and CoM over which the box's range of each entry is taken
 RANGE_QUANTILE = 0.005              # ... its ends: the 0.5 % outermost, not the single most extreme draw
