@@ -52,7 +52,7 @@ from scipy.special import ndtr, ndtri
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
+from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_jacobian, readable_vector
 
 # A weighed mass without its σ: a scale and what was left off it (screws, cable) to half a percent.
 KNOWN_MASS_REL_STD_DEFAULT = 0.005
@@ -102,6 +102,7 @@ RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10
                     "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
 READABLE_NAMES = ["mass", "com x", "com y", "com z", *(f"inertia {k}" for k in INERTIA_KEYS)]
 # φ's entry (pinocchio order m, m·c, Ixx, Ixy, Iyy, Ixz, Iyz, Izz) that moves each readable entry one for one.
+_INERTIA_CELL = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}
 _PHI_OF_READABLE = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
 
 
@@ -668,17 +669,31 @@ def moments_resolved(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray,
 
 def _with_data_mass_and_com(mean: np.ndarray, cov: np.ndarray, data_mean: np.ndarray,
                             data_cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The box posterior (mean, cov of φ) with its mass and first moments (φ's first four entries) given back the
-    data's mean and covariance (`data_mean`, `data_cov`), the inertia entries kept: the linear map x_A ↦ μ_d +
-    L_d L_b⁻¹ (x_A − μ_b) of the posterior's samples (L the Cholesky factors of the data's and the box's covariance
-    of x_A), so the joint covariance stays one (positive semidefinite) and keeps the box's correlations' shape."""
-    lb = np.linalg.cholesky(0.5 * (cov[:4, :4] + cov[:4, :4].T))
-    ld = np.linalg.cholesky(0.5 * (data_cov + data_cov.T))
+    """The box posterior (mean, cov of φ) with its mass and CoM given back the data's (`data_mean`, `data_cov`: φ's
+    first four entries, m and m·c), its inertia about the CoM kept: the box bounds the inertia about the CoM (Σ_ii ∈
+    [0, m (c_i − lo_i)(hi_i − c_i)]), so that is what stays. In readable coordinates r = (m, c, I_C) to first order
+    (readable_jacobian, as propagated_std): the linear map r_A ↦ r_d + L_d L_b⁻¹ (r_A − r_b) of the posterior (L the
+    Cholesky factors of the data's and the box's covariance of (m, c)), so the joint covariance stays one (positive
+    semidefinite) and keeps the box's correlations' shape; then back to φ at the new mean."""
+    jac_b = readable_jacobian(mean)
+    r = readable_vector(mean)
+    rcov = jac_b @ cov @ jac_b.T
+    data_phi = np.array(mean, dtype=float)
+    data_phi[:4] = data_mean
+    jac_d = readable_jacobian(data_phi)[:4, :4]
+    r[:4] = readable_vector(data_phi)[:4]
+    lb = np.linalg.cholesky(0.5 * (rcov[:4, :4] + rcov[:4, :4].T))
+    ld = np.linalg.cholesky(0.5 * (jac_d @ data_cov @ jac_d.T + (jac_d @ data_cov @ jac_d.T).T))
     M = np.eye(10)
     M[:4, :4] = ld @ np.linalg.inv(lb)
-    out_mean = np.array(mean, dtype=float)
-    out_mean[:4] = data_mean
-    out_cov = M @ cov @ M.T
+    rcov = M @ rcov @ M.T
+    inertia = np.zeros((3, 3))
+    for value, key in zip(r[4:], INERTIA_KEYS):
+        i, j = _INERTIA_CELL[key]
+        inertia[i, j] = inertia[j, i] = value
+    out_mean = from_mass_com_inertia(float(r[0]), r[1:4], inertia)
+    back = np.linalg.inv(readable_jacobian(out_mean))
+    out_cov = back @ rcov @ back.T
     return out_mean, 0.5 * (out_cov + out_cov.T)
 
 
