@@ -52,7 +52,7 @@ from scipy.special import ndtr, ndtri
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_vector
+from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_jacobian, readable_vector
 
 # A weighed mass without its σ: a scale and what was left off it (screws, cable) to half a percent.
 KNOWN_MASS_REL_STD_DEFAULT = 0.005
@@ -86,6 +86,14 @@ MAX_PAYLOAD_EXTENT_M = 5.0
 # An entry whose σ from the motion is at least that of a flat distribution over the box's whole range for it (range/√12)
 # is bounded by the box, not pinned (box_bounded_entries): the motion says less about it than the range itself.
 BOUNDED_DATA_FRACTION = 1.0 / math.sqrt(12.0)
+# The box narrows the mass and CoM through the principal moments (the data correlate m·c with the inertia about the
+# frame's origin) only where the motion resolves at least one of them: its σ below this fraction of a flat
+# distribution's over the box's range for it (range/√12). Otherwise the moments' posterior is the flat prior's density
+# (a compact part's moments sat +2.3σ high) and so is the CoM's narrowing: with an exact likelihood (simulated draws
+# about the truth, each run's own covariance) the CoM's 2σ coverage with the box was 0.79 on the Panda, 0.96 on the
+# UR10. The smallest ratio over the three moments (bench/priors.py, 10 seeds): Panda 0.51-0.82 difference-rls,
+# 0.43-0.61 khalil-1; UR10 0.12-0.38 and 0.12-0.37 (a narrow gap: design.md "Prior knowledge of the payload").
+RESOLVED_MOMENT_FRACTION = 0.4
 RANGE_DRAWS = 4000                  # draws of the mass and CoM over which the box's range of each entry is taken
 RANGE_QUANTILE = 0.005              # ... its ends: the 0.5 % outermost, not the single most extreme draw
 # Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
@@ -94,6 +102,7 @@ RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10
                     "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
 READABLE_NAMES = ["mass", "com x", "com y", "com z", *(f"inertia {k}" for k in INERTIA_KEYS)]
 # φ's entry (pinocchio order m, m·c, Ixx, Ixy, Iyy, Ixz, Iyz, Izz) that moves each readable entry one for one.
+_INERTIA_CELL = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}
 _PHI_OF_READABLE = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
 
 
@@ -611,6 +620,11 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             if ess < MIN_EFFECTIVE_SAMPLES:
                 est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
                          f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            if ok[:4].all() and not moments_resolved(est, data_std, prior.lo, prior.hi):
+                box_phi, box_cov = _with_data_mass_and_com(box_phi, box_cov, phi[:4], sub[:4, :4])
+                box_text = (" (the motion leaves every principal moment unresolved within the box's range: the mass "
+                            "and CoM keep the motion's own numbers, the box's narrowing of them through the moments "
+                            "being its flat prior's, not the data's)")
             phi, cov, ok = box_phi, box_cov, np.ones(10, dtype=bool)
     est.phi = np.asarray(phi, dtype=float)
     est.covariance = np.asarray(cov, dtype=float)
@@ -630,6 +644,57 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                  + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
+
+
+def moments_resolved(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether the motion resolves at least one principal moment (ixx, iyy, izz about the CoM) within the box: its σ
+    from the data (`data_std`, readable order) below RESOLVED_MOMENT_FRACTION of a flat distribution's over the box's
+    range for it (box_readable_ranges, from the data's mass and CoM).
+
+    Why it matters for the CoM: the data's φ carries m·c and the inertia about the frame's origin together
+    (I_O = I_C + m [c]ₓᵀ[c]ₓ) and a short motion correlates them, so the box's posterior moves and narrows m·c by the
+    regression on the moments. Where the data resolve none of them, the moments' posterior is the flat prior's shape
+    over the box (Σ_ii ≥ 0 cuts a likelihood far wider than a compact part's moments, and the room a large moment
+    leaves for products of inertia pulls them up), and what it does to the CoM is that shape's, not knowledge:
+    measured with exactly Gaussian data about the truth (bench/priors.py's Panda, each run's covariance) the box's
+    CoM 2σ coverage was 0.79 and its mean 1.4σ off in x, where the data's own was 0.94."""
+    moments = [4, 7, 9]
+    std = np.asarray(data_std, dtype=float)[moments]
+    if not np.all(np.isfinite(std)):
+        return False
+    low, high = box_readable_ranges(est.phi, np.asarray(est.covariance, dtype=float), lo, hi)
+    flat = (high - low)[moments] / math.sqrt(12.0)
+    return bool(np.any(std < RESOLVED_MOMENT_FRACTION * flat))
+
+
+def _with_data_mass_and_com(mean: np.ndarray, cov: np.ndarray, data_mean: np.ndarray,
+                            data_cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box posterior (mean, cov of φ) with its mass and CoM given back the data's (`data_mean`, `data_cov`: φ's
+    first four entries, m and m·c), its inertia about the CoM kept: the box bounds the inertia about the CoM (Σ_ii ∈
+    [0, m (c_i − lo_i)(hi_i − c_i)]), so that is what stays. In readable coordinates r = (m, c, I_C) to first order
+    (readable_jacobian, as propagated_std): the linear map r_A ↦ r_d + L_d L_b⁻¹ (r_A − r_b) of the posterior (L the
+    Cholesky factors of the data's and the box's covariance of (m, c)), so the joint covariance stays one (positive
+    semidefinite) and keeps the box's correlations' shape; then back to φ at the new mean."""
+    jac_b = readable_jacobian(mean)
+    r = readable_vector(mean)
+    rcov = jac_b @ cov @ jac_b.T
+    data_phi = np.array(mean, dtype=float)
+    data_phi[:4] = data_mean
+    jac_d = readable_jacobian(data_phi)[:4, :4]
+    r[:4] = readable_vector(data_phi)[:4]
+    lb = np.linalg.cholesky(0.5 * (rcov[:4, :4] + rcov[:4, :4].T))
+    ld = np.linalg.cholesky(0.5 * (jac_d @ data_cov @ jac_d.T + (jac_d @ data_cov @ jac_d.T).T))
+    M = np.eye(10)
+    M[:4, :4] = ld @ np.linalg.inv(lb)
+    rcov = M @ rcov @ M.T
+    inertia = np.zeros((3, 3))
+    for value, key in zip(r[4:], INERTIA_KEYS):
+        i, j = _INERTIA_CELL[key]
+        inertia[i, j] = inertia[j, i] = value
+    out_mean = from_mass_com_inertia(float(r[0]), r[1:4], inertia)
+    back = np.linalg.inv(readable_jacobian(out_mean))
+    out_cov = back @ rcov @ back.T
+    return out_mean, 0.5 * (out_cov + out_cov.T)
 
 
 def known_mass_disagreement(prior: PayloadPrior, est: PayloadEstimate) -> float:
