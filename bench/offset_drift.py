@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -42,19 +43,22 @@ from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
 from payload_id_core.notes import NoteCode  # noqa: E402
-from payload_id_core.payload.methods import identify_payload  # noqa: E402
+from payload_id_core.payload.methods import identify_payload, on_same_trajectory  # noqa: E402
 from payload_id_core.payload.methods.common import method_signals  # noqa: E402
 from payload_id_core.payload.offset_drift import OffsetWitness, offset_drift_witness  # noqa: E402
 from payload_id_core.payload.options import PayloadOptions  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
-from payload_id_core.robot_id import RobotIdentification  # noqa: E402
-from xtraj_cell import RATE, xtraj_cell  # noqa: E402 - tools/
+from payload_id_core.robot_id import RobotIdentification, identify_robot  # noqa: E402
+from payload_id_core.sim import simulate  # noqa: E402
+from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/
 
-SEEDS = tuple(range(int(os.environ.get("OFFSET_SEEDS", "10"))))
+FIRST_SEED = int(os.environ.get("OFFSET_FIRST_SEED", "0"))
+SEEDS = tuple(range(FIRST_SEED, FIRST_SEED + int(os.environ.get("OFFSET_SEEDS", "10"))))
 CELL_SEEDS = tuple(range(2, 2 + int(os.environ.get("OFFSET_CELL_SEEDS", "5"))))
-MOVES = (0.1, 0.3)        # N·m per joint
+MOVES = tuple(float(v) for v in os.environ.get("OFFSET_MOVES", "0.1,0.3").split(",") if v)   # N·m per joint
 XTRAJ = {"ur10": (4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015])),   # bench/accuracy.py's payloads
          "panda": (1.5, [0.01, -0.02, 0.05], np.diag([0.004, 0.005, 0.003]))}
+HONEST_ROWS = (("recorded", 1.03), ("friction x1.03", 1.03 * 1.03))[:int(os.environ.get("OFFSET_HONEST_ROWS", "2"))]
 REAL_METHODS = ("khalil-1", "khalil-2", "direct-rls", "gaz-dtau")
 
 
@@ -93,19 +97,19 @@ def cross_motion(out: dict[str, float], name: str) -> None:
     wrong = dict.fromkeys(MOVES, 0)
     for seed in SEEDS:
         robot = xc.robot(seed)
-        for label, scale in (("recorded", 1.03), ("friction x1.03", 1.03 * 1.03)):
+        for label, scale in HONEST_ROWS:
             rec = xc.recording(motion, (phi, frame), scale, seed)
             t0 = time.perf_counter()
             est = identify_payload("khalil-1", m, robot, rec, frame)
-            w = witness_of(m, robot, rec, est)
-            honest_chi2.append(w.chi2)
-            powers.append(100 * w.mass_std / mass)
+            note = next(n.text for n in est.notes if getattr(n, "code", None) is NoteCode.PAYLOAD_OFFSET_DRIFT)
+            chi, power = (float(v) for v in re.search(r"χ² ([0-9.]+) on .* about ([0-9.e+-]+) %", note).groups())
+            honest_chi2.append(chi)
+            powers.append(power / 3)
             runs += 1
             alarms += flagged_by_offsets(est)
-            print(f"{name} seed {seed} {label}: χ² {w.chi2:.1f} on {w.dof}, mass shift {-100 * w.d[0] / mass:+.3f} %"
-                  f" ± {100 * w.mass_std / mass:.3f}, est {100 * (est.mass / mass - 1):+.3f} % "
-                  f"{est.quality.name}{' FLAGGED' if flagged_by_offsets(est) else ''} "
-                  f"({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+            print(f"{name} seed {seed} {label}: est {100 * (est.mass / mass - 1):+.3f} % {est.quality.name}"
+                  f"{' FLAGGED' if flagged_by_offsets(est) else ''} ({time.perf_counter() - t0:.1f} s); {note}",
+                  file=sys.stderr)
         for move in MOVES:
             rec = moved_offsets_run(xc, motion, phi, frame, seed, move)
             est = identify_payload("khalil-1", m, robot, rec, frame)
@@ -127,9 +131,6 @@ def cross_motion(out: dict[str, float], name: str) -> None:
 
 
 def cell(out: dict[str, float]) -> None:
-    from payload_id_core.robot_id import identify_robot
-    from payload_id_core.sim import simulate
-    from xtraj_cell import cached
     m = RobotModel.from_urdf("ur10")
     frame = "wrist_3_link"
     traj = load_trajectory("ur10_payload")
@@ -167,17 +168,22 @@ def real(out: dict[str, float]) -> None:
     for pair, (unloaded_file, loaded_file) in rd.PAIRS.items():
         rec = read_ur_csv(data / loaded_file, list(robot.effort_scale))
         un = read_ur_csv(data / unloaded_file, list(robot.effort_scale))
-        k3 = identify_payload("khalil-3", model, robot, rec, unloaded=un)
-        print(f"ur10e {pair} khalil-3: {100 * (k3.mass / rd.LOAD_MASS_KG - 1):+.2f} %", file=sys.stderr)
+        k3_loaded, k3_unloaded, k3_options = on_same_trajectory("khalil-3", rec, un)
+        k3 = identify_payload("khalil-3", model, robot, k3_loaded, unloaded=k3_unloaded, **k3_options)
+        print(f"ur10e {pair} khalil-3: {100 * (k3.mass / rd.LOAD_MASS_KG - 1):+.2f} % com {np.round(1000 * k3.com, 1)}",
+              file=sys.stderr)
         for method in REAL_METHODS:
             est = identify_payload(method, model, robot, rec)
             note = next((n.text for n in est.notes if getattr(n, "code", None) is NoteCode.PAYLOAD_OFFSET_DRIFT), "")
             flagged = flagged_by_offsets(est)
             alarms += flagged
             out[f"offset_ur10e_{pair}_flagged_{method.replace('-', '_')}"] = float(flagged)
+            chi = re.search(r"χ² ([0-9.]+) on", note)
+            out[f"offset_ur10e_{pair}_chi2"] = float(chi.group(1)) if chi else float("nan")
             print(f"ur10e {pair} {method}: {100 * (est.mass / rd.LOAD_MASS_KG - 1):+.2f} % "
+                  f"com {np.round(1000 * est.com, 1)} "
                   f"± {100 * np.sqrt(est.covariance[0, 0]) / rd.LOAD_MASS_KG:.2f} {est.quality.name}"
-                  f"{' FLAGGED' if flagged else ''}; {note}", file=sys.stderr)
+                  f"{' FLAGGED' if flagged else ''}; {note}; {est.quality_reasons}", file=sys.stderr)
     out["offset_ur10e_false_alarms"] = float(alarms)
 
 
@@ -187,7 +193,7 @@ def main() -> None:
     if "real" in parts:
         real(out)
     if "xtraj" in parts:
-        for name in XTRAJ:
+        for name in os.environ.get("OFFSET_ROBOTS", "ur10,panda").split(","):
             cross_motion(out, name)
     if "cell" in parts:
         cell(out)

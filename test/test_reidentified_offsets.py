@@ -58,7 +58,8 @@ class Panda:
     def moved_free(self, loaded):
         """difference-rls (offsets free) on `loaded`, once."""
         if "moved free" not in self.estimates:
-            self.estimates["moved free"] = identify_payload("difference-rls", self.model, self.robot, loaded, self.frame)
+            self.estimates["moved free"] = identify_payload("difference-rls", self.model, self.robot, loaded,
+                                                            self.frame)
         return self.estimates["moved free"]
 
     def estimate(self, method, **options):
@@ -132,7 +133,7 @@ def test_a_method_keeping_robot_yamls_offsets_is_not_confidently_wrong_when_the_
         f"{method} {100 * (est.mass / MASS - 1):+.2f} % ± {100 * est.readable_std()[0] / MASS:.2f}, converged, ok")
     reason = next(r for r in est.quality_reasons if "constant friction offsets differ" in r)
     # Every joint moved by 0.3 N·m: each is named with its change (the free fit's ΔB̂_j within 0.1 N·m of it).
-    for j, name in enumerate(panda.model.joint_names):
+    for name in panda.model.joint_names:
         named = re.search(rf"{name} ([+-]\d+\.\d+) ± (\d+\.\d+) N·m", reason)
         assert named, reason
         assert abs(abs(float(named.group(1))) - 0.3) < 0.1, reason
