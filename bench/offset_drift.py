@@ -42,7 +42,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
-from payload_id_core.notes import NoteCode  # noqa: E402
+from payload_id_core.notes import Note, NoteCode  # noqa: E402
 from payload_id_core.payload.methods import identify_payload, on_same_trajectory  # noqa: E402
 from payload_id_core.payload.methods.common import method_signals  # noqa: E402
 from payload_id_core.payload.offset_drift import OffsetWitness, offset_drift_witness  # noqa: E402
@@ -64,6 +64,11 @@ REAL_METHODS = ("khalil-1", "khalil-2", "direct-rls", "gaz-dtau")
 
 def flagged_by_offsets(est: PayloadEstimate) -> bool:
     return any("constant friction offsets differ" in r for r in est.quality_reasons)
+
+
+def offset_note(est: PayloadEstimate) -> str:
+    """The witness's note on `est` ('' when it did not judge it)."""
+    return next((n.text for n in map(Note.from_any, est.notes) if n.code is NoteCode.PAYLOAD_OFFSET_DRIFT), "")
 
 
 def witness_of(model, robot, rec, est: PayloadEstimate) -> OffsetWitness:
@@ -101,8 +106,10 @@ def cross_motion(out: dict[str, float], name: str) -> None:
             rec = xc.recording(motion, (phi, frame), scale, seed)
             t0 = time.perf_counter()
             est = identify_payload("khalil-1", m, robot, rec, frame)
-            note = next(n.text for n in est.notes if getattr(n, "code", None) is NoteCode.PAYLOAD_OFFSET_DRIFT)
-            chi, power = (float(v) for v in re.search(r"χ² ([0-9.]+) on .* about ([0-9.e+-]+) %", note).groups())
+            note = offset_note(est)
+            found = re.search(r"χ² ([0-9.]+) on .* about ([0-9.e+-]+) %", note)
+            assert found, note
+            chi, power = (float(v) for v in found.groups())
             honest_chi2.append(chi)
             powers.append(power / 3)
             runs += 1
@@ -174,7 +181,7 @@ def real(out: dict[str, float]) -> None:
               file=sys.stderr)
         for method in REAL_METHODS:
             est = identify_payload(method, model, robot, rec)
-            note = next((n.text for n in est.notes if getattr(n, "code", None) is NoteCode.PAYLOAD_OFFSET_DRIFT), "")
+            note = offset_note(est)
             flagged = flagged_by_offsets(est)
             alarms += flagged
             out[f"offset_ur10e_{pair}_flagged_{method.replace('-', '_')}"] = float(flagged)
