@@ -11,6 +11,8 @@ robot's share, their median |error| 0.35 %, and here, noise-free robot, mass +0.
 friction change gives +0.31 % ± 0.20 on the same run. One loaded noise draw, ~30 s (the robot identification ~10 s).
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.notes import NoteCode
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload.methods import identify_payload
@@ -51,6 +54,13 @@ class Panda:
         return synthetic_recording(self.model, t, *traj.evaluate(t), friction=self.fm,
                                    friction_params=self.fp * friction_scale, rotor_inertia=0.1, payload=payload,
                                    noise_std=noise, delay=0.003, seed=seed)
+
+    def moved_free(self, loaded):
+        """difference-rls (offsets free) on `loaded`, once."""
+        if "moved free" not in self.estimates:
+            self.estimates["moved free"] = identify_payload("difference-rls", self.model, self.robot, loaded,
+                                                            self.frame)
+        return self.estimates["moved free"]
 
     def estimate(self, method, **options):
         key = (method, tuple(sorted(options.items())))
@@ -92,26 +102,55 @@ def test_reidentification_with_a_known_robot_is_khalil_1_with_the_friction_chang
     assert abs(est.mass - MASS) < 3 * std[0]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "khalil-2 leaves the friction offsets' change out (load_changeable_friction): when the loaded run's offsets "
-    "differ from robot.yaml's it reads them as payload, +4.04 % ± 0.21 here with quality ok; no check compares "
-    "the loaded run's constant residual per joint against the noise (difference-rls keeps them free)"))
-def test_khalil_2_is_not_confidently_wrong_when_the_loaded_runs_offsets_moved(panda):
-    """Issue 29 (h69, found while measuring difference-rls's offsets): every joint's offset 0.3 N·m off robot.yaml's
-    in the loaded run (real drives: 0.1-0.3 N·m between the UR10e's unloaded recordings), in the sign of the
-    payload's mean torque on that joint. difference-rls, whose offsets are free, gives +0.27 % ± 0.29 on this run
-    (measured); khalil-2 +4.04 % ± 0.21, converged with quality ok: a confident wrong answer."""
-    # The unloaded twin with the same noise seed: the difference is the payload's torque.
+@pytest.fixture(scope="module")
+def moved_offsets(panda):
+    """The loaded run with every joint's offset B_j 0.3 N·m off robot.yaml's in the sign of the payload's mean torque
+    on that joint (the unloaded twin with the same noise seed gives that torque)."""
     payload_torque = panda.loaded.joints.tau - panda.record("panda_payload", None, 1.03, LOADED_SEED, 1.0).joints.tau
     fp = panda.fp * 1.03
     fp[2::3] += 0.3 * np.sign(payload_torque.mean(axis=0))   # B_j: the friction's constant offset (Fc, Fv, B)
     traj = load_trajectory("panda_payload").for_model(list(panda.model.joint_names))
     t = np.arange(int(round(traj.duration * RATE))) / RATE
-    loaded = synthetic_recording(panda.model, t, *traj.evaluate(t), friction=panda.fm, friction_params=fp,
-                                 rotor_inertia=0.1, payload=(PHI, panda.frame), noise_std=1.0, delay=0.003, seed=3)
-    free = identify_payload("difference-rls", panda.model, panda.robot, loaded, panda.frame)
+    return synthetic_recording(panda.model, t, *traj.evaluate(t), friction=panda.fm, friction_params=fp,
+                               rotor_inertia=0.1, payload=(PHI, panda.frame), noise_std=1.0, delay=0.003, seed=3)
+
+
+@pytest.mark.parametrize("method", ["khalil-2", "khalil-1", "direct-rls", "gaz-dtau"])
+def test_a_method_keeping_robot_yamls_offsets_is_not_confidently_wrong_when_the_loaded_runs_offsets_moved(
+        panda, moved_offsets, method):
+    """Issue 29 (h69, found while measuring difference-rls's offsets): every joint's offset 0.3 N·m off robot.yaml's
+    in the loaded run (real drives: 0.1-0.3 N·m between the UR10e's unloaded recordings), in the sign of the
+    payload's mean torque on that joint. difference-rls, whose offsets are free, gives +0.27 % ± 0.29 on this run
+    (measured); the methods that keep robot.yaml's offsets gave, converged with quality ok, khalil-2 +4.04 % ± 0.21,
+    khalil-1 +4.07 % ± 0.23, direct-rls +4.08 % ± 0.23, gaz-dtau +4.07 % ± 0.19: confident wrong answers (strict
+    xfail until payload/offset_drift.py). Now each is flagged suspect by the offsets' witness, naming the joints'
+    offset changes and the fix; the estimate itself is not changed (still ~4 % off)."""
+    free = panda.moved_free(moved_offsets)
     assert abs(free.mass - MASS) <= 2.0 * free.readable_std()[0]   # the free offsets take the change
-    est = identify_payload("khalil-2", panda.model, panda.robot, loaded, panda.frame)
+    est = identify_payload(method, panda.model, panda.robot, moved_offsets, panda.frame)
     confident = est.converged and est.quality is Quality.OK
     assert not confident or abs(est.mass - MASS) <= 3.0 * est.readable_std()[0], (
-        f"khalil-2 {100 * (est.mass / MASS - 1):+.2f} % ± {100 * est.readable_std()[0] / MASS:.2f}, converged, ok")
+        f"{method} {100 * (est.mass / MASS - 1):+.2f} % ± {100 * est.readable_std()[0] / MASS:.2f}, converged, ok")
+    reason = next(r for r in est.quality_reasons if "constant friction offsets differ" in r)
+    # Every joint moved by 0.3 N·m: each is named with its change (the free fit's ΔB̂_j within 0.1 N·m of it).
+    for name in panda.model.joint_names:
+        named = re.search(rf"{name} ([+-]\d+\.\d+) ± (\d+\.\d+) N·m", reason)
+        assert named, reason
+        assert abs(abs(float(named.group(1))) - 0.3) < 0.1, reason
+    assert "difference-rls" in reason and "identify-robot" in reason
+    # A witness, not a switch: the estimate is the method's own, still the offsets' +4 %.
+    assert 100 * (est.mass / MASS - 1) > 3.0
+
+
+def test_an_honest_loaded_run_is_not_flagged_by_the_offsets_witness(panda):
+    """The same cell without the offsets moved: the witness judges it (its note, with the χ² and what shift it can
+    see) and does not flag it (χ² 7.6 on 4 for khalil-1, limit 18.5; over bench/offset_drift.py's 10 seeds per
+    robot no honest run was flagged)."""
+    for method in ("khalil-1", "khalil-2"):
+        est = panda.estimate(method)
+        note = next(n for n in est.notes if getattr(n, "code", None) is NoteCode.PAYLOAD_OFFSET_DRIFT)
+        chi2 = float(re.search(r"χ² (\d+\.\d+) on 4 \(limit 18\.5\)", note.text).group(1))
+        assert chi2 < 18.5, note.text
+        assert not any("friction offsets" in r for r in est.quality_reasons), est.quality_reasons
+        assert est.quality is Quality.OK and est.converged
+        assert abs(est.mass - MASS) <= 3.0 * est.readable_std()[0]
