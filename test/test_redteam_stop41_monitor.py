@@ -1,0 +1,109 @@
+"""Red team, stop 41: the payload monitor after issue 31's disarmed record (PayloadMonitor._locate_in_disarmed: a doubt's
+load dated where its step is in the residual kept while disarmed) and issue 35's one-array filters, on the simulated
+UR10 cell.
+
+Each scenario is a person's push of the kind issue 31 names, held at rest on the flange so that the monitor is disarmed
+(its contact event) while a part is put on: the part is found later, by the misfit that lasts in the moves
+(_put_in_doubt), and its date comes from the record. Those the record still dates wrong are xfail(strict=True) with what
+happens and what the fix would be; those that hold are asserted as they are.
+"""
+
+import numpy as np
+import pytest
+from test_monitor_task_motion import Task
+
+from payload_id_core.monitor import EventKind
+from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
+
+pytestmark = pytest.mark.slow
+
+PUSH = 90.0 * np.array([0.3, 0.2, -1.0]) / np.linalg.norm([0.3, 0.2, -1.0])   # N, base frame, on the flange
+RAMP = 0.3   # s
+
+
+@pytest.fixture(scope="module")
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
+
+
+def _said(events):
+    return [(e.kind.value, round(e.t_change, 2), round(e.t_alarm, 2), e.mass_change_text) for e in events]
+
+
+def held_push(task: Task, hold: float, picks: list[tuple[float, float]], press_down: float = 0.0):
+    """PUSH on the flange ramped over RAMP, held `hold` s at rest, released over RAMP; `picks`: (s into the hold, mass
+    carried from then on). `press_down` (kg): a second hand pressing straight down with that part's weight, ramped on
+    over 0.1 s 1 s into the push and off over 1 s from the first pick. Returns (the push's start, the picks' times,
+    the release's end)."""
+    start, done = task.cell.time, []
+    total = 2 * RAMP + hold
+    while task.cell.time - start < total - 1e-9:
+        elapsed = task.cell.time - start
+        if len(done) < len(picks) and elapsed >= RAMP + picks[len(done)][0]:
+            task.carry(picks[len(done)][1])
+            done.append(task.cell.time)
+        scale = min(1.0, elapsed / RAMP, max(0.0, (total - elapsed) / RAMP))
+        force = PUSH * scale
+        if press_down:
+            on = min(1.0, max(0.0, (elapsed - 1.0) / 0.1))
+            off = 1.0 if not done else min(1.0, max(0.0, 1.0 - (task.cell.time - done[0]) / 1.0))
+            force = force + np.array([0.0, 0.0, -9.81 * press_down]) * on * off
+        task.cell.set_external_torque(_push_torque(task.model, task.parts[-1].q[-1], HUMAN_LINKS["flange"],
+                                                   np.zeros(3), force))
+        task.rest(FORCE_UPDATE_S)
+    task.cell.set_external_torque(None)
+    return start, done, task.cell.time
+
+
+def _watched(cell, seed: int, hold: float, picks, press_down: float = 0.0):
+    model, robot = cell
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    start, times, released = held_push(task, hold, picks, press_down)
+    task.rest(0.5)
+    task.moves(4)
+    _, events, _ = task.watch(robot)
+    return start, times, released, events
+
+
+@pytest.mark.xfail(strict=True, reason="a load put on in two steps while disarmed is dated at the first move after the "
+                   "hand left: the record is searched for one step of the doubt's whole change (F Δφ); 1 kg then 2 kg "
+                   "more (picks at 5.81 s and 7.0 s, push released at 8.3 s) leave two steps neither of which fits, so "
+                   "_locate_in_disarmed returns None and the pick is dated 8.87 s (picked +3.006 kg). Fix: fit the "
+                   "record with up to two steps along F Δφ (sizes free, summing to the change) and date the change at "
+                   "the first, or say the date is unknown within the disarmed span rather than give the first move")
+def test_a_load_put_on_in_two_steps_under_a_held_push_is_dated_at_its_first_step(cell):
+    _, (first, second), released, events = _watched(cell, 3, 3.0, [(0.8, 1.0), (2.0, 3.0)])
+    picked = [e for e in events if e.kind is EventKind.PICKED]
+    assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
+    assert picked[0].t_change < released, (first, second, released, _said(events))
+    assert first - 0.05 <= picked[0].t_change <= second + 0.1, (first, second, released, _said(events))
+
+
+@pytest.mark.xfail(strict=True, reason="a pick made under a push held longer than the record (DISARMED_RECORD_S = 20 s) "
+                   "is dated at the first move after the release: 3 kg picked at 6.01 s under a push held 24 s "
+                   "(released at 29.3 s) is `picked` +2.999 kg dated 29.87 s, 23.9 s late and after the hand left. "
+                   "Fix: keep the record's at-rest residual decimated beyond 20 s (a step needs STEP_BEFORE_S + "
+                   "STEP_AFTER_S around it, not every 5th sample), or mark the date as not located (t_change = the "
+                   "record's start, flagged) instead of the first motion")
+def test_a_pick_under_a_push_held_longer_than_the_record_is_dated_at_the_pick(cell):
+    _, (t_pick,), released, events = _watched(cell, 3, 24.0, [(1.0, 3.0)])
+    picked = [e for e in events if e.kind is EventKind.PICKED]
+    assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
+    assert picked[0].t_change < released, (t_pick, released, _said(events))
+    assert abs(picked[0].t_change - t_pick) < 0.5, (t_pick, released, _said(events))
+
+
+def test_a_second_hand_pressing_down_like_the_part_is_not_dated_as_the_pick(cell):
+    """Held: a second hand pressing straight down on the flange with a 3 kg part's weight (at rest the same torques as
+    the part), ramped on over 0.1 s, 1.5 s before the part is picked and taken off over 1 s as it is. The record holds
+    two steps of the part's size and sign (the press at 5.7 s, the pick at 7.2 s): the pick is dated at the pick, not
+    at the press (the press's ramp leaves more than the step fit allows; 7.22 s on seeds 3 and 4)."""
+    start, (t_pick,), released, events = _watched(cell, 3, 4.0, [(2.2, 3.0)], press_down=3.0)
+    t_press = start + 1.0
+    assert t_pick - t_press > 1.0
+    picked = [e for e in events if e.kind is EventKind.PICKED]
+    assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
+    assert abs(picked[0].t_change - t_pick) < 0.1, (t_press, t_pick, released, _said(events))
+    assert not [e for e in events if e.kind in (EventKind.PLACED, EventKind.CHANGED)], _said(events)
