@@ -1,6 +1,6 @@
-"""Red team, stop 41: the payload monitor after issue 31's disarmed record (PayloadMonitor._locate_in_disarmed: a doubt's
-load dated where its step is in the residual kept while disarmed) and issue 35's one-array filters, on the simulated
-UR10 cell.
+"""Red team, stop 41: the payload monitor after issue 31's disarmed record (PayloadMonitor._locate_in_disarmed: the load
+of a doubt dated where its step is in the residual kept while disarmed) and issue 35's one-array filters, on the
+simulated UR10 cell.
 
 Each scenario is a person's push of the kind issue 31 names, held at rest on the flange so that the monitor is disarmed
 (its contact event) while a part is put on: the part is found later, by the misfit that lasts in the moves
@@ -81,7 +81,7 @@ def test_a_load_put_on_in_two_steps_under_a_held_push_is_dated_at_its_first_step
     assert first - 0.05 <= picked[0].t_change <= second + 0.1, (first, second, released, _said(events))
 
 
-@pytest.mark.xfail(strict=True, reason="a pick made under a push held longer than the record (DISARMED_RECORD_S = 20 s) "
+@pytest.mark.xfail(strict=True, reason="a pick made under a push held longer than the record (DISARMED_RECORD_S, 20 s) "
                    "is dated at the first move after the release: 3 kg picked at 6.01 s under a push held 24 s "
                    "(released at 29.3 s) is `picked` +2.999 kg dated 29.87 s, 23.9 s late and after the hand left. "
                    "Fix: keep the record's at-rest residual decimated beyond 20 s (a step needs STEP_BEFORE_S + "
