@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from test_monitor_task_motion import Task
 
-from payload_id_core.monitor import EventKind
+from payload_id_core.monitor import EventKind, PayloadMonitor
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
 
 pytestmark = pytest.mark.slow
@@ -107,3 +107,46 @@ def test_a_second_hand_pressing_down_like_the_part_is_not_dated_as_the_pick(cell
     assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
     assert abs(picked[0].t_change - t_pick) < 0.1, (t_press, t_pick, released, _said(events))
     assert not [e for e in events if e.kind in (EventKind.PLACED, EventKind.CHANGED)], _said(events)
+
+
+@pytest.fixture(scope="module")
+def live():
+    from monitor_fixtures import live_cell  # noqa: PLC0415 - only the tests that ask pay for its identification
+
+    return live_cell()
+
+
+@pytest.mark.parametrize("glitch", ["repeated", "early"])
+@pytest.mark.parametrize("block", [1, 10])
+def test_a_sample_stamped_out_of_order_is_no_contact(live, glitch, block):
+    """One joint state whose stamp is wrong for its data, 0.8 s into the live cell's task with nothing on the flange
+    and no push: stamped as the sample before it (a driver re-using the last header) or 6 ms early. It pauses the
+    monitor (time went backwards), once. Before, that sample started the next run with its wrong stamp, so the
+    restarted observer's first step integrated 4 ms (8 ms) of τ + β over 2 ms of motion, and the monitor called a
+    `contact` 2-8 ms later (t_change 0.804 s, 0.794 s) on a task with nobody there. Now the out-of-order sample is
+    skipped as a NaN one is: the observers restart on the next good sample (the module's docstring). A duplicated
+    message and two samples delivered swapped were never a problem (their stamps fit their data): no event either."""
+    model, robot, task = live
+    j = task.joints
+    variants = {glitch: None, "duplicate": None, "swapped": None}
+    for name in variants:
+        t, q, qd, tau = j.t.copy(), j.q.copy(), j.qd.copy(), j.tau.copy()
+        if name == "repeated":
+            t[400] = t[399]
+        elif name == "early":
+            t[400] = t[399] - 0.004
+        elif name == "duplicate":
+            t, q, qd, tau = (np.insert(x, 400, x[399], axis=0) for x in (t, q, qd, tau))
+        else:
+            for x in (t, q, qd, tau):
+                x[[399, 400]] = x[[400, 399]]
+        monitor = PayloadMonitor(model, robot, "tool0")
+        events, pauses = [], []
+        for lo in range(0, t.size, block):
+            u = monitor.update(t[lo:lo + block], q[lo:lo + block], qd[lo:lo + block], tau[lo:lo + block])
+            events += u.events
+            pauses += [u.paused] if u.paused else []
+        variants[name] = (_said(events), pauses)
+    for name, (said, pauses) in variants.items():
+        assert len(pauses) == 1 and "backwards" in pauses[0], (name, pauses)
+        assert said == [], (name, said)
