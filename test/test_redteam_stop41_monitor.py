@@ -30,18 +30,23 @@ def _said(events):
     return [(e.kind.value, round(e.t_change, 2), round(e.t_alarm, 2), e.mass_change_text) for e in events]
 
 
-def held_push(task: Task, hold: float, picks: list[tuple[float, float]], press_down: float = 0.0):
+def held_push(task: Task, hold: float, picks: list[tuple], press_down: float = 0.0):
     """PUSH on the flange ramped over RAMP, held `hold` s at rest, released over RAMP; `picks`: (s into the hold, mass
-    carried from then on). `press_down` (kg): a second hand pressing straight down with that part's weight, ramped on
-    over 0.1 s 1 s into the push and off over 1 s from the first pick. Returns (the push's start, the picks' times,
-    the release's end)."""
-    start, done = task.cell.time, []
+    carried from then on[, s over which its weight comes on]). `press_down` (kg): a second hand pressing straight down
+    with that part's weight, ramped on over 0.1 s 1 s into the push and off over 1 s from the first pick. Returns (the
+    push's start, the picks' times, the release's end)."""
+    start, done, coming = task.cell.time, [], None
     total = 2 * RAMP + hold
     while task.cell.time - start < total - 1e-9:
         elapsed = task.cell.time - start
         if len(done) < len(picks) and elapsed >= RAMP + picks[len(done)][0]:
-            task.carry(picks[len(done)][1])
             done.append(task.cell.time)
+            coming = (task.cell.time, task.truth[-1][2] if task.truth else 0.0, *picks[len(done) - 1][1:])
+        if coming is not None:
+            t0, before, mass, *ramp = coming
+            share = min(1.0, (task.cell.time - t0) / ramp[0]) if ramp else 1.0
+            task.carry(before + (mass - before) * share)
+            coming = None if share >= 1.0 else coming
         scale = min(1.0, elapsed / RAMP, max(0.0, (total - elapsed) / RAMP))
         force = PUSH * scale
         if press_down:
@@ -93,6 +98,20 @@ def test_a_pick_under_a_push_held_longer_than_the_record_is_dated_at_the_pick(ce
     assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
     assert picked[0].t_change < released, (t_pick, released, _said(events))
     assert abs(picked[0].t_change - t_pick) < 0.5, (t_pick, released, _said(events))
+
+
+@pytest.mark.xfail(strict=True, reason="a part whose weight comes on over 0.5 s under a held push (lowered onto the "
+                   "flange, a vacuum gripper's seal) is dated at the first move after the hand left: the record's step "
+                   "model rises within 3 observer time constants (60 ms), so a 0.5 s ramp leaves more than span_chi2 "
+                   "and _locate_in_disarmed returns None; 3 kg coming on from 6.01 s to 6.51 s, push released at "
+                   "8.3 s, is `picked` +3.006 kg dated 8.87 s. Fix: fit the step convolved with a ramp of free "
+                   "duration up to 1 s (the observer's response to it is known) and date the ramp's start")
+def test_a_part_whose_weight_comes_on_over_half_a_second_under_a_held_push_is_dated_at_the_pick(cell):
+    _, (t_pick,), released, events = _watched(cell, 3, 3.0, [(1.0, 3.0, 0.5)])
+    picked = [e for e in events if e.kind is EventKind.PICKED]
+    assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
+    assert picked[0].t_change < released, (t_pick, released, _said(events))
+    assert t_pick - 0.05 <= picked[0].t_change <= t_pick + 0.55, (t_pick, released, _said(events))
 
 
 def test_a_second_hand_pressing_down_like_the_part_is_not_dated_as_the_pick(cell):
