@@ -10,10 +10,16 @@ happens and what the fix would be; those that hold are asserted as they are.
 
 import numpy as np
 import pytest
+from test_monitor_speed_paths import ReferenceContactJacobian, _recording_steps
 from test_monitor_task_motion import Task
 
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor import EventKind, PayloadMonitor
+from payload_id_core.monitor.monitor import MonitorSettings
+from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 pytestmark = pytest.mark.slow
 
@@ -169,3 +175,86 @@ def test_a_sample_stamped_out_of_order_is_no_contact(live, glitch, block):
     for name, (said, pauses) in variants.items():
         assert len(pauses) == 1 and "backwards" in pauses[0], (name, pauses)
         assert said == [], (name, said)
+
+
+class FormerFeedMonitor(PayloadMonitor):
+    """PayloadMonitor with its feed as before issue 35's one-array filters (d5c2223): a filter each, the former contact
+    Jacobian, and one zero load-friction column when load friction is off."""
+
+    def __init__(self, model, robot, frame, settings):
+        super().__init__(model, robot, frame, settings=settings)
+        self.contact_jacobian = ReferenceContactJacobian(model, frame, self.gain)
+
+    def _filtered(self, t, q, qd, tau):
+        r0 = self.observer.update(t, q, qd, tau)
+        F = self.regressor.update(t, q, qd)
+        G = self.contact_jacobian.update(t, q)
+        if self.load_friction is not None:
+            L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
+        else:
+            L = np.zeros(r0.shape + (1,))
+        return r0, F, L, G
+
+
+def test_the_one_array_feed_is_the_former_one_on_a_panda_at_another_frame(cell):
+    """Held: issue 35's one-array feed against the former one on a robot other than the UR10 (the Panda, 7 joints), at a
+    frame other than the flange (panda_link8), with load friction off (its L a zero column), the observer gain 20 1/s,
+    a 2 kg part put on 1 s into a 3 s task, blocks of 1 to 50 samples, an infinite torque, a repeated and a backwards
+    stamp: the same events and pauses, r₀, F and L bit for bit, G to 1e-12 relative (4e-16 measured), the same φ."""
+    model = RobotModel.from_urdf("panda")
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1), friction="linear",
+                           estimator="ols")
+    joints = synthetic_recording(model, *sum_of_sines(model, duration=3.0, rate_hz=500.0, seed=7), noise_std=0.2,
+                                 seed=2).joints
+    t, q, qd, tau = joints.t.copy(), joints.q.copy(), joints.qd.copy(), joints.tau.copy()
+    frame, part = "panda_link8", np.zeros(10)
+    part[0], part[3] = 2.0, 2.0 * 0.08
+    on = t >= t[0] + 1.0
+    tau[on] += payload_regressor(model, frame, q[on], qd[on], np.gradient(qd, t, axis=0)[on]) @ part
+    tau[200, 1] = np.inf
+    t[400] = t[399]
+    t[600] = t[599] - 0.004
+
+    def settings():
+        return MonitorSettings(gain=20.0, load_friction=False, unloaded_friction=False)
+
+    fast, former = PayloadMonitor(model, robot, frame, settings=settings()), FormerFeedMonitor(model, robot, frame,
+                                                                                                  settings())
+    steps = {"fast": _recording_steps(fast), "former": _recording_steps(former)}
+    said: dict = {"fast": [], "former": []}
+    sizes, lo, b = [1, 1, 3, 10, 17, 1, 50, 2], 0, 0
+    while lo < t.size:
+        s = slice(lo, lo + sizes[b % len(sizes)])
+        for name, monitor in (("fast", fast), ("former", former)):
+            u = monitor.update(t[s], q[s], qd[s], tau[s])
+            said[name].append((_said(u.events), u.paused))
+        lo, b = s.stop, b + 1
+    assert said["fast"] == said["former"]
+    assert sum(paused is not None for _, paused in said["fast"]) == 3
+    assert len(steps["fast"]) == len(steps["former"]) > 1400
+    for got, want in zip(steps["fast"], steps["former"]):
+        assert got[0] == want[0]
+        np.testing.assert_array_equal(got[1], want[1])                      # F
+        np.testing.assert_array_equal(got[2], want[2])                      # r₀
+        np.testing.assert_array_equal(got[3], want[3])                      # L: a zero column
+        np.testing.assert_array_equal(got[3], np.zeros((model.n, 1)))
+    G, G_former = (np.array([s[5] for s in steps[name]]) for name in ("fast", "former"))
+    np.testing.assert_allclose(G, G_former, rtol=1e-12, atol=1e-12 * np.abs(G_former).max())
+    np.testing.assert_array_equal(fast.state.phi, former.state.phi)
+    assert abs(fast.state.phi[0] - 2.0) < 0.1                                 # the part was taken in
+
+
+def test_nothing_is_recorded_while_armed(live):
+    """Held: the disarmed record costs nothing while the monitor is armed: over the live cell's 1 s task (no load, no
+    push, armed throughout) nothing is appended or counted (PayloadMonitor._disarmed, _disarmed_count). Paired timing
+    with the code before the record (e697aa7), loaded 2-core machine: 150-225 µs per sample armed either way (medians
+    of 7 runs, the pairs within their noise); disarmed 101-146 µs, the pairs' differences of both signs."""
+    model, robot, task = live
+    j = task.joints
+    monitor = PayloadMonitor(model, robot, "tool0")
+    events = []
+    for lo in range(0, j.t.size, 10):
+        events += monitor.update(j.t[lo:lo + 10], j.q[lo:lo + 10], j.qd[lo:lo + 10], j.tau[lo:lo + 10]).events
+        assert monitor._armed and len(monitor._disarmed) == 0 and monitor._disarmed_count == 0
+    assert events == []
