@@ -41,7 +41,8 @@ def held_push(task: Task, hold: float, picks: list[tuple], press_down: float = 0
     carried from then on[, s over which its weight comes on]). `press_down` (kg): a second hand pressing straight down
     with that part's weight, ramped on over 0.1 s 1 s into the push and off over 1 s from the first pick. Returns (the
     push's start, the picks' times, the release's end)."""
-    start, done, coming = task.cell.time, [], None
+    start, coming = task.cell.time, None
+    done: list[float] = []
     total = 2 * RAMP + hold
     while task.cell.time - start < total - 1e-9:
         elapsed = task.cell.time - start
