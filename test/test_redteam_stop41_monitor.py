@@ -11,7 +11,7 @@ happens and what the fix would be; those that hold are asserted as they are.
 import numpy as np
 import pytest
 from test_monitor_speed_paths import ReferenceContactJacobian, _recording_steps
-from test_monitor_task_motion import Task
+from test_monitor_task_motion import FRAME, Task
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
@@ -259,3 +259,31 @@ def test_nothing_is_recorded_while_armed(live):
         events += monitor.update(j.t[lo:lo + 10], j.q[lo:lo + 10], j.qd[lo:lo + 10], j.tau[lo:lo + 10]).events
         assert monitor._armed and len(monitor._disarmed) == 0 and monitor._disarmed_count == 0
     assert events == []
+
+
+@pytest.mark.xfail(strict=True, reason="a switch off and on (or any pause: a 60 ms gap of a busy simulation) after a "
+                   "pick made under a held push clears the disarmed record (_pause), so the pick is dated at the first "
+                   "move after the release: 3 kg picked at 6.01 s, the monitor toggled at 7.01 s, the push released at "
+                   "8.3 s: `picked` +3.006 kg dated 8.87 s (6.03 s without the toggle). Fix: keep the record across a "
+                   "pause as separate segments (r₀ and F restart, so a step's window must lie within one) and search "
+                   "each, rather than clear it")
+def test_a_pick_under_a_held_push_is_dated_at_the_pick_after_a_toggle(cell):
+    model, robot = cell
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(2)
+    _, (t_pick,), released = held_push(task, 3.0, [(1.0, 3.0)])
+    task.rest(0.5)
+    task.moves(4)
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    monitor = PayloadMonitor(model, robot, FRAME)
+    events, toggled = [], False
+    for k in range(0, t.size, 10):
+        if not toggled and t[k] >= t_pick + 1.0:
+            monitor.suspend()
+            toggled = True
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    picked = [e for e in events if e.kind is EventKind.PICKED]
+    assert toggled and t_pick + 1.0 < released
+    assert len(picked) == 1 and abs(picked[0].delta_mass - 3.0) <= 3 * picked[0].delta_mass_std, _said(events)
+    assert abs(picked[0].t_change - t_pick) < 0.5, (t_pick, released, _said(events))
