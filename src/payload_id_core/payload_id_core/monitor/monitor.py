@@ -361,12 +361,14 @@ class PayloadMonitor:
         start = 0
         for k in range(t.size + 1):
             bad_reason = None
+            skip = False
             if k < t.size:
                 prev = self._t_last if k == start else t[k - 1]
                 if not finite[k]:
-                    bad_reason = "joint states carry NaN or infinite values"
+                    bad_reason, skip = "joint states carry NaN or infinite values", True
                 elif prev is not None and not t[k] > prev:
                     bad_reason = f"joint-state time went backwards ({t[k]:.3f} s after {prev:.3f} s)"
+                    skip = True
                 elif prev is not None and t[k] - prev > self.s.max_gap_s:
                     bad_reason = (f"joint states stopped for {t[k] - prev:.3f} s (more than "
                                   f"{self.s.max_gap_s} s)")
@@ -375,8 +377,11 @@ class PayloadMonitor:
                     self._run(t[start:k], q[start:k], qd[start:k], tau[start:k], out)
                 if bad_reason is not None:
                     self._pause(bad_reason, out)
-                    # A late or backwards sample is itself good: it starts the next run. A NaN one is skipped.
-                    start = k + 1 if not finite[k] else k
+                    # A late sample is itself good: it starts the next run. A NaN one is skipped, and so is one
+                    # stamped at or before the last: its stamp need not fit its data (a driver re-using the last
+                    # header), and the restarted observer's first step would integrate τ + β over the wrong time (a
+                    # sample stamped as the one before called a `contact` 6 ms later on the live cell's task).
+                    start = k + 1 if skip else k
         return out
 
     def _pause(self, reason: str, out: MonitorUpdate) -> None:
