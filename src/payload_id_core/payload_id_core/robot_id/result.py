@@ -421,7 +421,16 @@ def _gear(friction: dict, n: int, source: str) -> GearFriction | None:
         raise PayloadIdError(f"{source}: friction.gear is {g!r}, not a mapping {{mu, mu_std}}",
                              "re-run payload-id identify-robot")
     mu = gear_friction.check_mu(g["mu"], n, f"{source}: friction.gear.mu")
-    return GearFriction(mu, _mu_std(g.get("mu_std"), n, f"{source}: friction.gear.mu_std"))
+    std = _mu_std(g.get("mu_std"), n, f"{source}: friction.gear.mu_std")
+    # A fitted μ's σ is never 0 (identify-robot writes null where μ was given). Read as "known exactly", a 0 would
+    # make difference-rls's μ_j exact (load_friction.prior_std), so a hand-edited 0 is refused, not guessed at.
+    zero = (mu > 0) & (std == 0)
+    if np.any(zero):
+        raise PayloadIdError(f"{source}: friction.gear.mu_std is 0 for joint(s) {np.flatnonzero(zero).tolist()} whose "
+                             "μ is not 0: no identification knows μ exactly",
+                             "write null there (μ given, not fitted), or re-run payload-id identify-robot "
+                             "--gear-friction identify")
+    return GearFriction(mu, std)
 
 
 def _mu_std(raw, n: int, key: str) -> np.ndarray:
