@@ -81,6 +81,9 @@ def test_a_gear_record_whose_sigma_is_zero_is_refused(ur10, geared, tmp_path):
     path.write_text(yaml.safe_dump(d))
     with pytest.raises(PayloadIdError, match="mu_std is 0"):
         RobotIdentification.load(path, ur10)
+    # and never written: an identification given such a record refuses it before any file exists
+    with pytest.raises(PayloadIdError, match="std is 0 for joint"):
+        dataclasses.replace(geared, gear=GearFriction(geared.gear.mu, np.where(geared.gear.mu > 0, 0.0, np.nan)))
 
 
 def test_what_held_malformed_mu_and_sigma_and_a_null_sigma_frees_the_joint(ur10, geared):
