@@ -117,6 +117,7 @@ class RobotIdentification:
         self.effort_unit = EffortUnit.parse(self.effort_unit).value
         if self.gear is not None:      # what load() would refuse is refused here, before any file is written
             gear_friction.check_mu(self.gear.mu, len(self.joint_names), "gear friction μ")
+            check_gear_std(self.gear.mu, self.gear.mu_std, "gear friction μ's std")
 
     @property
     def gains_identified_with_load(self) -> bool:
@@ -421,7 +422,20 @@ def _gear(friction: dict, n: int, source: str) -> GearFriction | None:
         raise PayloadIdError(f"{source}: friction.gear is {g!r}, not a mapping {{mu, mu_std}}",
                              "re-run payload-id identify-robot")
     mu = gear_friction.check_mu(g["mu"], n, f"{source}: friction.gear.mu")
-    return GearFriction(mu, _mu_std(g.get("mu_std"), n, f"{source}: friction.gear.mu_std"))
+    std = _mu_std(g.get("mu_std"), n, f"{source}: friction.gear.mu_std")
+    check_gear_std(mu, std, f"{source}: friction.gear.mu_std")
+    return GearFriction(mu, std)
+
+
+def check_gear_std(mu: np.ndarray, std: np.ndarray, what: str) -> None:
+    """A fitted μ's σ is never 0 (identify-robot writes null where μ was given). Read as "known exactly", a 0 would
+    make difference-rls's μ_j exact (load_friction.prior_std), so a 0 where μ is not 0 is refused, not guessed at."""
+    zero = (np.asarray(mu) > 0) & (np.asarray(std) == 0)
+    if np.any(zero):
+        raise PayloadIdError(f"{what} is 0 for joint(s) {np.flatnonzero(zero).tolist()} whose μ is not 0: no "
+                             "identification knows μ exactly",
+                             "write null there (μ given, not fitted), or re-run payload-id identify-robot "
+                             "--gear-friction identify")
 
 
 def _mu_std(raw, n: int, key: str) -> np.ndarray:
