@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import chi2
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
@@ -72,6 +71,8 @@ class OffsetWitness:
 
     @property
     def limit(self) -> float:
+        from scipy.stats import chi2  # noqa: PLC0415 - half a second of start-up that difference-rls never uses
+
         return float(chi2.ppf(LEVEL, self.dof)) if self.dof > 0 else float("inf")
 
     @property
