@@ -135,17 +135,21 @@ def identified(request):
     return model, robot
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "one joint's gain drifted so that its efforts read high (a_f high beyond its limit alone, the plain a inside): "
-    "the side RunScale.masked_drift excuses as real load friction; the common-factor witnesses cannot tell a one-joint "
-    "drift from it, a per-joint witness would (not a local fix)"))
 @pytest.mark.parametrize("seed", [3, 4])
-def test_a_shoulder_lift_gain_drift_alone_is_not_written_confidently(identified, seed):
+def test_a_shoulder_lift_gain_drift_alone_is_not_written_confidently(identified, seed, request):
     """The second joint's (UR10 shoulder_lift, Panda joint2) efforts × 1.02, every other joint and the friction as
     robot.yaml says. Measured: UR10 a 1.009/1.012, a_f 1.026/1.031 (limit 1.5 %), khalil-1 +6.2 % at 10σ / +4.6 %
     at 7.3σ; Panda a 1.002/1.003, a_f 1.049/1.046, +2.3 % at 6.7σ / +1.8 % at 4.4σ: all converged, quality ok.
-    The same drift the other way (× 0.98) is caught as a masked drift (a_f 0.96-0.97)."""
+    The same drift the other way (× 0.98) is caught as a masked drift (a_f 0.96-0.97).
+    Since the friction-offset witness (payload/offset_drift.py) three of the four are suspect: freeing a constant
+    offset on that joint takes up the drift's mean and moves the payload (UR10 seed 3: shoulder_lift −1.34 ± 0.10 N·m;
+    Panda: joint2 −0.47 / −0.52 N·m). UR10 seed 4 (+4.6 % at 7.3σ) is still converged and ok."""
     model, robot = identified
+    if model.n == 6 and seed == 4:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "one joint's gain drifted so that its efforts read high (a_f high beyond its limit alone, the plain a "
+            "inside): the side RunScale.masked_drift excuses as real load friction, and on this run freeing the "
+            "offsets does not move the payload beyond its σ; a per-joint witness would (not a local fix)")))
     factor = np.ones(model.n)
     factor[1] = 1.02
     est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, seed, factor),

@@ -200,7 +200,8 @@ def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str,
                       for j in witness.moved_joints())
     mass = witness.mass if witness.mass > 0 else float("nan")
     dc = 1000 * witness.com_shift(est.com)
-    return (f"{what}'s constant friction offsets differ from robot.yaml's ({moved}), and the payload took it: with "
+    return (f"{what}'s constant friction offsets differ from robot.yaml's ({moved}; a drive gain that changed on "
+            "those joints reads the same), and the payload took it: with "
             f"them free the mass moves by {-witness.d[0]:+.4g} kg ({-100 * witness.d[0] / mass:+.2f} %) and the CoM "
             f"by {np.round(-dc, 1).tolist()} mm (χ² {witness.chi2:.1f} on {witness.dof}, limit {witness.limit:.1f}); "
             "use difference-rls (its offsets are free), or re-identify the robot (identify-robot) on a run recorded "
