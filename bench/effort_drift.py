@@ -35,7 +35,6 @@ ACCURACY_XTRAJ_SEEDS sets the seeds per robot (default 5); the real figures are 
 import json
 import os
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,9 +43,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import ur10e_data as rd  # noqa: E402 - tools/
-from payload_id_core.cli.main import main as cli_main  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
 from payload_id_core.payload.effort_drift import RunScale, robot_scale_on_run  # noqa: E402
@@ -164,14 +161,7 @@ def real(out: dict[str, float]) -> None:
     if rd.data_missing_reason(data):
         print(f"real UR10e figures left out: {rd.data_missing_reason(data)}", file=sys.stderr)
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "robot.yaml"
-        unloaded, loaded = (str(data / f) for f in rd.PAIRS[rd.GAIN_PAIR])
-        assert cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", unloaded,
-                         "--loaded-csv-ur", loaded, "--known-payload-mass", str(rd.LOAD_MASS_KG),
-                         "--out", str(path)]) == 0
-        model = RobotModel.from_urdf(str(data / "ur10e.urdf"))
-        robot = RobotIdentification.load(path, model)
+    model, robot = rd.user_path_robot(data)
     frame = _on_frame(model.default_payload_frame)
     stds, alarms, caught = [], 0, dict.fromkeys(DRIFTS, 0)
     outcomes = Outcomes()

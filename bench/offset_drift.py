@@ -27,7 +27,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +36,6 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import ur10e_data as rd  # noqa: E402 - tools/
-from payload_id_core.cli.main import main as cli_main  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
@@ -48,7 +46,7 @@ from payload_id_core.payload.methods.common import method_signals  # noqa: E402
 from payload_id_core.payload.offset_drift import OffsetWitness, offset_drift_witness  # noqa: E402
 from payload_id_core.payload.options import PayloadOptions  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
-from payload_id_core.robot_id import RobotIdentification, identify_robot  # noqa: E402
+from payload_id_core.robot_id import identify_robot  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
 from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/
 
@@ -163,14 +161,7 @@ def real(out: dict[str, float]) -> None:
     if rd.data_missing_reason(data):
         print(f"real UR10e figures left out: {rd.data_missing_reason(data)}", file=sys.stderr)
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "robot.yaml"
-        unloaded, loaded = (str(data / f) for f in rd.PAIRS[rd.GAIN_PAIR])
-        assert cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", unloaded,
-                         "--loaded-csv-ur", loaded, "--known-payload-mass", str(rd.LOAD_MASS_KG),
-                         "--out", str(path)]) == 0
-        model = RobotModel.from_urdf(str(data / "ur10e.urdf"))
-        robot = RobotIdentification.load(path, model)
+    model, robot = rd.user_path_robot(data)
     alarms = 0
     for pair, (unloaded_file, loaded_file) in rd.PAIRS.items():
         rec = read_ur_csv(data / loaded_file, list(robot.effort_scale))

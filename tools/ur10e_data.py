@@ -23,18 +23,20 @@ tools/ur10e_report.py and bench/ur10e.py:
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, read_ur_csv
 from payload_id_core.notes import Note
 from payload_id_core.payload.methods import identify_payload, method_spec
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.robot_id import RobotIdentification, identify_effort_scale, identify_robot, validate_robot
 from payload_id_core.signals.align import DEFAULT_RATE_HZ, aligned_pair, padded_motion_window, resampled, uniform_grid
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
@@ -75,6 +77,23 @@ def data_missing_reason(data_dir: Path) -> str | None:
     return (f"UR10e recordings not found in {data_dir} (missing {', '.join(missing[:3])}"
             f"{', ...' if len(missing) > 3 else ''}): set PAYLOAD_ID_UR10E_DATA to a folder holding the "
             f"ur-*.csv files and ur10e.urdf of {DATA_SOURCE}")
+
+
+def user_path_robot(data_dir: Path):
+    """(model, robot) as the README's user path identifies them: `payload-id identify-robot` on the GAIN_PAIR with
+    its known load (the drive gains from the loaded twin), read back from the robot.yaml it writes."""
+    from payload_id_core.cli.main import main as cli_main  # noqa: PLC0415 - only the benches running the CLI need it
+
+    urdf = str(data_dir / "ur10e.urdf")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "robot.yaml"
+        unloaded, loaded = (str(data_dir / f) for f in PAIRS[GAIN_PAIR])
+        code = cli_main(["identify-robot", "--urdf", urdf, "--csv-ur", unloaded, "--loaded-csv-ur", loaded,
+                         "--known-payload-mass", str(LOAD_MASS_KG), "--out", str(path)])
+        if code != 0:
+            raise RuntimeError(f"identify-robot on the {GAIN_PAIR} pair exited {code}")
+        model = RobotModel.from_urdf(urdf)
+        return model, RobotIdentification.load(path, model)
 
 
 def prepared_run(path: str | os.PathLike, effort_scale=README_DRIVE_GAINS, *, rate_hz: float = DEFAULT_RATE_HZ,
