@@ -64,7 +64,7 @@ def load_friction_on(default: bool, options: PayloadOptions, robot: RobotIdentif
                                 f"load-dependent friction {'on' if chosen.on else 'off'}, as robot.yaml records it "
                                 f"for {method} (chosen on held-out loaded runs of known mass: {chosen.reason})")]
     on = default
-    if on and robot is not None and robot.gains_identified_with_load:
+    if on and robot is not None and robot.gains_absorbed_load_friction:
         return False, [Note(NoteCode.PAYLOAD_LOAD_FRICTION_OFF,
                             "load-dependent friction not modelled: the drive gains were identified from a loaded "
                             "run without it and have absorbed it (load_friction=True to model it anyway)")]
