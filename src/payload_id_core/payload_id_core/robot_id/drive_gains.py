@@ -204,23 +204,25 @@ def gain_candidate(kind: str, fit: GainFit, determined: np.ndarray) -> GainCandi
 
 
 def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str], std: np.ndarray | None = None,
-                     weak: np.ndarray | None = None) -> tuple[np.ndarray, Note | None]:
+                     judged: GainFit | None = None) -> tuple[np.ndarray, Note | None]:
     """The std of `fit`'s gains with, on the joints the known mass does not determine, how far they move under
     another friction model (`other`: the same runs fitted with the friction shapes identify_robot finds), and the
     note that says which joints those are. On `simulate --profile ur10` with a 4 kg calibration run the fit's own
     std gave the shoulder pan 9.30 ± 0.10 for a true 10.0 (7σ) and the last wrist joint 7.23 ± 0.15 for 10.12
     (19σ): both moved to within 1-2 % of the truth with the friction's shape, which the fit cannot tell apart
     from a gain on a joint the load barely torques. Joints the known mass torques keep their std (`std`: the one
-    robot.yaml carries, default the fit's own). `weak`: the joints judged undetermined (default: by `fit`'s own load
-    SNR; a fit with a better friction model has less residual noise, so judge every candidate by the same one)."""
-    weak = weakly_determined(fit) if weak is None else np.asarray(weak, dtype=bool)
+    robot.yaml carries, default the fit's own). `judged`: the fit whose load SNR says which joints are undetermined
+    (default `fit`; a fit with a better friction model has less residual noise, so every candidate is judged by the
+    same one)."""
+    judged = fit if judged is None else judged
+    weak = weakly_determined(judged)
     std = np.array(fit.std if std is None else std, dtype=float)
     shift = np.abs(np.asarray(other.scale, dtype=float) - fit.scale)
     std[weak] = np.hypot(std[weak], shift[weak])
     if not weak.any():
         return std, None
     parts = [f"{names[int(j)]} {fit.scale[j]:.4g} ± {std[j]:.2g} ({100 * std[j] / fit.scale[j]:.2g} %; the load "
-             f"torques it {fit.load_snr[j]:.2g} × its noise)" for j in np.flatnonzero(weak)]
+             f"torques it {judged.load_snr[j]:.2g} × its noise)" for j in np.flatnonzero(weak)]
     return std, Note(NoteCode.ROBOT_GAIN_UNDETERMINED,
                      "drive gains not determined by the calibration run: " + "; ".join(parts) + f" (needs "
                      f"{GAIN_LOAD_SNR:g}): their std includes how far they move with the friction model; "

@@ -225,7 +225,6 @@ class RobotIdentification:
                 # would turn every payload into a scaled wrong one, so the file keeps what they were.
                 "identified_with": fl(self.effort_scale),
                 "gain_covariance": None if self.gain_covariance is None else self.gain_covariance.to_dict(),
-                "gain_model": None if self.gain_model is None else self.gain_model.to_dict(self.joint_names),
             },
             "scale_check": {"urdf_factor": None if not np.isfinite(self.urdf_scale_factor)
                             else float(self.urdf_scale_factor)},
@@ -270,6 +269,8 @@ class RobotIdentification:
             d["friction_choice"] = self.friction_choice.to_dict(self.joint_names)
         if self.load_friction_choice is not None:
             d["load_friction_choice"] = self.load_friction_choice.to_dict()
+        if self.gain_model is not None:    # identified gains only: without it a file reads as one written before
+            d["effort"]["gain_model"] = self.gain_model.to_dict(self.joint_names)
         return d
 
     def _friction_dict(self) -> dict:
