@@ -18,6 +18,8 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag, read_effort_unit
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.gain_uncertainty import gain_relative_covariance
+from payload_id_core.payload.methods.common import load_friction_on
+from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.robot_id import RobotIdentification, common_effort_unit, identify_robot, resolve_drive_gains
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
@@ -431,6 +433,7 @@ def test_identify_robot_chooses_the_gains_friction_model_and_their_sigma_covers_
     robot = RobotIdentification.load(out, RobotModel.from_urdf("ur10"))
     assert robot.gain_model is not None and robot.gain_model.load_friction_fitted
     assert not robot.gains_absorbed_load_friction                   # the payload methods model the load friction
+    assert load_friction_on(True, PayloadOptions(), robot, "khalil-1") == (True, [])
 
 
 def test_a_robot_yaml_without_gain_model_reads_as_before_and_a_damaged_one_is_refused(calibrated):
@@ -440,6 +443,8 @@ def test_a_robot_yaml_without_gain_model_reads_as_before_and_a_damaged_one_is_re
     old = dict(calibrated, effort={k: v for k, v in calibrated["effort"].items() if k != "gain_model"})
     robot = RobotIdentification.from_dict(old, model)
     assert robot.gain_model is None and robot.gains_absorbed_load_friction
+    on, notes = load_friction_on(True, PayloadOptions(), robot, "khalil-1")
+    assert not on and has_note(notes, NoteCode.PAYLOAD_LOAD_FRICTION_OFF)
     bad = dict(calibrated, effort=dict(calibrated["effort"], gain_model={"chosen": "quadratic", "criterion": "x"}))
     with pytest.raises(PayloadIdError, match="gain_model"):
         RobotIdentification.from_dict(bad, model)

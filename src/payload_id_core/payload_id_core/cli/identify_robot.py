@@ -324,15 +324,16 @@ def run(args) -> int:
             chosen = choose_gain_model(candidates)
             gain_model = GainModelChoice(chosen, GAIN_MODEL_CRITERION,
                                          [model.joint_names[j] for j in np.flatnonzero(determined)], candidates)
-            # The other model's gains: how far a gain the known mass does not fix moves with the friction model.
-            other = fits[GAIN_SHAPED_LOAD if chosen == GAIN_LINEAR and GAIN_SHAPED_LOAD in fits else GAIN_LINEAR] \
-                if len(fits) > 1 else gains(geared, shaped.friction)
             fit = fits[chosen]
             # The gains' σ: with the load-friction model chosen, its Newey–West σ as the criterion measured it (its
             # textbook σ left wrist 1 at 3.9σ on simulate --profile ur10, 500 Hz: the residuals are slower than white).
             # The linear model keeps its own σ: its Newey–West one (2.3 % on the real UR10e, recorded in
             # effort.gain_model) took the real masses' σ to 1.7-2.0 % for errors below 1 % (docs/design.md).
             std = fit.std if chosen == GAIN_LINEAR else gain_candidate(chosen, fit, determined).serial_std
+            # A gain the known mass does not fix takes up the friction model's error: how far it moves with the
+            # friction's shapes alone (no load friction: where the load barely torques a joint μ and its gain are one
+            # column) joins its std.
+            other = gains(geared, shaped.friction) if weakly_determined(fits[GAIN_LINEAR]).any() else fit
             factor, (factor_std, gain_note) = fit.scale, with_model_error(fit, other, model.joint_names, std,
                                                                           fits[GAIN_LINEAR])
             print(gain_model.text())
