@@ -283,12 +283,12 @@ def run(args) -> int:
     if loaded is not None:
         # Identified on top of the given gains (if any): the identified factor corrects them.
         def gains(geared: RobotIdentification | None = None, friction: FrictionModel | None = None,
-                  load_friction: np.ndarray | None = None):
+                  load_friction: np.ndarray | None = None, sign_epsilon: float | None = None):
             """The drive gains, with the gear friction of `geared` taken off both runs' efforts when given, with
             `friction`'s shapes (default linear) and the load-dependent friction on the `load_friction` joints."""
             gear_mu = None if geared is None or geared.gear is None else geared.gear.mu
-            eps = (friction.sign_epsilon if friction is not None else
-                   DEFAULT_SIGN_EPSILON if geared is None else geared.friction.sign_epsilon)
+            eps = sign_epsilon if sign_epsilon is not None else \
+                DEFAULT_SIGN_EPSILON if geared is None else geared.friction.sign_epsilon
             return identify_drive_gains(
                 model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), args.known_payload_mass,
                 frame, friction=friction or ("none" if args.friction == "none" else "linear"),
@@ -319,7 +319,7 @@ def run(args) -> int:
             determined = ~weakly_determined(fit)
             fits = {GAIN_LINEAR: fit}
             if geared is None and determined.any():
-                fits[GAIN_SHAPED_LOAD] = gains(None, shaped.friction, determined)
+                fits[GAIN_SHAPED_LOAD] = gains(None, shaped.friction, determined, shaped.friction.sign_epsilon)
             candidates = [gain_candidate(kind, f, determined) for kind, f in fits.items()]
             chosen = choose_gain_model(candidates)
             gain_model = GainModelChoice(chosen, GAIN_MODEL_CRITERION,
