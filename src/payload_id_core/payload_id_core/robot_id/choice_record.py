@@ -1,7 +1,9 @@
 """robot.yaml's record of how the robot model's choices were made (issue 29 item 1): the friction model's candidates,
 held-out scores, criterion and choice (FrictionChoice), and each payload method's load-dependent friction chosen on
-held-out loaded runs (LoadFrictionChoices). The choosing itself: friction_choice.py, payload/load_friction_choice.py;
-the criteria are stated in friction_choice.py's docstring and in CRITERION / LOAD_FRICTION_CRITERION here."""
+held-out loaded runs (LoadFrictionChoices), and the friction model the drive gains were fitted with (GainModelChoice,
+chosen here by choose_gain_model). The choosing itself: friction_choice.py, payload/load_friction_choice.py; the
+criteria are stated in friction_choice.py's docstring and in CRITERION / LOAD_FRICTION_CRITERION /
+GAIN_MODEL_CRITERION here."""
 
 from __future__ import annotations
 
