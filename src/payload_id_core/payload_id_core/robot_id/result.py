@@ -270,7 +270,9 @@ class RobotIdentification:
         if self.load_friction_choice is not None:
             d["load_friction_choice"] = self.load_friction_choice.to_dict()
         if self.gain_model is not None:    # identified gains only: without it a file reads as one written before
-            d["effort"]["gain_model"] = self.gain_model.to_dict(self.joint_names)
+            effort = d["effort"]
+            assert isinstance(effort, dict)
+            effort["gain_model"] = self.gain_model.to_dict(self.joint_names)
         return d
 
     def _friction_dict(self) -> dict:
