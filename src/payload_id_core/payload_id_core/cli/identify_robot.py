@@ -345,9 +345,11 @@ def run(args) -> int:
         print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s:.2g}" for j, k, s in
                                           zip(model.joint_names, scale, scale_std)))
         if fit.serial_std is not None:
-            # The σ the gains would have with the residuals taken as independent (it shrinks with the sampling rate).
-            print("drive gains' textbook std (residuals independent, not used): "
-                  + ", ".join(f"{j} {100 * s / k:.2g} %" for j, k, s in zip(model.joint_names, fit.scale, fit.std)))
+            # Both of the fit's σ (the textbook one shrinks with the sampling rate, the serially correlated one not);
+            # which one robot.yaml carries: docs/design.md, "Conventions".
+            print("drive gains' std, residuals independent / serially correlated (Newey–West): "
+                  + ", ".join(f"{j} {100 * s / k:.2g} / {100 * w / k:.2g} %" for j, k, s, w in
+                              zip(model.joint_names, fit.scale, fit.std, fit.serial_std)))
     elif unit is EffortUnit.CURRENT and given is None:
         # A model fitted to currents as if they were N·m makes every payload wrong by the gains (~10× on a UR).
         raise PayloadIdError(f"{recording.source}: the efforts are motor currents and no drive gains were given",
