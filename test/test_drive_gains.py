@@ -386,8 +386,8 @@ def test_the_wrist_gains_error_is_the_friction_model_and_a_load_dependent_fricti
     """The linear friction model leaves wrist 1 about 4.5 % off at 18σ (the simulated drives: friction ∝ |q̇|^0.3,
     Coulomb growing 0.02 N·m per N·m transmitted). Fitted with the unloaded run's friction shapes and a
     load-dependent Coulomb level shared by both runs on the joints the load determines, the gains the load torques
-    are within 1 % and μ is the simulated 0.02 on the shoulder and elbow. (Not identify-robot's default yet: on
-    the real UR10e the two fits' gains differ by 1-3 %, docs/design.md.)"""
+    are within 1 % and μ is the simulated 0.02 on the shoulder and elbow. (identify-robot chooses between the two fits
+    by their gains' Newey–West σ: the test below.)"""
     model = RobotModel.from_urdf("ur10")
     unloaded, loaded = inertia_runs
     linear = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", delay=0.0)
