@@ -183,17 +183,14 @@ SIM_PAYLOAD = {"frame": "tool0", "mass": MASS, "com": [0.02, -0.03, 0.08],
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "identify-robot's wrist gains from the ur10 profile's calibration are 3-10 % off at 20σ (wrist_1 8.558 ± 0.021 "
-    "for 9.003; issue 29 item 5), and the friction-free witness reads that, on a fast motion, as a drift since "
-    "identification: a_f 0.971-0.975, plain a 1.002: a masked drift. The gains never changed; the fix is in the gain "
-    "identification, not local"))
 def test_an_honest_fast_run_of_the_ur10_profile_is_not_called_drifted(tmp_path):
     """The README's user path on the simulator (about 40 s: MuJoCo runs and identify-robot, hence `slow`): the unloaded
     and the 4 kg calibration run on one period of ur10_payload_inertia, the gains identified with the known mass,
-    the payload on ur10_payload_fast. khalil-1 finds 4.035 ± 0.015 kg (+0.9 %, 2.4σ; seeds 3, 4, 5 alike) and is
-    suspect: "the friction is higher than robot.yaml's and hides that the drive gains differ" (a_f 0.975 ± 0.0022).
-    The same chain on ur10_payload (slower) is not flagged, nor the clean profile."""
+    the payload on ur10_payload_fast. With the gains fitted with a linear friction model (wrist_1 8.558 ± 0.021 for
+    9.003, issue 29 item 5) khalil-1 found 4.035 ± 0.015 kg (+0.9 %, 2.4σ; seeds 3, 4, 5 alike) and was suspect: the
+    friction-free witness read the wrong wrist gains as a drift since identification (a_f 0.975 ± 0.0022). With the
+    gains' friction model chosen on the calibration runs (robot.yaml effort.gain_model: the unloaded run's shapes and a
+    load-dependent Coulomb level, wrist_1 −0.8 %) khalil-1 finds 4.003 ± 0.007 kg, ok."""
     payload = tmp_path / "payload.yaml"
     payload.write_text(yaml.safe_dump(SIM_PAYLOAD))
     bags = {}

@@ -1,7 +1,9 @@
 """robot.yaml's record of how the robot model's choices were made (issue 29 item 1): the friction model's candidates,
 held-out scores, criterion and choice (FrictionChoice), and each payload method's load-dependent friction chosen on
-held-out loaded runs (LoadFrictionChoices). The choosing itself: friction_choice.py, payload/load_friction_choice.py;
-the criteria are stated in friction_choice.py's docstring and in CRITERION / LOAD_FRICTION_CRITERION here."""
+held-out loaded runs (LoadFrictionChoices), and the friction model the drive gains were fitted with (GainModelChoice,
+chosen here by choose_gain_model). The choosing itself: friction_choice.py, payload/load_friction_choice.py; the
+criteria are stated in friction_choice.py's docstring and in CRITERION / LOAD_FRICTION_CRITERION /
+GAIN_MODEL_CRITERION here."""
 
 from __future__ import annotations
 
@@ -168,3 +170,110 @@ def choose_load_friction(error: Mapping[bool, Sequence[float]],
               f"{verdict}" + ("" if gain <= 0 and not on else f" {SEPARATION_SIGMAS:g} σ"))
     return LoadFrictionChoice(bool(on), reason, {"on": e[True].tolist(), "off": e[False].tolist()},
                               {"on": s[True].tolist(), "off": s[False].tolist()})
+
+
+# -- the drive gains' friction model (issue 29 items 1 and 5) ------------------------------------------------------
+
+GAIN_LINEAR = "linear"
+GAIN_SHAPED_LOAD = "shaped_load_friction"
+GAIN_MODELS = (GAIN_LINEAR, GAIN_SHAPED_LOAD)
+# A load-dependent Coulomb level μ (N·m per N·m transmitted) outside this is no gear's: the fit that needs one has
+# traded it for a gain (the two are near one column where the load's torque keeps one sign), and is not a candidate.
+GAIN_MU_RANGE = (0.0, 0.1)
+GAIN_MU_SIGMAS = 3.0
+# A Newey–West σ is itself an estimate (from one pair of runs): the richer model must narrow it by more than this
+# fraction to replace the linear one (on `simulate --profile ur10` at 100 Hz the two tie at 1.8 %).
+GAIN_SCORE_MARGIN = 0.2
+GAIN_MODEL_CRITERION = (
+    "the gains' serially correlated (Newey-West) relative σ on the joints the known mass determines, RMS over those "
+    "joints: a friction model that misses what the load changes leaves slow residuals that move the gains and widen "
+    "that σ, one that trades a friction term for a gain widens it through their collinearity; the linear model "
+    f"unless the other's is smaller by more than {100 * GAIN_SCORE_MARGIN:g} %; a candidate whose load friction μ_j "
+    f"lies beyond [{GAIN_MU_RANGE[0]:g}, {GAIN_MU_RANGE[1]:g}] by more than {GAIN_MU_SIGMAS:g} of its σ is not "
+    "eligible")
+
+
+@dataclass
+class GainCandidate:
+    """One friction model the drive gains were fitted with: its gains, their serially correlated σ (what the
+    criterion compares and robot.yaml's scale_std then is) and, for the load-friction model, μ_j and its σ."""
+
+    kind: str
+    scale: np.ndarray                  # (n,) gains relative to the efforts the fit saw
+    serial_std: np.ndarray             # (n,) their Newey–West std (floored at the textbook one)
+    score: float                       # RMS over the determined joints of serial_std / scale
+    eligible: bool = True
+    mu: np.ndarray | None = None       # (n,) load-friction μ_j (0 where not fitted), None for the linear model
+    mu_std: np.ndarray | None = None
+
+    def to_dict(self, joint_names: Sequence[str]) -> dict:
+        by_joint = lambda a: dict(zip(joint_names, (float(x) for x in a)))  # noqa: E731
+        d = {"score_pct": 100 * float(self.score), "eligible": bool(self.eligible), "scale": by_joint(self.scale),
+             "serial_std": by_joint(self.serial_std)}
+        if self.mu is not None and self.mu_std is not None:
+            d["load_friction_mu"] = by_joint(self.mu)
+            d["load_friction_mu_std"] = by_joint(self.mu_std)
+        return d
+
+
+@dataclass
+class GainModelChoice:
+    """robot.yaml effort.gain_model: which friction model the drive gains were fitted with, by which criterion, the
+    candidates' numbers, and the joints whose gains the known mass determines (the criterion's joints)."""
+
+    chosen: str
+    criterion: str
+    determined: list[str]
+    candidates: list[GainCandidate]
+
+    @property
+    def load_friction_fitted(self) -> bool:
+        """The chosen gains were fitted with the load-dependent friction: they have not absorbed it."""
+        return self.chosen == GAIN_SHAPED_LOAD
+
+    def candidate(self, kind: str) -> GainCandidate | None:
+        return next((c for c in self.candidates if c.kind == kind), None)
+
+    def text(self) -> str:
+        parts = ", ".join(f"{c.kind} {100 * c.score:.3g} %" + ("" if c.eligible else " (μ not plausible)")
+                          for c in self.candidates)
+        return (f"drive gains fitted with the {self.chosen} friction model (their Newey-West σ on "
+                f"{', '.join(self.determined) or 'no joint'}, RMS: {parts})")
+
+    def to_dict(self, joint_names: Sequence[str]) -> dict:
+        return {"chosen": self.chosen, "criterion": self.criterion, "determined": list(self.determined),
+                "candidates": {c.kind: c.to_dict(joint_names) for c in self.candidates}}
+
+    @classmethod
+    def from_dict(cls, d, joint_names: Sequence[str], source: str) -> GainModelChoice:
+        key = f"{source}: effort.gain_model"
+        try:
+            if d["chosen"] not in GAIN_MODELS:
+                raise ValueError(f"chosen is {d['chosen']!r}, not one of {', '.join(GAIN_MODELS)}")
+            cands = []
+            for kind, c in (d.get("candidates") or {}).items():
+                if kind not in GAIN_MODELS:
+                    raise ValueError(f"candidate {kind!r} is not one of {', '.join(GAIN_MODELS)}")
+                has_mu = c.get("load_friction_mu") is not None
+                cands.append(GainCandidate(str(kind), _by_joint(c, "scale", joint_names),
+                                           _by_joint(c, "serial_std", joint_names), float(c["score_pct"]) / 100,
+                                           bool(c.get("eligible", True)),
+                                           _by_joint(c, "load_friction_mu", joint_names) if has_mu else None,
+                                           _by_joint(c, "load_friction_mu_std", joint_names) if has_mu else None))
+            return cls(str(d["chosen"]), str(d["criterion"]), [str(j) for j in d.get("determined") or []], cands)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise PayloadIdError(f"{key} is damaged ({type(err).__name__}: {err})",
+                                 "re-run payload-id identify-robot") from err
+
+
+def _by_joint(d: Mapping, key: str, joint_names: Sequence[str]) -> np.ndarray:
+    return np.array([float(d[key][j]) for j in joint_names])
+
+
+def choose_gain_model(candidates: Sequence[GainCandidate]) -> str:
+    """The kind GAIN_MODEL_CRITERION picks among `candidates`, the linear one first: another replaces it only when
+    eligible and its score is below (1 − GAIN_SCORE_MARGIN) × the linear one's."""
+    linear = next(c for c in candidates if c.kind == GAIN_LINEAR)
+    better = [c for c in candidates if c.kind != GAIN_LINEAR and c.eligible
+              and c.score < (1.0 - GAIN_SCORE_MARGIN) * linear.score]
+    return min(better, key=lambda c: c.score).kind if better else GAIN_LINEAR

@@ -16,6 +16,7 @@ from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id import gear_friction
+from payload_id_core.robot_id.choice_record import GAIN_MU_RANGE, GAIN_MU_SIGMAS, GainCandidate
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.serial_correlation import bandwidth, floored, long_run_covariance
@@ -185,21 +186,43 @@ def weakly_determined(fit: GainFit) -> np.ndarray:
     return np.asarray(fit.load_snr, dtype=float) < GAIN_LOAD_SNR
 
 
-def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str]) -> tuple[np.ndarray, Note | None]:
+def gain_candidate(kind: str, fit: GainFit, determined: np.ndarray) -> GainCandidate:
+    """`fit` as a candidate of choice_record.GAIN_MODEL_CRITERION: its gains' Newey–West σ (gain_fit_covariance)
+    relative to them, RMS over the `determined` joints, and whether its load friction μ is a gear's."""
+    std = np.asarray(fit.std if fit.serial_std is None else fit.serial_std, dtype=float)
+    rel = std / fit.scale
+    det = np.asarray(determined, dtype=bool)
+    score = float(np.sqrt(np.mean(rel[det] ** 2))) if det.any() else float("inf")
+    eligible = True
+    if fit.load_friction_mu is not None and fit.load_friction_mu_std is not None:
+        mu, s = fit.load_friction_mu, fit.load_friction_mu_std
+        eligible = bool(np.all((mu + GAIN_MU_SIGMAS * s >= GAIN_MU_RANGE[0])
+                               & (mu - GAIN_MU_SIGMAS * s <= GAIN_MU_RANGE[1])))
+    return GainCandidate(kind, np.array(fit.scale, dtype=float), std, score, eligible,
+                         None if fit.load_friction_mu is None else np.array(fit.load_friction_mu, dtype=float),
+                         None if fit.load_friction_mu_std is None else np.array(fit.load_friction_mu_std, dtype=float))
+
+
+def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str], std: np.ndarray | None = None,
+                     judged: GainFit | None = None) -> tuple[np.ndarray, Note | None]:
     """The std of `fit`'s gains with, on the joints the known mass does not determine, how far they move under
     another friction model (`other`: the same runs fitted with the friction shapes identify_robot finds), and the
     note that says which joints those are. On `simulate --profile ur10` with a 4 kg calibration run the fit's own
     std gave the shoulder pan 9.30 ± 0.10 for a true 10.0 (7σ) and the last wrist joint 7.23 ± 0.15 for 10.12
     (19σ): both moved to within 1-2 % of the truth with the friction's shape, which the fit cannot tell apart
-    from a gain on a joint the load barely torques. Joints the known mass torques keep their std."""
-    weak = weakly_determined(fit)
-    std = np.array(fit.std, dtype=float)
+    from a gain on a joint the load barely torques. Joints the known mass torques keep their std (`std`: the one
+    robot.yaml carries, default the fit's own). `judged`: the fit whose load SNR says which joints are undetermined
+    (default `fit`; a fit with a better friction model has less residual noise, so every candidate is judged by the
+    same one)."""
+    judged = fit if judged is None else judged
+    weak = weakly_determined(judged)
+    std = np.array(fit.std if std is None else std, dtype=float)
     shift = np.abs(np.asarray(other.scale, dtype=float) - fit.scale)
     std[weak] = np.hypot(std[weak], shift[weak])
     if not weak.any():
         return std, None
     parts = [f"{names[int(j)]} {fit.scale[j]:.4g} ± {std[j]:.2g} ({100 * std[j] / fit.scale[j]:.2g} %; the load "
-             f"torques it {fit.load_snr[j]:.2g} × its noise)" for j in np.flatnonzero(weak)]
+             f"torques it {judged.load_snr[j]:.2g} × its noise)" for j in np.flatnonzero(weak)]
     return std, Note(NoteCode.ROBOT_GAIN_UNDETERMINED,
                      "drive gains not determined by the calibration run: " + "; ".join(parts) + f" (needs "
                      f"{GAIN_LOAD_SNR:g}): their std includes how far they move with the friction model; "

@@ -21,7 +21,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import gear_friction
-from payload_id_core.robot_id.choice_record import FrictionChoice, LoadFrictionChoices
+from payload_id_core.robot_id.choice_record import FrictionChoice, GainModelChoice, LoadFrictionChoices
 from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.robot_id.regressors import full_regressor
@@ -104,6 +104,9 @@ class RobotIdentification:
     # Per payload method, the load-dependent friction on or off as chosen on held-out loaded runs of known mass
     # (friction_choice.LoadFrictionChoices). None: not chosen (no such run given); the methods' rule applies.
     load_friction_choice: LoadFrictionChoices | None = None
+    # The friction model the drive gains were fitted with, the criterion and the candidates' numbers
+    # (choice_record.GainModelChoice, robot.yaml effort.gain_model). None: gains given, or files written before.
+    gain_model: GainModelChoice | None = None
     # When the robot was identified (UTC, ISO 8601), when its run was recorded (its first joint state, when the
     # stamps are wall-clock time; "" otherwise) and the drives' mean temperature per joint in that run (°C, None
     # where the driver reports none): drive gains and friction drift as the drives warm up (issue 29 item 5).
@@ -124,6 +127,13 @@ class RobotIdentification:
         """The drive gains were identified from a loaded run with a known mass (identify-robot
         --known-payload-mass writes that source), not given by hand."""
         return self.effort_scale_source.startswith(IDENTIFIED_GAINS_SOURCE)
+
+    @property
+    def gains_absorbed_load_friction(self) -> bool:
+        """The gains were identified with a known mass without a load-dependent friction in their fit, so they have
+        absorbed it (files written before effort.gain_model: every identified gain)."""
+        return self.gains_identified_with_load and not (self.gain_model is not None
+                                                        and self.gain_model.load_friction_fitted)
 
     # -- sizes and slices ---------------------------------------------------------------------
     @property
@@ -259,6 +269,10 @@ class RobotIdentification:
             d["friction_choice"] = self.friction_choice.to_dict(self.joint_names)
         if self.load_friction_choice is not None:
             d["load_friction_choice"] = self.load_friction_choice.to_dict()
+        if self.gain_model is not None:    # identified gains only: without it a file reads as one written before
+            effort = d["effort"]
+            assert isinstance(effort, dict)
+            effort["gain_model"] = self.gain_model.to_dict(self.joint_names)
         return d
 
     def _friction_dict(self) -> dict:
@@ -353,6 +367,8 @@ class RobotIdentification:
                 effort_scale_source=str(effort.get("source", "")),
                 gain_covariance=None if effort.get("gain_covariance") is None else GainCovariance.from_dict(
                     effort["gain_covariance"], n, theta.size, source),
+                gain_model=None if effort.get("gain_model") is None else GainModelChoice.from_dict(
+                    effort["gain_model"], names, source),
                 urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), gear=gear,
                 unmodelled_gear=unmodelled_gear,
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(

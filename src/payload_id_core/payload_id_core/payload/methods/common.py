@@ -52,7 +52,9 @@ def load_friction_on(default: bool, options: PayloadOptions, robot: RobotIdentif
     without these columns: a friction that grows with the load torque and a gain that scales the load
     torque are nearly collinear on such a run, so the gains have absorbed it. Adding the columns again
     moves the mass by the part the gains already explain (real UR10e, 15harm / 01_31, difference-rls:
-    +3.0 / +4.7 % with them, +0.05 / -0.07 % without); the default is then off.
+    +3.0 / +4.7 % with them, +0.05 / -0.07 % without); the default is then off. Gains fitted with a load-dependent
+    friction of their own (robot.yaml effort.gain_model chose it: RobotIdentification.gains_absorbed_load_friction
+    false) have not absorbed it, and the method's default stands.
     Where robot.yaml records the choice for `method` (measured on held-out loaded runs of known mass,
     payload/load_friction_choice.py), that choice is the default instead of either rule."""
     if options.load_friction is not None:
@@ -64,7 +66,7 @@ def load_friction_on(default: bool, options: PayloadOptions, robot: RobotIdentif
                                 f"load-dependent friction {'on' if chosen.on else 'off'}, as robot.yaml records it "
                                 f"for {method} (chosen on held-out loaded runs of known mass: {chosen.reason})")]
     on = default
-    if on and robot is not None and robot.gains_identified_with_load:
+    if on and robot is not None and robot.gains_absorbed_load_friction:
         return False, [Note(NoteCode.PAYLOAD_LOAD_FRICTION_OFF,
                             "load-dependent friction not modelled: the drive gains were identified from a loaded "
                             "run without it and have absorbed it (load_friction=True to model it anyway)")]
