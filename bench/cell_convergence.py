@@ -24,9 +24,13 @@ and for each mode (prefix cell_convergence_<mode>_):
                        within 2σ, the σ with the serially correlated part), and sigma_below_median_s when the
                        own σ first fell below 0.5 %
 
+                       own_std_pct_at_1s_median: the estimator's own mass σ after 1 s (% of the mass)
+
 and cell_convergence_first_reversal_s, the seconds until each joint's commanded velocity first changes sign (until
-then its load-friction and Coulomb columns keep one sign). Per run (stderr) also the check that held the settling
-last: its time and mass error.
+then its load-friction and Coulomb columns keep one sign); cell_convergence_design_mass_std_pct_{1,2}s[_with_load_
+friction]: the mass σ the excitation design's measure predicts after 1 and 2 s, without and with every joint's
+load-friction μ_j (design_mass_std_pct). Per run (stderr) also the check that held the settling last: its time and
+mass error.
 
 Prints one JSON object as the last stdout line.
 """
@@ -42,6 +46,7 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.inertia import from_mass_com_inertia, to_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.excitation_design import RegressorMetrics
 from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
@@ -136,8 +141,24 @@ def run(m: RobotModel, robot, rec) -> dict[str, float]:
     h = final.history
     held = what_held_it(h["t"], h["phi"][:, 0], h["std"][:, 0], declared, converged, est.mass_rel_std,
                         est.settle_time, SETTLE_SIGMAS)
+    at_1s = int(np.argmin(np.abs(h["t"] - 1.0)))
     return {"t": declared, "declared": converged, "err_pct": 100 * err / MASS, "z": abs(err) / std,
-            "mass_pct": 100 * (mass - MASS) / MASS, "com_mm": 1e3 * float(np.linalg.norm(com - COM)), **held}
+            "mass_pct": 100 * (mass - MASS) / MASS, "com_mm": 1e3 * float(np.linalg.norm(com - COM)),
+            "std_1s_pct": 100 * float(h["std"][at_1s, 0]) / MASS, **held}
+
+
+def design_mass_std_pct(m: RobotModel, traj) -> dict[str, float]:
+    """The mass σ (% of MASS) the difference method has after 1 s and 2 s of the excitation by the design's own
+    measure (excitation_design.RegressorMetrics, the design's torque noise, 500 Hz), without and with every
+    joint's load-friction μ_j among the unknowns."""
+    out = {}
+    for lf in (False, True):
+        metrics = RegressorMetrics(m, FRAME, noise_std=traj.design["noise_std"], load_friction=lf)
+        for seconds in (1.0, 2.0):
+            t = np.arange(1, int(round(seconds * 500)) + 1) / 500.0
+            key = f"design_mass_std_pct_{seconds:g}s{'_with_load_friction' if lf else ''}"
+            out[key] = round(100 * float(np.sqrt(metrics.mass_variance(*traj.evaluate(t)))) / MASS, 4)
+    return out
 
 
 def figures(rows: list[dict[str, float]], prefix: str) -> dict[str, float]:
@@ -156,6 +177,7 @@ def figures(rows: list[dict[str, float]], prefix: str) -> dict[str, float]:
            "held_by_sigma_share": float(np.mean([r["last"] == "sigma" for r in rows])),
            "held_by_reported_share": float(np.mean([r["last"] == "reported" for r in rows])),
            "sigma_below_median_s": float(np.median([r["t_sigma"] for r in rows])),
+           "own_std_pct_at_1s_median": float(np.median([r["std_1s_pct"] for r in rows])),
            "runs": len(rows)}
     return {f"{prefix}_{k}": round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
 
@@ -185,7 +207,8 @@ def main() -> int:
                   f"{r['mass_pct']:+.3f} %, CoM {r['com_mm']:.2f} mm; σ < {100 * 0.005:g} % at {r['t_sigma']:.2f} s, "
                   f"settled at {r['t_settled']:.2f} s, held last by {r['last']} (check at {r['blocking_t']:.2f} s "
                   f"{r['blocking_err_pct']:+.2f} %)", file=sys.stderr, flush=True)
-    out: dict[str, float] = {"cell_convergence_first_reversal_s": first_reversals(traj)}
+    out: dict[str, float] = {"cell_convergence_first_reversal_s": first_reversals(traj),
+                             **{f"cell_convergence_{k}": v for k, v in design_mass_std_pct(m, traj).items()}}
     for mode, r in rows.items():
         out.update(figures(r, f"cell_convergence_{mode}"))
     print(json.dumps(out))
