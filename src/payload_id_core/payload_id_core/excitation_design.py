@@ -274,7 +274,8 @@ class RegressorMetrics:
         """The stacked base+friction regressor (rows weighted), with the load-friction columns when
         self.load_friction: the unknowns of the loaded fit the payload's variance is taken through."""
         y = rigid_body_regressor(self.model, q, qd, qdd)
-        full = np.concatenate([self.base.reduce(y), self.friction.columns(qd)], axis=2) * self.row_weights[None, :, None]
+        full = np.concatenate([self.base.reduce(y), self.friction.columns(qd)], axis=2)
+        full = full * self.row_weights[None, :, None]
         full = full.reshape(-1, full.shape[2])
         if self.load_friction:
             full = np.hstack([full, self.load_friction_columns(q, qd, qdd, y)])
