@@ -70,7 +70,7 @@ import scipy.optimize
 
 from payload_id_core.blas import single_threaded_blas
 from payload_id_core.dynamics.base_params import compute_base_parameters
-from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_columns, payload_transform, rigid_body_regressor
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
@@ -207,8 +207,14 @@ class RegressorMetrics:
     """
 
     def __init__(self, model, frame: str | None = None, friction: str = "linear", row_weights=None,
-                 payload_size_m: float = 0.1, noise_std=None, column_scaling: ColumnScaling | str = ColumnScaling.NONE):
+                 payload_size_m: float = 0.1, noise_std=None, column_scaling: ColumnScaling | str = ColumnScaling.NONE,
+                 load_friction: bool = False):
         self.model = model
+        # Whether mass_variance also fits the load-dependent friction μ_j of every joint (payload/load_friction.py),
+        # as the online estimators do where robot.yaml has no gear friction: what they can know early (bench/
+        # cell_convergence.py); the design objectives leave it out (design.md, "The cell's convergence ≤ 2 s").
+        self.load_friction = bool(load_friction)
+        self._link_parameters = model.standard_parameters()
         self.frame = model.payload_frame(frame)
         self.base = compute_base_parameters(model)
         self.friction = make_friction_model(friction, list(model.joint_names))
@@ -247,6 +253,34 @@ class RegressorMetrics:
         pay = payload_columns(self.model, self.frame, y) * w * self.payload_scale
         return full.reshape(-1, full.shape[2]), pay.reshape(-1, 10)
 
+    def load_friction_columns(self, q, qd, qdd, y: np.ndarray | None = None) -> np.ndarray:
+        """(N n, n) rows weighted: the load-dependent friction's column of each joint, μ_j (|τ_b,j| − |τ_a,j|)
+        sgn q̇_j (payload/load_friction.py), for a unit mass at the payload frame's origin: to first order in the
+        payload, sgn(τ_a,j) sgn(q̇_j) τ_L,j, τ_a the URDF's own torque. Until joint j reverses (or its torque
+        changes sign) the column is ± the payload's own torque on that joint, so μ_j takes the mass's share of
+        the joint's rows: the motion's first seconds determine the mass only once the joints have reversed.
+        `y`: rigid_body_regressor(q, qd, qdd) when already computed."""
+        if y is None:
+            y = rigid_body_regressor(self.model, q, qd, qdd)
+        tau_a = y @ self._link_parameters
+        tau_l = payload_columns(self.model, self.frame, y)[..., 0]
+        values = np.sign(tau_a) * np.tanh(np.asarray(qd) / DEFAULT_SIGN_EPSILON) * tau_l * self.row_weights
+        n = self.model.n
+        out = np.zeros(values.shape + (n,))
+        out[..., np.arange(n), np.arange(n)] = values
+        return out.reshape(-1, n)
+
+    def difference_matrix(self, q, qd, qdd) -> np.ndarray:
+        """The stacked base+friction regressor (rows weighted), with the load-friction columns when
+        self.load_friction: the unknowns of the loaded fit the payload's variance is taken through."""
+        y = rigid_body_regressor(self.model, q, qd, qdd)
+        full = np.concatenate([self.base.reduce(y), self.friction.columns(qd)], axis=2)
+        full = full * self.row_weights[None, :, None]
+        full = full.reshape(-1, full.shape[2])
+        if self.load_friction:
+            full = np.hstack([full, self.load_friction_columns(q, qd, qdd, y)])
+        return full
+
     def _difference_information(self, g: np.ndarray) -> np.ndarray | None:
         """J_εᵀ S J_ε: the information on φ_L (size-L units, per unit row noise) through the base parameters
         fitted with friction, S the Schur complement of g's base block (see the module doc); None when the
@@ -267,8 +301,9 @@ class RegressorMetrics:
 
     def mass_variance(self, q, qd, qdd) -> float:
         """(J_εᵀ S J_ε)⁻¹ at the mass: its variance (kg², per unit row noise) from these samples by the
-        difference method; inf when the samples do not determine φ_L."""
-        full, _ = self.matrices(q, qd, qdd)
+        difference method (with the load-friction μ_j when self.load_friction); inf when the samples do not
+        determine φ_L."""
+        full = self.difference_matrix(q, qd, qdd)
         info = self._difference_information(full.T @ full)
         if info is None:
             return math.inf
