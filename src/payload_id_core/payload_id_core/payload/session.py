@@ -6,7 +6,8 @@ commanded q, q̇, q̈ at each joint-state stamp less the command-to-motion delay
 commanded signals), keeps only the excitation itself (not the move to the start pose), feeds the online
 method in blocks,
 and checks the inputs (NaN, stale stamps, a controller that does not move). At the end (finish) it makes the
-final estimate, computes the torque RMSE with the unloaded model and with the identified payload added
+final estimate, judged against robot.yaml by the witnesses identify-payload runs (against_robot.py) on the samples
+the estimator was fed, computes the torque RMSE with the unloaded model and with the identified payload added
 (residuals.py), and calibrates the wrist F/T sensor on the run's readings (ft.identify_ft) for compensation.
 """
 
