@@ -24,6 +24,14 @@ def session_cell() -> tuple[RobotModel, RobotIdentification, Recording]:
     unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION,
                                    noise_std=0.2, seed=1)
     robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
-    loaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION, noise_std=0.2,
-                                 payload=(PHI, FRAME), seed=2)
-    return model, robot, loaded
+    return model, robot, loaded_run(model)
+
+
+def loaded_run(model: RobotModel, drift: float = 1.0, offsets: np.ndarray | float = 0.0) -> Recording:
+    """The cell's loaded run (PHI on FRAME, its motion and noise), with every effort × `drift` (drive gains off
+    robot.yaml's) and `offsets` N·m (one or one per joint) added to each joint's constant friction offset."""
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    params = FRICTION.copy()
+    params[2::3] += offsets
+    return synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=params, noise_std=0.2,
+                               payload=(PHI, FRAME), seed=2, effort_scale=None if drift == 1.0 else 1.0 / drift)

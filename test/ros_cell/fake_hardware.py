@@ -13,6 +13,9 @@ controller would interpolate it (signals.commanded.sample_commanded) and publish
   jumpy         every 13th JointState is stamped 0.5 s early (out of order), every 29th 1e6 s late (a clock
                 jump forward), every 37th 1e6 s early (backwards)
   split         each tick as two JointStates (the first three joints, the others), as two drivers would
+  noisy         efforts with white noise DRIVE_NOISE (ros_cell/assets.py: half a real UR10e's)
+  drifted       as noisy, then × DRIFT: drive gains 5 % off those robot.yaml was identified with (warmer drives,
+                gains given by hand), a run identify-payload calls suspect (payload/effort_drift.py)
   pause         publishes nothing from PAUSE_AT to PAUSE_AT + PAUSE_S s into a trajectory of 3 s or more (the
                 excitation), as a driver that pauses or a subscriber queue overwritten in a stall leaves it
 argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0):
@@ -28,6 +31,7 @@ import time
 
 import numpy as np
 import rclpy
+from assets import DRIVE_NOISE  # noqa: E402 - sibling module in test/ros_cell
 from probe import player_matched, traj_summary  # noqa: E402 - sibling script in test/ros_cell
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -43,6 +47,7 @@ from payload_id_ros.conversions import joint_state_msg, msg_to_commanded, sec_to
 PAYLOAD_FRAME = "tool0"
 PAYLOAD_COM = [0.02, -0.01, 0.06]
 PAYLOAD_INERTIA = np.diag([0.004, 0.005, 0.003])
+DRIFT = 1.05                   # "drifted" mode's factor on every effort
 PAUSE_AT, PAUSE_S = 1.5, 0.3   # s: "pause" mode's silence, shorter than the estimator's stale_timeout (0.5 s)
 
 
@@ -70,6 +75,7 @@ def main() -> None:
                                         on_traj, 10)
     names = list(model.joint_names)
     count = [0]
+    noise = np.random.default_rng(5)
 
     def tick():
         t = now()
@@ -83,6 +89,10 @@ def main() -> None:
         keep = model.n - 1 if mode == "missing_joint" else model.n
         q, qd = np.asarray(q[:keep], dtype=float), np.asarray(qd[:keep], dtype=float)
         effort = np.full(keep, np.nan) if mode == "nan" else np.asarray(tau[:keep], dtype=float)
+        if mode in ("noisy", "drifted"):
+            effort = effort + noise.standard_normal(keep) * np.resize(DRIVE_NOISE, keep)
+        if mode == "drifted":
+            effort = DRIFT * effort
         count[0] += 1
         k = count[0]
         stamp = t - 5.0 if mode == "stale" else t

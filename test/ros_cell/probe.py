@@ -144,7 +144,8 @@ def result_dict(r) -> dict:
             "com_std": [p.com_std.x, p.com_std.y, p.com_std.z], "converged": r.converged,
             "convergence_time": r.convergence_time if math.isfinite(r.convergence_time) else None,
             "rmse_before": list(r.torque_rmse_before), "rmse_after": list(r.torque_rmse_after),
-            "method": r.estimate.method, "frame": p.frame_id, "applied": r.applied_to_controller}
+            "method": r.estimate.method, "frame": p.frame_id, "applied": r.applied_to_controller,
+            "quality": r.estimate.quality, "quality_reasons": list(r.estimate.quality_reasons)}
 
 
 def burst(node, args) -> None:

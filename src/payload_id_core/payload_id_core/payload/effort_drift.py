@@ -78,7 +78,7 @@ from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
-from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.signals.conditioning import Signals, conditioned_signals
 from payload_id_core.signals.recording import Recording
 
 # |a − 1| above this and above DRIFT_SIGMAS σ, for both witnesses: the run's efforts are not on robot.yaml's scale.
@@ -152,11 +152,19 @@ def _witness(columns: list[np.ndarray], y: np.ndarray, response: np.ndarray, the
 
 def robot_scale_on_run(robot: RobotIdentification, model: RobotModel, recording: Recording,
                        est: PayloadEstimate) -> RunScale:
-    """Both witnesses of the run's torques over robot.yaml's prediction of the arm's own torque, each fitted jointly
-    with a free payload on `est`'s frame (module docstring; `est`'s own numbers are not used: they took part of the
-    drift). Per joint weighted by robot.yaml's noise."""
+    """robot_scale_on_signals on `recording` conditioned as robot.yaml was fitted (commanded motion when recorded,
+    the tracking error as robot.yaml's, the gear friction taken out), on `est`'s frame (`est`'s own numbers are not
+    used: they took part of the drift)."""
     source = "commanded" if recording.commanded else "measured"
     sig = conditioned_signals(recording, model.joint_names, source=source, tracking_error=robot.tracking_error)
+    sig.tau = robot.gear_corrected(sig.tau, sig.qd)
+    return robot_scale_on_signals(robot, model, sig, est.frame)
+
+
+def robot_scale_on_signals(robot: RobotIdentification, model: RobotModel, sig: Signals, frame: str) -> RunScale:
+    """Both witnesses of the run's torques over robot.yaml's prediction of the arm's own torque, each fitted jointly
+    with a free payload on `frame` (module docstring), on the conditioned signals `sig` a method fitted (torques
+    already gear-corrected as robot.yaml's). Per joint weighted by robot.yaml's noise."""
     step = max(1, len(sig) // MAX_SAMPLES)
     q, qd, qdd, tau = sig.q[::step], sig.qd[::step], sig.qdd[::step], sig.tau[::step]
     temp = None if sig.temperature is None else sig.temperature[::step]
@@ -164,9 +172,9 @@ def robot_scale_on_run(robot: RobotIdentification, model: RobotModel, recording:
     reg = robot.regressor(q, qd, qdd, temp, model=model) * w[None, :, None]        # (N, n, p), weighted
     response = reg.reshape(-1, reg.shape[-1])
     arm = (response @ robot.theta)[:, None]
-    load = (payload_regressor(model, est.frame, q, qd, qdd) * w[None, :, None]).reshape(-1, 10)
+    load = (payload_regressor(model, frame, q, qd, qdd) * w[None, :, None]).reshape(-1, 10)
     friction = reg[:, :, robot.n_inertial:][:, :, load_changeable_friction(robot.friction)]
-    y = (robot.gear_corrected(tau, qd) * w).reshape(-1)
+    y = (tau * w).reshape(-1)
     cov = np.asarray(robot.cov, dtype=float)
     cov = np.where(np.isfinite(cov), cov, 0.0)
     return RunScale(_witness([arm, load], y, response, cov),
@@ -197,3 +205,9 @@ def masked_drift_reason(scale: RunScale, what: str) -> str:
             "robot.yaml's and hides that the drive gains differ from those robot.yaml was identified with (warmer "
             "drives, gains given by hand?), and the payload took the difference; re-identify the robot on a run "
             "recorded now (identify-robot), or give the gains this run was recorded with")
+
+
+def effort_drift_reason(scale: RunScale, est: PayloadEstimate, what: str, joint_names) -> str:
+    """drift_reason or masked_drift_reason: the verdict in the shape every witness gives it (payload/against_robot.py;
+    `est` and `joint_names` are not read: a drift scales every joint alike and the payload was fitted free)."""
+    return drift_reason(scale, what) or masked_drift_reason(scale, what)

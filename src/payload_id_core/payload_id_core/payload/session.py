@@ -6,7 +6,8 @@ commanded q, q̇, q̈ at each joint-state stamp less the command-to-motion delay
 commanded signals), keeps only the excitation itself (not the move to the start pose), feeds the online
 method in blocks,
 and checks the inputs (NaN, stale stamps, a controller that does not move). At the end (finish) it makes the
-final estimate, computes the torque RMSE with the unloaded model and with the identified payload added
+final estimate, judged against robot.yaml by the witnesses identify-payload runs (against_robot.py) on the samples
+the estimator was fed, computes the torque RMSE with the unloaded model and with the identified payload added
 (residuals.py), and calibrates the wrist F/T sensor on the run's readings (ft.identify_ft) for compensation.
 """
 
@@ -23,6 +24,7 @@ from payload_id_core.errors import PayloadIdError, parse_choice
 from payload_id_core.ft.api import identify_ft
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.against_robot import JudgedRun, judge_against_robot
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.methods import online_spec, prepared_options
@@ -40,6 +42,7 @@ from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
 from payload_id_core.robot_id.drive_gains import DriveGains, resolve_drive_gains
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.commanded import sample_commanded
+from payload_id_core.signals.conditioning import Signals
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
@@ -51,6 +54,8 @@ NO_MOTION_AFTER = 1.0      # s into the excitation without measured motion -> th
 NO_MOTION_RAD = 2e-3       # rad the arm must have moved by then
 TRACKING_LIMIT = MAX_TRACKING_ERROR_RAD   # rad between commanded and measured: the offline pipeline's bound too
 DELAY_FROM = 1.0           # s of the excitation's joint states the command-to-motion delay is estimated from
+GOAL_RUN = "the identify goal"   # how the robot.yaml witnesses' reasons name the run (against_robot.py)
+MIN_JUDGED = 10            # samples below which the witnesses judge nothing (identify-payload refuses such a run)
 
 
 def goal_options(convergence: str = "", forgetting: float = 0.0, noise_std: Sequence[float] = (),
@@ -146,6 +151,7 @@ class IdentificationRun:
         # with a load (they absorbed it; with them the real UR10e pairs' difference-rls mass is +3.0 / +4.7 %,
         # without +0.1 / −0.1 %). history_every=0: the node samples the estimate itself at the feedback rate.
         options, self._model_notes = prepared_options(spec, self.options, self.robot)
+        self.payload_method = spec.method
         self.online = online_estimator(spec.method, self.model, self.robot, self.frame,
                                        options.with_changes(history_every=0))
         # The same rule as identify-payload's (resolve_drive_gains): robot.yaml's gains by default, a
@@ -332,6 +338,18 @@ class IdentificationRun:
             return None
         return tuple(np.concatenate(x) for x in (self._t, self._q, self._qd, self._qdd, self._tau))
 
+    def judged_run(self) -> JudgedRun | None:
+        """The samples the online estimator was fed, as robot.yaml's witnesses judge them (against_robot.py): the
+        commanded motion at each joint-state stamp less the delay (with the tracking error when robot.yaml was fitted
+        with it), the efforts through the drive gains and gear-corrected, at the joint states' rate and unfiltered, as
+        the estimate used them. None with fewer than MIN_JUDGED."""
+        data = self.arrays()
+        if data is None or data[0].size < MIN_JUDGED:
+            return None
+        t, q, qd, qdd, tau = data
+        sig = Signals(t, q, qd, qdd, tau, None, self.delay or 0.0, joint_names=list(self.model.joint_names))
+        return JudgedRun(self.model, self.robot, sig, self.frame, self.payload_method, self.online.n_lf > 0, GOAL_RUN)
+
     def with_online_covariance_extra(self, est: PayloadEstimate) -> PayloadEstimate:
         """`est` with the covariance serially correlated residuals and the robot model's unmodelled gear friction
         add to the recursive estimator's (methods.common.online_covariance_extra, on every sample the run fed)."""
@@ -372,7 +390,8 @@ class IdentificationRun:
             if outcome.partial:
                 return None
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior)
+        est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior,
+                       self.judged_run())
         if input_drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
         lost = self.lost_joint_states()
@@ -424,13 +443,18 @@ class IdentificationRun:
 
 
 def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None,
-             prior: PayloadPrior | None = None) -> PayloadEstimate:
-    """The goal's final estimate: with what is known of the payload (`prior`, priors.apply_prior, as finish.finish
-    applies it), physically consistent (finish.project_if_inconsistent), its quality judged (finish.judge_quality;
-    with `robot`, also the robot identification's scale against the URDF)."""
+             prior: PayloadPrior | None = None, run: JudgedRun | None = None) -> PayloadEstimate:
+    """The goal's final estimate, finished in identify-payload's order: with what is known of the payload (`prior`,
+    priors.apply_prior, as finish.finish applies it), physically consistent (finish.project_if_inconsistent), judged
+    against robot.yaml on the run it came from (`run`: against_robot.judge_against_robot, the witnesses
+    methods.estimate_payload runs), then its quality (finish.judge_quality; with `robot`, also the robot
+    identification's scale against the URDF), which makes a suspect estimate not converged."""
     if prior is not None:
         est = apply_prior(est, prior)
-    return judge_quality(project_if_inconsistent(est), robot)
+    est = project_if_inconsistent(est)
+    if run is not None:
+        judge_against_robot(run, est)
+    return judge_quality(est, robot)
 
 
 def nan_if_none(x) -> float:

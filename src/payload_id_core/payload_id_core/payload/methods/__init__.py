@@ -23,12 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from payload_id_core.dynamics.model import PayloadFrame, RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
-from payload_id_core.payload.effort_drift import drift_reason, masked_drift_reason, robot_scale_on_run
+from payload_id_core.payload.against_robot import JudgedRun, judge_against_robot
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
@@ -48,14 +46,8 @@ from payload_id_core.payload.methods.registry import (
     readers_of,
     refuse_unread_options,
 )
-from payload_id_core.payload.offset_drift import (
-    OFFSET_KEEPING,
-    offset_drift_note,
-    offset_drift_reason,
-    offset_drift_witness,
-)
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.payload_estimate import PayloadEstimate, Quality
+from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
 
@@ -142,33 +134,12 @@ def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recor
     # loaded-minus-unloaded torque carries the gains' error straight into the mass (real UR10e, both runs' efforts
     # × 1.02: +2.0 % at 3.2σ, converged and ok, while every method that needs robot.yaml was flagged).
     if request.robot is not None:
-        scale = robot_scale_on_run(request.robot, request.model, loaded, est)
-        what = loaded.source or "the loaded run"
-        reason = drift_reason(scale, what) or masked_drift_reason(scale, what)
-        if reason:
-            est.mark(Quality.SUSPECT, reason)
-        _judge_offsets(request, loaded, unloaded, est, what)
+        run = JudgedRun(request.model, request.robot, method_signals(loaded, request.model, request.options,
+                                                                     request.robot),
+                        request.frame, request.spec.method, bool(request.options.load_friction),
+                        loaded.source or "the loaded run", with_unloaded=unloaded is not None)
+        judge_against_robot(run, est)
     return judge_quality(est, request.robot, request.model, (loaded, unloaded))
-
-
-def _judge_offsets(request: PayloadRequest, loaded: Recording, unloaded: Recording | None, est: PayloadEstimate,
-                   what: str) -> None:
-    """The friction-offset witness (payload/offset_drift.py) for a method that keeps robot.yaml's offsets: its note
-    always, suspect when the loaded run's offsets moved beyond the noise and the payload took it. The estimate is
-    not changed."""
-    if request.spec.method not in OFFSET_KEEPING or request.robot is None or est.phi is None:
-        return
-    if request.spec.method is PayloadMethod.GAZ_DTAU and unloaded is not None:
-        return   # the offsets come from the unloaded run of the same trajectory, not from robot.yaml
-    sig = method_signals(loaded, request.model, request.options, request.robot)
-    witness = offset_drift_witness(request.model, request.robot, sig, request.frame,
-                                   np.asarray(est.phi, dtype=float), bool(request.options.load_friction))
-    if witness is None:
-        return
-    est.notes.append(offset_drift_note(witness))
-    reason = offset_drift_reason(witness, est, what, list(request.model.joint_names))
-    if reason:
-        est.mark(Quality.SUSPECT, reason)
 
 
 def identify_payload(method: PayloadMethod | str, model: RobotModel, robot: RobotIdentification | None,

@@ -1,0 +1,88 @@
+"""Does the run an estimate came from agree with robot.yaml? Every witness, in the one place both paths call.
+
+A payload run whose drives drifted since robot.yaml was identified, or whose friction offsets moved, is read as
+payload, confidently (issue 29, Bad input: such an estimate is suspect with the reason and the fix, never written as
+converged and ok, never pushed to a controller). The witnesses that see it (payload/effort_drift.py,
+payload/offset_drift.py) judge the estimate against robot.yaml on the signals it was fitted to. identify-payload
+(methods.estimate_payload) and an identify goal (session.IdentificationRun.finish) both call judge_against_robot
+before judge_quality decides converged, so the offline and the ROS path give one verdict on one run: before, the goal
+ran neither witness, and a drifted cell's estimate was converged, ok and applied to the controller where
+identify-payload on the same data said suspect.
+
+A witness is three functions: `<x>_witness(...)` (what it measured on the run, or None when robot.yaml gives it
+nothing to judge), `<x>_reason(witness, est, what, joint_names)` (a sentence naming the problem and the fix when the
+estimate took it, else ''), and optionally `<x>_note(witness)` (what it saw and can see, on every estimate it
+judged). Adding one is one `_verdict` line in judge_against_robot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.notes import Note
+from payload_id_core.payload.effort_drift import effort_drift_reason, robot_scale_on_signals
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.offset_drift import (
+    OFFSET_KEEPING,
+    offset_drift_note,
+    offset_drift_reason,
+    offset_drift_witness,
+)
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
+from payload_id_core.robot_id.result import RobotIdentification
+from payload_id_core.signals.conditioning import Signals
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """The run an estimate was fitted to, as the witnesses read it: `sig` the signals the method fitted (offline:
+    methods.common.method_signals with the request's options; a goal: the samples its online estimator was fed, at
+    their rate, unfiltered), torques gear-corrected as robot.yaml's parameters were fitted; `what` names the run in
+    the reasons. `with_unloaded`: the method had an unloaded run of the same trajectory (gaz-dtau then takes its
+    offsets from it, not from robot.yaml)."""
+
+    model: RobotModel
+    robot: RobotIdentification
+    sig: Signals
+    frame: str
+    method: PayloadMethod
+    load_friction: bool
+    what: str
+    with_unloaded: bool = False
+
+    @property
+    def keeps_robot_offsets(self) -> bool:
+        """The method fits the run against robot.yaml's constant friction offsets (offset_drift.OFFSET_KEEPING)."""
+        return self.method in OFFSET_KEEPING and not (self.method is PayloadMethod.GAZ_DTAU and self.with_unloaded)
+
+
+def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate:
+    """`est` marked suspect with each witness's reason where the run disagrees with robot.yaml beyond the noise and
+    the estimate took it, and each witness's note; the estimate's numbers are not changed. Converged is decided
+    after this, by finish.judge_quality (a not-ok estimate is not converged)."""
+    names = list(run.model.joint_names)
+    # The drive gains: the run's efforts against robot.yaml's model of the arm, a free payload beside it.
+    _verdict(est, run, names, robot_scale_on_signals(run.robot, run.model, run.sig, run.frame), effort_drift_reason)
+    # The constant friction offsets, for a method that keeps robot.yaml's (the payload with them fixed against free).
+    if run.keeps_robot_offsets and est.phi is not None:
+        _verdict(est, run, names, offset_drift_witness(run.model, run.robot, run.sig, run.frame,
+                                                       np.asarray(est.phi, dtype=float), run.load_friction),
+                 offset_drift_reason, offset_drift_note)
+    return est
+
+
+def _verdict(est: PayloadEstimate, run: JudgedRun, joint_names: list[str], witness: Any,
+             reason: Callable[..., str], note: Callable[[Any], Note] | None = None) -> None:
+    """One witness's note on `est`, and its reason as a suspect mark when it gives one (None: nothing judged)."""
+    if witness is None:
+        return
+    if note is not None:
+        est.notes.append(note(witness))
+    why = reason(witness, est, run.what, joint_names)
+    if why:
+        est.mark(Quality.SUSPECT, why)
