@@ -30,6 +30,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
 from payload_id_core.payload.effort_drift import drift_reason, masked_drift_reason, robot_scale_on_run
 from payload_id_core.payload.finish import judge_quality
+from payload_id_core.payload.gear_drift import GEAR_KNOWING, gear_drift_note, gear_drift_reason, gear_drift_witness
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
     aligned_runs,
@@ -148,6 +149,7 @@ def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recor
         if reason:
             est.mark(Quality.SUSPECT, reason)
         _judge_offsets(request, loaded, unloaded, est, what)
+        _judge_gear_friction(request, loaded, est, what)
     return judge_quality(est, request.robot, request.model, (loaded, unloaded))
 
 
@@ -167,6 +169,23 @@ def _judge_offsets(request: PayloadRequest, loaded: Recording, unloaded: Recordi
         return
     est.notes.append(offset_drift_note(witness))
     reason = offset_drift_reason(witness, est, what, list(request.model.joint_names))
+    if reason:
+        est.mark(Quality.SUSPECT, reason)
+
+
+def _judge_gear_friction(request: PayloadRequest, loaded: Recording, est: PayloadEstimate, what: str) -> None:
+    """The gear-friction witness (payload/gear_drift.py) for a method that takes robot.yaml's μ̂ as known: its note
+    always, suspect when the loaded run's μ disagrees beyond the noise and the payload took it. The estimate is not
+    changed."""
+    if (request.spec.method not in GEAR_KNOWING or request.robot is None or est.phi is None
+            or not request.options.load_friction):
+        return
+    sig = method_signals(loaded, request.model, request.options, request.robot)
+    witness = gear_drift_witness(request.model, request.robot, sig, request.frame, np.asarray(est.phi, dtype=float))
+    if witness is None:
+        return
+    est.notes.append(gear_drift_note(witness))
+    reason = gear_drift_reason(witness, est, what, list(request.model.joint_names))
     if reason:
         est.mark(Quality.SUSPECT, reason)
 
