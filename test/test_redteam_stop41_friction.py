@@ -117,9 +117,12 @@ def test_the_identified_gear_mu_sigma_covers_its_error_over_robot_seeds(ur10):
         gear = identify_robot(ur10, simulate(ur10, traj, None, "ur10", seed=seed), friction="nonlinear",
                               gear_friction=True).gear
         assert gear.mu[1] > 0 and np.isfinite(gear.mu_std[1])           # the shoulder lift's is kept every time
-        z.append((gear.mu[1] - SIM_MU) / gear.mu_std[1])
+        assert gear.mu[2] > 0 and np.isfinite(gear.mu_std[2])           # and the elbow's
+        z.append((gear.mu[1:3] - SIM_MU) / gear.mu_std[1:3])
     z = np.array(z)
-    assert np.sqrt(np.mean(z**2)) <= 1.5 and abs(np.mean(z)) <= 1.0, z.round(2)
+    assert np.sqrt(np.mean(z[:, 0]**2)) <= 1.5 and abs(np.mean(z[:, 0])) <= 1.0, z.round(2)
+    # the elbow, which was covered already, stays so (the fix is no widening), and no seed is beyond 3σ on either
+    assert np.sqrt(np.mean(z[:, 1]**2)) <= 1.5 and np.all(np.abs(z) <= 3.0), z.round(2)
 
 
 # --- warm drives: the loaded run's μ well above robot.yaml's μ̂ -----------------------------------------------
