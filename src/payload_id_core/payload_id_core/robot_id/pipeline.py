@@ -102,6 +102,18 @@ def identify_from_signals(model: RobotModel, q: ArrayLike, qd: ArrayLike, qdd: A
             mu_hat, mu_std = gear_friction_model.fit(w_first, first.theta, tau, qd, first.sigma, fm.sign_epsilon)
             del w_first
             gear = gear_friction_model.kept(mu_hat, mu_std)
+            # Once more with the friction shapes searched on the torques without the gear friction: searched with it
+            # still in, they take part of μ|τ| sgn q̇ and μ̂ came out low (gear_friction.py, shape bias).
+            for _ in range(gear_friction_model.SHAPE_ALTERNATIONS):
+                if not gear.active:
+                    break
+                again = _fit(model, base, rotor, wi, gear_friction_model.remove(tau, qd, gear.mu, fm.sign_epsilon), qd,
+                             temp, fm, "wls", False, search_shapes=alpha is None)
+                w_again = np.concatenate([wi, again.friction.columns(qd, temp)], axis=2)
+                mu_hat, mu_std = gear_friction_model.fit(w_again, again.theta, tau, qd, again.sigma, fm.sign_epsilon,
+                                                         mu0=gear.mu)
+                del w_again
+                gear = gear_friction_model.kept(mu_hat, mu_std)
             gear_notes.append(gear.note(mu_hat, mu_std))
         elif given is not None:
             gear = given

@@ -1,0 +1,190 @@
+"""Does the loaded run's gear friction agree with robot.yaml's μ̂? A Hausman-type witness (issue 29, Bad input).
+
+Where robot.yaml identified a joint's gear friction μ̂_j (robot_id/gear_friction.py), difference-rls takes the
+load-friction μ_j of that joint as known: the loaded torques lose μ̂_j|τ| sgn q̇ and what is left of μ_j is μ_j − μ̂_j,
+zero with the identification's σ (load_friction.prior_std). That is what made the simulated cell converge within 2 s
+(docs/design.md, "The load friction known from robot.yaml"). It is only as good as μ̂: real drives lose more when
+warm (the UR10e's loaded runs 3-24 % above the unloaded μ̂), and with the drives' μ 1.5× the identification's,
+difference-rls was +0.72..+0.95 % at 2.6-4.0σ, converged and ok, where the free μ_j gave 1.9-3.1σ.
+
+The witness does not change the estimate (the pattern of payload/offset_drift.py, h74). It fits the loaded run's
+residual against robot.yaml, r = τ − Y θ_a (torques gear-corrected with μ̂, as the method fitted them), twice by
+per-joint weighted least squares, the payload with a free friction change (difference-rls's θ_b frees every
+friction parameter) and the load-friction columns c_j = (|τ̂_b| − |τ̂_a|) sgn_ε(q̇) (payload/load_friction.py) of
+the joints without a known μ̂:
+
+    known:  r ≈ W_L φ + F Δφ_f + Σ_{j free} c_j μ_j                          (μ_j − μ̂_j = 0: the method's assumption)
+    free:   r ≈ W_L φ + F Δφ_f + Σ_{j free} c_j μ_j + Σ_{j known} c_j δμ_j   (the run's own μ_j = μ̂_j + δμ_j)
+
+and compares their payloads, d = φ_known − φ_free on the mass and first moments (Hausman 1978, Econometrica 46,
+eq. 2.3). d is linear in the known fit's residual, d = D e; its covariance is D's scores' Newey–West long-run
+covariance (robot_id/serial_correlation.py), floored at the white one, plus robot.yaml's θ_a covariance and μ̂'s own
+σ carried through D: under "μ̂ holds" the residual still holds c_j (μ_j − μ̂_j) with μ_j − μ̂_j ~ N(0, σ_j²), which
+adds σ_j² (D c_j)(D c_j)ᵀ. The estimate is flagged suspect when χ² = dᵀ V⁺ d is beyond its 99.9 % quantile and the
+shift is material: the mass or a CoM axis moves by more than the estimate's own σ for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
+from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.jacobian import theta_layout
+from payload_id_core.payload.load_friction import load_friction_columns, prior_std, sign_epsilon
+from payload_id_core.payload.method_names import PayloadMethod
+from payload_id_core.payload.offset_drift import LEVEL, _chi2, _pinv_map
+from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.robot_id import RobotIdentification, serial_correlation
+from payload_id_core.signals.conditioning import Signals
+
+# The methods that take a joint's load-friction μ_j as known from robot.yaml's gear friction (load_friction.prior_std).
+GEAR_KNOWING = frozenset({PayloadMethod.DIFFERENCE_RLS})
+MU_SIGMAS = 3.0        # a joint is named when its run's μ is beyond this many σ from robot.yaml's μ̂
+
+
+@dataclass(frozen=True)
+class GearWitness:
+    """The known-μ fit's payload against the free one's (module docstring). `d` = φ_known − φ_free on [m, m c]
+    (kg, kg·m), `cov` its covariance, `chi2` on `dof`; `joints` the joints with a known μ̂, `mu_hat` / `mu_hat_std`
+    robot.yaml's, `mu_run` / `mu_run_std` the run's own (μ̂ + the free fit's δμ, its σ with μ̂'s)."""
+
+    d: np.ndarray
+    cov: np.ndarray
+    chi2: float
+    dof: int
+    joints: np.ndarray
+    mu_hat: np.ndarray
+    mu_hat_std: np.ndarray
+    mu_run: np.ndarray
+    mu_run_std: np.ndarray
+    mass: float                    # the free fit's mass (kg)
+
+    @property
+    def limit(self) -> float:
+        from scipy.stats import chi2  # noqa: PLC0415 - half a second of start-up that difference-rls never uses
+
+        return float(chi2.ppf(LEVEL, self.dof)) if self.dof > 0 else float("inf")
+
+    @property
+    def beyond_noise(self) -> bool:
+        return bool(self.dof > 0 and np.isfinite(self.chi2) and self.chi2 > self.limit)
+
+    @property
+    def mass_std(self) -> float:
+        """σ of the mass shift: how large a shift the test can see (power), kg."""
+        return float(np.sqrt(max(self.cov[0, 0], 0.0)))
+
+    def com_shift(self, com: np.ndarray) -> np.ndarray:
+        """(3,) m: the CoM the known-μ fit gives minus the free fit's, to first order about `com`."""
+        m = self.mass if abs(self.mass) > 1e-9 else 1e-9
+        return (self.d[1:4] - np.asarray(com, dtype=float) * self.d[0]) / m
+
+    def material(self, est: PayloadEstimate) -> bool:
+        """The shift beyond the estimate's own σ in the mass or a CoM axis."""
+        std = est.propagated_std()
+        shift = np.r_[abs(self.d[0]), np.abs(self.com_shift(est.com))]
+        return bool(np.any(shift > std[:4]))
+
+    def disagreeing(self) -> np.ndarray:
+        """Positions (in `joints`) whose run's μ is beyond MU_SIGMAS of μ̂ (the farthest one if none is)."""
+        z = np.abs(self.mu_run - self.mu_hat) / np.maximum(self.mu_run_std, 1e-12)
+        named = np.flatnonzero(z > MU_SIGMAS)
+        return named if named.size else np.array([int(np.argmax(z))])
+
+
+def gear_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
+                       phi: np.ndarray) -> GearWitness | None:
+    """The witness on the conditioned signals `sig` the method fitted (torques gear-corrected as robot.yaml's);
+    `phi` the method's payload (the loaded torque of the load-friction columns, as the methods build them). None
+    when robot.yaml makes no joint's μ_j known."""
+    known_std = prior_std(robot, model.n)
+    known = np.flatnonzero(np.isfinite(known_std))
+    if known.size == 0 or robot.gear is None:
+        return None
+    free = np.flatnonzero(~np.isfinite(known_std))
+    n = model.n
+    lay = theta_layout(robot)
+    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
+    theta_a = np.asarray(robot.theta, dtype=float)
+    tau_a = y_a @ theta_a
+    r = sig.tau - tau_a
+    joint, X = payload_transform(model, frame)
+    w_l = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)[..., 10 * (joint - 1):10 * joint] @ X
+    cols = load_friction_columns(tau_a, tau_a + w_l @ np.asarray(phi, dtype=float), sig.qd, sign_epsilon(robot))
+    A_known = np.concatenate([w_l, y_a[..., lay.friction], cols[..., free]], axis=-1)
+    A_free = np.concatenate([A_known, cols[..., known]], axis=-1)
+    N = r.shape[0]
+    k_known, k_free = A_known.shape[-1], A_free.shape[-1]
+    # Per-joint weights from the free fit's residual (consistent whether or not μ̂ holds).
+    first = _pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
+    res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
+    sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
+    w = np.tile(1.0 / sigma, N)
+    Ak = A_known.reshape(N * n, k_known) * w[:, None]
+    Au = A_free.reshape(N * n, k_free) * w[:, None]
+    y = r.reshape(-1) * w
+    Mk, Mu = _pinv_map(Ak), _pinv_map(Au)
+    xk, xu = Mk @ y, Mu @ y
+    D = Mk[:4] - Mu[:4]                            # d = D y = D e under "μ̂ holds" (D Ak = 0)
+    d = D @ y
+    e = (y - Ak @ xk).reshape(N, n)
+    white = float(np.sum(e**2)) / max(N * n - k_known, 1) * (D @ D.T)
+    scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
+    cov = serial_correlation.floored(
+        serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e),
+                                    N * n / max(N * n - k_known, 1)), white)
+    ca = np.asarray(robot.cov, dtype=float)
+    if ca.shape == (theta_a.size, theta_a.size):
+        G = D @ (y_a.reshape(N * n, -1) * w[:, None])
+        cov = cov + G @ np.where(np.isfinite(ca), ca, 0.0) @ G.T
+    # μ̂'s own error is in r under "μ̂ holds": c_j (μ_j − μ̂_j), σ_j from robot.yaml.
+    Gm = D @ (cols[..., known].reshape(N * n, known.size) * w[:, None])
+    cov = cov + (Gm * known_std[known] ** 2) @ Gm.T
+    cov = 0.5 * (cov + cov.T)
+    stat, dof = _chi2(d, cov)
+    # The run's μ: the free fit's δμ with its long-run σ, and μ̂'s σ (the two are independent runs).
+    eu = (y - Au @ xu).reshape(N, n)
+    Mm = Mu[k_known:]
+    m_scores = np.einsum("ktj,tj->tk", Mm.reshape(-1, N, n), eu)
+    m_white = float(np.sum(eu**2)) / max(N * n - k_free, 1) * (Mm @ Mm.T)
+    m_cov = serial_correlation.floored(
+        serial_correlation.sandwich(np.eye(known.size), m_scores, serial_correlation.bandwidth(eu),
+                                    N * n / max(N * n - k_free, 1)), m_white)
+    mu_hat = np.asarray(robot.gear.mu, dtype=float)[known]   # prior_std is finite only where robot.gear is
+    run_std = np.sqrt(np.maximum(np.diag(m_cov), 0.0) + known_std[known] ** 2)
+    return GearWitness(d, cov, stat, dof, known, mu_hat, known_std[known], mu_hat + xu[k_known:], run_std,
+                       float(xu[0]))
+
+
+def gear_drift_reason(witness: GearWitness, est: PayloadEstimate, what: str, joint_names) -> str:
+    """A sentence when the loaded run's gear friction disagrees with robot.yaml's μ̂ beyond the noise and the payload
+    took it (empty otherwise): the joints, μ̂ against the run's μ, what it did to the payload, and the fix."""
+    if not (witness.beyond_noise and witness.material(est)):
+        return ""
+    named = ", ".join(f"{joint_names[witness.joints[i]]} μ̂ {witness.mu_hat[i]:.4f} ± {witness.mu_hat_std[i]:.4f} "
+                      f"against the run's {witness.mu_run[i]:.4f} ± {witness.mu_run_std[i]:.4f}"
+                      for i in witness.disagreeing())
+    mass = witness.mass if witness.mass > 0 else float("nan")
+    dc = 1000 * witness.com_shift(est.com)
+    return (f"{what}'s gear friction differs from robot.yaml's ({named}; warmer or worn drives read the same), and "
+            f"the payload took it: with μ free the mass moves by {-witness.d[0]:+.4g} kg "
+            f"({-100 * witness.d[0] / mass:+.2f} %) and the CoM by {np.round(-dc, 1).tolist()} mm (χ² "
+            f"{witness.chi2:.1f} on {witness.dof}, limit {witness.limit:.1f}); re-identify the gear friction "
+            "(identify-robot --gear-friction identify) on a run recorded now, or let difference-rls estimate μ from "
+            "this run (robot.yaml friction.gear.mu_std null on those joints)")
+
+
+def gear_drift_note(witness: GearWitness) -> Note:
+    """What the witness saw and what it can see (its power), on every estimate it judged."""
+    mass = witness.mass if witness.mass > 0 else float("nan")
+    return Note(NoteCode.PAYLOAD_GEAR_DRIFT,
+                f"gear friction against robot.yaml's μ̂ {np.round(witness.mu_hat, 4).tolist()} (joints "
+                f"{witness.joints.tolist()}): this run's {np.round(witness.mu_run, 4).tolist()} ± "
+                f"{np.round(witness.mu_run_std, 4).tolist()}; the fit with μ free moves the mass by "
+                f"{-witness.d[0]:+.4g} kg ({-100 * witness.d[0] / mass:+.2f} %), χ² {witness.chi2:.1f} on "
+                f"{witness.dof} (limit {witness.limit:.1f}); this test sees a mass shift of about "
+                f"{3 * 100 * witness.mass_std / mass:.2g} % or more (3σ of the shift)")
