@@ -164,7 +164,7 @@ def test_the_gear_witness_passes_a_healthy_run_and_leaves_the_estimate_alone(ur1
     """No false alarm: on the run whose drives are as identified the witness judges (its note), sees no material
     shift and the estimate stays converged and ok within 3σ. And it is a witness, not a switch: the payload with it is
     bit for bit the payload without it, on the healthy and on the warm run."""
-    from payload_id_core.payload import methods  # noqa: PLC0415
+    from payload_id_core.payload import against_robot  # noqa: PLC0415
     from payload_id_core.payload.gear_drift import gear_drift_witness  # noqa: PLC0415
     from payload_id_core.payload.methods.common import method_signals  # noqa: PLC0415
     from payload_id_core.payload.options import PayloadOptions  # noqa: PLC0415
@@ -181,7 +181,7 @@ def test_the_gear_witness_passes_a_healthy_run_and_leaves_the_estimate_alone(ur1
     assert abs(witness.d[0]) < 0.2 * est.propagated_std()[0]
     for run in (healthy_run, warm_run):
         judged = identify_payload("difference-rls", ur10, geared, run, FRAME)
-        monkeypatch.setattr(methods, "_judge_gear_friction", lambda *a, **k: None)
+        monkeypatch.setattr(against_robot, "gear_drift_witness", lambda *a, **k: None)
         plain = identify_payload("difference-rls", ur10, geared, run, FRAME)
         monkeypatch.undo()
         np.testing.assert_array_equal(judged.phi, plain.phi)
