@@ -5,7 +5,9 @@
 
 The joint states go to monitor.replay (the payload_estimator's monitor-mode blocks, the same LiveMonitor), started
 on --payload's estimate (the one an identify goal left; none: nothing carried). events.yaml holds `events:`, a list
-of {kind, t_change, t_alarm, delta_mass, delta_mass_std, reason} (a contact's mass change is null), and `payload:`,
+of {kind, t_change, t_change_located, t_alarm, delta_mass, delta_mass_std, reason} (a contact's mass change is null;
+t_change_located false: the change came while the monitor was disarmed and its time could not be located, t_change is
+the earliest it can have come and the reason says so), and `payload:`,
 what is carried at the end, with σ. --plot draws the residual per joint with each event marked and labelled, and the
 carried mass with its ±2σ band. Bad input (PayloadIdError) is one line and exit 2, checked before anything is
 written; both files are written atomically.
@@ -42,8 +44,9 @@ def _number(x: float) -> float | None:
 
 
 def event_dict(e: Event) -> dict:
-    return {"kind": e.kind.value, "t_change": _number(e.t_change), "t_alarm": _number(e.t_alarm),
-            "delta_mass": _number(e.delta_mass), "delta_mass_std": _number(e.delta_mass_std), "reason": e.reason}
+    return {"kind": e.kind.value, "t_change": _number(e.t_change), "t_change_located": bool(e.t_change_located),
+            "t_alarm": _number(e.t_alarm), "delta_mass": _number(e.delta_mass),
+            "delta_mass_std": _number(e.delta_mass_std), "reason": e.reason}
 
 
 def payload_dict(result: Replay) -> dict | None:
