@@ -151,3 +151,19 @@ def test_the_record_thins_rather_than_forgets_and_keeps_segments():
     assert "[0.500, 101.000] s" == rec.span(101.0)
     rec.clear()
     assert len(rec) == 0 and np.isnan(rec.since) and rec.stride == 5
+
+
+def test_an_event_not_located_says_its_span_not_a_date():
+    """The log line, `payload-id monitor`'s print and events.yaml of a change whose time was not located give the span
+    it lies in and the flag, never its earliest time as the date."""
+    from payload_id_core.cli.monitor import event_dict  # noqa: PLC0415
+    from payload_id_core.monitor import Event, EventKind  # noqa: PLC0415
+
+    located = Event(EventKind.PICKED, 5.82, 9.87, 14.8, 3.006, 0.029)
+    assert located.when_text == "at 5.820 s" and event_dict(located)["t_change_located"] is True
+    e = Event(EventKind.PICKED, 4.63, 11.87, 16.0, 3.001, 0.029, reason="...; its time is not located within "
+              "[4.630, 11.870] s, the monitor disarmed: ...", t_change_located=False)
+    assert e.when_text == "between 4.630 and 11.870 s (its time not located)"
+    said = event_dict(e)
+    assert said["t_change_located"] is False and said["t_change"] == 4.63 and said["t_alarm"] == 11.87
+    assert "not located within [4.630, 11.870] s" in said["reason"]

@@ -82,6 +82,13 @@ class Event:
         return mass_change_text(self.delta_mass, self.delta_mass_std)
 
     @property
+    def when_text(self) -> str:
+        """'at 5.820 s', or the span of a change whose time was not located (never its earliest time as a date)."""
+        if self.t_change_located:
+            return f"at {self.t_change:.3f} s"
+        return f"between {self.t_change:.3f} and {self.t_alarm:.3f} s (its time not located)"
+
+    @property
     def is_load_change(self) -> bool:
         return self.kind in (EventKind.PICKED, EventKind.PLACED, EventKind.CHANGED)
 
