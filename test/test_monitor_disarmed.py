@@ -148,7 +148,6 @@ def test_the_record_thins_rather_than_forgets_and_keeps_segments():
     assert len(rec) <= RECORD_ROWS and np.allclose(np.diff(T), np.diff(T)[0]) and np.diff(T)[0] <= MAX_SPACING_S + 1e-9
     assert T[-1] > 100.5 and T[-1] - T[0] >= 75.0, (T[0], T[-1])
     assert {r[4] for r in rec.rows} == {1} and rec.since == 0.5
-    assert "[0.500, 101.000] s" == rec.span(101.0)
     rec.clear()
     assert len(rec) == 0 and np.isnan(rec.since) and rec.stride == 5
 

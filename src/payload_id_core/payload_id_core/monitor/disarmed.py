@@ -81,9 +81,6 @@ class DisarmedRecord:
         else:
             self.rows.popleft()
 
-    def span(self, until: float) -> str:
-        return f"[{self.since:.3f}, {until:.3f}] s"
-
 
 def _window_sums(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     c1 = np.vstack([np.zeros(X.shape[1]), np.cumsum(X, axis=0)])

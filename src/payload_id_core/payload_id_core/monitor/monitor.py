@@ -691,7 +691,7 @@ class PayloadMonitor:
             rows = None
         else:
             dated = min(self._disarmed.since, start) if np.isfinite(self._disarmed.since) else start
-            unlocated = f"its time is not located within {self._disarmed.span(t)}, the monitor disarmed: {why}"
+            unlocated = f"its time is not located within [{dated:.3f}, {t:.3f}] s, the monitor disarmed: {why}"
         if not settled and self._unnamed_change is not None and self._pending is not None and \
                 start - self._change_started >= self.s.persist_s:
             # A change still being re-estimated does not take in what came while the monitor was disarmed: its load is
