@@ -96,7 +96,10 @@ def test_payload_id_monitor_replays_a_recording_as_the_node_would(ur10e, ur10e_r
     t0, result = _replay(ur10e, name)
     assert [e["kind"] for e in doc["events"]] == [e.kind.value for e in result.events]
     assert all(e["kind"] == "contact" and e["delta_mass"] is None for e in doc["events"])
-    assert set(doc["events"][0]) == {"kind", "t_change", "t_alarm", "delta_mass", "delta_mass_std", "reason"}
+    assert set(doc["events"][0]) == {"kind", "t_change", "t_change_located", "t_alarm", "delta_mass", "delta_mass_std",
+                                     "reason"}
+    # Contacts seen armed are dated by their own window: located.
+    assert all(e["t_change_located"] is True for e in doc["events"])
     assert [e["t_change"] for e in doc["events"]] == pytest.approx([e.t_change for e in result.events], abs=1e-5)
     assert doc["payload"]["mass"] == 0.0 and 0 < doc["payload"]["mass_std"] < 0.1
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

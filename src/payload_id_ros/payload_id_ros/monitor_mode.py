@@ -123,7 +123,7 @@ class MonitorMode:
             log.warn(update.paused)
         for event in update.events:
             self.pub_event.publish(conv.payload_event_msg(event, live.frame))
-            log.info(f"payload event: {event.kind.value} at {event.t_change:.3f} s, {event.mass_change_text} "
+            log.info(f"payload event: {event.kind.value} {event.when_text}, {event.mass_change_text} "
                      f"({event.reason})")
         if update.residual is not None and self.pub_residual.get_subscription_count() > 0:
             t, r = update.residual

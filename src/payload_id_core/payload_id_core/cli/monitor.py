@@ -5,7 +5,9 @@
 
 The joint states go to monitor.replay (the payload_estimator's monitor-mode blocks, the same LiveMonitor), started
 on --payload's estimate (the one an identify goal left; none: nothing carried). events.yaml holds `events:`, a list
-of {kind, t_change, t_alarm, delta_mass, delta_mass_std, reason} (a contact's mass change is null), and `payload:`,
+of {kind, t_change, t_change_located, t_alarm, delta_mass, delta_mass_std, reason} (a contact's mass change is null;
+t_change_located false: the change came while the monitor was disarmed and its time could not be located, t_change is
+the earliest it can have come and the reason says so; the plot shades its span), and `payload:`,
 what is carried at the end, with σ. --plot draws the residual per joint with each event marked and labelled, and the
 carried mass with its ±2σ band. Bad input (PayloadIdError) is one line and exit 2, checked before anything is
 written; both files are written atomically.
@@ -42,8 +44,9 @@ def _number(x: float) -> float | None:
 
 
 def event_dict(e: Event) -> dict:
-    return {"kind": e.kind.value, "t_change": _number(e.t_change), "t_alarm": _number(e.t_alarm),
-            "delta_mass": _number(e.delta_mass), "delta_mass_std": _number(e.delta_mass_std), "reason": e.reason}
+    return {"kind": e.kind.value, "t_change": _number(e.t_change), "t_change_located": bool(e.t_change_located),
+            "t_alarm": _number(e.t_alarm), "delta_mass": _number(e.delta_mass),
+            "delta_mass_std": _number(e.delta_mass_std), "reason": e.reason}
 
 
 def payload_dict(result: Replay) -> dict | None:
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(result.events)} events ({', '.join(e.kind.value for e in result.events) or 'none'}); carried at the "
           f"end: {carried['mass']:.3f} ± {carried['mass_std']:.3f} kg -> {args.out}")
     for e in result.events:
-        print(f"  {e.t_change:.3f} s {e.kind.value}: {e.mass_change_text} ({e.reason})")
+        print(f"  {e.kind.value} {e.when_text}: {e.mass_change_text} ({e.reason})")
     return 0
 
 
@@ -107,8 +110,12 @@ def _plot(result: Replay, joint_names: list[str]) -> bytes:
     colours = {"picked": "tab:green", "placed": "tab:orange", "changed": "tab:purple", "contact": "tab:red"}
     for e in result.events:
         for ax in axes:
-            ax.axvline(e.t_change, color=colours[e.kind.value], lw=0.8, ls="--")
-        axes[0].annotate(e.kind.value, (e.t_change, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
+            if e.t_change_located:
+                ax.axvline(e.t_change, color=colours[e.kind.value], lw=0.8, ls="--")
+            else:       # came somewhere in the span, not at its start: the span is drawn, no line
+                ax.axvspan(e.t_change, e.t_alarm, color=colours[e.kind.value], alpha=0.12, lw=0)
+        label = e.kind.value if e.t_change_located else f"{e.kind.value} (time not located)"
+        axes[0].annotate(label, (e.t_change, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
                          color=colours[e.kind.value], rotation=90, va="top")
     ax = axes[-1]
     ax.plot(t, result.mass, color="k", lw=0.8)

@@ -67,6 +67,10 @@ class Event:
     # Δφ_L in the monitor's frame (its inertia entries are held near 0: 0.1 s cannot resolve them)
     delta_phi: np.ndarray = field(default_factory=lambda: np.full(10, np.nan))
     reason: str = ""
+    # False when the change came while the monitor was disarmed and its time could not be located in the residual
+    # kept meanwhile (monitor.disarmed): t_change is then the earliest it can have come (the disarmed span's start),
+    # the change came between it and t_alarm, and the reason says "not located within [t_change, t_alarm] s".
+    t_change_located: bool = True
 
     @property
     def delta_first_moment(self) -> np.ndarray:
@@ -76,6 +80,13 @@ class Event:
     @property
     def mass_change_text(self) -> str:
         return mass_change_text(self.delta_mass, self.delta_mass_std)
+
+    @property
+    def when_text(self) -> str:
+        """'at 5.820 s', or the span of a change whose time was not located (never its earliest time as a date)."""
+        if self.t_change_located:
+            return f"at {self.t_change:.3f} s"
+        return f"between {self.t_change:.3f} and {self.t_alarm:.3f} s (its time not located)"
 
     @property
     def is_load_change(self) -> bool:

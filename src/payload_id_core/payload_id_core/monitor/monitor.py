@@ -43,6 +43,7 @@ from payload_id_core.monitor.detect import (
     locate_change,
     transient_free_rows,
 )
+from payload_id_core.monitor.disarmed import DisarmedRecord, locate_load
 from payload_id_core.monitor.observer import (
     FilteredLoadFriction,
     FilteredPayloadRegressor,
@@ -60,9 +61,6 @@ from payload_id_core.robot_id.result import RobotIdentification
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
 ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
-DISARMED_RECORD_S = 20.0  # s of (t, r₀, F) kept while disarmed, every refine_stride-th sample, to locate a change in
-STEP_BEFORE_S = 0.2      # s of residual before a candidate change (_locate_in_disarmed) ...
-STEP_AFTER_S = 0.3       # ... and after its transient
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
 
 
@@ -304,8 +302,8 @@ class PayloadMonitor:
         # motion says it was a push (_judge_adoption).
         self._adopted_from: dict | None = None
         self._last_judgement: LoadOrPushJudgement | None = None     # the last _judge_adoption (for its reason)
-        self._disarmed: deque = deque()  # (t, r₀, F, moving) disarmed, each refine_stride-th (_locate_in_disarmed)
-        self._disarmed_count = 0
+        # (t, r₀, F, moving, segment, settled) while disarmed, each refine_stride-th sample (_locate_in_disarmed)
+        self._disarmed = DisarmedRecord(self.s.refine_stride)
         self.unloaded = (UnloadedFriction(n, 1 + self.load_friction.k, self.s.load_friction_prior_std,
                                           min_moving_s=self.s.unloaded_min_motion_s)
                          if self.load_friction is not None and self.s.unloaded_friction else None)
@@ -318,6 +316,8 @@ class PayloadMonitor:
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
         self._before_change = self.state       # what to go back to if the change turns out not to be a load
         self._change_started = float("nan")
+        self._change_unlocated = ""                  # why _change_started is only the earliest it can have come ('')
+        self._doubt_rows: dict | None = None          # the disarmed rows of that change, to locate it again (_relocate)
         self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
         self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
         self.cusum = Cusum(n, self.s.detector)
@@ -405,7 +405,10 @@ class PayloadMonitor:
         self._moving_until = -np.inf
         self._unarmed_motion_s = 0.0
         self._inside_since = np.inf
-        self._disarmed.clear()      # r₀ and F restart: what was kept is on other observers' terms
+        # r₀ and F restart: what is kept from here is on other observers' terms, a segment of its own; what was kept
+        # before is still searched (a switch off and on after a pick made under a held push had cleared it, and the
+        # pick was dated at the first move after the hand left).
+        self._disarmed.pause()
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
                            unconfirmed: str = "") -> None:
@@ -576,11 +579,7 @@ class PayloadMonitor:
             # start from zero together, so r₀ − F φ is zero at first whatever is carried, and grows to the misfit
             # only within a few time constants (the first sample after a restart "confirmed" any payload).
             settled = t - self._observers_since >= SETTLE_TIME_CONSTANTS / float(np.min(self.gain))
-            self._disarmed_count += 1
-            if self._disarmed_count % self.s.refine_stride == 0:
-                self._disarmed.append((t, r0, F, moving))
-                while self._disarmed[0][0] < t - DISARMED_RECORD_S:
-                    self._disarmed.popleft()
+            self._disarmed.add(t, r0, F, moving, settled, self._dt)
             inside = settled and bool(np.all(np.abs(r / self.sigma) < drift))
             if not inside:
                 self._inside_since = np.inf
@@ -679,11 +678,20 @@ class PayloadMonitor:
             return
         settled = self.state.determined
         # When the load came: located in the residual kept while disarmed (a part picked under a push held at rest
-        # came 2.4 s before the first motion whose misfit raised this doubt); else the first of that motion.
+        # came 2.4 s before the first motion whose misfit raised this doubt). Else it is not located: it came within
+        # the disarmed span, and its date is the span's start, the earliest it can have come, said so. (It was the
+        # first motion's time, a date when nobody need have been there: a pick 3.2 s before it, under a push released
+        # before a short move, was dated in the rest after that move.) The first motion's time still orders it after
+        # a change being re-estimated (_close_pending), as before.
         start = t - self._unarmed_motion_s
-        located = self._locate_in_disarmed(delta, start)
+        located, why, rows = self._locate_in_disarmed(delta, start)
         if located is not None:
-            start = located
+            start = dated = located
+            unlocated = ""
+            rows = None
+        else:
+            dated = min(self._disarmed.since, start) if np.isfinite(self._disarmed.since) else start
+            unlocated = f"its time is not located within [{dated:.3f}, {t:.3f}] s, the monitor disarmed: {why}"
         if not settled and self._unnamed_change is not None and self._pending is not None and \
                 start - self._change_started >= self.s.persist_s:
             # A change still being re-estimated does not take in what came while the monitor was disarmed: its load is
@@ -699,7 +707,9 @@ class PayloadMonitor:
         phi_ref = self.state.phi.copy()
         if self.state.determined:
             self._before_change = self.state
-            self._change_started = start
+            self._change_started = dated
+            self._change_unlocated = unlocated
+            self._doubt_rows = None if rows is None else {**rows, "dated": dated}
             self._moved_since_change = self._unarmed_motion_s
             self._unnamed_change = t
             self._pending = None
@@ -734,63 +744,41 @@ class PayloadMonitor:
         self.cusum.reset(t)
         out.estimate = self.state
 
-    def _locate_in_disarmed(self, delta: np.ndarray, before: float) -> float | None:
+    def _locate_in_disarmed(self, delta: np.ndarray, before: float) -> tuple[float | None, str, dict | None]:
         """When the load step `delta` (a doubt's implied change, on the payload held now) came, from the residual kept
-        while the monitor was disarmed (None: not found there). A load put on the flange is a step of the residual by
-        F Δφ (the observer's filtered response, rising within 3 time constants), flat before and after (at rest; a
-        person's push ramps over 0.1-1 s and moves with the hand): over `STEP_BEFORE_S` before a candidate time and
-        `STEP_AFTER_S` after its transient, the residual is fitted per joint by a constant plus that step, the misfit
-        whitened by the running level; the candidate that leaves the least is the change, if it leaves at most
-        `span_chi2` per row (what a load's own verdict allows) and the step explains at least half of its own size
-        (the residual did step there). Candidates up to `before`, the first motion whose misfit raised the doubt, and
-        only with the arm at rest over the whole window: in motion the model's own error and a hand's push vary with
-        the pose, and on the real UR10e a step located in a move dated a pick before the recording it came in."""
-        rec = [s for s in self._disarmed if s[0] <= before + 1e-9]
+        while the monitor was disarmed: (t, '', rows) or (None, why not, rows). The residual r₀ − F φ of the kept rows
+        up to `before` (the first motion whose misfit raised the doubt), whitened by the running level, is searched for
+        the step F Δφ (disarmed.locate_load: one step, else a transition of free shape along it, in one segment of
+        settled rows at rest). `rows`: those arrays, to search again with a better Δφ (_relocate; None: too few)."""
+        rec = [s for s in self._disarmed.rows if s[0] <= before + 1e-9]
         if len(rec) < 8:
-            return None
-        T = np.array([s[0] for s in rec])
+            return None, "too little of the disarmed span was kept before the motion", None
         Fs = np.array([s[2] for s in rec])
-        R = np.array([s[1] for s in rec]) - Fs @ self.state.phi
-        U = Fs[:, :, :4] @ delta[:4]
-        w = 1.0 / np.sqrt(self.level)
-        X1, X2 = R * w, (R - U) * w          # before the step: the residual; after it: the residual less the step
-        dt = float(np.median(np.diff(T)))
-        nb = max(2, int(round(STEP_BEFORE_S / dt)))
-        na = max(2, int(round(STEP_AFTER_S / dt)))
-        gap = int(np.ceil(3.0 / float(np.min(self.gain)) / dt))
-        N = T.size
-        ks = np.arange(nb, N - gap - na + 1)
-        if ks.size == 0:
-            return None
+        rows = {"T": np.array([s[0] for s in rec]), "R": np.array([s[1] for s in rec]) - Fs @ self.state.phi,
+                "F": Fs[:, :, :4].copy(), "still": np.array([s[3] == 0.0 for s in rec]),
+                "segment": np.array([s[4] for s in rec]), "settled": np.array([s[5] for s in rec]),
+                "w": 1.0 / np.sqrt(self.level), "phi": self.state.phi.copy()}
+        located, why = self._locate_rows(rows, delta)
+        return located, why, rows
 
-        def window_sums(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            c1 = np.vstack([np.zeros(X.shape[1]), np.cumsum(X, axis=0)])
-            c2 = np.vstack([np.zeros(X.shape[1]), np.cumsum(X**2, axis=0)])
-            return c1[hi] - c1[lo], c2[hi] - c2[lo]
+    def _locate_rows(self, rows: dict, delta: np.ndarray) -> tuple[float | None, str]:
+        located, why = locate_load(rows["T"], rows["R"], rows["F"] @ delta[:4], rows["w"], rows["still"],
+                                   rows["segment"], rows["settled"], float(np.min(self.gain)),
+                                   self.s.detector.span_chi2)
+        return (None, why) if located is None else (located.t, "")
 
-        b1, b2 = window_sums(X1, ks - nb, ks)
-        a1, a2 = window_sums(X2, ks + gap, ks + gap + na)
-        r1, r2 = window_sums(X1, ks + gap, ks + gap + na)
-        m = nb + na
-        step_cost = np.sum(b2 + a2 - (b1 + a1) ** 2 / m, axis=1)       # a constant per joint plus the step
-        moved = np.cumsum(np.concatenate([[0.0], [s[3] for s in rec]]))
-        still = moved[ks + gap + na] - moved[ks - nb] == 0.0              # the whole window at rest
-        flat_cost = np.sum(b2 + r2 - (b1 + r1) ** 2 / m, axis=1)       # a constant per joint, no step
-        size = np.sum(window_sums(U * w, ks + gap, ks + gap + na)[1], axis=1)
-        # A step of the right size explains nb na / m of its own sum of squares over the window beyond a constant.
-        ok = still & (step_cost <= self.s.detector.span_chi2 * m * R.shape[1]) & \
-            (flat_cost - step_cost >= 0.5 * size * nb / m)
-        if not np.any(ok):
-            return None
-        k = int(ks[ok][np.argmin(step_cost[ok])])
-        # Within the transient skipped above: the first sample where the residual has risen half the step from its
-        # level before (the observer's lag, ln 2 / K = 14 ms, is left in, so the change is never dated before it
-        # came: on the real UR10e's joined pick the window's own start was 55 ms before the loaded recording began).
-        level_before = (b1[k - nb] / nb) / w
-        Uw2 = np.sum(U[k:k + gap + 1] ** 2 * w**2, axis=1)
-        risen = np.sum((R[k:k + gap + 1] - level_before) * U[k:k + gap + 1] * w**2, axis=1) / np.maximum(Uw2, 1e-300)
-        half = np.nonzero(risen >= 0.5)[0]
-        return float(T[k + int(half[0])]) if half.size else float(T[k + gap])
+    def _relocate(self, phi: np.ndarray) -> None:
+        """A change found by its lasting misfit whose time was not located (_put_in_doubt), about to be named with the
+        payload `phi` its re-estimate holds: searched again with that load. The doubt's own Δφ is a fit on 0.5 s of
+        motion (a 3 kg pick under a held push, then a short move: +25 % on the mass at rest, and its step was not
+        found); the re-estimate's, over seconds of motion, is the load that came."""
+        rows = self._doubt_rows
+        if rows is None or not self._change_unlocated or rows["dated"] != self._change_started:
+            return
+        located, _ = self._locate_rows(rows, phi - rows["phi"])
+        if located is not None:
+            self._change_started, self._change_unlocated = located, ""
+        self._doubt_rows = None
 
     def _contact_onset(self, window: dict) -> float:
         """When a contact decided on `window` began to act: its first sample, CHANGE_LOOKBACK_S before the CUSUM's
@@ -882,6 +870,7 @@ class PayloadMonitor:
                     setattr(self, name, value)
             self.refiner.drop_since(onset)
             self.load_or_push.drop_since(onset)
+            self._disarmed.disarmed(onset)     # a load may have come from the contact's onset on
             return
         if self._unnamed_change is not None and self._pending is not None and \
                 float(t[k_c]) - self._change_started >= self.s.persist_s:
@@ -894,9 +883,9 @@ class PayloadMonitor:
             # What this window's fit replaces, for a contact found by the next window to take it back (above).
             self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": {
                 name: copy.deepcopy(getattr(self, name)) for name in (
-                    "state", "_before_change", "_change_started", "_moved_since_change", "_unnamed_change",
-                    "_pending", "_anchor", "_change_share", "_friction_prior", "refiner", "unloaded", "_last_refine",
-                    "_anchor_G", "load_or_push", "_adopted_from")}}
+                    "state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
+                    "_unnamed_change", "_pending", "_anchor", "_change_share", "_friction_prior", "refiner", "unloaded",
+                    "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
         self._adopted_from = self._snapshot()
         phi_ref = self.state.phi.copy()
         was_settled = self.state.determined
@@ -904,6 +893,7 @@ class PayloadMonitor:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
             self._before_change = self.state
             self._change_started = float(t[k_c])
+            self._change_unlocated = ""
             self._moved_since_change = 0.0
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
@@ -956,14 +946,18 @@ class PayloadMonitor:
         named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved
         if named:
             assert held is not None
+            if self.state.doubt:
+                self._relocate(self.state.phi)
             # A change found by its lasting misfit (_put_in_doubt) happened before that misfit was seen: it is
             # dated from there, not from the later window that fitted it; but only when the load named is the
             # one the doubt implied. A real pick 16 s after a 6 s push at rest that had raised the doubt was
             # dated back into the push: the load named was the later window's own change.
             since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
+            located, note = self._dating(since)
             out.events.append(Event(first.kind, since, first.t_alarm, t_verdict, held[0], held[1],
                                     first.delta_phi, f"{first.reason}; it held {t_next - since:.2f} s, "
-                                    f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"))
+                                    f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg){note}",
+                                    t_change_located=located))
         else:
             why = ("did not hold: the flange's mass came back" if moved else
                    f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
@@ -983,8 +977,16 @@ class PayloadMonitor:
         if lifted:
             out.estimate = self.state
 
+    def _dating(self, since: float) -> tuple[bool, str]:
+        """(located, what to add to the reason) for an event dated `since`: dated from a change whose time was not
+        located (_put_in_doubt), it says so."""
+        if self._change_unlocated and since == self._change_started:
+            return False, f"; {self._change_unlocated}"
+        return True, ""
+
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
-    ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_moved_since_change", "_unnamed_change",
+    ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
+                       "_unnamed_change",
                        "_pending", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
                        "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
 
@@ -1017,6 +1019,7 @@ class PayloadMonitor:
                              f"a load ({judged.text}); the residual does not confirm it yet")
         out.estimate = self.state
         self._armed = False
+        self._disarmed.disarmed(started)      # what was restored held until the doubt's change, at the latest
         self._unarmed_motion_s = 0.0
         self.cusum.reset(t)
         return True
@@ -1052,9 +1055,10 @@ class PayloadMonitor:
         if implausible:
             # What looked like a load (or too small to call) is not one once the motion has varied: a push
             # or a collision that lasts. Back to the payload before it; nothing is published.
+            located, note = self._dating(self._change_started)
             out.events.append(Event(EventKind.CONTACT, self._change_started, self.state.since, t, float("nan"),
                                     float("nan"), np.zeros(10), f"the torque since {self._change_started:.3f} s is "
-                                    f"not a load on the flange: {implausible}"))
+                                    f"not a load on the flange: {implausible}{note}", t_change_located=located))
             # Those rows refute the payload before it as much as the change: a place with a 118 N push on the
             # forearm 0.1 s later (bench/monitor.py's human task, seed 7) brought back the 1.61 kg part, ok, on the
             # empty flange. It is published suspect until the residual comes back within its allowance (_step); a
@@ -1064,6 +1068,7 @@ class PayloadMonitor:
                                  "confirm it yet")
             out.estimate = self.state
             self._armed = False
+            self._disarmed.disarmed(self._change_started)
             self._unnamed_change, self._pending = None, None
             return
         if self.state.doubt and not self.state.determined and self._doubt_came_back(est):
@@ -1082,6 +1087,7 @@ class PayloadMonitor:
             judged = self.load_or_push.judge(ar1_factor(self.gain, self._dt * self.s.refine_stride))
             if judged is not None and judged.statistic < 0.0:
                 self._armed = False
+                self._disarmed.disarmed(self._change_started)
                 self._unarmed_motion_s = 0.0
             self.cusum.reset(t)
             out.estimate = self.state
@@ -1137,6 +1143,8 @@ class PayloadMonitor:
         from the doubt's start only when it is the load the doubt implied; else from the window that fitted it."""
         d = self.s.detector
         before = self._before_change
+        if in_doubt:
+            self._relocate(est.phi)
         delta = est.phi - before.phi
         cov = est.cov + before.cov
         dm, dm_std = float(delta[0]), float(np.sqrt(max(cov[0, 0], 0.0)))
@@ -1159,15 +1167,18 @@ class PayloadMonitor:
             kind = EventKind.CHANGED
         elif self._pending is not None:
             # The window fitted a load, and what followed carries what was carried before: it came back.
+            located, note = self._dating(self._change_started)
             return Event(EventKind.CONTACT, self._change_started, self._unnamed_change, t, float("nan"), float("nan"),
                          np.zeros(10), f"what looked like a load at {self._change_started:.3f} s did not persist: "
                          f"{est.seconds:.1f} s later the flange carries what it did before (Δm {dm:+.3f} ± "
-                         f"{dm_std:.3f} kg)")
+                         f"{dm_std:.3f} kg){note}", t_change_located=located)
         else:
             return None
+        located, note = self._dating(since)
         return Event(kind, since, alarm, t, dm, dm_std, delta.copy(),
                      f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
-                     f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg")
+                     f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg{note}",
+                     t_change_located=located)
 
     def _implausible(self, est: Refined) -> str:
         """Why the re-estimate is no load ('' when it may be one)."""
