@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import UR10E_DATA, requires_ur10e_data
-from test_redteam_stop40 import MASS, _linear_friction_run
+from test_redteam_stop40 import _linear_friction_run
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.cli.main import main as cli_main
@@ -80,6 +80,18 @@ def test_a_significant_factor_that_does_not_move_the_payload_is_not_flagged():
     reason = gain_drift.gain_drift_reason(loud, est, "run")
     assert "shoulder_lift_joint read 2.5 % high" in reason and "1.0250 ± 0.0050" in reason, reason
     assert "mass moves by -0.05 kg" in reason and "re-identify the robot" in reason and "drive gains" in reason
+    assert "cannot tell which" not in reason
+
+
+def test_joints_whose_factors_move_the_payload_alike_are_both_named():
+    """bench/gain_drift.py's UR10 cross-motion cell, shoulder_lift × 1.02: shoulder_lift reads 1.0197 (χ² 15.5) and
+    elbow 0.9794 (16.9): on that motion either factor explains the other's drift, so the reason names both."""
+    est = _estimate(4.0, 0.01, 0.001)
+    both = GainWitness((JointGain("shoulder_lift_joint", 1.0197, 0.005, np.array([-0.076, 0.0, 0.0, -0.003])),
+                        JointGain("elbow_joint", 0.9794, 0.005, np.array([0.12, 0.0, 0.0, 0.005]))), 4.0)
+    reason = gain_drift.gain_drift_reason(both, est, "run")
+    assert reason.startswith("run's efforts on elbow_joint read 2.1 % low"), reason
+    assert "or shoulder_lift_joint's, factor 1.0197 ± 0.0050" in reason and "cannot tell which" in reason
 
 
 # -- simulated ------------------------------------------------------------------------------------------------------

@@ -196,14 +196,17 @@ def gain_drift_reason(witness: GainWitness, est: PayloadEstimate, what: str, joi
     first = off[0]
     mass = witness.mass if witness.mass > 0 else float("nan")
     dc = 1000 * witness.com_shift(first, est.com)
-    others = "".join(f", {j.joint} {j.b:.4f} ± {j.std:.4f}" for j in off[1:])
     side = "high" if first.b > 1.0 else "low"
+    # One joint's factor at a time: where two joints' efforts move the payload alike on this motion (the UR10's
+    # shoulder lift and elbow), either one's factor explains a drift of the other, so every joint beyond is named.
+    others = "".join(f"; or {j.joint}'s, factor {j.b:.4f} ± {j.std:.4f} (χ² {j.chi2:.1f})" for j in off[1:])
+    which = " (this motion cannot tell which)" if off[1:] else ""
     return (f"{what}'s efforts on {first.joint} read {100 * abs(first.b - 1.0):.1f} % {side} against robot.yaml's "
-            f"model: factor {first.b:.4f} ± {first.std:.4f} (χ² {first.chi2:.1f}, limit {witness.limit:.1f}{others}); "
-            f"that drive's gain differs from robot.yaml's (a warmer drive, a gain given by hand?) and the payload "
-            f"took it: with the factor free the mass moves by {-first.d[0]:+.4g} kg ({-100 * first.d[0] / mass:+.2f} "
-            f"%) and the CoM by {np.round(-dc, 1).tolist()} mm; re-identify the robot (identify-robot on a run "
-            "recorded now) or its drive gains (--effort-scale, or --known-payload-mass)")
+            f"model: factor {first.b:.4f} ± {first.std:.4f} (χ² {first.chi2:.1f}, limit {witness.limit:.1f}){others}"
+            f"{which}; that drive's gain differs from robot.yaml's (a warmer drive, a gain given by hand?) and the "
+            f"payload took it: with the factor free the mass moves by {-first.d[0]:+.4g} kg "
+            f"({-100 * first.d[0] / mass:+.2f} %) and the CoM by {np.round(-dc, 1).tolist()} mm; re-identify the "
+            "robot (identify-robot on a run recorded now) or its drive gains (--effort-scale, or --known-payload-mass)")
 
 
 def gain_drift_note(witness: GainWitness) -> Note:
