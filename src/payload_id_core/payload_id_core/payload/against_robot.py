@@ -3,7 +3,8 @@
 A payload run whose drives drifted since robot.yaml was identified, or whose friction offsets moved, is read as
 payload, confidently (issue 29, Bad input: such an estimate is suspect with the reason and the fix, never written as
 converged and ok, never pushed to a controller). The witnesses that see it (payload/effort_drift.py,
-payload/offset_drift.py, payload/gain_drift.py) judge the estimate against robot.yaml on the signals it was fitted to. identify-payload
+payload/offset_drift.py, payload/gain_drift.py) judge the estimate against robot.yaml on the signals it was fitted
+to. identify-payload
 (methods.estimate_payload) and an identify goal (session.IdentificationRun.finish) both call judge_against_robot
 before judge_quality decides converged, so the offline and the ROS path give one verdict on one run: before, the goal
 ran neither witness, and a drifted cell's estimate was converged, ok and applied to the controller where
