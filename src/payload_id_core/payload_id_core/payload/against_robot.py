@@ -3,11 +3,11 @@
 A payload run whose drives drifted since robot.yaml was identified, or whose friction offsets moved, is read as
 payload, confidently (issue 29, Bad input: such an estimate is suspect with the reason and the fix, never written as
 converged and ok, never pushed to a controller). The witnesses that see it (payload/effort_drift.py,
-payload/offset_drift.py, payload/gear_drift.py) judge the estimate against robot.yaml on the signals it was fitted
-to. identify-payload (methods.estimate_payload) and an identify goal (session.IdentificationRun.finish) both call
-judge_against_robot before judge_quality decides converged, so the offline and the ROS path give one verdict on one
-run: before, the goal ran neither witness, and a drifted cell's estimate was converged, ok and applied to the
-controller where identify-payload on the same data said suspect.
+payload/offset_drift.py, payload/gear_drift.py, payload/gain_drift.py) judge the estimate against robot.yaml on the
+signals it was fitted to. identify-payload (methods.estimate_payload) and an identify goal
+(session.IdentificationRun.finish) both call judge_against_robot before judge_quality decides converged, so the
+offline and the ROS path give one verdict on one run: before, the goal ran neither witness, and a drifted cell's
+estimate was converged, ok and applied to the controller where identify-payload on the same data said suspect.
 
 A witness is three functions: `<x>_witness(...)` (what it measured on the run, or None when robot.yaml gives it
 nothing to judge), `<x>_reason(witness, est, what, joint_names)` (a sentence naming the problem and the fix when the
@@ -26,6 +26,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note
 from payload_id_core.payload.effort_drift import effort_drift_reason, robot_scale_on_signals
+from payload_id_core.payload.gain_drift import gain_drift_note, gain_drift_reason, gain_drift_witness
 from payload_id_core.payload.gear_drift import GEAR_KNOWING, gear_drift_note, gear_drift_reason, gear_drift_witness
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.offset_drift import (
@@ -79,6 +80,12 @@ def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate
         _verdict(est, run, names, gear_drift_witness(run.model, run.robot, run.sig, run.frame,
                                                      np.asarray(est.phi, dtype=float)),
                  gear_drift_reason, gear_drift_note)
+    # Each joint's drive gain (the payload with the joint's factor of its effort fixed against free); gaz-static has
+    # no motion to tell a joint's factor from the payload's gravity.
+    if est.phi is not None and run.method is not PayloadMethod.GAZ_STATIC:
+        _verdict(est, run, names, gain_drift_witness(run.model, run.robot, run.sig, run.frame,
+                                                     np.asarray(est.phi, dtype=float), run.load_friction),
+                 gain_drift_reason, gain_drift_note)
     return est
 
 
