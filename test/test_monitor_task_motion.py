@@ -448,3 +448,26 @@ def test_a_place_with_under_a_second_of_motion_before_the_next_pick_is_named_by_
     assert [e.kind for e in events if abs(e.t_change - t_pick) < 0.1] == [EventKind.PICKED], said
     assert not [e for e in events if e.kind is EventKind.CONTACT], said
 
+
+def test_a_place_at_the_recordings_end_is_said_undecided_not_dropped(cell):
+    """bench/monitor.py's task (seed 5) ended 0.38 s after a place: its window fitted −3.48 ± 0.15 kg, and a load is
+    named only once it holds (the rest of the recording), so no event; the replay said nothing of it. Now
+    PayloadMonitor.undecided says it: the fitted kind, time and mass change, and why it is not decided."""
+    model, robot = cell
+    task = Task(model, 4)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(3.0)
+    task.rest(0.3)
+    task.moves(2)
+    task.carry(0.0)
+    t_place = task.cell.time
+    task.rest(0.38)
+    monitor, events, _ = task.watch(robot)
+    assert [e.kind for e in events] == [EventKind.PICKED], events
+    undecided = monitor.undecided()
+    assert len(undecided) == 1, undecided
+    u = undecided[0]
+    assert u.kind is EventKind.PLACED and abs(u.t_change - t_place) < 0.1, u
+    assert abs(u.delta_mass + 3.0) <= max(0.1, 3 * u.delta_mass_std), u
+    assert u.reason.startswith("not yet decided"), u

@@ -267,6 +267,19 @@ class PayloadState:
         return est
 
 
+@dataclass(frozen=True)
+class Undecided:
+    """A change the monitor has seen but not decided yet (PayloadMonitor.undecided): at a recording's end, what a replay
+    must say rather than drop. `kind` is what its window fitted (picked / placed / changed), or None when nothing was
+    fitted yet; the mass change and its σ are that fit's (NaN: none)."""
+    kind: EventKind | None
+    t_change: float
+    t_alarm: float
+    delta_mass: float
+    delta_mass_std: float
+    reason: str
+
+
 @dataclass
 class MonitorUpdate:
     events: list[Event] = field(default_factory=list)
@@ -426,6 +439,35 @@ class PayloadMonitor:
                                                         tare_var, unconfirmed=unconfirmed)
         if unconfirmed:
             self._armed = False
+
+    def undecided(self) -> list[Undecided]:
+        """The changes seen and not decided by the last sample fed: a verdict window still open (an alarm within
+        `confirm_s` of the end), a load its window fitted that is not named yet (a load is named once it holds: its
+        re-estimate determined, or `persist_s` held with the arm moving under it, _close_pending), or a doubt being
+        re-estimated. A replay ends here; live, these are decided by the samples that follow. A place 0.38 s before
+        bench/monitor.py's task (seed 5) ended was fitted −3.48 ± 0.15 kg and not named, for the rule that names it
+        needs what came after."""
+        end = self._t_last if self._t_last is not None else float("nan")
+        out: list[Undecided] = []
+        if self._window is not None:
+            w = self._window
+            out.append(Undecided(None, float(w["t_change"]), float(w["t_alarm"]), float("nan"), float("nan"),
+                                 f"not yet decided: the alarm at {w['t_alarm']:.3f} s came within the verdict's "
+                                 f"{self.s.detector.confirm_s:g} s of the last sample ({end:.3f} s)"))
+        if self._unnamed_change is not None and self._pending is not None:
+            e = self._pending
+            out.append(Undecided(e.kind, e.t_change, e.t_alarm, e.delta_mass, e.delta_mass_std,
+                                 f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
+                                 f"{e.reason}), "
+                                 f"{end - e.t_change:.2f} s before the last sample, with the arm moving "
+                                 f"{self._moved_since_change:.2f} s under it; a load is named once its re-estimate is "
+                                 "determined or it held with the arm moving under it (a push held at rest fits a load "
+                                 "as well)"))
+        elif self._unnamed_change is not None and self.state.doubt:
+            dm = float(self.state.phi[0] - self._before_change.phi[0])
+            out.append(Undecided(None, self._change_started, self._unnamed_change, dm, self._doubt_mass_std,
+                                 f"not yet decided: {self.state.doubt}"))
+        return out
 
     @property
     def unloaded_friction(self) -> dict | None:
