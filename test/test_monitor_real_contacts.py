@@ -101,6 +101,8 @@ def test_payload_id_monitor_replays_a_recording_as_the_node_would(ur10e, ur10e_r
     # Contacts seen armed are dated by their own window: located.
     assert all(e["t_change_located"] is True for e in doc["events"])
     assert [e["t_change"] for e in doc["events"]] == pytest.approx([e.t_change for e in result.events], abs=1e-5)
+    # What the recording's end left undecided is said, not dropped (PayloadMonitor.undecided).
+    assert [u["t_change"] for u in doc["undecided"]] == pytest.approx([u.t_change for u in result.undecided], abs=1e-5)
     assert doc["payload"]["mass"] == 0.0 and 0 < doc["payload"]["mass_std"] < 0.1
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"{len(result.events)} events" in capsys.readouterr().out

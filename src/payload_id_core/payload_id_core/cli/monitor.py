@@ -9,8 +9,9 @@ of {kind, t_change, t_change_located, t_alarm, delta_mass, delta_mass_std, reaso
 t_change_located false: the change came while the monitor was disarmed and its time could not be located, t_change is
 the earliest it can have come and the reason says so; the plot shades its span), and `payload:`,
 what is carried at the end, with σ. --plot draws the residual per joint with each event marked and labelled, and the
-carried mass with its ±2σ band. Bad input (PayloadIdError) is one line and exit 2, checked before anything is
-written; both files are written atomically.
+carried mass with its ±2σ band. `undecided:` (same keys; kind null when nothing was fitted yet) lists the changes seen
+but not decided when the recording ended (a load is named once it holds, which needs what comes after it). Bad input
+(PayloadIdError) is one line and exit 2, checked before anything is written; both files are written atomically.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_bytes, atomic_write_yaml, read_yaml_mapping
 from payload_id_core.monitor.detect import Event
+from payload_id_core.monitor.monitor import Undecided
 from payload_id_core.monitor.replay import Replay, replay
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
@@ -47,6 +49,12 @@ def event_dict(e: Event) -> dict:
     return {"kind": e.kind.value, "t_change": _number(e.t_change), "t_change_located": bool(e.t_change_located),
             "t_alarm": _number(e.t_alarm), "delta_mass": _number(e.delta_mass),
             "delta_mass_std": _number(e.delta_mass_std), "reason": e.reason}
+
+
+def undecided_dict(u: Undecided) -> dict:
+    return {"kind": None if u.kind is None else u.kind.value, "t_change": _number(u.t_change),
+            "t_alarm": _number(u.t_alarm), "delta_mass": _number(u.delta_mass),
+            "delta_mass_std": _number(u.delta_mass_std), "reason": u.reason}
 
 
 def payload_dict(result: Replay) -> dict | None:
@@ -82,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
                              "give a recording with finite joint states in time order")
     carried = payload_dict(result)
     assert carried is not None       # result.state is not None
-    doc = {"events": [event_dict(e) for e in result.events], "payload": carried,
+    doc = {"events": [event_dict(e) for e in result.events],
+           "undecided": [undecided_dict(u) for u in result.undecided], "payload": carried,
            "paused": result.paused, "recording": str(recording.source), "frame": frame}
     png = _plot(result, model.joint_names) if args.plot else None
     atomic_write_yaml(args.out, doc)
@@ -92,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
           f"end: {carried['mass']:.3f} ± {carried['mass_std']:.3f} kg -> {args.out}")
     for e in result.events:
         print(f"  {e.kind.value} {e.when_text}: {e.mass_change_text} ({e.reason})")
+    for u in result.undecided:
+        print(f"  {u.t_change:.3f} s {'change' if u.kind is None else u.kind.value}, {u.reason}")
     return 0
 
 

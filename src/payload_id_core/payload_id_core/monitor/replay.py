@@ -14,7 +14,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import Event
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.monitor.monitor import PayloadState
+from payload_id_core.monitor.monitor import PayloadState, Undecided
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.recording import JointSamples
@@ -33,6 +33,8 @@ class Replay:
     state: PayloadState | None    # the carried payload at the end (None: no sample was good)
     frame: str
     paused: list[str] = field(default_factory=list)   # why the monitor paused, in order
+    # Changes seen but not decided when the recording ended (PayloadMonitor.undecided): said, not dropped.
+    undecided: list[Undecided] = field(default_factory=list)
 
     def final_payload(self) -> PayloadEstimate | None:
         return None if self.state is None else self.state.to_estimate(self.frame)
@@ -68,6 +70,7 @@ def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: Jo
             mass.append(float(phi[0]))
             mass_std.append(math.sqrt(max(float(cov[0, 0]), 0.0)))
     state = None if live.monitor is None or not ts else live.monitor.state
+    undecided = [] if live.monitor is None else live.monitor.undecided()
     n = model.n
     return Replay(events, np.array(ts), np.array(res).reshape(-1, n), np.array(mass), np.array(mass_std), state,
-                  frame, paused)
+                  frame, paused, undecided)
