@@ -1,0 +1,107 @@
+"""Red team of the session's merges on issue 29 (h81: identify-robot chooses the drive gains' friction model and
+records it in robot.yaml effort.gain_model).
+
+effort.gain_model decides whether the payload methods model the load-dependent friction
+(RobotIdentification.gains_absorbed_load_friction): gains fitted without it have absorbed it, and modelling it again
+moved the real UR10e's difference-rls mass by +3.0 / +4.7 % (payload.methods.common.load_friction_on). A hand edit of
+`chosen` alone (the gains unchanged) was read as it stood: the file then said load friction on for gains that
+absorbed it, or off for gains that did not, and nothing noticed. So were candidates missing, `eligible: "no"` (read
+as true), a NaN score and `determined` naming joints the robot does not have."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.payload.methods.common import load_friction_on
+from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.robot_id import RobotIdentification
+
+TRUTH_MASS = 3.75
+TRUTH = {"frame": "tool0", "mass": TRUTH_MASS, "com": [0.02, -0.01, 0.06],
+         "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.012, "iyz": 0.0, "izz": 0.008}}
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory):
+    """Unloaded and 3.75 kg runs of the current-unit simulated UR10 (100 Hz to stay cheap)."""
+    d = tmp_path_factory.mktemp("h86_gain_model")
+    (d / "payload.yaml").write_text(yaml.safe_dump(TRUTH))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--rate", "100", "--profile", "ur10"]
+    assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
+    return d
+
+
+@pytest.fixture(scope="module")
+def calibrated(bags):
+    """robot.yaml with the gains identified from the known 3.75 kg run (at 100 Hz the linear friction model is
+    chosen, both candidates recorded)."""
+    d = bags
+    out = d / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(d / "unloaded"), "--loaded-bag",
+                     str(d / "loaded"), "--known-payload-mass", str(TRUTH_MASS), "--out", str(out)]) == 0
+    data = yaml.safe_load(out.read_text())
+    assert data["effort"]["gain_model"]["chosen"] == "linear"                      # the premise
+    assert set(data["effort"]["gain_model"]["candidates"]) == {"linear", "shaped_load_friction"}
+    return data
+
+
+@pytest.fixture(scope="module")
+def model():
+    return RobotModel.from_urdf("ur10")
+
+
+def _edited(calibrated, edit):
+    d = copy.deepcopy(calibrated)
+    edit(d["effort"]["gain_model"])
+    return d
+
+
+def test_the_recorded_gain_model_reads_back_and_sets_the_load_friction(calibrated, model):
+    robot = RobotIdentification.from_dict(copy.deepcopy(calibrated), model)
+    assert robot.gain_model is not None and robot.gain_model.chosen == "linear"
+    assert robot.gains_absorbed_load_friction
+    on, _ = load_friction_on(True, PayloadOptions(), robot, "khalil-1")
+    assert not on
+
+
+def test_a_chosen_model_edited_by_hand_is_refused_by_name(calibrated, model):
+    """Before: `chosen: shaped_load_friction` written over the linear fit's gains was read, and khalil-1 then
+    modelled the load friction those gains had absorbed (load_friction_on → True)."""
+    flipped = _edited(calibrated, lambda g: g.update(chosen="shaped_load_friction"))
+    with pytest.raises(PayloadIdError, match=r"effort.gain_model: chosen is shaped_load_friction but its candidates"
+                                             r"' numbers give linear") as err:
+        RobotIdentification.from_dict(flipped, model)
+    assert "edited after identification" in str(err.value) and "identify-robot" in str(err.value)
+
+
+@pytest.mark.parametrize("what, edit", [
+    ("no candidates", lambda g: g.pop("candidates")),
+    ("no linear candidate", lambda g: g["candidates"].pop("linear")),
+    ("eligible a string", lambda g: g["candidates"]["shaped_load_friction"].update(eligible="no")),
+    ("NaN score", lambda g: g["candidates"]["linear"].update(score_pct=float("nan"))),
+    ("negative gain", lambda g: g["candidates"]["linear"]["scale"].update(elbow_joint=-8.4)),
+    ("unknown joint", lambda g: g.update(determined=["elbow_joint", "joint_7"])),
+])
+def test_a_damaged_gain_model_is_refused_by_name(calibrated, model, what, edit):
+    with pytest.raises(PayloadIdError, match="effort.gain_model is damaged"):
+        RobotIdentification.from_dict(_edited(calibrated, edit), model)
+
+
+def test_a_damaged_gain_model_exits_2_with_one_line_and_writes_nothing(bags, calibrated, tmp_path, capsys):
+    """The command line: identify-payload with the hand-edited robot.yaml."""
+    robot = tmp_path / "robot.yaml"
+    robot.write_text(yaml.safe_dump(_edited(calibrated, lambda g: g.update(chosen="shaped_load_friction"))))
+    out = tmp_path / "payload.yaml"
+    rc = cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bags / "loaded"),
+                   "--unloaded-bag", str(bags / "unloaded"), "--method", "khalil-1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "effort.gain_model" in err and "identify-robot" in err, err
+    assert not out.exists()
