@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import yaml
 
@@ -105,3 +106,32 @@ def test_a_damaged_gain_model_exits_2_with_one_line_and_writes_nothing(bags, cal
     assert rc == 2, err
     assert err.count("\n") == 1 and "effort.gain_model" in err and "identify-robot" in err, err
     assert not out.exists()
+
+
+# -- the gains' σ when the linear model is chosen -------------------------------------------------------------------
+
+UR10_GAINS = np.array([10.0, 10.6956, 8.4566, 9.0029, 9.48, 10.1232])   # data/sim/ur10.yaml effort_scale
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "when the criterion keeps the linear model, robot.yaml's gain σ is that fit's textbook σ (h81: its Newey-West one "
+    "widened the real masses' σ), which does not cover the linear model's own friction error: the README's "
+    "calibration motion at 100 Hz, 4 kg (seeds 2/102) scores linear 1.72 %, load friction 1.49 % (13 % narrower, "
+    "under the 20 % margin), so linear stays and wrist_1 is −4.75 % at 8.7σ, elbow +1.28 % at 4.3σ, wrist_2 −3.0 % at "
+    "3.6σ (with the Newey-West σ: 2.9σ, 1.2σ, 1.2σ); the UR3 alike (wrist_1 −4.76 % at 5.3σ, "
+    "elbow 3.7σ). Fix: the linear model's Newey-West σ on the determined joints "
+    "where the two candidates' gains differ beyond their σ, or the choice made on held-out loaded runs"))
+def test_the_linear_gain_models_sigma_covers_its_gains_at_100_hz(tmp_path):
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
+              "--rate", "100"]
+    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
+                     str(tmp_path / "loaded"), "--known-payload-mass", "4.0", "--payload-frame", "tool0",
+                     "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
+    assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
