@@ -24,6 +24,8 @@ from test_redteam_stop40 import MASS as STOP40_MASS
 from test_redteam_stop40 import _linear_friction_run
 
 from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import NoteCode
@@ -239,3 +241,35 @@ def test_a_one_kilogram_calibration_run_gives_gains_within_their_sigma(tmp_path)
     determined = set(d["effort"]["gain_model"]["determined"])
     named = " ".join(n["text"] for n in d["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value)
     assert all(j in named for j in d["joint_names"] if j not in determined), named
+
+
+# -- one joint's constant friction offset moved since identification -----------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the friction-offset witness (payload/offset_drift.py) sees a mass shift of about 1 % or more (3σ of the shift), "
+    "while the estimate's own mass σ is 0.07-0.26 %: the shoulder lift's offset moved +0.3 N·m (real drives move "
+    "0.1-0.3 N·m between days) gives khalil-1 −0.93 % at 3.6σ (seed 3) and −0.31 % at 4.2σ (seed 4), direct-rls "
+    "−0.95 % at 3.6σ / −0.30 % at 3.9σ, converged and ok (difference-rls, offsets free: −0.16 / −0.04 %, right). "
+    "Fix: judge the shift against the estimate's σ (or free the offsets by default where the motion determines them "
+    "beside the payload, as difference-rls does)"))
+@pytest.mark.parametrize("method, seed", [("khalil-1", 3), ("khalil-1", 4), ("direct-rls", 3), ("direct-rls", 4)])
+def test_a_shoulder_lift_offset_moved_is_not_written_confidently(method, seed):
+    model = RobotModel.from_urdf("ur10")
+    robot = identify_robot(model, _offset_run(model, 1, 0.0, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    est = identify_payload(method, model, robot, _offset_run(model, seed, 0.3), model.default_payload_frame,
+                           delay=0.0)
+    off_sigmas = abs(est.mass - STOP40_MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3                                          # the premise: the moved offset is in the mass
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+def _offset_run(model, seed: int, shoulder_lift_offset: float, payload: bool = True):
+    """test_redteam_stop40's 8 s run with the shoulder lift's constant friction offset moved by the given N·m."""
+    params = np.tile([3.0, 2.0, 0.1], model.n)
+    params[3 * 1 + 2] += shoulder_lift_offset
+    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
+    phi = from_mass_com_inertia(STOP40_MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
+    return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
+                               friction_params=params, noise_std=np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05]),
+                               seed=seed, payload=(phi, model.default_payload_frame) if payload else None)
