@@ -273,3 +273,45 @@ def _offset_run(model, seed: int, shoulder_lift_offset: float, payload: bool = T
     return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
                                friction_params=params, noise_std=np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05]),
                                seed=seed, payload=(phi, model.default_payload_frame) if payload else None)
+
+
+# -- the gain model on another robot --------------------------------------------------------------------------------
+
+# A Panda-sized drive profile for `simulate` (no bundled one): the ur10 profile's friction laws, smaller drives.
+PANDA_PROFILE = {
+    "name": "panda_redteam", "timestep": 0.002,
+    "friction": {"coulomb": [0.3, 0.3, 0.3, 0.3, 0.15, 0.15, 0.15], "viscous": [5.0, 5.0, 5.0, 5.0, 2.0, 2.0, 2.0],
+                 "alpha": [0.3] * 7, "offset": [0.02, 0.02, 0.02, 0.02, 0.01, 0.01, 0.01], "load_coulomb": 0.02,
+                 "smoothing_velocity": 0.005},
+    "rotor_inertia": [0.3, 0.3, 0.3, 0.3, 0.1, 0.1, 0.1],
+    "effort_scale": [5.0, 5.2, 4.9, 5.1, 2.0, 2.1, 1.9],
+    "torque_noise_std": [0.3, 0.3, 0.3, 0.3, 0.1, 0.1, 0.1],
+    "position_noise_std": 1.0e-5, "velocity_noise_std": 1.0e-3, "base_tilt": [0.0, 0.0],
+    "ft_sensor": {"enabled": True, "frame": None, "force_offset": [1.2, -0.8, 2.5],
+                  "torque_offset": [0.05, -0.03, 0.02], "force_noise_std": 0.1, "torque_noise_std": 0.003},
+    "controller": {"bandwidth_hz": 25.0, "delay": 0.002, "feedforward": "model"},
+}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "on a Panda-sized drive profile (the ur10 profile's friction laws, smaller drives) at 100 Hz with 2 kg the "
+    "load-friction model is chosen (Newey-West σ RMS 0.22 % against linear 0.85 %) and panda_joint6, which the "
+    "criterion counts as determined, is +1.06 % at 4.5σ (its σ 0.24 %; the linear candidate's gain is −1.1σ off "
+    "by its own Newey-West σ): the chosen model's σ under-covers that joint. Fix: "
+    "floor a determined gain's σ by its distance to the other candidate's gain, as the undetermined ones are"))
+def test_the_panda_gains_are_within_three_sigma(tmp_path):
+    profile = tmp_path / "panda_redteam.yaml"
+    profile.write_text(yaml.safe_dump(PANDA_PROFILE))
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "frame": "panda_link8", "mass": 2.0}))
+    common = ["simulate", "--urdf", "panda", "--trajectory", "panda_payload_inertia", "--profile", str(profile),
+              "--rate", "100"]
+    assert cli_main([*common, "--seed", "1", "--out", str(tmp_path / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "101", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "panda", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
+                     str(tmp_path / "loaded"), "--known-payload-mass", "2.0", "--payload-frame", "panda_link8",
+                     "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    z = (np.array(d["effort_scale"]) - np.array(PANDA_PROFILE["effort_scale"])) / np.array(d["effort"]["scale_std"])
+    assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
