@@ -6,7 +6,13 @@ effort.gain_model decides whether the payload methods model the load-dependent f
 moved the real UR10e's difference-rls mass by +3.0 / +4.7 % (payload.methods.common.load_friction_on). A hand edit of
 `chosen` alone (the gains unchanged) was read as it stood: the file then said load friction on for gains that
 absorbed it, or off for gains that did not, and nothing noticed. So were candidates missing, `eligible: "no"` (read
-as true), a NaN score and `determined` naming joints the robot does not have."""
+as true), a NaN score and `determined` naming joints the robot does not have.
+
+Also here: the gains' σ where the criterion keeps the linear model and on a Panda-sized profile (strict xfails); a
+light (1 kg) calibration load that was refused on the gain fit's starting point (fixed); and the robot.yaml witnesses
+(h79's per-joint gain witness, h80's gear witness, h85's goal judgment) against drifts beyond 3σ: what they now
+catch, and the drifts still written converged and ok (strict xfails, numbers in each reason). Simulated, seconds
+each."""
 
 from __future__ import annotations
 
