@@ -257,17 +257,44 @@ class GainModelChoice:
                 has_mu = c.get("load_friction_mu") is not None
                 cands.append(GainCandidate(str(kind), _by_joint(c, "scale", joint_names),
                                            _by_joint(c, "serial_std", joint_names), float(c["score_pct"]) / 100,
-                                           bool(c.get("eligible", True)),
+                                           c.get("eligible", True),
                                            _by_joint(c, "load_friction_mu", joint_names) if has_mu else None,
                                            _by_joint(c, "load_friction_mu_std", joint_names) if has_mu else None))
-            return cls(str(d["chosen"]), str(d["criterion"]), [str(j) for j in d.get("determined") or []], cands)
+            determined = [str(j) for j in d.get("determined") or []]
+            _check_candidates(cands, determined, joint_names)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise PayloadIdError(f"{key} is damaged ({type(err).__name__}: {err})",
                                  "re-run payload-id identify-robot") from err
+        # The choice decides whether the payload fits model the load friction (RobotIdentification.
+        # gains_absorbed_load_friction): a `chosen` the recorded candidates do not give flips that for gains fitted
+        # the other way (real UR10e: load friction on with gains that absorbed it moved difference-rls by +3-5 %).
+        picked = choose_gain_model(cands)
+        if picked != d["chosen"]:
+            raise PayloadIdError(f"{key}: chosen is {d['chosen']} but its candidates' numbers give {picked} by its "
+                                 "criterion: the file was edited after identification",
+                                 "re-run payload-id identify-robot")
+        return cls(str(d["chosen"]), str(d["criterion"]), determined, cands)
 
 
 def _by_joint(d: Mapping, key: str, joint_names: Sequence[str]) -> np.ndarray:
     return np.array([float(d[key][j]) for j in joint_names])
+
+
+def _check_candidates(cands: Sequence[GainCandidate], determined: Sequence[str], joint_names: Sequence[str]) -> None:
+    """What identify-robot writes: the linear candidate (the criterion's reference), each kind once, finite scores
+    and gains, `eligible` a boolean, and `determined` naming the robot's joints."""
+    kinds = [c.kind for c in cands]
+    if GAIN_LINEAR not in kinds or len(set(kinds)) != len(kinds):
+        raise ValueError(f"candidates are {kinds}: the {GAIN_LINEAR} one once, each other kind at most once")
+    for c in cands:
+        if not isinstance(c.eligible, bool):
+            raise ValueError(f"candidate {c.kind}: eligible is {c.eligible!r}, not true or false")
+        # score is inf where no joint is determined (drive_gains.gain_candidate): only NaN and signs are damage.
+        if not (c.score > 0 and np.all(np.isfinite(c.scale)) and np.all(c.scale > 0) and np.all(c.serial_std >= 0)):
+            raise ValueError(f"candidate {c.kind}: score, scale or serial_std not a positive number")
+    unknown = sorted(set(determined) - set(joint_names))
+    if unknown:
+        raise ValueError(f"determined names {unknown}, not joints of this robot ({', '.join(joint_names)})")
 
 
 def choose_gain_model(candidates: Sequence[GainCandidate]) -> str:

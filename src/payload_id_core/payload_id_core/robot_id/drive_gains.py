@@ -89,7 +89,14 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     a = np.concatenate([xs, blk], axis=2).reshape(-1, m + n)
     sol = np.linalg.lstsq(a, -cs.reshape(-1), rcond=1e-10)[0]
     k = sol[m:]
-    _require_positive(k)
+    # The start is biased low (errors in variables) and scattered where the load barely torques a joint: with a
+    # light calibration load (simulate --profile ur10, 1 kg) the last wrist's start was −0.16 for 10.1 and the run
+    # was refused, while the refinement takes every gain to within its σ. Such a start begins at the median of the
+    # others (the efforts share one unit); the refined gains must be positive.
+    ok = np.isfinite(k) & (k > 0)
+    if not ok.any():
+        _require_positive(k)
+    k = np.where(ok, k, np.median(k[ok]))
     x = np.linalg.lstsq(xs.reshape(-1, m), (es * k - cs).reshape(-1), rcond=1e-10)[0]
     sig = np.ones(n)
     mu = np.zeros(n)

@@ -1,0 +1,323 @@
+"""Red team of the session's merges on issue 29 (h81: identify-robot chooses the drive gains' friction model and
+records it in robot.yaml effort.gain_model).
+
+effort.gain_model decides whether the payload methods model the load-dependent friction
+(RobotIdentification.gains_absorbed_load_friction): gains fitted without it have absorbed it, and modelling it again
+moved the real UR10e's difference-rls mass by +3.0 / +4.7 % (payload.methods.common.load_friction_on). A hand edit of
+`chosen` alone (the gains unchanged) was read as it stood: the file then said load friction on for gains that
+absorbed it, or off for gains that did not, and nothing noticed. So were candidates missing, `eligible: "no"` (read
+as true), a NaN score and `determined` naming joints the robot does not have.
+
+Also here: the gains' σ where the criterion keeps the linear model and on a Panda-sized profile (strict xfails); a
+light (1 kg) calibration load that was refused on the gain fit's starting point (fixed); and the robot.yaml witnesses
+(h79's per-joint gain witness, h80's gear witness, h85's goal judgment) against drifts beyond 3σ: what they now
+catch, and the drifts still written converged and ok (strict xfails, numbers in each reason). Simulated, seconds
+each."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+from session_cell import FRAME as CELL_FRAME
+from session_cell import FRICTION as CELL_FRICTION
+from session_cell import PHI as CELL_PHI
+from session_cell import session_cell
+from test_goal_witnesses import _goal
+from test_redteam_stop40 import MASS as STOP40_MASS
+from test_redteam_stop40 import _linear_friction_run
+
+from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.errors import PayloadIdError
+from payload_id_core.notes import NoteCode
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload.methods.common import load_friction_on
+from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload_estimate import Quality
+from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+TRUTH_MASS = 3.75
+TRUTH = {"frame": "tool0", "mass": TRUTH_MASS, "com": [0.02, -0.01, 0.06],
+         "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.012, "iyz": 0.0, "izz": 0.008}}
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory):
+    """Unloaded and 3.75 kg runs of the current-unit simulated UR10 (100 Hz to stay cheap)."""
+    d = tmp_path_factory.mktemp("h86_gain_model")
+    (d / "payload.yaml").write_text(yaml.safe_dump(TRUTH))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--rate", "100", "--profile", "ur10"]
+    assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
+    return d
+
+
+@pytest.fixture(scope="module")
+def calibrated(bags):
+    """robot.yaml with the gains identified from the known 3.75 kg run (at 100 Hz the linear friction model is
+    chosen, both candidates recorded)."""
+    d = bags
+    out = d / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(d / "unloaded"), "--loaded-bag",
+                     str(d / "loaded"), "--known-payload-mass", str(TRUTH_MASS), "--out", str(out)]) == 0
+    data = yaml.safe_load(out.read_text())
+    assert data["effort"]["gain_model"]["chosen"] == "linear"                      # the premise
+    assert set(data["effort"]["gain_model"]["candidates"]) == {"linear", "shaped_load_friction"}
+    return data
+
+
+@pytest.fixture(scope="module")
+def model():
+    return RobotModel.from_urdf("ur10")
+
+
+def _edited(calibrated, edit):
+    d = copy.deepcopy(calibrated)
+    edit(d["effort"]["gain_model"])
+    return d
+
+
+def test_the_recorded_gain_model_reads_back_and_sets_the_load_friction(calibrated, model):
+    robot = RobotIdentification.from_dict(copy.deepcopy(calibrated), model)
+    assert robot.gain_model is not None and robot.gain_model.chosen == "linear"
+    assert robot.gains_absorbed_load_friction
+    on, _ = load_friction_on(True, PayloadOptions(), robot, "khalil-1")
+    assert not on
+
+
+def test_a_chosen_model_edited_by_hand_is_refused_by_name(calibrated, model):
+    """Before: `chosen: shaped_load_friction` written over the linear fit's gains was read, and khalil-1 then
+    modelled the load friction those gains had absorbed (load_friction_on → True)."""
+    flipped = _edited(calibrated, lambda g: g.update(chosen="shaped_load_friction"))
+    with pytest.raises(PayloadIdError, match=r"effort.gain_model: chosen is shaped_load_friction but its candidates"
+                                             r"' numbers give linear") as err:
+        RobotIdentification.from_dict(flipped, model)
+    assert "edited after identification" in str(err.value) and "identify-robot" in str(err.value)
+
+
+@pytest.mark.parametrize("what, edit", [
+    ("no candidates", lambda g: g.pop("candidates")),
+    ("no linear candidate", lambda g: g["candidates"].pop("linear")),
+    ("eligible a string", lambda g: g["candidates"]["shaped_load_friction"].update(eligible="no")),
+    ("NaN score", lambda g: g["candidates"]["linear"].update(score_pct=float("nan"))),
+    ("negative gain", lambda g: g["candidates"]["linear"]["scale"].update(elbow_joint=-8.4)),
+    ("unknown joint", lambda g: g.update(determined=["elbow_joint", "joint_7"])),
+])
+def test_a_damaged_gain_model_is_refused_by_name(calibrated, model, what, edit):
+    with pytest.raises(PayloadIdError, match="effort.gain_model is damaged"):
+        RobotIdentification.from_dict(_edited(calibrated, edit), model)
+
+
+def test_a_damaged_gain_model_exits_2_with_one_line_and_writes_nothing(bags, calibrated, tmp_path, capsys):
+    """The command line: identify-payload with the hand-edited robot.yaml."""
+    robot = tmp_path / "robot.yaml"
+    robot.write_text(yaml.safe_dump(_edited(calibrated, lambda g: g.update(chosen="shaped_load_friction"))))
+    out = tmp_path / "payload.yaml"
+    rc = cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bags / "loaded"),
+                   "--unloaded-bag", str(bags / "unloaded"), "--method", "khalil-1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.count("\n") == 1 and "effort.gain_model" in err and "identify-robot" in err, err
+    assert not out.exists()
+
+
+# -- the gains' σ when the linear model is chosen -------------------------------------------------------------------
+
+UR10_GAINS = np.array([10.0, 10.6956, 8.4566, 9.0029, 9.48, 10.1232])   # data/sim/ur10.yaml effort_scale
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "when the criterion keeps the linear model, robot.yaml's gain σ is that fit's textbook σ (h81: its Newey-West one "
+    "widened the real masses' σ), which does not cover the linear model's own friction error: the README's "
+    "calibration motion at 100 Hz, 4 kg (seeds 2/102) scores linear 1.72 %, load friction 1.49 % (13 % narrower, "
+    "under the 20 % margin), so linear stays and wrist_1 is −4.75 % at 8.7σ, elbow +1.28 % at 4.3σ, wrist_2 −3.0 % at "
+    "3.6σ (with the Newey-West σ: 2.9σ, 1.2σ, 1.2σ); the UR3 alike (wrist_1 −4.76 % at 5.3σ, "
+    "elbow 3.7σ). Fix: the linear model's Newey-West σ on the determined joints "
+    "where the two candidates' gains differ beyond their σ, or the choice made on held-out loaded runs"))
+def test_the_linear_gain_models_sigma_covers_its_gains_at_100_hz(tmp_path):
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
+              "--rate", "100"]
+    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
+                     str(tmp_path / "loaded"), "--known-payload-mass", "4.0", "--payload-frame", "tool0",
+                     "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
+    assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
+
+
+# -- one joint's drive gain drifted since identification -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def ur10_identified():
+    """The UR10 identified on one 8 s motion without load, gains given (test_redteam_stop40's robot)."""
+    model = RobotModel.from_urdf("ur10")
+    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    return model, robot
+
+
+def _gain_drift_estimate(ur10_identified, joints, method, seed):
+    model, robot = ur10_identified
+    factor = np.ones(model.n)
+    factor[list(joints)] = 1.03
+    est = identify_payload(method, model, robot, _linear_friction_run(model, seed, factor),
+                           model.default_payload_frame, delay=0.0)
+    off_sigmas = abs(est.mass - STOP40_MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3                                          # the premise: the drift is in the mass
+    return est, off_sigmas
+
+
+@pytest.mark.parametrize("joints, method, seed", [((2,), "difference-rls", 3), ((2,), "difference-rls", 4),
+                                                  ((2,), "direct-rls", 4), ((1, 2), "difference-rls", 3)])
+def test_a_gain_drift_of_three_percent_on_the_elbow_is_not_written_confidently(ur10_identified, joints, method, seed):
+    """Before the per-joint gain witness (payload/gain_drift.py) no witness judged one joint's gain: elbow × 1.03 gave
+    difference-rls +2.80 % at 6.8σ / +3.03 % at 5.9σ (seeds 3 / 4), direct-rls +2.57 % at 5.1σ (seed 4), shoulder
+    lift and elbow × 1.03 difference-rls +6.42 % at 16.0σ (seed 3), each converged and ok. Now suspect (the two-joint
+    drift named as wrist_1 0.9435 ± 0.0101: suspect, though the joint named is not one that drifted)."""
+    est, off_sigmas = _gain_drift_estimate(ur10_identified, joints, method, seed)
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the per-joint gain witness frees one joint's factor at a time: with the shoulder lift and the elbow both × 1.03 "
+    "(seed 4) each single-joint fit keeps the other's drift in its residual, the furthest out is shoulder_pan 0.9741 "
+    "± 0.0084 (χ² 9.4, limit 14.2), and difference-rls is +6.75 % at 17.5σ, converged and ok. Fix: judge the factors "
+    "jointly (all free together, χ² on n), or free the joint found and test again"))
+def test_a_gain_drift_on_two_joints_is_not_written_confidently(ur10_identified):
+    est, off_sigmas = _gain_drift_estimate(ur10_identified, (1, 2), "difference-rls", 4)
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the session cell's loaded run (6 s at 100 Hz) with the elbow's efforts × 1.03: the per-joint gain witness reads "
+    "elbow 1.0307 ± 0.0082, χ² 14.2 at its family-wise limit 14.2, not flagged, while the goal's difference-rls is "
+    "+2.35 % at 4.8σ (the witness's own figure: the factor free moves the mass −2.10 %), converged and ok, and "
+    "offline alike: the node would apply it. Fix: flag where freeing the factor moves the mass beyond 3σ of the "
+    "estimate's own σ at a plain (not family-wise) χ²₁ level, the shift itself being the material test"))
+def test_a_goal_on_an_elbow_gain_drift_is_not_converged_and_ok():
+    cell = session_cell()
+    model = cell[0]
+    t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
+    factor = np.ones(model.n)
+    factor[2] = 1.03
+    drifted = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=CELL_FRICTION,
+                                  noise_std=0.2, payload=(CELL_PHI, CELL_FRAME), seed=2, effort_scale=1.0 / factor)
+    done = _goal(cell, drifted, "difference-rls")
+    est = done.estimate
+    off_sigmas = abs(est.mass - CELL_PHI[0]) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3                                          # the premise: the drift is in the mass
+    assert not (done.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+# -- a light calibration load ---------------------------------------------------------------------------------------
+
+def test_a_one_kilogram_calibration_run_gives_gains_within_their_sigma(tmp_path):
+    """The README's calibration motion with a 1 kg load at 100 Hz: identify-robot refused the honest run (exit 2,
+    "identified drive gains [5.3168, 7.2106, 5.7294, 3.915, 1.1655, -0.1611] are not all positive; check that the
+    payload mass and frame are right") on the Gautier–Briot linear start, biased low and scattered where the load
+    barely torques a joint, before the refinement that takes every gain to within its σ (UR10 and UR5 at 500 Hz, and
+    0.2 kg, alike). Now: shoulder_lift 10.626 ± 0.055 for 10.696, elbow 8.426 ± 0.046 for 8.457, every joint within
+    3σ, the joints the load barely torques named."""
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 1.0}))
+    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
+              "--rate", "100"]
+    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
+                     str(tmp_path / "loaded"), "--known-payload-mass", "1.0", "--payload-frame", "tool0",
+                     "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    k, std = np.array(d["effort_scale"]), np.array(d["effort"]["scale_std"])
+    z = (k - UR10_GAINS) / std
+    assert np.all(np.abs(z) <= 3.0), np.round(z, 2).tolist()
+    assert np.all(np.abs(k[1:3] / UR10_GAINS[1:3] - 1) < 0.01), k / UR10_GAINS      # what the load determines
+    determined = set(d["effort"]["gain_model"]["determined"])
+    named = " ".join(n["text"] for n in d["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value)
+    assert all(j in named for j in d["joint_names"] if j not in determined), named
+
+
+# -- one joint's constant friction offset moved since identification -----------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the friction-offset witness (payload/offset_drift.py) sees a mass shift of about 1 % or more (3σ of the shift), "
+    "while the estimate's own mass σ is 0.07-0.26 %: the shoulder lift's offset moved +0.3 N·m (real drives move "
+    "0.1-0.3 N·m between days) gives khalil-1 −0.93 % at 3.6σ (seed 3) and −0.31 % at 4.2σ (seed 4), direct-rls "
+    "−0.95 % at 3.6σ / −0.30 % at 3.9σ, converged and ok (difference-rls, offsets free: −0.16 / −0.04 %, right). "
+    "Fix: judge the shift against the estimate's σ (or free the offsets by default where the motion determines them "
+    "beside the payload, as difference-rls does)"))
+@pytest.mark.parametrize("method, seed", [("khalil-1", 3), ("khalil-1", 4), ("direct-rls", 3), ("direct-rls", 4)])
+def test_a_shoulder_lift_offset_moved_is_not_written_confidently(method, seed):
+    model = RobotModel.from_urdf("ur10")
+    robot = identify_robot(model, _offset_run(model, 1, 0.0, payload=False), friction="linear", delay=0.0)
+    robot.effort_scale_source = "given"
+    est = identify_payload(method, model, robot, _offset_run(model, seed, 0.3), model.default_payload_frame,
+                           delay=0.0)
+    off_sigmas = abs(est.mass - STOP40_MASS) / np.sqrt(est.covariance[0, 0])
+    assert off_sigmas > 3                                          # the premise: the moved offset is in the mass
+    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+
+
+def _offset_run(model, seed: int, shoulder_lift_offset: float, payload: bool = True):
+    """test_redteam_stop40's 8 s run with the shoulder lift's constant friction offset moved by the given N·m."""
+    params = np.tile([3.0, 2.0, 0.1], model.n)
+    params[3 * 1 + 2] += shoulder_lift_offset
+    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
+    phi = from_mass_com_inertia(STOP40_MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
+    return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
+                               friction_params=params, noise_std=np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05]),
+                               seed=seed, payload=(phi, model.default_payload_frame) if payload else None)
+
+
+# -- the gain model on another robot --------------------------------------------------------------------------------
+
+# A Panda-sized drive profile for `simulate` (no bundled one): the ur10 profile's friction laws, smaller drives.
+PANDA_PROFILE = {
+    "name": "panda_redteam", "timestep": 0.002,
+    "friction": {"coulomb": [0.3, 0.3, 0.3, 0.3, 0.15, 0.15, 0.15], "viscous": [5.0, 5.0, 5.0, 5.0, 2.0, 2.0, 2.0],
+                 "alpha": [0.3] * 7, "offset": [0.02, 0.02, 0.02, 0.02, 0.01, 0.01, 0.01], "load_coulomb": 0.02,
+                 "smoothing_velocity": 0.005},
+    "rotor_inertia": [0.3, 0.3, 0.3, 0.3, 0.1, 0.1, 0.1],
+    "effort_scale": [5.0, 5.2, 4.9, 5.1, 2.0, 2.1, 1.9],
+    "torque_noise_std": [0.3, 0.3, 0.3, 0.3, 0.1, 0.1, 0.1],
+    "position_noise_std": 1.0e-5, "velocity_noise_std": 1.0e-3, "base_tilt": [0.0, 0.0],
+    "ft_sensor": {"enabled": True, "frame": None, "force_offset": [1.2, -0.8, 2.5],
+                  "torque_offset": [0.05, -0.03, 0.02], "force_noise_std": 0.1, "torque_noise_std": 0.003},
+    "controller": {"bandwidth_hz": 25.0, "delay": 0.002, "feedforward": "model"},
+}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "on a Panda-sized drive profile (the ur10 profile's friction laws, smaller drives) at 100 Hz with 2 kg the "
+    "load-friction model is chosen (Newey-West σ RMS 0.22 % against linear 0.85 %) and panda_joint6, which the "
+    "criterion counts as determined, is +1.06 % at 4.5σ (its σ 0.24 %; the linear candidate's gain is −1.1σ off "
+    "by its own Newey-West σ): the chosen model's σ under-covers that joint. Fix: "
+    "floor a determined gain's σ by its distance to the other candidate's gain, as the undetermined ones are"))
+def test_the_panda_gains_are_within_three_sigma(tmp_path):
+    profile = tmp_path / "panda_redteam.yaml"
+    profile.write_text(yaml.safe_dump(PANDA_PROFILE))
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "frame": "panda_link8", "mass": 2.0}))
+    common = ["simulate", "--urdf", "panda", "--trajectory", "panda_payload_inertia", "--profile", str(profile),
+              "--rate", "100"]
+    assert cli_main([*common, "--seed", "1", "--out", str(tmp_path / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "101", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "panda", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
+                     str(tmp_path / "loaded"), "--known-payload-mass", "2.0", "--payload-frame", "panda_link8",
+                     "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    z = (np.array(d["effort_scale"]) - np.array(PANDA_PROFILE["effort_scale"])) / np.array(d["effort"]["scale_std"])
+    assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
