@@ -1,0 +1,94 @@
+"""Red team of issue 31's dating of changes (a change found while the monitor was not watching is dated where it can be
+located, or said not located with a span that contains it), on the simulated UR10 cell (test_monitor_task_motion.Task).
+
+A 3 kg part picked while the monitor was switched off (PayloadMonitor.suspend: the node's toggle) or while the joint
+states had stopped (a pause), or just before either while its decision window was still open: the restarted observers'
+residual rises from zero to the part's torque at the restart, so the CUSUM's change time is the switch-on, not the pick.
+Before: `picked` dated at the switch-on and said located (1.0 s after the pick for a 1.0 s switch-off, 3.0 s after for
+3.0 s); now dated from the last sample watched before the pause, t_change_located false, the span in the reason, and
+events.yaml (cli.monitor.event_dict) says the same.
+"""
+
+import numpy as np
+import pytest
+from test_monitor_task_motion import FRAME, Task
+
+from payload_id_core.cli.monitor import event_dict
+from payload_id_core.monitor import EventKind, PayloadMonitor
+
+pytestmark = pytest.mark.slow
+PART = 3.0
+
+
+@pytest.fixture(scope="module")
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
+
+
+def _unwatched_pick(model, seed: int, lead: float, gap: float):
+    """A 3 kg pick at rest after two moves, and `lead` s after it (negative: before) the monitor stops watching for
+    `gap` s; then three moves, the place, two moves. (task, t_off, t_on)."""
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.rest(0.5)
+    task.carry(PART)
+    t_pick = task.truth[-1][0]
+    task.rest(max(lead, 0.0) + gap + 0.1)
+    task.rest(0.5)
+    task.moves(3)
+    task.carry(0.0)
+    task.moves(2)
+    return task, t_pick + lead, t_pick + lead + gap
+
+
+def _watch(task: Task, robot, t_off: float, t_on: float, switched_off: bool):
+    """The task's events, fed in 20 ms blocks; from t_off to t_on no samples, the monitor suspended first (the toggle)
+    or not (joint states stopped: the monitor pauses on the gap)."""
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    monitor = PayloadMonitor(task.model, robot, FRAME)
+    events, suspended = [], False
+    for k in range(0, t.size, 10):
+        if t_off <= t[k] < t_on:
+            if switched_off and not suspended:
+                monitor.suspend()
+                suspended = True
+            continue
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    return events
+
+
+def _check(events, task: Task, t_off: float, t_on: float):
+    (t_pick, _, _), (t_place, _, _) = task.truth
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
+    pick, place = events
+    assert abs(pick.delta_mass - PART) <= 2 * pick.delta_mass_std + 0.03, pick
+    # The pick is not dated at the switch-on: its span, from before the last sample watched, contains it.
+    assert not pick.t_change_located, pick
+    assert pick.t_change <= t_pick <= pick.t_alarm, (pick, t_pick)
+    assert pick.t_alarm >= t_on - 1e-9 and pick.t_change >= t_off - 0.5, (pick, t_off, t_on)
+    assert f"not located within [{pick.t_change:.3f}, {pick.t_alarm:.3f}] s" in pick.reason, pick.reason
+    assert "between" in pick.when_text
+    said = event_dict(pick)
+    assert said["t_change_located"] is False and said["t_change"] <= t_pick <= said["t_alarm"], said
+    # The place, watched, is dated and said located as before.
+    assert place.t_change_located and abs(place.t_change - t_place) < 0.1, place
+
+
+@pytest.mark.parametrize("off_s", [1.0, 3.0])
+def test_a_pick_while_the_monitor_is_switched_off_is_not_dated_at_the_switch_on(cell, off_s):
+    """Before: `picked` at the switch-on (t_change 6.400 for a pick at 5.400 with 1.0 s off; 8.400 with 3.0 s off),
+    t_change_located true."""
+    model, robot = cell
+    task, t_off, t_on = _unwatched_pick(model, 3, -0.4, off_s)
+    _check(_watch(task, robot, t_off, t_on, True), task, t_off, t_on)
+
+
+@pytest.mark.parametrize("switched_off", [True, False], ids=["switched-off", "joint-states-stopped"])
+def test_a_pick_whose_decision_window_a_pause_cuts_short_is_not_dated_after_it(cell, switched_off):
+    """The pick alarms, and 30 ms later (its decision window open) the monitor is switched off, or the joint states stop,
+    for 0.2 s: the window is dropped and the restart alarms again. Before: dated at the restart (5.43 s for a pick at
+    5.20 s), said located."""
+    model, robot = cell
+    task, t_off, t_on = _unwatched_pick(model, 5, 0.03, 0.2)
+    _check(_watch(task, robot, t_off, t_on, switched_off), task, t_off, t_on)
