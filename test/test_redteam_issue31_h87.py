@@ -86,9 +86,9 @@ def test_a_pick_while_the_monitor_is_switched_off_is_not_dated_at_the_switch_on(
 
 @pytest.mark.parametrize("switched_off", [True, False], ids=["switched-off", "joint-states-stopped"])
 def test_a_pick_whose_decision_window_a_pause_cuts_short_is_not_dated_after_it(cell, switched_off):
-    """The pick alarms, and 30 ms later (its decision window open) the monitor is switched off, or the joint states stop,
-    for 0.2 s: the window is dropped and the restart alarms again. Before: dated at the restart (5.43 s for a pick at
-    5.20 s), said located."""
+    """The pick alarms, and 30 ms later (its decision window open) the monitor is switched off, or the joint states
+    stop, for 0.2 s: the window is dropped and the restart alarms again. Before: dated at the restart (5.43 s for a pick
+    at 5.20 s), said located."""
     model, robot = cell
     task, t_off, t_on = _unwatched_pick(model, 5, 0.03, 0.2)
     _check(_watch(task, robot, t_off, t_on, switched_off), task, t_off, t_on)
@@ -98,9 +98,9 @@ def test_a_pick_whose_decision_window_a_pause_cuts_short_is_not_dated_after_it(c
                    "(LiveMonitor.new_monitor: carry_on_from_part with its tare): `placed` dated at the node's first "
                    "sample (9.900 s for a place at 9.200 s) and said located; the restarted observers' residual rises "
                    "to the change at the start, as after a switch-off (_unwatched_change), but no sample before it is "
-                   "known to bound the span. Fix: save the last joint-state stamp with the re-estimate (result_file) and "
-                   "pass it to carry_on_from_part as the unwatched span's start, so the change is not located within "
-                   "[saved stamp, alarm]")
+                   "known to bound the span. Fix: save the last joint-state stamp with the re-estimate (result_file) "
+                   "and pass it to carry_on_from_part as the unwatched span's start, so the change is not located "
+                   "within [saved stamp, alarm]")
 def test_a_place_while_the_node_was_down_is_not_dated_at_its_restart(cell):
     from test_monitor_task_motion import part  # noqa: PLC0415 - the task's part, as carried
 

@@ -355,7 +355,7 @@ class PayloadMonitor:
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
         self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
-        # (the last sample before the latest pause, why it paused): joint states not watched after it (_unwatched_change)
+        # (the last sample before the latest pause, why it paused): not watched after it (_unwatched_change)
         self._unwatched: tuple[float, str] | None = None
         self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
