@@ -11,7 +11,7 @@ events.yaml (cli.monitor.event_dict) says the same.
 
 import numpy as np
 import pytest
-from test_monitor_task_motion import FRAME, Task
+from test_monitor_task_motion import FRAME, HOME, Task
 
 from payload_id_core.cli.monitor import event_dict
 from payload_id_core.monitor import EventKind, PayloadMonitor
@@ -130,3 +130,53 @@ def test_a_place_while_the_node_was_down_is_not_dated_at_its_restart(cell):
     place = events[0]
     assert abs(place.delta_mass + PART) <= 2 * place.delta_mass_std + 0.03, place
     assert not place.t_change_located and place.t_change <= t_place <= place.t_alarm, (place, t_place)
+
+
+def _place_then_pick(model, seed: int, first: float, second: float, gap: float):
+    """`first` kg picked and carried two moves, placed at rest; a `gap` s move; `second` kg picked at rest, carried
+    three 1.4 s moves and placed; two moves."""
+    from payload_id_core.sim.pick_place import point_to_point  # noqa: PLC0415
+
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(first)
+    task.moves(2)
+    task.carry(0.0)
+    for seconds, spread, home in ((gap, 0.3, False), (1.4, 0.5, True), (1.4, 0.5, True), (1.4, 0.5, True)):
+        if not home:
+            target = task.q + task.rng.uniform(-spread, spread, model.n)
+        else:
+            if len(task.truth) == 2:
+                task.carry(second)
+            target = task.q * 0 + HOME + task.rng.uniform(-spread, spread, model.n)
+        task.cell.send(point_to_point(model, task.cell.time, task.q, target, seconds))
+        task.q = target
+        task.rest(seconds)
+        task.rest(0.3 if home else 0.0)
+    task.carry(0.0)
+    task.moves(2)
+    return task
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a place followed within a second by a pick (a 0.6-0.9 s move between) is one change: the pick, alarmed while the "
+    "place is still re-estimated, belongs to it (persist_s: 'a pick does not come back within a second'), and the two "
+    "are named as one `picked` dated at the place (+2.0 kg for 7.3 kg placed at 8.90 s and 9.2 kg picked at 9.80 s; "
+    "+0.98 kg for 2 kg then 3 kg 0.6 s apart); the place is lost. Fix: a change within persist_s whose step is not "
+    "the way back to the payload before (a load of its own, not the release of a push) closes the pending change "
+    "(_close_pending) on the rows before it, rather than being taken into its re-estimate"))
+@pytest.mark.parametrize(("seed", "first", "second", "gap"), [(1, 7.3, 9.2, 0.9), (2, 2.0, 3.0, 0.6)],
+                         ids=["7.3kg-then-9.2kg", "2kg-then-3kg"])
+def test_a_place_followed_within_a_second_by_a_pick_is_two_events(cell, seed, first, second, gap):
+    """Today: 7.3 kg placed at 8.90 s and 9.2 kg picked at 9.80 s are `picked` +1.996 ± 0.046 kg at 8.900 s, said
+    located (the net change, 45σ from either); 2 kg placed at 8.90 s and 3 kg picked at 9.50 s are `picked` +0.983 ±
+    0.038 kg at 8.900 s and a `contact` in the next move (10.82 s) that nobody made."""
+    model, robot = cell
+    task = _place_then_pick(model, seed, first, second, gap)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    loads = [e for e in events if e.is_load_change]
+    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED, EventKind.PLACED], events
+    for e, (t_true, _, _) in zip(loads, task.truth):
+        assert e.t_change <= t_true <= e.t_alarm if not e.t_change_located else abs(e.t_change - t_true) < 0.1, \
+            (e, t_true)
