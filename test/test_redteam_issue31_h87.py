@@ -180,3 +180,47 @@ def test_a_place_followed_within_a_second_by_a_pick_is_two_events(cell, seed, fi
     for e, (t_true, _, _) in zip(loads, task.truth):
         assert e.t_change <= t_true <= e.t_alarm if not e.t_change_located else abs(e.t_change - t_true) < 0.1, \
             (e, t_true)
+
+
+def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: float):
+    """`mass` kg picked at rest, `hold` s later four fast point-to-point moves of `move_s` s (±0.6 rad about home, 0.2 s
+    rests), the place at rest, five moves."""
+    from payload_id_core.sim.pick_place import point_to_point  # noqa: PLC0415
+
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.rest(0.3)
+    task.carry(mass)
+    task.rest(hold)
+    for _ in range(4):
+        target = HOME + task.rng.uniform(-0.6, 0.6, model.n)
+        task.cell.send(point_to_point(model, task.cell.time, task.q, target, move_s))
+        task.q = target
+        task.rest(move_s)
+        task.rest(0.2)
+    task.carry(0.0)
+    task.moves(5)
+    return task
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a heavy part carried into fast moves (5-10 kg, 0.67-0.88 s point-to-point moves of up to 0.6 rad per joint) "
+    "raises `contact` events nobody made: 10 kg, a window in the carry fitted a load at 7.25 s, 2.2 s after the pick, "
+    "then 'not confirmed' (a contact); 5 kg, the place at rest at 9.55 s called a contact ('persistent but not a load "
+    "on the flange (joint 5 misfit 16.4 per row)'), named `placed` 2.8 s later, not located. The residual does not "
+    "expect the carried load's own gear friction and model error at these accelerations (test_monitor_task_motion's "
+    "heavy-part xfail, on slower moves). Fix: the alarm's allowance and the verdict's misfit grown by the carried "
+    "load's torque share (robot.yaml's gear friction μ |τ_load| and its σ)"))
+@pytest.mark.parametrize(("seed", "mass", "hold", "move_s"), [(0, 5.0, 0.2291, 0.8802), (2, 10.0, 0.1591, 0.6693)],
+                         ids=["5kg", "10kg"])
+def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass, hold, move_s):
+    """Today: 5 kg: `picked` +4.993 ± 0.027 kg, the place at 9.55 s a `contact`, then `placed` −5.005 ± 0.025 kg not
+    located within [9.450, 12.344] s (the span holds it; ~/payload suspect meanwhile); 10 kg: `picked` +9.951 ± 0.050
+    kg, a `contact` at 7.25 s in the carry, `placed` −10.143 ± 0.082 kg at 8.640 s."""
+    model, robot = cell
+    task = _heavy_into_fast_moves(model, seed, mass, hold, move_s)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
+    for e, (t_true, _, _) in zip(events, task.truth):
+        assert abs(e.t_change - t_true) < 0.1 and abs(abs(e.delta_mass) - mass) <= 3 * e.delta_mass_std + 0.01 * mass
