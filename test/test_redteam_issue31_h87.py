@@ -165,7 +165,8 @@ def _place_then_pick(model, seed: int, first: float, second: float, gap: float):
     "are named as one `picked` dated at the place (+2.0 kg for 7.3 kg placed at 8.90 s and 9.2 kg picked at 9.80 s; "
     "+0.98 kg for 2 kg then 3 kg 0.6 s apart); the place is lost. Fix: a change within persist_s whose step is not "
     "the way back to the payload before (a load of its own, not the release of a push) closes the pending change "
-    "(_close_pending) on the rows before it, rather than being taken into its re-estimate"))
+    "(_close_pending) on the rows before it, rather than being taken into its re-estimate. (1.05-1.3 s apart, with "
+    "under a second of motion between, the two are named right since h83: persist_s is what is left)"))
 @pytest.mark.parametrize(("seed", "first", "second", "gap"), [(1, 7.3, 9.2, 0.9), (2, 2.0, 3.0, 0.6)],
                          ids=["7.3kg-then-9.2kg", "2kg-then-3kg"])
 def test_a_place_followed_within_a_second_by_a_pick_is_two_events(cell, seed, first, second, gap):
@@ -224,3 +225,17 @@ def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
     for e, (t_true, _, _) in zip(events, task.truth):
         assert abs(e.t_change - t_true) < 0.1 and abs(abs(e.delta_mass) - mass) <= 3 * e.delta_mass_std + 0.01 * mass
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a 0.5 kg part placed at rest is called `contact` ('the residual fell to 10% of its peak within 0.10 s: a "
+    "transient'), and the 6.0 kg picked 1.2 s later is named `picked` +5.513 ± 0.038 kg (the net change, 13σ from the "
+    "part's mass) while the 0.5 kg is said to have 'held 5.39 s' through the place. Fix: a transient verdict whose "
+    "residual settles at a load's step (the window's end level against the level before) is no transient: the step is "
+    "adopted as a load change and judged by the motion after it, as any other"))
+def test_a_light_place_then_a_heavy_pick_a_second_later_is_not_one_net_pick(cell):
+    model, robot = cell
+    task = _place_then_pick(model, 4, 0.5, 6.0, 1.2)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED, EventKind.PLACED], events
+    assert abs(events[2].delta_mass - 6.0) <= 3 * events[2].delta_mass_std + 0.06, events[2]
