@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_monitor_task_motion import FRAME, HOME, Task
 
-from payload_id_core.cli.monitor import event_dict
+from payload_id_core.cli.monitor import event_dict, undecided_dict
 from payload_id_core.monitor import EventKind, PayloadMonitor
 
 pytestmark = pytest.mark.slow
@@ -93,6 +93,32 @@ def test_a_pick_whose_decision_window_a_pause_cuts_short_is_not_dated_after_it(c
     task, t_off, t_on = _unwatched_pick(model, 5, 0.03, 0.2)
     _check(_watch(task, robot, t_off, t_on, switched_off), task, t_off, t_on)
 
+
+
+def test_a_change_undecided_at_a_replays_end_says_its_time_is_not_located(cell):
+    """events.yaml's `undecided:` (h83) had no t_change_located (h84): a pick made while the monitor was switched off,
+    the recording ending 1 s after the switch-on (not named yet), was listed undecided with t_change the span's start
+    and nothing saying it is no date. Now its entry says so as an event's would, with the span in the reason."""
+    model, robot = cell
+    task, t_off, t_on = _unwatched_pick(model, 3, -0.4, 1.0)
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    end = t <= t_on + 1.0
+    monitor = PayloadMonitor(task.model, robot, FRAME)
+    events = []
+    for k in range(0, int(np.sum(end)), 10):
+        if t_off <= t[k] < t_on:
+            if k and t[k - 10] < t_off:
+                monitor.suspend()
+            continue
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    assert events == []
+    t_pick = task.truth[0][0]
+    (pending,) = monitor.undecided()
+    said = undecided_dict(pending)
+    assert said["kind"] == "picked" and said["t_change_located"] is False, said
+    assert said["t_change"] <= t_pick <= said["t_alarm"] and "not located within" in said["reason"], said
+    # The same keys as an event's (cli.monitor's docstring: "same keys").
+    assert set(said) == {"kind", "t_change", "t_change_located", "t_alarm", "delta_mass", "delta_mass_std", "reason"}
 
 @pytest.mark.xfail(strict=True, reason="a place made while the node was down, the monitor restarted on the saved 3 kg "
                    "(LiveMonitor.new_monitor: carry_on_from_part with its tare): `placed` dated at the node's first "

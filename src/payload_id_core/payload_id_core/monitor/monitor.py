@@ -276,6 +276,8 @@ class Undecided:
     delta_mass: float
     delta_mass_std: float
     reason: str
+    # As Event.t_change_located: False when the change's time was not located, t_change the earliest it can have come.
+    t_change_located: bool = True
 
 
 @dataclass
@@ -484,22 +486,26 @@ class PayloadMonitor:
         out: list[Undecided] = []
         if self._window is not None:
             w = self._window
-            out.append(Undecided(None, float(w["t_change"]), float(w["t_alarm"]), float("nan"), float("nan"),
+            dated, unlocated = self._unwatched_change(float(w["t_change"]), float(w["t_alarm"]))
+            out.append(Undecided(None, dated, float(w["t_alarm"]), float("nan"), float("nan"),
                                  f"not yet decided: the alarm at {w['t_alarm']:.3f} s came within the verdict's "
-                                 f"{self.s.detector.confirm_s:g} s of the last sample ({end:.3f} s)"))
+                                 f"{self.s.detector.confirm_s:g} s of the last sample ({end:.3f} s)"
+                                 + (f"; {unlocated}" if unlocated else ""), not unlocated))
         if self._unnamed_change is not None and self._pending is not None:
             e = self._pending
+            located, note = self._dating(e.t_change)
             out.append(Undecided(e.kind, e.t_change, e.t_alarm, e.delta_mass, e.delta_mass_std,
                                  f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
                                  f"{e.reason}), "
                                  f"{end - e.t_change:.2f} s before the last sample, with the arm moving "
                                  f"{self._moved_since_change:.2f} s under it; a load is named once its re-estimate is "
-                                 "determined or it held with the arm moving under it (a push held at rest fits a load "
-                                 "as well)"))
+                                 f"determined or it held with the arm moving under it (a push held at rest fits a load "
+                                 f"as well){note}", located and e.t_change_located))
         elif self._unnamed_change is not None and self.state.doubt:
             dm = float(self.state.phi[0] - self._before_change.phi[0])
+            located, note = self._dating(self._change_started)
             out.append(Undecided(None, self._change_started, self._unnamed_change, dm, self._doubt_mass_std,
-                                 f"not yet decided: {self.state.doubt}"))
+                                 f"not yet decided: {self.state.doubt}{note}", located))
         return out
 
     @property
