@@ -265,3 +265,20 @@ def test_a_light_place_then_a_heavy_pick_a_second_later_is_not_one_net_pick(cell
     events = _watch(task, robot, np.inf, np.inf, False)
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED, EventKind.PLACED], events
     assert abs(events[2].delta_mass - 6.0) <= 3 * events[2].delta_mass_std + 0.06, events[2]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a 0.5 kg part picked 0.19 s before fast moves (0.71 s, ±0.6 rad), the monitor started 5 s before on the empty "
+    "flange: `picked` +0.425 ± 0.014 kg (5.4σ low; `placed` −0.416 ± 0.023, 3.7σ). Not new: main before h83 and h84 "
+    "says the same. The Δm named is the pick's 0.1 s window fit at rest ('a flange load explains the residual (misfit "
+    "0.60 per row); it held 3.81 s, until the next change'): _close_pending names the window's mass when no "
+    "re-estimate over the fast moves replaced it, and that fit's σ (the rows' noise) does not carry the model's error "
+    "at the rest pose (on this cell about 0.07 kg, the empty flange's own re-estimated mass). Fix: a change named from "
+    "its window's fit carries the model-error floor at that pose in its σ (or is named from the held re-estimate)"))
+def test_a_light_part_into_fast_moves_is_named_within_its_sigma(cell):
+    model, robot = cell
+    task = _heavy_into_fast_moves(model, 5, 0.5, 0.1869, 0.7067)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    picks = [e for e in events if e.kind is EventKind.PICKED]
+    assert len(picks) == 1 and abs(picks[0].t_change - task.truth[0][0]) < 0.1, events
+    assert abs(picks[0].delta_mass - 0.5) <= 3 * picks[0].delta_mass_std, picks[0]
