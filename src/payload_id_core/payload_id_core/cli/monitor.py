@@ -53,8 +53,8 @@ def event_dict(e: Event) -> dict:
 
 def undecided_dict(u: Undecided) -> dict:
     return {"kind": None if u.kind is None else u.kind.value, "t_change": _number(u.t_change),
-            "t_alarm": _number(u.t_alarm), "delta_mass": _number(u.delta_mass),
-            "delta_mass_std": _number(u.delta_mass_std), "reason": u.reason}
+            "t_change_located": bool(u.t_change_located), "t_alarm": _number(u.t_alarm),
+            "delta_mass": _number(u.delta_mass), "delta_mass_std": _number(u.delta_mass_std), "reason": u.reason}
 
 
 def payload_dict(result: Replay) -> dict | None:

@@ -276,6 +276,8 @@ class Undecided:
     delta_mass: float
     delta_mass_std: float
     reason: str
+    # As Event.t_change_located: False when the change's time was not located, t_change the earliest it can have come.
+    t_change_located: bool = True
 
 
 @dataclass
@@ -355,6 +357,8 @@ class PayloadMonitor:
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
         self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
+        # (the last sample before the latest pause, why it paused): not watched after it (_unwatched_change)
+        self._unwatched: tuple[float, str] | None = None
         self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
@@ -398,6 +402,14 @@ class PayloadMonitor:
         return out
 
     def _pause(self, reason: str, out: MonitorUpdate) -> None:
+        if self._t_last is not None and not self._restarting(self._t_last):
+            # Kept across further pauses before the observers settle: the span not watched began at the first. A change
+            # alarms up to tens of ms after it came, so the span starts CHANGE_LOOKBACK_S before the last sample, or at
+            # a decision window's first sample, which the pause drops (a pick whose window a switch-off cut short).
+            since = self._t_last - CHANGE_LOOKBACK_S
+            if self._window is not None:
+                since = min(since, float(self._window["samples"][0][0]))
+            self._unwatched = (since, reason)
         if self._paused is None:
             out.paused = f"monitor paused: {reason}; it restarts on the next good sample, no event meanwhile"
         self._paused = reason
@@ -422,6 +434,26 @@ class PayloadMonitor:
         # before is still searched (a switch off and on after a pick made under a held push had cleared it, and the
         # pick was dated at the first move after the hand left).
         self._disarmed.pause()
+
+    def _restarting(self, t: float) -> bool:
+        """At `t` the observers restarted after a pause have not settled: r₀ − F φ still rises from zero to what
+        changed while the joint states were not watched."""
+        return self._unwatched is not None and \
+            t - self._observers_since < SETTLE_TIME_CONSTANTS / float(np.min(self.gain))
+
+    def _unwatched_change(self, t_change: float, t_alarm: float) -> tuple[float, str]:
+        """(date, why not located) of a change whose alarm's change time `t_change` falls while the observers restarted
+        after a pause were settling ('' : located). The restarted r₀ and F start from zero together, so a load put on
+        while the monitor was switched off (or the joint states stopped) shows as a step at the restart, not when it
+        came: a 3 kg pick 1.0 s into a switch-off was named `picked` at the switch-on, 1.0 s late and said located.
+        Its date is then the last sample before the pause, the earliest it can have come."""
+        if not self._restarting(t_change):
+            return t_change, ""
+        assert self._unwatched is not None
+        since, reason = self._unwatched
+        return since, (f"its time is not located within [{since:.3f}, {t_alarm:.3f}] s: the joint states were not "
+                       f"watched until {self._observers_since:.3f} s ({reason}), and the restarted observers' "
+                       "residual rises to whatever changed meanwhile")
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
                            unconfirmed: str = "") -> None:
@@ -454,22 +486,26 @@ class PayloadMonitor:
         out: list[Undecided] = []
         if self._window is not None:
             w = self._window
-            out.append(Undecided(None, float(w["t_change"]), float(w["t_alarm"]), float("nan"), float("nan"),
+            dated, unlocated = self._unwatched_change(float(w["t_change"]), float(w["t_alarm"]))
+            out.append(Undecided(None, dated, float(w["t_alarm"]), float("nan"), float("nan"),
                                  f"not yet decided: the alarm at {w['t_alarm']:.3f} s came within the verdict's "
-                                 f"{self.s.detector.confirm_s:g} s of the last sample ({end:.3f} s)"))
+                                 f"{self.s.detector.confirm_s:g} s of the last sample ({end:.3f} s)"
+                                 + (f"; {unlocated}" if unlocated else ""), not unlocated))
         if self._unnamed_change is not None and self._pending is not None:
             e = self._pending
+            located, note = self._dating(e.t_change)
             out.append(Undecided(e.kind, e.t_change, e.t_alarm, e.delta_mass, e.delta_mass_std,
                                  f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
                                  f"{e.reason}), "
                                  f"{end - e.t_change:.2f} s before the last sample, with the arm moving "
                                  f"{self._moved_since_change:.2f} s under it; a load is named once its re-estimate is "
-                                 "determined or it held with the arm moving under it (a push held at rest fits a load "
-                                 "as well)"))
+                                 f"determined or it held with the arm moving under it (a push held at rest fits a load "
+                                 f"as well){note}", located and e.t_change_located))
         elif self._unnamed_change is not None and self.state.doubt:
             dm = float(self.state.phi[0] - self._before_change.phi[0])
+            located, note = self._dating(self._change_started)
             out.append(Undecided(None, self._change_started, self._unnamed_change, dm, self._doubt_mass_std,
-                                 f"not yet decided: {self.state.doubt}"))
+                                 f"not yet decided: {self.state.doubt}{note}", located))
         return out
 
     @property
@@ -893,6 +929,11 @@ class PayloadMonitor:
                            w["t_alarm"], self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                            float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
         self.cusum.reset(float(t[-1]))
+        dated, unlocated = self._unwatched_change(float(t[k_c]), float(w["t_alarm"]))
+        if verdict.event is not None and unlocated:
+            # A load's event is said when it is named (_dating adds the reason then); a contact's now.
+            said = verdict.event.reason if verdict.event.is_load_change else f"{verdict.event.reason}; {unlocated}"
+            verdict.event = replace(verdict.event, t_change=dated, t_change_located=False, reason=said)
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
             self._armed = False
@@ -934,8 +975,8 @@ class PayloadMonitor:
         if was_settled:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
             self._before_change = self.state
-            self._change_started = float(t[k_c])
-            self._change_unlocated = ""
+            self._change_started = dated
+            self._change_unlocated = unlocated
             self._moved_since_change = 0.0
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov

@@ -1,0 +1,284 @@
+"""Red team of issue 31's dating of changes (a change found while the monitor was not watching is dated where it can be
+located, or said not located with a span that contains it), on the simulated UR10 cell (test_monitor_task_motion.Task).
+
+A 3 kg part picked while the monitor was switched off (PayloadMonitor.suspend: the node's toggle) or while the joint
+states had stopped (a pause), or just before either while its decision window was still open: the restarted observers'
+residual rises from zero to the part's torque at the restart, so the CUSUM's change time is the switch-on, not the pick.
+Before: `picked` dated at the switch-on and said located (1.0 s after the pick for a 1.0 s switch-off, 3.0 s after for
+3.0 s); now dated from the last sample watched before the pause, t_change_located false, the span in the reason, and
+events.yaml (cli.monitor.event_dict) says the same.
+"""
+
+import numpy as np
+import pytest
+from test_monitor_task_motion import FRAME, HOME, Task
+
+from payload_id_core.cli.monitor import event_dict, undecided_dict
+from payload_id_core.monitor import EventKind, PayloadMonitor
+
+pytestmark = pytest.mark.slow
+PART = 3.0
+
+
+@pytest.fixture(scope="module")
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
+
+
+def _unwatched_pick(model, seed: int, lead: float, gap: float):
+    """A 3 kg pick at rest after two moves, and `lead` s after it (negative: before) the monitor stops watching for
+    `gap` s; then three moves, the place, two moves. (task, t_off, t_on)."""
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.rest(0.5)
+    task.carry(PART)
+    t_pick = task.truth[-1][0]
+    task.rest(max(lead, 0.0) + gap + 0.1)
+    task.rest(0.5)
+    task.moves(3)
+    task.carry(0.0)
+    task.moves(2)
+    return task, t_pick + lead, t_pick + lead + gap
+
+
+def _watch(task: Task, robot, t_off: float, t_on: float, switched_off: bool):
+    """The task's events, fed in 20 ms blocks; from t_off to t_on no samples, the monitor suspended first (the toggle)
+    or not (joint states stopped: the monitor pauses on the gap)."""
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    monitor = PayloadMonitor(task.model, robot, FRAME)
+    events, suspended = [], False
+    for k in range(0, t.size, 10):
+        if t_off <= t[k] < t_on:
+            if switched_off and not suspended:
+                monitor.suspend()
+                suspended = True
+            continue
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    return events
+
+
+def _check(events, task: Task, t_off: float, t_on: float):
+    (t_pick, _, _), (t_place, _, _) = task.truth
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
+    pick, place = events
+    assert abs(pick.delta_mass - PART) <= 2 * pick.delta_mass_std + 0.03, pick
+    # The pick is not dated at the switch-on: its span, from before the last sample watched, contains it.
+    assert not pick.t_change_located, pick
+    assert pick.t_change <= t_pick <= pick.t_alarm, (pick, t_pick)
+    assert pick.t_alarm >= t_on - 1e-9 and pick.t_change >= t_off - 0.5, (pick, t_off, t_on)
+    assert f"not located within [{pick.t_change:.3f}, {pick.t_alarm:.3f}] s" in pick.reason, pick.reason
+    assert "between" in pick.when_text
+    said = event_dict(pick)
+    assert said["t_change_located"] is False and said["t_change"] <= t_pick <= said["t_alarm"], said
+    # The place, watched, is dated and said located as before.
+    assert place.t_change_located and abs(place.t_change - t_place) < 0.1, place
+
+
+@pytest.mark.parametrize("off_s", [1.0, 3.0])
+def test_a_pick_while_the_monitor_is_switched_off_is_not_dated_at_the_switch_on(cell, off_s):
+    """Before: `picked` at the switch-on (t_change 6.400 for a pick at 5.400 with 1.0 s off; 8.400 with 3.0 s off),
+    t_change_located true."""
+    model, robot = cell
+    task, t_off, t_on = _unwatched_pick(model, 3, -0.4, off_s)
+    _check(_watch(task, robot, t_off, t_on, True), task, t_off, t_on)
+
+
+@pytest.mark.parametrize("switched_off", [True, False], ids=["switched-off", "joint-states-stopped"])
+def test_a_pick_whose_decision_window_a_pause_cuts_short_is_not_dated_after_it(cell, switched_off):
+    """The pick alarms, and 30 ms later (its decision window open) the monitor is switched off, or the joint states
+    stop, for 0.2 s: the window is dropped and the restart alarms again. Before: dated at the restart (5.43 s for a pick
+    at 5.20 s), said located."""
+    model, robot = cell
+    task, t_off, t_on = _unwatched_pick(model, 5, 0.03, 0.2)
+    _check(_watch(task, robot, t_off, t_on, switched_off), task, t_off, t_on)
+
+
+
+def test_a_change_undecided_at_a_replays_end_says_its_time_is_not_located(cell):
+    """events.yaml's `undecided:` (h83) had no t_change_located (h84): a pick made while the monitor was switched off,
+    the recording ending 1 s after the switch-on (not named yet), was listed undecided with t_change the span's start
+    and nothing saying it is no date. Now its entry says so as an event's would, with the span in the reason."""
+    model, robot = cell
+    task, t_off, t_on = _unwatched_pick(model, 3, -0.4, 1.0)
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    end = t <= t_on + 1.0
+    monitor = PayloadMonitor(task.model, robot, FRAME)
+    events = []
+    for k in range(0, int(np.sum(end)), 10):
+        if t_off <= t[k] < t_on:
+            if k and t[k - 10] < t_off:
+                monitor.suspend()
+            continue
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    assert events == []
+    t_pick = task.truth[0][0]
+    (pending,) = monitor.undecided()
+    said = undecided_dict(pending)
+    assert said["kind"] == "picked" and said["t_change_located"] is False, said
+    assert said["t_change"] <= t_pick <= said["t_alarm"] and "not located within" in said["reason"], said
+    # The same keys as an event's (cli.monitor's docstring: "same keys").
+    assert set(said) == {"kind", "t_change", "t_change_located", "t_alarm", "delta_mass", "delta_mass_std", "reason"}
+
+@pytest.mark.xfail(strict=True, reason="a place made while the node was down, the monitor restarted on the saved 3 kg "
+                   "(LiveMonitor.new_monitor: carry_on_from_part with its tare): `placed` dated at the node's first "
+                   "sample (9.900 s for a place at 9.200 s) and said located; the restarted observers' residual rises "
+                   "to the change at the start, as after a switch-off (_unwatched_change), but no sample before it is "
+                   "known to bound the span. Fix: save the last joint-state stamp with the re-estimate (result_file) "
+                   "and pass it to carry_on_from_part as the unwatched span's start, so the change is not located "
+                   "within [saved stamp, alarm]")
+def test_a_place_while_the_node_was_down_is_not_dated_at_its_restart(cell):
+    from test_monitor_task_motion import part  # noqa: PLC0415 - the task's part, as carried
+
+    model, robot = cell
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(PART)
+    task.moves(2)
+    task.rest(0.3)
+    task.carry(0.0)
+    task.rest(0.7)
+    t_start = task.cell.time
+    task.rest(0.5)
+    task.moves(3)
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    keep = t >= t_start
+    # As the node restarts mid-carry: the saved re-estimate (σ of a settled one) and its tare (the empty flange's own
+    # re-estimated mass on this cell).
+    monitor = PayloadMonitor(model, robot, FRAME, part(PART), np.diag([0.03**2] + [0.015**2] * 3 + [1e-4] * 6))
+    monitor.carry_on_from_part(-0.07, 0.01**2)
+    events = []
+    for k in np.nonzero(keep)[0][::10]:
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    t_place = task.truth[-1][0]
+    assert [e.kind for e in events] == [EventKind.PLACED], events
+    place = events[0]
+    assert abs(place.delta_mass + PART) <= 2 * place.delta_mass_std + 0.03, place
+    assert not place.t_change_located and place.t_change <= t_place <= place.t_alarm, (place, t_place)
+
+
+def _place_then_pick(model, seed: int, first: float, second: float, gap: float):
+    """`first` kg picked and carried two moves, placed at rest; a `gap` s move; `second` kg picked at rest, carried
+    three 1.4 s moves and placed; two moves."""
+    from payload_id_core.sim.pick_place import point_to_point  # noqa: PLC0415
+
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(first)
+    task.moves(2)
+    task.carry(0.0)
+    for seconds, spread, home in ((gap, 0.3, False), (1.4, 0.5, True), (1.4, 0.5, True), (1.4, 0.5, True)):
+        if not home:
+            target = task.q + task.rng.uniform(-spread, spread, model.n)
+        else:
+            if len(task.truth) == 2:
+                task.carry(second)
+            target = task.q * 0 + HOME + task.rng.uniform(-spread, spread, model.n)
+        task.cell.send(point_to_point(model, task.cell.time, task.q, target, seconds))
+        task.q = target
+        task.rest(seconds)
+        task.rest(0.3 if home else 0.0)
+    task.carry(0.0)
+    task.moves(2)
+    return task
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a place followed within a second by a pick (a 0.6-0.9 s move between) is one change: the pick, alarmed while the "
+    "place is still re-estimated, belongs to it (persist_s: 'a pick does not come back within a second'), and the two "
+    "are named as one `picked` dated at the place (+2.0 kg for 7.3 kg placed at 8.90 s and 9.2 kg picked at 9.80 s; "
+    "+0.98 kg for 2 kg then 3 kg 0.6 s apart); the place is lost. Fix: a change within persist_s whose step is not "
+    "the way back to the payload before (a load of its own, not the release of a push) closes the pending change "
+    "(_close_pending) on the rows before it, rather than being taken into its re-estimate. (1.05-1.3 s apart, with "
+    "under a second of motion between, the two are named right since h83: persist_s is what is left)"))
+@pytest.mark.parametrize(("seed", "first", "second", "gap"), [(1, 7.3, 9.2, 0.9), (2, 2.0, 3.0, 0.6)],
+                         ids=["7.3kg-then-9.2kg", "2kg-then-3kg"])
+def test_a_place_followed_within_a_second_by_a_pick_is_two_events(cell, seed, first, second, gap):
+    """Today: 7.3 kg placed at 8.90 s and 9.2 kg picked at 9.80 s are `picked` +1.996 ± 0.046 kg at 8.900 s, said
+    located (the net change, 45σ from either); 2 kg placed at 8.90 s and 3 kg picked at 9.50 s are `picked` +0.983 ±
+    0.038 kg at 8.900 s and a `contact` in the next move (10.82 s) that nobody made."""
+    model, robot = cell
+    task = _place_then_pick(model, seed, first, second, gap)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    loads = [e for e in events if e.is_load_change]
+    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED, EventKind.PLACED], events
+    for e, (t_true, _, _) in zip(loads, task.truth):
+        assert e.t_change <= t_true <= e.t_alarm if not e.t_change_located else abs(e.t_change - t_true) < 0.1, \
+            (e, t_true)
+
+
+def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: float):
+    """`mass` kg picked at rest, `hold` s later four fast point-to-point moves of `move_s` s (±0.6 rad about home, 0.2 s
+    rests), the place at rest, five moves."""
+    from payload_id_core.sim.pick_place import point_to_point  # noqa: PLC0415
+
+    task = Task(model, seed)
+    task.rest(0.5)
+    task.moves(2)
+    task.rest(0.3)
+    task.carry(mass)
+    task.rest(hold)
+    for _ in range(4):
+        target = HOME + task.rng.uniform(-0.6, 0.6, model.n)
+        task.cell.send(point_to_point(model, task.cell.time, task.q, target, move_s))
+        task.q = target
+        task.rest(move_s)
+        task.rest(0.2)
+    task.carry(0.0)
+    task.moves(5)
+    return task
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a heavy part carried into fast moves (5-10 kg, 0.67-0.88 s point-to-point moves of up to 0.6 rad per joint) "
+    "raises `contact` events nobody made: 10 kg, a window in the carry fitted a load at 7.25 s, 2.2 s after the pick, "
+    "then 'not confirmed' (a contact); 5 kg, the place at rest at 9.55 s called a contact ('persistent but not a load "
+    "on the flange (joint 5 misfit 16.4 per row)'), named `placed` 2.8 s later, not located. The residual does not "
+    "expect the carried load's own gear friction and model error at these accelerations (test_monitor_task_motion's "
+    "heavy-part xfail, on slower moves). Fix: the alarm's allowance and the verdict's misfit grown by the carried "
+    "load's torque share (robot.yaml's gear friction μ |τ_load| and its σ)"))
+@pytest.mark.parametrize(("seed", "mass", "hold", "move_s"), [(0, 5.0, 0.2291, 0.8802), (2, 10.0, 0.1591, 0.6693)],
+                         ids=["5kg", "10kg"])
+def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass, hold, move_s):
+    """Today: 5 kg: `picked` +4.993 ± 0.027 kg, the place at 9.55 s a `contact`, then `placed` −5.005 ± 0.025 kg not
+    located within [9.450, 12.344] s (the span holds it; ~/payload suspect meanwhile); 10 kg: `picked` +9.951 ± 0.050
+    kg, a `contact` at 7.25 s in the carry, `placed` −10.143 ± 0.082 kg at 8.640 s."""
+    model, robot = cell
+    task = _heavy_into_fast_moves(model, seed, mass, hold, move_s)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
+    for e, (t_true, _, _) in zip(events, task.truth):
+        assert abs(e.t_change - t_true) < 0.1 and abs(abs(e.delta_mass) - mass) <= 3 * e.delta_mass_std + 0.01 * mass
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a 0.5 kg part placed at rest is called `contact` ('the residual fell to 10% of its peak within 0.10 s: a "
+    "transient'), and the 6.0 kg picked 1.2 s later is named `picked` +5.513 ± 0.038 kg (the net change, 13σ from the "
+    "part's mass) while the 0.5 kg is said to have 'held 5.39 s' through the place. Fix: a transient verdict whose "
+    "residual settles at a load's step (the window's end level against the level before) is no transient: the step is "
+    "adopted as a load change and judged by the motion after it, as any other"))
+def test_a_light_place_then_a_heavy_pick_a_second_later_is_not_one_net_pick(cell):
+    model, robot = cell
+    task = _place_then_pick(model, 4, 0.5, 6.0, 1.2)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED, EventKind.PLACED], events
+    assert abs(events[2].delta_mass - 6.0) <= 3 * events[2].delta_mass_std + 0.06, events[2]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a 0.5 kg part picked 0.19 s before fast moves (0.71 s, ±0.6 rad), the monitor started 5 s before on the empty "
+    "flange: `picked` +0.425 ± 0.014 kg (5.4σ low; `placed` −0.416 ± 0.023, 3.7σ). Not new: main before h83 and h84 "
+    "says the same. The Δm named is the pick's 0.1 s window fit at rest ('a flange load explains the residual (misfit "
+    "0.60 per row); it held 3.81 s, until the next change'): _close_pending names the window's mass when no "
+    "re-estimate over the fast moves replaced it, and that fit's σ (the rows' noise) does not carry the model's error "
+    "at the rest pose (on this cell about 0.07 kg, the empty flange's own re-estimated mass). Fix: a change named from "
+    "its window's fit carries the model-error floor at that pose in its σ (or is named from the held re-estimate)"))
+def test_a_light_part_into_fast_moves_is_named_within_its_sigma(cell):
+    model, robot = cell
+    task = _heavy_into_fast_moves(model, 5, 0.5, 0.1869, 0.7067)
+    events = _watch(task, robot, np.inf, np.inf, False)
+    picks = [e for e in events if e.kind is EventKind.PICKED]
+    assert len(picks) == 1 and abs(picks[0].t_change - task.truth[0][0]) < 0.1, events
+    assert abs(picks[0].delta_mass - 0.5) <= 3 * picks[0].delta_mass_std, picks[0]
