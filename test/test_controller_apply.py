@@ -267,6 +267,17 @@ class TestUrController:
     def _controller(self, spawn, env, behaviour, out):
         return _start(spawn, env, str(HERE / "fake_controller.py"), "ur", behaviour, str(out))
 
+    # First in the class, before any fake controller: one a previous test ended without leaving the DDS graph
+    # cleanly (the silent one is interrupted inside its callback; under load the teardown may SIGKILL) stays
+    # discoverable until its lease ends, and the goal then finds the service, waits and reports a timeout instead
+    # of a missing service (seen once, in a CI run on a loaded machine).
+    def test_a_missing_service_skips_the_apply_step_and_keeps_the_estimate(self, ur_cell, hardware, spawn, child_env):
+        final = _identify(spawn, child_env, "--apply")
+        assert final["status"] == "succeeded", final
+        assert final["applied"] is False
+        assert apply_status(final["message"]) is ApplyStatus.SKIPPED, final
+        assert final["mass"] == pytest.approx(MASS, rel=0.02)
+
     def test_nothing_is_sent_unless_the_goal_asks(self, ur_cell, hardware, spawn, child_env, tmp_path):
         out = tmp_path / "requests.jsonl"
         self._controller(spawn, child_env, "accept", out)
@@ -310,13 +321,6 @@ class TestUrController:
         assert final["applied"] is False
         assert apply_status(final["message"]) is ApplyStatus.TIMEOUT, final
         assert len(_requests(out)) == 1
-
-    def test_a_missing_service_skips_the_apply_step_and_keeps_the_estimate(self, ur_cell, hardware, spawn, child_env):
-        final = _identify(spawn, child_env, "--apply")
-        assert final["status"] == "succeeded", final
-        assert final["applied"] is False
-        assert apply_status(final["message"]) is ApplyStatus.SKIPPED, final
-        assert final["mass"] == pytest.approx(MASS, rel=0.02)
 
 
 @pytest.mark.slow
