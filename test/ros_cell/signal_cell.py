@@ -294,7 +294,13 @@ class SignalCell:
         wout = wread.rest()
         final_watch = next((d for d in _lines(wout) if "last_moving_wall" in d), {})
         case.last_moving_wall = float(final_watch.get("last_moving_wall", 0.0))
-        case.trajectories = len(final_watch.get("trajectories", []))
+        # The watcher streams one line per trajectory as it hears it; its summary comes only if it ends within 10 s
+        # of SIGINT. Twice in CI's wall-clock phase (after the other ROS modules) the summary was missing on this
+        # machine: the trajectories are then counted from the streamed lines, and the case says so.
+        case.trajectories = max(len(final_watch.get("trajectories", [])), len(_trajs(wout)))
+        if not final_watch:
+            case.notes.append("the watcher's summary is missing (not ended within 10 s of SIGINT): trajectories "
+                              "counted from its streamed lines, the arm's last motion unknown")
         if case.answer_wall is not None and case.answer_wall < case.signal_wall:
             case.answer_wall = case.signal_wall
         after = self.result_path.read_bytes() if self.result_path.exists() else None
