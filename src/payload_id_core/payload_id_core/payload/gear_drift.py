@@ -36,7 +36,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.load_friction import load_friction_columns, prior_std, sign_epsilon
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.offset_drift import LEVEL, _chi2, _pinv_map
+from payload_id_core.payload.offset_drift import PayloadContrast, _chi2, _pinv_map
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.signals.conditioning import Signals
@@ -47,7 +47,7 @@ MU_SIGMAS = 3.0        # a joint is named when its run's μ is beyond this many 
 
 
 @dataclass(frozen=True)
-class GearWitness:
+class GearWitness(PayloadContrast):
     """The known-μ fit's payload against the free one's (module docstring). `d` = φ_known − φ_free on [m, m c]
     (kg, kg·m), `cov` its covariance, `chi2` on `dof`; `joints` the joints with a known μ̂, `mu_hat` / `mu_hat_std`
     robot.yaml's, `mu_run` / `mu_run_std` the run's own (μ̂ + the free fit's δμ, its σ with μ̂'s)."""
@@ -62,32 +62,6 @@ class GearWitness:
     mu_run: np.ndarray
     mu_run_std: np.ndarray
     mass: float                    # the free fit's mass (kg)
-
-    @property
-    def limit(self) -> float:
-        from scipy.stats import chi2  # noqa: PLC0415 - half a second of start-up that difference-rls never uses
-
-        return float(chi2.ppf(LEVEL, self.dof)) if self.dof > 0 else float("inf")
-
-    @property
-    def beyond_noise(self) -> bool:
-        return bool(self.dof > 0 and np.isfinite(self.chi2) and self.chi2 > self.limit)
-
-    @property
-    def mass_std(self) -> float:
-        """σ of the mass shift: how large a shift the test can see (power), kg."""
-        return float(np.sqrt(max(self.cov[0, 0], 0.0)))
-
-    def com_shift(self, com: np.ndarray) -> np.ndarray:
-        """(3,) m: the CoM the known-μ fit gives minus the free fit's, to first order about `com`."""
-        m = self.mass if abs(self.mass) > 1e-9 else 1e-9
-        return (self.d[1:4] - np.asarray(com, dtype=float) * self.d[0]) / m
-
-    def material(self, est: PayloadEstimate) -> bool:
-        """The shift beyond the estimate's own σ in the mass or a CoM axis."""
-        std = est.propagated_std()
-        shift = np.r_[abs(self.d[0]), np.abs(self.com_shift(est.com))]
-        return bool(np.any(shift > std[:4]))
 
     def disagreeing(self) -> np.ndarray:
         """Positions (in `joints`) whose run's μ is beyond MU_SIGMAS of μ̂ (the farthest one if none is)."""

@@ -56,18 +56,16 @@ OFFSET_SIGMAS = 3.0    # a joint is named as moved when its ΔB̂_j is beyond th
 COND_RTOL = 1e-10      # relative eigenvalue below which a direction of V is not counted (rank)
 
 
-@dataclass(frozen=True)
-class OffsetWitness:
-    """The fixed fit's payload against the free one's (module docstring). `d` = φ_fixed − φ_free on [m, m c]
-    (kg, kg·m), `cov` its covariance, `offsets` the free fit's ΔB̂_j (N·m) with `offsets_std`; `chi2` on `dof`."""
+class PayloadContrast:
+    """A Hausman contrast between a payload fitted with robot.yaml's assumption (fixed) and with it free (Hausman
+    1978 eq. 2.3): `d` = φ_fixed − φ_free on [m, m c] (kg, kg·m), `cov` its covariance, `chi2` on `dof`, `mass` the
+    free fit's. Shared by the offsets' witness here and the gear friction's (gear_drift.GearWitness)."""
 
     d: np.ndarray
     cov: np.ndarray
     chi2: float
     dof: int
-    offsets: np.ndarray
-    offsets_std: np.ndarray
-    mass: float                    # the free fit's mass (kg), for the shift's relative size and its CoM
+    mass: float
 
     @property
     def limit(self) -> float:
@@ -95,6 +93,20 @@ class OffsetWitness:
         std = est.propagated_std()
         shift = np.r_[abs(self.d[0]), np.abs(self.com_shift(est.com))]
         return bool(np.any(shift > std[:4]))
+
+
+@dataclass(frozen=True)
+class OffsetWitness(PayloadContrast):
+    """The fixed fit's payload against the free one's (module docstring). `d` = φ_fixed − φ_free on [m, m c]
+    (kg, kg·m), `cov` its covariance, `offsets` the free fit's ΔB̂_j (N·m) with `offsets_std`; `chi2` on `dof`."""
+
+    d: np.ndarray
+    cov: np.ndarray
+    chi2: float
+    dof: int
+    offsets: np.ndarray
+    offsets_std: np.ndarray
+    mass: float                    # the free fit's mass (kg), for the shift's relative size and its CoM
 
     def moved_joints(self) -> np.ndarray:
         """Indices of the joints whose ΔB̂_j is beyond OFFSET_SIGMAS of its σ (the largest one if none is)."""
