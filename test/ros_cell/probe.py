@@ -178,8 +178,9 @@ def burst(node, args) -> None:
 
 
 def watch(node) -> None:
-    """Until SIGINT: one line per trajectory sent to the controller ({"traj": k, "wall": ...}), then the arm's
-    motion: the wall time of the last joint state moving faster than MOVING rad/s, and the trajectories."""
+    """Until SIGINT: one line per trajectory sent to the controller ({"traj": k, "wall": ...}) and one per 0.1 s of
+    motion ({"moving": wall}), then the arm's motion: the wall time of the last joint state moving faster than
+    MOVING rad/s, and the trajectories."""
     moving = 1e-4
     trajs: list[dict] = []
     last_moving = [0.0]
@@ -192,7 +193,12 @@ def watch(node) -> None:
     def on_js(m):
         samples[0] += 1
         if m.velocity and max(abs(v) for v in m.velocity) > moving:
-            last_moving[0] = time.time()
+            now = time.time()
+            # Streamed too (a line at most every 0.1 s while moving): a watcher that does not end after SIGINT
+            # must not leave the arm's last motion unknown to the harness.
+            if now - last_moving[0] > 0.1:
+                emit(moving=now)
+            last_moving[0] = now
 
     sub = node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", on_traj, 10)
     node.create_subscription(JointState, "/joint_states", on_js, qos_profile_sensor_data)

@@ -144,8 +144,14 @@ class SignalCell:
 
     # -- processes ----------------------------------------------------------------------------------
     def _spawn(self, *args: str, **kw) -> subprocess.Popen:
-        proc = subprocess.Popen(list(args), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True, **kw)
+        # stderr goes to a file, never an undrained pipe: a child whose rcl or DDS log lines (stale shared-memory
+        # ports after a SIGKILL case) filled a 64 KiB pipe would block mid-write, and not end after SIGINT.
+        err_path = self.dir / "logs" / f"child-{len(self.children)}.err"
+        err_path.parent.mkdir(parents=True, exist_ok=True)
+        with err_path.open("w") as err:
+            proc = subprocess.Popen(list(args), env=self.env, stdout=subprocess.PIPE, stderr=err, text=True,
+                                    start_new_session=True, **kw)
+        proc.stderr_path = err_path  # type: ignore[attr-defined]
         self.children.append(proc)
         return proc
 
@@ -293,14 +299,17 @@ class SignalCell:
         os.killpg(watcher.pid, signal.SIGINT)
         wout = wread.rest()
         final_watch = next((d for d in _lines(wout) if "last_moving_wall" in d), {})
-        case.last_moving_wall = float(final_watch.get("last_moving_wall", 0.0))
-        # The watcher streams one line per trajectory as it hears it; its summary comes only if it ends within 10 s
-        # of SIGINT. Twice in CI's wall-clock phase (after the other ROS modules) the summary was missing on this
-        # machine: the trajectories are then counted from the streamed lines, and the case says so.
+        # The watcher streams one line per trajectory and one per 0.1 s of motion as it hears them; its summary comes
+        # only if it ends within 10 s of SIGINT. Twice in CI's wall-clock phase (after the other ROS modules) the
+        # summary was missing on this machine: the trajectories and the last motion are then read from the streamed
+        # lines (within 0.1 s), and the case says so.
+        streamed_moving = [float(d["moving"]) for d in _lines(wout) if "moving" in d]
+        case.last_moving_wall = max([float(final_watch.get("last_moving_wall", 0.0)), *streamed_moving])
         case.trajectories = max(len(final_watch.get("trajectories", [])), len(_trajs(wout)))
         if not final_watch:
             case.notes.append("the watcher's summary is missing (not ended within 10 s of SIGINT): trajectories "
-                              "counted from its streamed lines, the arm's last motion unknown")
+                              "and the arm's last motion read from its streamed lines; its stderr ends: "
+                              + wread.stderr()[-400:])
         if case.answer_wall is not None and case.answer_wall < case.signal_wall:
             case.answer_wall = case.signal_wall
         after = self.result_path.read_bytes() if self.result_path.exists() else None
@@ -387,4 +396,5 @@ class _Reader:
         return self.text
 
     def stderr(self) -> str:
-        return self.proc.stderr.read() if self.proc.stderr is not None else ""
+        path = getattr(self.proc, "stderr_path", None)
+        return path.read_text(errors="replace") if path is not None and path.exists() else ""
