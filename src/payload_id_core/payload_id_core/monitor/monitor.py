@@ -335,9 +335,6 @@ class PayloadMonitor:
         self._doubt_rows: dict | None = None          # the disarmed rows of that change, to locate it again (_relocate)
         self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
         self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
-        # The payload before a window's fit that _close_pending called a contact: the change after it is named
-        # against that payload, not against the fit (which the residual still goes on from).
-        self._contact_fit_before: PayloadState | None = None
         self.cusum = Cusum(n, self.s.detector)
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
@@ -784,11 +781,10 @@ class PayloadMonitor:
         # closed as closed (named, settled). Taken before, the pick still being re-estimated came back with its
         # pending fit after _close_pending had named it, and was named `picked` twice (test_monitor_push_or_load,
         # seed 2).
-        contact_fit_before, self._contact_fit_before = self._contact_fit_before, None
         self._adopted_from = self._snapshot()
         phi_ref = self.state.phi.copy()
         if self.state.determined:
-            self._before_change = self.state if contact_fit_before is None else contact_fit_before
+            self._before_change = self.state
             self._change_started = dated
             self._change_unlocated = unlocated
             self._doubt_rows = None if rows is None else {**rows, "dated": dated}
@@ -976,11 +972,9 @@ class PayloadMonitor:
         self._adopted_from = self._snapshot()
         phi_ref = self.state.phi.copy()
         was_settled = self.state.determined
-        contact_fit_before, self._contact_fit_before = self._contact_fit_before, None
         if was_settled:
-            # A change on top of one still being re-estimated keeps the last settled payload to go back to; on top of
-            # a window's fit called a contact (_close_pending), the payload before that fit.
-            self._before_change = self.state if contact_fit_before is None else contact_fit_before
+            # A change on top of one still being re-estimated keeps the last settled payload to go back to.
+            self._before_change = self.state
             self._change_started = dated
             self._change_unlocated = unlocated
             self._moved_since_change = 0.0
@@ -1038,12 +1032,7 @@ class PayloadMonitor:
         long_enough = self._moved_since_change >= self.s.min_refine_s
         confirmed = None if long_enough else self._motion_confirms_load()
         moved = long_enough or confirmed is not None
-        # However long the arm moved under it, a fit whose rows a constant force on the flange explains clearly
-        # better than a load (contact_wrench, the margin that refutes a load) is a push held through the motion: 40 N
-        # down on the wrist held 3 s in a move, fitted +3.34 kg by its first window, was named `picked` at its release
-        # (test_monitor_push_or_load).
-        refuted = self._motion_refutes_load() if moved else None
-        named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved and refuted is None
+        named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved
         if named:
             assert held is not None
             if self.state.doubt:
@@ -1061,15 +1050,9 @@ class PayloadMonitor:
                                        f"under it, which a load follows and a push does not ({confirmed})") + note,
                                     t_change_located=located))
         else:
-            why = (f"is a push held through the motion, not a load ({refuted})" if refuted is not None else
-                   "did not hold: the flange's mass came back" if moved else
+            why = ("did not hold: the flange's mass came back" if moved else
                    f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
                    "fits a flange load as well as a part does)")
-            # What that window fitted is no payload, though the residual goes on from it (the next window's fit is
-            # relative to it): the next change is named against the payload before it. Named against the push's fit,
-            # the release of 40 N held 5 s at rest on the flange was named `placed` −4.04 kg
-            # (test_monitor_push_or_load).
-            self._contact_fit_before = self._before_change
             out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, t_verdict, float("nan"),
                                     float("nan"), np.zeros(10), f"what looked like a load at "
                                     f"{first.t_change:.3f} s {why}"))
@@ -1091,15 +1074,6 @@ class PayloadMonitor:
         if self._change_unlocated and since == self._change_started:
             return False, f"; {self._change_unlocated}"
         return True, ""
-
-    def _motion_refutes_load(self) -> str | None:
-        """Why the motion since the change being re-estimated refutes it as a load (None: it does not): a constant
-        force on the flange explains its rows better than a load by `LoadOrPushSettings.refute_chi2` of their
-        variance (the rule _judge_adoption applies to a doubt's adoption)."""
-        judged = self.load_or_push.judge(ar1_factor(self.gain, self._dt * self.s.refine_stride))
-        if judged is None or judged.statistic > -self.s.load_or_push.refute_chi2:
-            return None
-        return f"push over load by {-judged.statistic:.0f}: {judged.text}"
 
     def _motion_confirms_load(self) -> str | None:
         """Why the motion since the change being re-estimated confirms it as a load (None: it does not): its rows fit a
