@@ -28,8 +28,8 @@ from payload_id_core.robot_id.serial_correlation import bandwidth, floored, long
 XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
 QUICK_PIVOT = 1e-12    # smallest Cholesky pivot of the unit-diagonal normal matrix _quick_payload_now accepts
 MOMENTS_DISAGREE_CHI2 = 11.34   # χ² with 3 degrees of freedom, 99 %: the two weightings' first moments disagree
-# A joint's row is left out while the joint is within this many of the friction's sign smoothing ε of rest
-# (_fill_rows): there tanh(q̇/ε) is the model's assumption, not identified (tanh(3) = 0.995: beyond, the sign is
+# A joint's row is left out while the joint passes within this many of the friction's sign smoothing ε of rest
+# (_fill_rows; a joint held still keeps its rows): there tanh(q̇/ε) is the model's assumption, not identified (tanh(3) = 0.995: beyond, the sign is
 # the sign). The drives' friction passes through zero velocity by a law the static model does not describe
 # (pre-sliding; on the simulated cell the drives' sign width and viscous exponent differ from the model's), so those
 # rows hold the robot model's largest friction error, and at a joint's first reversal the payload read it: the
@@ -52,7 +52,7 @@ class DifferenceRLS(OnlineEstimator):
       friction_change, joseph: accepted for a uniform constructor and ignored: the friction block is part
         of θ_b, so its change is always estimated, and the square-root update is always definite.
       near_rest_epsilons: a joint's rows are left out while |q̇_j| is below this many of the robot's friction
-        sign smoothing ε (NEAR_REST_EPSILONS; 0 keeps every row).
+        sign smoothing ε and q̈_j ≠ 0 (default NEAR_REST_EPSILONS; 0 keeps every row).
     """
 
     method = "difference-rls"
@@ -60,9 +60,11 @@ class DifferenceRLS(OnlineEstimator):
     accumulates_info = False    # Σ Yᵀ R⁻¹ Y is Xu's weighting of the per-joint sums (_normal): not kept twice
 
     def __init__(self, model: RobotModel, robot, frame: str, *, friction_change: bool = True, p0: float | None = None,
-                 joseph: bool = True, moment_noise_std=None, near_rest_epsilons: float = NEAR_REST_EPSILONS,
+                 joseph: bool = True, moment_noise_std=None, near_rest_epsilons: float | None = None,
                  **options):
         super().__init__(model, robot, frame, **options)
+        if near_rest_epsilons is None:
+            near_rest_epsilons = NEAR_REST_EPSILONS
         if not (isinstance(near_rest_epsilons, (int, float)) and np.isfinite(near_rest_epsilons)
                 and near_rest_epsilons >= 0):
             raise PayloadIdError(f"near_rest_epsilons {near_rest_epsilons!r} is not a number ≥ 0",
@@ -179,7 +181,10 @@ class DifferenceRLS(OnlineEstimator):
         if self.near_rest_speed > 0:
             # Rows near rest carry the friction the model cannot describe (NEAR_REST_EPSILONS): zeroed, they add
             # nothing to the RLS or the sums (their torque zero too, so their residual is zero).
+            # A joint held still (q̇ = q̈ = 0) keeps its rows: it does not pass through the friction's transition,
+            # and its torque still carries the gravity the payload adds.
             np.less(np.abs(qd), self.near_rest_speed, out=rest)
+            rest &= qdd != 0.0
             if rest.any():
                 rows[rest] = 0.0
                 z[rest] = 0.0
