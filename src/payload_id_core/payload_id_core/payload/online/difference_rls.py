@@ -29,11 +29,11 @@ XU_P0 = 10.0           # Xu 2024 §3.2: P* = 10 · 1
 QUICK_PIVOT = 1e-12    # smallest Cholesky pivot of the unit-diagonal normal matrix _quick_payload_now accepts
 MOMENTS_DISAGREE_CHI2 = 11.34   # χ² with 3 degrees of freedom, 99 %: the two weightings' first moments disagree
 # A joint's row is left out while the joint passes within this many of the friction's sign smoothing ε of rest
-# (_fill_rows; a joint held still keeps its rows): there tanh(q̇/ε) is the model's assumption, not identified (tanh(3) = 0.995: beyond, the sign is
-# the sign). The drives' friction passes through zero velocity by a law the static model does not describe
-# (pre-sliding; on the simulated cell the drives' sign width and viscous exponent differ from the model's), so those
-# rows hold the robot model's largest friction error, and at a joint's first reversal the payload read it: the
-# mass stepped by +0.3-0.5 % there (docs/design.md, the cell's convergence).
+# (_fill_rows; a joint held still keeps its rows): there tanh(q̇/ε) is the model's assumption, not identified
+# (tanh(3) = 0.995: beyond, the sign is the sign). The drives' friction passes through zero velocity by a law the
+# static model does not describe (pre-sliding; on the simulated cell the drives' sign width and viscous exponent
+# differ from the model's), so those rows hold the robot model's largest friction error, and at a joint's first
+# reversal the payload read it: the mass stepped by +0.3-0.5 % there (docs/design.md, the cell's convergence).
 NEAR_REST_EPSILONS = 3.0
 
 
@@ -156,13 +156,13 @@ class DifferenceRLS(OnlineEstimator):
         if views is None:       # the buffers' views for blocks of B samples, made once (slicing costs ~0.1 µs each)
             rows_theta, both, magnitude = self._rows_buf[:B, :, :self.layout.p], *np.empty((2, B, self.n, 2))
             views = self._views[B] = (self._yrb[:B], self._fv_buf[:B], self._src_qdd[:B], self._gather[:B],
+                                      self._rest_buf[:B], self._speed_buf[:B],
                                       rows_theta, both, rows_theta[0], both[0], magnitude, magnitude[..., 0],
                                       magnitude[..., 1], *self._varying_friction(self._fv_buf[:B]))
-        (y_rb, fv_buf, src_qdd, gather, rows_theta, both, rows_theta0, both0, magnitude, abs_a, abs_b, fv_sgn,
-         fv_second) = views
+        (y_rb, fv_buf, src_qdd, gather, rest, speed, rows_theta, both, rows_theta0, both0, magnitude, abs_a, abs_b,
+         fv_sgn, fv_second) = views
         self.reg.rigid_into(y_rb, q, qd, qdd)
         self._friction_values_into(qd, fv_buf, fv_sgn, fv_second)
-        rest = self._rest_buf[:B]
         if self.n_rotor:
             src_qdd[...] = qdd
         # The identification's rows (FastRegressor.identification_rows_into) and zeros in the μ columns, by one gather
@@ -183,9 +183,10 @@ class DifferenceRLS(OnlineEstimator):
             # nothing to the RLS or the sums (their torque zero too, so their residual is zero).
             # A joint held still (q̇ = q̈ = 0) keeps its rows: it does not pass through the friction's transition,
             # and its torque still carries the gravity the payload adds.
-            np.less(np.abs(qd), self.near_rest_speed, out=rest)
-            rest &= qdd != 0.0
-            if rest.any():
+            np.less(np.abs(qd, out=speed), self.near_rest_speed, out=rest)
+            self._left_out = bool(np.count_nonzero(rest))    # mostly none (count_nonzero: cheaper than any())
+            if self._left_out:
+                rest &= qdd != 0.0
                 rows[rest] = 0.0
                 z[rest] = 0.0
 
@@ -202,11 +203,13 @@ class DifferenceRLS(OnlineEstimator):
                         + (np.arange(B) * self._src.shape[1])[:, None, None])
         self._views: dict[int, tuple] = {}   # per block size B: views of the buffers, some None (unused)
         self._rest_buf = np.zeros((B, self.n), dtype=bool)   # _fill_rows: the rows left out near rest
+        self._speed_buf = np.empty((B, self.n))                # _fill_rows: |q̇|
+        self._left_out = False                                 # whether the last _fill_rows left a row out
 
     def _absorb(self, B: int) -> None:
         super()._absorb(B)
         # residual τ − Y θ_b0 (the sums' offset); the rows left out near rest are not counted as data
-        self._normal.add(self._rows_buf[:B], self._z_buf[:B], self._rest_buf[:B] if self.near_rest_speed > 0 else None)
+        self._normal.add(self._rows_buf[:B], self._z_buf[:B], self._rest_buf[:B] if self._left_out else None)
 
     def _refresh_reference(self) -> None:
         """θ̂_b starts at θ_a and moves smoothly (Xu's prior), so it serves as the reference at once."""

@@ -28,7 +28,7 @@ class JointNormalEquations:
         self.b = np.zeros((n, u))
         self.c = np.zeros(n)
         self.samples = 0
-        self.rows = np.zeros(n)
+        self._left_out = np.zeros(n)    # rows left out per joint
         # Samples wait as they come, (pending, n, u), one copy each; flush lays them out per joint (n, pending, u).
         self._wait_rows = np.empty((pending, n, u))
         self._wait_res = np.empty((pending, n))
@@ -40,7 +40,8 @@ class JointNormalEquations:
         """rows (B, n, u), residual (B, n) (with an offset θ₀: the torques, e = residual − rows θ₀); left_out (B, n)
         bool: the rows the caller zeroed (rows and torque), not counted in `rows`."""
         B = rows.shape[0]
-        self.rows += B if left_out is None else B - np.count_nonzero(left_out, axis=0)
+        if left_out is not None:
+            self._left_out += np.count_nonzero(left_out, axis=0)
         if self._k + B > self._wait_rows.shape[0]:
             self.flush()
         if B > self._wait_rows.shape[0]:
@@ -53,6 +54,11 @@ class JointNormalEquations:
             self._wait_res[k:k + B] = residual
             self._k = k + B
         self.samples += B
+
+    @property
+    def rows(self) -> np.ndarray:
+        """(n,) each joint's rows that carry data."""
+        return self.samples - self._left_out
 
     def flush(self) -> None:
         k = self._k
