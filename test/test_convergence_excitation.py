@@ -25,6 +25,7 @@ from payload_id_core.excitation_design import (
 from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.payload.online.difference_rls import NEAR_REST_EPSILONS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import identify_robot
@@ -173,11 +174,12 @@ def fast_cell(ur10):
     return robot, [simulate(ur10, traj, truth, "ur10", seed=s) for s in FAST_CELL_SEEDS]
 
 
-def _declared(ur10, robot, rec):
+def _declared(ur10, robot, rec, **options):
     """difference-rls fed as the ROS session feeds it, until it declares convergence: (estimator, samples fed, the
     declared mass error, its σ as reported: the estimator's with the serial-correlation part the rule adds)."""
     sig = method_signals(rec, ur10, PayloadOptions(), robot)
-    est = OnlinePayloadEstimator(ur10, robot, FRAME, "difference-rls", rate_hz=500.0, include_robot_uncertainty=True)
+    est = OnlinePayloadEstimator(ur10, robot, FRAME, "difference-rls", rate_hz=500.0, include_robot_uncertainty=True,
+                                 **options)
     k = 0
     while k < sig.t.size and not est.converged:
         est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
@@ -214,7 +216,7 @@ def test_the_cell_declares_within_two_seconds_where_the_reversals_friction_held_
     joints near rest (the robot model's friction error at the first reversals stepped the mass by about +0.3 %
     there). Those rows left out (difference_rls.NEAR_REST_EPSILONS): declared by 2.0 s, within 1 % and 2σ."""
     robot, recs = fast_cell
-    est, _, err, std = _declared(ur10, robot, recs[5])
+    est, _, err, std = _declared(ur10, robot, recs[5], near_rest_epsilons=NEAR_REST_EPSILONS)
     assert est.converged and est.convergence_time <= 2.0, est.convergence_time
     assert abs(err) < 0.01 * MASS and abs(err) <= 2.0 * std, (err, std)
 
@@ -259,12 +261,12 @@ def test_the_mass_does_not_step_at_the_joints_first_reversals(ur10, noise_free_c
     within 0.2 % from 1.0 s on (at most +0.16 %) and moves by less than 0.1 % across the reversals; keeping them (0)
     shows the step."""
     robot, rec = noise_free_cell
-    t, err = _mass_history(ur10, robot, rec, 2.0)
+    t, err = _mass_history(ur10, robot, rec, 2.0, near_rest_epsilons=NEAR_REST_EPSILONS)
     after = t >= 1.0 - 1e-9
     assert np.max(np.abs(err[after])) <= 0.2, np.round(err[after], 3)
     at = {s: float(err[np.argmin(np.abs(t - s))]) for s in (1.05, 1.2, 2.0)}
     assert abs(at[1.2] - at[1.05]) < 0.1, at
-    t, kept = _mass_history(ur10, robot, rec, 2.0, near_rest_epsilons=0.0)
+    t, kept = _mass_history(ur10, robot, rec, 2.0)     # the default keeps them
     stepped = {s: float(kept[np.argmin(np.abs(t - s))]) for s in (1.05, 1.2)}
     assert stepped[1.2] - stepped[1.05] > 0.2, stepped
 

@@ -327,7 +327,7 @@ def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10, options):
     _same_state(fast, ref)
 
 
-@pytest.mark.parametrize("options", [{}, {"convergence": "xu", "xu_count": 50}])
+@pytest.mark.parametrize("options", [{}, {"convergence": "xu", "xu_count": 50}, {"near_rest_epsilons": 3.0}])
 def test_difference_rls_update_gives_the_reference_numbers(ur10, options):
     """Sample by sample and in the node's blocks, bit for bit, with the estimate the per-joint sums give."""
     model, robot, (t, q, qd, qdd, tau) = ur10
