@@ -32,6 +32,9 @@ friction]: the mass σ the excitation design's measure predicts after 1 and 2 s,
 load-friction μ_j (design_mass_std_pct). Per run (stderr) also the check that held the settling last: its time and
 mass error.
 
+CELL_CONVERGENCE_NEAR_REST (default 0): difference-rls's near_rest_epsilons, the joints' rows left out while they
+pass within that many sign-smoothing widths of rest (payload/online/difference_rls.NEAR_REST_EPSILONS, opt-in: 3).
+
 Prints one JSON object as the last stdout line.
 """
 from __future__ import annotations
@@ -121,12 +124,12 @@ def first_reversals(traj) -> list[float]:
     return out
 
 
-def run(m: RobotModel, robot, rec) -> dict[str, float]:
+def run(m: RobotModel, robot, rec, near_rest: float = 0.0) -> dict[str, float]:
     """One loaded run: declared time, the declared mass's error over its σ, the final errors, what held it."""
     sig = method_signals(rec, m, PayloadOptions(), robot)
     # history_every = the check's period: the history holds what each check saw (cached, nothing changes)
     est = OnlinePayloadEstimator(m, robot, FRAME, "difference-rls", rate_hz=500.0, include_robot_uncertainty=True,
-                                 history_every=BLOCK)
+                                 history_every=BLOCK, near_rest_epsilons=near_rest)
     k = 0
     while k < sig.t.size and not est.converged:
         est.update_batch(sig.t[k:k + BLOCK], sig.q[k:k + BLOCK], sig.qd[k:k + BLOCK], sig.qdd[k:k + BLOCK],
@@ -189,6 +192,10 @@ def figures(rows: list[dict[str, float]], prefix: str) -> dict[str, float]:
 def main() -> int:
     limit_blas_threads(1)
     seeds = seeds_from_env(os.environ.get("CELL_CONVERGENCE_SEEDS"))
+    try:
+        near_rest = float(os.environ.get("CELL_CONVERGENCE_NEAR_REST") or 0.0)
+    except ValueError:
+        sys.exit(f"CELL_CONVERGENCE_NEAR_REST={os.environ['CELL_CONVERGENCE_NEAR_REST']!r} is not a number")
     m = RobotModel.from_urdf("ur10")
     traj = load_trajectory(TRAJECTORY)
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, COM, np.diag([0.012, 0.015, 0.009])),
@@ -202,9 +209,9 @@ def main() -> int:
     rows: dict[str, list] = {"demo": [], "each": [], "cross": []}
     for seed in seeds:
         rec = simulate(m, traj, truth, "ur10", seed=seed)
-        rows["demo"].append(run(m, shared, rec))
-        rows["each"].append(run(m, robot(ROBOT_SEED_OFFSET + seed), rec))
-        rows["cross"].append(run(m, cross, rec))
+        rows["demo"].append(run(m, shared, rec, near_rest))
+        rows["each"].append(run(m, robot(ROBOT_SEED_OFFSET + seed), rec, near_rest))
+        rows["cross"].append(run(m, cross, rec, near_rest))
         for mode in rows:
             r = rows[mode][-1]
             print(f"{mode} seed {seed}: declared {r['t']:.2f} s at {r['err_pct']:+.2f} % ({r['z']:.2f}σ), final "

@@ -167,10 +167,12 @@ class ReferenceJointNormalEquations:
         self.n, self.u = n, u
         self.G, self.b, self.c = np.zeros((n, u, u)), np.zeros((n, u)), np.zeros(n)
         self.samples = 0
+        self.rows = np.zeros(n)
         self._rows, self._res, self._k = np.empty((n, pending, u)), np.empty((n, pending)), 0
 
-    def add(self, rows, residual):
+    def add(self, rows, residual, left_out=None):
         B = rows.shape[0]
+        self.rows += B if left_out is None else B - np.count_nonzero(left_out, axis=0)
         if self._k + B > self._rows.shape[1]:
             self.flush()
         k = self._k
@@ -216,11 +218,15 @@ class ReferenceDifferenceRLS(ReferenceBookkeeping, DifferenceRLS):
             both = rows[:, :, :self.layout.p] @ self._ab
             self._load_friction_into(B, both[..., 0], both[..., 1], qd, fv)
         z[...] = tau
+        # The rows of a joint passing near rest, left out (difference_rls.NEAR_REST_EPSILONS), by a boolean index.
+        self._left_out = (np.abs(qd) < self.near_rest_speed) & (qdd != 0.0)
+        rows[self._left_out] = 0.0
+        z[self._left_out] = 0.0
 
     def _absorb(self, B):
         super()._absorb(B)
         rows = self._rows_buf[:B]
-        self._normal.add(rows, self._z_buf[:B] - rows @ self.theta_b0)
+        self._normal.add(rows, self._z_buf[:B] - rows @ self.theta_b0, self._left_out)
 
 
 class ReferenceRLSUpdate:
@@ -321,7 +327,7 @@ def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10, options):
     _same_state(fast, ref)
 
 
-@pytest.mark.parametrize("options", [{}, {"convergence": "xu", "xu_count": 50}])
+@pytest.mark.parametrize("options", [{}, {"convergence": "xu", "xu_count": 50}, {"near_rest_epsilons": 3.0}])
 def test_difference_rls_update_gives_the_reference_numbers(ur10, options):
     """Sample by sample and in the node's blocks, bit for bit, with the estimate the per-joint sums give."""
     model, robot, (t, q, qd, qdd, tau) = ur10

@@ -16,7 +16,8 @@ PENDING = 32   # samples per batched product
 
 
 class JointNormalEquations:
-    """G (n, u, u), b (n, u), c (n,) over the samples added; `samples` counts them."""
+    """G (n, u, u), b (n, u), c (n,) over the samples added; `samples` counts them, `rows` (n,) each joint's rows
+    that carry data (a row the caller left out, its entries and torque zero, adds nothing but the sample)."""
 
     def __init__(self, n: int, u: int, pending: int = PENDING, offset: np.ndarray | None = None):
         """offset θ₀ (u,): add() takes the torques z and the residual is e = z − y θ₀, worked out when the waiting
@@ -27,6 +28,7 @@ class JointNormalEquations:
         self.b = np.zeros((n, u))
         self.c = np.zeros(n)
         self.samples = 0
+        self._left_out = np.zeros(n)    # rows left out per joint
         # Samples wait as they come, (pending, n, u), one copy each; flush lays them out per joint (n, pending, u).
         self._wait_rows = np.empty((pending, n, u))
         self._wait_res = np.empty((pending, n))
@@ -34,9 +36,12 @@ class JointNormalEquations:
         self._res = np.empty((n, pending))
         self._k = 0
 
-    def add(self, rows: np.ndarray, residual: np.ndarray) -> None:
-        """rows (B, n, u), residual (B, n) (with an offset θ₀: the torques, e = residual − rows θ₀)."""
+    def add(self, rows: np.ndarray, residual: np.ndarray, left_out: np.ndarray | None = None) -> None:
+        """rows (B, n, u), residual (B, n) (with an offset θ₀: the torques, e = residual − rows θ₀); left_out (B, n)
+        bool: the rows the caller zeroed (rows and torque), not counted in `rows`."""
         B = rows.shape[0]
+        if left_out is not None:
+            self._left_out += np.count_nonzero(left_out, axis=0)
         if self._k + B > self._wait_rows.shape[0]:
             self.flush()
         if B > self._wait_rows.shape[0]:
@@ -49,6 +54,11 @@ class JointNormalEquations:
             self._wait_res[k:k + B] = residual
             self._k = k + B
         self.samples += B
+
+    @property
+    def rows(self) -> np.ndarray:
+        """(n,) each joint's rows that carry data."""
+        return self.samples - self._left_out
 
     def flush(self) -> None:
         k = self._k
