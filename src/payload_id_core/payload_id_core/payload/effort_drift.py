@@ -108,6 +108,11 @@ class ScaleWitness:
     def beyond(self) -> bool:
         return bool(np.isfinite(self.a) and abs(self.a - 1.0) > self.limit)
 
+    @property
+    def beyond_sigmas(self) -> bool:
+        """Beyond DRIFT_SIGMAS σ alone, without the DRIFT_TOLERANCE floor."""
+        return bool(np.isfinite(self.a) and abs(self.a - 1.0) > DRIFT_SIGMAS * self.std)
+
 
 @dataclass(frozen=True)
 class RunScale:
@@ -120,9 +125,13 @@ class RunScale:
     @property
     def drifted(self) -> bool:
         """Both witnesses beyond their limits, on one side of 1 (an intersection-union test: its false-alarm rate is
-        at most either's; a drift moves both alike, a friction change or a load friction only one)."""
+        at most either's; a drift moves both alike, a friction change or a load friction only one). Below 1, a_f
+        needs only its DRIFT_SIGMAS σ: its floor sizes the real load friction, which reads it high (module
+        docstring, "The floor below 1")."""
         p, f = self.plain, self.friction_free
-        return bool(p.beyond and f.beyond and np.sign(p.a - 1.0) == np.sign(f.a - 1.0))
+        if not (p.beyond and np.sign(p.a - 1.0) == np.sign(f.a - 1.0)):
+            return False
+        return bool(f.beyond or (f.a < 1.0 and f.beyond_sigmas))
 
     @property
     def masked_drift(self) -> bool:
