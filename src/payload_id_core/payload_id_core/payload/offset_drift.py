@@ -23,7 +23,10 @@ Andrews' bandwidth: robot_id/serial_correlation.py) long-run covariance of D's s
 V_free − V_fixed, plus robot.yaml's parameter covariance carried through D (θ̂_a's error enters r and d alike).
 The estimate is flagged suspect when χ² = dᵀ V⁺ d exceeds its 99.9 % quantile on rank(V) degrees of freedom and
 the shift is material: the mass or a CoM axis moved by more than the estimate's own σ for it (a significant shift
-the estimate's σ covers is no confident wrong answer).
+the estimate's σ covers is no confident wrong answer). Or by the materiality rule (payload/against_robot_fit.py):
+the offsets' own Wald χ² (the free fit's ΔB̂, its Newey–West covariance plus robot.yaml's C_a through the fit)
+beyond its plain 99.9 % level and the shift beyond 3σ of the estimate's own σ: the contrast's σ is the free fit's,
+which can be several times the estimate's, and hides a shift the estimate's σ does not cover.
 
 Power. Where the offsets are nearly collinear with the payload (a short or one-sided motion), V is large and the
 test sees only large moves; the witness says how large (`OffsetWitness.mass_std`: the mass shift one σ of d is),
