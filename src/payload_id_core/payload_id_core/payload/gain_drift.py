@@ -43,8 +43,9 @@ joint fit finds beyond 3σ), its factor ± σ, the payload's shift and the fix.
 
 Not caught: a drift common to every joint (that is effort_drift's a and a_f; with one factor per joint the other
 joints' free offsets and the payload share it, and together the factors are nearly collinear with the payload and
-offsets for a common factor: the Panda's × 0.98 reads χ² 14.6-39.6 on 7, beyond 29.3 on 3 of 5 seeds); a one-joint drift under about 4 × its σ
-(2 % at the 0.5 % floor) that moves the payload less than 3σ of the estimate's.
+offsets for a common factor: the Panda's × 0.98 reads χ² 14.6-39.6 on 7, beyond 29.3 on 3 of 5 seeds); a
+one-joint drift under about 4 × its σ (2 % at the 0.5 % floor) that moves the payload less than 3σ of the
+estimate's.
 """
 
 from __future__ import annotations
