@@ -37,8 +37,9 @@ Flagged suspect when, for some joint, χ²_j is beyond its family-wise quantile,
 joints and the joint test judged together at LEVEL, Bonferroni over n + 1 tests: χ²₁ at 1 − (1 − LEVEL)/(n + 1),
 14.46 for 6 joints, 14.72 for 7; χ²_n at the same level, 27.0 / 29.3) AND the payload's shift is material: the mass
 or a CoM axis moves by more than the estimate's own σ. A drift that does not move the payload is not a wrong answer.
-Or by the materiality rule (payload/against_robot_fit.py): beyond the plain χ² level (10.8 on 1 dof) with a shift
-beyond 3σ of the estimate's own σ, an alarm of at most 0.1 % per test. The reason names the joint (or the joints the
+Or, one joint's factor, by the materiality rule (payload/against_robot_fit.py): beyond the plain χ² level (10.8 on
+1 dof) with a shift beyond 3σ of the estimate's own σ, an alarm of at most 0.1 % per joint (not the joint test:
+GainWitness.drifted_together). The reason names the joint (or the joints the
 joint fit finds beyond 3σ), its factor ± σ, the payload's shift and the fix.
 
 Not caught: a drift common to every joint (that is effort_drift's a and a_f; with one factor per joint the other
@@ -168,13 +169,15 @@ class GainWitness:
         """The joints flagged one at a time (`flags`), furthest out first."""
         return tuple(sorted((j for j in self.joints if self.flags(j, est)), key=lambda j: -j.chi2))
     def drifted_together(self, est: PayloadEstimate) -> bool:
-        """The joint test beyond its limit and its shift material, or beyond its plain level and the shift beyond
-        MATERIAL_SIGMAS of the estimate's σ."""
+        """The joint test beyond its family-wise limit and its shift material. Not at the plain level with a
+        shift beyond MATERIAL_SIGMAS, as one factor is: the n factors together sum n directions of the real robot's
+        model error, and trade with the payload where the motion cannot tell them apart (the real 15harm run:
+        χ² 18.2 on 6 without drift, the factors free moving the mass 6 %, 9σ of the estimate's; the plain level
+        22.5 would sit at 1.2× that honest run, the family-wise 27.0 at 1.5×)."""
         t = self.together
         if t is None or not np.isfinite(t.chi2):
             return False
-        return bool((t.chi2 > self.together_limit and material(t.d, self.mass, est))
-                    or materially_wrong(t.chi2, t.dof, t.d, self.mass, est))
+        return bool(t.chi2 > self.together_limit and material(t.d, self.mass, est))
 
 
 def gain_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
