@@ -8,7 +8,7 @@ import pytest
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.payload import against_robot_fit as fit
-from payload_id_core.payload.gain_drift import GainWitness, JointFactors, JointGain, gain_drift_reason
+from payload_id_core.payload.gain_drift import GainWitness, JointFactors, JointGain, gain_drift_note, gain_drift_reason
 from payload_id_core.payload.offset_drift import OffsetWitness, offset_drift_reason
 from payload_id_core.payload_estimate import PayloadEstimate
 
@@ -50,27 +50,19 @@ def test_a_gain_factor_beyond_its_plain_level_that_moves_the_payload_three_sigma
     assert gain_drift_reason(GainWitness((QUIET,) * 5 + (small,), 4.0), est, "run") == ""
 
 
-def test_factors_free_together_find_a_drift_no_single_factor_shows():
-    """h86's shoulder lift and elbow × 1.03 (seed 4): no single factor beyond, every factor free together χ² 132.7
-    on 6; the joint test shares the family-wise level (Bonferroni over the six joints and itself: per joint 14.46,
-    together χ²₆ at 1 − 0.001/7, 27.0), and names the joints beyond 3σ in the joint fit."""
+def test_factors_free_together_are_reported_not_judged():
+    """The joint fit reads h86's two-joint drift (χ² 132.7 on 6) but the real UR10e without drift reads it beyond a
+    family-wise share too (15harm with robot.yaml's gear friction: 30.1 on 6 against 27.0), so it is a note, not a
+    verdict, and the per-joint limit stays Bonferroni over the joints alone."""
     est = _estimate(4.0, 0.016, 0.001)
     b = np.array([0.999, 1.0297, 1.0290, 1.001, 1.0, 1.0])
     together = JointFactors(("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
                              "wrist_2_joint", "wrist_3_joint"), b, np.eye(6) * 0.005**2, 132.7, 6,
                             np.array([0.2776, 0.0, 0.0, 0.2776 * 0.05]))
     witness = GainWitness((QUIET,) * 6, 4.0, together)
-    assert witness.limit == pytest.approx(14.46, abs=0.01)
-    assert witness.together_limit == pytest.approx(27.03, abs=0.01)
-    reason = gain_drift_reason(witness, est, "run")
-    assert "several joints at once" in reason and "shoulder_lift_joint 1.0297 ± 0.0050" in reason, reason
-    assert "elbow_joint 1.0290" in reason and "χ² 132.7 on 6" in reason and "re-identify the robot" in reason
-    assert "wrist_1_joint" not in reason
-    honest = JointFactors(together.joints, np.ones(6), together.cov, 2.6, 6, np.array([0.02, 0.0, 0.0, 0.001]))
-    assert gain_drift_reason(GainWitness((QUIET,) * 6, 4.0, honest), est, "run") == ""
-    # The real 15harm run without drift reads χ² 18.2 on 6 with a 6 % trade: the joint test has no plain-level rule.
-    traded = JointFactors(together.joints, np.ones(6), together.cov, 24.0, 6, np.array([0.24, 0.0, 0.0, 0.012]))
-    assert gain_drift_reason(GainWitness((QUIET,) * 6, 4.0, traded), est, "run") == ""
+    assert witness.limit == pytest.approx(14.17, abs=0.01)
+    assert gain_drift_reason(witness, est, "run") == ""
+    assert "every factor free together χ² 132.7 on 6 (reported, not judged)" in gain_drift_note(witness).text
 
 
 def _offsets(offsets_chi2: float, mass_shift: float) -> OffsetWitness:
