@@ -187,3 +187,15 @@ def test_a_masked_drift_is_the_friction_free_witness_low_beyond_its_limit_alone(
     scale = RunScale(_witness(plain), _witness(free))
     assert scale.masked_drift is masked
     assert bool(effort_drift.masked_drift_reason(scale, "run")) is masked
+
+
+def test_below_one_the_friction_free_witness_needs_only_its_sigmas():
+    """test_redteam_stop40's Panda × 0.98 (seed 3): plain 0.9805 ± 0.0005, a_f 0.9863 ± 0.0027: a_f 5.1σ low but inside
+    the 1.5 % floor, which sizes the real load friction (it reads a_f high, never low), so the drift was not called
+    and khalil-1 was −4.65 % at 22.7σ, ok. Below 1 a_f needs its 3σ only; above 1 the floor stays (the real 15harm
+    run's a_f 1.0135 without drift), and a_f low within its 3σ is no drift."""
+    plain_low = ScaleWitness(0.9805, 0.0005, 0.0)
+    assert RunScale(plain_low, ScaleWitness(0.9863, 0.0012, 0.0024)).drifted
+    assert not RunScale(ScaleWitness(1.0195, 0.0005, 0.0), ScaleWitness(1.0137, 0.0012, 0.0024)).drifted
+    assert not RunScale(plain_low, ScaleWitness(0.993, 0.0012, 0.0024)).drifted
+    assert not RunScale(ScaleWitness(0.99, 0.0005, 0.0), ScaleWitness(0.986, 0.0012, 0.0024)).drifted   # plain inside

@@ -31,12 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.jacobian import theta_layout
-from payload_id_core.payload.load_friction import load_friction_columns, prior_std, sign_epsilon
+from payload_id_core.payload.against_robot_fit import chi2_stat, pinv_map, robot_residual
+from payload_id_core.payload.load_friction import prior_std
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.offset_drift import PayloadContrast, _chi2, _pinv_map
+from payload_id_core.payload.offset_drift import PayloadContrast
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.signals.conditioning import Signals
@@ -81,27 +80,22 @@ def gear_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signa
         return None
     free = np.flatnonzero(~np.isfinite(known_std))
     n = model.n
-    lay = theta_layout(robot)
-    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
-    theta_a = np.asarray(robot.theta, dtype=float)
-    tau_a = y_a @ theta_a
-    r = sig.tau - tau_a
-    joint, X = payload_transform(model, frame)
-    w_l = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)[..., 10 * (joint - 1):10 * joint] @ X
-    cols = load_friction_columns(tau_a, tau_a + w_l @ np.asarray(phi, dtype=float), sig.qd, sign_epsilon(robot))
-    A_known = np.concatenate([w_l, y_a[..., lay.friction], cols[..., free]], axis=-1)
+    res = robot_residual(model, robot, sig, frame)
+    r = res.r
+    cols = res.load_friction(phi)
+    A_known = np.concatenate([res.w_l, res.fric, cols[..., free]], axis=-1)
     A_free = np.concatenate([A_known, cols[..., known]], axis=-1)
     N = r.shape[0]
     k_known, k_free = A_known.shape[-1], A_free.shape[-1]
     # Per-joint weights from the free fit's residual (consistent whether or not μ̂ holds).
-    first = _pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
+    first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
     res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
     sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
     w = np.tile(1.0 / sigma, N)
     Ak = A_known.reshape(N * n, k_known) * w[:, None]
     Au = A_free.reshape(N * n, k_free) * w[:, None]
     y = r.reshape(-1) * w
-    Mk, Mu = _pinv_map(Ak), _pinv_map(Au)
+    Mk, Mu = pinv_map(Ak), pinv_map(Au)
     xk, xu = Mk @ y, Mu @ y
     D = Mk[:4] - Mu[:4]                            # d = D y = D e under "μ̂ holds" (D Ak = 0)
     d = D @ y
@@ -111,15 +105,12 @@ def gear_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signa
     cov = serial_correlation.floored(
         serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e),
                                     N * n / max(N * n - k_known, 1)), white)
-    ca = np.asarray(robot.cov, dtype=float)
-    if ca.shape == (theta_a.size, theta_a.size):
-        G = D @ (y_a.reshape(N * n, -1) * w[:, None])
-        cov = cov + G @ np.where(np.isfinite(ca), ca, 0.0) @ G.T
+    cov = cov + res.theta_cov_through(D, w)
     # μ̂'s own error is in r under "μ̂ holds": c_j (μ_j − μ̂_j), σ_j from robot.yaml.
     Gm = D @ (cols[..., known].reshape(N * n, known.size) * w[:, None])
     cov = cov + (Gm * known_std[known] ** 2) @ Gm.T
     cov = 0.5 * (cov + cov.T)
-    stat, dof = _chi2(d, cov)
+    stat, dof = chi2_stat(d, cov)
     # The run's μ: the free fit's δμ with its long-run σ, and μ̂'s σ (the two are independent runs).
     eu = (y - Au @ xu).reshape(N, n)
     Mm = Mu[k_known:]

@@ -23,7 +23,10 @@ Andrews' bandwidth: robot_id/serial_correlation.py) long-run covariance of D's s
 V_free − V_fixed, plus robot.yaml's parameter covariance carried through D (θ̂_a's error enters r and d alike).
 The estimate is flagged suspect when χ² = dᵀ V⁺ d exceeds its 99.9 % quantile on rank(V) degrees of freedom and
 the shift is material: the mass or a CoM axis moved by more than the estimate's own σ for it (a significant shift
-the estimate's σ covers is no confident wrong answer).
+the estimate's σ covers is no confident wrong answer). Or by the materiality rule (payload/against_robot_fit.py):
+the offsets' own Wald χ² (the free fit's ΔB̂, its Newey–West covariance plus robot.yaml's C_a through the fit)
+beyond its plain 99.9 % level and the shift beyond 3σ of the estimate's own σ: the contrast's σ is the free fit's,
+which can be several times the estimate's, and hides a shift the estimate's σ does not cover.
 
 Power. Where the offsets are nearly collinear with the payload (a short or one-sided motion), V is large and the
 test sees only large moves; the witness says how large (`OffsetWitness.mass_std`: the mass shift one σ of d is),
@@ -37,10 +40,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.jacobian import theta_layout
-from payload_id_core.payload.load_friction import load_changeable_friction, load_friction_columns, sign_epsilon
+from payload_id_core.payload.against_robot_fit import (
+    PLAIN_LEVEL,
+    chi2_quantile,
+    chi2_stat,
+    com_shift,
+    material,
+    materially_wrong,
+    pinv_map,
+    robot_residual,
+)
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
@@ -53,7 +63,6 @@ OFFSET_KEEPING = frozenset({PayloadMethod.KHALIL_1, PayloadMethod.KHALIL_2, Payl
                             PayloadMethod.GAZ_DTAU})
 LEVEL = 0.999          # χ² quantile beyond which d is not noise
 OFFSET_SIGMAS = 3.0    # a joint is named as moved when its ΔB̂_j is beyond this many of its σ
-COND_RTOL = 1e-10      # relative eigenvalue below which a direction of V is not counted (rank)
 
 
 class PayloadContrast:
@@ -84,21 +93,20 @@ class PayloadContrast:
 
     def com_shift(self, com: np.ndarray) -> np.ndarray:
         """(3,) m: the CoM the fixed fit gives minus the free fit's, to first order about `com`."""
-        m = self.mass if abs(self.mass) > 1e-9 else 1e-9
-        return (self.d[1:4] - np.asarray(com, dtype=float) * self.d[0]) / m
+        return com_shift(self.d, self.mass, com)
 
     def material(self, est: PayloadEstimate) -> bool:
         """The shift beyond the estimate's own σ in the mass or a CoM axis (propagated_std: the determination
         judgement comes later)."""
-        std = est.propagated_std()
-        shift = np.r_[abs(self.d[0]), np.abs(self.com_shift(est.com))]
-        return bool(np.any(shift > std[:4]))
+        return material(self.d, self.mass, est)
 
 
 @dataclass(frozen=True)
 class OffsetWitness(PayloadContrast):
     """The fixed fit's payload against the free one's (module docstring). `d` = φ_fixed − φ_free on [m, m c]
-    (kg, kg·m), `cov` its covariance, `offsets` the free fit's ΔB̂_j (N·m) with `offsets_std`; `chi2` on `dof`."""
+    (kg, kg·m), `cov` its covariance, `offsets` the free fit's ΔB̂_j (N·m) with `offsets_std`; `chi2` on `dof`;
+    `offsets_chi2` on `offsets_dof` the offsets' own Wald statistic (the free fit's ΔB̂ against 0, robot.yaml's C_a
+    included: its offsets are only that sure), for the materiality rule (against_robot_fit.materially_wrong)."""
 
     d: np.ndarray
     cov: np.ndarray
@@ -107,6 +115,8 @@ class OffsetWitness(PayloadContrast):
     offsets: np.ndarray
     offsets_std: np.ndarray
     mass: float                    # the free fit's mass (kg), for the shift's relative size and its CoM
+    offsets_chi2: float = float("nan")
+    offsets_dof: int = 0
 
     def moved_joints(self) -> np.ndarray:
         """Indices of the joints whose ΔB̂_j is beyond OFFSET_SIGMAS of its σ (the largest one if none is)."""
@@ -114,42 +124,41 @@ class OffsetWitness(PayloadContrast):
         named = np.flatnonzero(z > OFFSET_SIGMAS)
         return named if named.size else np.array([int(np.argmax(z))])
 
+    def flags(self, est: PayloadEstimate) -> bool:
+        """The contrast beyond its limit and the shift beyond the estimate's σ; or (the materiality rule) the
+        offsets themselves beyond their plain χ² level and the shift beyond MATERIAL_SIGMAS of the estimate's σ,
+        where the contrast's σ (the free fit's) hides a shift the estimate's σ does not cover."""
+        return bool((self.beyond_noise and self.material(est))
+                    or materially_wrong(self.offsets_chi2, self.offsets_dof, self.d, self.mass, est))
+
 
 def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
                          phi: np.ndarray, load_friction: bool) -> OffsetWitness | None:
     """The witness on the conditioned signals `sig` a method fitted (torques already gear-corrected as robot.yaml's);
     `phi` the method's payload (only for the load-dependent friction columns, as the methods build them). None when
     robot.yaml's friction model has no constant offsets."""
-    lay = theta_layout(robot)
-    names = list(robot.friction.param_names)
-    offset_cols = [i for i, name in enumerate(names) if name.split("_", 1)[0] == "B"]
-    if not offset_cols:
+    res = robot_residual(model, robot, sig, frame)
+    offset_cols = np.flatnonzero(res.offsets)
+    if not offset_cols.size:
         return None
     n = model.n
-    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
-    theta_a = np.asarray(robot.theta, dtype=float)
-    tau_a = y_a @ theta_a
-    r = sig.tau - tau_a
-    joint, X = payload_transform(model, frame)
-    w_l = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)[..., 10 * (joint - 1):10 * joint] @ X
-    fric = y_a[..., lay.friction]
-    fixed = [w_l, fric[..., np.flatnonzero(load_changeable_friction(robot.friction))]]
+    r = res.r
+    fixed = [res.w_l, res.fric[..., np.flatnonzero(res.changeable)]]
     if load_friction:
-        fixed.append(load_friction_columns(tau_a, tau_a + w_l @ np.asarray(phi, dtype=float), sig.qd,
-                                           sign_epsilon(robot)))
+        fixed.append(res.load_friction(phi))
     A_fixed = np.concatenate(fixed, axis=-1)
-    A_free = np.concatenate([A_fixed, fric[..., offset_cols]], axis=-1)
+    A_free = np.concatenate([A_fixed, res.fric[..., offset_cols]], axis=-1)
     N = r.shape[0]
     k_fixed, k_free = A_fixed.shape[-1], A_free.shape[-1]
     # Per-joint weights from the free fit's residual (consistent whether or not the offsets moved).
-    first = _solve(A_free.reshape(N * n, k_free), r.reshape(-1))
+    first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
     res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
     sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
     w = np.tile(1.0 / sigma, N)
     Af = A_fixed.reshape(N * n, k_fixed) * w[:, None]
     Au = A_free.reshape(N * n, k_free) * w[:, None]
     y = r.reshape(-1) * w
-    Mf, Mu = _pinv_map(Af), _pinv_map(Au)          # x = M y
+    Mf, Mu = pinv_map(Af), pinv_map(Au)            # x = M y
     xf, xu = Mf @ y, Mu @ y
     D = Mf[:4] - Mu[:4]                            # d = D y = D e under "not moved" (D Af = 0)
     d = D @ y
@@ -159,15 +168,12 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     white = scale2 * (D @ D.T)
     scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
     hac = serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e), dof_ratio)
-    cov = serial_correlation.floored(hac, white)
     # θ̂_a's error is in r (and so in d) whatever the offsets did: D Y_a C_a (D Y_a)ᵀ.
-    ca = np.asarray(robot.cov, dtype=float)
-    if ca.shape == (theta_a.size, theta_a.size):
-        G = D @ (y_a.reshape(N * n, -1) * w[:, None])
-        cov = cov + G @ np.where(np.isfinite(ca), ca, 0.0) @ G.T
+    cov = serial_correlation.floored(hac, white) + res.theta_cov_through(D, w)
     cov = 0.5 * (cov + cov.T)
-    stat, dof = _chi2(d, cov)
-    # The free fit's offsets and their long-run σ, for the reason (which joints, by how much).
+    stat, dof = chi2_stat(d, cov)
+    # The free fit's offsets and their long-run σ, for the reason (which joints, by how much); with robot.yaml's C_a
+    # for their own Wald statistic (robot.yaml's offsets were identified to that σ: "not moved" is ΔB = 0 only to it).
     eu = (y - Au @ xu).reshape(N, n)
     Mb = Mu[k_fixed:]
     b_scores = np.einsum("ktj,tj->tk", Mb.reshape(-1, N, n), eu)
@@ -175,38 +181,16 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     b_cov = serial_correlation.floored(
         serial_correlation.sandwich(np.eye(Mb.shape[0]), b_scores, serial_correlation.bandwidth(eu),
                                     N * n / max(N * n - k_free, 1)), b_white)
-    return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]))
-
-
-def _solve(A: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _pinv_map(A) @ y
-
-
-def _pinv_map(A: np.ndarray) -> np.ndarray:
-    """(k, rows): the least-squares map of A (rows, k) in column-scaled coordinates, directions below the rank
-    tolerance dropped (an offset a joint's motion cannot tell from its other columns stays at 0)."""
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
-    u, s, vt = np.linalg.svd(A / norms, full_matrices=False)
-    keep = s > 1e-9 * s[0]
-    return ((vt[keep].T / s[keep]) @ u[:, keep].T) / norms[:, None]
-
-
-def _chi2(d: np.ndarray, cov: np.ndarray) -> tuple[float, int]:
-    scale = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    scale[scale == 0] = 1.0
-    evals, evecs = np.linalg.eigh(cov / np.outer(scale, scale))
-    keep = evals > COND_RTOL * max(float(evals.max()), 0.0)
-    if not keep.any():
-        return float("nan"), 0
-    z = evecs[:, keep].T @ (d / scale)
-    return float(np.sum(z**2 / evals[keep])), int(keep.sum())
+    b_cov_a = b_cov + res.theta_cov_through(Mb, w)
+    b_stat, b_dof = chi2_stat(xu[k_fixed:], 0.5 * (b_cov_a + b_cov_a.T))
+    return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
+                         b_stat, b_dof)
 
 
 def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str, joint_names) -> str:
     """A sentence when the loaded run's offsets moved beyond the noise and the payload took it (empty otherwise):
     the joints, by how much, what it did to the payload, and the fix."""
-    if not (witness.beyond_noise and witness.material(est)):
+    if not witness.flags(est):
         return ""
     moved = ", ".join(f"{joint_names[j]} {witness.offsets[j]:+.2f} ± {witness.offsets_std[j]:.2f} N·m"
                       for j in witness.moved_joints())
@@ -227,4 +211,6 @@ def offset_drift_note(witness: OffsetWitness) -> Note:
                 f"friction offsets against robot.yaml's: the fit with them free moves the mass by "
                 f"{-witness.d[0]:+.4g} kg ({-100 * witness.d[0] / mass:+.2f} %), χ² {witness.chi2:.1f} on "
                 f"{witness.dof} (limit {witness.limit:.1f}); this test sees a mass shift of about "
-                f"{3 * 100 * witness.mass_std / mass:.2g} % or more (3σ of the shift)")
+                f"{3 * 100 * witness.mass_std / mass:.2g} % or more (3σ of the shift); the offsets themselves "
+                f"χ² {witness.offsets_chi2:.1f} on {witness.offsets_dof} (plain limit "
+                f"{chi2_quantile(PLAIN_LEVEL, witness.offsets_dof):.1f})")
