@@ -107,6 +107,9 @@ class OffsetWitness(PayloadContrast):
     offsets: np.ndarray
     offsets_std: np.ndarray
     mass: float                    # the free fit's mass (kg), for the shift's relative size and its CoM
+    # Per offset: the prior's std (N·m) the method holds the offsets' change with (robot.yaml's measured drift);
+    # None: the method keeps robot.yaml's offsets.
+    prior_std: np.ndarray | None = None
 
     def moved_joints(self) -> np.ndarray:
         """Indices of the joints whose ΔB̂_j is beyond OFFSET_SIGMAS of its σ (the largest one if none is)."""
@@ -116,10 +119,16 @@ class OffsetWitness(PayloadContrast):
 
 
 def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
-                         phi: np.ndarray, load_friction: bool) -> OffsetWitness | None:
+                         phi: np.ndarray, load_friction: bool, prior_std: np.ndarray | None = None
+                         ) -> OffsetWitness | None:
     """The witness on the conditioned signals `sig` a method fitted (torques already gear-corrected as robot.yaml's);
     `phi` the method's payload (only for the load-dependent friction columns, as the methods build them). None when
-    robot.yaml's friction model has no constant offsets."""
+    robot.yaml's friction model has no constant offsets.
+
+    `prior_std` (n,) N·m: the method holds the offsets' change by a Gaussian prior (difference-rls with robot.yaml's
+    measured offset drift) instead of fixing it. The "fixed" fit is then the one with the prior as ridge rows, and
+    under "the offsets moved within the prior" d = D e + (M_prior A_free − 1) ΔB, so cov(d) gains that bias term
+    with ΔB ~ N(0, diag(prior_std²)): an offset beyond the recorded drift is seen, one within it is not flagged."""
     lay = theta_layout(robot)
     names = list(robot.friction.param_names)
     offset_cols = [i for i, name in enumerate(names) if name.split("_", 1)[0] == "B"]
@@ -141,6 +150,8 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     A_free = np.concatenate([A_fixed, fric[..., offset_cols]], axis=-1)
     N = r.shape[0]
     k_fixed, k_free = A_fixed.shape[-1], A_free.shape[-1]
+    if prior_std is not None:
+        return _prior_witness(robot, y_a, A_free, r, k_fixed, offset_cols, names, np.asarray(prior_std, dtype=float))
     # Per-joint weights from the free fit's residual (consistent whether or not the offsets moved).
     first = _solve(A_free.reshape(N * n, k_free), r.reshape(-1))
     res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
@@ -178,6 +189,53 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]))
 
 
+def _prior_witness(robot: RobotIdentification, y_a: np.ndarray, A_free: np.ndarray, r: np.ndarray, k_fixed: int,
+                   offset_cols: list[int], names: list[str], prior_std: np.ndarray) -> OffsetWitness:
+    """offset_drift_witness with the offsets held by a Gaussian prior in the "fixed" fit (its docstring)."""
+    N, n, k_free = A_free.shape
+    first = _solve(A_free.reshape(N * n, k_free), r.reshape(-1))
+    res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
+    sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
+    w = np.tile(1.0 / sigma, N)
+    Au = A_free.reshape(N * n, k_free) * w[:, None]
+    y = r.reshape(-1) * w
+    # The offsets' prior, per offset column (its joint's std), as ridge rows with target 0.
+    joint_of = [names[c].partition("_")[2] for c in offset_cols]
+    s = np.array([prior_std[list(robot.joint_names).index(j)] for j in joint_of], dtype=float)
+    ridge = np.zeros((len(offset_cols), k_free))
+    ridge[np.arange(len(offset_cols)), k_fixed + np.arange(len(offset_cols))] = 1.0 / s
+    Mp = _pinv_map(np.vstack([Au, ridge]))[:, :N * n]     # x_prior = Mp y (the ridge rows' targets are 0)
+    Mu = _pinv_map(Au)
+    xp, xu = Mp @ y, Mu @ y
+    D = Mp[:4] - Mu[:4]
+    d = D @ y
+    e = (y - Au @ xp).reshape(N, n)
+    dof_ratio = N * n / max(N * n - k_free, 1)
+    scale2 = float(np.sum(e**2)) / max(N * n - k_free, 1)
+    white = scale2 * (D @ D.T)
+    scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
+    hac = serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e), dof_ratio)
+    cov = serial_correlation.floored(hac, white)
+    bias = (Mp @ Au)[:4, k_fixed:]          # d's response to the offsets' true change ΔB (Mu Au = 1 cancels)
+    cov = cov + (bias * s**2) @ bias.T
+    ca = np.asarray(robot.cov, dtype=float)
+    theta_a = np.asarray(robot.theta, dtype=float)
+    if ca.shape == (theta_a.size, theta_a.size):
+        G = D @ (y_a.reshape(N * n, -1) * w[:, None])
+        cov = cov + G @ np.where(np.isfinite(ca), ca, 0.0) @ G.T
+    cov = 0.5 * (cov + cov.T)
+    stat, dof = _chi2(d, cov)
+    eu = (y - Au @ xu).reshape(N, n)
+    Mb = Mu[k_fixed:]
+    b_scores = np.einsum("ktj,tj->tk", Mb.reshape(-1, N, n), eu)
+    b_white = float(np.sum(eu**2)) / max(N * n - k_free, 1) * (Mb @ Mb.T)
+    b_cov = serial_correlation.floored(
+        serial_correlation.sandwich(np.eye(Mb.shape[0]), b_scores, serial_correlation.bandwidth(eu), dof_ratio),
+        b_white)
+    return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
+                         prior_std=s)
+
+
 def _solve(A: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _pinv_map(A) @ y
 
@@ -210,6 +268,15 @@ def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str,
         return ""
     moved = ", ".join(f"{joint_names[j]} {witness.offsets[j]:+.2f} ± {witness.offsets_std[j]:.2f} N·m"
                       for j in witness.moved_joints())
+    if witness.prior_std is not None:
+        return (f"{what}'s constant friction offsets moved beyond the drift robot.yaml recorded between runs ("
+                f"{moved}; recorded prior std "
+                + ", ".join(f"{joint_names[j]} {witness.prior_std[j]:.2f}" for j in witness.moved_joints())
+                + f" N·m), and the payload took it: with them free the mass moves by {-witness.d[0]:+.4g} kg "
+                f"({-100 * witness.d[0] / (witness.mass if witness.mass > 0 else float('nan')):+.2f} %) and the CoM "
+                f"by {np.round(-1000 * witness.com_shift(est.com), 1).tolist()} mm (χ² {witness.chi2:.1f} on "
+                f"{witness.dof}, limit {witness.limit:.1f}); re-identify the robot (identify-robot) on a run recorded "
+                "now, or measure the drift again (identify-robot --drift-bag/--drift-csv-ur on recent unloaded runs)")
     mass = witness.mass if witness.mass > 0 else float("nan")
     dc = 1000 * witness.com_shift(est.com)
     return (f"{what}'s constant friction offsets differ from robot.yaml's ({moved}; a drive gain that changed on "
