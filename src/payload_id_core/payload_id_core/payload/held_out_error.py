@@ -149,6 +149,11 @@ def difference_rls_conversion(model: RobotModel, robot: RobotIdentification, hel
 # A drift run needs this many samples per offset it measures (one per joint) before its Newey–West σ means anything:
 # the long-run covariance's bandwidth alone reaches tens of samples on real drives.
 MIN_DRIFT_SAMPLES = 200
+# Each joint must move this share of a drift run's samples in each direction: a joint standing still or moving one
+# way leaves its offset collinear with the static (stiction, holding) torque or the Coulomb term, and reads the
+# gravity model's error there as drift (the UR10e's static validation poses: −3.2..+5.0 N·m, against −0.3..+0.55
+# N·m on its excitations).
+MIN_EACH_WAY = 0.15
 
 
 def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recording) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +171,16 @@ def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recor
     if N < MIN_DRIFT_SAMPLES:
         raise PayloadIdError(f"{what}: {N} samples after conditioning, fewer than the {MIN_DRIFT_SAMPLES} the offsets' "
                              "σ needs", "give a longer unloaded run (tens of seconds)")
+    eps = robot.friction.sign_epsilon
+    sgn = np.tanh(sig.qd / eps) if eps > 0 else np.sign(sig.qd)
+    each_way = np.minimum(np.mean(sgn > 0.5, axis=0), np.mean(sgn < -0.5, axis=0))
+    if np.any(each_way < MIN_EACH_WAY):
+        j = int(np.argmin(each_way))
+        raise PayloadIdError(f"{what}: {model.joint_names[j]} moves each way on only {100 * each_way[j]:.0f} % of the "
+                             f"samples (needs {100 * MIN_EACH_WAY:.0f} %): standing still or moving one way, its "
+                             "friction offset cannot be told from the static friction and the gravity model's error",
+                             "give an unloaded run of an exciting motion, every joint moving both ways (another "
+                             "excitation, recorded another time)")
     lay_friction = robot.friction.param_names
     y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     r = sig.tau - y_a @ np.asarray(robot.theta, dtype=float)
