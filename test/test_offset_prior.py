@@ -6,9 +6,11 @@ panda_payload_inertia, the payload on panda_payload with friction 3 % higher, 3 
 are unloaded 10 s sums of sines of other seeds, the offsets as at calibration. The planar 2R runs are
 test_identify_robot_cli's."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
-from test_identify_robot_cli import NOISE, THETA_F, _recording
+from test_identify_robot_cli import NOISE, _recording
 from test_reidentified_offsets import LOADED_SEED, MASS, PHI, RATE, Panda
 
 from payload_id_core.cli.main import main
@@ -64,7 +66,8 @@ def test_the_drift_runs_are_measured_and_robot_yaml_round_trips_them(capsys, tmp
     assert abs(spread.offsets[1, 0] - MOVED) < 3 * spread.offsets_std[1, 0], (spread.offsets, spread.offsets_std)
     assert abs(spread.offsets[1, 1]) < 3 * spread.offsets_std[1, 1]
     # σ is what 800 samples of this noise give a constant: NOISE/√N, a little more (serial correlation, model error).
-    assert np.all(spread.offsets_std > 0.8 * NOISE / np.sqrt(800)) and np.all(spread.offsets_std < 5 * NOISE / np.sqrt(800))
+    white = NOISE / np.sqrt(800)
+    assert np.all(spread.offsets_std > 0.8 * white) and np.all(spread.offsets_std < 5 * white)
     # Two runs say little: the prior is the Student-t_2 predictive's 95 % interval, 2.2× the runs' RMS.
     rms = np.sqrt(np.mean(spread.offsets**2, axis=0))
     np.testing.assert_allclose(spread.prior_std, np.maximum(rms * predictive_factor(2), spread.resolution))
@@ -122,7 +125,6 @@ def panda():
     runs = [synthetic_recording(p.model, *sum_of_sines(p.model, 10.0, RATE, seed=s), friction=p.fm,
                                 friction_params=p.fp, rotor_inertia=0.1, noise_std=1.0, delay=0.003, seed=100 + s)
             for s in (1, 2, 3)]
-    from dataclasses import replace
     p.with_prior = replace(p.robot, offset_drift=measure_offset_spread(p.model, p.robot, runs))
     return p
 

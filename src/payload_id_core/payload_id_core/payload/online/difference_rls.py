@@ -359,7 +359,8 @@ class DifferenceRLS(OnlineEstimator):
         # The noise level's fit has the known load-friction μ_j as unknowns too, held by their prior: the residual
         # is the noise's, as with free μ_j (the limit of a wide prior is the free unknown, σ included).
         J_fit = np.hstack([J, self._lf_known_cols])
-        prior_info = np.zeros(k) if prior_var is None else np.where(np.isfinite(prior_var), 1.0 / prior_var, 0.0)
+        prior_var = np.full(k, np.inf) if prior_var is None else prior_var
+        prior_info = np.where(np.isfinite(prior_var), 1.0 / prior_var, 0.0)
         with_prior = bool(np.any(prior_info > 0))
         fit_prior = np.concatenate([prior_info, self._lf_known_info])
         k_fit = J_fit.shape[1]
