@@ -25,6 +25,10 @@ The estimate is flagged suspect when χ² = dᵀ V⁺ d exceeds its 99.9 % quant
 the shift is material: the mass or a CoM axis moved by more than the estimate's own σ for it (a significant shift
 the estimate's σ covers is no confident wrong answer).
 
+difference-rls frees the offsets; where robot.yaml records their drift between runs (robot_id/offset_spread.py) it
+holds their change by that Gaussian prior, and is judged the same way with the prior fit in place of the fixed one
+(offset_drift_witness's prior_std): an offset that moved beyond the recorded drift is flagged, not written.
+
 Power. Where the offsets are nearly collinear with the payload (a short or one-sided motion), V is large and the
 test sees only large moves; the witness says how large (`OffsetWitness.mass_std`: the mass shift one σ of d is),
 in its note, on every estimate it judged.

@@ -44,6 +44,11 @@ class DifferenceRLS(OnlineEstimator):
       p0: prior variance scale (Xu's 10).
       friction_change, joseph: accepted for a uniform constructor and ignored: the friction block is part
         of θ_b, so its change is always estimated, and the square-root update is always definite.
+
+    The constant friction offsets' change ΔB_j is free (Xu) unless robot.yaml records their drift between runs
+    (friction_offset_drift, identify-robot --drift-bag): then it has that Gaussian prior, a ridge term in the
+    data-only conversion's normal equations (the quick estimate and the final one alike; not in the RLS posterior
+    used with forgetting < 1) and its pull in the covariance (_two_weightings).
     """
 
     method = "difference-rls"
