@@ -18,6 +18,9 @@ xtraj_<robot>_<method>_mass_err_pct, xtraj_<robot>_<method>_com_err_mm
     has its own robot identification (the same excitation, torque noise seed 1000 + seed): the robot's
     identification error is common to every payload fitted with it, so one identification for all seeds
     measured that one draw of θ_a, not the methods (issue 13 item 2, docs/design.md "The methods").
+    ACCURACY_XTRAJ_DRIFT_RUNS (default 3): each seed's robot.yaml also records the friction offsets' drift measured
+    on that many unloaded runs of other excitations (10 s sums of sines, their own seeds), as identify-robot
+    --drift-bag does; difference-rls holds its offsets' change by it. 0: no record, the offsets free (as before).
 xtraj_confident_beyond_3sigma
     (issue 29 item 4) over both robots, every method and XTRAJ_SEEDS: the number of estimates declared
     `converged` with quality ok whose mass, or a CoM axis it reports, is more than 3σ (its own reported σ) off
@@ -53,6 +56,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +66,12 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.payload.held_out_error import measure_offset_spread
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim import simulate
+from payload_id_core.testing.synthetic import sum_of_sines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/: the cell and cache bench/priors.py shares
@@ -74,6 +80,7 @@ CELL_MASS, CELL_COM, CELL_INERTIA = 3.5, np.array([0.03, -0.02, 0.08]), np.diag(
 CELL_SEEDS = tuple(range(2, 2 + int(os.environ.get("ACCURACY_CELL_SEEDS", "5"))))
 COVERAGE_SEEDS = tuple(range(2, 2 + int(os.environ.get("ACCURACY_COVERAGE_SEEDS", "20"))))
 XTRAJ_SEEDS = tuple(range(int(os.environ.get("ACCURACY_XTRAJ_SEEDS", "20"))))
+XTRAJ_DRIFT_RUNS = int(os.environ.get("ACCURACY_XTRAJ_DRIFT_RUNS", "3"))
 METHODS = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", "difference-rls")
 NEEDS_UNLOADED = frozenset({"khalil-3", "khalil-4", "gaz-dtau"})
 XTRAJ = {"ur10": (4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015])),
@@ -144,6 +151,17 @@ def confident_beyond(est: PayloadEstimate, truth_phi: np.ndarray, sigmas: float 
     return bool(any(off))
 
 
+def with_drift_runs(xc, robot, seed: int):
+    """`robot` with the offsets' drift measured as identify-robot --drift-bag does, on XTRAJ_DRIFT_RUNS unloaded runs
+    of other excitations (10 s sums of sines, their own seeds and noise draws; the friction as at calibration);
+    unchanged without (XTRAJ_DRIFT_RUNS 0: difference-rls's offsets free, as before issue 29's h88)."""
+    if not XTRAJ_DRIFT_RUNS:
+        return robot
+    runs = [xc.recording(sum_of_sines(xc.model, 10.0, RATE, seed=3000 + 10 * seed + i), None, 1.0, 4000 + 10 * seed + i)
+            for i in range(XTRAJ_DRIFT_RUNS)]
+    return replace(robot, offset_drift=measure_offset_spread(xc.model, robot, runs))
+
+
 def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
     xc = xtraj_cell(robot_name)
     m = xc.model
@@ -153,7 +171,7 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
     rec = xc.recording
     robot_for = xc.robot
 
-    robots = {seed: robot_for(seed) for seed in XTRAJ_SEEDS}
+    robots = {seed: with_drift_runs(xc, robot_for(seed), seed) for seed in XTRAJ_SEEDS}
     traj = load_trajectory(f"{robot_name}_payload").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * RATE))) / RATE
     motion = (t, *traj.evaluate(t))

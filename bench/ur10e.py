@@ -25,6 +25,9 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
                                           largest CoM σ, mm (≤ 5; NaN: withheld as undetermined)
   ur10e_cli_<method>_com_gap_sigma_<pair> largest |CoM − khalil-3's| over the combined σ of the axis (≤ 2,
                                           or within 3 mm: ..._com_gap_mm_<pair>)
+  ur10e_cli_offset_spread_nm_jointJ       (issue 29, h88) the friction offsets' spread between runs robot.yaml records
+  ur10e_cli_offset_prior_std_nm_jointJ    from the drift runs (--drift-csv-ur: the 15harm and 01_31 unloaded runs),
+                                          and the prior std difference-rls takes from it (UR10E_DRIFT=0: none)
   ur10e_gear_friction_mu_joint2 / 3      gear friction μ (robot_id/gear_friction.py, opt-in) identify-robot
                                           --gear-friction identify finds on the 14harm pair
   ur10e_gear_friction_rmse_ratio_joint2 / 3  torque RMSE with it over without (14harm unloaded, linear friction)
@@ -35,6 +38,7 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
 """
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -95,12 +99,20 @@ fig["ur10e_err_over_std_max"] = ratio_max
 CSV = {"15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
        "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
 HELD_OUT = [a for _, unloaded_csv in CSV.values() for a in ("--held-out-csv-ur", str(data / unloaded_csv))]
+# The offsets' drift between runs (identify-robot --drift-csv-ur): the other days' unloaded excitations (the static
+# validation poses cannot tell an offset from the static friction and are refused). UR10E_DRIFT=0: none, as before.
+DRIFT = [] if os.environ.get("UR10E_DRIFT", "1") == "0" else [
+    a for _, unloaded_csv in CSV.values() for a in ("--drift-csv-ur", str(data / unloaded_csv))]
 COM_PAIRS = {rd.GAIN_PAIR: (rd.PAIRS[rd.GAIN_PAIR][1], rd.PAIRS[rd.GAIN_PAIR][0]), **CSV}
 with tempfile.TemporaryDirectory() as tmp:
     robot_yaml = Path(tmp) / "robot.yaml"
     cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),
               "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]),
-              "--known-payload-mass", str(rd.LOAD_MASS_KG), *HELD_OUT, "--out", str(robot_yaml)])
+              "--known-payload-mass", str(rd.LOAD_MASS_KG), *HELD_OUT, *DRIFT, "--out", str(robot_yaml)])
+    drift = yaml.safe_load(robot_yaml.read_text()).get("friction_offset_drift")
+    for i, j in enumerate(model.joint_names if drift else ()):
+        fig[f"ur10e_cli_offset_spread_nm_joint{i + 1}"] = float(drift["spread"][j])
+        fig[f"ur10e_cli_offset_prior_std_nm_joint{i + 1}"] = float(drift["prior_std"][j])
     cli_ratio, cli_err, cli_ratios = 0.0, 0.0, []
     mass_std: dict[str, float] = {}
     for k, (loaded_csv, unloaded_csv) in CSV.items():

@@ -95,7 +95,7 @@ NUMERIC_FLAGS = {
 }
 # Input-file flags per command (the value replaced by each broken file).
 FILE_FLAGS = {
-    "identify-robot": ["--bag", "--urdf", "--validate-bag", "--held-out-bag", "--friction-cv-bag"],
+    "identify-robot": ["--bag", "--urdf", "--validate-bag", "--held-out-bag", "--friction-cv-bag", "--drift-bag"],
     "identify-payload": ["--bag", "--robot", "--unloaded-bag", "--urdf"],
     "excite": ["--urdf", "--noise-std"],
     "simulate": ["--trajectory", "--payload", "--profile", "--urdf"],
@@ -105,7 +105,7 @@ FILE_FLAGS = {
     "gazebo-urdf": ["--urdf", "--controllers"],
 }
 
-BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag", "--held-out-bag", "--friction-cv-bag"}
+BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag", "--held-out-bag", "--friction-cv-bag", "--drift-bag"}
 
 
 def test_the_table_covers_every_subcommand():

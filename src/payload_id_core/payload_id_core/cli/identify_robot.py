@@ -34,7 +34,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note, NoteCode, notes_with
-from payload_id_core.payload.held_out_error import measure_model_error, refuse_fitted_runs
+from payload_id_core.payload.held_out_error import measure_model_error, measure_offset_spread, refuse_fitted_runs
 from payload_id_core.payload.load_friction_choice import measure_load_friction_choice
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
@@ -138,6 +138,14 @@ def add_arguments(parser) -> None:
                              "load_friction_choice)")
     parser.add_argument("--held-out-loaded-bag", action="append", default=[], metavar="BAG",
                         help="rosbag2 directory of such a run (repeatable), as --held-out-loaded-csv-ur")
+    parser.add_argument("--drift-csv-ur", action="append", default=[], metavar="CSV",
+                        help="UR CSV of an unloaded run recorded on another occasion (another motion, another day; "
+                             "repeatable): robot.yaml's model is fitted on it with only the constant friction offsets "
+                             "free, and their spread between runs becomes difference-rls's prior on a payload run's "
+                             "offset change (robot.yaml friction_offset_drift); without such runs the offsets stay "
+                             "free")
+    parser.add_argument("--drift-bag", action="append", default=[], metavar="BAG",
+                        help="rosbag2 directory of such a run (repeatable), as --drift-csv-ur")
     parser.add_argument("--friction-cv-csv-ur", action="append", default=[], metavar="CSV",
                         help="UR CSV of an unloaded run of any motion (repeatable; e.g. one joint at a time, which "
                              "isolates each joint's friction): used only to choose the friction model (--friction "
@@ -267,9 +275,11 @@ def run(args) -> int:
     if held_out_loaded and args.known_payload_mass is None:
         raise PayloadIdError("--held-out-loaded-csv-ur/--held-out-loaded-bag need the payload's known mass",
                              "give --known-payload-mass (the mass those runs carry)")
-    refuse_fitted_runs(held_out + friction_cv + held_out_loaded,
+    drift = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names, "drift")]
+    refuse_fitted_runs(held_out + friction_cv + held_out_loaded + drift,
                        [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
-    runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded) if r is not None]
+    runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded, *drift)
+            if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
     checked_plausible(model, *(r.with_drive_gains(scale) for r in runs))
@@ -380,6 +390,12 @@ def run(args) -> int:
                 cand.spurious_mass = [float(m) for m in ident.model_error.spurious[:, 0]]
     ident.friction_choice = choice
     ident.notes.append(choice.note())
+    if drift:
+        ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift])
+        spread = ident.offset_drift
+        print(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
+              + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in
+                          zip(model.joint_names, spread.spread, spread.resolution, spread.prior_std)))
     if held_out_loaded:
         ident.load_friction_choice = measure_load_friction_choice(
             model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], args.known_payload_mass, frame)

@@ -75,6 +75,13 @@ def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate
         _verdict(est, run, names, offset_drift_witness(run.model, run.robot, run.sig, run.frame,
                                                        np.asarray(est.phi, dtype=float), run.load_friction),
                  offset_drift_reason, offset_drift_note)
+    # difference-rls holds them by robot.yaml's measured drift where it has one (the payload with that prior against
+    # free): an offset beyond the recorded drift is read as payload otherwise.
+    elif run.method is PayloadMethod.DIFFERENCE_RLS and run.robot.offset_drift is not None and est.phi is not None:
+        _verdict(est, run, names, offset_drift_witness(run.model, run.robot, run.sig, run.frame,
+                                                       np.asarray(est.phi, dtype=float), run.load_friction,
+                                                       prior_std=run.robot.offset_drift.prior_std),
+                 offset_drift_reason, offset_drift_note)
     # robot.yaml's gear friction μ̂, for a method that takes it as the load friction it knows (against the run's μ).
     if run.method in GEAR_KNOWING and run.load_friction and est.phi is not None:
         _verdict(est, run, names, gear_drift_witness(run.model, run.robot, run.sig, run.frame,

@@ -19,13 +19,14 @@ from payload_id_core.payload.methods.common import check_covers_excitation, meth
 from payload_id_core.payload.methods.online import judge_moments_on, online_estimator
 from payload_id_core.payload.online import DifferenceRLS
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.robot_id.model_error import (
     DATA_ONLY,
     WITH_ROBOT_COVARIANCE,
     DifferenceRLSConversion,
     HeldOutModelError,
 )
+from payload_id_core.robot_id.offset_spread import OffsetSpread
 from payload_id_core.signals.recording import Recording
 
 
@@ -143,3 +144,70 @@ def difference_rls_conversion(model: RobotModel, robot: RobotIdentification, hel
     spurious = {key: np.array([phi for phi, _ in rows], dtype=float).reshape(-1, 10) for key, rows in runs.items()}
     chi2 = float(sum(c for _, c in runs[WITH_ROBOT_COVARIANCE]))
     return DifferenceRLSConversion.choose(spurious, chi2)
+
+
+# A drift run needs this many samples per offset it measures (one per joint) before its Newey–West σ means anything:
+# the long-run covariance's bandwidth alone reaches tens of samples on real drives.
+MIN_DRIFT_SAMPLES = 200
+# Each joint must move this share of a drift run's samples in each direction: a joint standing still or moving one
+# way leaves its offset collinear with the static (stiction, holding) torque or the Coulomb term, and reads the
+# gravity model's error there as drift (the UR10e's static validation poses: −3.2..+5.0 N·m, against −0.3..+0.55
+# N·m on its excitations).
+MIN_EACH_WAY = 0.15
+
+
+def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recording) -> tuple[np.ndarray, np.ndarray]:
+    """((n,), (n,)) N·m: the run's constant friction offsets against robot.yaml's, each joint's ΔB_j fitted alone on
+    τ_j − (Y θ̂_a)_j (robot.yaml's whole model, only the offsets free), and its Newey–West σ
+    (robot_id/offset_spread.py). PayloadIdError when the run cannot give them: non-finite samples, too few, a joint
+    without an offset column."""
+    what = f"drift run {unloaded.source or '(unnamed)'}"
+    joints = unloaded.joints
+    if not all(np.all(np.isfinite(np.asarray(a, dtype=float))) for a in (joints.t, joints.q, joints.tau)):
+        raise PayloadIdError(f"{what} holds non-finite samples (NaN or inf) in its time, positions or efforts",
+                             "give a complete recording of an unloaded run")
+    sig = method_signals(unloaded, model, PayloadOptions(), robot)
+    N = sig.q.shape[0]
+    if N < MIN_DRIFT_SAMPLES:
+        raise PayloadIdError(f"{what}: {N} samples after conditioning, fewer than the {MIN_DRIFT_SAMPLES} the offsets' "
+                             "σ needs", "give a longer unloaded run (tens of seconds)")
+    eps = robot.friction.sign_epsilon
+    sgn = np.tanh(sig.qd / eps) if eps > 0 else np.sign(sig.qd)
+    each_way = np.minimum(np.mean(sgn > 0.5, axis=0), np.mean(sgn < -0.5, axis=0))
+    if np.any(each_way < MIN_EACH_WAY):
+        j = int(np.argmin(each_way))
+        raise PayloadIdError(f"{what}: {model.joint_names[j]} moves each way on only {100 * each_way[j]:.0f} % of the "
+                             f"samples (needs {100 * MIN_EACH_WAY:.0f} %): standing still or moving one way, its "
+                             "friction offset cannot be told from the static friction and the gravity model's error",
+                             "give an unloaded run of an exciting motion, every joint moving both ways (another "
+                             "excitation, recorded another time)")
+    lay_friction = robot.friction.param_names
+    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
+    r = sig.tau - y_a @ np.asarray(robot.theta, dtype=float)
+    friction_start = y_a.shape[-1] - len(lay_friction)
+    offsets, std = np.zeros(model.n), np.zeros(model.n)
+    for j, name in enumerate(model.joint_names):
+        col = [i for i, p in enumerate(lay_friction) if p == f"B_{name}"]
+        if not col:
+            raise PayloadIdError(f"robot.yaml's friction model ({robot.friction.kind}) has no constant offset for "
+                                 f"{name}: there is no offset drift to measure",
+                                 "identify the robot with a friction model that has offsets (e.g. --friction "
+                                 "nonlinear), or leave out the --drift runs")
+        c = y_a[:, j, friction_start + col[0]]
+        cc = float(c @ c)
+        if not cc > 0:
+            raise PayloadIdError(f"{what}: {name}'s offset column is zero on this run", "give a run of the arm")
+        offsets[j] = float(c @ r[:, j]) / cc
+        e = r[:, j] - c * offsets[j]
+        scores = (c * e)[:, None]
+        lrv = float(serial_correlation.long_run_covariance(scores, serial_correlation.bandwidth(e[:, None]))[0, 0])
+        white = float(e @ e) / max(N - 1, 1) * cc
+        std[j] = np.sqrt(max(lrv, white)) / cc
+    return offsets, std
+
+
+def measure_offset_spread(model: RobotModel, robot: RobotIdentification, runs: Sequence[Recording]) -> OffsetSpread:
+    """robot.yaml's friction_offset_drift from held-out unloaded runs (efforts in robot.yaml's torque units)."""
+    pairs = [offset_change(model, robot, r) for r in runs]
+    return OffsetSpread(list(model.joint_names), [r.source or f"drift run {i + 1}" for i, r in enumerate(runs)],
+                        np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))

@@ -28,6 +28,10 @@ the offsets' own Wald χ² (the free fit's ΔB̂, its Newey–West covariance pl
 beyond its plain 99.9 % level and the shift beyond 3σ of the estimate's own σ: the contrast's σ is the free fit's,
 which can be several times the estimate's, and hides a shift the estimate's σ does not cover.
 
+difference-rls frees the offsets; where robot.yaml records their drift between runs (robot_id/offset_spread.py) it
+holds their change by that Gaussian prior, and is judged the same way with the prior fit in place of the fixed one
+(offset_drift_witness's prior_std): an offset that moved beyond the recorded drift is flagged, not written.
+
 Power. Where the offsets are nearly collinear with the payload (a short or one-sided motion), V is large and the
 test sees only large moves; the witness says how large (`OffsetWitness.mass_std`: the mass shift one σ of d is),
 in its note, on every estimate it judged.
@@ -43,6 +47,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.against_robot_fit import (
     PLAIN_LEVEL,
+    RobotResidual,
     chi2_quantile,
     chi2_stat,
     com_shift,
@@ -117,6 +122,9 @@ class OffsetWitness(PayloadContrast):
     mass: float                    # the free fit's mass (kg), for the shift's relative size and its CoM
     offsets_chi2: float = float("nan")
     offsets_dof: int = 0
+    # Per offset: the prior's std (N·m) the method holds the offsets' change with (robot.yaml's measured drift);
+    # None: the method keeps robot.yaml's offsets.
+    prior_std: np.ndarray | None = None
 
     def moved_joints(self) -> np.ndarray:
         """Indices of the joints whose ΔB̂_j is beyond OFFSET_SIGMAS of its σ (the largest one if none is)."""
@@ -133,10 +141,16 @@ class OffsetWitness(PayloadContrast):
 
 
 def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
-                         phi: np.ndarray, load_friction: bool) -> OffsetWitness | None:
+                         phi: np.ndarray, load_friction: bool, prior_std: np.ndarray | None = None
+                         ) -> OffsetWitness | None:
     """The witness on the conditioned signals `sig` a method fitted (torques already gear-corrected as robot.yaml's);
     `phi` the method's payload (only for the load-dependent friction columns, as the methods build them). None when
-    robot.yaml's friction model has no constant offsets."""
+    robot.yaml's friction model has no constant offsets.
+
+    `prior_std` (n,) N·m: the method holds the offsets' change by a Gaussian prior (difference-rls with robot.yaml's
+    measured offset drift) instead of fixing it. The "fixed" fit is then the one with the prior as ridge rows, and
+    under "the offsets moved within the prior" d = D e + (M_prior A_free − 1) ΔB, so cov(d) gains that bias term
+    with ΔB ~ N(0, diag(prior_std²)): an offset beyond the recorded drift is seen, one within it is not flagged."""
     res = robot_residual(model, robot, sig, frame)
     offset_cols = np.flatnonzero(res.offsets)
     if not offset_cols.size:
@@ -150,6 +164,8 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     A_free = np.concatenate([A_fixed, res.fric[..., offset_cols]], axis=-1)
     N = r.shape[0]
     k_fixed, k_free = A_fixed.shape[-1], A_free.shape[-1]
+    if prior_std is not None:
+        return _prior_witness(res, A_free, k_fixed, offset_cols, np.asarray(prior_std, dtype=float))
     # Per-joint weights from the free fit's residual (consistent whether or not the offsets moved).
     first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
     res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
@@ -187,6 +203,54 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
                          b_stat, b_dof)
 
 
+
+def _prior_witness(res: RobotResidual, A_free: np.ndarray, k_fixed: int, offset_cols: np.ndarray,
+                   prior_std: np.ndarray) -> OffsetWitness:
+    """offset_drift_witness with the offsets held by a Gaussian prior in the "fixed" fit (its docstring)."""
+    robot, r = res.robot, res.r
+    names = list(robot.friction.param_names)
+    N, n, k_free = A_free.shape
+    first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
+    res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
+    sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
+    w = np.tile(1.0 / sigma, N)
+    Au = A_free.reshape(N * n, k_free) * w[:, None]
+    y = r.reshape(-1) * w
+    # The offsets' prior, per offset column (its joint's std), as ridge rows with target 0.
+    joint_of = [names[c].partition("_")[2] for c in offset_cols]
+    s = np.array([prior_std[list(robot.joint_names).index(j)] for j in joint_of], dtype=float)
+    ridge = np.zeros((len(offset_cols), k_free))
+    ridge[np.arange(len(offset_cols)), k_fixed + np.arange(len(offset_cols))] = 1.0 / s
+    Mp = pinv_map(np.vstack([Au, ridge]))[:, :N * n]     # x_prior = Mp y (the ridge rows' targets are 0)
+    Mu = pinv_map(Au)
+    xp, xu = Mp @ y, Mu @ y
+    D = Mp[:4] - Mu[:4]
+    d = D @ y
+    e = (y - Au @ xp).reshape(N, n)
+    dof_ratio = N * n / max(N * n - k_free, 1)
+    scale2 = float(np.sum(e**2)) / max(N * n - k_free, 1)
+    white = scale2 * (D @ D.T)
+    scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
+    hac = serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e), dof_ratio)
+    cov = serial_correlation.floored(hac, white)
+    bias = (Mp @ Au)[:4, k_fixed:]          # d's response to the offsets' true change ΔB (Mu Au = 1 cancels)
+    cov = cov + (bias * s**2) @ bias.T
+    cov = cov + res.theta_cov_through(D, w)
+    cov = 0.5 * (cov + cov.T)
+    stat, dof = chi2_stat(d, cov)
+    eu = (y - Au @ xu).reshape(N, n)
+    Mb = Mu[k_fixed:]
+    b_scores = np.einsum("ktj,tj->tk", Mb.reshape(-1, N, n), eu)
+    b_white = float(np.sum(eu**2)) / max(N * n - k_free, 1) * (Mb @ Mb.T)
+    b_cov = serial_correlation.floored(
+        serial_correlation.sandwich(np.eye(Mb.shape[0]), b_scores, serial_correlation.bandwidth(eu), dof_ratio),
+        b_white)
+    b_cov_a = b_cov + res.theta_cov_through(Mb, w)
+    b_stat, b_dof = chi2_stat(xu[k_fixed:], 0.5 * (b_cov_a + b_cov_a.T))
+    return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
+                         b_stat, b_dof, prior_std=s)
+
+
 def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str, joint_names) -> str:
     """A sentence when the loaded run's offsets moved beyond the noise and the payload took it (empty otherwise):
     the joints, by how much, what it did to the payload, and the fix."""
@@ -194,6 +258,15 @@ def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str,
         return ""
     moved = ", ".join(f"{joint_names[j]} {witness.offsets[j]:+.2f} ± {witness.offsets_std[j]:.2f} N·m"
                       for j in witness.moved_joints())
+    if witness.prior_std is not None:
+        return (f"{what}'s constant friction offsets moved beyond the drift robot.yaml recorded between runs ("
+                f"{moved}; recorded prior std "
+                + ", ".join(f"{joint_names[j]} {witness.prior_std[j]:.2f}" for j in witness.moved_joints())
+                + f" N·m), and the payload took it: with them free the mass moves by {-witness.d[0]:+.4g} kg "
+                f"({-100 * witness.d[0] / (witness.mass if witness.mass > 0 else float('nan')):+.2f} %) and the CoM "
+                f"by {np.round(-1000 * witness.com_shift(est.com), 1).tolist()} mm (χ² {witness.chi2:.1f} on "
+                f"{witness.dof}, limit {witness.limit:.1f}); re-identify the robot (identify-robot) on a run recorded "
+                "now, or measure the drift again (identify-robot --drift-bag/--drift-csv-ur on recent unloaded runs)")
     mass = witness.mass if witness.mass > 0 else float("nan")
     dc = 1000 * witness.com_shift(est.com)
     return (f"{what}'s constant friction offsets differ from robot.yaml's ({moved}; a drive gain that changed on "

@@ -24,6 +24,7 @@ from payload_id_core.robot_id import gear_friction
 from payload_id_core.robot_id.choice_record import FrictionChoice, GainModelChoice, LoadFrictionChoices
 from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
 from payload_id_core.robot_id.model_error import HeldOutModelError
+from payload_id_core.robot_id.offset_spread import OffsetSpread
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.structure import RotorStructure, inertial_map
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
@@ -98,6 +99,9 @@ class RobotIdentification:
     # The model's error on held-out unloaded motions, as the payload it invents there (model_error.py): the
     # payload fits' model-error covariance term. None: not measured (no held-out recording given, older files).
     model_error: HeldOutModelError | None = None
+    # How far the constant friction offsets moved on held-out unloaded runs (offset_spread.py): difference-rls's
+    # prior on a payload run's offset change. None: not measured (no --drift run given, older files).
+    offset_drift: OffsetSpread | None = None
     # How the friction model was chosen: candidates, held-out scores, criterion (friction_choice.py). None: files
     # written before issue 29 item 1.
     friction_choice: FrictionChoice | None = None
@@ -265,6 +269,8 @@ class RobotIdentification:
             d["standard_parameters"] = fl(self.standard_parameters)
         if self.model_error is not None:
             d["model_error"] = self.model_error.to_dict()
+        if self.offset_drift is not None:
+            d["friction_offset_drift"] = self.offset_drift.to_dict()
         if self.friction_choice is not None:
             d["friction_choice"] = self.friction_choice.to_dict(self.joint_names)
         if self.load_friction_choice is not None:
@@ -373,6 +379,8 @@ class RobotIdentification:
                 unmodelled_gear=unmodelled_gear,
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
                     d["model_error"], source),
+                offset_drift=None if d.get("friction_offset_drift") is None else OffsetSpread.from_dict(
+                    d["friction_offset_drift"], names, source),
                 friction_choice=choice,
                 load_friction_choice=None if d.get("load_friction_choice") is None else LoadFrictionChoices.from_dict(
                     d["load_friction_choice"], source),

@@ -56,6 +56,11 @@ class DifferenceRLS(OnlineEstimator):
         of θ_b, so its change is always estimated, and the square-root update is always definite.
       near_rest_epsilons: a joint's rows are left out while |q̇_j| is below this many of the robot's friction
         sign smoothing ε and q̈_j ≠ 0 (0, the default, keeps every row; NEAR_REST_EPSILONS the value measured).
+
+    The constant friction offsets' change ΔB_j is free (Xu) unless robot.yaml records their drift between runs
+    (friction_offset_drift, identify-robot --drift-bag): then it has that Gaussian prior, a ridge term in the
+    data-only conversion's normal equations (the quick estimate and the final one alike; not in the RLS posterior
+    used with forgetting < 1) and its pull in the covariance (_two_weightings).
     """
 
     method = "difference-rls"
@@ -119,6 +124,10 @@ class DifferenceRLS(OnlineEstimator):
             self._lf_known_cols = np.zeros((self.theta_b0.size, known.size))
             self._lf_known_cols[lay.p + known, np.arange(known.size)] = 1.0
             self._lf_known_info = lf_std[known] ** -2
+        # robot.yaml's measured offset drift (robot_id/offset_spread.py): a Gaussian prior ΔB_j ~ N(0, s_j²) on the
+        # friction change's constant offsets, a ridge term in the conversion's normal equations (_two_weightings).
+        # Free (Xu) they trade with the payload's mean gravity torque; fixed they read a moved offset as payload.
+        self.offset_prior_var = offset_prior_variance(robot, self.J.shape[1])
         u = lay.p + self.n_lf
         rls = RecursiveLeastSquares(self.theta_b0.copy(), np.eye(u) * (XU_P0 if p0 is None else p0),
                                     self.noise_std**2, self.forgetting, joseph=True)
@@ -231,7 +240,8 @@ class DifferenceRLS(OnlineEstimator):
         itself uses the posterior, and so does this."""
         if self.rls.forgetting == 1.0:
             sol = self._two_weightings(self._Js, quick=True, mass_first=bool(self._struct_ok[0]),
-                                       check_moments=bool(self._struct_ok[:4].all()))
+                                       check_moments=bool(self._struct_ok[:4].all()),
+                                       prior_var=self.offset_prior_var[self._struct_ok])
         else:
             normal = self._posterior_normal()
             both = None if normal is None else _spd_solve(normal[0], np.column_stack([normal[1],
@@ -341,7 +351,7 @@ class DifferenceRLS(OnlineEstimator):
         if ok.any():
             sol = self._two_weightings(self.J[:, ok], quick=False, mass_first=bool(ok[0]),
                                        payload_columns=int(ok[:10].sum()) if with_gains else 0,
-                                       check_moments=bool(ok[:4].all()))
+                                       check_moments=bool(ok[:4].all()), prior_var=self.offset_prior_var[ok])
             if sol is not None:
                 x[ok], cov[np.ix_(ok, ok)] = sol
             else:
@@ -349,7 +359,8 @@ class DifferenceRLS(OnlineEstimator):
         return x, cov, ok
 
     def _two_weightings(self, J: np.ndarray, quick: bool, mass_first: bool = True, payload_columns: int = 0,
-                        check_moments: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+                        check_moments: bool = False, prior_var: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
         """(z, its covariance) over the columns J: the mass (J's first column when mass_first) with Xu's
         weights, the rest with the robot identification's given that mass (all with Xu's weights when the
         mass is not among them); None when the data do not determine z (quick: a Cholesky pivot below
@@ -374,6 +385,13 @@ class DifferenceRLS(OnlineEstimator):
         added: a relative gain error γ_j scales the payload's torque on joint j, y_jtᵀ ε_L with ε_L = J_L z_L
         (the unloaded torque's share went into θ_a with the same gains), so the evidence moves by
         γ_j v_j G_j ε_L and γ_j w_j G_j ε_L, and z by H_v and H_w of those.
+
+        prior_var (k,): the variance of a zero-mean Gaussian prior on each column's unknown (inf: none; the friction
+        offsets' measured drift, offset_prior_variance). Its information 1/s² is added to both conversions' normal
+        matrices (a ridge term: a maximum a posteriori conversion), and the covariance gains what the prior's pull
+        does to an unknown that truly moved by s: with A = H_v I_v + H_w I_w the estimate's response to the true z,
+        E[ẑ] = A J z, so the error holds (A J − 1) z on the prior's columns, (A J − 1) S (A J − 1)ᵀ with S = diag(s²).
+        For one weighting this is the posterior covariance (JᵀWJ + S⁻¹)⁻¹ exactly.
         """
         normal = self._normal
         self.moment_disagreement = float("nan")
@@ -383,7 +401,10 @@ class DifferenceRLS(OnlineEstimator):
         # The noise level's fit has the known load-friction μ_j as unknowns too, held by their prior: the residual
         # is the noise's, as with free μ_j (the limit of a wide prior is the free unknown, σ included).
         J_fit = np.hstack([J, self._lf_known_cols])
-        fit_prior = np.concatenate([np.zeros(k), self._lf_known_info])
+        prior_var = np.full(k, np.inf) if prior_var is None else prior_var
+        prior_info = np.where(np.isfinite(prior_var), 1.0 / prior_var, 0.0)
+        with_prior = bool(np.any(prior_info > 0))
+        fit_prior = np.concatenate([prior_info, self._lf_known_info])
         k_fit = J_fit.shape[1]
         dof_rows = float(normal.rows.sum()) - k_fit
         if dof_rows <= 0:
@@ -408,6 +429,7 @@ class DifferenceRLS(OnlineEstimator):
         C_w = C_a if self.moments_robot_covariance else C_lf
         s2_v, s2_w = (float(wx @ r) / dof_rows for wx, r in ((v, residuals[0]), (w, residuals[1])))
         gram_v, R_v = _conversion(I_v, s2_v if s2_v > 0 else 1.0, J, C_a)
+        gram_v = gram_v + np.diag(prior_info)
         B_v = _spd_solve(gram_v, R_v, quick)
         if B_v is None:
             return None
@@ -417,6 +439,7 @@ class DifferenceRLS(OnlineEstimator):
             if k == 1 or not mass_first:
                 return B_v, np.zeros_like(B_v)
             gram_w, R_w = _conversion(I_w, s2_w if s2_w > 0 else 1.0, J, C_x)
+            gram_w = gram_w + np.diag(prior_info)
             # Column 0 is the mass (φ_L's first entry; structurally identifiable whenever any entry is).
             mass_map = B_v[0]
             rest = slice(1, k)
@@ -440,9 +463,11 @@ class DifferenceRLS(OnlineEstimator):
             pull = normal.G @ (J[:, :payload_columns] @ z[:payload_columns])   # (n, u): G_j ε_L
             gain_var = self._gain_rel_std**2
 
-        def covariance(A_v: np.ndarray, A_w: np.ndarray, noise: np.ndarray | None = None) -> np.ndarray:
+        def covariance(A_v: np.ndarray, A_w: np.ndarray, noise: np.ndarray | None = None,
+                       target: np.ndarray | None = None) -> np.ndarray:
             """Covariance of A_v g_v + A_w g_w: the noise (white, per joint, unless its covariance `noise` is
-            given), the robot's error δ and the gains' share (pull)."""
+            given), the robot's error δ, the gains' share (pull) and, as an estimate of `target` z (rows; None: of
+            nothing, a difference of two estimates), the prior's pull on the unknowns it holds."""
             if noise is None:
                 cross = A_v @ S_vw @ A_w.T
                 out = A_v @ S_vv @ A_v.T + A_w @ S_ww @ A_w.T + cross + cross.T
@@ -454,9 +479,14 @@ class DifferenceRLS(OnlineEstimator):
             if pull is not None and gain_var is not None:
                 D = A_v @ (v[:, None] * pull).T + A_w @ (w[:, None] * pull).T   # (k, n): the response to γ_j
                 out += (D * gain_var) @ D.T
+            if with_prior:
+                bias = (A_v @ I_v + A_w @ I_w) @ J - (0.0 if target is None else target)
+                held = prior_info > 0
+                out += (bias[:, held] * prior_var[held]) @ bias[:, held].T
             return 0.5 * (out + out.T)
 
-        cov = covariance(H_v, H_w)
+        eye = np.eye(k)
+        cov = covariance(H_v, H_w, target=eye)
         theta_fit = self.theta_b0 + J_fit @ plain_w
         if not quick and k > 3 and mass_first:
             # The first moments' noise as it is, serially correlated (the long-run covariance the moments check
@@ -470,7 +500,7 @@ class DifferenceRLS(OnlineEstimator):
             if hac is not None:
                 cross = H_v @ S_vw @ H_w.T
                 white = H_v @ S_vv @ H_v.T + H_w @ S_ww @ H_w.T + cross + cross.T
-                correlated = covariance(H_v, H_w, floored(0.5 * (hac + hac.T), 0.5 * (white + white.T)))
+                correlated = covariance(H_v, H_w, floored(0.5 * (hac + hac.T), 0.5 * (white + white.T)), eye)
                 scale = np.ones(k)
                 first_moments = np.arange(1, 4)
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -487,7 +517,8 @@ class DifferenceRLS(OnlineEstimator):
             if other is not None:
                 A_v, A_w = np.vstack([H_v[1:4], other[0][1:4]]), np.vstack([H_w[1:4], other[1][1:4]])
                 noise = self._moments_noise_hac(A_v, A_w, theta_fit)
-                self.conversion_difference = (A_v @ g_v + A_w @ g_w, covariance(A_v, A_w, noise))
+                self.conversion_difference = (A_v @ g_v + A_w @ g_w,
+                                              covariance(A_v, A_w, noise, np.vstack([eye[1:4], eye[1:4]])))
         if check_moments and k > 3 and mass_first:
             # The first moments with Xu's weights alone against these: the same data, so their difference has
             # a known covariance; beyond it the joints disagree (a wrist gain or friction the model lacks).
@@ -518,11 +549,14 @@ class DifferenceRLS(OnlineEstimator):
             return float("nan")
         # Over the entries the motion determines: a joint that never moved leaves its friction columns empty,
         # and the check must not vanish with them.
-        J = self.J[:, self._determined()]
+        ok = self._determined()
+        J = self.J[:, ok]
         if not J.shape[1]:
             return float("nan")
-        # With the known load-friction μ_j held by their prior, as the noise level's fit (_two_weightings).
-        prior = np.concatenate([np.zeros(J.shape[1]), self._lf_known_info])
+        # With the known load-friction μ_j and the offsets held by their priors, as the noise level's fit
+        # (_two_weightings).
+        var = self.offset_prior_var[ok]
+        prior = np.concatenate([np.where(np.isfinite(var), 1.0 / var, 0.0), self._lf_known_info])
         J = np.hstack([J, self._lf_known_cols])
         k = J.shape[1]
         if normal.rows.sum() <= k:
@@ -561,3 +595,19 @@ def _spd_solve(G: np.ndarray, rhs: np.ndarray, quick: bool) -> np.ndarray | None
     scaled = rhs / (d[:, None] if rhs.ndim == 2 else d)
     x, _ = lapack.dpotrs(L, scaled, lower=1)
     return x / (d[:, None] if rhs.ndim == 2 else d)
+
+
+def offset_prior_variance(robot, columns: int) -> np.ndarray:
+    """(columns,) the prior variance of each of z's unknowns [φ_L, Δφ_f, μ]: robot.yaml's measured offset drift
+    (offset_spread.OffsetSpread.prior_std, N·m) squared on the constant offsets' Δφ_f entries, inf elsewhere and
+    everywhere when robot.yaml has no such record (Xu's free offsets)."""
+    var = np.full(columns, np.inf)
+    spread = getattr(robot, "offset_drift", None)
+    if spread is None:
+        return var
+    std = dict(zip(spread.joint_names, spread.prior_std))
+    for i, name in enumerate(robot.friction.param_names):
+        kind, _, joint = name.partition("_")
+        if kind == "B" and joint in std:
+            var[10 + i] = float(std[joint]) ** 2
+    return var

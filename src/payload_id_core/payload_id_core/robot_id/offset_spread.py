@@ -1,0 +1,112 @@
+"""How far the constant friction offsets B_j move between runs, measured on held-out unloaded runs (robot.yaml
+friction_offset_drift; identify-robot --drift-bag / --drift-csv-ur).
+
+Real drives' offsets move between runs and days (the UR10e's unloaded recordings: −0.29..+0.34 N·m per joint against
+the calibration run, no warm-up or load pattern; docs/design.md "The methods", the friction offsets). A payload fit
+that keeps robot.yaml's offsets then reads a moved offset as payload; one that frees them (difference-rls) pays for
+the freedom where an offset is nearly collinear with the payload's mean gravity torque (the simulated Panda: mass
+0.342 % free against 0.178 % fixed). Neither assumption is measured. This record is: on each held-out unloaded run
+h (a motion the robot was not fitted to), robot.yaml's whole model with only the offsets free,
+
+    τ_j − (Y θ̂_a)_j ≈ c_j ΔB_hj      (c_j the offset's regressor column on joint j),
+
+gives ΔB_hj with its σ_hj (Newey–West: the residuals are serially correlated on real drives). Over the H runs,
+with ΔB_hj ~ N(0, s_j²) about robot.yaml's offsets and Jeffreys' prior p(s_j²) ∝ 1/s_j², the posterior of s_j² is
+scaled-inverse-χ²(H, rms_j²), rms_j² = (1/H) Σ_h ΔB_hj² (Gelman et al., Bayesian Data Analysis, 3rd ed., §3.2),
+and a new run's offset change is Student-t_H(0, rms_j). The prior a payload fit takes (`prior_std`) is the Gaussian
+with that predictive's 95 % interval, rms_j · t_{H,0.975} / 1.96 (×6.5 with one run, ×2.2 with two, ×1.4 with four:
+few runs say little, and the prior says so), never below what the runs themselves resolve (`resolution`, the RMS
+of σ_hj). `spread` is the point estimate of s_j with the runs' noise taken out, for the reader.
+
+ΔB_hj holds the robot model's error on run h's motion where it projects on the offset column, as the loaded run's
+free offsets would: that is part of what a payload fit's offsets absorb, so it is measured with them, not removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from payload_id_core.errors import PayloadIdError
+
+# The level of the predictive interval the Gaussian prior matches (two-sided).
+PREDICTIVE_LEVEL = 0.95
+CRITERION = ("per joint, robot.yaml's model with only the constant friction offsets free on each held-out unloaded "
+             "run; prior_std = the Gaussian with the 95 % interval of the Student-t_H predictive of a new run's "
+             "offset change (scaled-inverse-chi2 posterior of the spread, Jeffreys prior), never below the runs' "
+             "own resolution")
+
+
+def predictive_factor(runs: int) -> float:
+    """t_{H, 0.975} / z_0.975: how much wider than the runs' RMS the Gaussian prior is for H runs."""
+    from scipy.stats import norm, t  # noqa: PLC0415 - half a second of start-up the payload fits never need
+
+    q = 0.5 + 0.5 * PREDICTIVE_LEVEL
+    return float(t.ppf(q, runs) / norm.ppf(q))
+
+
+@dataclass
+class OffsetSpread:
+    """The offsets' change ΔB_hj on held-out unloaded runs (N·m, against robot.yaml's), its σ, and what follows:
+    `prior_std` (n,), the Gaussian prior on a payload run's offset change (module docstring)."""
+
+    joint_names: list[str]
+    runs: list[str]                  # the held-out runs' sources
+    offsets: np.ndarray              # (H, n) ΔB_hj, N·m
+    offsets_std: np.ndarray          # (H, n) σ_hj, N·m (Newey–West)
+    criterion: str = CRITERION
+
+    def __post_init__(self) -> None:
+        self.offsets = np.atleast_2d(np.asarray(self.offsets, dtype=float))
+        self.offsets_std = np.atleast_2d(np.asarray(self.offsets_std, dtype=float))
+        n, H = len(self.joint_names), len(self.runs)
+        if H < 1 or self.offsets.shape != (H, n) or self.offsets_std.shape != (H, n):
+            raise PayloadIdError(f"friction offset drift: {H} runs, offsets {self.offsets.shape} and std "
+                                 f"{self.offsets_std.shape} for {n} joints", "re-run payload-id identify-robot")
+        if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std))
+                and np.all(self.offsets_std > 0)):
+            raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive",
+                                 "re-run payload-id identify-robot with its --drift runs")
+
+    @property
+    def rms(self) -> np.ndarray:
+        return np.sqrt(np.mean(self.offsets**2, axis=0))
+
+    @property
+    def resolution(self) -> np.ndarray:
+        """(n,) N·m: the RMS of the runs' own σ, the smallest spread they can tell from noise."""
+        return np.sqrt(np.mean(self.offsets_std**2, axis=0))
+
+    @property
+    def spread(self) -> np.ndarray:
+        """(n,) N·m: the point estimate of the offsets' between-run std, the runs' noise taken out (0 when the runs
+        show none beyond it)."""
+        return np.sqrt(np.maximum(self.rms**2 - self.resolution**2, 0.0))
+
+    @property
+    def prior_std(self) -> np.ndarray:
+        """(n,) N·m: the std of the Gaussian prior on a new run's offset change (module docstring)."""
+        return np.maximum(self.rms * predictive_factor(len(self.runs)), self.resolution)
+
+    def to_dict(self) -> dict:
+        def per_joint(a: np.ndarray) -> dict:
+            return {j: [float(x) for x in a[:, i]] for i, j in enumerate(self.joint_names)}
+
+        return {"criterion": self.criterion, "runs": list(self.runs),
+                "offsets": per_joint(self.offsets), "offsets_std": per_joint(self.offsets_std),
+                # Derived from the runs' offsets on reading (edit the runs, not these): for the reader.
+                "spread": {j: float(x) for j, x in zip(self.joint_names, self.spread)},
+                "prior_std": {j: float(x) for j, x in zip(self.joint_names, self.prior_std)}}
+
+    @classmethod
+    def from_dict(cls, d: dict, joint_names: list[str], source: str) -> OffsetSpread:
+        try:
+            runs = [str(r) for r in d["runs"]]
+            offsets = np.array([d["offsets"][j] for j in joint_names], dtype=float).T
+            std = np.array([d["offsets_std"][j] for j in joint_names], dtype=float).T
+        except (KeyError, TypeError, ValueError) as err:
+            raise PayloadIdError(f"{source}: friction_offset_drift is not valid ({type(err).__name__}: {err})",
+                                 "re-run payload-id identify-robot") from err
+        return cls(list(joint_names), runs, offsets.reshape(len(runs), -1), std.reshape(len(runs), -1),
+                   str(d.get("criterion", CRITERION)))
