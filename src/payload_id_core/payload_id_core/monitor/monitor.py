@@ -53,8 +53,8 @@ from payload_id_core.monitor.observer import (
 )
 from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.covariance_extra import measured_model_error
 from payload_id_core.numpy_kernels import einsum
+from payload_id_core.payload.covariance_extra import measured_model_error
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
