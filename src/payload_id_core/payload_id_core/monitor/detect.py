@@ -197,16 +197,6 @@ def locate_change(t: np.ndarray, F: np.ndarray, r: np.ndarray, scale: np.ndarray
     return best
 
 
-def settled_residual(r: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(n,) where each joint's residual stands at the window's end: its last sample the monitor trusted (0 for a joint
-    trusted nowhere in it). A joint that becomes untrusted within the window (a move starting: it creeps below
-    `creep_speed`) has not decayed; its weight is what went to zero. Read at the window's last row, the lift and elbow
-    joints' step of a 0.5 kg part placed as a move began counted as gone, and the place was called a transient."""
-    trusted = weights > 0
-    last = trusted.shape[0] - 1 - np.argmax(trusted[::-1], axis=0)
-    return np.where(trusted.any(axis=0), r[last, np.arange(r.shape[1])], 0.0)
-
-
 @dataclass
 class Verdict:
     event: Event | None          # None: nothing significant, a refinement of the estimate
@@ -232,15 +222,13 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     t_v = float(t[-1])
     w = np.ones_like(b) if weights is None else weights
     size = np.linalg.norm(w * r / sigma[None, :], axis=1)
-    settled = settled_residual(r, w) / sigma
 
     def contact(reason: str, misfit: float = float("nan")) -> Verdict:
         return Verdict(Event(EventKind.CONTACT, t_change, t_alarm, t_v, float("nan"), float("nan"),
                              np.zeros(10), reason), np.zeros(10), misfit)
 
-    left = float(np.linalg.norm(settled)) / max(float(size.max()), 1e-300)
-    if left < s.decayed_fraction:
-        return contact(f"the residual fell to {left:.0%} of its peak within "
+    if size[-1] < s.decayed_fraction * size.max():
+        return contact(f"the residual fell to {size[-1] / size.max():.0%} of its peak within "
                        f"{t_v - t_alarm:.2f} s: a transient")
     # The residual's own level, plus a share of the change itself: on a robot whose torques are known to a
     # few mN·m, 0.1 s of fit with the inertia held near zero leaves more than the noise for a real load.
@@ -290,7 +278,7 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
             # a step as well, and one at the peak fits a strike's decay best), so the window holds only its decay or
             # rebound, and its size need not have fallen below `decayed_fraction` of the peak: real UR10e strikes on
             # the lift joint (31-36 N·m for 0.1 s, at 100 Hz) were folded into the estimate as nothing.
-            start, end = w[0] * r[0] / sigma, settled
+            start, end = w[0] * r[0] / sigma, w[-1] * r[-1] / sigma
             outside = w[0] * np.abs(r[0]) / allowance
             j = int(np.argmax(outside))
             left = float(end @ start) / max(float(start @ start), 1e-300)
