@@ -198,3 +198,27 @@ def test_a_contact_is_printed_without_a_nan_mass_change():
     assert "nan" not in line.lower() and line == "contact: no load change, alarm after 12 ms"
     picked = {"kind": "picked", "delta_mass": 0.5, "delta_mass_std": 0.012, "alarm_delay_ms": 9.0}
     assert heard(picked) == "picked: Δm +0.500 ± 0.012 kg, alarm after 9 ms"
+
+
+def test_a_named_mass_change_carries_the_model_error_robot_yaml_measured(cell):
+    """The σ of a named Δm carries the mass the robot model's error invents on task motion: robot.yaml's measured
+    model error (the payload a fit invents on held-out unloaded runs) where it has one for the frame, else a third of
+    the detector's mass_resolution_kg. Before, only the fits' rows' noise (a 0.5 kg part through fast moves on the
+    simulated cell: +0.425 ± 0.014 kg, 5.4σ low)."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from payload_id_core.monitor.detect import DetectorSettings  # noqa: PLC0415
+    from payload_id_core.monitor.monitor import model_mass_std  # noqa: PLC0415
+    from payload_id_core.robot_id.model_error import HeldOutModelError  # noqa: PLC0415
+
+    model, robot = cell[:2]
+    assert model_mass_std(robot, FRAME, model, DetectorSettings()) == pytest.approx(0.2 / 3.0)
+    spurious = np.zeros((2, 10))
+    spurious[:, 0] = [0.03, -0.04]
+    measured = replace(robot, model_error=HeldOutModelError(FRAME, ["a", "b"], spurious))
+    assert model_mass_std(measured, FRAME, model, DetectorSettings()) == pytest.approx(np.sqrt((0.03**2 + 0.04**2) / 2))
+    t = cell[2]
+    _, events, _, _ = _run(cell, cell[5] + (t >= 2.5)[:, None] * cell[6])
+    picks = [e for e in events if e.kind is EventKind.PICKED]
+    assert picks and all(e.delta_mass_std >= 0.2 / 3.0 for e in picks), events
+    assert all(abs(e.delta_mass - MASS) <= 3.0 * e.delta_mass_std for e in picks), events

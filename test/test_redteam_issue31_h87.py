@@ -254,11 +254,17 @@ def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "a 0.5 kg part placed at rest is called `contact` ('the residual fell to 10% of its peak within 0.10 s: a "
-    "transient'), and the 6.0 kg picked 1.2 s later is named `picked` +5.513 ± 0.038 kg (the net change, 13σ from the "
-    "part's mass) while the 0.5 kg is said to have 'held 5.39 s' through the place. Fix: a transient verdict whose "
-    "residual settles at a load's step (the window's end level against the level before) is no transient: the step is "
-    "adopted as a load change and judged by the motion after it, as any other"))
+    "a 0.5 kg part placed as a 1.2 s move begins is called `contact` ('the residual fell to 10% of its peak within "
+    "0.10 s: a transient'), and the 6.0 kg picked 1.2 s later is named `picked` +5.513 kg (the net change). Cause "
+    "(h95): not a decay; the lift and elbow joints creep at the move's start and go untrusted halfway through the "
+    "window, and detect.classify reads the residual's size at the window's last row, where their weight is 0. Tried: "
+    "each joint's residual read at its last trusted sample: this test passes (`placed`, then +6.10 ± 0.09 kg), but "
+    "on the real UR10e a strike on the 3rd link at 54.67 s (its joint untrusted before its decay) was no longer "
+    "found, and on 01_31 loaded-then-unloaded a window at 21.10 s (elbow 4.7σ at its last trusted sample, "
+    "untrusted for the last 3 rows) was fitted as a change too small to name; the doubt the place at the join "
+    "(30.75 s) raised was folded into it (_put_in_doubt closes only a change with a pending load) and the place was "
+    "named at 21.10 s. Fix: judge the decay only where it is seen (trusted rows), say undecided where it is not, "
+    "and a doubt ends a running change with nothing pending as it ends one with a pending load"))
 def test_a_light_place_then_a_heavy_pick_a_second_later_is_not_one_net_pick(cell):
     model, robot = cell
     task = _place_then_pick(model, 4, 0.5, 6.0, 1.2)
@@ -267,15 +273,10 @@ def test_a_light_place_then_a_heavy_pick_a_second_later_is_not_one_net_pick(cell
     assert abs(events[2].delta_mass - 6.0) <= 3 * events[2].delta_mass_std + 0.06, events[2]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a 0.5 kg part picked 0.19 s before fast moves (0.71 s, ±0.6 rad), the monitor started 5 s before on the empty "
-    "flange: `picked` +0.425 ± 0.014 kg (5.4σ low; `placed` −0.416 ± 0.023, 3.7σ). Not new: main before h83 and h84 "
-    "says the same. The Δm named is the pick's 0.1 s window fit at rest ('a flange load explains the residual (misfit "
-    "0.60 per row); it held 3.81 s, until the next change'): _close_pending names the window's mass when no "
-    "re-estimate over the fast moves replaced it, and that fit's σ (the rows' noise) does not carry the model's error "
-    "at the rest pose (on this cell about 0.07 kg, the empty flange's own re-estimated mass). Fix: a change named from "
-    "its window's fit carries the model-error floor at that pose in its σ (or is named from the held re-estimate)"))
 def test_a_light_part_into_fast_moves_is_named_within_its_sigma(cell):
+    """Before: `picked` +0.425 ± 0.014 kg (5.4σ low), the re-estimate over the fast moves against the empty flange the
+    monitor was given, σ the rows' noise alone. Now a named change's σ carries the mass the robot model's error invents
+    on task motion (PayloadMonitor.model_mass_std): +0.425 ± 0.068 kg."""
     model, robot = cell
     task = _heavy_into_fast_moves(model, 5, 0.5, 0.1869, 0.7067)
     events = _watch(task, robot, np.inf, np.inf, False)

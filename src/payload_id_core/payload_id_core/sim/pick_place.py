@@ -98,8 +98,9 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
                    masses: tuple[float, float] = (0.5, 5.0), picks: bool = True, contacts_per_minute: float = 2.0,
                    contact_s: tuple[float, float] = (0.03, 0.15), contact_nm: tuple[float, float] = (5.0, 20.0),
                    frame: str | None = None, q_home: np.ndarray | None = None, rate_hz: float = 500.0,
-                   human: HumanContacts | None = None) -> TaskRun:
-    """Run the task for `seconds` of simulated time; see the module docstring."""
+                   human: HumanContacts | None = None, move_s: tuple[float, float] = (1.0, 2.0)) -> TaskRun:
+    """Run the task for `seconds` of simulated time; see the module docstring. `move_s`: the moves' durations (s,
+    uniform; shorter is faster, the same reach)."""
     rng = np.random.default_rng(seed)
     frame = model.payload_frame(frame)
     lower, upper = model.limits.lower, model.limits.upper
@@ -174,7 +175,7 @@ def pick_and_place(model: RobotModel, profile: SimProfile | str = "ur10", *, sec
                 person = None
         # A move, with a contact now and then.
         target = np.clip(home + rng.uniform(-REACH_RAD, REACH_RAD, model.n), lower + 0.1, upper - 0.1)
-        duration = rng.uniform(1.0, 2.0)
+        duration = rng.uniform(*move_s)
         if person is not None:
             # A person pushing a moving arm: the move lasts as long as the pushes, which start within it.
             total = sum(p[0] + 2 * p[1] + p[2] for p in person)
