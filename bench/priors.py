@@ -23,12 +23,13 @@ priors_<robot>_<method>_<prior>_moment_bias_sigma   median over seeds and ixx, i
     lag, 1 N·m torque noise), the robot identified on its calibration excitation (tools/xtraj_cell.py; one
     identification per seed, the cache of bench/accuracy.py's seeds: the robot's identification error is common to
     every payload fitted with it, so one identification for every seed measured that one draw, not the σ), the payload
-    on the first SHORT_S s of the motion a user plays for a payload goal: the bundled <robot>_payload_fast
-    (`payload-id excite --objective convergence`, the robot's acceleration limits; PRIORS_MOTION=designed, the
-    default), or (PRIORS_MOTION=sines, the bench until h92) a random sum of sines of period SHORT_S per seed at up to
-    15 rad/s² on every joint (testing.synthetic.sum_of_sines: beyond the Panda's limits of 3.6-9.5 rad/s²). The
-    payload: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass is the true one with
-    σ 0.5 %.
+    on a SHORT_S s motion: PRIORS_MOTION=sines (default) a random sum of sines of period SHORT_S, another per seed, at
+    up to 15 rad/s² on every joint (testing.synthetic.sum_of_sines: beyond the Panda's own limits of 3.6-9.5 rad/s²);
+    PRIORS_MOTION=designed the first SHORT_S s of what a user plays for a fast payload goal, the bundled
+    <robot>_payload_fast (`payload-id excite --objective convergence`, within the robot's limits). On the Panda the
+    designed one determines the CoM no better at 1.5 s (docs/design.md "Prior knowledge of the payload"), so the
+    default stays. The payload: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass
+    is the true one with σ 0.5 %.
 ur10e_<pair>_<method>_<flag>_com_std_mm_<axis>      the real UR10e through the user's path (bench/ur10e.py's robot.yaml:
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_mm     the 14harm pair and the 2.805 kg, its model error measured on the
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_sigma  15harm and 01_31 unloaded runs), on all three loaded runs: the
@@ -82,7 +83,7 @@ import ur10e_data as rd  # noqa: E402 - tools/, beside the report script
 from xtraj_cell import RATE, xtraj_cell  # noqa: E402 - tools/: bench/accuracy.py's cell and cache
 
 SHORT_S = float(os.environ.get("PRIORS_SHORT_S", "1.5"))
-MOTION = os.environ.get("PRIORS_MOTION", "designed")
+MOTION = os.environ.get("PRIORS_MOTION", "sines")
 PRIORS_SEEDS = tuple(range(int(os.environ.get("PRIORS_SEEDS", "10"))))
 METHODS = ("khalil-1", "difference-rls")
 # (mass, CoM, block sides, the 20 cm box holding it: low corner, high corner), payload frame.

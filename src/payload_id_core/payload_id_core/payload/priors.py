@@ -34,8 +34,10 @@ stays, suspect with the reason, and payload.yaml still records the prior that wa
 
 Which numbers the box only bounds (box_bounded_entries): those the motion says less about than a flat distribution
 over the box's range for them; their σ reach the range's far end at 2σ (the flat prior's own spread is no confidence
-interval). Which the prior rather than the motion pins (pinned_by_prior): the others whose σ with the prior is
-below PINNED_RATIO of their σ from the data alone (or that the data leave undetermined). payload.yaml lists both
+interval); and, where the motion resolves no principal moment, the moments whose range end cuts the data's 2σ
+(inertia_reaching_the_cut_ends: their σ reach that end). Which the prior rather than the motion pins
+(pinned_by_prior): the others whose σ with the prior is below PINNED_RATIO of their σ from the data alone (or that
+the data leave undetermined). payload.yaml lists both
 (`prior.bounded`, `prior.pinned`) and the note says so: a CoM pinned by a weighed mass is not "identified by the
 motion", and a box that merely bounds an inertia entry has not determined it.
 """
