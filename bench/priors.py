@@ -1,6 +1,8 @@
 """Prior knowledge of the payload (issue 30): a bounding box and a weighed mass, on short motions and on the real UR10e.
 
 priors_<robot>_<method>_<prior>_com_err_mm          median over PRIORS_SEEDS of the largest |CoM error| component, mm
+priors_<robot>_<method>_<prior>_com_std_mm          median over PRIORS_SEEDS of the largest CoM σ, mm (with <prior>
+                                                    none: what the motion alone determines)
 priors_<robot>_<method>_<prior>_com_determined      fraction of seeds whose CoM the result gives (σ <= 5 mm)
 priors_<robot>_<method>_<prior>_inertia_determined  fraction of seeds whose inertia the result gives (σ <= 25 % of the
                                                     inertia scale: finish.judge_determination)
@@ -21,8 +23,13 @@ priors_<robot>_<method>_<prior>_moment_bias_sigma   median over seeds and ixx, i
     lag, 1 N·m torque noise), the robot identified on its calibration excitation (tools/xtraj_cell.py; one
     identification per seed, the cache of bench/accuracy.py's seeds: the robot's identification error is common to
     every payload fitted with it, so one identification for every seed measured that one draw, not the σ), the payload
-    on a SHORT_S s motion of another seed: a solid block whose 20 cm box (the prior) is not centred on its CoM; the
-    known mass is the true one with σ 0.5 %.
+    on a SHORT_S s motion: PRIORS_MOTION=sines (default) a random sum of sines of period SHORT_S, another per seed, at
+    up to 15 rad/s² on every joint (testing.synthetic.sum_of_sines: beyond the Panda's own limits of 3.6-9.5 rad/s²);
+    PRIORS_MOTION=designed the first SHORT_S s of what a user plays for a fast payload goal, the bundled
+    <robot>_payload_fast (`payload-id excite --objective convergence`, within the robot's limits). On the Panda the
+    designed one determines the CoM no better at 1.5 s (docs/design.md "Prior knowledge of the payload"), so the
+    default stays. The payload: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass
+    is the true one with σ 0.5 %.
 ur10e_<pair>_<method>_<flag>_com_std_mm_<axis>      the real UR10e through the user's path (bench/ur10e.py's robot.yaml:
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_mm     the 14harm pair and the 2.805 kg, its model error measured on the
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_sigma  15harm and 01_31 unloaded runs), on all three loaded runs: the
@@ -76,6 +83,7 @@ import ur10e_data as rd  # noqa: E402 - tools/, beside the report script
 from xtraj_cell import RATE, xtraj_cell  # noqa: E402 - tools/: bench/accuracy.py's cell and cache
 
 SHORT_S = float(os.environ.get("PRIORS_SHORT_S", "1.5"))
+MOTION = os.environ.get("PRIORS_MOTION", "sines")
 PRIORS_SEEDS = tuple(range(int(os.environ.get("PRIORS_SEEDS", "10"))))
 METHODS = ("khalil-1", "difference-rls")
 # (mass, CoM, block sides, the 20 cm box holding it: low corner, high corner), payload frame.
@@ -97,7 +105,8 @@ def run_figures(est: PayloadEstimate, truth: np.ndarray, largest_moment: float) 
     """One estimate's figures against the payload it was simulated with (readable_vector order)."""
     got, std, known = readable_vector(est.phi), est.propagated_std(), est.readable_identifiable()
     com_err = float(np.max(np.abs(got[1:4] - truth[1:4])))
-    return {"com_err": com_err, "com_det": bool(known[1:4].all()), "inertia_det": bool(known[4:].all()),
+    return {"com_err": com_err, "com_std": float(np.max(std[1:4])), "com_det": bool(known[1:4].all()),
+            "inertia_det": bool(known[4:].all()),
             "com_within_3mm": bool(known[1:4].all()) and com_err <= 3e-3,
             "com_off_2sigma": bool(known[1:4].all()) and bool(np.any(np.abs(got[1:4] - truth[1:4]) > 2 * std[1:4])),
             "moment_z": (got[MOMENTS] - truth[MOMENTS]) / std[MOMENTS],
@@ -111,6 +120,7 @@ def summarise(out: dict, key: str, r: list[dict]) -> None:
     """The figures every part prints, over its runs `r` (run_figures), as out[<key>_<figure>]."""
     covered = np.array([x["covered"] for x in r])
     out[f"{key}_com_err_mm"] = 1e3 * float(np.median([x["com_err"] for x in r]))
+    out[f"{key}_com_std_mm"] = 1e3 * float(np.median([x["com_std"] for x in r]))
     out[f"{key}_com_within_3mm"] = float(np.mean([x["com_within_3mm"] for x in r]))
     out[f"{key}_com_reported_off_2sigma"] = float(np.mean([x["com_off_2sigma"] for x in r]))
     out[f"{key}_inertia_determined"] = float(np.mean([x["inertia_det"] for x in r]))
@@ -124,6 +134,17 @@ def block_phi(mass: float, com: np.ndarray, sides: np.ndarray) -> np.ndarray:
     a, b, c = sides
     return from_mass_com_inertia(mass, com, np.diag(mass / 12 * np.array([b * b + c * c, a * a + c * c,
                                                                           a * a + b * b])))
+
+
+def payload_motion(m: RobotModel, robot_name: str, seed: int):
+    """(t, q, q̇, q̈) of the loaded run: the first SHORT_S s of <robot>_payload_fast, or a sum of sines (MOTION)."""
+    if MOTION == "sines":
+        return sum_of_sines(m, SHORT_S, RATE, seed=100 + seed)
+    if MOTION != "designed":
+        raise SystemExit(f"PRIORS_MOTION={MOTION}: designed or sines")
+    traj = load_trajectory(f"{robot_name}_payload_fast").for_model(list(m.joint_names))
+    t = np.arange(int(round(SHORT_S * RATE))) / RATE
+    return (t, *traj.evaluate(t))
 
 
 def simulated(out: dict, robot_name: str) -> None:
@@ -141,7 +162,7 @@ def simulated(out: dict, robot_name: str) -> None:
     rows: dict[tuple[str, str], list[dict]] = {(me, p): [] for me in METHODS for p in priors}
     for seed in PRIORS_SEEDS:
         t0 = time.perf_counter()
-        loaded = rec(sum_of_sines(m, SHORT_S, RATE, seed=100 + seed), (phi, frame), 1.03, seed)
+        loaded = rec(payload_motion(m, robot_name, seed), (phi, frame), 1.03, seed)
         # One robot identification per seed (bench/accuracy.py's, from the shared cache): with one for every seed
         # (until h78) its error, one draw of θ̂_a, moved every seed's CoM alike, and the Panda's CoM x sat −1.2σ off
         # on average, read then as a model error in m·c (docs/design.md, "Prior knowledge of the payload").
@@ -157,7 +178,8 @@ def simulated(out: dict, robot_name: str) -> None:
         out[f"{key}_com_determined"] = float(np.mean([x["com_det"] for x in r]))
         out[f"{key}_inertia_pinned"] = float(np.mean([x["inertia_pinned"] for x in r]))
         out[f"{key}_inertia_bounded"] = float(np.mean([x["inertia_bounded"] for x in r]))
-        log(f"{key}: CoM err {out[f'{key}_com_err_mm']:.2f} mm, CoM determined {out[f'{key}_com_determined']:.1f}, "
+        log(f"{key}: CoM err {out[f'{key}_com_err_mm']:.2f} mm (σ {out[f'{key}_com_std_mm']:.2f}), "
+            f"CoM determined {out[f'{key}_com_determined']:.1f}, "
             f"inertia determined {out[f'{key}_inertia_determined']:.1f} (σ/I {out[f'{key}_inertia_std_frac']:.2f}), "
             f"coverage {out[f'{key}_coverage_2sigma']:.2f} / inertia {out[f'{key}_coverage_2sigma_inertia']:.2f}, "
             f"inertia entries pinned {out[f'{key}_inertia_pinned']:.2f} / bounded {out[f'{key}_inertia_bounded']:.2f}, "

@@ -135,9 +135,10 @@ from payload_id_core.excitation_design import (  # noqa: E402
 )
 
 BUNDLED = ["ur10_payload", "ur10_base", "ur10e_payload", "panda_payload", "ur10_ft_wrist", "ur10_payload_inertia",
-           "panda_payload_inertia", "ur10_payload_fast"]
+           "panda_payload_inertia", "ur10_payload_fast", "panda_payload_fast"]
 # (period s, harmonics) each bundled trajectory was designed with (its recorded command)
-BUNDLED_SHAPE = {"ur10_payload_inertia": (10.0, 8), "panda_payload_inertia": (10.0, 8), "ur10_payload_fast": (4.0, 6)}
+BUNDLED_SHAPE = {"ur10_payload_inertia": (10.0, 8), "panda_payload_inertia": (10.0, 8), "ur10_payload_fast": (4.0, 6),
+                 "panda_payload_fast": (4.0, 6)}
 
 
 def test_optimized_payload_condition_is_far_lower_than_random_feasible(ur10):

@@ -34,8 +34,10 @@ stays, suspect with the reason, and payload.yaml still records the prior that wa
 
 Which numbers the box only bounds (box_bounded_entries): those the motion says less about than a flat distribution
 over the box's range for them; their σ reach the range's far end at 2σ (the flat prior's own spread is no confidence
-interval). Which the prior rather than the motion pins (pinned_by_prior): the others whose σ with the prior is
-below PINNED_RATIO of their σ from the data alone (or that the data leave undetermined). payload.yaml lists both
+interval); and, where the motion resolves no principal moment, the moments whose range end cuts the data's 2σ
+(inertia_reaching_the_cut_ends: their σ reach that end). Which the prior rather than the motion pins
+(pinned_by_prior): the others whose σ with the prior is below PINNED_RATIO of their σ from the data alone (or that
+the data leave undetermined). payload.yaml lists both
 (`prior.bounded`, `prior.pinned`) and the note says so: a CoM pinned by a weighed mass is not "identified by the
 motion", and a box that merely bounds an inertia entry has not determined it.
 """
@@ -604,6 +606,8 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         cov[np.ix_(idx, idx)] = sub
     ess = float("nan")
     box_text = ""
+    unresolved_moments = False
+    data_value = readable_vector(phi)   # the data's numbers (after the known mass), before the box
     if prior.has_box and ok.all() and box_does_not_bind(phi, sub, prior.lo, prior.hi):
         box_text = (f" (the bounding box does not bind: the data's estimate lies inside it by at least "
                     f"{BIND_MARGIN_SIGMA:g}σ, so its numbers are kept unchanged)")
@@ -621,10 +625,18 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                 est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
                          f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
             if ok[:4].all() and not moments_resolved(est, data_std, prior.lo, prior.hi):
-                box_phi, box_cov = _with_data_mass_and_com(box_phi, box_cov, phi[:4], sub[:4, :4])
+                unresolved_moments = True
+                # The mass and CoM of the nearest body in the box (the data's metric: the posterior's mode), as the
+                # motion alone gives them through finish's projection onto J ⪰ 0, not the raw fit's: the raw fit
+                # carries moments below zero, and m·c moves with them (Panda bench, the raw CoM's 2σ coverage 0.88,
+                # the projected one's 0.93). Not the mean either: its shift is the flat prior's pull on the moments.
+                nearest = projected
+                if prior.known_mass is not None:    # the nearest body to the data conditioned on the weighed mass
+                    nearest = project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))[0]
+                box_phi, box_cov = _with_data_mass_and_com(box_phi, box_cov, nearest[:4], sub[:4, :4])
                 box_text = (" (the motion leaves every principal moment unresolved within the box's range: the mass "
-                            "and CoM keep the motion's own numbers, the box's narrowing of them through the moments "
-                            "being its flat prior's, not the data's)")
+                            "and CoM are the nearest body in the box's, with the motion's own σ, the box's narrowing "
+                            "of them through the moments being its flat prior's, not the data's)")
             phi, cov, ok = box_phi, box_cov, np.ones(10, dtype=bool)
     est.phi = np.asarray(phi, dtype=float)
     est.covariance = np.asarray(cov, dtype=float)
@@ -632,6 +644,9 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     bounded: list[str] = []
     if prior.has_box and np.isfinite(ess):
         bounded, est.covariance = box_bounded_entries(est, data_std, prior.lo, prior.hi)
+        if unresolved_moments:
+            cut, est.covariance = inertia_reaching_the_cut_ends(est, data_value, data_std, prior.lo, prior.hi, bounded)
+            bounded = [*bounded, *cut]
     est.prior_bounded = bounded
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est), bounded)
     text = f"prior used: {prior.describe()}{disagreement}{box_text}"
@@ -640,7 +655,8 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     text += (f"; pinned by the prior (σ below {PINNED_RATIO:g} of the motion's own): " + ", ".join(est.prior_pinned)
              if est.prior_pinned else "; the prior pins no number the motion leaves loose")
     if bounded:
-        text += ("; only bounded by the box (the motion's σ spans the box's range; σ reaches the range's far end): "
+        text += ("; only bounded by the box (the motion's σ spans the box's range, or the box's end cuts the "
+                 "motion's 2σ of a principal moment and the motion resolves none of them; σ reaches that end): "
                  + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
@@ -819,6 +835,40 @@ def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarr
             j = _PHI_OF_READABLE[k]
             cov[j, j] += scale * (reach**2 - std[k] ** 2)
     return bounded, cov
+
+
+def inertia_reaching_the_cut_ends(est: PayloadEstimate, data_value: np.ndarray, data_std: np.ndarray,
+                                  lo: np.ndarray, hi: np.ndarray, skip: Sequence[str] = ()
+                                  ) -> tuple[list[str], np.ndarray]:
+    """Where the motion resolves no principal moment (moments_resolved false), the principal moments (ixx, iyy, izz
+    about the CoM) whose range the box cuts inside the data's 2σ (`data_value` ± 2 `data_std`, readable order, the
+    data's own), and φ's covariance widened so that the posterior's 2σ reaches each end of the box's range
+    (box_readable_ranges) that cuts them, never beyond the data's own σ; entries in `skip` (already bounded) are left.
+
+    Why: there the restricted Gaussian's tail on the cut side is the flat prior's shape, not the data's. Flat in φ
+    holds, for each diagonal of Σ (the second moments about the CoM), a volume ∝ Σ_xx Σ_yy Σ_zz of products of
+    inertia, so the moments' posterior mean is pulled up from a compact part's moments (bench/priors.py's Panda:
+    +2.1σ, 2σ coverage of the inertia 0.70 with the moments' own 0.4); the end it is pulled away from (I_ii ≥ 0) is
+    where the truth can lie, and σ must reach it. The products of inertia have no such pull (their range is about
+    symmetric and they were covered: 30 of 30 within 2σ on that bench) and keep the box's σ; a constraint that does
+    not cut the data's 2σ leaves the data to say where the moment is, and its σ unchanged."""
+    value, std = readable_vector(est.phi), est.propagated_std()
+    low, high = box_readable_ranges(est.phi, est.covariance, lo, hi)
+    cov = np.array(est.covariance, dtype=float)
+    cut = []
+    for k in (4, 7, 9):     # ixx, iyy, izz in readable order
+        if READABLE_NAMES[k] in skip:
+            continue
+        ends = [value[k] - low[k]] if data_value[k] - 2.0 * data_std[k] < low[k] else []
+        ends += [high[k] - value[k]] if data_value[k] + 2.0 * data_std[k] > high[k] else []
+        if not ends:
+            continue
+        cut.append(READABLE_NAMES[k])
+        reach = min(0.5 * max(ends), data_std[k])
+        if reach > std[k]:
+            j = _PHI_OF_READABLE[k]     # the inertia about the CoM moves one for one with φ's entry about the origin
+            cov[j, j] += reach**2 - std[k] ** 2
+    return cut, cov
 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
