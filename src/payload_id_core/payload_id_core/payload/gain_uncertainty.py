@@ -9,7 +9,8 @@ by 1 + r exactly), and what remains for the payload is the load's own torque on 
     δφ_L = Σ_j G_j r_j,   G_j = I⁻¹ I_j φ_L,   I_j = Σ_t W_L,tjᵀ W_L,tj / σ_j²,   I = Σ_j I_j,
 
 so a common r scales the whole payload by 1 + r (δφ_L = r φ_L), and a gain error on a joint the load
-barely loads moves it little. Here the gains enter as independent, with robot.yaml's standard deviations.
+barely loads moves it little. Here the gains enter as independent, with robot.yaml's standard deviations, but for
+the friction model's choice (one shift of all the determined gains together, gain_load_only_covariance).
 
 Where robot.yaml also gives θ's response to the gains, S = ∂θ/∂r (format 2), a fit of x on τ − Y_a θ_a (khalil-1)
 takes the gain error exactly once, through what θ absorbs and what it leaves on this run (joint_gain_covariance):
@@ -52,6 +53,23 @@ def gain_relative_covariance(robot) -> np.ndarray | None:
     if joint is not None and np.asarray(joint.relative).shape == (rel.size, rel.size):
         return np.asarray(joint.relative, dtype=float)
     return np.diag(rel ** 2)
+
+
+def gain_load_only_covariance(robot) -> np.ndarray | None:
+    """cov(r) for the load-only rule: independent gains, except the shift of the friction model the gains were
+    fitted with (robot.yaml effort.gain_model's choice_spread), which moves them together and so enters as one
+    rank-one term: the payload takes its effect on the load's torque, which partly cancels across the joints (the
+    real UR10e's two fits differ by −1.6 % on the shoulder lift and +1.3 % on the elbow). None as
+    gain_relative_std."""
+    rel = gain_relative_std(robot)
+    if rel is None:
+        return None
+    gm = getattr(robot, "gain_model", None)
+    names = getattr(robot, "joint_names", None)
+    shift = np.zeros(rel.size) if gm is None or names is None else gm.choice_spread(names)
+    if shift.size != rel.size:
+        shift = np.zeros(rel.size)
+    return np.diag(np.maximum(rel ** 2 - shift ** 2, 0.0)) + np.outer(shift, shift)
 
 
 def joint_information(payload_rows: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -107,8 +125,8 @@ def joint_gain_covariance(W: np.ndarray, sigma: np.ndarray, identifiable: np.nda
 def with_gain_uncertainty(cov: np.ndarray, phi: np.ndarray, identifiable: np.ndarray, robot,
                           payload_rows: np.ndarray, sigma: np.ndarray) -> np.ndarray:
     """`cov` (of z = [φ_L, …]) with the gains' share added to its φ_L block; unchanged without a gain std."""
-    rel = gain_relative_std(robot)
-    if rel is None or rel.size != np.asarray(sigma).size:
+    rel = gain_load_only_covariance(robot)
+    if rel is None or rel.shape[0] != np.asarray(sigma).size:
         return cov
     out = np.array(cov, dtype=float)
     out[:10, :10] = out[:10, :10] + gain_covariance(joint_information(payload_rows, sigma), phi, identifiable, rel)
