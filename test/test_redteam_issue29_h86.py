@@ -8,7 +8,8 @@ moved the real UR10e's difference-rls mass by +3.0 / +4.7 % (payload.methods.com
 absorbed it, or off for gains that did not, and nothing noticed. So were candidates missing, `eligible: "no"` (read
 as true), a NaN score and `determined` naming joints the robot does not have.
 
-Also here: the gains' σ where the criterion keeps the linear model and on a Panda-sized profile (strict xfails); a
+Also here: the gains' σ where the criterion keeps the linear model and on a Panda-sized profile (covered since the
+model choice joins it, h90; the UR3's shared wrist-1 bias a strict xfail) and the recorded choice weight; a
 light (1 kg) calibration load that was refused on the gain fit's starting point (fixed); and the robot.yaml witnesses
 (h79's per-joint gain witness, h80's gear witness, h85's goal judgment) against drifts beyond 3σ: what they now
 catch, and the drifts still written converged and ok (strict xfails, numbers in each reason). Simulated, seconds
@@ -146,6 +147,29 @@ def test_the_linear_gain_models_sigma_covers_its_gains_at_100_hz(tmp_path):
                      "--out", str(tmp_path / "loaded")]) == 0
     out = tmp_path / "robot.yaml"
     assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
+                     str(tmp_path / "loaded"), "--known-payload-mass", "4.0", "--payload-frame", "tool0",
+                     "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
+    assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the UR3 with the ur10 drive profile (README's calibration motion, 100 Hz, 4 kg, seeds 2/102): linear kept "
+    "(Newey-West σ RMS 2.86 % against the load-friction model's 4.27 %), and both friction models put wrist_1 about "
+    "5 % low (linear −5.03 %, the other within 1 % of it), so their distance does not size that error: wrist_1 ± 1.1 % "
+    "at 4.8σ (5.6σ before the model-choice term; over seeds 1-10 wrist_1 −4.7 to −5.9 %, 1.8-4.8σ); the linear fit's "
+    "Newey-West σ (2.5 %) would cover it (2.1σ) but took the real masses' σ to 1.7-2.0 %. Fix: a friction or drive "
+    "model that does not share the bias, or the gains' error measured on held-out loaded runs of known mass"))
+def test_the_ur3_gains_are_within_three_sigma(tmp_path):
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
+    common = ["simulate", "--urdf", "ur3", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
+              "--rate", "100"]
+    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    out = tmp_path / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur3", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
                      str(tmp_path / "loaded"), "--known-payload-mass", "4.0", "--payload-frame", "tool0",
                      "--out", str(out)]) == 0
     d = yaml.safe_load(out.read_text())
