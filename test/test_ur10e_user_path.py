@@ -10,6 +10,7 @@ judge the mass. Before issue 12 this path gave 0.25 kg (khalil-4) for the 2.805 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import yaml
 from conftest import UR10E_DATA as DATA
@@ -44,11 +45,19 @@ def test_robot_yaml_carries_the_gains_their_std_and_unit(robot_yaml):
     assert all(9.0 < k < 13.5 for k in gains), gains          # torque constant × gear ratio of UR10e drives
     # Issue 29 item 5: the shoulder pan (the load's weight does not torque it) is named as not determined by the
     # calibration run, its σ how far its gain moves with the friction model (6.8 %, was 1.3 %); the joints the load
-    # torques keep theirs below 2 %.
+    # torques keep theirs below 2.5 % (was 2 %: the other friction model's distance with its weight now joins them,
+    # wrist 2 0.56 → 2.30 %, where the three real pairs' own gains spread by 3.0 %), and at least that distance.
     undetermined = [n["text"] for n in d["notes"] if n["code"] == "robot.gain_undetermined"]
     assert len(undetermined) == 1 and "shoulder_pan_joint" in undetermined[0], undetermined
     assert not any(j in undetermined[0] for j in d["joint_names"][1:3]), undetermined
-    assert all(0.0 < s < 0.02 * k for k, s in zip(gains[1:], std[1:])), std
+    assert all(0.0 < s < 0.025 * k for k, s in zip(gains[1:], std[1:])), std
+    g = d["effort"]["gain_model"]
+    names = d["joint_names"]
+    lin, shaped = (np.array([g["candidates"][c]["scale"][j] for j in names])
+                   for c in ("linear", "shaped_load_friction"))
+    det = np.array([j in g["determined"] for j in names])
+    need = np.sqrt(g["choice_weight"]) * np.abs(shaped - lin) / lin * np.array(gains)
+    assert np.all(np.array(std)[det] >= need[det] * (1 - 1e-9)), (std, need)
     assert 0.02 * gains[0] < std[0] < 0.1 * gains[0], std
 
 

@@ -49,6 +49,7 @@ from payload_id_core.robot_id.choice_record import (
     GAIN_SHAPED_LOAD,
     GainModelChoice,
     choose_gain_model,
+    model_choice_weight,
 )
 from payload_id_core.robot_id.drive_gains import (
     GainFit,
@@ -318,6 +319,7 @@ def run(args) -> int:
             gear, geared = first.gear, first
             fit = gains(first)
         factor, factor_std = fit.scale, fit.std
+        fit_std = factor_std
         if args.friction != "none":
             # The gains are fixed by the load's torque only, so what the friction model misses where the load changes
             # the torque goes into them. Second candidate: the friction's shapes identified on the unloaded run (they
@@ -333,7 +335,8 @@ def run(args) -> int:
             candidates = [gain_candidate(kind, f, determined) for kind, f in fits.items()]
             chosen = choose_gain_model(candidates)
             gain_model = GainModelChoice(chosen, GAIN_MODEL_CRITERION,
-                                         [model.joint_names[j] for j in np.flatnonzero(determined)], candidates)
+                                         [model.joint_names[j] for j in np.flatnonzero(determined)], candidates,
+                                         model_choice_weight(candidates, chosen))
             fit = fits[chosen]
             # The gains' σ: with the load-friction model chosen, its Newey–West σ as the criterion measured it (its
             # textbook σ left wrist 1 at 3.9σ on simulate --profile ur10, 500 Hz: the residuals are slower than white).
@@ -344,12 +347,18 @@ def run(args) -> int:
             # friction's shapes alone (no load friction: where the load barely torques a joint μ and its gain are one
             # column) joins its std.
             other = gains(geared, shaped.friction) if weakly_determined(fits[GAIN_LINEAR]).any() else fit
-            factor, (factor_std, gain_note) = fit.scale, with_model_error(fit, other, model.joint_names, std,
-                                                                          fits[GAIN_LINEAR])
+            factor, (fit_std, gain_note) = fit.scale, with_model_error(fit, other, model.joint_names, std,
+                                                                       fits[GAIN_LINEAR])
+            # On the joints the known mass determines, the friction model the gains were fitted with is itself
+            # uncertain: the other candidate's distance with its weight joins their σ (GAIN_CHOICE_SPREAD). Each fit's
+            # own σ alone left wrist 1 −4.75 % at 8.7σ (linear kept, ur10 100 Hz) and panda_joint6 +1.06 % at 4.5σ
+            # (load friction chosen); docs/design.md, "Conventions".
+            choice_shift = gain_model.choice_spread(model.joint_names) * fit.scale
+            factor_std = np.hypot(fit_std, choice_shift)
             print(gain_model.text())
             if gain_note is not None:
                 gain_notes.append(gain_note)
-        gain_fit, scale, scale_std = fit, scale * factor, scale * factor_std
+        gain_fit, scale, scale_std, fit_scale_std = fit, scale * factor, scale * factor_std, scale * fit_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {args.known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
         print("drive gains: " + ", ".join(f"{j} {k:.5g} ± {s:.2g}" for j, k, s in
@@ -406,8 +415,11 @@ def run(args) -> int:
     if gain_fit is not None and scale_std is not None:
         # The gains' correlation with θ (θ was identified from efforts scaled by them): the payload fits count a gain
         # error once, through what θ absorbs of it and what it leaves (payload/gain_uncertainty.py).
+        # The model-choice shift is one direction across the joints (the two fits' gains move together), a rank-one
+        # term beside the fit's own correlations: the payloads take its effect on their load, not √n of it.
+        spread = np.zeros(model.n) if gain_model is None else gain_model.choice_spread(model.joint_names)
         ident.gain_covariance = GainCovariance(
-            relative_gain_covariance(gain_fit, scale_std / scale * gain_fit.scale),
+            relative_gain_covariance(gain_fit, fit_scale_std / scale * gain_fit.scale) + np.outer(spread, spread),
             theta_gain_sensitivity(ident, recording, model, use_commanded=not args.use_measured,
                                    cutoff_hz=args.cutoff_hz, decimate=args.decimate, delay=delay))
     ident.effort_scale_source = source

@@ -216,15 +216,49 @@ class GainCandidate:
         return d
 
 
+def model_choice_weight(candidates: Sequence[GainCandidate], chosen: str) -> float:
+    """The weight of the candidates the criterion did not choose in the chosen gains' σ (GAIN_CHOICE_SPREAD): each
+    eligible candidate weighs 1/score² (its gains' measured σ as its evidence), the others not at all. The two
+    fits' gains differ by what their friction models get wrong; which of them is right the one pair cannot say
+    beyond their scores, so the chosen gains are off by that distance with the other's weight."""
+    inv = {c.kind: 1.0 / c.score ** 2 for c in candidates if c.eligible and np.isfinite(c.score) and c.score > 0}
+    if chosen not in inv or len(inv) < 2:
+        return 0.0
+    return float(sum(v for k, v in inv.items() if k != chosen) / sum(inv.values()))
+
+
+GAIN_CHOICE_SPREAD = (
+    "σ of a determined gain: the chosen fit's σ and √w × its distance to the other candidate's gain combined in "
+    "quadrature, w the other candidate's weight (model_choice_weight: each eligible candidate ∝ 1/score²); the "
+    "shift is one direction, so it enters effort.gain_covariance as a rank-one term")
+
+
 @dataclass
 class GainModelChoice:
     """robot.yaml effort.gain_model: which friction model the drive gains were fitted with, by which criterion, the
-    candidates' numbers, and the joints whose gains the known mass determines (the criterion's joints)."""
+    candidates' numbers, and the joints whose gains the known mass determines (the criterion's joints).
+    `choice_weight`: the other candidates' weight in the gains' σ (model_choice_weight, GAIN_CHOICE_SPREAD);
+    None in files written before it, whose σ is the chosen fit's alone."""
 
     chosen: str
     criterion: str
     determined: list[str]
     candidates: list[GainCandidate]
+    choice_weight: float | None = None
+
+    def choice_spread(self, joint_names: Sequence[str]) -> np.ndarray:
+        """(n,) relative shift of the chosen gains that model-choice uncertainty adds, one direction:
+        √w (k_other − k_chosen) / k_chosen on the determined joints (w = choice_weight), 0 elsewhere and in files
+        without a choice_weight."""
+        out = np.zeros(len(joint_names))
+        chosen = self.candidate(self.chosen)
+        if not self.choice_weight or chosen is None:
+            return out
+        det = np.array([j in self.determined for j in joint_names])
+        for c in self.candidates:
+            if c.kind != self.chosen and c.eligible:
+                out += np.where(det, (c.scale - chosen.scale) / chosen.scale, 0.0)
+        return np.sqrt(self.choice_weight) * out
 
     @property
     def load_friction_fitted(self) -> bool:
@@ -241,8 +275,12 @@ class GainModelChoice:
                 f"{', '.join(self.determined) or 'no joint'}, RMS: {parts})")
 
     def to_dict(self, joint_names: Sequence[str]) -> dict:
-        return {"chosen": self.chosen, "criterion": self.criterion, "determined": list(self.determined),
-                "candidates": {c.kind: c.to_dict(joint_names) for c in self.candidates}}
+        d: dict = {"chosen": self.chosen, "criterion": self.criterion, "determined": list(self.determined),
+                   "candidates": {c.kind: c.to_dict(joint_names) for c in self.candidates}}
+        if self.choice_weight is not None:
+            d["choice_weight"] = float(self.choice_weight)
+            d["choice_spread"] = GAIN_CHOICE_SPREAD
+        return d
 
     @classmethod
     def from_dict(cls, d, joint_names: Sequence[str], source: str) -> GainModelChoice:
@@ -273,7 +311,16 @@ class GainModelChoice:
             raise PayloadIdError(f"{key}: chosen is {d['chosen']} but its candidates' numbers give {picked} by its "
                                  "criterion: the file was edited after identification",
                                  "re-run payload-id identify-robot")
-        return cls(str(d["chosen"]), str(d["criterion"]), determined, cands)
+        weight = d.get("choice_weight")
+        if weight is not None:
+            # The weight sets the gains' σ (scale_std, gain_covariance): one the candidates do not give was edited.
+            expected = model_choice_weight(cands, picked)
+            if not (isinstance(weight, (int, float)) and abs(float(weight) - expected) <= 1e-6 + 1e-6 * expected):
+                raise PayloadIdError(f"{key}: choice_weight is {weight!r} but its candidates' scores give "
+                                     f"{expected:.6g}: the file was edited after identification",
+                                     "re-run payload-id identify-robot")
+        return cls(str(d["chosen"]), str(d["criterion"]), determined, cands,
+                   None if weight is None else float(weight))
 
 
 def _by_joint(d: Mapping, key: str, joint_names: Sequence[str]) -> np.ndarray:

@@ -49,7 +49,7 @@ from payload_id_core.payload.finish import (
     model_error_reference,
     undetermined_to_prior,
 )
-from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_relative_std
+from payload_id_core.payload.gain_uncertainty import gain_covariance, gain_load_only_covariance
 from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.load_friction import sign_epsilon
 from payload_id_core.payload.online.regressor import FastRegressor
@@ -186,10 +186,10 @@ class OnlineEstimator(ABC):
         # information, kept only when robot.yaml gives the drive gains' std (gain_uncertainty.py).
         self.joint, self.X = payload_transform(model, frame)
         self.block = slice(10 * (self.joint - 1), 10 * self.joint)
-        self._gain_rel_std = gain_relative_std(robot)
-        if self._gain_rel_std is not None and self._gain_rel_std.size != self.n:
-            self._gain_rel_std = None
-        self._joint_info = np.zeros((self.n, 10, 10)) if self._gain_rel_std is not None else None
+        self._gain_rel_cov = gain_load_only_covariance(robot)
+        if self._gain_rel_cov is not None and self._gain_rel_cov.shape[0] != self.n:
+            self._gain_rel_cov = None
+        self._joint_info = np.zeros((self.n, 10, 10)) if self._gain_rel_cov is not None else None
         self.samples = 0
         self.t0: float | None = None
         self.t_last = 0.0
@@ -241,10 +241,10 @@ class OnlineEstimator(ABC):
         """solution() with the drive gains' uncertainty (robot.yaml's effort scale std) added to φ_L's
         covariance (gain_uncertainty.py), from the payload rows' per-joint information seen so far."""
         z, cov, ok = self.solution()
-        if self._joint_info is None or self._gain_rel_std is None:
+        if self._joint_info is None or self._gain_rel_cov is None:
             return z, cov, ok
         cov = np.array(cov, dtype=float)
-        cov[:10, :10] += gain_covariance(self._joint_info, z[:10], ok, self._gain_rel_std)
+        cov[:10, :10] += gain_covariance(self._joint_info, z[:10], ok, self._gain_rel_cov)
         return z, cov, ok
 
     def model_error_ratio(self) -> np.ndarray | float:

@@ -319,7 +319,7 @@ class DifferenceRLS(OnlineEstimator):
     def payload_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """solution() with the drive gains' share of the covariance (robot.yaml's effort scale std) computed
         for the two weightings (_two_weightings); the base class's share assumes one weighting."""
-        if self.rls.forgetting != 1.0 or self._gain_rel_std is None:
+        if self.rls.forgetting != 1.0 or self._gain_rel_cov is None:
             return super().payload_solution()
         self._flush()
         return self._solution_data_only(with_gains=True)
@@ -459,9 +459,9 @@ class DifferenceRLS(OnlineEstimator):
         H_v, H_w = maps
         z = H_v @ g_v + H_w @ g_w
         pull, gain_var = None, None
-        if payload_columns and self._gain_rel_std is not None:
+        if payload_columns and self._gain_rel_cov is not None:
             pull = normal.G @ (J[:, :payload_columns] @ z[:payload_columns])   # (n, u): G_j ε_L
-            gain_var = self._gain_rel_std**2
+            gain_var = self._gain_rel_cov                  # cov(r) (n, n): gain_load_only_covariance
 
         def covariance(A_v: np.ndarray, A_w: np.ndarray, noise: np.ndarray | None = None,
                        target: np.ndarray | None = None) -> np.ndarray:
@@ -478,7 +478,7 @@ class DifferenceRLS(OnlineEstimator):
                 out += P @ C_a @ P.T
             if pull is not None and gain_var is not None:
                 D = A_v @ (v[:, None] * pull).T + A_w @ (w[:, None] * pull).T   # (k, n): the response to γ_j
-                out += (D * gain_var) @ D.T
+                out += D @ gain_var @ D.T
             if with_prior:
                 bias = (A_v @ I_v + A_w @ I_w) @ J - (0.0 if target is None else target)
                 held = prior_info > 0
