@@ -401,10 +401,10 @@ def run(args) -> int:
     ident.notes.append(choice.note())
     if drift:
         ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift])
-        spread = ident.offset_drift
+        drift_record = ident.offset_drift
         print(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
               + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in
-                          zip(model.joint_names, spread.spread, spread.resolution, spread.prior_std)))
+                          zip(model.joint_names, drift_record.spread, drift_record.resolution, drift_record.prior_std)))
     if held_out_loaded:
         ident.load_friction_choice = measure_load_friction_choice(
             model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], args.known_payload_mass, frame)
@@ -417,9 +417,9 @@ def run(args) -> int:
         # error once, through what θ absorbs of it and what it leaves (payload/gain_uncertainty.py).
         # The model-choice shift is one direction across the joints (the two fits' gains move together), a rank-one
         # term beside the fit's own correlations: the payloads take its effect on their load, not √n of it.
-        spread = np.zeros(model.n) if gain_model is None else gain_model.choice_spread(model.joint_names)
+        shift = np.zeros(model.n) if gain_model is None else gain_model.choice_spread(model.joint_names)
         ident.gain_covariance = GainCovariance(
-            relative_gain_covariance(gain_fit, fit_scale_std / scale * gain_fit.scale) + np.outer(spread, spread),
+            relative_gain_covariance(gain_fit, fit_scale_std / scale * gain_fit.scale) + np.outer(shift, shift),
             theta_gain_sensitivity(ident, recording, model, use_commanded=not args.use_measured,
                                    cutoff_hz=args.cutoff_hz, decimate=args.decimate, delay=delay))
     ident.effort_scale_source = source
