@@ -120,42 +120,65 @@ def test_a_change_undecided_at_a_replays_end_says_its_time_is_not_located(cell):
     # The same keys as an event's (cli.monitor's docstring: "same keys").
     assert set(said) == {"kind", "t_change", "t_change_located", "t_alarm", "delta_mass", "delta_mass_std", "reason"}
 
-@pytest.mark.xfail(strict=True, reason="a place made while the node was down, the monitor restarted on the saved 3 kg "
-                   "(LiveMonitor.new_monitor: carry_on_from_part with its tare): `placed` dated at the node's first "
-                   "sample (9.900 s for a place at 9.200 s) and said located; the restarted observers' residual rises "
-                   "to the change at the start, as after a switch-off (_unwatched_change), but no sample before it is "
-                   "known to bound the span. Fix: save the last joint-state stamp with the re-estimate (result_file) "
-                   "and pass it to carry_on_from_part as the unwatched span's start, so the change is not located "
-                   "within [saved stamp, alarm]")
-def test_a_place_while_the_node_was_down_is_not_dated_at_its_restart(cell):
-    from test_monitor_task_motion import part  # noqa: PLC0415 - the task's part, as carried
-
-    model, robot = cell
+def _down_then_place(model):
+    """A 3 kg pick, two moves; the node goes down (its last joint state then); the place at rest 0.3 s later; the node
+    is up 0.7 s after the place, then rest and three moves. (task, the last stamp watched, the first stamp after)."""
     task = Task(model, 3)
     task.rest(0.5)
     task.moves(2)
     task.carry(PART)
     task.moves(2)
+    t_down = task.cell.time
     task.rest(0.3)
     task.carry(0.0)
     task.rest(0.7)
     t_start = task.cell.time
     task.rest(0.5)
     task.moves(3)
+    return task, t_down, t_start
+
+
+def _restarted_on_the_part(task, model, robot, t_start: float, watched_until: float | None):
+    """The events of a monitor built as the node restarted mid-carry builds it: on the saved re-estimate (σ of a settled
+    one) and its tare (the empty flange's own re-estimated mass on this cell), from the first sample at t_start."""
+    from test_monitor_task_motion import part  # noqa: PLC0415 - the task's part, as carried
+
     t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
-    keep = t >= t_start
-    # As the node restarts mid-carry: the saved re-estimate (σ of a settled one) and its tare (the empty flange's own
-    # re-estimated mass on this cell).
     monitor = PayloadMonitor(model, robot, FRAME, part(PART), np.diag([0.03**2] + [0.015**2] * 3 + [1e-4] * 6))
-    monitor.carry_on_from_part(-0.07, 0.01**2)
+    monitor.carry_on_from_part(-0.07, 0.01**2, watched_until=watched_until)
     events = []
-    for k in np.nonzero(keep)[0][::10]:
+    for k in np.nonzero(t >= t_start)[0][::10]:
         events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+    return events
+
+
+def test_a_place_while_the_node_was_down_is_not_dated_at_its_restart(cell):
+    """A place made while the node was down, the monitor restarted on the saved 3 kg (LiveMonitor.new_monitor:
+    carry_on_from_part with its tare). Before: `placed` dated at the node's first sample (9.900 s for a place at
+    9.200 s) and said located: the restarted observers' residual rises to the change at the start, as after a
+    switch-off (_unwatched_change), and nothing bounded the span. Now the last joint-state stamp the saving node had
+    seen is saved with the re-estimate (result_file's monitor_watched_until) and starts the span not watched."""
+    model, robot = cell
+    task, t_down, t_start = _down_then_place(model)
+    events = _restarted_on_the_part(task, model, robot, t_start, t_down)
     t_place = task.truth[-1][0]
     assert [e.kind for e in events] == [EventKind.PLACED], events
     place = events[0]
     assert abs(place.delta_mass + PART) <= 2 * place.delta_mass_std + 0.03, place
     assert not place.t_change_located and place.t_change <= t_place <= place.t_alarm, (place, t_place)
+    assert f"not located within [{place.t_change:.3f}, {place.t_alarm:.3f}] s" in place.reason, place.reason
+    assert event_dict(place)["t_change_located"] is False
+
+
+def test_a_place_while_the_node_was_down_without_a_saved_stamp_is_not_said_located(cell):
+    """A result file saved before the stamp was kept: the span's start is not known. The place is still not said
+    located (before: dated at the first sample, located), and its reason says it may have come before its t_change."""
+    model, robot = cell
+    task, _, t_start = _down_then_place(model)
+    (place,) = _restarted_on_the_part(task, model, robot, t_start, None)
+    assert place.kind is EventKind.PLACED and abs(place.delta_mass + PART) <= 2 * place.delta_mass_std + 0.03, place
+    assert not place.t_change_located and abs(place.t_change - t_start) < 0.02, place
+    assert "carries no stamp of when it was last watched" in place.reason, place.reason
 
 
 def _place_then_pick(model, seed: int, first: float, second: float, gap: float):

@@ -451,12 +451,14 @@ class PayloadMonitor:
             return t_change, ""
         assert self._unwatched is not None
         since, reason = self._unwatched
+        if not np.isfinite(since):
+            since = self._observers_since
         return since, (f"its time is not located within [{since:.3f}, {t_alarm:.3f}] s: the joint states were not "
                        f"watched until {self._observers_since:.3f} s ({reason}), and the restarted observers' "
                        "residual rises to whatever changed meanwhile")
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
-                           unconfirmed: str = "") -> None:
+                           unconfirmed: str = "", watched_until: float | None = None) -> None:
         """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
         nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
         computed as before the restart and the part reported is the one saved. `unloaded`: the unloaded robot's
@@ -464,7 +466,18 @@ class PayloadMonitor:
         `unconfirmed`: why the saved payload was not confirmed yet (PayloadState.unconfirmed: restored after a refuted
         re-estimate): it stays so, published suspect and with the monitor disarmed, until the residual, once the
         restarted observers have settled, comes back within its allowance (_step), or its misfit in motion puts it in
-        doubt (_put_in_doubt); a restart is no confirmation."""
+        doubt (_put_in_doubt); a restart is no confirmation. `watched_until`: the last joint-state stamp the monitor
+        that saved the payload had seen (result_file's monitor_watched_until). Nothing watched the joints from then to
+        this monitor's first sample, and its observers start from zero there, so a change made meanwhile rises in the
+        residual at the restart as after a switch-off: it is not located within [watched_until, alarm]
+        (_unwatched_change; a place made while the node was down was dated at its first sample, 0.7 s late, and said
+        located). None (a file saved before the stamp was kept): the span's start is not known, and such a change is
+        not located either, dated at the first sample with the reason saying it may have come earlier."""
+        self._unwatched = (float("nan") if watched_until is None else float(watched_until) - CHANGE_LOOKBACK_S,
+                           "the node was restarted on its saved payload"
+                           + ("" if watched_until is not None else
+                              ", which carries no stamp of when it was last watched: the change may have come before "
+                              "the span's start too"))
         if unloaded is not None and self.unloaded is not None:
             self.unloaded.restore(unloaded)
         fit = self.state.phi.copy()
