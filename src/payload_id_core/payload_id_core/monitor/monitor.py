@@ -510,7 +510,9 @@ class PayloadMonitor:
         if self._unnamed_change is not None and self._pending is not None:
             e = self._pending
             located, note = self._dating(e.t_change)
-            out.append(Undecided(e.kind, e.t_change, e.t_alarm, e.delta_mass, e.delta_mass_std,
+            alarm, steps = self._two_steps(e.t_change, e.t_alarm)
+            located, note = located and not steps, note + steps
+            out.append(Undecided(e.kind, e.t_change, alarm, e.delta_mass, e.delta_mass_std,
                                  f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
                                  f"{e.reason}), "
                                  f"{end - e.t_change:.2f} s before the last sample, with the arm moving "
