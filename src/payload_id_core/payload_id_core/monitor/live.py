@@ -158,12 +158,13 @@ class LiveMonitor:
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
         monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
         if self.saved_tare is not None and phi is not None:
-            kept = {"unconfirmed": unconfirmed if only_unconfirmed else "", "watched_until": self.saved_watched_until}
+            still = unconfirmed if only_unconfirmed else ""
             try:
-                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded, **kept)
+                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded, unconfirmed=still,
+                                           watched_until=self.saved_watched_until)
             except PayloadIdError as err:
                 # The part and its tare are kept; only the friction is learnt again (on the empty flange).
-                monitor.carry_on_from_part(*self.saved_tare, **kept)
+                monitor.carry_on_from_part(*self.saved_tare, unconfirmed=still, watched_until=self.saved_watched_until)
                 self.saved_refused = (f"monitor: {err.problem}; not used, it is learnt again once nothing is "
                                       "carried")
         self.saved_tare, self.saved_unloaded, self.saved_unconfirmed = None, None, ""

@@ -1017,7 +1017,7 @@ class PayloadMonitor:
         elif verdict.event is not None and self._pending is None:
             self._pending = verdict.event
         elif verdict.event is not None and verdict.event.is_load_change and self._taken_in is None and \
-                np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass):
+                self._pending is not None and np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass):
             # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
             # told from a push's release): what is named is the net of the two (_two_steps).
             self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
