@@ -6,6 +6,8 @@ callback would. Every scenario is the same noise draw with a known torque added:
 Y_L φ_L from a time on (picked), until a time (placed), or a push that no flange load makes.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from test_monitor_observer import FRAME, PHI
@@ -18,7 +20,7 @@ from payload_id_core.monitor import (
     ObserverModel,
     PayloadMonitor,
 )
-from payload_id_core.monitor.detect import mass_change_text
+from payload_id_core.monitor.detect import Event, mass_change_text
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import identify_robot
 from payload_id_core.sim.profile import load_profile
@@ -222,3 +224,23 @@ def test_a_named_mass_change_carries_the_model_error_robot_yaml_measured(cell):
     picks = [e for e in events if e.kind is EventKind.PICKED]
     assert picks and all(e.delta_mass_std >= 0.2 / 3.0 for e in picks), events
     assert all(abs(e.delta_mass - MASS) <= 3.0 * e.delta_mass_std for e in picks), events
+
+
+def test_an_event_not_located_says_its_span_not_a_latency():
+    """PayloadEvent carried no t_change_located: a change found while the monitor was disarmed, off or the node down
+    went out stamped at its span's start with alarm_delay the span's length, and demo_monitor printed that span as a
+    detection latency ("alarm after 2400 ms"). The message carries the flag now, and the demo says the span."""
+    from payload_id_ros import conversions as conv  # noqa: PLC0415 - rclpy
+    from payload_id_ros.demo_monitor import _matches, heard  # noqa: PLC0415
+
+    unlocated = Event(EventKind.PLACED, 9.2, 11.6, 14.0, -3.0, 0.03, reason="its time is not located within "
+                      "[9.200, 11.600] s", t_change_located=False)
+    msg = conv.payload_event_msg(unlocated, "tool0")
+    assert msg.t_change_located is False and abs(msg.alarm_delay - 2.4) < 1e-9
+    assert conv.payload_event_msg(replace(unlocated, t_change_located=True), "tool0").t_change_located is True
+    said = {"kind": msg.kind, "delta_mass": msg.delta_mass, "delta_mass_std": msg.delta_mass_std,
+            "alarm_delay_ms": 1e3 * msg.alarm_delay, "t_change": 9.2, "t_change_located": msg.t_change_located}
+    assert heard(said) == "placed: Δm -3.000 ± 0.030 kg, its time not located: between 9.20 and 11.60 s"
+    # A true change within the span is what it is about; a dated event is about a change within 0.2 s of it only.
+    assert _matches(said, 10.5) and not _matches(said, 11.9)
+    assert not _matches({**said, "t_change_located": True}, 10.5)

@@ -65,6 +65,9 @@ def test_each_change_is_one_event_of_its_kind_at_its_time(run):
         assert event is not None, (truth, record.events, out)
         assert event["kind"] == truth["kind"], (truth, event)
         assert abs(event["t_change"] - truth["t"]) < MATCH_S
+        # PayloadEvent.t_change_located, heard across processes (the message's default is false): dated, so its
+        # alarm_delay below is a latency, not a span.
+        assert event["t_change_located"] is True, event
     picked, _, _, placed = (row["event"] for row in summary["changes"])
     # The detector's own Δm from 0.1 s of rest: within 3σ and 10 % of the part.
     for event, dm in ((picked, PART["mass"]), (placed, -PART["mass"])):

@@ -86,12 +86,14 @@ class _Cell:
         self.estimate: PayloadEstimate | None = saved.estimate if saved else None
         self.saved: list = []
         self.unconfirmed: list[str] = []     # the unconfirmed mark persisted with each re-estimate ('' : confirmed)
+        self.watched_until: list[float] = []  # the last joint-state stamp persisted with each re-estimate
 
         def new_monitor():
             live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
             live.saved_tare = saved.tare if saved else None
             live.saved_unloaded = getattr(saved, "unloaded", None)
             live.saved_unconfirmed = getattr(saved, "unconfirmed", "")
+            live.saved_watched_until = getattr(saved, "watched_until", None)
             return live
 
         self.mode = MonitorMode(self.node, new_monitor, lambda: "", lambda: self.estimate, self._publish,
@@ -102,9 +104,10 @@ class _Cell:
     def _publish(self, est):
         self.estimate = est
 
-    def _persist(self, est, tare, unloaded, unconfirmed):
+    def _persist(self, est, tare, unloaded, unconfirmed, watched_until):
         self.saved.append((est, tare, unloaded))
         self.unconfirmed.append(unconfirmed)
+        self.watched_until.append(watched_until)
 
     def events(self) -> list[str]:
         return [m.kind for m in self.node.publishers["~/payload_event"].sent]
@@ -228,6 +231,47 @@ def test_a_restart_mid_carry_starts_from_the_part_carried(ur10_cell_robot, task)
     assert second.controller.applied and second.controller.applied[-1] == 0.0
     placed = second.node.publishers["~/payload_event"].sent[0]
     assert abs(placed.delta_mass + SECOND) < 0.1, placed.delta_mass
+
+
+def test_a_place_while_the_node_was_down_is_said_not_located(ur10_cell_robot, task, tmp_path):
+    """The first node persists each re-estimate with the last joint-state stamp it had seen, and dies mid-carry; the
+    part is put down while no node runs; the second node starts 0.3 s after the place on the result file. Before: the
+    place came out `placed` stamped at the second node's first sample (after the place) and said nothing of it; now
+    ~/payload_event says its time is not located (t_change_located false), stamped no later than the place, the
+    place within [stamp, stamp + alarm_delay], and the node's log line says the span."""
+    truth = task[0].truth
+    t_place = truth[3][0]
+    model, _ = ur10_cell_robot
+    first = _Cell(*ur10_cell_robot)
+    first.mode.switch(True)
+    _run(first, task, stop=t_place - 0.5)
+    est, tare, unloaded = first.saved[-1]
+    assert abs(est.mass - SECOND) < 0.06 and first.watched_until[-1] < t_place - 0.5, first.watched_until
+    path = tmp_path / "payload.yaml"
+    write_result(path, model, est, None, None, 1.0, monitor_tare=tare, monitor_unloaded=unloaded,
+                 monitor_watched_until=first.watched_until[-1])
+    saved = read_result(path, model)
+    assert saved is not None and saved.monitor_watched_until == first.watched_until[-1]
+
+    class Saved:
+        pass
+
+    again = Saved()
+    again.estimate, again.tare, again.unloaded = saved.estimate, saved.monitor_tare, saved.monitor_unloaded
+    again.watched_until = saved.monitor_watched_until
+    second = _Cell(*ur10_cell_robot, saved=again)
+    second.mode.switch(True)
+    _, t, q, qd, tau = task
+    after = t >= t_place + 0.3                            # the second node hears the joints from here
+    _run(second, (None, t[after], q[after], qd[after], tau[after]))
+    assert second.events() == ["placed"], second.events()
+    placed = second.node.publishers["~/payload_event"].sent[0]
+    stamp = placed.header.stamp.sec + 1e-9 * placed.header.stamp.nanosec
+    assert placed.t_change_located is False and stamp <= t_place <= stamp + placed.alarm_delay, (placed, t_place)
+    assert abs(placed.delta_mass + SECOND) < 0.1 and "not located within" in placed.reason, placed
+    said = [text for level, text in second.node.logger.lines if text.startswith("payload event: placed")]
+    assert said and "(its time not located)" in said[0], said
+    assert second.controller.applied and second.controller.applied[-1] == 0.0
 
 
 def test_a_restart_with_a_part_on_keeps_the_unloaded_friction_learnt(ur10_cell_robot, task, tmp_path):

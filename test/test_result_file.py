@@ -153,3 +153,28 @@ def test_a_monitor_re_estimate_comes_back_unconfirmed(tmp_path, model):
     path.write_text(yaml.safe_dump(d))
     with pytest.raises(PayloadIdError, match="monitor_unconfirmed"):
         read_result(path, model)
+
+
+def test_a_monitor_re_estimate_comes_back_with_the_last_stamp_watched(tmp_path, model):
+    """Issue 31: the last joint-state stamp the monitor had seen is saved with its re-estimate, so a monitor started on
+    the file after a restart does not date a change made while the node was down at its own first sample
+    (PayloadMonitor.carry_on_from_part's watched_until); a file without it, or a goal's, gives None (not known)."""
+    path = tmp_path / "last.yaml"
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4), monitor_watched_until=812.25)
+    assert yaml.safe_load(path.read_text())["monitor_watched_until"] == 812.25
+    assert read_result(path, model).monitor_watched_until == 812.25
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4))
+    assert read_result(path, model).monitor_watched_until is None
+    d = yaml.safe_load(path.read_text())
+    del d["monitor_watched_until"]                  # a file saved before the stamp was kept
+    path.write_text(yaml.safe_dump(d))
+    assert read_result(path, model).monitor_watched_until is None
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 4.0)
+    assert read_result(path, model).monitor_watched_until is None
+    for bad in ("yesterday", float("nan"), True):
+        write_result(path, model, _estimate(), None, None, 3.0, monitor_watched_until=1.0)
+        d = yaml.safe_load(path.read_text())
+        d["monitor_watched_until"] = bad
+        path.write_text(yaml.safe_dump(d))
+        with pytest.raises(PayloadIdError, match="monitor_watched_until"):
+            read_result(path, model)

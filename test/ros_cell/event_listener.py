@@ -27,6 +27,7 @@ def main() -> None:
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
     events = node.create_subscription(PayloadEvent, "/payload_estimator/payload_event", lambda m: print(json.dumps(
         {"event": m.kind, "delta_mass": _num(m.delta_mass), "alarm_delay": m.alarm_delay, "reason": m.reason,
+         "t_change_located": m.t_change_located,
          "stamp": m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec}), flush=True),
         QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
     payload = node.create_subscription(PayloadEstimate, "/payload_estimator/payload", lambda m: print(json.dumps(

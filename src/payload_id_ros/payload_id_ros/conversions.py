@@ -163,6 +163,7 @@ def payload_event_msg(event: Event, frame: str) -> PayloadEvent:
     msg.header.stamp = sec_to_time(event.t_change)
     msg.header.frame_id = frame
     msg.kind = event.kind.value
+    msg.t_change_located = bool(event.t_change_located)
     msg.alarm_delay = float(event.t_alarm - event.t_change)
     msg.decision_delay = float(event.t_verdict - event.t_change)
     msg.delta_mass = float(event.delta_mass)

@@ -6,8 +6,9 @@ of live joint states; a goal suspends it, and it restarts on the goal's estimate
 LiveMonitor (the carried payload, its σ and tare, a change being re-estimated): switched on again it goes on
 from there, so a toggle neither loses a pick nor finds it twice; switches come at most one per
 MIN_TOGGLE_INTERVAL_S (refused with the reason). Every re-estimate is handed to `persist` (the node writes it to
-its result file with the tare and whether it is still unconfirmed, so a restart mid-carry starts from the part
-carried, as sure of it as before).
+its result file with the tare, whether it is still unconfirmed and the last joint-state stamp watched, so a restart
+mid-carry starts from the part carried, as sure of it as before, and does not date a change made while it was down at
+its first sample).
 """
 
 from __future__ import annotations
@@ -36,14 +37,15 @@ EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 class MonitorMode:
     """`live` is None while the mode is off. `estimate()` gives the estimate a new monitor starts on;
     `publish(est)` makes a re-estimate the node's estimate; `apply` (None: off) sends re-estimates to the
-    controller; `persist(est, tare, unloaded, unconfirmed)` saves a re-estimate with the tare, the unloaded robot's
-    friction learnt and why the payload is not confirmed yet (None: not saved); `clock` (monotonic s) times the
+    controller; `persist(est, tare, unloaded, unconfirmed, watched_until)` saves a re-estimate with the tare, the
+    unloaded robot's friction learnt, why the payload is not confirmed yet and the last joint-state stamp the monitor
+    had seen (None: not saved); `clock` (monotonic s) times the
     switches."""
 
     def __init__(self, node: Node, new_monitor: Callable[[], LiveMonitor], refusal: Callable[[], str],
                  estimate: Callable[[], PayloadEstimate | None], publish: Callable[[PayloadEstimate], None],
                  apply: ControllerPayload | None, busy: Callable[[], bool], callback_group: CallbackGroup,
-                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None, str], None] | None = None,
+                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None, str, float], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._node, self._new_monitor, self._refusal = node, new_monitor, refusal
         self._estimate, self._publish, self._controller, self._busy = estimate, publish, apply, busy
@@ -123,6 +125,7 @@ class MonitorMode:
             log.warn(update.paused)
         for event in update.events:
             self.pub_event.publish(conv.payload_event_msg(event, live.frame))
+            # when_text: "at t", or "between a and b s (its time not located)", never the span's start as a date
             log.info(f"payload event: {event.kind.value} {event.when_text}, {event.mass_change_text} "
                      f"({event.reason})")
         if update.residual is not None and self.pub_residual.get_subscription_count() > 0:
@@ -135,7 +138,7 @@ class MonitorMode:
             log.info(f"monitor: payload re-estimated from task motion: "
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
             if self._persist is not None:
-                self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed)
+                self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]))
             if self._controller is not None:
                 self._apply_in_background(est)
 

@@ -109,6 +109,7 @@ class PayloadEstimator(Node):
         self._saved_tare: tuple[float, float] | None = None    # a saved monitor re-estimate's, for the monitor
         self._saved_unloaded: dict | None = None    # and the unloaded robot's friction saved with it
         self._saved_unconfirmed = ""                # and why its payload was not confirmed yet ('' : it was)
+        self._saved_watched_until: float | None = None   # and the last joint-state stamp its monitor had seen
         self.compensation = CompensationStream(self.model, params.sensor_frame, params.use_wrench_inertia)
         sensors = MutuallyExclusiveCallbackGroup()
         # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
@@ -224,6 +225,7 @@ class PayloadEstimator(Node):
         self._saved_tare = saved.monitor_tare
         self._saved_unloaded = saved.monitor_unloaded
         self._saved_unconfirmed = saved.monitor_unconfirmed
+        self._saved_watched_until = saved.monitor_watched_until
         kind = " (partial: a cancelled identification)" if saved.partial else ""
         if saved.monitor_tare is not None:
             kind = " (the payload monitor's re-estimate: the monitor goes on from it)"
@@ -254,15 +256,17 @@ class PayloadEstimator(Node):
         return ""
 
     def _save_monitor_estimate(self, est: PayloadEstimate, tare: tuple[float, float], unloaded: dict | None,
-                               unconfirmed: str = "") -> None:
-        """A monitor re-estimate to `result_path` with its tare, the unloaded robot's friction learnt and why it is not
-        confirmed yet, so a restart mid-carry starts from the part carried, corrects its re-estimates as before, and
-        does not take a payload it still doubted for settled."""
+                               unconfirmed: str = "", watched_until: float | None = None) -> None:
+        """A monitor re-estimate to `result_path` with its tare, the unloaded robot's friction learnt, why it is not
+        confirmed yet and the last joint-state stamp watched, so a restart mid-carry starts from the part carried,
+        corrects its re-estimates as before, does not take a payload it still doubted for settled, and does not date a
+        change made while it was down at its first sample."""
         if not self.params.result_path:
             return
         try:
             write_result(self.params.result_path, self.model, est, None, self.compensation.params, self.now(),
-                         monitor_tare=tare, monitor_unloaded=unloaded, monitor_unconfirmed=unconfirmed)
+                         monitor_tare=tare, monitor_unloaded=unloaded, monitor_unconfirmed=unconfirmed,
+                         monitor_watched_until=watched_until)
         except OSError as err:
             self.get_logger().error(f"the monitor's re-estimate was not persisted: {err}")
 
@@ -327,6 +331,7 @@ class PayloadEstimator(Node):
         live.saved_tare, self._saved_tare = self._saved_tare, None
         live.saved_unloaded, self._saved_unloaded = self._saved_unloaded, None
         live.saved_unconfirmed, self._saved_unconfirmed = self._saved_unconfirmed, ""
+        live.saved_watched_until, self._saved_watched_until = self._saved_watched_until, None
         return live
 
 

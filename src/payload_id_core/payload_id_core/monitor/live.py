@@ -6,8 +6,9 @@ nothing, so the monitor itself cannot notice).
 What survives (issue 31): switching the monitor off and on keeps its PayloadMonitor (`suspend`; the carried
 payload, its σ, the tare and a change being re-estimated), and it is switched off at most once per
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
-the saved re-estimate, its tare, the unloaded robot's friction learnt and whether the payload was still unconfirmed
-(`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, payload.result_file). A second publisher of the same joints
+the saved re-estimate, its tare, the unloaded robot's friction learnt, whether the payload was still unconfirmed
+and the last joint-state stamp watched (`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`,
+payload.result_file). A second publisher of the same joints
 pauses it (`feed`'s `second_source`), said once. Its floor, the smallest mass change the alarm can see here
 (PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ (`floored`).
 """
@@ -84,6 +85,9 @@ class LiveMonitor:
         # Why the saved payload was not confirmed yet ('' : it was; PayloadState.unconfirmed): the first monitor built
         # starts on it all the same (its estimate is suspect for that reason alone) and goes on doubting it.
         self.saved_unconfirmed = ""
+        # The last joint-state stamp the monitor that saved it had seen (None: not known): a change made after it, while
+        # the node was down, is not located before the first monitor's alarm (PayloadMonitor.carry_on_from_part).
+        self.saved_watched_until: float | None = None
         self._second_source = ""               # why the monitor is paused for another publisher ('' : it is not)
 
     def restart(self) -> None:
@@ -92,6 +96,7 @@ class LiveMonitor:
         self.saved_tare = None
         self.saved_unloaded = None
         self.saved_unconfirmed = ""
+        self.saved_watched_until = None
 
     def suspend(self) -> None:
         """Switched off: what the monitor holds is kept for when it is switched on (PayloadMonitor.suspend)."""
@@ -153,15 +158,17 @@ class LiveMonitor:
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
         monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
         if self.saved_tare is not None and phi is not None:
+            still = unconfirmed if only_unconfirmed else ""
             try:
-                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded,
-                                           unconfirmed=unconfirmed if only_unconfirmed else "")
+                monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded, unconfirmed=still,
+                                           watched_until=self.saved_watched_until)
             except PayloadIdError as err:
                 # The part and its tare are kept; only the friction is learnt again (on the empty flange).
-                monitor.carry_on_from_part(*self.saved_tare, unconfirmed=unconfirmed if only_unconfirmed else "")
+                monitor.carry_on_from_part(*self.saved_tare, unconfirmed=still, watched_until=self.saved_watched_until)
                 self.saved_refused = (f"monitor: {err.problem}; not used, it is learnt again once nothing is "
                                       "carried")
         self.saved_tare, self.saved_unloaded, self.saved_unconfirmed = None, None, ""
+        self.saved_watched_until = None
         return monitor
 
     def feed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,

@@ -350,6 +350,9 @@ class PayloadMonitor:
         self._doubt_rows: dict | None = None          # the disarmed rows of that change, to locate it again (_relocate)
         self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
         self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
+        # (t_change, t_alarm, Δm) of a later window's load of the other sign taken into that change (_decide): the
+        # change named is then the net of two steps, whose times are not one (_two_steps)
+        self._taken_in: tuple[float, float, float] | None = None
         self.cusum = Cusum(n, self.s.detector)
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
@@ -466,12 +469,14 @@ class PayloadMonitor:
             return t_change, ""
         assert self._unwatched is not None
         since, reason = self._unwatched
+        if not np.isfinite(since):
+            since = self._observers_since
         return since, (f"its time is not located within [{since:.3f}, {t_alarm:.3f}] s: the joint states were not "
                        f"watched until {self._observers_since:.3f} s ({reason}), and the restarted observers' "
                        "residual rises to whatever changed meanwhile")
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
-                           unconfirmed: str = "") -> None:
+                           unconfirmed: str = "", watched_until: float | None = None) -> None:
         """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
         nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
         computed as before the restart and the part reported is the one saved. `unloaded`: the unloaded robot's
@@ -479,7 +484,18 @@ class PayloadMonitor:
         `unconfirmed`: why the saved payload was not confirmed yet (PayloadState.unconfirmed: restored after a refuted
         re-estimate): it stays so, published suspect and with the monitor disarmed, until the residual, once the
         restarted observers have settled, comes back within its allowance (_step), or its misfit in motion puts it in
-        doubt (_put_in_doubt); a restart is no confirmation."""
+        doubt (_put_in_doubt); a restart is no confirmation. `watched_until`: the last joint-state stamp the monitor
+        that saved the payload had seen (result_file's monitor_watched_until). Nothing watched the joints from then to
+        this monitor's first sample, and its observers start from zero there, so a change made meanwhile rises in the
+        residual at the restart as after a switch-off: it is not located within [watched_until, alarm]
+        (_unwatched_change; a place made while the node was down was dated at its first sample, 0.7 s late, and said
+        located). None (a file saved before the stamp was kept): the span's start is not known, and such a change is
+        not located either, dated at the first sample with the reason saying it may have come earlier."""
+        self._unwatched = (float("nan") if watched_until is None else float(watched_until) - CHANGE_LOOKBACK_S,
+                           "the node was restarted on its saved payload"
+                           + ("" if watched_until is not None else
+                              ", which carries no stamp of when it was last watched: the change may have come before "
+                              "the span's start too"))
         if unloaded is not None and self.unloaded is not None:
             self.unloaded.restore(unloaded)
         fit = self.state.phi.copy()
@@ -509,7 +525,9 @@ class PayloadMonitor:
         if self._unnamed_change is not None and self._pending is not None:
             e = self._pending
             located, note = self._dating(e.t_change)
-            out.append(Undecided(e.kind, e.t_change, e.t_alarm, e.delta_mass, e.delta_mass_std,
+            alarm, steps = self._two_steps(e.t_change, e.t_alarm)
+            located, note = located and not steps, note + steps
+            out.append(Undecided(e.kind, e.t_change, alarm, e.delta_mass, e.delta_mass_std,
                                  f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
                                  f"{e.reason}), "
                                  f"{end - e.t_change:.2f} s before the last sample, with the arm moving "
@@ -806,6 +824,7 @@ class PayloadMonitor:
             self._moved_since_change = self._unarmed_motion_s
             self._unnamed_change = t
             self._pending = None
+            self._taken_in = None
         cov = self.state.cov.copy()
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
         rms = np.sqrt(np.mean(rh**2, axis=0))
@@ -971,9 +990,10 @@ class PayloadMonitor:
             self._disarmed.disarmed(onset)     # a load may have come from the contact's onset on
             return
         if self._unnamed_change is not None and self._pending is not None and \
-                float(t[k_c]) - self._change_started >= self.s.persist_s:
-            # The load the last window fitted held for longer than a push comes back in: it is judged now, on the
-            # rows before this change, and this change is a change of its own.
+                (float(t[k_c]) - self._change_started >= self.s.persist_s or self._a_load_of_its_own(verdict)):
+            # The load the last window fitted held for longer than a push comes back in, or a load of its own follows
+            # it within that time: it is judged now, on the rows before this change, and this change is a change of
+            # its own.
             self._close_pending(float(t[k_c]), float(t[-1]), out)
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
@@ -982,7 +1002,8 @@ class PayloadMonitor:
             self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": {
                 name: copy.deepcopy(getattr(self, name)) for name in (
                     "state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                    "_unnamed_change", "_pending", "_anchor", "_change_share", "_friction_prior", "refiner", "unloaded",
+                    "_unnamed_change", "_pending", "_taken_in", "_anchor", "_change_share", "_friction_prior",
+                    "refiner", "unloaded",
                     "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
         self._adopted_from = self._snapshot()
         phi_ref = self.state.phi.copy()
@@ -1007,8 +1028,14 @@ class PayloadMonitor:
         if was_settled:
             self._unnamed_change = float(w["t_alarm"])
             self._pending = verdict.event
+            self._taken_in = None
         elif verdict.event is not None and self._pending is None:
             self._pending = verdict.event
+        elif verdict.event is not None and verdict.event.is_load_change and self._taken_in is None and \
+                self._pending is not None and np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass):
+            # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
+            # told from a push's release): what is named is the net of the two (_two_steps).
+            self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         self._anchor_G = samples[k_c][6].copy()
@@ -1026,6 +1053,30 @@ class PayloadMonitor:
             self.refiner.correction_cov = self.unloaded.used_cov
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
+
+    def _a_load_of_its_own(self, verdict) -> bool:
+        """Whether a window's load, come within `persist_s` of the load still pending (not named yet), is a change of
+        its own rather than part of that one: the motion under the pending load already tells it from a push (what
+        _close_pending names it on), and the payload the window leaves is not the way back to the one before it (a
+        push released). A window's Δφ is fitted on r₀ − F φ with φ the pending fit, so the payload it leaves, φ + Δφ,
+        carries the window's own error alone, not the pending fit's. Taken into the pending change instead, a place
+        followed 0.9 s later by a pick (a move between) was named as one `picked` of the net change at the place's
+        time: +1.996 ± 0.046 kg for 7.3 kg placed and 9.2 kg picked, +0.983 ± 0.038 kg for 2 kg then 3 kg 0.6 s apart
+        (test_redteam_issue31_h87). A push at rest, or one the motion does not yet refute, stays in the pending change
+        as before (its release is the way back, and a push's windows at rest named apart would name its release)."""
+        d = self.s.detector
+        if verdict.event is None or not verdict.event.is_load_change:
+            return False
+        before = self._before_change
+        m_after = float(self.state.phi[0] + verdict.delta_phi[0])
+        std = float(np.sqrt(max(verdict.cov[0, 0] + before.cov[0, 0], 0.0)))
+        if abs(m_after - float(before.phi[0])) <= max(d.min_mass_change_kg, 3.0 * std):
+            return False          # the way back: what the pending change put on (or took off) went
+        held = self._held_change()
+        assert self._pending is not None
+        if held is None or np.sign(held[0]) != np.sign(self._pending.delta_mass):
+            return False
+        return self._moved_since_change >= self.s.min_refine_s or self._motion_confirms_load() is not None
 
     def _close_pending(self, t_next: float, t_verdict: float, out: MonitorUpdate) -> None:
         """The load a window fitted (`_pending`), held for `persist_s` and ended by a next change (a window, or a
@@ -1058,7 +1109,9 @@ class PayloadMonitor:
             # dated back into the push: the load named was the later window's own change.
             since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
             located, note = self._dating(since)
-            out.events.append(Event(first.kind, since, first.t_alarm, t_verdict, held[0], held[1],
+            alarm, steps = self._two_steps(since, first.t_alarm)
+            located, note = located and not steps, note + steps
+            out.events.append(Event(first.kind, since, alarm, t_verdict, held[0], held[1],
                                     first.delta_phi, f"{first.reason}; it held {t_next - since:.2f} s, "
                                     f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"
                                     + ("" if confirmed is None else f"; the arm moved {self._moved_since_change:.2f} s "
@@ -1083,6 +1136,20 @@ class PayloadMonitor:
         if lifted:
             out.estimate = self.state
 
+    def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
+        """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
+        `_taken_in`): the change named is the net of the two steps, and neither step's time is its time, so the event
+        spans from its own change to that window's alarm, not located, and says so. ('' : none taken in.) A place
+        followed within `persist_s` by a pick the motion could not yet tell from a push's release was named as one
+        `picked` of the net, at the place's time, said located."""
+        if self._taken_in is None:
+            return alarm, ""
+        t_step, t_alarm, dm = self._taken_in
+        end = max(alarm, t_alarm)
+        return end, (f"; its time is not located within [{since:.3f}, {end:.3f}] s: the net of two steps, the second "
+                     f"({dm:+.3f} kg fitted at {t_step:.3f} s) within {self.s.persist_s:g} s of the first, which the "
+                     "motion between could not tell from a push and its release")
+
     def _dating(self, since: float) -> tuple[bool, str]:
         """(located, what to add to the reason) for an event dated `since`: dated from a change whose time was not
         located (_put_in_doubt), it says so."""
@@ -1104,7 +1171,7 @@ class PayloadMonitor:
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
     ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
                        "_unnamed_change",
-                       "_pending", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
+                       "_pending", "_taken_in", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
                        "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
 
     def _snapshot(self) -> dict:
@@ -1300,6 +1367,8 @@ class PayloadMonitor:
         else:
             return None
         located, note = self._dating(since)
+        alarm, steps = self._two_steps(since, alarm)
+        located, note = located and not steps, note + steps
         return Event(kind, since, alarm, t, dm, dm_std, delta.copy(),
                      f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
                      f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg{note}",

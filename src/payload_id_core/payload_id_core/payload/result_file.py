@@ -13,6 +13,11 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
   monitor_unconfirmed            with status monitor: why the payload saved is not confirmed yet ('' : it is): restored
                                  after a refuted re-estimate (monitor.PayloadState.unconfirmed), so a monitor
                                  started on the file goes on doubting it instead of taking it as settled
+  monitor_watched_until          with status monitor: s, the last joint-state stamp the monitor had seen when it saved
+                                 (joint-state time, not the node's clock); a monitor started on the file after a
+                                 restart says a change that rises in its residual at the start is not located within
+                                 [this stamp, its alarm] (monitor.PayloadMonitor.carry_on_from_part). Absent in
+                                 files saved before it was kept (null: not known)
   partial                        true for a cancelled or interrupted goal's estimate
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
   stamp                          s, the node's clock when it was written
@@ -21,6 +26,7 @@ Files written before notes had codes (plain strings) still load (PayloadEstimate
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -47,6 +53,7 @@ class SavedResult:
     monitor_tare: tuple[float, float] | None = None   # (kg, kg²): a monitor re-estimate's tare (None: a goal's)
     monitor_unloaded: dict | None = None   # a monitor re-estimate's unloaded friction (None: a goal's, or not learnt)
     monitor_unconfirmed: str = ""          # why a monitor's saved payload is not confirmed yet ('' : it is; a goal's)
+    monitor_watched_until: float | None = None   # s: the last joint-state stamp its monitor had seen (None: unknown)
 
 
 MONITOR_STATUS = "monitor"
@@ -55,10 +62,11 @@ MONITOR_STATUS = "monitor"
 def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome | None,
                  ft_params: FtParameters | None, stamp: float,
                  monitor_tare: tuple[float, float] | None = None, monitor_unloaded: dict | None = None,
-                 monitor_unconfirmed: str = "") -> None:
+                 monitor_unconfirmed: str = "", monitor_watched_until: float | None = None) -> None:
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
     (io.files.OutputNotWritable included) when it cannot be written. `outcome` None: a monitor's re-estimate,
-    with its `monitor_tare` (kg, kg²), `monitor_unloaded` friction and `monitor_unconfirmed` mark."""
+    with its `monitor_tare` (kg, kg²), `monitor_unloaded` friction, `monitor_unconfirmed` mark and the last joint-state
+    stamp it had seen (`monitor_watched_until`)."""
     d = est.to_dict()
     d["status"] = MONITOR_STATUS if outcome is None else outcome.value
     d["partial"] = outcome is not None and outcome.partial
@@ -68,6 +76,7 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
         if monitor_unloaded is not None:
             d["monitor_unloaded_friction"] = monitor_unloaded
         d["monitor_unconfirmed"] = str(monitor_unconfirmed)
+        d["monitor_watched_until"] = None if monitor_watched_until is None else float(monitor_watched_until)
     if ft_params is not None:
         d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
     d["stamp"] = stamp
@@ -109,5 +118,11 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
     if not isinstance(unconfirmed, str):
         raise PayloadIdError(f"{path} monitor_unconfirmed is not a sentence ('' when the payload is confirmed)",
                              "delete the file; the next identification writes it anew")
-    return SavedResult(est, ft_params, bool(d.get("partial")), tare, unloaded, unconfirmed)
+    watched = d.get("monitor_watched_until") if d.get("status") == MONITOR_STATUS else None
+    if watched is not None and (isinstance(watched, bool) or not isinstance(watched, (int, float))
+                                or not math.isfinite(watched)):
+        raise PayloadIdError(f"{path} monitor_watched_until is not a joint-state stamp in seconds (null when unknown)",
+                             "delete the file; the next identification writes it anew")
+    return SavedResult(est, ft_params, bool(d.get("partial")), tare, unloaded, unconfirmed,
+                       None if watched is None else float(watched))
 
