@@ -29,6 +29,7 @@ milliseconds around each reversal of an excitation trajectory.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -202,7 +203,20 @@ class FrictionModel:
                 raise PayloadIdError(f"robot.yaml friction model '{kind}' lacks shape parameters {missing}",
                                      "re-run payload-id identify-robot")
             shape = np.array([shape_d[s[0]] for s in spec], dtype=float).T
-        return cls(kind, list(joint_names), shape, float(d.get("sign_epsilon", DEFAULT_SIGN_EPSILON)))
+        return cls(kind, list(joint_names), shape, _read_sign_epsilon(d.get("sign_epsilon", DEFAULT_SIGN_EPSILON)))
+
+
+def _read_sign_epsilon(value) -> float:
+    """robot.yaml's ε: the smoothing the friction parameters were identified with, so a finite number > 0. In code ε = 0
+    (the hard sign) is a choice; in robot.yaml it, a negative ε (every Coulomb column's sign flipped), NaN or text
+    can only have been typed by hand, under parameters identified with another sign law."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok:
+        raise PayloadIdError(f"robot.yaml friction.sign_epsilon is {value!r}, not a finite velocity > 0 rad/s (the sign "
+                             "smoothing the friction was identified with)",
+                             f"restore the value payload-id identify-robot wrote ({DEFAULT_SIGN_EPSILON:g}) or re-run "
+                             "identify-robot")
+    return float(value)
 
 
 def make_friction_model(kind: str, joint_names: list[str], alpha=None, *, shape=None,
