@@ -240,3 +240,19 @@ def test_absurd_sizes_are_refused_at_once_with_the_limit(files, tmp_path, capsys
     code, err = _run(capsys, *argv, "--out", out)
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert limit in err
+
+
+@pytest.mark.parametrize("eps", [0.0, -0.01, float("nan"), float("inf"), "0.01"])
+def test_hand_edited_sign_epsilon_in_robot_yaml_is_refused(files, tmp_path, capsys, eps):
+    # robot.yaml's friction.sign_epsilon is the tanh smoothing the friction was identified with (identify-robot
+    # writes a finite ε > 0). Was: −0.01 flipped every Coulomb column's sign, NaN made every prediction NaN, 0 and inf
+    # silently swapped the sign law under the identified parameters; all were read as a valid model.
+    data = yaml.safe_load(files.robot.read_text())
+    data["friction"]["sign_epsilon"] = eps
+    robot = tmp_path / "robot.yaml"
+    robot.write_text(yaml.safe_dump(data))
+    out = tmp_path / "payload.yaml"
+    code, err = _run(capsys, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
+                     "--method", "khalil-1", "--frame", "tool0", "--out", out)
+    assert_refused(code, err, Snapshot(out, False, None, None))
+    assert "friction.sign_epsilon" in err and "identify-robot" in err, err

@@ -284,3 +284,17 @@ def test_robot_yaml_records_when_and_how_warm_the_drives_were(tmp_path):
                          delay=0.0)
     assert sim.recorded_at == "" and sim.drive_temperature is None
     assert sim.to_dict()["identified"]["recorded_at"] is None
+
+
+def test_robot_yaml_keeps_a_sign_epsilon_other_than_the_default(ur10, identified, tmp_path):
+    # The ε the friction was identified with travels with it: a payload fit or the monitor reading robot.yaml
+    # predicts the friction near rest (|q̇| ≲ 3ε) exactly as the identification did.
+    smoother = dataclasses.replace(identified, friction=dataclasses.replace(identified.friction, sign_epsilon=0.005))
+    path = tmp_path / "robot.yaml"
+    smoother.save(path)
+    again = RobotIdentification.load(path, ur10)
+    assert again.friction.sign_epsilon == 0.005
+    qd = np.linspace(-0.02, 0.02, 9)[:, None] * np.ones(ur10.n)
+    q = qdd = np.zeros_like(qd)
+    np.testing.assert_allclose(again.predict(q, qd, qdd), smoother.predict(q, qd, qdd), atol=1e-9)
+    assert np.max(np.abs(again.predict(q, qd, qdd) - identified.predict(q, qd, qdd))) > 0.01
