@@ -13,13 +13,19 @@ import numpy as np
 import pytest
 import yaml
 from cli_fixtures import Snapshot, assert_refused, make_cli_files
+from session_cell import FRAME as CELL_FRAME
+from session_cell import PHI as CELL_PHI
+from session_cell import loaded_run, session_cell
 from test_identify_robot_cli import _recording
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import write_bag
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import RobotIdentification
 
 
@@ -85,3 +91,27 @@ def test_a_loaded_drift_run_is_refused_as_a_loaded_held_out_run_is(mass, tmp_pat
                      "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     assert RobotIdentification.load(out, planar).offset_drift is not None
+
+
+# -- difference-rls's σ when the offsets moved -----------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "difference-rls frees the constant friction offsets' change, and on the session cell's loaded run with every "
+    "joint's offset moved 0.6 N·m (in the sign of the payload's mean torque) its estimate is the honest run's "
+    "(3.00060 against 3.00057 kg) but its mass σ is 0.995 % against 0.185 %, not converged, the inertia 'undetermined "
+    "by this motion': the covariance's serial-correlation term (payload/covariance_extra.model_error_covariance) is "
+    "taken from a batch fit with the offsets fixed (load_changeable_friction leaves B out), whose residual then holds "
+    "the moved offsets as a constant (Newey–West variance × 44.4 against × 1.2). With the drift prior the same "
+    "(offsets 3 × its prior std: 0.813 % against 0.183 %). Only where robot.yaml has no measured model error (it "
+    "replaces this term). Fix: that batch fit frees the offsets for difference-rls, as the method does"))
+def test_a_moved_offset_does_not_widen_difference_rls_sigma_when_its_estimate_is_unmoved():
+    model, robot, honest = session_cell()
+    cmd = honest.commanded[0]
+    payload_torque = payload_regressor(model, CELL_FRAME, cmd.positions, cmd.velocities, cmd.accelerations) @ CELL_PHI
+    moved = loaded_run(model, offsets=0.6 * np.sign(payload_torque.mean(axis=0)))
+    before = identify_payload("difference-rls", model, robot, honest, CELL_FRAME)
+    after = identify_payload("difference-rls", model, robot, moved, CELL_FRAME)
+    assert after.mass == pytest.approx(before.mass, rel=5e-4)     # the premise: the offsets are free, the fit unmoved
+    s_before, s_after = np.sqrt(before.covariance[0, 0]), np.sqrt(after.covariance[0, 0])
+    assert s_after <= 1.5 * s_before, f"mass σ {s_after:.5f} kg with the offsets moved, {s_before:.5f} without"
+    assert after.converged and after.quality is Quality.OK, after.notes
