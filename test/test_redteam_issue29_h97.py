@@ -99,7 +99,7 @@ def test_a_loaded_drift_run_is_refused_as_a_loaded_held_out_run_is(mass, tmp_pat
     "difference-rls frees the constant friction offsets' change, and on the session cell's loaded run with every "
     "joint's offset moved 0.6 N·m (in the sign of the payload's mean torque) its estimate is the honest run's "
     "(3.00060 against 3.00057 kg) but its mass σ is 0.995 % against 0.185 %, not converged, the inertia 'undetermined "
-    "by this motion': the covariance's serial-correlation term (payload/covariance_extra.model_error_covariance) is "
+    "by this motion': the covariance's serial-correlation term (payload/covariance_extra.online_covariance_extra) is "
     "taken from a batch fit with the offsets fixed (load_changeable_friction leaves B out), whose residual then holds "
     "the moved offsets as a constant (Newey–West variance × 44.4 against × 1.2). With the drift prior the same "
     "(offsets 3 × its prior std: 0.813 % against 0.183 %). Only where robot.yaml has no measured model error (it "
