@@ -17,8 +17,6 @@ from session_cell import FRAME as CELL_FRAME
 from session_cell import PHI as CELL_PHI
 from session_cell import loaded_run, session_cell
 from test_identify_robot_cli import _recording
-from xtraj_cell import RATE as XTRAJ_RATE
-from xtraj_cell import xtraj_cell
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
@@ -31,6 +29,8 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.testing.synthetic import sum_of_sines
+from xtraj_cell import RATE as XTRAJ_RATE
+from xtraj_cell import xtraj_cell
 
 
 @pytest.fixture(scope="module")

@@ -228,14 +228,15 @@ def refuse_a_loaded_drift_run(model: RobotModel, robot: RobotIdentification, run
     offset columns and its residual widens their σ (the real UR10e's loaded 15harm and 01_31 runs as drift runs: the
     shoulder lift's prior std 22.8 N·m against 0.48 from their unloaded twins, difference-rls's mass σ 0.87 -> 2.4 %
     and its CoM withheld). The held-out runs' test (spurious_payload), the load only and at MAX_DRIFT_MASS_SIGMAS: a
-    drift run need not determine the inertia. The offsets are free in that fit: a moved offset is the drift measured, and with
-    them fixed a planar 2R's joint-1 offset moved 0.05 N·m read as 5 g at 19 σ."""
+    drift run need not determine the inertia. The offsets are free in that fit: a moved offset is the drift
+    measured, and with them fixed a planar 2R's joint-1 offset moved 0.05 N·m read as 5 g at 19 σ."""
     phi, std, determined = _payload_fit(model, robot, run, frame, offsets_free=True)
     if determined[0] and abs(phi[0]) > MAX_DRIFT_MASS_SIGMAS * std[0]:
         raise PayloadIdError(
             f"drift run {run.source or '(unnamed)'} carries a load: its spurious payload mass {phi[0]:.4g} kg is "
             f"{abs(phi[0]) / std[0]:.0f} σ from zero (σ {std[0]:.3g} kg; the model's error stays within "
-            f"{MAX_DRIFT_MASS_SIGMAS:g} σ)", "give an unloaded run (nothing on the flange) as --drift-csv-ur/--drift-bag")
+            f"{MAX_DRIFT_MASS_SIGMAS:g} σ)",
+            "give an unloaded run (nothing on the flange) as --drift-csv-ur/--drift-bag")
 
 
 def measure_offset_spread(model: RobotModel, robot: RobotIdentification, runs: Sequence[Recording],
