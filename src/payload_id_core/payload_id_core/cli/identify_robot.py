@@ -400,7 +400,8 @@ def run(args) -> int:
     ident.friction_choice = choice
     ident.notes.append(choice.note())
     if drift:
-        ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift])
+        ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift],
+                                                   frame)
         drift_record = ident.offset_drift
         print(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
               + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in

@@ -102,11 +102,21 @@ class OffsetSpread:
     @classmethod
     def from_dict(cls, d: dict, joint_names: list[str], source: str) -> OffsetSpread:
         try:
+            if not isinstance(d["runs"], list):
+                raise TypeError(f"runs is {type(d['runs']).__name__}, not a list of the drift runs' sources")
             runs = [str(r) for r in d["runs"]]
+            # One value per run for every joint: a run taken out of `runs` by hand but not out of the per-joint
+            # lists (or the other way) would otherwise pair the wrong runs with the wrong offsets, or fail reshaping.
+            for key in ("offsets", "offsets_std"):
+                for j in joint_names:
+                    values = d[key][j]
+                    if not isinstance(values, list) or len(values) != len(runs):
+                        raise ValueError(f"{key} of {j} holds {len(values) if isinstance(values, list) else 'no list'}"
+                                         f" value(s) for {len(runs)} run(s)")
             offsets = np.array([d["offsets"][j] for j in joint_names], dtype=float).T
             std = np.array([d["offsets_std"][j] for j in joint_names], dtype=float).T
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source}: friction_offset_drift is not valid ({type(err).__name__}: {err})",
-                                 "re-run payload-id identify-robot") from err
-        return cls(list(joint_names), runs, offsets.reshape(len(runs), -1), std.reshape(len(runs), -1),
-                   str(d.get("criterion", CRITERION)))
+                                 "re-run payload-id identify-robot with its --drift runs") from err
+        return cls(list(joint_names), runs, offsets.reshape(len(runs), len(joint_names)),
+                   std.reshape(len(runs), len(joint_names)), str(d.get("criterion", CRITERION)))
