@@ -30,7 +30,7 @@ from payload_id_core.dynamics.regressor import payload_transform, rigid_body_reg
 from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.load_friction import load_changeable_friction, load_friction_columns, sign_epsilon
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.signals.conditioning import Signals
 
 PLAIN_LEVEL = 0.999      # the freed parameter's own χ² level in the materiality rule (not family-wise)
@@ -91,6 +91,27 @@ def robot_residual(model: RobotModel, robot: RobotIdentification, sig: Signals, 
     joint, X = payload_transform(model, frame)
     w_l = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)[..., 10 * (joint - 1):10 * joint] @ X
     return RobotResidual(robot, y_a, tau_a, sig.tau - tau_a, w_l, y_a[..., lay.friction], sig.qd)
+
+
+def residual_weights(A: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """(N·n,) per-joint weights 1/σ_j, σ_j the RMS of each joint's residual of the least-squares fit of r (N, n) by
+    the columns A (N, n, k): the free fit's, consistent whether or not the assumption under test holds."""
+    N, n, k = A.shape
+    first = pinv_map(A.reshape(N * n, k)) @ r.reshape(-1)
+    res0 = (r.reshape(-1) - A.reshape(N * n, k) @ first).reshape(N, n)
+    return np.tile(1.0 / np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12), N)
+
+
+def long_run_cov(M: np.ndarray, e: np.ndarray, k: int) -> np.ndarray:
+    """Covariance of M y, M (m, N·n) a linear map of the weighted rows whose residual is e (N, n) after a fit of k
+    unknowns: the Newey–West long-run covariance of the scores, floored at the white one (robot_id/serial_correlation;
+    the residual is serially correlated, so white alone is too narrow)."""
+    N, n = e.shape
+    dof = max(N * n - k, 1)
+    white = float(np.sum(e**2)) / dof * (M @ M.T)
+    scores = np.einsum("ktj,tj->tk", M.reshape(-1, N, n), e)
+    return serial_correlation.floored(
+        serial_correlation.sandwich(np.eye(M.shape[0]), scores, serial_correlation.bandwidth(e), N * n / dof), white)
 
 
 def pinv_map(A: np.ndarray) -> np.ndarray:

@@ -32,12 +32,18 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.against_robot_fit import chi2_stat, pinv_map, robot_residual
+from payload_id_core.payload.against_robot_fit import (
+    chi2_stat,
+    long_run_cov,
+    pinv_map,
+    residual_weights,
+    robot_residual,
+)
 from payload_id_core.payload.load_friction import prior_std
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.offset_drift import PayloadContrast
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import RobotIdentification, serial_correlation
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import Signals
 
 # The methods that take a joint's load-friction μ_j as known from robot.yaml's gear friction (load_friction.prior_std).
@@ -88,10 +94,7 @@ def gear_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signa
     N = r.shape[0]
     k_known, k_free = A_known.shape[-1], A_free.shape[-1]
     # Per-joint weights from the free fit's residual (consistent whether or not μ̂ holds).
-    first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
-    res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
-    sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
-    w = np.tile(1.0 / sigma, N)
+    w = residual_weights(A_free, r)
     Ak = A_known.reshape(N * n, k_known) * w[:, None]
     Au = A_free.reshape(N * n, k_free) * w[:, None]
     y = r.reshape(-1) * w
@@ -99,26 +102,14 @@ def gear_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signa
     xk, xu = Mk @ y, Mu @ y
     D = Mk[:4] - Mu[:4]                            # d = D y = D e under "μ̂ holds" (D Ak = 0)
     d = D @ y
-    e = (y - Ak @ xk).reshape(N, n)
-    white = float(np.sum(e**2)) / max(N * n - k_known, 1) * (D @ D.T)
-    scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
-    cov = serial_correlation.floored(
-        serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e),
-                                    N * n / max(N * n - k_known, 1)), white)
-    cov = cov + res.theta_cov_through(D, w)
+    cov = long_run_cov(D, (y - Ak @ xk).reshape(N, n), k_known) + res.theta_cov_through(D, w)
     # μ̂'s own error is in r under "μ̂ holds": c_j (μ_j − μ̂_j), σ_j from robot.yaml.
     Gm = D @ (cols[..., known].reshape(N * n, known.size) * w[:, None])
     cov = cov + (Gm * known_std[known] ** 2) @ Gm.T
     cov = 0.5 * (cov + cov.T)
     stat, dof = chi2_stat(d, cov)
     # The run's μ: the free fit's δμ with its long-run σ, and μ̂'s σ (the two are independent runs).
-    eu = (y - Au @ xu).reshape(N, n)
-    Mm = Mu[k_known:]
-    m_scores = np.einsum("ktj,tj->tk", Mm.reshape(-1, N, n), eu)
-    m_white = float(np.sum(eu**2)) / max(N * n - k_free, 1) * (Mm @ Mm.T)
-    m_cov = serial_correlation.floored(
-        serial_correlation.sandwich(np.eye(known.size), m_scores, serial_correlation.bandwidth(eu),
-                                    N * n / max(N * n - k_free, 1)), m_white)
+    m_cov = long_run_cov(Mu[k_known:], (y - Au @ xu).reshape(N, n), k_free)
     mu_hat = np.asarray(robot.gear.mu, dtype=float)[known]   # prior_std is finite only where robot.gear is
     run_std = np.sqrt(np.maximum(np.diag(m_cov), 0.0) + known_std[known] ** 2)
     return GearWitness(d, cov, stat, dof, known, mu_hat, known_std[known], mu_hat + xu[k_known:], run_std,

@@ -51,14 +51,16 @@ from payload_id_core.payload.against_robot_fit import (
     chi2_quantile,
     chi2_stat,
     com_shift,
+    long_run_cov,
     material,
     materially_wrong,
     pinv_map,
+    residual_weights,
     robot_residual,
 )
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import RobotIdentification, serial_correlation
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import Signals
 
 # The methods that keep robot.yaml's offsets and fit the loaded run against robot.yaml alone (gaz-dtau only
@@ -167,10 +169,7 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     if prior_std is not None:
         return _prior_witness(res, A_free, k_fixed, offset_cols, np.asarray(prior_std, dtype=float))
     # Per-joint weights from the free fit's residual (consistent whether or not the offsets moved).
-    first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
-    res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
-    sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
-    w = np.tile(1.0 / sigma, N)
+    w = residual_weights(A_free, r)
     Af = A_fixed.reshape(N * n, k_fixed) * w[:, None]
     Au = A_free.reshape(N * n, k_free) * w[:, None]
     y = r.reshape(-1) * w
@@ -179,24 +178,14 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     D = Mf[:4] - Mu[:4]                            # d = D y = D e under "not moved" (D Af = 0)
     d = D @ y
     e = (y - Af @ xf).reshape(N, n)
-    dof_ratio = N * n / max(N * n - k_fixed, 1)
-    scale2 = float(np.sum(e**2)) / max(N * n - k_fixed, 1)
-    white = scale2 * (D @ D.T)
-    scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
-    hac = serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e), dof_ratio)
     # θ̂_a's error is in r (and so in d) whatever the offsets did: D Y_a C_a (D Y_a)ᵀ.
-    cov = serial_correlation.floored(hac, white) + res.theta_cov_through(D, w)
+    cov = long_run_cov(D, e, k_fixed) + res.theta_cov_through(D, w)
     cov = 0.5 * (cov + cov.T)
     stat, dof = chi2_stat(d, cov)
     # The free fit's offsets and their long-run σ, for the reason (which joints, by how much); with robot.yaml's C_a
     # for their own Wald statistic (robot.yaml's offsets were identified to that σ: "not moved" is ΔB = 0 only to it).
-    eu = (y - Au @ xu).reshape(N, n)
     Mb = Mu[k_fixed:]
-    b_scores = np.einsum("ktj,tj->tk", Mb.reshape(-1, N, n), eu)
-    b_white = float(np.sum(eu**2)) / max(N * n - k_free, 1) * (Mb @ Mb.T)
-    b_cov = serial_correlation.floored(
-        serial_correlation.sandwich(np.eye(Mb.shape[0]), b_scores, serial_correlation.bandwidth(eu),
-                                    N * n / max(N * n - k_free, 1)), b_white)
+    b_cov = long_run_cov(Mb, (y - Au @ xu).reshape(N, n), k_free)
     b_cov_a = b_cov + res.theta_cov_through(Mb, w)
     b_stat, b_dof = chi2_stat(xu[k_fixed:], 0.5 * (b_cov_a + b_cov_a.T))
     return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
@@ -210,10 +199,7 @@ def _prior_witness(res: RobotResidual, A_free: np.ndarray, k_fixed: int, offset_
     robot, r = res.robot, res.r
     names = list(robot.friction.param_names)
     N, n, k_free = A_free.shape
-    first = pinv_map(A_free.reshape(N * n, k_free)) @ r.reshape(-1)
-    res0 = (r.reshape(-1) - A_free.reshape(N * n, k_free) @ first).reshape(N, n)
-    sigma = np.maximum(np.sqrt(np.mean(res0**2, axis=0)), 1e-12)
-    w = np.tile(1.0 / sigma, N)
+    w = residual_weights(A_free, r)
     Au = A_free.reshape(N * n, k_free) * w[:, None]
     y = r.reshape(-1) * w
     # The offsets' prior, per offset column (its joint's std), as ridge rows with target 0.
@@ -226,25 +212,14 @@ def _prior_witness(res: RobotResidual, A_free: np.ndarray, k_fixed: int, offset_
     xp, xu = Mp @ y, Mu @ y
     D = Mp[:4] - Mu[:4]
     d = D @ y
-    e = (y - Au @ xp).reshape(N, n)
-    dof_ratio = N * n / max(N * n - k_free, 1)
-    scale2 = float(np.sum(e**2)) / max(N * n - k_free, 1)
-    white = scale2 * (D @ D.T)
-    scores = np.einsum("ktj,tj->tk", D.reshape(4, N, n), e)
-    hac = serial_correlation.sandwich(np.eye(4), scores, serial_correlation.bandwidth(e), dof_ratio)
-    cov = serial_correlation.floored(hac, white)
+    cov = long_run_cov(D, (y - Au @ xp).reshape(N, n), k_free)
     bias = (Mp @ Au)[:4, k_fixed:]          # d's response to the offsets' true change ΔB (Mu Au = 1 cancels)
     cov = cov + (bias * s**2) @ bias.T
     cov = cov + res.theta_cov_through(D, w)
     cov = 0.5 * (cov + cov.T)
     stat, dof = chi2_stat(d, cov)
-    eu = (y - Au @ xu).reshape(N, n)
     Mb = Mu[k_fixed:]
-    b_scores = np.einsum("ktj,tj->tk", Mb.reshape(-1, N, n), eu)
-    b_white = float(np.sum(eu**2)) / max(N * n - k_free, 1) * (Mb @ Mb.T)
-    b_cov = serial_correlation.floored(
-        serial_correlation.sandwich(np.eye(Mb.shape[0]), b_scores, serial_correlation.bandwidth(eu), dof_ratio),
-        b_white)
+    b_cov = long_run_cov(Mb, (y - Au @ xu).reshape(N, n), k_free)
     b_cov_a = b_cov + res.theta_cov_through(Mb, w)
     b_stat, b_dof = chi2_stat(xu[k_fixed:], 0.5 * (b_cov_a + b_cov_a.T))
     return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
