@@ -15,6 +15,7 @@ from test_drive_gains import TRUTH, TRUTH_MASS, UR10_GAINS
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
+from payload_id_core.payload.gain_uncertainty import gain_load_only_covariance, gain_relative_covariance
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.gain_spread import GainSpread
 from payload_id_core.robot_id.offset_spread import predictive_factor
@@ -104,6 +105,13 @@ def test_the_check_runs_measure_their_gains_and_the_sigma_covers_the_between_run
     # The payloads take the widened σ: the relative covariance's diagonal is (std / gain)² again.
     assert checked.gain_covariance is not None
     np.testing.assert_allclose(np.sqrt(np.diag(checked.gain_covariance.relative)), after / k, rtol=1e-9)
+    # The payloads' share of the gains is the calibration's, as without the runs (payload/gain_uncertainty.py: the
+    # runs' spread is largely the model error the payloads' model-error term counts).
+    assert (after > before)[VARYING].all()
+    np.testing.assert_allclose(gain_relative_covariance(checked), gain_relative_covariance(plain), rtol=1e-9,
+                               atol=1e-15)
+    np.testing.assert_allclose(gain_load_only_covariance(checked), gain_load_only_covariance(plain), rtol=1e-9,
+                               atol=1e-15)
     assert plain.gain_check is None
 
 
@@ -133,7 +141,7 @@ def test_the_record_round_trips_and_a_damaged_one_is_refused(identified, tmp_pat
         RobotIdentification.load(path, model)
     with pytest.raises(Exception, match="drive gain check"):
         GainSpread(["a", "b"], ["r"], np.array([1.0]), np.ones(2), np.array([[1.0, np.nan]]), np.ones((1, 2)),
-                   np.ones((1, 2), bool))
+                   np.ones((1, 2), bool), np.ones(2))
 
 
 @pytest.mark.parametrize("case", ["another robot", "nan", "mass not positive", "masses do not pair", "no gains",

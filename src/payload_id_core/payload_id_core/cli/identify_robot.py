@@ -453,9 +453,9 @@ def run(args) -> int:
     if gain_checks:
         assert scale_std is not None, "gain checks need identified gains (_gain_check_masses)"
         ident.gain_check = measure_gain_spread(model, ident, [r.with_drive_gains(scale) for r in gain_checks],
-                                               gain_check_masses, frame)
-        spread_std = ident.gain_check.widened_std(scale_std)
-        print(ident.gain_check.text(scale_std))
+                                               gain_check_masses, scale_std, frame)
+        spread_std = ident.gain_check.widened_std()
+        print(ident.gain_check.text())
     if held_out_loaded:
         ident.load_friction_choice = measure_load_friction_choice(
             model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], args.known_payload_mass, frame)

@@ -303,12 +303,13 @@ def gain_check(model: RobotModel, robot: RobotIdentification, run: Recording, ma
 
 
 def measure_gain_spread(model: RobotModel, robot: RobotIdentification, runs: Sequence[Recording],
-                        masses: Sequence[float], frame: str | None = None) -> GainSpread:
+                        masses: Sequence[float], calibration_std: np.ndarray, frame: str | None = None) -> GainSpread:
     """robot.yaml's effort.gain_check from held-out loaded runs of known masses (efforts in robot.yaml's torque
-    units: the gains found are relative to robot.yaml's, recorded absolute)."""
+    units: the gains found are relative to robot.yaml's, recorded absolute); `calibration_std` the gains' std the
+    calibration gave (absolute)."""
     frame = model.payload_frame(frame)
     checks = [gain_check(model, robot, r, m, frame) for r, m in zip(runs, masses, strict=True)]
     ref = np.asarray(robot.effort_scale, dtype=float)
     return GainSpread(list(model.joint_names), [r.source or f"gain check run {i + 1}" for i, r in enumerate(runs)],
                       np.asarray(masses, dtype=float), ref, np.array([c[0] for c in checks]) * ref,
-                      np.array([c[1] for c in checks]) * ref, np.array([c[2] for c in checks]))
+                      np.array([c[1] for c in checks]) * ref, np.array([c[2] for c in checks]), calibration_std)

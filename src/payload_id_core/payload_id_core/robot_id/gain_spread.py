@@ -12,9 +12,11 @@ gains (with the load's unknown CoM and inertia) free,
 gives k_hj with its Newey–West σ_hj. Over the H runs that determine joint j, the relative change d_hj = k_hj/k_j − 1
 against robot.yaml's gain k_j has, as the offsets' change has in offset_spread.py (the same Jeffreys-prior posterior
 and Student-t_H predictive, predictive_factor reused), the predictive width rms_j · t_{H,0.975}/1.96 for a new run.
-robot.yaml's gain σ becomes the larger of its own and that width (`widened_std`): it grows only where the runs
-spread further than the calibration claimed. A joint whose gain a run does not determine (the load torques it less
-than GAIN_LOAD_SNR × its noise: the shoulder pan under gravity) is recorded as such and takes no part.
+robot.yaml's gain σ becomes the larger of the calibration's and that width (`widened_std`): it grows only where the
+runs spread further than the calibration claimed. Its consumers are the gains' own (the --effort-scale agreement, the
+per-joint gain witness); the payloads take their gains' share without the excess (payload/gain_uncertainty.py).
+A joint whose gain a run does not determine (the load torques it less than GAIN_LOAD_SNR × its noise: the shoulder
+pan under gravity) is recorded as such and takes no part.
 
 d_hj holds robot.yaml's model error on run h's motion where it projects on the gains, as a payload run converted
 with these gains would see it: part of what the gains' σ must cover, so measured with them, not removed.
@@ -49,21 +51,24 @@ class GainSpread:
     gains: np.ndarray                # (H, n)
     gains_std: np.ndarray            # (H, n)
     determined: np.ndarray           # (H, n) bool
+    calibration_std: np.ndarray      # (n,) the gains' std before the runs widened it (the calibration's)
     criterion: str = CRITERION
 
     def __post_init__(self) -> None:
         n, H = len(self.joint_names), len(self.runs)
         self.masses = np.asarray(self.masses, dtype=float).reshape(-1)
         self.reference = np.asarray(self.reference, dtype=float).reshape(-1)
+        self.calibration_std = np.asarray(self.calibration_std, dtype=float).reshape(-1)
         self.gains, self.gains_std = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (self.gains, self.gains_std))
         self.determined = np.atleast_2d(np.asarray(self.determined, dtype=bool))
-        if (H < 1 or self.masses.shape != (H,) or self.reference.shape != (n,)
+        if (H < 1 or self.masses.shape != (H,) or self.reference.shape != (n,) or self.calibration_std.shape != (n,)
                 or any(a.shape != (H, n) for a in (self.gains, self.gains_std, self.determined))):
             raise PayloadIdError(f"drive gain check: {H} runs, masses {self.masses.shape}, gains {self.gains.shape}, "
                                  f"std {self.gains_std.shape}, determined {self.determined.shape} for {n} joints", _FIX)
-        finite = all(np.all(np.isfinite(a)) for a in (self.masses, self.reference, self.gains, self.gains_std))
+        finite = all(np.all(np.isfinite(a)) for a in (self.masses, self.reference, self.gains, self.gains_std,
+                                                       self.calibration_std))
         if not (finite and np.all(self.masses > 0) and np.all(self.reference > 0) and np.all(self.gains > 0)
-                and np.all(self.gains_std > 0)):
+                and np.all(self.gains_std > 0) and np.all(self.calibration_std >= 0)):
             raise PayloadIdError("drive gain check: a mass, gain or std is not finite and positive", _FIX)
 
     @property
@@ -100,17 +105,17 @@ class GainSpread:
         factor = np.array([predictive_factor(int(x)) if x > 0 else np.nan for x in h])
         return self.rms * factor
 
-    def widened_std(self, std: np.ndarray) -> np.ndarray:
-        """(n,) robot.yaml's gains' std `std` (absolute) widened to the predictive width where the runs spread
-        further; unchanged on joints no run determines."""
-        std = np.asarray(std, dtype=float)
+    def widened_std(self) -> np.ndarray:
+        """(n,) the calibration's gain std (absolute) widened to the predictive width where the runs spread further;
+        unchanged on joints no run determines: robot.yaml's effort.scale_std."""
+        std = self.calibration_std
         pred = self.predictive_std * self.reference
         return np.where(np.isfinite(pred), np.maximum(std, np.nan_to_num(pred)), std)
 
-    def text(self, std: np.ndarray) -> str:
+    def text(self) -> str:
         """One line per joint for the user: each run's gain, the predictive width and robot.yaml's std before and
-        after (`std`: the calibration's, absolute); the joints no run determines said so."""
-        pred, after = self.predictive_std, self.widened_std(std)
+        after; the joints no run determines said so."""
+        std, pred, after = self.calibration_std, self.predictive_std, self.widened_std()
         parts = []
         for j, name in enumerate(self.joint_names):
             runs = " ".join(f"{k:.4g}±{s:.2g}" if det else "undetermined"
@@ -133,6 +138,7 @@ class GainSpread:
 
         return {"criterion": self.criterion, "runs": list(self.runs), "masses": [float(m) for m in self.masses],
                 "reference": {j: float(x) for j, x in zip(self.joint_names, self.reference)},
+                "calibration_std": {j: float(x) for j, x in zip(self.joint_names, self.calibration_std)},
                 "gains": per_joint(self.gains), "gains_std": per_joint(self.gains_std),
                 "determined": per_joint(self.determined, bool),
                 # Derived from the runs on reading (edit the runs, not these): for the reader.
@@ -156,9 +162,10 @@ class GainSpread:
                       for key in ("gains", "gains_std", "determined")]
             masses = np.array(d["masses"], dtype=float)
             reference = np.array([d["reference"][j] for j in joint_names], dtype=float)
+            calibration_std = np.array([d["calibration_std"][j] for j in joint_names], dtype=float)
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source}: effort.gain_check is not valid ({type(err).__name__}: {err})",
                                  _FIX) from err
         gains, gains_std, determined = (a.reshape(len(runs), len(joint_names)) for a in arrays)
-        return cls(list(joint_names), runs, masses, reference, gains, gains_std, determined,
+        return cls(list(joint_names), runs, masses, reference, gains, gains_std, determined, calibration_std,
                    str(d.get("criterion", CRITERION)))

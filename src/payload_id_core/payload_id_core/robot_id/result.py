@@ -550,7 +550,7 @@ def _check_gain_check(ident: RobotIdentification, source: str) -> None:
     if check is None:
         return
     if not np.allclose(check.reference, ident.effort_scale, rtol=1e-9, atol=0.0) or ident.effort_scale_std is None \
-            or np.any(ident.effort_scale_std < check.widened_std(np.zeros(ident.n)) * (1 - 1e-9)):
+            or not np.allclose(ident.effort_scale_std, check.widened_std(), rtol=1e-9, atol=0.0):
         raise PayloadIdError(f"{source}: effort.gain_check does not match effort_scale and effort.scale_std (the file "
                              "was edited after identification)", "re-run payload-id identify-robot")
 
