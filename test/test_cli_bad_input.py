@@ -205,6 +205,8 @@ def test_simulate_with_a_1e6_kg_payload_fails_clearly_without_a_bag(tmp_path, ca
     ["--delay", "-1"], ["--delay", "nan"], ["--delay", "1e6"],
     ["--effort-scale", "0"], ["--effort-scale", "-10"], ["--effort-scale", "nan"],
     ["--cutoff-hz", "nan"], ["--decimate", "0"], ["--gravity", "0,nan,-9.81"],
+    ["--gain-check-mass", "0"], ["--gain-check-mass", "-2"], ["--gain-check-mass", "nan"],
+    ["--gain-check-mass", "2"],   # without a --gain-check run
 ])
 def test_identify_robot_refuses_bad_numbers(files, tmp_path, capsys, extra):
     out = tmp_path / "robot.yaml"

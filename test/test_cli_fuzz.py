@@ -80,7 +80,8 @@ OUT_NAME = {"identify-robot": "robot.yaml", "identify-payload": "payload.yaml", 
 
 # Every numeric flag of every command (the identify numbers are the ones that never reach ROS).
 NUMERIC_FLAGS = {
-    "identify-robot": ["--cutoff-hz", "--decimate", "--delay", "--alpha", "--effort-scale", "--known-payload-mass"],
+    "identify-robot": ["--cutoff-hz", "--decimate", "--delay", "--alpha", "--effort-scale", "--known-payload-mass",
+                       "--gain-check-mass"],
     "identify-payload": ["--effort-scale", "--sensor-force-range", "--sensor-torque-range", "--bounding-box",
                          "--known-mass", "--known-mass-std"],
     "excite": ["--duration", "--harmonics", "--base-frequency", "--margin", "--min-height", "--max-height",
@@ -95,7 +96,8 @@ NUMERIC_FLAGS = {
 }
 # Input-file flags per command (the value replaced by each broken file).
 FILE_FLAGS = {
-    "identify-robot": ["--bag", "--urdf", "--validate-bag", "--held-out-bag", "--friction-cv-bag", "--drift-bag"],
+    "identify-robot": ["--bag", "--urdf", "--validate-bag", "--held-out-bag", "--friction-cv-bag", "--drift-bag",
+                       "--gain-check-bag"],
     "identify-payload": ["--bag", "--robot", "--unloaded-bag", "--urdf"],
     "excite": ["--urdf", "--noise-std"],
     "simulate": ["--trajectory", "--payload", "--profile", "--urdf"],
@@ -105,7 +107,8 @@ FILE_FLAGS = {
     "gazebo-urdf": ["--urdf", "--controllers"],
 }
 
-BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag", "--held-out-bag", "--friction-cv-bag", "--drift-bag"}
+BAG_FLAGS = {"--bag", "--validate-bag", "--unloaded-bag", "--held-out-bag", "--friction-cv-bag", "--drift-bag",
+             "--gain-check-bag"}
 
 
 def test_the_table_covers_every_subcommand():

@@ -34,7 +34,12 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note, NoteCode, notes_with
-from payload_id_core.payload.held_out_error import measure_model_error, measure_offset_spread, refuse_fitted_runs
+from payload_id_core.payload.held_out_error import (
+    measure_gain_spread,
+    measure_model_error,
+    measure_offset_spread,
+    refuse_fitted_runs,
+)
 from payload_id_core.payload.load_friction_choice import measure_load_friction_choice
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
@@ -147,6 +152,18 @@ def add_arguments(parser) -> None:
                              "free")
     parser.add_argument("--drift-bag", action="append", default=[], metavar="BAG",
                         help="rosbag2 directory of such a run (repeatable), as --drift-csv-ur")
+    parser.add_argument("--gain-check-csv-ur", action="append", default=[], metavar="CSV",
+                        help="UR CSV of a loaded run of known mass recorded on another occasion (another motion or "
+                             "day; repeatable; needs identified gains): robot.yaml's model is fitted on it with only "
+                             "the drive gains (and the load's CoM and inertia) free, and where the gains spread "
+                             "between runs further than the calibration's σ, their σ becomes that spread's Student-t "
+                             "predictive width (robot.yaml effort.gain_check); without such runs nothing changes")
+    parser.add_argument("--gain-check-bag", action="append", default=[], metavar="BAG",
+                        help="rosbag2 directory of such a run (repeatable), as --gain-check-csv-ur")
+    parser.add_argument("--gain-check-mass", action="append", default=[], metavar="KG",
+                        type=number(above=0, unit="kg"),
+                        help="kg, the load the --gain-check runs carry: once for all, or once per run (the CSVs "
+                             "first, then the bags, each in the order given); default --known-payload-mass")
     parser.add_argument("--friction-cv-csv-ur", action="append", default=[], metavar="CSV",
                         help="UR CSV of an unloaded run of any motion (repeatable; e.g. one joint at a time, which "
                              "isolates each joint's friction): used only to choose the friction model (--friction "
@@ -168,6 +185,30 @@ def _held_out_recordings(args: argparse.Namespace, joint_names: list[str], prefi
     return runs + [read_bag(p, joint_topic=args.joint_states_topic, trajectory_topic=args.trajectory_topic,
                             wrench_topic=args.wrench_topic, joint_names=joint_names)
                    for p in getattr(args, f"{prefix}_bag")]
+
+
+def _gain_check_masses(args: argparse.Namespace, loaded_given: bool) -> list[float]:
+    """The known mass of each --gain-check run (one --gain-check-mass for all, one per run, or the
+    --known-payload-mass), refused before any reading when they do not pair up or the gains are not identified."""
+    count = len(args.gain_check_csv_ur) + len(args.gain_check_bag)
+    masses = list(args.gain_check_mass)
+    if not count:
+        if masses:
+            raise PayloadIdError("--gain-check-mass without a --gain-check run",
+                                 "give the loaded runs it belongs to (--gain-check-csv-ur/--gain-check-bag)")
+        return []
+    if not loaded_given:
+        raise PayloadIdError("--gain-check runs check identified drive gains, and none are identified here",
+                             "identify them with a known mass (--loaded-csv-ur/--loaded-bag LOADED "
+                             "--known-payload-mass KG), then add the --gain-check runs")
+    if not masses:
+        masses = [args.known_payload_mass]
+    if len(masses) == 1:
+        masses = masses * count
+    if len(masses) != count:
+        raise PayloadIdError(f"{len(masses)} --gain-check-mass values for {count} --gain-check runs",
+                             "give one mass for all the runs, or one per run (the CSVs first, then the bags)")
+    return [float(m) for m in masses]
 
 
 def _delay(text: str):
@@ -261,6 +302,7 @@ def run(args) -> int:
                              "--held-out-loaded-bag/--held-out-loaded-csv-ur (chooses the load friction)")
     if args.known_payload_mass is not None and not args.known_payload_mass > 0:
         raise PayloadIdError(f"--known-payload-mass {args.known_payload_mass} is not positive", "give the mass in kg")
+    gain_check_masses = _gain_check_masses(args, loaded_given)
     frame = model.payload_frame(args.payload_frame)  # an unknown frame fails before any reading
 
     given = given_effort_scale(args, model.n)
@@ -277,10 +319,11 @@ def run(args) -> int:
         raise PayloadIdError("--held-out-loaded-csv-ur/--held-out-loaded-bag need the payload's known mass",
                              "give --known-payload-mass (the mass those runs carry)")
     drift = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names, "drift")]
-    refuse_fitted_runs(held_out + friction_cv + held_out_loaded + drift,
+    gain_checks = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names, "gain_check")]
+    refuse_fitted_runs(held_out + friction_cv + held_out_loaded + drift + gain_checks,
                        [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
-    runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded, *drift)
-            if r is not None]
+    runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded, *drift,
+                        *gain_checks) if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
     checked_plausible(model, *(r.with_drive_gains(scale) for r in runs))
@@ -406,21 +449,32 @@ def run(args) -> int:
         print(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
               + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in
                           zip(model.joint_names, drift_record.spread, drift_record.resolution, drift_record.prior_std)))
+    spread_std = scale_std
+    if gain_checks:
+        assert scale_std is not None, "gain checks need identified gains (_gain_check_masses)"
+        ident.gain_check = measure_gain_spread(model, ident, [r.with_drive_gains(scale) for r in gain_checks],
+                                               gain_check_masses, scale_std, frame)
+        spread_std = ident.gain_check.widened_std()
+        print(ident.gain_check.text())
     if held_out_loaded:
         ident.load_friction_choice = measure_load_friction_choice(
             model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], args.known_payload_mass, frame)
         for method, c in ident.load_friction_choice.methods.items():
             print(f"load-dependent friction for {method}: {c.reason}")
     ident.effort_unit = unit.value
-    ident.effort_scale_std = scale_std
-    if gain_fit is not None and scale_std is not None:
+    ident.effort_scale_std = spread_std
+    if gain_fit is not None and scale_std is not None and spread_std is not None:
         # The gains' correlation with θ (θ was identified from efforts scaled by them): the payload fits count a gain
         # error once, through what θ absorbs of it and what it leaves (payload/gain_uncertainty.py).
         # The model-choice shift is one direction across the joints (the two fits' gains move together), a rank-one
         # term beside the fit's own correlations: the payloads take its effect on their load, not √n of it.
         shift = np.zeros(model.n) if gain_model is None else gain_model.choice_spread(model.joint_names)
+        # The check runs' spread beyond the calibration's σ: its own term per joint (their few runs cannot give the
+        # correlations), so the relative covariance's diagonal is (robot.yaml's std / gain)² again.
+        beyond = np.diag((spread_std ** 2 - scale_std ** 2) / scale ** 2)
         ident.gain_covariance = GainCovariance(
-            relative_gain_covariance(gain_fit, fit_scale_std / scale * gain_fit.scale) + np.outer(shift, shift),
+            relative_gain_covariance(gain_fit, fit_scale_std / scale * gain_fit.scale) + np.outer(shift, shift)
+            + beyond,
             theta_gain_sensitivity(ident, recording, model, use_commanded=not args.use_measured,
                                    cutoff_hz=args.cutoff_hz, decimate=args.decimate, delay=delay))
     ident.effort_scale_source = source

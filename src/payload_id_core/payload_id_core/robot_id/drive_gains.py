@@ -81,6 +81,35 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     cs = np.concatenate([np.zeros(s0.tau.shape), c1])
     es = np.concatenate([s0.tau, s1.tau])
     m = xs.shape[2]
+    sgn = smooth_sign(np.concatenate([s0.qd, s1.qd]), sign_epsilon)
+    lf = np.zeros(n, bool) if load_friction is None else np.asarray(load_friction, dtype=bool)
+    lf_j = np.flatnonzero(lf)
+    nm = lf_j.size
+    k, x, mu, sig, jw, res = fit_gains_output_error(xs, cs, es, sgn, lf)
+    full_cov = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
+    cov = full_cov[m:m + n, m:m + n]
+    k_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    serial = gain_fit_covariance(jw, res / sig, s0.tau.shape[0])[m:m + n, m:m + n]
+    _require_positive(k)
+    # The load's torque on each joint (its known mass with the fitted CoM and inertia: the same whatever the
+    # frame's origin) against the joint's torque noise (sig is in effort units).
+    load = c1 if payload_phi is not None else c1 + yl[:, :, 1:] @ x[m - 9:]
+    snr = np.sqrt(np.mean(load ** 2, axis=0)) / np.maximum(sig * k, 1e-12)
+    mu_std = np.zeros(n)
+    mu_std[lf_j] = np.sqrt(np.maximum(np.diag(full_cov)[m + n:], 0.0))
+    return GainFit(k, k_std, snr, cov, np.sqrt(np.maximum(np.diag(serial), 0.0)),
+                   mu if nm else None, mu_std if nm else None)
+
+
+def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: np.ndarray, lf: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The drive gains k (n,) and the other unknowns x (m,) of the output-error model e = (X x + c)/k (+ the load
+    friction μ_j|û_j/k_j| sgn(q̇_j) on the `lf` joints): `xs` (N, n, m) the regressor X, `cs` (N, n) the known torque
+    c, `es` (N, n) the efforts, `sgn` (N, n) the smoothed velocity signs. Returns (k, x, μ (n,), the joints'
+    residual σ (effort units), the weighted Jacobian (N·n, m + n + n_lf) and the residuals (N, n)) of the last
+    Gauss–Newton step. Shared by identify_drive_gains (x = [θ, φ_L']) and the held-out gain check (x = φ_L', θ
+    robot.yaml's, in c)."""
+    N, n, m = xs.shape
     # Start: Gautier & Briot's linear form X x − diag(e) k = −c. Its effort column is noisy, which
     # biases k low (errors in variables), so refine by alternating the two exact linear sub-problems
     # of the output-error model e = (X x + c)/k (the noise stays on the output side).
@@ -100,8 +129,6 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     x = np.linalg.lstsq(xs.reshape(-1, m), (es * k - cs).reshape(-1), rcond=1e-10)[0]
     sig = np.ones(n)
     mu = np.zeros(n)
-    sgn = smooth_sign(np.concatenate([s0.qd, s1.qd]), sign_epsilon)
-    lf = np.zeros(n, bool) if load_friction is None else np.asarray(load_friction, dtype=bool)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
     for it in range(25 if nm else 15):  # Gauss–Newton; joints weighted by their residual noise after the first step
@@ -122,19 +149,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
         mu[lf_j] += step[m + n:]
         if np.max(np.abs(step[m:m + n] / k)) < 1e-10:
             break
-    full_cov = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
-    cov = full_cov[m:m + n, m:m + n]
-    k_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    serial = gain_fit_covariance(jw, res / sig, s0.tau.shape[0])[m:m + n, m:m + n]
-    _require_positive(k)
-    # The load's torque on each joint (its known mass with the fitted CoM and inertia: the same whatever the
-    # frame's origin) against the joint's torque noise (sig is in effort units).
-    load = c1 if payload_phi is not None else c1 + yl[:, :, 1:] @ x[m - 9:]
-    snr = np.sqrt(np.mean(load ** 2, axis=0)) / np.maximum(sig * k, 1e-12)
-    mu_std = np.zeros(n)
-    mu_std[lf_j] = np.sqrt(np.maximum(np.diag(full_cov)[m + n:], 0.0))
-    return GainFit(k, k_std, snr, cov, np.sqrt(np.maximum(np.diag(serial), 0.0)),
-                   mu if nm else None, mu_std if nm else None)
+    return k, x, mu, sig, jw, res
 
 
 def gain_fit_covariance(jw: np.ndarray, wres: np.ndarray, n_unloaded: int) -> np.ndarray:
@@ -155,6 +170,8 @@ def gain_fit_covariance(jw: np.ndarray, wres: np.ndarray, n_unloaded: int) -> np
     scores = np.einsum("tjp,tj->tp", jw.reshape(N, n, p), wres)
     S = np.zeros((p, p))
     for rows in (slice(0, n_unloaded), slice(n_unloaded, N)):
+        if rows.stop - rows.start < 2:   # one run only (n_unloaded 0: a held-out gain check)
+            continue
         S += long_run_covariance(scores[rows], bandwidth(wres[rows]))
     dof = N * n / max(N * n - p, 1)
     hac = bread @ S @ bread * dof

@@ -22,6 +22,7 @@ from payload_id_core.io.files import atomic_write_yaml, read_yaml_mapping
 from payload_id_core.notes import Note
 from payload_id_core.robot_id import gear_friction
 from payload_id_core.robot_id.choice_record import FrictionChoice, GainModelChoice, LoadFrictionChoices
+from payload_id_core.robot_id.gain_spread import GainSpread
 from payload_id_core.robot_id.gear_friction import GearFriction, UnmodelledGear
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.robot_id.offset_spread import OffsetSpread
@@ -111,6 +112,9 @@ class RobotIdentification:
     # The friction model the drive gains were fitted with, the criterion and the candidates' numbers
     # (choice_record.GainModelChoice, robot.yaml effort.gain_model). None: gains given, or files written before.
     gain_model: GainModelChoice | None = None
+    # The gains found on held-out loaded runs of known mass, robot.yaml's model fixed (gain_spread.py, robot.yaml
+    # effort.gain_check): effort_scale_std already carries their spread. None: no --gain-check run, older files.
+    gain_check: GainSpread | None = None
     # When the robot was identified (UTC, ISO 8601), when its run was recorded (its first joint state, when the
     # stamps are wall-clock time; "" otherwise) and the drives' mean temperature per joint in that run (°C, None
     # where the driver reports none): drive gains and friction drift as the drives warm up (issue 29 item 5).
@@ -279,6 +283,10 @@ class RobotIdentification:
             effort = d["effort"]
             assert isinstance(effort, dict)
             effort["gain_model"] = self.gain_model.to_dict(self.joint_names)
+        if self.gain_check is not None:
+            effort = d["effort"]
+            assert isinstance(effort, dict)
+            effort["gain_check"] = self.gain_check.to_dict()
         return d
 
     def _friction_dict(self) -> dict:
@@ -375,6 +383,8 @@ class RobotIdentification:
                     effort["gain_covariance"], n, theta.size, source),
                 gain_model=None if effort.get("gain_model") is None else GainModelChoice.from_dict(
                     effort["gain_model"], names, source),
+                gain_check=None if effort.get("gain_check") is None else GainSpread.from_dict(
+                    effort["gain_check"], names, source),
                 urdf_scale_factor=_optional_float((d.get("scale_check") or {}).get("urdf_factor")), gear=gear,
                 unmodelled_gear=unmodelled_gear,
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
@@ -389,6 +399,7 @@ class RobotIdentification:
                 model=model,
             )
             _check_gain_covariance(ident, source)
+            _check_gain_check(ident, source)
             return ident
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
@@ -530,6 +541,18 @@ def _gains_as_identified(gains, identified_with, n: int, source: str) -> np.ndar
             "re-run payload-id identify-robot with the new gains (--effort-scale, or --known-payload-mass), "
             "or restore effort_scale")
     return scale
+
+
+def _check_gain_check(ident: RobotIdentification, source: str) -> None:
+    """effort.gain_check's gains were found against effort_scale and widened scale_std: an edit of either alone
+    would leave the σ the payloads take without the runs that measured it."""
+    check = ident.gain_check
+    if check is None:
+        return
+    if not np.allclose(check.reference, ident.effort_scale, rtol=1e-9, atol=0.0) or ident.effort_scale_std is None \
+            or not np.allclose(ident.effort_scale_std, check.widened_std(), rtol=1e-9, atol=0.0):
+        raise PayloadIdError(f"{source}: effort.gain_check does not match effort_scale and effort.scale_std (the file "
+                             "was edited after identification)", "re-run payload-id identify-robot")
 
 
 def _check_gain_covariance(ident: RobotIdentification, source: str) -> None:
