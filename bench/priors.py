@@ -23,12 +23,13 @@ priors_<robot>_<method>_<prior>_moment_bias_sigma   median over seeds and ixx, i
     lag, 1 N·m torque noise), the robot identified on its calibration excitation (tools/xtraj_cell.py; one
     identification per seed, the cache of bench/accuracy.py's seeds: the robot's identification error is common to
     every payload fitted with it, so one identification for every seed measured that one draw, not the σ), the payload
-    on a SHORT_S s motion: PRIORS_MOTION=sines (default) a random sum of sines of period SHORT_S, another per seed, at
-    up to 15 rad/s² on every joint (testing.synthetic.sum_of_sines: beyond the Panda's own limits of 3.6-9.5 rad/s²);
-    PRIORS_MOTION=designed the first SHORT_S s of what a user plays for a fast payload goal, the bundled
-    <robot>_payload_fast (`payload-id excite --objective convergence`, within the robot's limits). On the Panda the
-    designed one determines the CoM no better at 1.5 s (docs/design.md "Prior knowledge of the payload"), so the
-    default stays. The payload: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass
+    on what a user plays: PRIORS_MOTION=config (default) the whole of the trajectory config/<robot>.yaml's
+    payload_estimator plays by default (ur10_payload, panda_payload: 10 s); PRIORS_MOTION=sines a random sum of sines
+    of period SHORT_S, another per seed, at up to 15 rad/s² on every joint (testing.synthetic.sum_of_sines: beyond the
+    Panda's own limits of 3.6-9.5 rad/s²); PRIORS_MOTION=designed the first SHORT_S s of what a user plays for a fast
+    payload goal, the bundled <robot>_payload_fast (`payload-id excite --objective convergence`, within the robot's
+    limits). On the Panda no 1.5 s motion determines the CoM to 3 mm (docs/design.md "Prior knowledge of the
+    payload"). The payload: a solid block whose 20 cm box (the prior) is not centred on its CoM; the known mass
     is the true one with σ 0.5 %.
 ur10e_<pair>_<method>_<flag>_com_std_mm_<axis>      the real UR10e through the user's path (bench/ur10e.py's robot.yaml:
 ur10e_<pair>_<method>_<flag>_com_vs_khalil_3_mm     the 14harm pair and the 2.805 kg, its model error measured on the
@@ -83,7 +84,7 @@ import ur10e_data as rd  # noqa: E402 - tools/, beside the report script
 from xtraj_cell import RATE, xtraj_cell  # noqa: E402 - tools/: bench/accuracy.py's cell and cache
 
 SHORT_S = float(os.environ.get("PRIORS_SHORT_S", "1.5"))
-MOTION = os.environ.get("PRIORS_MOTION", "sines")
+MOTION = os.environ.get("PRIORS_MOTION", "config")
 PRIORS_SEEDS = tuple(range(int(os.environ.get("PRIORS_SEEDS", "10"))))
 METHODS = ("khalil-1", "difference-rls")
 # (mass, CoM, block sides, the 20 cm box holding it: low corner, high corner), payload frame.
@@ -136,14 +137,22 @@ def block_phi(mass: float, com: np.ndarray, sides: np.ndarray) -> np.ndarray:
                                                                           a * a + b * b])))
 
 
+def config_trajectory(robot_name: str) -> str:
+    """The excitation config/<robot>.yaml's payload_estimator plays by default (its `trajectory` parameter)."""
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / f"{robot_name}.yaml").read_text())
+    return str(config["/**/payload_estimator"]["ros__parameters"]["trajectory"])
+
+
 def payload_motion(m: RobotModel, robot_name: str, seed: int):
-    """(t, q, q̇, q̈) of the loaded run: the first SHORT_S s of <robot>_payload_fast, or a sum of sines (MOTION)."""
+    """(t, q, q̇, q̈) of the loaded run (MOTION): the whole of config/<robot>.yaml's trajectory, the first SHORT_S s of
+    <robot>_payload_fast, or a sum of sines. The designed motions are the same on every seed (the noise is not)."""
     if MOTION == "sines":
         return sum_of_sines(m, SHORT_S, RATE, seed=100 + seed)
-    if MOTION != "designed":
-        raise SystemExit(f"PRIORS_MOTION={MOTION}: designed or sines")
-    traj = load_trajectory(f"{robot_name}_payload_fast").for_model(list(m.joint_names))
-    t = np.arange(int(round(SHORT_S * RATE))) / RATE
+    if MOTION not in ("designed", "config"):
+        raise SystemExit(f"PRIORS_MOTION={MOTION}: config, designed or sines")
+    traj = load_trajectory(config_trajectory(robot_name) if MOTION == "config" else f"{robot_name}_payload_fast")
+    traj = traj.for_model(list(m.joint_names))
+    t = np.arange(int(round((traj.duration if MOTION == "config" else SHORT_S) * RATE))) / RATE
     return (t, *traj.evaluate(t))
 
 

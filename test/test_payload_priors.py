@@ -312,11 +312,16 @@ def test_every_method_honours_the_box_and_the_known_mass(ur10, method):
         assert plain.prior is None and has_note(boxed.notes, NoteCode.PAYLOAD_PRIOR)
         assert in_box(boxed.phi, np.array(BOX[:3]), np.array(BOX[3:]), tol=1e-9).all()
         plain_std, boxed_std = plain.propagated_std(), boxed.propagated_std()
-        # The box narrows every inertia entry it does more than bound (those it only bounds keep σ reaching the far
-        # end of the box's range, never beyond the motion's own: it used to narrow those too, and not cover them).
+        # The box narrows every product of inertia it does more than bound (those it only bounds keep σ reaching the
+        # far end of the box's range, never beyond the motion's own: it used to narrow those too, and not cover
+        # them); the principal moments' σ carry the box's pull on them (h102: moments_reaching_the_mode; a moment's σ
+        # 0.90 of the motion's own here, was below 0.7), never beyond the motion's own.
         bounded = np.array([f"inertia {k}" in boxed.prior_bounded for k in INERTIA_KEYS])
-        assert np.all(boxed_std[4:] <= plain_std[4:] * (1 + 1e-4)) and not bounded.all()   # numerical Jacobian
-        assert np.max(boxed_std[4:][~bounded] / plain_std[4:][~bounded]) < 0.7
+        # 1e-3: a moment's σ capped at the data's own is that σ propagated at the box's φ, the plain run's at its own
+        # (izz 0.0093273 against 0.0093250 on one draw).
+        assert np.all(boxed_std[4:] <= plain_std[4:] * (1 + 1e-3)) and not bounded.all()
+        products = np.array([k in ("ixy", "ixz", "iyz") for k in INERTIA_KEYS])
+        assert np.max(boxed_std[4:][~bounded & products] / plain_std[4:][~bounded & products]) < 0.7
         boxed_err = np.abs(readable_vector(boxed.phi) - TRUTH)
         assert np.all(boxed_err[4:] <= 3 * boxed_std[4:])
         assert np.max(boxed_err[1:4]) < 0.006

@@ -3,7 +3,8 @@
 The demo's 3.5 kg part (14 × 10 × 18 cm as a block) in a 20 cm box off its CoM, the robot identified on the same
 bundled ur10_payload_fast motion's unloaded run with its gear friction, difference-rls on the first seconds of the
 loaded run (bench/priors.py `priors_cell_*`, 10 seeds): at 3 s the motion alone gives the largest inertia σ at
-0.27 × the largest moment (undetermined on every seed), the box takes it to 0.21 × (determined on 9 of 10); at
+0.27 × the largest moment (undetermined on every seed), the box took it to 0.21 × (determined on 9 of 10) until its
+σ of the moments carried its flat prior's pull (h102: 0.25-0.28 × on seeds 100-102, a strict xfail); at
 1.5 s izz's σ is 1.4 × the moment, and the box cannot pin it (Bhatia–Davis: design.md "Prior knowledge").
 """
 
@@ -43,18 +44,26 @@ def _estimates(cell, window_s):
             identify_payload("difference-rls", m, robot, rec, FRAME, payload_prior=PayloadPrior.checked(BOX)))
 
 
-def test_the_box_determines_an_inertia_the_motion_nearly_determines_and_covers_it(cell):
+def test_the_box_narrows_an_inertia_the_motion_nearly_determines_and_covers_it(cell):
     without, with_box = _estimates(cell, 3.0)
     truth = readable_vector(PHI)
     assert not without.readable_identifiable()[4:].all()
     assert np.max(without.propagated_std()[4:]) > 0.25 * LARGEST_MOMENT
-    assert with_box.readable_identifiable()[4:].all(), with_box.notes
     std = with_box.propagated_std()
-    assert np.max(std[4:]) <= 0.25 * LARGEST_MOMENT, std[4:]
-    # 2.5σ: this seed's data alone put iyy 2.6σ low (the cell's moments sit a median 1.1σ low at 3 s, bench); the
-    # box moves it up, to 2.3σ, never further from the truth.
-    assert np.all(np.abs(readable_vector(with_box.phi)[4:] - truth[4:]) <= 2.5 * std[4:])
+    assert np.max(std[4:]) < np.max(without.propagated_std()[4:])
+    # This seed's data alone put iyy 2.5σ low (the cell's moments sit a median 1.1σ low at 3 s, bench); the box's
+    # mean moves it up, and its σ carries the box's pull on the moments (h102: iyy 2.3σ low before, 1.85σ now).
+    assert np.all(np.abs(readable_vector(with_box.phi)[4:] - truth[4:]) <= 2 * std[4:])
     assert np.max(np.abs(readable_vector(with_box.phi)[1:4] - truth[1:4])) <= 3e-3
+
+
+@pytest.mark.xfail(strict=True, reason="h102: the box's σ of the moments now carries its flat prior's pull (the mean's "
+                   "distance from the mode); at 3 s the largest inertia σ is 0.25-0.28 of the largest moment on seeds "
+                   "100-102 (0.20-0.21 before), above the 25 % that makes the inertia determined")
+def test_the_box_determines_an_inertia_the_motion_nearly_determines(cell):
+    _, with_box = _estimates(cell, 3.0)
+    assert with_box.readable_identifiable()[4:].all(), with_box.notes
+    assert np.max(with_box.propagated_std()[4:]) <= 0.25 * LARGEST_MOMENT
 
 
 def test_the_box_cannot_determine_an_inertia_the_motion_leaves_wider_than_the_moment(cell):

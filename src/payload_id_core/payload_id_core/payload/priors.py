@@ -35,7 +35,9 @@ stays, suspect with the reason, and payload.yaml still records the prior that wa
 Which numbers the box only bounds (box_bounded_entries): those the motion says less about than a flat distribution
 over the box's range for them; their σ reach the range's far end at 2σ (the flat prior's own spread is no confidence
 interval); and, where the motion resolves no principal moment, the moments whose range end cuts the data's 2σ
-(inertia_reaching_the_cut_ends: their σ reach that end). Which the prior rather than the motion pins
+(inertia_reaching_the_cut_ends: their σ reach that end); where it resolves them, each principal moment's σ carries
+the box's pull on it, the posterior mean's distance from its mode, up to the data's own σ (moments_reaching_the_mode).
+Which the prior rather than the motion pins
 (pinned_by_prior): the others whose σ with the prior is below PINNED_RATIO of their σ from the data alone (or that
 the data leave undetermined). payload.yaml lists both
 (`prior.bounded`, `prior.pinned`) and the note says so: a CoM pinned by a weighed mass is not "identified by the
@@ -607,6 +609,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     ess = float("nan")
     box_text = ""
     unresolved_moments = False
+    mode = None
     data_value = readable_vector(phi)   # the data's numbers (after the known mass), before the box
     if prior.has_box and ok.all() and box_does_not_bind(phi, sub, prior.lo, prior.hi):
         box_text = (f" (the bounding box does not bind: the data's estimate lies inside it by at least "
@@ -624,16 +627,18 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             if ess < MIN_EFFECTIVE_SAMPLES:
                 est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
                          f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            # The nearest body in the box to the data (their metric; with a known mass, the data conditioned on it):
+            # the posterior's mode, where the flat prior's volume has not pulled it.
+            mode = projected
+            if prior.known_mass is not None:
+                mode = project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))[0]
             if ok[:4].all() and not moments_resolved(est, data_std, prior.lo, prior.hi):
                 unresolved_moments = True
-                # The mass and CoM of the nearest body in the box (the data's metric: the posterior's mode), as the
-                # motion alone gives them through finish's projection onto J ⪰ 0, not the raw fit's: the raw fit
-                # carries moments below zero, and m·c moves with them (Panda bench, the raw CoM's 2σ coverage 0.88,
-                # the projected one's 0.93). Not the mean either: its shift is the flat prior's pull on the moments.
-                nearest = projected
-                if prior.known_mass is not None:    # the nearest body to the data conditioned on the weighed mass
-                    nearest = project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))[0]
-                box_phi, box_cov = _with_data_mass_and_com(box_phi, box_cov, nearest[:4], sub[:4, :4])
+                # The mass and CoM of the mode, as the motion alone gives them through finish's projection onto
+                # J ⪰ 0, not the raw fit's: the raw fit carries moments below zero, and m·c moves with them (Panda
+                # bench, the raw CoM's 2σ coverage 0.88, the projected one's 0.93). Not the mean either: its shift is
+                # the flat prior's pull on the moments.
+                box_phi, box_cov = _with_data_mass_and_com(box_phi, box_cov, mode[:4], sub[:4, :4])
                 box_text = (" (the motion leaves every principal moment unresolved within the box's range: the mass "
                             "and CoM are the nearest body in the box's, with the motion's own σ, the box's narrowing "
                             "of them through the moments being its flat prior's, not the data's)")
@@ -647,6 +652,8 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         if unresolved_moments:
             cut, est.covariance = inertia_reaching_the_cut_ends(est, data_value, data_std, prior.lo, prior.hi, bounded)
             bounded = [*bounded, *cut]
+        elif mode is not None:
+            est.covariance = moments_reaching_the_mode(est, mode, data_std, bounded)
     est.prior_bounded = bounded
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est), bounded)
     text = f"prior used: {prior.describe()}{disagreement}{box_text}"
@@ -869,6 +876,35 @@ def inertia_reaching_the_cut_ends(est: PayloadEstimate, data_value: np.ndarray, 
             j = _PHI_OF_READABLE[k]     # the inertia about the CoM moves one for one with φ's entry about the origin
             cov[j, j] += reach**2 - std[k] ** 2
     return cut, cov
+
+
+def moments_reaching_the_mode(est: PayloadEstimate, mode: np.ndarray, data_std: np.ndarray,
+                              skip: Sequence[str] = ()) -> np.ndarray:
+    """φ's covariance with each principal moment's (ixx, iyy, izz about the CoM) variance grown by the square of its
+    posterior mean's distance from the posterior's mode (`mode`, φ of the nearest body in the box in the data's
+    metric), never beyond the data's own σ (`data_std`, readable order); the moments in `skip` (already bounded)
+    left.
+
+    Why: the box's posterior is the data's Gaussian times a prior flat in φ, and flat in φ holds, for each diagonal
+    of Σ (the second moments about the CoM), a volume ∝ Σ_xx Σ_yy Σ_zz of products of inertia: the mean is pulled
+    up from a compact part's moments by that volume, not by the data (whose likelihood peaks at the mode), while
+    restricting narrows σ. Where the motion resolves the moments the pull is a fraction of the data's σ, but the
+    narrowed σ no longer covers it: bench/priors.py's Panda on config/panda.yaml's 10 s panda_payload, difference-rls,
+    the data's moments +0.25 / +0.78 / +0.21σ (covered 1.00), with the box +1.56 / +1.83 / +1.05σ (0.81). The
+    mean − mode distance is that pull measured on the run itself: σ grows by it where the prior moved the mean,
+    and not where it did not (a box that binds only on other entries leaves the mean at the mode). Not beyond the
+    data's own σ: the box may not leave a moment less determined than the motion alone (the 10 s Panda's inertia,
+    determined on every seed without the box, was on 5 of 10 with it and the uncapped pull)."""
+    value, std = readable_vector(est.phi), est.propagated_std()
+    mode_value = readable_vector(np.asarray(mode, dtype=float))
+    cov = np.array(est.covariance, dtype=float)
+    for k in (4, 7, 9):     # ixx, iyy, izz in readable order
+        if READABLE_NAMES[k] in skip or not np.isfinite(mode_value[k]):
+            continue
+        room = data_std[k] ** 2 - std[k] ** 2 if np.isfinite(data_std[k]) else np.inf
+        j = _PHI_OF_READABLE[k]     # the inertia about the CoM moves one for one with φ's entry about the origin
+        cov[j, j] += max(min((value[k] - mode_value[k]) ** 2, room), 0.0)
+    return cov
 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
