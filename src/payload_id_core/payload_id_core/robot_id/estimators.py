@@ -141,7 +141,7 @@ def ols(w: np.ndarray | NormalEquations, tau: np.ndarray | None = None) -> Fit:
     n, p = ne.rhs.shape
     theta, inv = _solve_normal(*ne.combined())
     s2 = float(ne.rss(theta).sum() / (ne.n_samples * n - p))
-    return Fit(theta, s2 * inv, ne.sigma(theta), ne.rmse(theta), "ols")
+    return Fit(theta, s2 * inv, sigma_floor(ne, ne.sigma(theta)), ne.rmse(theta), "ols")
 
 
 def wls(w: np.ndarray | NormalEquations, tau: np.ndarray | None = None, sigma: np.ndarray | None = None) -> Fit:
