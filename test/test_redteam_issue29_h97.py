@@ -114,9 +114,9 @@ def test_a_moved_offset_does_not_widen_difference_rls_sigma_when_its_estimate_is
     sign of the payload's mean torque) its estimate is the honest run's (3.00060 against 3.00057 kg). Its mass σ was
     0.995 % against 0.185 %, not converged: the covariance's serial-correlation term
     (covariance_extra.online_covariance_extra) came from a batch fit with the offsets fixed, whose residual held the
-    moved offsets as a constant (Newey–West variance × 44.4 against × 1.2). That fit now has the estimator's unknowns
-    (OnlineEstimator.covariance_extra): measured 0.202 % on both runs, converged, ok (0.185 → 0.202 % on the honest
-    run: the serial-correlation part is now scaled onto the free fit's covariance, as the estimator's own is)."""
+    moved offsets as a constant (Newey–West variance × 44.4 against × 1.2). Its inflation now comes from a fit with
+    the estimator's unknowns (OnlineEstimator.covariance_extra): 0.177 % with the offsets moved, 0.185 % without,
+    converged, ok."""
     model, robot, honest = session_cell()
     moved = loaded_run(model, offsets=0.6 * _payload_sign(model, honest))
     before = identify_payload("difference-rls", model, robot, honest, CELL_FRAME)
@@ -141,9 +141,9 @@ def cell_with_drift():
 def test_offsets_moved_within_the_recorded_drift_do_not_widen_difference_rls_sigma(cell_with_drift):
     """With robot.yaml's drift record difference-rls holds its offsets by that prior, and the batch fit of its
     covariance's serial-correlation part now does too: every offset 3 × its prior std moves the mass +0.020 →
-    +0.118 % (the prior's pull, which its σ carries) at σ 0.199 → 0.201 % (0.183 → 0.943 % with that fit's offsets
-    fixed). 0.6 N·m (up to 60 × the prior std) is beyond the recorded drift: still flagged suspect by the offsets'
-    witness, not converged (σ 0.474 %: the part of the offsets the prior holds out is in the residual)."""
+    +0.118 % (the prior's pull, which its σ carries) at σ 0.183 → 0.173 % (0.943 % with that fit's offsets fixed).
+    0.6 N·m (up to 60 × the prior std) is beyond the recorded drift: still flagged suspect by the offsets' witness,
+    not converged (σ 0.422 %: the part of the offsets the prior holds out is in the residual)."""
     model, robot, honest = cell_with_drift
     prior_std = robot.offset_drift.prior_std
     sign = _payload_sign(model, honest)
