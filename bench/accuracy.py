@@ -32,6 +32,8 @@ xtraj_confident_checks, xtraj_confident_beyond_3sigma_expected
     that fails to cover; xtraj_<robot>_<method>_z_rms says whether it does.
 xtraj_<robot>_<method>_z_rms_mass, xtraj_<robot>_<method>_z_rms_com
     |error|/σ RMS over XTRAJ_SEEDS of the mass and of the CoM axes (those reported; 1 for a calibrated σ).
+xtraj_<robot>_<method>_mass_std_pct, xtraj_<robot>_<method>_confident_beyond_3sigma
+    the median reported mass σ (% of the true mass), and that method's share of xtraj_confident_beyond_3sigma.
 xtraj_mass_err_pct_max, xtraj_com_err_mm_max
     (issue 29) the largest of those medians over both robots and every method (targets 0.25 % and 3 mm).
 xtraj_<robot>_difference_rls_com_within_3mm
@@ -181,6 +183,8 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
         errs_m, errs_c = [], []
         z_mass: list[float] = []
         z_com: list[float] = []
+        std_m: list[float] = []
+        beyond = 0
         for seed in XTRAJ_SEEDS:
             loaded = rec(motion, (phi, frame), 1.03, seed)
             unloaded = rec(motion, None, 1.0, 500 + seed) if method in NEEDS_UNLOADED else None
@@ -188,10 +192,12 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
             e = errors(est, phi)
             reported = est.determined is None or bool(est.determined[1])   # (mass, CoM, inertia) reported
             z_mass.append(float(e["z"][0]))
+            std_m.append(100 * float(est.readable_std()[0]) / mass)
             z_com += [float(v) for v in e["z"][1:4]] if reported else []
             if est.converged and est.quality is Quality.OK:
                 out["xtraj_confident_checks"] = out.get("xtraj_confident_checks", 0.0) + 1.0 + 3.0 * reported
             if confident_beyond(est, phi):
+                beyond += 1
                 out["xtraj_confident_beyond_3sigma"] = out.get("xtraj_confident_beyond_3sigma", 0.0) + 1.0
                 log(f"xtraj {robot_name} {method} seed {seed}: converged, ok, beyond 3σ: {est.mass:.4g} kg "
                     f"± {est.readable_std()[0]:.2g}, CoM {np.round(1e3 * est.com, 2).tolist()} mm")
@@ -203,7 +209,9 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
         out[f"xtraj_{robot_name}_{key}_com_err_mm"] = float(np.median(errs_c))
         out[f"xtraj_{robot_name}_{key}_z_rms_mass"] = float(np.sqrt(np.mean(np.square(z_mass))))
         out[f"xtraj_{robot_name}_{key}_z_rms_com"] = float(np.sqrt(np.mean(np.square(z_com)))) if z_com else np.nan
-        log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} %  "
+        out[f"xtraj_{robot_name}_{key}_mass_std_pct"] = float(np.median(std_m))
+        out[f"xtraj_{robot_name}_{key}_confident_beyond_3sigma"] = float(beyond)
+        log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} % σ {np.median(std_m):.3f} %  "
             f"|CoM err| {np.median(errs_c):.2f} mm  |err|/σ RMS mass {out[f'xtraj_{robot_name}_{key}_z_rms_mass']:.2f} "
             f"CoM {out[f'xtraj_{robot_name}_{key}_z_rms_com']:.2f}")
     diff, direct = com_seen["difference-rls"], com_seen["direct-rls"]

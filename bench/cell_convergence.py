@@ -50,7 +50,6 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia, to_mass_com_
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation_design import RegressorMetrics
-from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import SETTLE_SIGMAS
@@ -136,8 +135,7 @@ def run(m: RobotModel, robot, rec, near_rest: float = 0.0) -> dict[str, float]:
                          sig.tau[k:k + BLOCK])
         k += BLOCK
     z, cov, _ = est.payload_solution()
-    extra, _ = online_covariance_extra(m, robot, FRAME, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
-                                       load_friction=est.n_lf > 0)
+    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
     declared = est.convergence_time if est.converged else float(sig.t[-1] - sig.t[0])
     err, std = z[0] - MASS, float(np.sqrt(cov[0, 0] + extra[0, 0]))
     converged = bool(est.converged)

@@ -68,7 +68,6 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia, to_mass_com_
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods import METHODS, identify_payload
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
@@ -211,8 +210,7 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix,
             est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
             k += 25
         z, cov, _ = est.payload_solution()
-        extra, _ = online_covariance_extra(m, robot, frame, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
-                                                 load_friction=est.n_lf > 0)
+        extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
         declared.append(est.convergence_time if est.converged else float("nan"))   # NaN: never declared
         err_at.append(abs(z[0] - mass) / mass * 100)
         std_at.append(float(np.sqrt(cov[0, 0] + extra[0, 0])) / mass * 100)

@@ -148,3 +148,23 @@ def ur10_cell(root: Path) -> Ur10Cell:
     identify_from_signals(m, q, qd, qdd, tau, friction="nonlinear", alpha=0.6, estimator="ols").save(
         root / "robot.yaml")
     return Ur10Cell(m, fm, fp)
+
+
+def cli_calibration(root: Path, urdf: str, payload: dict, *, trajectory: str = "ur10_payload_inertia",
+                    profile: str = "ur10", seeds: tuple[int, int] = (2, 102), rate: int | None = 100,
+                    payload_frame: bool = True) -> Path:
+    """robot.yaml identified through the command line as the README calibrates a robot's gains: `simulate` an
+    unloaded and a loaded run (root/unloaded, root/loaded; `seeds` theirs, `payload` the loaded run's payload.yaml
+    content), then identify-robot with --loaded-bag and --known-payload-mass (and --payload-frame the payload's
+    frame when payload_frame). Every command must exit 0. Returns root/robot.yaml."""
+    (root / "payload.yaml").write_text(yaml.safe_dump(payload))
+    common = ["simulate", "--urdf", urdf, "--trajectory", trajectory, "--profile", profile,
+              *([] if rate is None else ["--rate", str(rate)])]
+    assert cli_main([*common, "--seed", str(seeds[0]), "--out", str(root / "unloaded")]) == 0
+    assert cli_main([*common, "--seed", str(seeds[1]), "--payload", str(root / "payload.yaml"),
+                     "--out", str(root / "loaded")]) == 0
+    out = root / "robot.yaml"
+    assert cli_main(["identify-robot", "--urdf", urdf, "--bag", str(root / "unloaded"), "--loaded-bag",
+                     str(root / "loaded"), "--known-payload-mass", str(payload["mass"]),
+                     *(["--payload-frame", payload["frame"]] if payload_frame else []), "--out", str(out)]) == 0
+    return out

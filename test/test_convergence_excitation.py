@@ -22,7 +22,6 @@ from payload_id_core.excitation_design import (
     objective_value,
     optimize_excitation,
 )
-from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.difference_rls import NEAR_REST_EPSILONS
@@ -185,8 +184,7 @@ def _declared(ur10, robot, rec, **options):
         est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
         k += 25
     z, cov, _ = est.payload_solution()
-    extra, _ = online_covariance_extra(ur10, robot, FRAME, sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k],
-                                             load_friction=est.n_lf > 0)
+    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
     return est, k, z[0] - MASS, float(np.sqrt(cov[0, 0] + extra[0, 0]))
 
 

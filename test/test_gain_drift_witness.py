@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 from conftest import UR10E_DATA, requires_ur10e_data
-from test_redteam_stop40 import _linear_friction_run
+from sim_runs import drift_run as _linear_friction_run
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.cli.main import main as cli_main

@@ -22,17 +22,16 @@ import copy
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import cli_calibration
 from session_cell import FRAME as CELL_FRAME
 from session_cell import FRICTION as CELL_FRICTION
 from session_cell import PHI as CELL_PHI
 from session_cell import session_cell
+from sim_runs import DRIFT_MASS as STOP40_MASS
+from sim_runs import drift_run, given_gains_robot
 from test_goal_witnesses import _goal
-from test_redteam_stop40 import MASS as STOP40_MASS
-from test_redteam_stop40 import _linear_friction_run
 
 from payload_id_core.cli.main import main as cli_main
-from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import NoteCode
@@ -46,7 +45,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import load_friction_on
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 TRUTH_MASS = 3.75
@@ -56,24 +55,17 @@ TRUTH = {"frame": "tool0", "mass": TRUTH_MASS, "com": [0.02, -0.01, 0.06],
 
 @pytest.fixture(scope="module")
 def bags(tmp_path_factory):
-    """Unloaded and 3.75 kg runs of the current-unit simulated UR10 (100 Hz to stay cheap)."""
+    """Unloaded and 3.75 kg runs of the current-unit simulated UR10 (100 Hz to stay cheap), and robot.yaml with the
+    gains identified from the known 3.75 kg run."""
     d = tmp_path_factory.mktemp("h86_gain_model")
-    (d / "payload.yaml").write_text(yaml.safe_dump(TRUTH))
-    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--rate", "100", "--profile", "ur10"]
-    assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
-    assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
+    cli_calibration(d, "ur10", TRUTH, trajectory="ur10_payload", seeds=(1, 3), payload_frame=False)
     return d
 
 
 @pytest.fixture(scope="module")
 def calibrated(bags):
-    """robot.yaml with the gains identified from the known 3.75 kg run (at 100 Hz the linear friction model is
-    chosen, both candidates recorded)."""
-    d = bags
-    out = d / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(d / "unloaded"), "--loaded-bag",
-                     str(d / "loaded"), "--known-payload-mass", str(TRUTH_MASS), "--out", str(out)]) == 0
-    data = yaml.safe_load(out.read_text())
+    """bags' robot.yaml (at 100 Hz the linear friction model is chosen, both candidates recorded)."""
+    data = yaml.safe_load((bags / "robot.yaml").read_text())
     assert data["effort"]["gain_model"]["chosen"] == "linear"                      # the premise
     assert set(data["effort"]["gain_model"]["candidates"]) == {"linear", "shaped_load_friction"}
     return data
@@ -145,17 +137,7 @@ def test_the_linear_gain_models_sigma_covers_its_gains_at_100_hz(tmp_path):
     scores linear 1.72 %, load friction 1.49 % (13 % narrower, under the 20 % margin), so linear stays and wrist_1
     was −4.75 % at 8.7σ, elbow +1.28 % at 4.3σ, wrist_2 −3.0 % at 3.6σ. Now the other candidate's distance with its
     weight (0.57) joins each determined gain's σ (choice_record.GAIN_CHOICE_SPREAD): wrist_1 ± 2.7 %, 1.9σ."""
-    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
-    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
-              "--rate", "100"]
-    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
-    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
-                     "--out", str(tmp_path / "loaded")]) == 0
-    out = tmp_path / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
-                     str(tmp_path / "loaded"), "--known-payload-mass", "4.0", "--payload-frame", "tool0",
-                     "--out", str(out)]) == 0
-    d = yaml.safe_load(out.read_text())
+    d = yaml.safe_load(cli_calibration(tmp_path, "ur10", {**TRUTH, "mass": 4.0}).read_text())
     z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
     assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
 
@@ -168,17 +150,7 @@ def test_the_linear_gain_models_sigma_covers_its_gains_at_100_hz(tmp_path):
     "Newey-West σ (2.5 %) would cover it (2.1σ) but took the real masses' σ to 1.7-2.0 %. Fix: a friction or drive "
     "model that does not share the bias, or the gains' error measured on held-out loaded runs of known mass"))
 def test_the_ur3_gains_are_within_three_sigma(tmp_path):
-    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 4.0}))
-    common = ["simulate", "--urdf", "ur3", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
-              "--rate", "100"]
-    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
-    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
-                     "--out", str(tmp_path / "loaded")]) == 0
-    out = tmp_path / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "ur3", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
-                     str(tmp_path / "loaded"), "--known-payload-mass", "4.0", "--payload-frame", "tool0",
-                     "--out", str(out)]) == 0
-    d = yaml.safe_load(out.read_text())
+    d = yaml.safe_load(cli_calibration(tmp_path, "ur3", {**TRUTH, "mass": 4.0}).read_text())
     z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
     assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
 
@@ -230,17 +202,14 @@ def test_a_choice_weight_edited_by_hand_is_refused_by_name(calibrated, model):
 @pytest.fixture(scope="module")
 def ur10_identified():
     """The UR10 identified on one 8 s motion without load, gains given (test_redteam_stop40's robot)."""
-    model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
-    robot.effort_scale_source = "given"
-    return model, robot
+    return given_gains_robot("ur10")
 
 
 def _gain_drift_estimate(ur10_identified, joints, method, seed):
     model, robot = ur10_identified
     factor = np.ones(model.n)
     factor[list(joints)] = 1.03
-    est = identify_payload(method, model, robot, _linear_friction_run(model, seed, factor),
+    est = identify_payload(method, model, robot, drift_run(model, seed, factor),
                            model.default_payload_frame, delay=0.0)
     off_sigmas = abs(est.mass - STOP40_MASS) / np.sqrt(est.covariance[0, 0])
     assert off_sigmas > 3                                          # the premise: the drift is in the mass
@@ -298,17 +267,7 @@ def test_a_one_kilogram_calibration_run_gives_gains_within_their_sigma(tmp_path)
     barely torques a joint, before the refinement that takes every gain to within its σ (UR10 and UR5 at 500 Hz, and
     0.2 kg, alike). Now: shoulder_lift 10.626 ± 0.055 for 10.696, elbow 8.426 ± 0.046 for 8.457, every joint within
     3σ, the joints the load barely torques named."""
-    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "mass": 1.0}))
-    common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_inertia", "--profile", "ur10",
-              "--rate", "100"]
-    assert cli_main([*common, "--seed", "2", "--out", str(tmp_path / "unloaded")]) == 0
-    assert cli_main([*common, "--seed", "102", "--payload", str(tmp_path / "payload.yaml"),
-                     "--out", str(tmp_path / "loaded")]) == 0
-    out = tmp_path / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
-                     str(tmp_path / "loaded"), "--known-payload-mass", "1.0", "--payload-frame", "tool0",
-                     "--out", str(out)]) == 0
-    d = yaml.safe_load(out.read_text())
+    d = yaml.safe_load(cli_calibration(tmp_path, "ur10", {**TRUTH, "mass": 1.0}).read_text())
     k, std = np.array(d["effort_scale"]), np.array(d["effort"]["scale_std"])
     z = (k - UR10_GAINS) / std
     assert np.all(np.abs(z) <= 3.0), np.round(z, 2).tolist()
@@ -329,25 +288,14 @@ def test_a_one_kilogram_calibration_run_gives_gains_within_their_sigma(tmp_path)
     "beside the payload, as difference-rls does)"))
 @pytest.mark.parametrize("method, seed", [("khalil-1", 3), ("khalil-1", 4), ("direct-rls", 3), ("direct-rls", 4)])
 def test_a_shoulder_lift_offset_moved_is_not_written_confidently(method, seed):
-    model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, _offset_run(model, 1, 0.0, payload=False), friction="linear", delay=0.0)
-    robot.effort_scale_source = "given"
-    est = identify_payload(method, model, robot, _offset_run(model, seed, 0.3), model.default_payload_frame,
-                           delay=0.0)
+    model, robot = given_gains_robot("ur10")
+    shoulder_lift = np.zeros(model.n)
+    shoulder_lift[1] = 0.3
+    est = identify_payload(method, model, robot, drift_run(model, seed, offsets=shoulder_lift),
+                           model.default_payload_frame, delay=0.0)
     off_sigmas = abs(est.mass - STOP40_MASS) / np.sqrt(est.covariance[0, 0])
     assert off_sigmas > 3                                          # the premise: the moved offset is in the mass
     assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
-
-
-def _offset_run(model, seed: int, shoulder_lift_offset: float, payload: bool = True):
-    """test_redteam_stop40's 8 s run with the shoulder lift's constant friction offset moved by the given N·m."""
-    params = np.tile([3.0, 2.0, 0.1], model.n)
-    params[3 * 1 + 2] += shoulder_lift_offset
-    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
-    phi = from_mass_com_inertia(STOP40_MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
-    return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
-                               friction_params=params, noise_std=np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05]),
-                               seed=seed, payload=(phi, model.default_payload_frame) if payload else None)
 
 
 # -- the gain model on another robot --------------------------------------------------------------------------------
@@ -375,16 +323,8 @@ def test_the_panda_gains_are_within_three_sigma(tmp_path):
     the linear candidate's distance with its weight (0.06) joins its σ."""
     profile = tmp_path / "panda_redteam.yaml"
     profile.write_text(yaml.safe_dump(PANDA_PROFILE))
-    (tmp_path / "payload.yaml").write_text(yaml.safe_dump({**TRUTH, "frame": "panda_link8", "mass": 2.0}))
-    common = ["simulate", "--urdf", "panda", "--trajectory", "panda_payload_inertia", "--profile", str(profile),
-              "--rate", "100"]
-    assert cli_main([*common, "--seed", "1", "--out", str(tmp_path / "unloaded")]) == 0
-    assert cli_main([*common, "--seed", "101", "--payload", str(tmp_path / "payload.yaml"),
-                     "--out", str(tmp_path / "loaded")]) == 0
-    out = tmp_path / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "panda", "--bag", str(tmp_path / "unloaded"), "--loaded-bag",
-                     str(tmp_path / "loaded"), "--known-payload-mass", "2.0", "--payload-frame", "panda_link8",
-                     "--out", str(out)]) == 0
-    d = yaml.safe_load(out.read_text())
+    d = yaml.safe_load(cli_calibration(tmp_path, "panda", {**TRUTH, "frame": "panda_link8", "mass": 2.0},
+                                       trajectory="panda_payload_inertia", profile=str(profile),
+                                       seeds=(1, 101)).read_text())
     z = (np.array(d["effort_scale"]) - np.array(PANDA_PROFILE["effort_scale"])) / np.array(d["effort"]["scale_std"])
     assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())

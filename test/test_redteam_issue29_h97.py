@@ -9,11 +9,14 @@ robot.yaml carries no drift record.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import yaml
 from cli_fixtures import Snapshot, assert_refused, make_cli_files
 from session_cell import FRAME as CELL_FRAME
+from session_cell import FRICTION as CELL_FRICTION
 from session_cell import PHI as CELL_PHI
 from session_cell import loaded_run, session_cell
 from test_identify_robot_cli import _recording
@@ -28,7 +31,7 @@ from payload_id_core.payload.held_out_error import measure_offset_spread
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import RobotIdentification
-from payload_id_core.testing.synthetic import sum_of_sines
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from xtraj_cell import RATE as XTRAJ_RATE
 from xtraj_cell import xtraj_cell
 
@@ -99,26 +102,61 @@ def test_a_loaded_drift_run_is_refused_as_a_loaded_held_out_run_is(mass, tmp_pat
 
 # -- difference-rls's σ when the offsets moved -----------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "difference-rls frees the constant friction offsets' change, and on the session cell's loaded run with every "
-    "joint's offset moved 0.6 N·m (in the sign of the payload's mean torque) its estimate is the honest run's "
-    "(3.00060 against 3.00057 kg) but its mass σ is 0.995 % against 0.185 %, not converged, the inertia 'undetermined "
-    "by this motion': the covariance's serial-correlation term (payload/covariance_extra.online_covariance_extra) is "
-    "taken from a batch fit with the offsets fixed (load_changeable_friction leaves B out), whose residual then holds "
-    "the moved offsets as a constant (Newey–West variance × 44.4 against × 1.2). With the drift prior the same "
-    "(offsets 3 × its prior std: 0.813 % against 0.183 %). Only where robot.yaml has no measured model error (it "
-    "replaces this term). Fix: that batch fit frees the offsets for difference-rls, as the method does"))
+def _payload_sign(model, run) -> np.ndarray:
+    """(n,) the sign of the cell payload's mean torque on each joint over `run`'s motion."""
+    cmd = run.commanded[0]
+    return np.sign((payload_regressor(model, CELL_FRAME, cmd.positions, cmd.velocities, cmd.accelerations)
+                    @ CELL_PHI).mean(axis=0))
+
+
 def test_a_moved_offset_does_not_widen_difference_rls_sigma_when_its_estimate_is_unmoved():
+    """difference-rls frees the constant friction offsets' change: with every joint's offset moved 0.6 N·m (in the
+    sign of the payload's mean torque) its estimate is the honest run's (3.00060 against 3.00057 kg). Its mass σ was
+    0.995 % against 0.185 %, not converged: the covariance's serial-correlation term
+    (covariance_extra.online_covariance_extra) came from a batch fit with the offsets fixed, whose residual held the
+    moved offsets as a constant (Newey–West variance × 44.4 against × 1.2). Its inflation now comes from a fit with
+    the estimator's unknowns (OnlineEstimator.covariance_extra): 0.177 % with the offsets moved, 0.185 % without,
+    converged, ok."""
     model, robot, honest = session_cell()
-    cmd = honest.commanded[0]
-    payload_torque = payload_regressor(model, CELL_FRAME, cmd.positions, cmd.velocities, cmd.accelerations) @ CELL_PHI
-    moved = loaded_run(model, offsets=0.6 * np.sign(payload_torque.mean(axis=0)))
+    moved = loaded_run(model, offsets=0.6 * _payload_sign(model, honest))
     before = identify_payload("difference-rls", model, robot, honest, CELL_FRAME)
     after = identify_payload("difference-rls", model, robot, moved, CELL_FRAME)
     assert after.mass == pytest.approx(before.mass, rel=5e-4)     # the premise: the offsets are free, the fit unmoved
     s_before, s_after = np.sqrt(before.covariance[0, 0]), np.sqrt(after.covariance[0, 0])
     assert s_after <= 1.5 * s_before, f"mass σ {s_after:.5f} kg with the offsets moved, {s_before:.5f} without"
     assert after.converged and after.quality is Quality.OK, after.notes
+
+
+@pytest.fixture(scope="module")
+def cell_with_drift():
+    """The session cell's robot with the offsets' drift measured on three unloaded 6 s runs of other motions
+    (identify-robot --drift-bag's record): prior std 0.010-0.25 N·m (the cell's offsets do not move)."""
+    model, robot, honest = session_cell()
+    runs = [synthetic_recording(model, *sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=20 + s),
+                                friction="linear", friction_params=CELL_FRICTION, noise_std=0.2, seed=30 + s)
+            for s in range(3)]
+    return model, replace(robot, offset_drift=measure_offset_spread(model, robot, runs)), honest
+
+
+def test_offsets_moved_within_the_recorded_drift_do_not_widen_difference_rls_sigma(cell_with_drift):
+    """With robot.yaml's drift record difference-rls holds its offsets by that prior, and the batch fit of its
+    covariance's serial-correlation part now does too: every offset 3 × its prior std moves the mass +0.020 →
+    +0.118 % (the prior's pull, which its σ carries) at σ 0.183 → 0.173 % (0.943 % with that fit's offsets fixed).
+    0.6 N·m (up to 60 × the prior std) is beyond the recorded drift: still flagged suspect by the offsets' witness,
+    not converged (σ 0.422 %: the part of the offsets the prior holds out is in the residual)."""
+    model, robot, honest = cell_with_drift
+    prior_std = robot.offset_drift.prior_std
+    sign = _payload_sign(model, honest)
+    before = identify_payload("difference-rls", model, robot, honest, CELL_FRAME)
+    after = identify_payload("difference-rls", model, robot, loaded_run(model, offsets=3.0 * prior_std * sign),
+                             CELL_FRAME)
+    s_before, s_after = before.readable_std()[0], after.readable_std()[0]
+    assert s_after <= 1.5 * s_before, f"mass σ {s_after:.5f} kg with the offsets moved, {s_before:.5f} without"
+    assert abs(after.mass - CELL_PHI[0]) <= 2.0 * s_after, (after.mass, s_after)
+    assert after.converged and after.quality is Quality.OK, after.notes
+    beyond = identify_payload("difference-rls", model, robot, loaded_run(model, offsets=0.6 * sign), CELL_FRAME)
+    assert beyond.quality is Quality.SUSPECT and not beyond.converged
+    assert any("beyond the drift robot.yaml recorded" in r for r in beyond.quality_reasons), beyond.quality_reasons
 
 
 def test_bench_accuracys_unloaded_drift_runs_are_not_refused_as_loaded():

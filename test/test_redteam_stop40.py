@@ -7,18 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import cli_calibration
+from sim_runs import DRIFT_MASS as MASS
+from sim_runs import drift_run as _linear_friction_run
+from sim_runs import given_gains_robot
 from test_identify_robot_cli import _recording
 
 from payload_id_core.cli.main import main as cli_main
-from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.bag import write_bag
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
-from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+from payload_id_core.robot_id import RobotIdentification
 
 # -- excite --from T --periods N ------------------------------------------------------------------------------------
 
@@ -111,28 +113,10 @@ def test_the_honest_held_out_loaded_run_still_chooses(tmp_path, capsys, planar_r
 
 # -- the effort-drift check: a gain drift on one joint ---------------------------------------------------------------
 
-MASS = 4.0
-FRICTION = np.array([3.0, 2.0, 0.1])          # linear friction per joint: Coulomb, viscous, offset (sim_runs')
-
-
-def _linear_friction_run(model, seed: int, effort_factor=None, payload: bool = True):
-    """8 s of sum-of-sines at 100 Hz, linear friction, noise 0.5-0.05 N·m; efforts × `effort_factor` (per joint)."""
-    noise = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05, 0.05])[:model.n]
-    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=seed)
-    phi = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
-    return synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
-                               friction_params=np.tile(FRICTION, model.n), noise_std=noise, seed=seed,
-                               payload=(phi, model.default_payload_frame) if payload else None,
-                               effort_scale=None if effort_factor is None else 1.0 / np.asarray(effort_factor))
-
-
 @pytest.fixture(scope="module", params=["ur10", "panda"])
 def identified(request):
     """The robot identified on one motion without load (gains given), as test_effort_drift_witness does."""
-    model = RobotModel.from_urdf(request.param)
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
-    robot.effort_scale_source = "given"
-    return model, robot
+    return given_gains_robot(request.param)
 
 
 @pytest.mark.parametrize("seed", [3, 4])
@@ -168,9 +152,7 @@ def test_a_two_percent_drift_on_the_panda_is_not_written_confidently():
     identification (+0.1..+0.6 %, seeds 2-6) is robot.yaml's own parameter error, which its σ carries (it changes sign
     with the identification's seed: seed 7 −0.03..−0.9 %), not the load friction the floor sizes (that reads a_f
     high). Now suspect: both below 1 beyond 3σ, the plain a beyond its floor (payload/effort_drift.py)."""
-    model = RobotModel.from_urdf("panda")
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
-    robot.effort_scale_source = "given"
+    model, robot = given_gains_robot("panda")
     est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, 3, np.full(model.n, 0.98)),
                            model.default_payload_frame, delay=0.0)
     off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
@@ -193,21 +175,11 @@ def test_an_honest_fast_run_of_the_ur10_profile_is_not_called_drifted(tmp_path):
     friction-free witness read the wrong wrist gains as a drift since identification (a_f 0.975 ± 0.0022). With the
     gains' friction model chosen on the calibration runs (robot.yaml effort.gain_model: the unloaded run's shapes and a
     load-dependent Coulomb level, wrist_1 −0.8 %) khalil-1 finds 4.003 ± 0.007 kg, ok."""
-    payload = tmp_path / "payload.yaml"
-    payload.write_text(yaml.safe_dump(SIM_PAYLOAD))
-    bags = {}
-    for name, trajectory, seed, load in [("unloaded", "ur10_payload_inertia", 1, False),
-                                         ("calibration", "ur10_payload_inertia", 2, True),
-                                         ("fast", "ur10_payload_fast", 3, True)]:
-        bags[name] = tmp_path / name
-        assert cli_main(["simulate", "--urdf", "ur10", "--trajectory", trajectory, "--profile", "ur10", "--seed",
-                         str(seed), *(["--payload", str(payload)] if load else []), "--out", str(bags[name])]) == 0
-    robot = tmp_path / "robot.yaml"
-    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(bags["unloaded"]), "--loaded-bag",
-                     str(bags["calibration"]), "--known-payload-mass", str(MASS), "--payload-frame", "tool0",
-                     "--out", str(robot)]) == 0
+    robot = cli_calibration(tmp_path, "ur10", SIM_PAYLOAD, seeds=(1, 2), rate=None)
+    assert cli_main(["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload_fast", "--profile", "ur10", "--seed",
+                     "3", "--payload", str(tmp_path / "payload.yaml"), "--out", str(tmp_path / "fast")]) == 0
     out = tmp_path / "estimate.yaml"
-    assert cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bags["fast"]),
+    assert cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(tmp_path / "fast"),
                      "--method", "khalil-1", "--out", str(out)]) == 0
     est = yaml.safe_load(out.read_text())
     assert abs(est["mass"] - MASS) < 3 * est["std"]["mass"] and abs(est["mass"] / MASS - 1) < 0.01, est["mass"]

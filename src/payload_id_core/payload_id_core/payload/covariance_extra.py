@@ -64,7 +64,7 @@ def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSol
     if g is None:
         return None
     error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_response(W, error, fit.sigma, fit.identifiable), g.mu
+    return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info), g.mu
 
 
 def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
@@ -77,7 +77,8 @@ def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndar
 
 def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
-                            load_friction: bool = False) -> tuple[np.ndarray, list[Note]]:
+                            load_friction: bool = False, friction_prior_var: np.ndarray | None = None
+                            ) -> tuple[np.ndarray, list[Note]]:
     """What the covariance of φ_L (10, 10) of an online estimate lacks, and the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
     the model error robot.yaml measured on held-out motions when it has one: measured_model_error; without one, the
@@ -96,32 +97,63 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     (load_friction.py). Without them C leaves out how much the mass shares with μ, the very share that holds
     an early estimate off: on the simulated cell's ur10_payload run, judged on its own σ, difference-rls
     declared convergence with 30 % of 20 seeds outside 2σ of this σ without them, 20 % with them (none once
-    the rule judges this σ too: online/base.py)."""
+    the rule judges this σ too: online/base.py).
+    `friction_prior_var` (kf,): how the estimator holds each friction parameter's change: 0 at robot.yaml's value
+    (not a column), inf free, else a Gaussian prior of that variance (ridge rows: weighted_lstsq's prior_std); None:
+    the load-changeable ones free and the constant offsets at robot.yaml's (direct-rls; batch_friction_prior_var).
+    The inflation f and the gear term's response come from the fit with the estimator's unknowns, so that its
+    residual is the estimator's: difference-rls frees the offsets (robot.yaml's friction_offset_drift their prior
+    when recorded), and fitted at robot.yaml's an offset that moved between robot.yaml's run and this one was a
+    constant in the batch residual that the estimator does not see (the session cell's loaded run with every offset
+    0.6 N·m off: f² 44.4 against 1.2, mass σ 0.185 → 0.995 %, the estimate unmoved; test_redteam_issue29_h97). C (and
+    the resolution floor) stays the fit's with the offsets at robot.yaml's: f² is the largest Newey–West ratio over
+    all the unknowns (the friction and μ columns' on the simulated cell, ≈ 5, where the mass's own ratio in the
+    free fit is 1.0-1.6), and on the free fit's C, whose mass variance the offsets' collinearity widens early in a
+    motion (the estimator's own covariance holds that share), it put the cell's declaration at 2.10 s for 1.95 s
+    (bench/cell_convergence.py); (f² − 1) C_fixed stays above the free fit's own-ratio term there (cell, 1.5 / 1.95 /
+    3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %)."""
     y_a = robot.regressor(q, qd, qdd)
     joint, X = payload_transform(model, frame)
     w_l = rigid_body_regressor(model, q, qd, qdd)[..., 10 * (joint - 1):10 * joint] @ X
-    changeable = np.flatnonzero(load_changeable_friction(robot.friction))
-    W = np.concatenate([w_l, y_a[..., theta_layout(robot).friction][..., changeable]], axis=-1)
+    friction = y_a[..., theta_layout(robot).friction]
     tau_a = y_a @ np.asarray(robot.theta, dtype=float)
-    sol, W_used, _ = solve_with_load_friction(W, tau - tau_a, tau_a, qd, sign_epsilon(robot), load_friction)
+
+    def fit(var: np.ndarray) -> tuple[LinearSolution, np.ndarray]:
+        """The batch fit with the friction changes `var` holds (friction_prior_var), and its matrix."""
+        columns = np.flatnonzero(var > 0)
+        W = np.concatenate([w_l, friction[..., columns]], axis=-1)
+        sol, W_used, _ = solve_with_load_friction(W, tau - tau_a, tau_a, qd, sign_epsilon(robot), load_friction,
+                                                  prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])])
+        return sol, W_used
+
+    held = batch_friction_prior_var(robot)
+    own_var = held if friction_prior_var is None else np.asarray(friction_prior_var, dtype=float)
+    own, W_own = fit(own_var)
     measured = measured_model_error(robot, frame, model)
     if measured is not None:
-        return measured, [measured_model_error_note(measured, float(sol.x[0]), robot)]
-    factor2 = sol.inflation**2
-    plain = np.nan_to_num(sol.cov[:10, :10]) / factor2
+        return measured, [measured_model_error_note(measured, float(own.x[0]), robot)]
+    sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
+    factor2 = own.inflation**2
+    plain = np.nan_to_num(sol.cov[:10, :10]) / sol.inflation**2
     extra = (factor2 - 1.0) * plain
     floored = resolution_floored_covariance(W_used, sol, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
-    notes = [serial_correlation_note(sol.inflation)]
+    notes = [serial_correlation_note(own.inflation)]
     if floored is not None:
         extra = factor2 * np.nan_to_num(floored[:10, :10]) - plain
         floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
         notes += [] if floor_note is None else [floor_note]
-    gear = gear_model_error(robot, y_a, sol, W_used, qd)
+    gear = gear_model_error(robot, y_a, own, W_own, qd)
     if gear is None:
         return extra, notes
     shift, mu = gear[0][:10], gear[1]
-    notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
+    notes.append(gear_model_error_note(float(shift[0]), float(own.x[0]), mu))
     return extra + np.outer(shift, shift), notes
+
+
+def batch_friction_prior_var(robot: RobotIdentification) -> np.ndarray:
+    """(kf,) online_covariance_extra's default friction_prior_var: the parameters a load may change free (inf),
+    the constant offsets at robot.yaml's (0; load_friction.load_changeable_friction), as direct-rls holds them."""
+    return np.where(load_changeable_friction(robot.friction), np.inf, 0.0)
 
 
 def resolution_floored_covariance(W: np.ndarray, fit: LinearSolution, torque_rms: np.ndarray) -> np.ndarray | None:
@@ -142,6 +174,8 @@ def resolution_floored_covariance(W: np.ndarray, fit: LinearSolution, torque_rms
     w2 = 1.0 / np.maximum(sigma, floor)**2
     A = np.asarray(W, dtype=float)[..., ok]
     gram = np.einsum("tju,tj,tjv->uv", A, np.broadcast_to(w2, A.shape[:2]), A)
+    if fit.prior_info is not None:       # the fit's prior (its ridge rows) holds the unknowns it held here too
+        gram = gram + np.diag(fit.prior_info[ok])
     cov = np.full((W.shape[-1],) * 2, np.nan)
     cov[np.ix_(ok, ok)] = np.linalg.pinv(gram)
     return cov

@@ -34,6 +34,9 @@ class LinearSolution:
     # what each parameter's own residual correlation measures, where `cov` takes the largest ratio over all of
     # them (a worst case for the others). None without a serial-correlation analysis (generalized_lstsq).
     hac_cov: np.ndarray | None = None
+    # (u,) 1/s² of a zero-mean Gaussian prior each unknown was held by (0: free), the fit's ridge rows
+    # (weighted_lstsq's prior_std); None: no prior.
+    prior_info: np.ndarray | None = None
 
     def measured_cov(self) -> np.ndarray:
         """The covariance to report when the estimate's own serial correlation is to set it: hac_cov, else cov."""
@@ -57,8 +60,31 @@ def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np
     return x, gram_pinv
 
 
+def prior_information(prior_std: np.ndarray | None, u: int) -> np.ndarray | None:
+    """(u,) 1/s² of each unknown's zero-mean Gaussian prior std `prior_std` (inf or NaN: free, 0 there); None when
+    no unknown has one (the fit is then the plain one, to the bit)."""
+    if prior_std is None:
+        return None
+    std = np.asarray(prior_std, dtype=float).reshape(u)
+    held = np.isfinite(std) & (std > 0)
+    if not held.any():
+        return None
+    return np.where(held, 1.0 / np.where(held, std, 1.0)**2, 0.0)
+
+
+def _with_ridge(A: np.ndarray, b: np.ndarray, prior_info: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted rows A, b with the prior's ridge rows (√info on the unknown's column, target 0) below them."""
+    if prior_info is None:
+        return A, b
+    held = np.flatnonzero(prior_info > 0)
+    ridge = np.zeros((held.size, A.shape[1]))
+    ridge[np.arange(held.size), held] = np.sqrt(prior_info[held])
+    return np.vstack([A, ridge]), np.concatenate([b, np.zeros(held.size)])
+
+
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True,
-                   sigma: np.ndarray | None = None, time_slots: np.ndarray | None = None) -> LinearSolution:
+                   sigma: np.ndarray | None = None, time_slots: np.ndarray | None = None,
+                   prior_std: np.ndarray | None = None) -> LinearSolution:
     """Per-joint weighted LS of y (N, n) ≈ W (N, n, u) x (Khalil 2007 §III, eq. 16–21).
 
     Weights 1/σ_j come from the residuals of a first ordinary solution (iterate_weights), or are
@@ -67,6 +93,11 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     `time_slots` (N,): each sample's place on the time axis its residual is correlated along (default its
     row: one run); samples of two runs of one trajectory at the same point of it share a slot, their scores
     summed before the Newey–West sum (serial_correlation.slot_sums), the bandwidth still the rows' own.
+    `prior_std` (u,): a zero-mean Gaussian prior's std on each unknown (inf: free), as ridge rows below the weighted
+    ones: x is the maximum a posteriori estimate, P = (WᵀΣ⁻¹W + S⁻¹)⁻¹, and its Newey–West covariance holds the
+    prior's pull P S⁻¹ P (the bias of an unknown that truly moved by its prior std; with white residuals the two
+    sum to P). The weights σ_j come from the fit without the prior (the free fit's residual, consistent whether
+    or not the held unknowns moved within it), and which entries are determined from the data alone.
     """
     W = np.asarray(W, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -77,6 +108,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     A = W.reshape(N * n, u)
     b = y.reshape(N * n)
     ok = identifiable_entries(A)
+    prior_info = prior_information(prior_std, u)
     if sigma is None:
         x, _ = _scaled_pinv_solve(A, b, ok)
         r = (b - A @ x).reshape(N, n)
@@ -86,7 +118,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
             sigma = np.full(n, np.sqrt(np.sum(r**2) / max(N * n - u, 1)))
     sigma = np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)
     w = np.tile(1.0 / sigma, N)
-    x, gram_pinv = _scaled_pinv_solve(A * w[:, None], b * w, ok)
+    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(A * w[:, None], b * w, prior_info), ok)
     r = ((b - A @ x) * w)
     # Residuals are normalised by σ_j: their variance should be 1; any misfit scales the covariance.
     dof = max(N * n - int(ok.sum()), 1)
@@ -101,24 +133,30 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
         if time_slots is not None:
             scores = serial_correlation.slot_sums(scores, time_slots)
         hac = serial_correlation.sandwich(gram_pinv[np.ix_(ok, ok)], scores, lags, N * n / dof)
+        if prior_info is not None:
+            bread = gram_pinv[np.ix_(ok, ok)]
+            hac = hac + (bread * prior_info[ok]) @ bread
         factor2 = serial_correlation.variance_inflation(hac, cov[np.ix_(ok, ok)])
         hac_cov[np.ix_(ok, ok)] = serial_correlation.floored(hac, cov[np.ix_(ok, ok)])
         cov = cov * factor2
     for c in (cov, hac_cov):
         c[~ok, :] = np.nan
         c[:, ~ok] = np.nan
-    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)), hac_cov)
+    return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)), hac_cov,
+                          prior_info)
 
 
-def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray) -> np.ndarray:
+def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
+                      prior_info: np.ndarray | None = None) -> np.ndarray:
     """x of weighted_lstsq(W, y, sigma=sigma) alone, on the determined entries that fit found (its
     `identifiable`: W's rank analysis is not repeated), no covariance: how that fit moves for a change y of its
-    torques, e.g. a predicted model error."""
+    torques, e.g. a predicted model error. `prior_info`: that fit's prior (LinearSolution.prior_info), whose ridge
+    rows hold the unknowns it held."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
     w = np.tile(1.0 / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12), N)
-    x, _ = _scaled_pinv_solve(W.reshape(N * n, u) * w[:, None], np.asarray(y, dtype=float).reshape(N * n) * w,
-                              np.asarray(identifiable, dtype=bool))
+    A, b = _with_ridge(W.reshape(N * n, u) * w[:, None], np.asarray(y, dtype=float).reshape(N * n) * w, prior_info)
+    x, _ = _scaled_pinv_solve(A, b, np.asarray(identifiable, dtype=bool))
     return x
 
 

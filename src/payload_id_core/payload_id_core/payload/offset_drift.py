@@ -157,73 +157,62 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     offset_cols = np.flatnonzero(res.offsets)
     if not offset_cols.size:
         return None
-    n = model.n
     r = res.r
     fixed = [res.w_l, res.fric[..., np.flatnonzero(res.changeable)]]
     if load_friction:
         fixed.append(res.load_friction(phi))
     A_fixed = np.concatenate(fixed, axis=-1)
     A_free = np.concatenate([A_fixed, res.fric[..., offset_cols]], axis=-1)
-    N = r.shape[0]
-    k_fixed, k_free = A_fixed.shape[-1], A_free.shape[-1]
-    if prior_std is not None:
-        return _prior_witness(res, A_free, k_fixed, offset_cols, np.asarray(prior_std, dtype=float))
+    N, n, k_free = A_free.shape
+    k_fixed = A_fixed.shape[-1]
     # Per-joint weights from the free fit's residual (consistent whether or not the offsets moved).
     w = residual_weights(A_free, r)
-    Af = A_fixed.reshape(N * n, k_fixed) * w[:, None]
     Au = A_free.reshape(N * n, k_free) * w[:, None]
     y = r.reshape(-1) * w
-    Mf, Mu = pinv_map(Af), pinv_map(Au)            # x = M y
-    xf, xu = Mf @ y, Mu @ y
-    D = Mf[:4] - Mu[:4]                            # d = D y = D e under "not moved" (D Af = 0)
+    if prior_std is None:
+        Af = A_fixed.reshape(N * n, k_fixed) * w[:, None]
+        return _witness(res, Au, y, w, k_fixed, Af, pinv_map(Af))
+    s = _offset_column_std(res.robot, offset_cols, np.asarray(prior_std, dtype=float))
+    # The offsets' prior, per offset column, as ridge rows with target 0: x_prior = Mp y.
+    ridge = np.zeros((len(offset_cols), k_free))
+    ridge[np.arange(len(offset_cols)), k_fixed + np.arange(len(offset_cols))] = 1.0 / s
+    return _witness(res, Au, y, w, k_fixed, Au, pinv_map(np.vstack([Au, ridge]))[:, :N * n], s)
+
+
+def _offset_column_std(robot: RobotIdentification, offset_cols: np.ndarray, prior_std: np.ndarray) -> np.ndarray:
+    """(offset columns,) the per-joint prior std `prior_std` (robot.joint_names order) on each offset column."""
+    names = list(robot.friction.param_names)
+    joint_of = [names[c].partition("_")[2] for c in offset_cols]
+    return np.array([prior_std[list(robot.joint_names).index(j)] for j in joint_of], dtype=float)
+
+
+def _witness(res: RobotResidual, Au: np.ndarray, y: np.ndarray, w: np.ndarray, k_fixed: int, A_held: np.ndarray,
+             M_held: np.ndarray, prior_std: np.ndarray | None = None) -> OffsetWitness:
+    """The witness from the weighted free columns `Au` (N·n, k_free: the fixed ones, then the offsets), the weighted
+    residual `y` and its weights `w`, and the fit with robot.yaml's assumption: x_held = M_held y on the weighted
+    columns A_held, either the fixed fit (the fixed columns, their least-squares map) or, with `prior_std` (per
+    offset column), the prior fit (every column, the ridge rows' map; the offsets' prior pull is then in cov(d))."""
+    N, n = res.r.shape
+    Mu = pinv_map(Au)                              # x = M y
+    x_held, xu = M_held @ y, Mu @ y
+    D = M_held[:4] - Mu[:4]                        # d = D y = D e under "not moved" (D A_held = 0 for the fixed fit)
     d = D @ y
-    e = (y - Af @ xf).reshape(N, n)
+    cov = long_run_cov(D, (y - A_held @ x_held).reshape(N, n), A_held.shape[1])
+    if prior_std is not None:
+        bias = (M_held @ Au)[:4, k_fixed:]          # d's response to the offsets' true change ΔB (Mu Au = 1 cancels)
+        cov = cov + (bias * prior_std**2) @ bias.T
     # θ̂_a's error is in r (and so in d) whatever the offsets did: D Y_a C_a (D Y_a)ᵀ.
-    cov = long_run_cov(D, e, k_fixed) + res.theta_cov_through(D, w)
+    cov = cov + res.theta_cov_through(D, w)
     cov = 0.5 * (cov + cov.T)
     stat, dof = chi2_stat(d, cov)
     # The free fit's offsets and their long-run σ, for the reason (which joints, by how much); with robot.yaml's C_a
     # for their own Wald statistic (robot.yaml's offsets were identified to that σ: "not moved" is ΔB = 0 only to it).
     Mb = Mu[k_fixed:]
-    b_cov = long_run_cov(Mb, (y - Au @ xu).reshape(N, n), k_free)
+    b_cov = long_run_cov(Mb, (y - Au @ xu).reshape(N, n), Au.shape[1])
     b_cov_a = b_cov + res.theta_cov_through(Mb, w)
     b_stat, b_dof = chi2_stat(xu[k_fixed:], 0.5 * (b_cov_a + b_cov_a.T))
     return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
-                         b_stat, b_dof)
-
-
-
-def _prior_witness(res: RobotResidual, A_free: np.ndarray, k_fixed: int, offset_cols: np.ndarray,
-                   prior_std: np.ndarray) -> OffsetWitness:
-    """offset_drift_witness with the offsets held by a Gaussian prior in the "fixed" fit (its docstring)."""
-    robot, r = res.robot, res.r
-    names = list(robot.friction.param_names)
-    N, n, k_free = A_free.shape
-    w = residual_weights(A_free, r)
-    Au = A_free.reshape(N * n, k_free) * w[:, None]
-    y = r.reshape(-1) * w
-    # The offsets' prior, per offset column (its joint's std), as ridge rows with target 0.
-    joint_of = [names[c].partition("_")[2] for c in offset_cols]
-    s = np.array([prior_std[list(robot.joint_names).index(j)] for j in joint_of], dtype=float)
-    ridge = np.zeros((len(offset_cols), k_free))
-    ridge[np.arange(len(offset_cols)), k_fixed + np.arange(len(offset_cols))] = 1.0 / s
-    Mp = pinv_map(np.vstack([Au, ridge]))[:, :N * n]     # x_prior = Mp y (the ridge rows' targets are 0)
-    Mu = pinv_map(Au)
-    xp, xu = Mp @ y, Mu @ y
-    D = Mp[:4] - Mu[:4]
-    d = D @ y
-    cov = long_run_cov(D, (y - Au @ xp).reshape(N, n), k_free)
-    bias = (Mp @ Au)[:4, k_fixed:]          # d's response to the offsets' true change ΔB (Mu Au = 1 cancels)
-    cov = cov + (bias * s**2) @ bias.T
-    cov = cov + res.theta_cov_through(D, w)
-    cov = 0.5 * (cov + cov.T)
-    stat, dof = chi2_stat(d, cov)
-    Mb = Mu[k_fixed:]
-    b_cov = long_run_cov(Mb, (y - Au @ xu).reshape(N, n), k_free)
-    b_cov_a = b_cov + res.theta_cov_through(Mb, w)
-    b_stat, b_dof = chi2_stat(xu[k_fixed:], 0.5 * (b_cov_a + b_cov_a.T))
-    return OffsetWitness(d, cov, stat, dof, xu[k_fixed:], np.sqrt(np.maximum(np.diag(b_cov), 0.0)), float(xu[0]),
-                         b_stat, b_dof, prior_std=s)
+                         b_stat, b_dof, prior_std=prior_std)
 
 
 def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str, joint_names) -> str:

@@ -12,7 +12,6 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.finish import prior_phi
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
@@ -44,10 +43,8 @@ def online_estimator(method: PayloadMethod, model: RobotModel, robot: RobotIdent
 def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
     """What the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ) it was fed, and why
-    (covariance_extra.online_covariance_extra: serially correlated residuals, the robot model's unmodelled gear
-    friction)."""
-    return online_covariance_extra(estimator.model, estimator.robot, estimator.frame, q, qd, qdd, tau,
-                                   load_friction=estimator.n_lf > 0)
+    (OnlineEstimator.covariance_extra: serially correlated residuals, the robot model's unmodelled gear friction)."""
+    return estimator.covariance_extra(q, qd, qdd, tau)
 
 
 def judge_moments_on(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,

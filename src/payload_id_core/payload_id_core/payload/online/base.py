@@ -247,6 +247,20 @@ class OnlineEstimator(ABC):
         cov[:10, :10] += gain_covariance(self._joint_info, z[:10], ok, self._gain_rel_cov)
         return z, cov, ok
 
+    def batch_friction_prior_var(self) -> np.ndarray | None:
+        """(kf,) how the unknowns hold each friction parameter's change, for covariance_extra's batch fit
+        (online_covariance_extra's friction_prior_var: 0 at robot.yaml's, inf free, else a prior's variance);
+        None: the load-changeable ones free, the constant offsets at robot.yaml's (direct-rls)."""
+        return None
+
+    def covariance_extra(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                         tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
+        """What the covariance of φ_L lacks after the samples (q, q̇, q̈, τ) fed, and why, from one batch fit with
+        this estimator's unknowns (covariance_extra.online_covariance_extra: serially correlated residuals, the
+        robot model's unmodelled gear friction, or robot.yaml's measured model error)."""
+        return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
+                                       load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var())
+
     def model_error_ratio(self) -> np.ndarray | float:
         """Residual RMS of the fit over the unloaded identification's torque RMSE (pooled, or per joint);
         NaN when it cannot be told (see the subclasses)."""
@@ -515,8 +529,7 @@ class OnlineEstimator(ABC):
             return False
         self._serial_at = elapsed
         q, qd, qdd, tau = (np.ascontiguousarray(self._fed[:self._n_fed, i]) for i in range(4))
-        extra, _ = online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
-                                           load_friction=self.n_lf > 0)
+        extra, _ = self.covariance_extra(q, qd, qdd, tau)
         return bool(np.sqrt(std**2 + max(float(extra[0, 0]), 0.0)) < self.mass_rel_std * mass)
 
     def _settled(self, start: float, mass: float, std: float) -> bool:

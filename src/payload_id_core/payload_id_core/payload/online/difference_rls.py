@@ -538,6 +538,11 @@ class DifferenceRLS(OnlineEstimator):
                 cov[1:4, 1:4] += np.outer(diff, diff)
         return z, cov
 
+    def batch_friction_prior_var(self) -> np.ndarray:
+        """The friction change's unknowns as this estimator holds them: every parameter free (Xu), the constant
+        offsets by robot.yaml's recorded drift where it has one (offset_prior_var)."""
+        return self.offset_prior_var[10:10 + self.kf]
+
     def model_error_ratio(self) -> np.ndarray | float:
         """Residual RMS of the payload fit over the unloaded identification's torque RMSE, per joint (as the
         offline methods report it): near 1 when the payload model explains the loaded data as well as the
