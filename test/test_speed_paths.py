@@ -9,7 +9,7 @@
   source vector (were three scatters) and its per-joint sums fed the torques, Y θ_b0 taken per waiting block (was
   per sample), direct-rls's rows whitened when they enter the information matrix (were per sample), the
   load-friction column worked out contiguously (was on the strided diagonal), τ² summed per PENDING samples (was
-  per sample), the convergence check called only on its samples. Both methods are held bit for bit to these
+  per sample), the convergence check called only on its samples. Both methods are held to 1e-9 (_close) to these
   references (sample by sample, the node's block path too), with their estimates and covariances;
 - SciPy imported without its docstring rewriting by the command line (scipy_startup.py);
 - YAML files read by libyaml when they cannot nest deep enough to crash it (was PyYAML's Python parser);
@@ -287,17 +287,25 @@ def ur10():
     return model, robot, (t, q, qd, qdd, tau)
 
 
+def _close(a, b):
+    """Equal to issue 35's bar, 1e-9 of the array's scale: bit for bit where the BLAS takes one kernel for a block
+    and a sample, not on every machine (AVX-512 sums a block's products in another order: 1e-16-1e-13 relative)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    scale = float(np.max(np.abs(b))) if b.size else 0.0
+    np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * scale)
+
+
 def _same_state(fast, ref):
-    """The two estimators' RLS state, information, τ² sums, history and estimate, bit for bit."""
-    np.testing.assert_array_equal(fast.rls.theta, ref.rls.theta)
-    np.testing.assert_array_equal(fast.rls.P, ref.rls.P)
-    assert fast.rls.cost == ref.rls.cost
-    np.testing.assert_array_equal(fast.info, ref.info)
-    np.testing.assert_array_equal(fast.tau_sq_sum, ref.tau_sq_sum)
-    np.testing.assert_array_equal(np.array(fast._hist_phi), np.array(ref._hist_phi))
+    """The two estimators' RLS state, information, τ² sums, history and estimate, to 1e-9 (_close)."""
+    _close(fast.rls.theta, ref.rls.theta)
+    _close(fast.rls.P, ref.rls.P)
+    assert fast.rls.cost == pytest.approx(ref.rls.cost, rel=1e-9)
+    _close(fast.info, ref.info)
+    _close(fast.tau_sq_sum, ref.tau_sq_sum)
+    _close(np.array(fast._hist_phi), np.array(ref._hist_phi))
     a, b = fast.estimate(), ref.estimate()
-    np.testing.assert_array_equal(a.phi, b.phi)
-    np.testing.assert_array_equal(a.covariance, b.covariance)
+    _close(a.phi, b.phi)
+    _close(a.covariance, b.covariance)
     assert a.converged == b.converged and (a.convergence_time == b.convergence_time
                                            or math.isnan(a.convergence_time) and math.isnan(b.convergence_time))
     assert [str(n) for n in a.notes] == [str(n) for n in b.notes]
@@ -306,8 +314,8 @@ def _same_state(fast, ref):
 
 @pytest.mark.parametrize("options", [{}, {"include_robot_uncertainty": True}])
 def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10, options):
-    """Sample by sample and in the node's blocks: bit for bit (was 1e-9 relative, before the rows and the RLS were
-    compared with every per-sample path of the reference; issue 35's bar is 1e-9)."""
+    """Sample by sample and in the node's blocks: to 1e-9 of the scale (_close; bit for bit where the BLAS
+    allows), compared with every per-sample path of the reference; issue 35's bar is 1e-9."""
     model, robot, (t, q, qd, qdd, tau) = ur10
     fast = OnlinePayloadEstimator(model, robot, "tool0", "direct-rls", history_every=10, check_every=7, **options)
     ref = ReferenceDirectRLS(model, robot, "tool0", history_every=10, check_every=7, **options)
@@ -329,7 +337,7 @@ def test_direct_rls_rotor_product_gives_the_reference_numbers(ur10, options):
 
 @pytest.mark.parametrize("options", [{}, {"convergence": "xu", "xu_count": 50}, {"near_rest_epsilons": 3.0}])
 def test_difference_rls_update_gives_the_reference_numbers(ur10, options):
-    """Sample by sample and in the node's blocks, bit for bit, with the estimate the per-joint sums give."""
+    """Sample by sample and in the node's blocks, to 1e-9 (_close), with the estimate the per-joint sums give."""
     model, robot, (t, q, qd, qdd, tau) = ur10
     fast = OnlinePayloadEstimator(model, robot, "tool0", "difference-rls", history_every=10, check_every=7, **options)
     ref = ReferenceDifferenceRLS(model, robot, "tool0", history_every=10, check_every=7, **options)
@@ -686,7 +694,7 @@ def _feed_mixed(est, t, q, qd, qdd, tau):
                                      {"load_friction": False}, {"history_every": 0}, {"check_every": 1}])
 def test_single_samples_between_uneven_blocks_give_the_reference_numbers(ur10, method, options):
     """update() and update_batch() interleaved, blocks not a multiple of PENDING (the τ² and information folds cut
-    mid-block), with forgetting, the robot's covariance, without load friction, a check every sample: bit for bit,
+    mid-block), with forgetting, the robot's covariance, without load friction, a check every sample: to 1e-9 (_close),
     and a repeated sample (a driver re-publishing a state) the same way."""
     model, robot, (t, q, qd, qdd, tau) = ur10
     kw = {"history_every": 10, "check_every": 7, **options}
