@@ -117,7 +117,8 @@ def test_a_push_released_at_rest_is_the_end_of_a_contact_not_a_place(cell):
     picked = [e for e in events if e.is_load_change]
     assert [e.kind for e in picked] == [EventKind.PICKED] and abs(picked[0].t_change - t_pick) < 0.1, events
     assert abs(picked[0].delta_mass - CARRIED) < 3.0 * picked[0].delta_mass_std, picked
-    after = [state for t, state in published if end < t < t_place]
+    # What the monitor published last before the place (the release re-arms it on the restored part, ok again).
+    after = [state for t, state in published if start < t < t_place]
     assert after, published
     est = after[-1].to_estimate("tool0")
     m, std = float(est.phi[0]), float(np.sqrt(est.covariance[0, 0]))
