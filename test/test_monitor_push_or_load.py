@@ -57,20 +57,31 @@ CASES = {
 }
 
 
-# Not fixed (both fail on main too; left for the next change, said in design.md): a wrist push held in motion whose
-# first window fits a load (+3.34 kg) is named from that window at its release (the persist path: only a doubt's
-# adoption is judged by the motion); a flange push at rest is a contact, but its release is then named `placed`
-# -4.04 kg against the push's fit the window had adopted.
+# Not fixed. A wrist push held in motion whose first window fits a load (+3.34 kg) is named from that window at its
+# release: the motion refutes it (push over load by 164 after 3.2 s of the move), but refuting a pending load after
+# more than `min_refine_s` of motion also refuted real places held 9-10 s with people pushing in between (h104,
+# design.md). The flange push at rest is a contact and its release the end of it (test below), but the real place
+# 6.3 s before the task ends is not named: the empty flange's re-estimate there, -0.059 +- 0.039 kg, is determined
+# only 9.9 s after the place (main never named that place either; its push's release was named `placed` -4.04 kg).
 KNOWN = {"wrist-down-moving": "a window's fit of a wrist push held in motion is named at its release",
-         "flange-down-at-rest-5s": "the release of a push at rest is named placed"}
+         "flange-down-at-rest-5s": "the place after the push is not named within the task's last 6.3 s (the empty "
+                                   "flange's re-estimate determined 9.9 s after it)"}
+_RUNS: dict = {}
+
+
+def watched(cell, case: str):
+    """(task, (start, end) of the push, monitor, events, published) of `case`, simulated and watched once."""
+    if case not in _RUNS:
+        model, robot = cell
+        task, push = carried_push(model, *CASES[case])
+        _RUNS[case] = (task, push, *task.watch(robot))
+    return _RUNS[case]
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN[c]))
                                   if c in KNOWN else c for c in CASES])
 def test_a_push_held_while_carrying_is_no_load_and_the_part_keeps_its_mass(cell, case):
-    model, robot = cell
-    task, (start, end) = carried_push(model, *CASES[case])
-    monitor, events, published = task.watch(robot)
+    task, (start, end), monitor, events, published = watched(cell, case)
     (t_pick, _, _), (t_place, _, _) = task.truth
     # Nothing named a load within the push (from its start to 0.5 s after its release): contacts only.
     during = [e for e in events if start - 0.1 <= e.t_change <= end + 0.5]
@@ -91,3 +102,24 @@ def test_a_push_held_while_carrying_is_no_load_and_the_part_keeps_its_mass(cell,
             m, std = float(est.phi[0]), float(np.sqrt(est.covariance[0, 0]))
             assert abs(m - truth) <= max(3.0 * std, 0.05 * CARRIED), (t, m, std, truth, case)
     assert monitor.state.carries_nothing
+
+
+def test_a_push_released_at_rest_is_the_end_of_a_contact_not_a_place(cell):
+    """40 N down on the flange held 5 s at rest with 2 kg carried: at rest exactly a 4 kg part's gravity wrench, so its
+    window's fit (+4.04 kg) is adopted and the push is a `contact` once its release ends it with no motion under it.
+    Before, that fit stayed in the carried payload and the release was named `placed` -4.04 kg. Now the change is taken
+    back (PayloadMonitor._take_back_change): the release brings the residual back to the carried part, which is what
+    the monitor carries after it (published ok), and nothing is named within the push."""
+    task, (start, end), monitor, events, published = watched(cell, "flange-down-at-rest-5s")
+    (t_pick, _, _), (t_place, _, _) = task.truth
+    during = [e for e in events if start - 0.1 <= e.t_change <= end + 0.5]
+    assert during and all(e.kind is EventKind.CONTACT for e in during), events
+    picked = [e for e in events if e.is_load_change]
+    assert [e.kind for e in picked] == [EventKind.PICKED] and abs(picked[0].t_change - t_pick) < 0.1, events
+    assert abs(picked[0].delta_mass - CARRIED) < 3.0 * picked[0].delta_mass_std, picked
+    # What the monitor published last before the place (the release re-arms it on the restored part, ok again).
+    after = [state for t, state in published if start < t < t_place]
+    assert after, published
+    est = after[-1].to_estimate("tool0")
+    m, std = float(est.phi[0]), float(np.sqrt(est.covariance[0, 0]))
+    assert est.quality is Quality.OK and abs(m - CARRIED) <= max(3.0 * std, 0.05 * CARRIED), (m, std, after[-1])

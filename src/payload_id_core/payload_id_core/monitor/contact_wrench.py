@@ -116,6 +116,10 @@ class LoadOrPushSettings:
     # 2.8 kg pick (its robot model errs more) −34 to −48 over 1-2 s: the margin is that, not more.
     refute_chi2: float = 100.0
     min_moving_rows: int = 50       # rows in motion (of the re-estimate's stride) before anything is judged
+    # s of motion under a window's load whose rows favour a push (statistic below 0, short of refuting the load) before
+    # it is named all the same (PayloadMonitor._maybe_publish): the motion may yet refute it. 40 N held on the flange
+    # into a move read −76 after 0.9 s of motion, −101 0.75 s later; real picks after gentle motion −85 to +7.
+    favours_push_wait_s: float = 3.0
 
 
 @dataclass(frozen=True)

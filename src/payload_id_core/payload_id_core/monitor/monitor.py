@@ -331,6 +331,9 @@ class PayloadMonitor:
         # motion says it was a push (_judge_adoption).
         self._adopted_from: dict | None = None
         self._last_judgement: LoadOrPushJudgement | None = None     # the last _judge_adoption (for its reason)
+        # The monitor as it was before the change being re-estimated began (its first adoption on a settled payload,
+        # _snapshot), to go back to when that change turns out to be a push (_take_back_change).
+        self._change_from: dict | None = None
         # (t, r₀, F, moving, segment, settled) while disarmed, each refine_stride-th sample (_locate_in_disarmed)
         self._disarmed = DisarmedRecord(self.s.refine_stride)
         self.unloaded = (UnloadedFriction(n, 1 + self.load_friction.k, self.s.load_friction_prior_std,
@@ -809,7 +812,10 @@ class PayloadMonitor:
             # judged on the rows before (they stopped when the monitor was disarmed), and this misfit is a change of its
             # own. Absorbed, a real place made while disarmed was named from a 0.5 kg window fit 6 s before it (the
             # UR10e's 01_31 loaded run then its unloaded twin, re-armed on a creeping joint: _step).
-            self._close_pending(start, t, out)
+            if self._close_pending(start, t, out):
+                # The pending fit was a push (_take_back_change): the misfit is judged again, on the payload restored,
+                # from the next sample (the motion counted so far still counts).
+                return
         # Taken after _close_pending: a doubt taken back by the motion (_judge_adoption) goes back to the change it
         # closed as closed (named, settled). Taken before, the pick still being re-estimated came back with its
         # pending fit after _close_pending had named it, and was named `picked` twice (test_monitor_push_or_load,
@@ -817,6 +823,7 @@ class PayloadMonitor:
         self._adopted_from = self._snapshot()
         phi_ref = self.state.phi.copy()
         if self.state.determined:
+            self._change_from = self._adopted_from
             self._before_change = self.state
             self._change_started = dated
             self._change_unlocated = unlocated
@@ -994,7 +1001,11 @@ class PayloadMonitor:
             # The load the last window fitted held for longer than a push comes back in, or a load of its own follows
             # it within that time: it is judged now, on the rows before this change, and this change is a change of
             # its own.
-            self._close_pending(float(t[k_c]), float(t[-1]), out)
+            if self._close_pending(float(t[k_c]), float(t[-1]), out):
+                # That load was a push, taken back with the monitor disarmed (_take_back_change): this window's change
+                # is judged against the payload restored, by the residual (its release brings it back within the
+                # allowance; a load that came lasts, and its misfit in motion raises a doubt, _put_in_doubt).
+                return
         # A load change (or a change too small to call an event): the fitted payload carries on, the
         # re-estimate restarts at the change and takes the window's rows at once.
         if len(out.events) == events_before:
@@ -1010,6 +1021,7 @@ class PayloadMonitor:
         was_settled = self.state.determined
         if was_settled:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
+            self._change_from = self._adopted_from
             self._before_change = self.state
             self._change_started = dated
             self._change_unlocated = unlocated
@@ -1078,12 +1090,14 @@ class PayloadMonitor:
             return False
         return self._moved_since_change >= self.s.min_refine_s or self._motion_confirms_load() is not None
 
-    def _close_pending(self, t_next: float, t_verdict: float, out: MonitorUpdate) -> None:
+    def _close_pending(self, t_next: float, t_verdict: float, out: MonitorUpdate) -> bool:
         """The load a window fitted (`_pending`), held for `persist_s` and ended by a next change (a window, or a
         doubt): judged on what the re-estimate held before that change. Named, with the mass held since then, if the
-        motion since has not refuted it and the arm moved under it; else a `contact` (it came back, or the rest cannot
-        tell it from a push). The state is settled either way (unless still in doubt), so the next change, at
-        `t_next`, is a change of its own."""
+        motion since has not refuted it and the arm moved under it; else a `contact` (it came back, the rest cannot
+        tell it from a push, or the motion says it is one). The state is settled either way (unless still in doubt),
+        so the next change, at `t_next`, is a change of its own. A fit still held that the rest could not confirm or
+        the motion refutes is taken back (_take_back_change: True, the monitor disarmed and the next change not
+        adopted): it was a push, and its release is the way back to the payload before it, not a change."""
         first, held = self._pending, self._held_change()
         assert first is not None
         # At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
@@ -1095,10 +1109,19 @@ class PayloadMonitor:
         # accelerations a load follows clearly better than a constant force on the flange (contact_wrench, the margin
         # that refutes a load, the other way). A place 1.69 s before the next pick, the arm moving 0.99 s of it
         # (bench/monitor.py's task, seed 5, 265.68 s; the load's statistic +1223), was called a `contact`.
+        # Motion that a constant force explains better than a load by that margin refutes one the arm moved under for
+        # less than `min_refine_s`; not a longer one: its rows span the pushes of many seconds of task, and the
+        # statistic then refuted real places held 9-10 s with people pushing the forearm in between (push over load
+        # by 256 and 406, bench/monitor.py's pushed task seed 8), which were taken back with the part they had put
+        # down. (A 40 N wrist push held 3 s in a move, fitted +3.34 kg by its window, is still named `picked` at its
+        # release: test_monitor_push_or_load's strict xfail.)
+        judged = self._judge_load_or_push()
         long_enough = self._moved_since_change >= self.s.min_refine_s
-        confirmed = None if long_enough else self._motion_confirms_load()
+        refuted = not long_enough and judged is not None and judged.statistic <= -self.s.load_or_push.refute_chi2
+        confirmed = None if long_enough else self._motion_confirms_load(judged)
         moved = long_enough or confirmed is not None
-        named = held is not None and np.sign(held[0]) == np.sign(first.delta_mass) and moved
+        still_held = held is not None and np.sign(held[0]) == np.sign(first.delta_mass)
+        named = still_held and moved and not refuted
         if named:
             assert held is not None
             if self.state.doubt:
@@ -1118,13 +1141,26 @@ class PayloadMonitor:
                                        f"under it, which a load follows and a push does not ({confirmed})") + note,
                                     t_change_located=located))
         else:
-            why = ("did not hold: the flange's mass came back" if moved else
-                   f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
-                   "fits a flange load as well as a part does)")
-            out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, t_verdict, float("nan"),
-                                    float("nan"), np.zeros(10), f"what looked like a load at "
-                                    f"{first.t_change:.3f} s {why}"))
+            if refuted:
+                assert judged is not None
+                why = (f"is a push held through the motion, not a load: the arm moved {self._moved_since_change:.1f} s "
+                       f"under it, push over load by {-judged.statistic:.0f} ({judged.text})")
+            elif moved:
+                why = "did not hold: the flange's mass came back"
+            else:
+                why = (f"was not confirmed: the arm moved {self._moved_since_change:.1f} s under it (at rest a push "
+                       "fits a flange load as well as a part does)")
+            # Its fit still in the carried payload, it is taken back when the motion refutes it or says nothing for it
+            # (none, or rows that favour a push): kept, the push's release would be the next change, named `placed`
+            # against it (40 N down on the flange held 5 s at rest: −4.04 kg). A fit the short motion under it favours
+            # as a load stays in the payload unnamed, and the next change is adopted on it as before: taken back, a
+            # light part picked then placed after a 0.6-0.9 s move lost both (bench/monitor.py's light parts, named
+            # 0.601 → 0.558).
+            take_back = still_held and (refuted or judged is None or judged.statistic < 0.0)
+            if self._pending_is_a_contact(t_verdict, why, out, take_back=take_back):
+                return True
         self._unnamed_change, self._pending = None, None
+        self._change_from = None
         # A doubt asked whether the torques are a load's: one that held and was named from a window the motion
         # has not refuted answers it (the real UR10e's pick at rest, found by its lasting misfit, stayed suspect
         # to the end: its re-estimate never reached the 1 % σ that determines it). The payload is published
@@ -1135,6 +1171,44 @@ class PayloadMonitor:
                                   self.state.seconds_of_motion, *self._tare, doubt=doubt)
         if lifted:
             out.estimate = self.state
+        return False
+
+    def _pending_is_a_contact(self, t_verdict: float, why: str, out: MonitorUpdate, take_back: bool) -> bool:
+        """The load the pending window fitted is a `contact` (`why` it is); with `take_back`, the change is taken back
+        (_take_back_change; True when it was)."""
+        first = self._pending
+        assert first is not None
+        said = f"what looked like a load at {first.t_change:.3f} s {why}"
+        out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, t_verdict, float("nan"),
+                                float("nan"), np.zeros(10), said))
+        if not take_back or self._change_from is None:
+            return False
+        self._take_back_change(t_verdict, said, out)
+        return True
+
+    def _take_back_change(self, t: float, why: str, out: MonitorUpdate) -> None:
+        """The change being re-estimated was a push (a window's fit the rest could not confirm, or the motion refutes):
+        the monitor goes back to what it was before the change began (`_change_from`), that payload restored but
+        unconfirmed (published suspect) and the monitor disarmed until the residual comes back within its allowance.
+        While the push is held the residual says so; its release brings the residual back to what it was before the
+        push, which is the end of a contact, never a place (the release of a push whose fit stayed in the payload was
+        named `placed`). A load that came meanwhile lasts, and its misfit in motion raises a doubt (_put_in_doubt),
+        searched for in the residual kept from the change's start on (disarmed.DisarmedRecord)."""
+        snap, started = self._change_from, self._change_started
+        assert snap is not None
+        for name, value in snap.items():
+            setattr(self, name, value)
+        self._change_from = None
+        self._undo = None
+        self.state = replace(self.state, unconfirmed=f"restored: {why}; the residual does not confirm it yet")
+        out.estimate = self.state
+        self._armed = False
+        self._disarmed.disarmed(started)
+        self.cusum.reset(t)
+
+    def _judge_load_or_push(self) -> LoadOrPushJudgement | None:
+        """contact_wrench's comparison of the rows since the change being re-estimated (None: too little motion)."""
+        return self.load_or_push.judge(ar1_factor(self.gain, self._dt * self.s.refine_stride))
 
     def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
         """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
@@ -1157,13 +1231,13 @@ class PayloadMonitor:
             return False, f"; {self._change_unlocated}"
         return True, ""
 
-    def _motion_confirms_load(self) -> str | None:
+    def _motion_confirms_load(self, judged: LoadOrPushJudgement | None = None) -> str | None:
         """Why the motion since the change being re-estimated confirms it as a load (None: it does not): its rows fit a
         load better than a constant force on the flange by `LoadOrPushSettings.refute_chi2` of their variance, the
         margin by which the push refutes a load (_judge_adoption) taken the other way. At rest the push's columns span
         the load's (statistic 0): only motion confirms. Real picks and places on the simulated cell score +140 to
         +7300 after brisk motion, −85 to +7 after gentle motion (which confirms nothing: the time rule stands there)."""
-        judged = self.load_or_push.judge(ar1_factor(self.gain, self._dt * self.s.refine_stride))
+        judged = judged or self._judge_load_or_push()
         if judged is None or judged.statistic < self.s.load_or_push.refute_chi2:
             return None
         return f"load over push by {judged.statistic:.0f}: {judged.text}"
@@ -1280,6 +1354,20 @@ class PayloadMonitor:
         if determined and not self.state.determined and self._judge_adoption(t, out):
             # Never named: the motion says it is a push (contact_wrench), taken back.
             return
+        if determined and not self.state.determined and not self.state.doubt and self._pending is not None:
+            # A window's load about to be named from its re-estimate is judged by the motion under it as a doubt is
+            # (_judge_adoption): refuted, it is a contact and taken back; while the motion favours a push short of
+            # refuting it, it waits for more (40 N down on the flange held 2 s at rest and through a move was named
+            # `picked` +4.04 kg with the statistic at −76, −101 after 0.75 s more of the move).
+            judged = self._judge_load_or_push()
+            lp = self.s.load_or_push
+            if judged is not None and judged.statistic <= -lp.refute_chi2:
+                self._pending_is_a_contact(t, f"is a push held through the motion, not a load: the arm moved "
+                                           f"{self._moved_since_change:.1f} s under it, push over load by "
+                                           f"{-judged.statistic:.0f} ({judged.text})", out, take_back=True)
+                return
+            if judged is not None and judged.statistic < 0.0 and self._moved_since_change < lp.favours_push_wait_s:
+                determined = False
         first = determined and not self.state.determined
         in_doubt = bool(self.state.doubt)
         if (determined or self.state.determined) and abs(float(est.phi[0])) <= self.s.detector.mass_resolution_kg:
