@@ -85,8 +85,12 @@ def test_a_picked_part_is_reported_within_tens_of_ms_then_re_estimated_from_the_
     assert abs(e.t_change - t0) < 0.02
     assert e.delta_mass == pytest.approx(MASS, rel=0.05)
     assert abs(e.delta_mass - MASS) < 3 * e.delta_mass_std
-    # Published once, when determined, from the task motion since the change; σ covers its error.
-    (est,) = estimates
+    # Said undecided with the window's verdict (h105): the payload before (nothing) with its σ taking in the fit, never
+    # the fit itself; then published once as re-estimated, when determined, from the task motion since the change.
+    (undecided, est) = estimates
+    assert undecided.undecided and undecided.phi[0] == 0.0
+    assert np.sqrt(undecided.cov[0, 0] + undecided.undecided_var) >= 0.9 * MASS
+    assert not est.undecided
     assert est.determined and est.since == pytest.approx(e.t_change)
     assert est.phi[0] == pytest.approx(MASS, rel=0.02)
     assert abs(est.phi[0] - MASS) < 3 * np.sqrt(est.cov[0, 0])
@@ -103,7 +107,8 @@ def test_a_placed_part_is_reported_with_a_negative_mass(cell):
     assert [e.kind for e in events] == [EventKind.PLACED], events
     assert events[0].delta_mass == pytest.approx(-MASS, rel=0.05)
     assert 0.0 <= events[0].t_alarm - t0 < 0.05
-    (est,) = estimates
+    (undecided, est) = estimates       # the part said still carried, ± the place fitted (h105); then re-estimated
+    assert undecided.undecided and undecided.phi[0] == pytest.approx(MASS)
     assert abs(est.phi[0]) < 0.05
     assert abs(monitor.state.phi[0]) < 0.05
 

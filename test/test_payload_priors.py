@@ -397,6 +397,9 @@ def test_the_monitor_applies_the_prior_to_a_carried_part_only():
         def mass_floor(self, q):       # the smallest change its alarm sees (issue 31): 0.1 kg here
             return 0.1, 1
 
+        def recent_floor(self):        # none kept over samples (h105): the at-rest floor above is taken
+            return float("nan")
+
     carried = PayloadState(phi=PHI.copy(), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
     empty = PayloadState(phi=np.zeros(10), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
     batch = (np.zeros(1), np.zeros((1, model.n)), np.zeros((1, model.n)), np.zeros((1, model.n)), None)

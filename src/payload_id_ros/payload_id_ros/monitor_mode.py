@@ -139,7 +139,10 @@ class MonitorMode:
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
             if self._persist is not None:
                 self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]))
-            if self._controller is not None:
+            undecided = update.estimate is not None and bool(update.estimate.undecided)
+            if self._controller is not None and not undecided:
+                # An undecided change is published for its σ (the payload before it, or the re-estimate held, ± the
+                # change): nothing new to give the controller, which keeps what it holds until it is decided.
                 self._apply_in_background(est)
 
     def check_input(self, now: float, last_stamp: float | None) -> None:

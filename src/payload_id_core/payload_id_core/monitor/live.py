@@ -131,19 +131,28 @@ class LiveMonitor:
         return self.monitor.mass_floor(q)
 
     def floored(self, est: PayloadEstimate, q: np.ndarray) -> PayloadEstimate:
-        """`est` with its mass σ at least half the floor at q: a change below the floor cannot be excluded by the
-        alarm, and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said
-        0.000 ± 0.02 kg). A mass pinned by the known-mass prior is left as the prior has it."""
+        """`est` with its mass σ at least half the floor: a change below the floor cannot be excluded by the alarm,
+        and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said 0.000 ± 0.02
+        kg). The floor is the alarm's as it stood over the samples just watched (PayloadMonitor.recent_floor: fast
+        moves raise it), mass_floor's at rest at q before any. A mass pinned by the known-mass prior is left as the
+        prior has it."""
         if "mass" in (est.prior_pinned or ()):
             return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
-        floor, _ = self.monitor.mass_floor(q) if self.monitor is not None else (0.0, 0)
+        floor, where = 0.0, "at rest"
+        if self.monitor is not None:
+            # As the alarm stands over the samples just watched (fast moves and a payload still being re-estimated
+            # raise it), else at rest at q (before any sample).
+            floor = self.monitor.recent_floor()
+            where = "over the last samples"
+            if not math.isfinite(floor):
+                floor, where = self.monitor.mass_floor(q)[0], "at rest"
         var = float(est.covariance[0, 0])
         if not (floor > 0 and math.isfinite(floor)) or (math.isfinite(var) and var >= (floor / 2) ** 2):
             return est
         cov = est.covariance.copy()
         cov[0, 0] = (floor / 2) ** 2
         notes = list(est.notes) + [Note(NoteCode.PAYLOAD_MONITOR, f"mass σ raised to half the monitor's floor "
-                                        f"{floor:.3f} kg: a smaller change is not seen by its alarm")]
+                                        f"{floor:.3f} kg ({where}): a smaller change is not seen by its alarm")]
         return replace(est, covariance=cov, notes=notes)
 
     def new_monitor(self, last: PayloadEstimate | None) -> PayloadMonitor:
