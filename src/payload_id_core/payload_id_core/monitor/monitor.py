@@ -600,12 +600,9 @@ class PayloadMonitor:
         tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
         r0, F, L, G, unsettled = self._filtered(t, q, qd, tau)
         if self.load_friction is not None and self.s.expect_load_friction:
-            # The carried load's gear friction μ_j (|τ_b| − |τ_a|) sgn q̇, robot.yaml's μ_j, is expected (L's column 0
-            # with φ the payload held now: in a verdict window the one before the change, never the candidate; the
-            # re-estimate adds it back, _refine_rows). What is not known of it widens the alarm's allowance as the
-            # carried payload's own σ does (_step): its σ_μ, and the share whose sign the smoothed one does not settle
-            # near rest, taken as a sign anywhere in [−1, 1] (variance a third of its square).
-            r0 = r0 - L[:, :, 0] * self._expected_mu
+            # What is not known of the load friction the alarm expects (_step) widens its allowance as the carried
+            # payload's own σ does: its σ_μ, and the share whose sign the smoothed one does not settle near rest, taken
+            # as a sign anywhere in [−1, 1] (variance a third of its square).
             friction_var = (L[:, :, 0] * self._gear_mu_std) ** 2 + (unsettled * self._gear_mu) ** 2 / 3.0
         else:
             friction_var = np.zeros(r0.shape)
@@ -708,7 +705,14 @@ class PayloadMonitor:
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
-        r = r0 - F @ self.state.phi
+        # The alarm's residual expects the carried load's gear friction μ_j (|τ_b| − |τ_a|) sgn q̇ with robot.yaml's
+        # μ_j (expected_load_friction; L's column 0, with φ the payload held now, the one before any change a window
+        # then judges). Only the alarm: the verdict, the doubt's fit and the re-estimate take r₀ as measured (the
+        # re-estimate fits μ itself), since φ after a change is the candidate being judged, whose friction moves with
+        # each re-estimate under rows already taken (a real place fitted at −0.8 kg and re-estimated to nothing was
+        # never determined), and the verdict's rows with it took a 40 N flange push held in motion for +3.4 kg (its
+        # elbow misfit 8.2 per row without it, against the 8 that refutes a load: test_monitor_push_or_load, seed 2).
+        r = r0 - F @ self.state.phi - L[:, 0] * self._expected_mu
         z = w * r / self.sigma
         d = self.s.detector
         if self._window is not None:
@@ -768,11 +772,13 @@ class PayloadMonitor:
             # neither a change nor a payload still being re-estimated becomes "normal" (which deafened the
             # detector to the next part).
             inside = np.maximum(d.drift, d.drift_levels * np.sqrt(self.level + spread) / self.sigma)
-            quiet = (np.abs(z) < inside) & (w > 0)
+            # The verdict's level (its whitening) is the measured residual's, as the verdict's rows are (above).
+            measured = r + L[:, 0] * self._expected_mu
+            quiet = (np.abs(w * measured / self.sigma) < inside) & (w > 0)
             dt = t - self._history[-2][0]
             step = min(1.0, dt / d.level_time_s)
             # level_j += step (r_j² − level_j) where quiet: the same operations as on level[quiet], without its copies
-            np.add(self.level, step * (r**2 - self.level), out=self.level, where=quiet)
+            np.add(self.level, step * (measured**2 - self.level), out=self.level, where=quiet)
             np.maximum(self.level, d.level_floor_nm**2, out=self.level)
             # The alarm's own level falls as fast but rises twenty times slower, each sample counting at most
             # `level_clip`² of it: with the 1 s time constant a person's push ramped over half a second raised
@@ -956,14 +962,8 @@ class PayloadMonitor:
         t_c, F_c, r0_c, L_c = self._anchor
         ts = np.array([s[0] for s in samples])
         Ls = np.array([s[3] for s in samples])
-        # The re-estimate fits the load's friction itself (its μ column, Lrows[..., 0]) on r₀ as measured: the expected
-        # term the alarm's residual takes off (_run) is computed with φ now, which after a change is the candidate being
-        # re-estimated, and it moved with each re-estimate under rows already taken (a real place fitted at −0.8 kg,
-        # then re-estimated to nothing, was never determined: its rows had each expected another load's friction).
-        mu = self._expected_mu
-        r0s = np.array([s[2] for s in samples]) + Ls[:, :, 0] * mu
-        A, b = transient_free_rows(ts, np.array([s[1] for s in samples]), r0s, t_c, F_c, r0_c + L_c[:, 0] * mu,
-                                   self.gain)
+        r0s = np.array([s[2] for s in samples])
+        A, b = transient_free_rows(ts, np.array([s[1] for s in samples]), r0s, t_c, F_c, r0_c, self.gain)
         E = np.exp(-self.gain[None, :] * np.maximum(ts - t_c, 0.0)[:, None])
         Lrows = Ls - E[:, :, None] * L_c[None]
         W = np.array([s[4] for s in samples])        # untrusted joints' rows weigh nothing (_trusted)
