@@ -260,9 +260,9 @@ def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: f
     pytest.param(0, 5.0, 0.2291, 0.8802, id="5kg", marks=pytest.mark.xfail(strict=True, reason=(
         "5 kg: the place at rest 0.2 s after a fast move is called a contact ('persistent but not a load on the flange "
         "(joint 5 misfit 16.5 per row)'), named `placed` −5.032 kg 1.1 s later, not located. Not the load friction "
-        "(robot.yaml determines μ on lift and elbow only; expecting it there changed nothing here): the wrist 2 joint's "
-        "misfit in the place's 0.1 s window, which the carried part's unmodelled inertia (held near 0 by the prior) at "
-        "the fast move's end may explain; not measured yet"))),
+        "(robot.yaml determines μ on lift and elbow only; expecting it there changed nothing here): the wrist 2 "
+        "joint's misfit in the place's 0.1 s window, which the carried part's unmodelled inertia (held near 0 by the "
+        "prior) at the fast move's end may explain; not measured yet"))),
     pytest.param(2, 10.0, 0.1591, 0.6693, id="10kg")])
 def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass, hold, move_s):
     """10 kg: before the residual expected the carried load's gear friction (robot.yaml's μ on lift and elbow,

@@ -2,7 +2,8 @@
 
 Per sample: r₀ (MomentumObserver on the unloaded robot) and F (FilteredPayloadRegressor) advance together;
 the residual against the payload the cell carries is r = r₀ − F φ (no restart when φ changes); a CUSUM on
-r/σ raises the alarm, the window after it is classified (detect.classify), and after a load change the
+r/σ raises the alarm (its residual also expecting the carried load's gear friction, expected_load_friction), the
+window after it is classified (detect.classify), and after a load change the
 payload is re-estimated from the task motion (refine.PayloadRefiner) until its mass and CoM are determined.
 A joint creeping while the arm moves (its friction is the least known part of the model) is left out of all
 three (PayloadMonitor._trusted), and what is reported is the fit less the empty flange's own re-estimated
