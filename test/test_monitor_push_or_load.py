@@ -62,13 +62,7 @@ CASES = {
 # adoption is judged by the motion); a flange push at rest is a contact, but its release is then named `placed`
 # -4.04 kg against the push's fit the window had adopted.
 KNOWN = {"wrist-down-moving": "a window's fit of a wrist push held in motion is named at its release",
-         "flange-down-at-rest-5s": "the release of a push at rest is named placed",
-         # Passed before the alarm expected the carried load's gear friction (h103), at the knife's edge: the push's
-         # window (alarm 8.980 s) was a contact on the elbow's misfit, 8.2 per row against the 8 that refutes a load.
-         # Expecting the carried 2 kg part's friction moves that alarm one sample earlier (8.978 s), and that window
-         # fits the push as +3.43 kg (misfit 3.15 per row), named `picked` at its release, as wrist-down-moving's.
-         "flange-down-moving-seed2": "a window's fit of a flange push held in motion is named at its release (one "
-                                     "sample's change of the alarm's time turns the elbow's misfit 8.2 → a fit)"}
+         "flange-down-at-rest-5s": "the release of a push at rest is named placed"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN[c]))
