@@ -32,8 +32,14 @@ xtraj_confident_checks, xtraj_confident_beyond_3sigma_expected
     that fails to cover; xtraj_<robot>_<method>_z_rms says whether it does.
 xtraj_<robot>_<method>_z_rms_mass, xtraj_<robot>_<method>_z_rms_com
     |error|/σ RMS over XTRAJ_SEEDS of the mass and of the CoM axes (those reported; 1 for a calibrated σ).
-xtraj_<robot>_<method>_mass_std_pct, xtraj_<robot>_<method>_confident_beyond_3sigma
-    the median reported mass σ (% of the true mass), and that method's share of xtraj_confident_beyond_3sigma.
+xtraj_<robot>_<method>_mass_std_pct, xtraj_<robot>_<method>_com_std_mm, xtraj_<robot>_<method>_confident_beyond_3sigma
+    the median reported σ of the mass (% of it) and of the CoM axes (those reported): a σ that grows shows here; and
+    that method's share of xtraj_confident_beyond_3sigma.
+xtraj_abs_z_p99, xtraj_<method>_z_rms, xtraj_confident_beyond_2sigma(_expected)
+    (issue 29, h98) the confident checks' |error|/σ against the normal's: the 99th percentile of |z| (2.58 for a
+    calibrated Gaussian σ), per method the RMS over both robots, and the count beyond 2σ with what a calibrated σ
+    leaves there (checks × 0.0455: a tail heavier than Gaussian, or a bias, shows there long before it reaches 3σ).
+    stderr prints the quantiles p50/p90/p95/p99 of |z| next to the normal's (a QQ summary).
 xtraj_mass_err_pct_max, xtraj_com_err_mm_max
     (issue 29) the largest of those medians over both robots and every method (targets 0.25 % and 3 mm).
 xtraj_<robot>_difference_rls_com_within_3mm
@@ -47,6 +53,10 @@ xtraj_online_over_khalil_1_max
     median error to khalil-1's, over both robots and over mass and CoM (target ≤ 2). XTRAJ_SEEDS defaults to
     20 (ACCURACY_XTRAJ_SEEDS): a ratio of two medians over 5 draws was 2.25× with one identification for all
     seeds and 3.1× with one per seed, 1.0× over 20.
+
+ACCURACY_XTRAJ_FIRST_SEED, ACCURACY_XTRAJ_ROBOTS, ACCURACY_XTRAJ_METHODS (comma-separated) run a part of the xtraj
+figures, e.g. seeds 10-19 beside 0-9; the figures over robots and methods are printed only for the whole.
+ACCURACY_XTRAJ_DUMP: a file each estimate's error, σ and verdict are appended to, one JSON line each.
 
 Robot identifications are cached in out/accuracy_cache (pickles keyed by the setting). The last stdout
 line is one JSON object.
@@ -81,12 +91,22 @@ from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/: the cell
 CELL_MASS, CELL_COM, CELL_INERTIA = 3.5, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009])
 CELL_SEEDS = tuple(range(2, 2 + int(os.environ.get("ACCURACY_CELL_SEEDS", "5"))))
 COVERAGE_SEEDS = tuple(range(2, 2 + int(os.environ.get("ACCURACY_COVERAGE_SEEDS", "20"))))
-XTRAJ_SEEDS = tuple(range(int(os.environ.get("ACCURACY_XTRAJ_SEEDS", "20"))))
+XTRAJ_FIRST_SEED = int(os.environ.get("ACCURACY_XTRAJ_FIRST_SEED", "0"))   # another block of seeds, run alongside
+XTRAJ_SEEDS = tuple(range(XTRAJ_FIRST_SEED, XTRAJ_FIRST_SEED + int(os.environ.get("ACCURACY_XTRAJ_SEEDS", "20"))))
 XTRAJ_DRIFT_RUNS = int(os.environ.get("ACCURACY_XTRAJ_DRIFT_RUNS", "3"))
 METHODS = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", "difference-rls")
+# A part of the xtraj figures (comma-separated; default all): to run robots or methods alongside each other.
+XTRAJ_METHODS = tuple(os.environ.get("ACCURACY_XTRAJ_METHODS", ",".join(METHODS)).split(","))
 NEEDS_UNLOADED = frozenset({"khalil-3", "khalil-4", "gaz-dtau"})
+DUMP = Path(os.environ["ACCURACY_XTRAJ_DUMP"]) if os.environ.get("ACCURACY_XTRAJ_DUMP") else None
 XTRAJ = {"ur10": (4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015])),
          "panda": (1.5, np.array([0.01, -0.02, 0.05]), np.diag([0.004, 0.005, 0.003]))}
+XTRAJ_ROBOTS = tuple(os.environ.get("ACCURACY_XTRAJ_ROBOTS", ",".join(XTRAJ)).split(","))
+
+
+# |error|/σ of every confident check (converged, quality ok: mass and each reported CoM axis), per method over
+# both robots: the tail that xtraj_confident_beyond_3sigma counts, seen whole.
+confident_z: dict[str, list[float]] = {}
 
 
 def log(*a) -> None:
@@ -178,12 +198,12 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
     t = np.arange(int(round(traj.duration * RATE))) / RATE
     motion = (t, *traj.evaluate(t))
     com_seen: dict[str, list[tuple[bool, float, float]]] = {"difference-rls": [], "direct-rls": []}
-    for method in METHODS:
+    for method in XTRAJ_METHODS:
         key = method.replace("-", "_")
         errs_m, errs_c = [], []
+        std_m, std_c = [], []
         z_mass: list[float] = []
         z_com: list[float] = []
-        std_m: list[float] = []
         beyond = 0
         for seed in XTRAJ_SEEDS:
             loaded = rec(motion, (phi, frame), 1.03, seed)
@@ -192,16 +212,29 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
             e = errors(est, phi)
             reported = est.determined is None or bool(est.determined[1])   # (mass, CoM, inertia) reported
             z_mass.append(float(e["z"][0]))
-            std_m.append(100 * float(est.readable_std()[0]) / mass)
             z_com += [float(v) for v in e["z"][1:4]] if reported else []
             if est.converged and est.quality is Quality.OK:
                 out["xtraj_confident_checks"] = out.get("xtraj_confident_checks", 0.0) + 1.0 + 3.0 * reported
+                confident_z.setdefault(method, []).extend(
+                    [float(e["z"][0])] + ([float(v) for v in e["z"][1:4]] if reported else []))
+            if DUMP:
+                std = est.readable_std()
+                signed = (readable_vector(est.phi) - readable_vector(phi))[:4] / std[:4]
+                with DUMP.open("a") as f:
+                    f.write(json.dumps({"robot": robot_name, "method": method, "seed": seed,
+                                        "converged": bool(est.converged), "quality": est.quality.name,
+                                        "com_reported": reported, "mass": est.mass, "std": std[:4].tolist(),
+                                        "err": (readable_vector(est.phi) - readable_vector(phi))[:4].tolist(),
+                                        "z": signed.tolist(), "notes": [str(n) for n in getattr(est, "notes", [])]})
+                            + "\n")
             if confident_beyond(est, phi):
                 beyond += 1
                 out["xtraj_confident_beyond_3sigma"] = out.get("xtraj_confident_beyond_3sigma", 0.0) + 1.0
                 log(f"xtraj {robot_name} {method} seed {seed}: converged, ok, beyond 3σ: {est.mass:.4g} kg "
                     f"± {est.readable_std()[0]:.2g}, CoM {np.round(1e3 * est.com, 2).tolist()} mm")
             errs_m.append(e["mass_pct"])
+            std_m.append(float(est.readable_std()[0]) / mass * 100)
+            std_c += [float(v) * 1e3 for v in est.readable_std()[1:4]] if reported else []
             errs_c.append(e["com_mm"])
             if method in com_seen:
                 com_seen[method].append((reported, e["com_mm"], float(1e3 * np.max(est.readable_std()[1:4]))))
@@ -211,10 +244,14 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
         out[f"xtraj_{robot_name}_{key}_z_rms_com"] = float(np.sqrt(np.mean(np.square(z_com)))) if z_com else np.nan
         out[f"xtraj_{robot_name}_{key}_mass_std_pct"] = float(np.median(std_m))
         out[f"xtraj_{robot_name}_{key}_confident_beyond_3sigma"] = float(beyond)
-        log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} % σ {np.median(std_m):.3f} %  "
+        out[f"xtraj_{robot_name}_{key}_com_std_mm"] = float(np.median(std_c)) if std_c else np.nan
+        log(f"xtraj {robot_name} {method:15s} |mass err| {np.median(errs_m):.3f} %  "
             f"|CoM err| {np.median(errs_c):.2f} mm  |err|/σ RMS mass {out[f'xtraj_{robot_name}_{key}_z_rms_mass']:.2f} "
-            f"CoM {out[f'xtraj_{robot_name}_{key}_z_rms_com']:.2f}")
+            f"CoM {out[f'xtraj_{robot_name}_{key}_z_rms_com']:.2f}  σ median mass {np.median(std_m):.3f} % CoM "
+            f"{out[f'xtraj_{robot_name}_{key}_com_std_mm']:.2f} mm")
     diff, direct = com_seen["difference-rls"], com_seen["direct-rls"]
+    if not (diff and direct):   # a part of the methods only
+        return
     out[f"xtraj_{robot_name}_difference_rls_com_within_3mm"] = float(np.mean(
         [reported and err <= 3.0 for reported, err, _ in diff]))
     # Never less precise than direct-rls on the same data: its CoM σ (largest axis) over direct-rls's; a CoM
@@ -227,6 +264,31 @@ def cross_trajectory(out: dict[str, float], robot_name: str) -> None:
         f"direct-rls's at most {out[f'xtraj_{robot_name}_difference_rls_com_std_over_direct_rls_max']:.2f}")
 
 
+# Quantiles of |z| for a standard normal z: what a calibrated Gaussian σ gives at each level.
+NORMAL_ABS_Z = {0.5: 0.6745, 0.9: 1.6449, 0.95: 1.9600, 0.99: 2.5758}
+
+
+def confident_tail(out: dict[str, float]) -> None:
+    """The confident checks' |error|/σ distribution against the normal's: its QQ summary (the quantiles of |z| at
+    NORMAL_ABS_Z's levels), p99 as a figure, per method the RMS over both robots, and the count beyond 2σ with what
+    a calibrated σ leaves there (a heavier tail than Gaussian shows here long before it reaches 3σ)."""
+    every = np.concatenate([np.asarray(v) for v in confident_z.values()]) if confident_z else np.zeros(0)
+    if not every.size:
+        return
+    qq = {level: float(np.quantile(every, level)) for level in NORMAL_ABS_Z}
+    out["xtraj_abs_z_p99"] = qq[0.99]
+    out["xtraj_confident_beyond_2sigma"] = float(np.sum(every > 2.0))
+    out["xtraj_confident_beyond_2sigma_expected"] = every.size * 0.0455
+    for method, z in confident_z.items():
+        out[f"xtraj_{method.replace('-', '_')}_z_rms"] = float(np.sqrt(np.mean(np.square(z))))
+    log("xtraj confident |z| quantiles (normal): " + ", ".join(
+        f"p{round(100 * level)} {q:.2f} ({NORMAL_ABS_Z[level]:.2f})" for level, q in qq.items())
+        + f"; beyond 2σ {out['xtraj_confident_beyond_2sigma']:.0f} ({out['xtraj_confident_beyond_2sigma_expected']:.1f}"
+        f" expected) of {every.size}")
+    log("xtraj confident |z| RMS per method: " + ", ".join(
+        f"{method} {np.sqrt(np.mean(np.square(z))):.2f}" for method, z in confident_z.items()))
+
+
 def main() -> None:
     limit_blas_threads()  # small matrices: BLAS threads only cost here
     out: dict[str, float] = {}
@@ -235,8 +297,13 @@ def main() -> None:
     if "xtraj" in parts:
         out["xtraj_confident_beyond_3sigma"] = 0.0
         out["xtraj_confident_checks"] = 0.0
-        for robot_name in XTRAJ:
+        for robot_name in XTRAJ_ROBOTS:
             cross_trajectory(out, robot_name)
+        # P(|z| > 3) for a standard normal: what a calibrated σ leaves beyond 3σ on the checks made.
+        out["xtraj_confident_beyond_3sigma_expected"] = out["xtraj_confident_checks"] * 0.0027
+        confident_tail(out)
+        log(f"cross-trajectory: {time.perf_counter() - t0:.1f} s")
+    if "xtraj" in parts and set(XTRAJ_ROBOTS) == set(XTRAJ) and set(XTRAJ_METHODS) == set(METHODS):
         out["xtraj_mass_err_pct_max"] = max(out[f"xtraj_{r}_{m_.replace('-', '_')}_mass_err_pct"]
                                             for r in XTRAJ for m_ in METHODS)
         out["xtraj_com_err_mm_max"] = max(out[f"xtraj_{r}_{m_.replace('-', '_')}_com_err_mm"]
@@ -244,9 +311,6 @@ def main() -> None:
         out["xtraj_online_over_khalil_1_max"] = max(
             out[f"xtraj_{r}_{m_}_{what}"] / out[f"xtraj_{r}_khalil_1_{what}"]
             for r in XTRAJ for m_ in ("direct_rls", "difference_rls") for what in ("mass_err_pct", "com_err_mm"))
-        # P(|z| > 3) for a standard normal: what a calibrated σ leaves beyond 3σ on the checks made.
-        out["xtraj_confident_beyond_3sigma_expected"] = out["xtraj_confident_checks"] * 0.0027
-        log(f"cross-trajectory: {time.perf_counter() - t0:.1f} s")
     if "cell" in parts:
         cell(out)
         log(f"total: {time.perf_counter() - t0:.1f} s")
