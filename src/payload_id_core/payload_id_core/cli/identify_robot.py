@@ -39,6 +39,7 @@ from payload_id_core.payload.held_out_error import (
     measure_model_error,
     measure_offset_spread,
     refuse_fitted_runs,
+    refuse_repeated_runs,
 )
 from payload_id_core.payload.load_friction_choice import measure_load_friction_choice
 from payload_id_core.robot_id import (
@@ -322,6 +323,8 @@ def run(args) -> int:
     gain_checks = [_require_commanded(args, r) for r in _held_out_recordings(args, model.joint_names, "gain_check")]
     refuse_fitted_runs(held_out + friction_cv + held_out_loaded + drift + gain_checks,
                        [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
+    refuse_repeated_runs(drift, "--drift-csv-ur/--drift-bag")
+    refuse_repeated_runs(gain_checks, "--gain-check-csv-ur/--gain-check-bag")
     runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded, *drift,
                         *gain_checks) if r is not None]
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])

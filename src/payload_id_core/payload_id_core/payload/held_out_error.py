@@ -55,6 +55,21 @@ def refuse_fitted_runs(held_out: Sequence[Recording], fitted: Sequence[Recording
                                  "give an unloaded run of another motion as --held-out-csv-ur/--held-out-bag")
 
 
+
+def refuse_repeated_runs(runs: Sequence[Recording], option: str) -> None:
+    """Each held-out run of one kind must be another run: the spreads taken over them (the offsets' drift, the gains'
+    check) count H independent runs in their Student-t_H width (offset_spread.predictive_factor), so one run given
+    twice would narrow it as a second occasion would (one real UR10e check run given three times: t_1 12.7 -> t_3
+    3.18, the gains' width 4x narrower on the same evidence)."""
+    seen: dict[str, str] = {}
+    for r in runs:
+        digest = _samples_digest(r)
+        if digest in seen:
+            raise PayloadIdError(f"{option}: {r.source} is (or holds the same samples as) {seen[digest]}, given "
+                                 "already: one run counted twice would narrow the spread it measures",
+                                 f"give each run once ({option}), each recorded on another occasion")
+        seen[digest] = r.source or f"run {len(seen) + 1}"
+
 # A held-out run measures the model error only where its own fit determines the payload's parameters well below
 # what that error could be: per group (mass kg, first moments kg·m, inertia kg·m²) its σ must stay under these.
 # Real UR10e: the full excitations (14harm, 15harm, 01_31) reach at most 0.04 kg, 0.016 kg·m, 0.13 kg·m²; the

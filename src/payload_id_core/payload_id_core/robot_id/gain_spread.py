@@ -167,5 +167,8 @@ class GainSpread:
             raise PayloadIdError(f"{source}: effort.gain_check is not valid ({type(err).__name__}: {err})",
                                  _FIX) from err
         gains, gains_std, determined = (a.reshape(len(runs), len(joint_names)) for a in arrays)
-        return cls(list(joint_names), runs, masses, reference, gains, gains_std, determined, calibration_std,
-                   str(d.get("criterion", CRITERION)))
+        try:
+            return cls(list(joint_names), runs, masses, reference, gains, gains_std, determined, calibration_std,
+                       str(d.get("criterion", CRITERION)))
+        except PayloadIdError as err:   # name the file: the dataclass's own check does not know it
+            raise PayloadIdError(f"{source}: effort.gain_check is not valid ({err.problem})", err.fix) from err
