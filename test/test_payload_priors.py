@@ -461,3 +461,19 @@ def test_a_weighed_mass_wrong_beyond_its_own_sigma_is_not_an_ok_estimate_off_by_
     est = apply_prior(_data_estimate(2), prior)
     off = abs(est.mass - MASS) / est.propagated_std()[0]
     assert est.quality is Quality.SUSPECT or off <= 3.0
+
+
+@pytest.mark.parametrize("entry", [0, 1, 4])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_degenerate_data_sigma_leaves_the_prior_unapplied_and_the_estimate_suspect(entry, bad):
+    """A NaN or infinite variance where φ is identifiable (a degenerate data σ): with a known mass the mass came out
+    NaN, ok and determined; an infinite variance of m·c_x counted as 0 (a 147σ "contradiction" of the box, the CoM x
+    σ 0.2 mm at 4.6σ off). Now the prior is not applied, the data's numbers stay, suspect with the reason."""
+    cov = DATA_COV.copy()
+    cov[entry, entry] = bad
+    noisy = np.random.default_rng(0).multivariate_normal(PHI, DATA_COV)
+    est = judge_determination(apply_prior(PayloadEstimate(frame="tool0", phi=noisy.copy(), covariance=cov,
+                                                          method="khalil-1"), PayloadPrior.checked(BOX, MASS)))
+    assert np.array_equal(est.phi, noisy) and np.isfinite(est.mass)
+    assert est.quality is Quality.SUSPECT and est.prior is not None
+    assert any("NaN or infinite entry where the motion identifies" in r for r in est.quality_reasons)

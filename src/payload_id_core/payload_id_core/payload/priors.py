@@ -566,6 +566,15 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     from payload_id_core.dynamics.consistency import project_feasible  # noqa: PLC0415 - cvxpy, only with a box
 
     ok = np.asarray(est.identifiable, dtype=bool)
+    if not np.all(np.isfinite(np.asarray(est.covariance, dtype=float)[np.ix_(ok, ok)])):
+        # A degenerate data σ (NaN or infinite where φ is identifiable): the prior cannot be weighed against it. Left
+        # through, a known mass turned the mass NaN, ok and determined, and an infinite variance counted as 0.
+        reason = ("the data's covariance holds a NaN or infinite entry where the motion identifies φ: the prior "
+                  "cannot be weighed against it")
+        est.prior = prior.to_dict()
+        est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, f"prior given but not applied ({reason}): {prior.describe()}"))
+        est.mark(Quality.SUSPECT, reason)
+        return est
     data_std = _structural_std(est)
     contradictions = prior_contradictions(prior, est)
     projected = est.phi
