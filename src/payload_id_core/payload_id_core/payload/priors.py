@@ -566,13 +566,26 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     from payload_id_core.dynamics.consistency import project_feasible  # noqa: PLC0415 - cvxpy, only with a box
 
     ok = np.asarray(est.identifiable, dtype=bool)
+    if not np.all(np.isfinite(np.asarray(est.covariance, dtype=float)[np.ix_(ok, ok)])):
+        # A degenerate data σ (NaN or infinite where φ is identifiable): the prior cannot be weighed against it. Left
+        # through, a known mass turned the mass NaN, ok and determined, and an infinite variance counted as 0.
+        reason = ("the data's covariance holds a NaN or infinite entry where the motion identifies φ: the prior "
+                  "cannot be weighed against it")
+        est.prior = prior.to_dict()
+        est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, f"prior given but not applied ({reason}): {prior.describe()}"))
+        est.mark(Quality.SUSPECT, reason)
+        return est
     data_std = _structural_std(est)
     contradictions = prior_contradictions(prior, est)
     projected = est.phi
     if prior.has_box:
         # The data's distance to the nearest body in the box (Mahalanobis, in the data's metric).
-        projected, _, dist = project_feasible(est.phi, est.covariance, ok,
-                                              extra_constraints=box_constraints(prior.lo, prior.hi))
+        projected, inside, dist = project_feasible(est.phi, est.covariance, ok,
+                                                   extra_constraints=box_constraints(prior.lo, prior.hi))
+        if not inside and not _has_spread(est.covariance, ok):
+            # Zero σ (noise-free torques): the projection falls back to a Euclidean metric, not σ; the data admit no
+            # other body, so one outside the box is infinitely many σ from it (it passed as 0.65 "σ", ok).
+            dist = math.inf
         if dist > BOX_CONTRADICTION_DISTANCE:
             contradictions.append(f"the data's estimate is {dist:.3g} standard deviations from any body whose mass "
                                   f"lies in the bounding box (limit {BOX_CONTRADICTION_DISTANCE:g}): a wrong box, or "
@@ -777,9 +790,16 @@ def _untrusted_sampling(sampled: np.ndarray, data: np.ndarray, rhat: float) -> s
 def pinned_by_prior(data_std: np.ndarray, prior_std: np.ndarray, bounded: Sequence[str] = ()) -> list[str]:
     """The readable numbers (mass, com x.., inertia ixx..) the prior rather than the motion determined: σ with the
     prior below PINNED_RATIO of the data's own (infinite: the data leave it free), except those the box merely
-    bounds (`bounded`, box_bounded_entries)."""
+    bounds (`bounded`, box_bounded_entries). A σ the data give as 0 (noise-free torques) the prior cannot pin: every
+    entry used to be listed as pinned then, the box not even applied."""
     return [name for name, d, p in zip(READABLE_NAMES, data_std, prior_std)
-            if np.isfinite(p) and not (d > 0 and p >= PINNED_RATIO * d) and name not in bounded]
+            if np.isfinite(p) and p < PINNED_RATIO * d and name not in bounded]
+
+
+def _has_spread(cov: np.ndarray, ok: np.ndarray) -> bool:
+    """Whether φ's covariance gives any determined entry (`ok`) a positive finite variance."""
+    var = np.diag(np.asarray(cov, dtype=float))[np.asarray(ok, dtype=bool)]
+    return bool(np.any(np.isfinite(var) & (var > 0)))
 
 
 def box_readable_ranges(mean: np.ndarray, cov: np.ndarray, lo: np.ndarray,
