@@ -4,6 +4,8 @@ guards the fix against refusing what it should not); simulated, seconds each."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import yaml
@@ -82,9 +84,9 @@ def planar_runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("run, mass, gains, found", [
-    ("empty", 1.5, "1,1", "8.131e-05"),       # the unloaded twin passed as the loaded run: every method finds ~0 kg
-    ("loaded", 3.0, "1,1", "1.499"),          # the wrong mass typed: every method finds 1.5 kg, 1000 σ from 3
-    ("loaded", 1.5, "1.1,1.1", "1.649"),      # drive gains given 10 % high: every method finds 1.65 kg at ~100 σ
+    ("empty", 1.5, "1,1", 0.0),           # the unloaded twin passed as the loaded run: every method finds ~0 kg
+    ("loaded", 3.0, "1,1", 1.499),        # the wrong mass typed: every method finds 1.5 kg, 1000 σ from 3
+    ("loaded", 1.5, "1.1,1.1", 1.649),    # drive gains given 10 % high: every method finds 1.65 kg at ~100 σ
 ])
 def test_a_held_out_loaded_run_that_does_not_carry_the_known_mass_is_refused(tmp_path, capsys, planar_runs, run, mass,
                                                                               gains, found):
@@ -96,7 +98,13 @@ def test_a_held_out_loaded_run_that_does_not_carry_the_known_mass_is_refused(tmp
                    "--held-out-loaded-bag", str(planar_runs[run]), "--known-payload-mass", str(mass),
                    "--payload-frame", "tool0", "--out", str(out)])
     err = capsys.readouterr().err
-    assert rc == 2 and "does not carry the known" in err and f"every method finds {found}" in err, err
+    assert rc == 2 and "does not carry the known" in err, err
+    # The masses found, one or a range 'a-b kg' (to the rounding of a fit on ~0 kg, which differs between machines).
+    number = r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?"
+    said = re.search(rf"every method finds ({number})(?:-({number}))?", err)
+    assert said, err
+    masses = [float(v) for v in said.groups() if v is not None]
+    assert all(abs(m - found) < 2e-3 for m in masses), (masses, err)
     assert not out.exists()
 
 
