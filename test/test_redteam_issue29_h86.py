@@ -46,7 +46,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import load_friction_on
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 TRUTH_MASS = 3.75
@@ -231,7 +231,7 @@ def test_a_choice_weight_edited_by_hand_is_refused_by_name(calibrated, model):
 def ur10_identified():
     """The UR10 identified on one 8 s motion without load, gains given (test_redteam_stop40's robot)."""
     model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot = fit_given_model(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     return model, robot
 
@@ -330,7 +330,7 @@ def test_a_one_kilogram_calibration_run_gives_gains_within_their_sigma(tmp_path)
 @pytest.mark.parametrize("method, seed", [("khalil-1", 3), ("khalil-1", 4), ("direct-rls", 3), ("direct-rls", 4)])
 def test_a_shoulder_lift_offset_moved_is_not_written_confidently(method, seed):
     model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, _offset_run(model, 1, 0.0, payload=False), friction="linear", delay=0.0)
+    robot = fit_given_model(model, _offset_run(model, 1, 0.0, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     est = identify_payload(method, model, robot, _offset_run(model, seed, 0.3), model.default_payload_frame,
                            delay=0.0)

@@ -17,7 +17,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.bag import write_bag
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 # -- excite --from T --periods N ------------------------------------------------------------------------------------
@@ -130,7 +130,7 @@ def _linear_friction_run(model, seed: int, effort_factor=None, payload: bool = T
 def identified(request):
     """The robot identified on one motion without load (gains given), as test_effort_drift_witness does."""
     model = RobotModel.from_urdf(request.param)
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot = fit_given_model(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     return model, robot
 
@@ -169,7 +169,7 @@ def test_a_two_percent_drift_on_the_panda_is_not_written_confidently():
     with the identification's seed: seed 7 −0.03..−0.9 %), not the load friction the floor sizes (that reads a_f
     high). Now suspect: both below 1 beyond 3σ, the plain a beyond its floor (payload/effort_drift.py)."""
     model = RobotModel.from_urdf("panda")
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot = fit_given_model(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, 3, np.full(model.n, 0.98)),
                            model.default_payload_frame, delay=0.0)
