@@ -18,7 +18,7 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.robot_id import fit_given_model
+from payload_id_core.robot_identification import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE_HZ = 200.0
@@ -45,7 +45,7 @@ def main() -> None:
 
     # Step 1: the unloaded robot. Its own motion and noise seed: the payload step must not reuse them.
     unloaded = recording(model, sum_of_sines(model, 30.0, RATE_HZ, seed=1), None, seed=1000)
-    robot = fit_given_model(model, unloaded, friction="linear", delay=0.0)
+    robot = identify_robot(model, unloaded, friction="linear", delay=0.0)
 
     # Step 2: the loaded run.
     loaded = recording(model, sum_of_sines(model, 10.0, RATE_HZ, seed=2), (phi_true, frame), seed=2000)

@@ -2,7 +2,8 @@
 
 The bundled UR10 (example-robot-data) plays two different sum-of-sines excitations; the torques are
 the URDF's rigid-body dynamics plus rotor inertia, viscous + Coulomb friction and Gaussian noise
-(payload_id_core.testing.synthetic). fit_given_model fits the base parameters by weighted least
+(payload_id_core.testing.synthetic). identify_robot (robot_identification: the path of `payload-id
+identify-robot`, here with the friction model given) fits the base parameters by weighted least
 squares on the commanded trajectory; the model is judged on the *other* recording, where a correct
 model leaves only the noise: validation RMSE / noise std ≈ 1 on every joint.
 
@@ -14,7 +15,8 @@ import numpy as np
 
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import fit_given_model, validate_robot
+from payload_id_core.robot_id import validate_robot
+from payload_id_core.robot_identification import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE_HZ = 200.0
@@ -39,7 +41,7 @@ def main() -> None:
     train, test = recording(model, seed=1, duration=30.0), recording(model, seed=2, duration=15.0)
 
     # delay=0: the synthetic motion follows its command exactly (no controller lag to estimate).
-    ident = fit_given_model(model, train, friction="linear", delay=0.0)
+    ident = identify_robot(model, train, friction="linear", delay=0.0)
     rmse = validate_robot(ident, test, model, delay=0.0)
 
     print(f"{len(train.joints)} samples, {ident.b} base parameters, condition number {ident.condition_number:.3g}")

@@ -19,7 +19,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import fit_given_model
+from payload_id_core.robot_identification import identify_robot
 from payload_id_core.sim import simulate
 
 PROFILE = "ur10"                           # data/sim/ur10.yaml: controller gains, friction, noise
@@ -40,7 +40,7 @@ def main() -> None:
     # Different seeds: the two runs get independent torque noise, as two runs on a real cell would.
     unloaded = simulate(model, excitation, None, PROFILE, seed=1)
     loaded = simulate(model, excitation, truth, PROFILE, seed=2)
-    robot = fit_given_model(model, unloaded, friction="nonlinear", estimator="wls")
+    robot = identify_robot(model, unloaded, friction="nonlinear", estimator="wls")
     print(f"robot: {len(unloaded.joints)} samples, torque RMSE {np.round(robot.rmse, 3)} N·m")
 
     est = identify_payload("khalil-1", model, robot, loaded, FRAME, source="commanded")

@@ -111,3 +111,10 @@ def test_on_the_real_ur10e_the_api_default_gives_the_command_lines_robot_and_pay
                      "--method", "difference-rls", "--out", str(out)]) in (0, 1)
     error_pct = 100 * (yaml.safe_load(out.read_text())["mass"] / ur10e_data.LOAD_MASS_KG - 1)
     assert abs(error_pct) < 1.0, error_pct
+
+
+def test_the_old_name_of_the_one_fit_says_where_to_go():
+    """robot_id.identify_robot was the one fit, no choice made: a caller of that name gets the way to both, not a
+    robot.yaml without identify-robot's choices."""
+    with pytest.raises(ImportError, match="robot_identification.identify_robot .* robot_id.fit_given_model"):
+        from payload_id_core.robot_id import identify_robot as _  # noqa: F401, PLC0415 - the import is the test
