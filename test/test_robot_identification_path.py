@@ -15,6 +15,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.robot_identification import identify_robot
+from payload_id_core.signals.recording import Recording
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 NOISE = np.array([0.05, 0.02])
@@ -83,6 +84,9 @@ def test_the_api_refuses_what_the_command_line_refuses(planar_runs):
         identify_robot(model, unloaded, effort_scale=GAINS, delay=-0.01)
     with pytest.raises(PayloadIdError, match="outside \\[0.1, 3\\]"):
         identify_robot(model, unloaded, effort_scale=GAINS, alpha=5.0)
+    uncommanded = Recording(unloaded.joints, [], unloaded.wrench, unloaded.source, list(unloaded.notes))
+    with pytest.raises(PayloadIdError, match="no commanded trajectory"):   # the command line: its --trajectory-topic
+        identify_robot(model, uncommanded, effort_scale=GAINS)
     with pytest.raises(PayloadIdError, match="a run the robot is fitted to"):
         identify_robot(model, unloaded, effort_scale=GAINS, held_out=[unloaded])
 

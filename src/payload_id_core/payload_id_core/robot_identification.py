@@ -141,6 +141,11 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
                        [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
     runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded, *drift)
             if r is not None]
+    for r in runs if use_commanded else ():
+        if not r.commanded:  # the command line names its --trajectory-topic first (identify-robot's _require_commanded)
+            raise PayloadIdError(f"{r.source}: no commanded trajectory in the run, and use_commanded is set",
+                                 "read the controller's JointTrajectory topic with it, or use_commanded=False "
+                                 "(--use-measured)")
     unit = common_effort_unit([(r.joints.effort_unit, r.source) for r in runs])
     scale = np.ones(model.n) if given is None else given
     limits = model.limits
