@@ -52,7 +52,7 @@ def test_each_parameter_keeps_its_own_newey_west_variance():
     ratio = np.diag(sol.hac_cov) / np.diag(plain)
     assert sol.inflation**2 > 10                                   # the slow column's residual is correlated
     assert ratio[0] == pytest.approx(sol.inflation**2, rel=1e-9)   # the largest ratio is that column's own
-    assert 1.0 - 1e-12 <= ratio[1] < 0.2 * sol.inflation**2, ratio  # was the same common factor (floored at 1: rounding)
+    assert 1.0 - 1e-12 <= ratio[1] < 0.2 * sol.inflation**2, ratio  # was one common factor (floored at 1: rounding)
     np.testing.assert_allclose(np.diag(floored(np.diag([0.5, 4.0]), np.diag([1.0, 1.0]))), [1.0, 4.0])
 
 
