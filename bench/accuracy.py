@@ -81,7 +81,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.held_out_error import measure_offset_spread
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality, readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 from payload_id_core.testing.synthetic import sum_of_sines
 
@@ -130,7 +130,7 @@ def cell(out: dict[str, float]) -> None:
     traj = load_trajectory("ur10_payload")
     phi = from_mass_com_inertia(CELL_MASS, CELL_COM, CELL_INERTIA)
     truth = PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth")
-    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: identify_robot(
+    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: fit_given_model(
         m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls"))
     res: dict[str, list[dict]] = {method: [] for method in METHODS}
     for seed in sorted(set(CELL_SEEDS) | set(COVERAGE_SEEDS)):

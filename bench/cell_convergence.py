@@ -55,7 +55,7 @@ from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import SETTLE_SIGMAS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 
 TRAJECTORY = "ur10_payload_fast"     # payload_id_ros.demo.PAYLOAD_TRAJECTORY (bench stays free of ROS imports)
@@ -200,7 +200,7 @@ def main() -> int:
                             np.zeros((10, 10)), "truth")
 
     def robot(seed: int, on=traj):
-        return identify_robot(m, simulate(m, on, None, "ur10", seed=seed), friction="nonlinear", gear_friction=True)
+        return fit_given_model(m, simulate(m, on, None, "ur10", seed=seed), friction="nonlinear", gear_friction=True)
 
     shared = robot(DEMO_ROBOT_SEED)
     cross = robot(DEMO_ROBOT_SEED, load_trajectory(CROSS_TRAJECTORY))

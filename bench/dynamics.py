@@ -4,7 +4,7 @@ Prints one JSON object as its last line:
   regressor_sample_us        full regressor (base rigid-body + rotor inertia + nonlinear friction columns) per
                              UR10 sample, median of 5 batches of 2000 samples (target ≤ 20)
   regressor_rigid_sample_us  pinocchio rigid-body columns alone, same batches
-  identify_robot_60s_s       identify_robot (WLS, nonlinear friction with α search, commanded signals) on
+  identify_robot_60s_s       fit_given_model (WLS, nonlinear friction with α search, commanded signals) on
                              30 000 samples (60 s at 500 Hz), median of 3 (target ≤ 5)
   identify_robot_60s_sdp_s   the same with the physically consistent SDP estimator, median of 2 (target ≤ 30)
   identify_robot_60s_validation_rmse_ratio  max over joints of validation RMSE / noise std on another trajectory
@@ -22,7 +22,7 @@ from payload_id_core.dynamics.base_params import compute_base_parameters
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import rigid_body_regressor
-from payload_id_core.robot_id import full_regressor, identify_robot, rotor_structure, validate_robot
+from payload_id_core.robot_id import fit_given_model, full_regressor, rotor_structure, validate_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 NOISE = np.array([0.8, 0.8, 0.5, 0.2, 0.2, 0.1])
@@ -58,16 +58,16 @@ def main() -> None:
 
     train = recording(1, 60.0)
     test = recording(2, 20.0)
-    identify_robot(model, recording(3, 2.0), delay=0.0)  # warm imports (scipy.signal, cvxpy) out of the timing
+    fit_given_model(model, recording(3, 2.0), delay=0.0)  # warm imports (scipy.signal, cvxpy) out of the timing
     wls_s, sdp_s = [], []
     for _ in range(3):
         t0 = time.perf_counter()
-        ident = identify_robot(model, train, friction="nonlinear", estimator="wls", delay="estimate")
+        ident = fit_given_model(model, train, friction="nonlinear", estimator="wls", delay="estimate")
         wls_s.append(time.perf_counter() - t0)
     ratio = float(np.max(validate_robot(ident, test) / NOISE))
     for _ in range(2):
         t0 = time.perf_counter()
-        identify_robot(model, train, friction="nonlinear", estimator="feasible", delay="estimate")
+        fit_given_model(model, train, friction="nonlinear", estimator="feasible", delay="estimate")
         sdp_s.append(time.perf_counter() - t0)
     print(json.dumps({
         "regressor_sample_us": round(float(np.median(full_us)), 2),

@@ -39,7 +39,7 @@ from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
 from payload_id_core.notes import Note, NoteCode  # noqa: E402
 from payload_id_core.payload.methods import identify_payload, on_same_trajectory  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
-from payload_id_core.robot_id import identify_robot  # noqa: E402
+from payload_id_core.robot_id import fit_given_model  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
 from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/
 
@@ -119,7 +119,7 @@ def cell(out: dict[str, float]) -> None:
     traj = load_trajectory("ur10_payload")
     phi = from_mass_com_inertia(3.5, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009]))
     truth = PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth")
-    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: identify_robot(
+    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: fit_given_model(
         m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls"))
     chis, alarms = [], 0
     for seed in CELL_SEEDS:

@@ -65,7 +65,7 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.monitor import EventKind, PayloadMonitor
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 from payload_id_core.sim.pick_place import HumanContacts, pick_and_place
 
@@ -232,7 +232,7 @@ def light_parts(model, robot) -> dict:
 def main() -> int:
     limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
+    robot = fit_given_model(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
                            friction="nonlinear", estimator="wls")
     run = pick_and_place(model, "ur10", seconds=TASK_S, seed=5)
     events, masses, published, us = watch(model, robot, run)

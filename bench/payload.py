@@ -2,7 +2,7 @@
 
 Setting: UR10 (example-robot-data), nonlinear friction (Xu eq. 2, α = 0.6) 3 % higher under load,
 3 ms command-to-motion lag, 1 N·m torque noise on every joint, a 4 kg payload with its
-CoM 88 mm off the flange. The unloaded robot is identified once (identify_robot, 30 s run with the
+CoM 88 mm off the flange. The unloaded robot is identified once (fit_given_model, 30 s run with the
 same noise); the loaded 10 s run uses helper D's bundled `ur10_payload` excitation when present,
 else synthetic.sum_of_sines. gaz-static gets a 10 s recording of 20 static poses instead (its data).
 Figures are medians over 3 noise seeds; mass_std_over_crb uses 8 seeds of direct-rls against the
@@ -73,7 +73,7 @@ from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.sim import simulate
 from payload_id_core.sim.profile import load_profile
@@ -120,7 +120,7 @@ def cell_figures() -> dict[str, float]:
     mass, frame = 3.5, "wrist_3_link"
     truth = PayloadEstimate(frame, from_mass_com_inertia(mass, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls")
+    robot = fit_given_model(m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls")
     loaded = [simulate(m, traj, truth, "ur10", seed=s) for s in (2, 3, 4)]
     out: dict[str, float] = {}
     for method in ("direct-rls", "difference-rls", "khalil-1"):
@@ -156,7 +156,7 @@ def cell_convergence_figures() -> dict[str, float]:
 
     unloaded, recordings = cell(DEMO_TRAJECTORY)
     # As the demo identifies it: with the drives' torque-dependent (gear) friction the cell simulates.
-    robot = identify_robot(m, unloaded, friction="nonlinear", gear_friction=True)
+    robot = fit_given_model(m, unloaded, friction="nonlinear", gear_friction=True)
     out = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(), "cell_convergence")
     # Each joint state paired with the command at its own time stamp (no command-to-motion delay, 2 ms on
     # this cell), as the ROS session did before it estimated the delay (payload/session.py).
@@ -167,22 +167,22 @@ def cell_convergence_figures() -> dict[str, float]:
     own = _convergence_figures(m, robot, recordings, frame, mass, PayloadOptions(), "cell_convergence_own_sigma",
                                serial_check=False)
     out.update({k: v for k, v in own.items() if "declared" in k})
-    plain = identify_robot(m, unloaded, friction="nonlinear")
+    plain = fit_given_model(m, unloaded, friction="nonlinear")
     out.update(_convergence_figures(m, plain, recordings, frame, mass, PayloadOptions(),
                                     "cell_convergence_without_gear_friction"))
     # The robot identified on another excitation than the payload's.
     period_unloaded, period_recs = cell("ur10_payload")
     for prefix, gear in (("cell_convergence_cross_robot", False), ("cell_convergence_cross_robot_gear_friction", True)):
-        other = identify_robot(m, period_unloaded, friction="nonlinear", gear_friction=gear)
+        other = fit_given_model(m, period_unloaded, friction="nonlinear", gear_friction=gear)
         out.update(_convergence_figures(m, other, recordings, frame, mass, PayloadOptions(), prefix))
     # The 10 s cond(W_L) design the demo played before.
     for prefix, gear in (("cell_convergence_ur10_payload", False),
                          ("cell_convergence_ur10_payload_gear_friction", True)):
-        period_robot = identify_robot(m, period_unloaded, friction="nonlinear", gear_friction=gear)
+        period_robot = fit_given_model(m, period_unloaded, friction="nonlinear", gear_friction=gear)
         out.update(_convergence_figures(m, period_robot, period_recs, frame, mass, PayloadOptions(), prefix))
     # The bundled excitation designed for the inertia: where the σ rule alone declared wrong masses.
     inertia_unloaded, recs_i = cell("ur10_payload_inertia")
-    robot_i = identify_robot(m, inertia_unloaded, friction="nonlinear")
+    robot_i = fit_given_model(m, inertia_unloaded, friction="nonlinear")
     prefix = "cell_convergence_inertia_excitation"
     out.update(_convergence_figures(m, robot_i, recs_i, frame, mass, PayloadOptions(), prefix))
     sigma_only = _convergence_figures(m, robot_i, recs_i, frame, mass, PayloadOptions(),
@@ -253,7 +253,7 @@ def inertia_rel_err_pct(phi: np.ndarray, truth_phi: np.ndarray) -> float:
 
 
 def cell_inertia_errors(m, traj, truth, frame, profile, seeds, method="difference-rls") -> list[float]:
-    robot = identify_robot(m, simulate(m, traj, None, profile, seed=1), friction="nonlinear", estimator="wls")
+    robot = fit_given_model(m, simulate(m, traj, None, profile, seed=1), friction="nonlinear", estimator="wls")
     return [inertia_rel_err_pct(identify_payload(method, m, robot, simulate(m, traj, truth, profile, seed=s),
                                                  frame).phi, truth.phi) for s in seeds]
 
@@ -261,7 +261,7 @@ def cell_inertia_errors(m, traj, truth, frame, profile, seeds, method="differenc
 def cell_accuracy_figures(m, truth, frame) -> dict[str, float]:
     traj = load_trajectory("ur10_payload_inertia")
     unloaded = simulate(m, traj, None, "ur10", seed=1)
-    robot = identify_robot(m, unloaded, friction="nonlinear", estimator="wls")
+    robot = fit_given_model(m, unloaded, friction="nonlinear", estimator="wls")
     loaded = [simulate(m, traj, truth, "ur10", seed=s) for s in CELL_SEEDS]
     out: dict[str, float] = {}
     for method in METHODS:
@@ -293,7 +293,7 @@ def cell_accuracy_figures(m, truth, frame) -> dict[str, float]:
     out["cell_inertia_rel_err_pct_ur10_payload_default"] = float(np.median(
         cell_inertia_errors(m, load_trajectory("ur10_payload"), truth, frame, "ur10", CELL_SEEDS)))
     # The arm's tracking error left out of the motion (signals/tracking.py), as before stop 26.
-    untracked = identify_robot(m, unloaded, friction="nonlinear", estimator="wls", tracking_error=False)
+    untracked = fit_given_model(m, unloaded, friction="nonlinear", estimator="wls", tracking_error=False)
     out["cell_inertia_rel_err_pct_without_tracking_error"] = float(np.median([
         inertia_rel_err_pct(identify_payload("difference-rls", m, untracked, rec, frame).phi, truth.phi)
         for rec in loaded]))
@@ -302,7 +302,7 @@ def cell_accuracy_figures(m, truth, frame) -> dict[str, float]:
         f"on ur10_payload {out['cell_inertia_rel_err_pct_ur10_payload_default']:.2f} %, "
         f"without the tracking error in the motion {out['cell_inertia_rel_err_pct_without_tracking_error']:.2f} %")
     # The robot identified with its gear friction (robot_id/gear_friction.py, opt-in): μ and difference-rls.
-    geared = identify_robot(m, unloaded, friction="nonlinear", estimator="wls", gear_friction=True)
+    geared = fit_given_model(m, unloaded, friction="nonlinear", estimator="wls", gear_friction=True)
     assert geared.gear is not None, "gear_friction=True identifies it"
     for j in (1, 2):
         out[f"cell_gear_friction_mu_joint{j + 1}"] = float(geared.gear.mu[j])
@@ -331,7 +331,7 @@ def main() -> None:
         payload=None if phi is None else (phi, frame), noise_std=NOISE, delay=DELAY, seed=seed)
 
     t0 = time.perf_counter()
-    robot = identify_robot(m, rec(sum_of_sines(m, 30.0, RATE, seed=1), None, 1.0, 1000), friction="nonlinear")
+    robot = fit_given_model(m, rec(sum_of_sines(m, 30.0, RATE, seed=1), None, 1.0, 1000), friction="nonlinear")
     log(f"robot identified in {time.perf_counter() - t0:.1f} s, rmse {np.round(robot.rmse, 3)}")
     motion = loaded_motion(m)
     static = static_motion(m)

@@ -75,7 +75,7 @@ from payload_id_core.excitation import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 from payload_id_core.testing.synthetic import first_seconds, sum_of_sines
 
@@ -213,7 +213,7 @@ def cell(out: dict) -> None:
     truth = readable_vector(phi)
     largest_moment = float(np.max(np.linalg.eigvalsh(inertia)))
     traj = load_trajectory(CELL_TRAJECTORY)
-    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear", gear_friction=True)
+    robot = fit_given_model(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear", gear_friction=True)
     priors = {"none": None, "box": PayloadPrior.checked(CELL_BOX),
               "box_mass": PayloadPrior.checked(CELL_BOX, mass, KNOWN_MASS_REL_STD * mass)}
     rows: dict[tuple[float, str], list[dict]] = {(w, p): [] for w in CELL_WINDOWS_S for p in priors}

@@ -34,7 +34,7 @@ from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel, resolve_urdf
 from payload_id_core.io.bag import read_bag
 from payload_id_core.robot_id.friction_choice import choose_friction, held_out_residuals
-from payload_id_core.robot_id.pipeline import identify_robot
+from payload_id_core.robot_id.pipeline import fit_given_model
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.sim.profile import load_profile
 
@@ -70,7 +70,7 @@ middle = []
 for fit in FITS:
     rmse, rmse_rest, idents = {}, {}, {}
     for eps in GRID:
-        ident = identify_robot(model, runs[fit], friction="nonlinear", delay=0.0, sign_epsilon=eps)
+        ident = fit_given_model(model, runs[fit], friction="nonlinear", delay=0.0, sign_epsilon=eps)
         idents[f"{eps:g}"] = ident
         res, rest = [], []
         for k, s in sigs.items():
@@ -118,7 +118,7 @@ for fit in SIM_TRAJECTORIES:
     other = next(k for k in SIM_TRAJECTORIES if k != fit)
     total = {}
     for eps in SIM_GRID:
-        ident = identify_robot(sim_model, sim_runs[fit], friction="nonlinear", sign_epsilon=eps)
+        ident = fit_given_model(sim_model, sim_runs[fit], friction="nonlinear", sign_epsilon=eps)
         total[eps] = float(np.sqrt(np.mean(held_out_residuals(ident, sim_sigs[other], sim_model) ** 2)))
         fig[f"sim_rms_{fit}_{eps:g}"] = total[eps]
         fig[f"sim_alpha_joint2_{fit}_{eps:g}"] = float(np.asarray(ident.friction.shape)[1, 0])

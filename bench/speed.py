@@ -52,7 +52,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.online import OnlinePayloadEstimator
-from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model, validate_robot
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -91,7 +91,7 @@ def make_inputs(folder: Path) -> tuple[dict[str, Path], Path]:
                                    friction_params=np.tile([3.0, 2.0, 0.3], model.n), noise_std=0.5, delay=0.003,
                                    payload=payload, seed=seed)
 
-    robot = identify_robot(model, rec(20.0, 1, None), friction="linear")
+    robot = fit_given_model(model, rec(20.0, 1, None), friction="linear")
     write_bag(folder / "loaded", rec(10.0, 2, (phi, FRAME)))
     return save_robot(robot, folder / "robot.yaml"), folder / "loaded"
 
@@ -103,7 +103,7 @@ def make_monitor_inputs(folder: Path) -> tuple[dict[str, Path], Path]:
     from payload_id_core.sim.pick_place import pick_and_place  # noqa: PLC0415
 
     model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
+    robot = fit_given_model(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
                            friction="nonlinear", estimator="wls")
     run = pick_and_place(model, "ur10", seconds=MONITOR_TASK_S, seed=5)
     np.savez(folder / "monitor_task.npz", t=run.t, q=run.q, qd=run.qd, tau=run.tau, frame=run.frame)
@@ -194,9 +194,9 @@ def robot_id_figures() -> dict[str, float]:
                                    rotor_inertia=[0.6, 0.6, 0.3, 0.05, 0.05, 0.05], noise_std=noise, seed=seed)
 
     train, test = recording(1, 60.0), recording(2, 20.0)
-    identify_robot(model, recording(3, 2.0), delay=0.0)
+    fit_given_model(model, recording(3, 2.0), delay=0.0)
     t0, c0 = time.perf_counter(), time.process_time()
-    ident = identify_robot(model, train, friction="nonlinear", estimator="wls", delay="estimate")
+    ident = fit_given_model(model, train, friction="nonlinear", estimator="wls", delay="estimate")
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {"identify_robot_60s_s": seconds, "identify_robot_60s_cpu_s": cpu,
             "identify_robot_60s_validation_rmse_ratio": float(np.max(validate_robot(ident, test) / noise))}

@@ -49,7 +49,7 @@ import yaml
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import identify_robot, validate_robot
+from payload_id_core.robot_id import fit_given_model, validate_robot
 
 # The dataset helpers live beside the report script, outside the installed packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -174,8 +174,8 @@ with tempfile.TemporaryDirectory() as tmp:
     fig["ur10e_cli_gear_friction_mass_err_pct_max_abs"] = gear_err
 fig["ur10e_cli_err_over_std_max"] = cli_ratio
 fig["ur10e_cli_mass_err_pct_max_abs"] = cli_err
-geared = identify_robot(model, raw[rd.GAIN_PAIR].unloaded, friction="linear", delay=0.0, gear_friction=True)
-plain = identify_robot(model, raw[rd.GAIN_PAIR].unloaded, friction="linear", delay=0.0)
+geared = fit_given_model(model, raw[rd.GAIN_PAIR].unloaded, friction="linear", delay=0.0, gear_friction=True)
+plain = fit_given_model(model, raw[rd.GAIN_PAIR].unloaded, friction="linear", delay=0.0)
 for j in (1, 2):
     fig[f"ur10e_gear_friction_rmse_ratio_joint{j + 1}"] = float(geared.rmse[j] / plain.rmse[j])
 ident, _ = rd.identify_ur10e_robot(model, pairs["14harm"], "nonlinear")

@@ -47,7 +47,7 @@ from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.online import difference_rls
 from payload_id_core.payload_estimate import readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import synthetic_recording
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -98,7 +98,7 @@ def sources(out: dict, robot_name: str) -> None:
         return synthetic_recording(m, *motion, friction=xc.friction, friction_params=xc.friction_params * scale,
                                    rotor_inertia=0.1, payload=payload, noise_std=noise, delay=lag, seed=seed)
 
-    exact = cached(f"xtraj sources {robot_name} calibration without noise", lambda: identify_robot(
+    exact = cached(f"xtraj sources {robot_name} calibration without noise", lambda: fit_given_model(
         m, record(xc.calibration_motion(), None, 1.0, 0, 0.0, 0.003), friction="nonlinear"))
     traj = load_trajectory(f"{robot_name}_payload").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * RATE))) / RATE

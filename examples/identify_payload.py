@@ -18,7 +18,7 @@ from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_identification import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE_HZ = 200.0

@@ -2,7 +2,8 @@
 
 The bundled UR10 (example-robot-data) plays two different sum-of-sines excitations; the torques are
 the URDF's rigid-body dynamics plus rotor inertia, viscous + Coulomb friction and Gaussian noise
-(payload_id_core.testing.synthetic). identify_robot fits the base parameters by weighted least
+(payload_id_core.testing.synthetic). identify_robot (robot_identification: the path of `payload-id
+identify-robot`, here with the friction model given) fits the base parameters by weighted least
 squares on the commanded trajectory; the model is judged on the *other* recording, where a correct
 model leaves only the noise: validation RMSE / noise std ≈ 1 on every joint.
 
@@ -14,7 +15,8 @@ import numpy as np
 
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import identify_robot, validate_robot
+from payload_id_core.robot_id import validate_robot
+from payload_id_core.robot_identification import identify_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE_HZ = 200.0

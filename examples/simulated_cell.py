@@ -19,7 +19,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_identification import identify_robot
 from payload_id_core.sim import simulate
 
 PROFILE = "ur10"                           # data/sim/ur10.yaml: controller gains, friction, noise

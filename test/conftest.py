@@ -142,11 +142,11 @@ def ur10_cell_robot():
     test_accuracy_cell identifies payloads on it."""
     from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415 - only the tests that ask pay for it
     from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
-    from payload_id_core.robot_id import identify_robot  # noqa: PLC0415
+    from payload_id_core.robot_id import fit_given_model  # noqa: PLC0415
     from payload_id_core.sim import simulate  # noqa: PLC0415
 
     model = RobotModel.from_urdf("ur10")
-    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
+    robot = fit_given_model(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),
                            friction="nonlinear", estimator="wls")
     return model, robot
 

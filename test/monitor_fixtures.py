@@ -8,7 +8,7 @@ fixture).
 from __future__ import annotations
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 
@@ -16,7 +16,7 @@ def live_cell():
     """(model, robot, task): the task a Recording whose `joints` carry t, q, q̇ and the measured τ."""
     model = RobotModel.from_urdf("ur10")
     t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
-    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1),
+    robot = fit_given_model(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1),
                            friction="linear", estimator="ols")
     task = synthetic_recording(model, *sum_of_sines(model, duration=1.0, rate_hz=500.0, seed=7), noise_std=0.2,
                                seed=2)

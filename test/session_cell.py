@@ -7,7 +7,7 @@ import numpy as np
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.signals.recording import Recording
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -23,7 +23,7 @@ def session_cell() -> tuple[RobotModel, RobotIdentification, Recording]:
     t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
     unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear", friction_params=FRICTION,
                                    noise_std=0.2, seed=1)
-    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
+    robot = fit_given_model(model, unloaded, friction="linear", estimator="ols")
     return model, robot, loaded_run(model)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 NOISE = np.array([0.5, 0.5, 0.3, 0.1, 0.1, 0.05])
@@ -45,6 +45,6 @@ def given_gains_robot(urdf: str) -> tuple[RobotModel, RobotIdentification]:
     """(model, robot identified on drift_run's seed-1 motion without load, linear friction, gains given); shared
     by every test process's red teams: tests must not change it."""
     model = RobotModel.from_urdf(urdf)
-    robot = identify_robot(model, drift_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot = fit_given_model(model, drift_run(model, 1, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     return model, robot

@@ -24,7 +24,7 @@ from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.held_out_error import difference_rls_conversion
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.robot_id.model_error import (
     DATA_ONLY,
     WITH_ROBOT_COVARIANCE,
@@ -66,7 +66,7 @@ class XTraj:
     def robot(self, noise_seed, noise=1.0):
         key = (noise_seed, noise)
         if key not in self._robots:
-            self._robots[key] = identify_robot(
+            self._robots[key] = fit_given_model(
                 self.model, self.record(self.excitation, None, 1.0, noise_seed, noise), friction="nonlinear")
         return self._robots[key]
 

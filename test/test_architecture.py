@@ -31,6 +31,9 @@ LAYERS = {
     "ft": 4,
     "payload": 5,
     "sim": 6, "report": 6, "robot_drawing": 6,
+    # identify-robot's path (every choice robot.yaml records): robot_id's fits and the payload layer's held-out
+    # measurements (model error, load friction), which the command line and library callers both call.
+    "robot_identification": 6,
     # Monitoring during task motion (issue 17): the residual on the identified robot + payload; its change
     # detection and re-estimation will stand on payload/.
     "monitor": 6,

@@ -19,7 +19,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import synthetic_recording
 
 MASS, COM = 1.5, np.array([0.01, -0.02, 0.05])
@@ -46,7 +46,7 @@ def panda_cell():
         return synthetic_recording(m, *mot, friction=fm, friction_params=fp * scale, rotor_inertia=0.1,
                                    payload=payload, noise_std=1.0, delay=0.003, seed=seed)
 
-    robot = identify_robot(m, record(motion("panda_payload_inertia", m, CALIBRATION_S), None, 1.0, 1000),
+    robot = fit_given_model(m, record(motion("panda_payload_inertia", m, CALIBRATION_S), None, 1.0, 1000),
                            friction="nonlinear")
     frame = m.default_payload_frame
     loaded = {seed: record(motion("panda_payload", m), (PHI, frame), 1.03, seed) for seed in (0, 1)}

@@ -27,7 +27,7 @@ from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.difference_rls import NEAR_REST_EPSILONS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 
 FRAME = "tool0"
 MASS = 3.5
@@ -169,7 +169,7 @@ def fast_cell(ur10):
     traj = load_trajectory(FAST)
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(ur10, simulate(ur10, traj, None, "ur10", seed=11), friction="nonlinear", gear_friction=True)
+    robot = fit_given_model(ur10, simulate(ur10, traj, None, "ur10", seed=11), friction="nonlinear", gear_friction=True)
     return robot, [simulate(ur10, traj, truth, "ur10", seed=s) for s in FAST_CELL_SEEDS]
 
 
@@ -233,7 +233,7 @@ def noise_free_cell(ur10):
     traj = load_trajectory(FAST)
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(ur10, simulate(ur10, traj, None, profile, seed=11), friction="nonlinear",
+    robot = fit_given_model(ur10, simulate(ur10, traj, None, profile, seed=11), friction="nonlinear",
                            gear_friction=True)
     return robot, simulate(ur10, traj, truth, profile, seed=100)
 

@@ -18,7 +18,7 @@ from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 
 MASS = 3.5
 FRAME = "tool0"
@@ -33,7 +33,7 @@ def _cell(trajectory: str, seeds):
     traj = load_trajectory(trajectory)
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear")
+    robot = fit_given_model(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear")
     return m, robot, [simulate(m, traj, truth, "ur10", seed=s) for s in seeds]
 
 

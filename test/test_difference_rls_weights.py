@@ -22,7 +22,7 @@ from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.online import OnlinePayloadEstimator, difference_rls
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -39,7 +39,7 @@ def cell():
     fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
     fp = np.tile([3.0, 2.0, 0.3], m.n) * np.repeat([2, 2, 1.5, 0.8, 0.8, 0.8], 3)
     phi = from_mass_com_inertia(3.5, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009]))
-    robot = identify_robot(m, synthetic_recording(m, *sum_of_sines(m, 20.0, RATE, seed=1), friction=fm,
+    robot = fit_given_model(m, synthetic_recording(m, *sum_of_sines(m, 20.0, RATE, seed=1), friction=fm,
                                                   friction_params=fp, noise_std=NOISE, seed=1000), friction="nonlinear")
     return m, m.default_payload_frame, fm, fp, phi, robot
 
@@ -102,7 +102,7 @@ def small_ur10():
     motion = sum_of_sines(m, duration=6.0, rate_hz=100.0, seed=3)
     friction = np.tile([3.0, 2.0, 0.0], m.n)
     unloaded = synthetic_recording(m, *motion, friction="linear", friction_params=friction, noise_std=0.2, seed=1)
-    return m, identify_robot(m, unloaded, friction="linear", estimator="ols"), motion, friction
+    return m, fit_given_model(m, unloaded, friction="linear", estimator="ols"), motion, friction
 
 
 def test_the_model_error_check_survives_a_joint_that_never_moves(small_ur10):
@@ -185,7 +185,7 @@ def test_a_wrong_wrist_gain_widens_the_com_instead_of_moving_it_confidently(gain
                                  payload=(phi, frame), noise_std=NOISE, seed=7)
     unloaded.joints.tau[:, 3] *= gain
     loaded.joints.tau[:, 3] *= gain
-    robot = identify_robot(m, unloaded, friction="nonlinear")
+    robot = fit_given_model(m, unloaded, friction="nonlinear")
     est = identify_payload("difference-rls", m, robot, loaded, frame)
     z = np.abs(est.phi[1:4] - phi[1:4]) / np.sqrt(np.diag(est.covariance)[1:4])
     assert np.all(z < 3.0), np.round(z, 1)

@@ -21,7 +21,7 @@ from payload_id_core.payload.gain_uncertainty import gain_relative_covariance
 from payload_id_core.payload.methods.common import load_friction_on
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
-from payload_id_core.robot_id import RobotIdentification, common_effort_unit, identify_robot, resolve_drive_gains
+from payload_id_core.robot_id import RobotIdentification, common_effort_unit, fit_given_model, resolve_drive_gains
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile
@@ -403,7 +403,7 @@ def test_the_wrist_gains_error_is_the_friction_model_and_a_load_dependent_fricti
     linear = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", delay=0.0)
     assert abs(linear.scale[3] / UR10_GAINS[3] - 1) > 0.03                        # the premise: wrist 1
     assert abs(linear.scale[3] - UR10_GAINS[3]) / linear.std[3] > 10
-    shaped = identify_robot(model, unloaded.with_drive_gains(linear.scale), friction="nonlinear", delay=0.0)
+    shaped = fit_given_model(model, unloaded.with_drive_gains(linear.scale), friction="nonlinear", delay=0.0)
     determined = ~weakly_determined(linear)
     fit = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", friction=shaped.friction, delay=0.0,
                                sign_epsilon=shaped.friction.sign_epsilon, load_friction=determined)

@@ -19,7 +19,7 @@ from payload_id_core.payload import effort_drift
 from payload_id_core.payload.effort_drift import DRIFT_TOLERANCE, RunScale, ScaleWitness
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 MASS = 4.0
@@ -35,7 +35,7 @@ def ur10():
 
 @pytest.fixture(scope="module")
 def robot(ur10):
-    robot = identify_robot(ur10, _run(ur10, 1), friction="linear", delay=0.0)
+    robot = fit_given_model(ur10, _run(ur10, 1), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     return robot
 

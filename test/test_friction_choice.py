@@ -11,7 +11,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import write_bag
 from payload_id_core.payload.methods import payload_request
-from payload_id_core.robot_id import IDENTIFIED_GAINS_SOURCE, RobotIdentification, identify_robot
+from payload_id_core.robot_id import IDENTIFIED_GAINS_SOURCE, RobotIdentification, fit_given_model
 from payload_id_core.robot_id.friction_choice import (
     FRICTION_CANDIDATES,
     LOAD_FRICTION_CRITERION,
@@ -44,7 +44,7 @@ def _run(model, kind, seed, duration):
 
 @pytest.mark.parametrize("truth", ["stribeck", "linear"])
 def test_the_robots_own_friction_is_chosen_on_held_out_motions(ur10, truth):
-    fits = {k: identify_robot(ur10, _run(ur10, truth, 1, 12.0), friction=k, delay=0.0) for k in FRICTION_CANDIDATES}
+    fits = {k: fit_given_model(ur10, _run(ur10, truth, 1, 12.0), friction=k, delay=0.0) for k in FRICTION_CANDIDATES}
     held_out = [conditioned_signals(_run(ur10, truth, s, 8.0), ur10.joint_names, delay=0.0) for s in (2, 3)]
     choice = choose_friction(fits, held_out, ["seed 2", "seed 3"], ur10)
     assert choice.chosen == truth, choice.note().text

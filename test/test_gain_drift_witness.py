@@ -26,7 +26,7 @@ from payload_id_core.payload.finish import MODEL_RESOLUTION
 from payload_id_core.payload.gain_drift import GainWitness, JointGain
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 GAIN_WORDS = "against robot.yaml's model: factor"
@@ -48,7 +48,7 @@ def _chi2(est: PayloadEstimate) -> float:
 def identified(request):
     """The robot identified on one 8 s motion without load, gains given (test_redteam_stop40's)."""
     model = RobotModel.from_urdf(request.param)
-    robot = identify_robot(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
+    robot = fit_given_model(model, _linear_friction_run(model, 1, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     return model, robot
 
@@ -160,7 +160,7 @@ def test_a_slow_honest_ur3_run_is_not_flagged():
                                    friction_params=np.tile([3.0, 2.0, 0.1], model.n), noise_std=noise, seed=seed,
                                    payload=None if phi is None else (phi, model.default_payload_frame))
 
-    robot = identify_robot(model, run(1, 8.0, 0.8), friction="linear", delay=0.0)
+    robot = fit_given_model(model, run(1, 8.0, 0.8), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     phi = from_mass_com_inertia(2.0, [0.02, -0.03, 0.08], np.diag([0.01, 0.015, 0.0075]))
     est = identify_payload("khalil-1", model, robot, run(7, 8.0, 0.3, phi), model.default_payload_frame, delay=0.0)

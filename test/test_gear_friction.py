@@ -24,7 +24,7 @@ from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import RobotIdentification, identify_robot, validate_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model, validate_robot
 from payload_id_core.robot_id.gear_friction import MU_MAX, check_mu, remove
 from payload_id_core.signals.conditioning import conditioned_signals
 
@@ -43,8 +43,8 @@ def cell():
     m = RobotModel.from_urdf("ur10")
     traj = load_trajectory("ur10_payload_inertia")
     unloaded = simulate(m, traj, None, "ur10", seed=1)
-    plain = identify_robot(m, unloaded, friction="nonlinear")
-    geared = identify_robot(m, unloaded, friction="nonlinear", gear_friction=True)
+    plain = fit_given_model(m, unloaded, friction="nonlinear")
+    geared = fit_given_model(m, unloaded, friction="nonlinear", gear_friction=True)
     truth = PayloadEstimate(FRAME, TRUTH_PHI, np.zeros((10, 10)), "truth")
     loaded = [simulate(m, traj, truth, "ur10", seed=s) for s in (2, 3, 4)]
     return m, unloaded, plain, geared, loaded
@@ -86,7 +86,7 @@ def test_a_run_without_gear_friction_keeps_none():
     from payload_id_core.sim import simulate  # noqa: PLC0415
 
     m = RobotModel.from_urdf("ur10")
-    ident = identify_robot(m, simulate(m, load_trajectory("ur10_payload_inertia"), None, "clean", seed=1),
+    ident = fit_given_model(m, simulate(m, load_trajectory("ur10_payload_inertia"), None, "clean", seed=1),
                            friction="nonlinear", gear_friction=True)
     assert ident.gear is not None and not ident.gear.active, ident.gear
 
@@ -162,8 +162,8 @@ def test_the_real_ur10e_shoulder_and_elbow_lose_six_percent_of_the_torque_they_t
     (Why it is still opt-in: with it the command line's masses move to +0.3..+2.3 %, bench/ur10e.py.)"""
     model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
     for name, pair in rd.load_pairs(DATA).items():
-        plain = identify_robot(model, pair.unloaded, friction="linear", delay=0.0)
-        geared = identify_robot(model, pair.unloaded, friction="linear", delay=0.0, gear_friction=True)
+        plain = fit_given_model(model, pair.unloaded, friction="linear", delay=0.0)
+        geared = fit_given_model(model, pair.unloaded, friction="linear", delay=0.0, gear_friction=True)
         assert geared.gear is not None
         assert np.all((geared.gear.mu[1:3] > 0.05) & (geared.gear.mu[1:3] < 0.08)), (name, geared.gear)
         assert np.all(geared.gear.mu_std[1:3] < 0.005), (name, geared.gear)

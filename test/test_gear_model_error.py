@@ -23,7 +23,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 
 MASS = 3.5
 FRAME = "tool0"
@@ -40,7 +40,7 @@ def cross():
     fast = load_trajectory("ur10_payload_fast")
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, load_trajectory("ur10_payload"), None, "ur10", seed=11),
+    robot = fit_given_model(m, simulate(m, load_trajectory("ur10_payload"), None, "ur10", seed=11),
                            friction="nonlinear")
     return (m, robot, simulate(m, fast, None, "ur10", seed=12),
             [simulate(m, fast, truth, "ur10", seed=s) for s in (100, 101, 102)])

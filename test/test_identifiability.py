@@ -31,7 +31,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.session import finalize
 from payload_id_core.payload_estimate import UNDETERMINED, PayloadEstimate, Quality, readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import apply_refusal
 
@@ -109,7 +109,7 @@ def cell():
     truth = PayloadEstimate("wrist_3_link", from_mass_com_inertia(3.5, [0.03, -0.02, 0.08],
                                                                   np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(model, simulate(model, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls")
+    robot = fit_given_model(model, simulate(model, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls")
     return (model, robot, simulate(model, shoulder, truth, "ur10", seed=2),
             simulate(model, shoulder, None, "ur10", seed=3))
 
@@ -195,7 +195,7 @@ def demo_cell():
     model = RobotModel.from_urdf("ur10")
     traj = load_trajectory("ur10_payload_fast")
     truth = PayloadEstimate("tool0", TRUTH_3_5, np.zeros((10, 10)), "truth")
-    robot = identify_robot(model, simulate(model, traj, None, "ur10", seed=11), friction="nonlinear",
+    robot = fit_given_model(model, simulate(model, traj, None, "ur10", seed=11), friction="nonlinear",
                            gear_friction=True)
     return model, robot, [simulate(model, traj, truth, "ur10", seed=s) for s in (100, 101)]
 

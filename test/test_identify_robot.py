@@ -15,9 +15,9 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id import (
     RobotIdentification,
+    fit_given_model,
     identify_effort_scale,
     identify_from_signals,
-    identify_robot,
     validate_robot,
 )
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -48,7 +48,7 @@ def _true_theta(ident, model):
 
 @pytest.fixture(scope="module")
 def identified(ur10):
-    return identify_robot(ur10, _run(ur10, seed=1), friction="nonlinear", estimator="wls", delay=0.0)
+    return fit_given_model(ur10, _run(ur10, seed=1), friction="nonlinear", estimator="wls", delay=0.0)
 
 
 def test_identified_model_predicts_another_trajectory_at_the_noise_level(ur10, identified):
@@ -73,15 +73,15 @@ def test_identified_parameters_match_the_truth_within_their_uncertainty(ur10, id
 
 
 def test_with_alpha_known_every_parameter_is_within_its_uncertainty(ur10):
-    ident = identify_robot(ur10, _run(ur10, seed=1), friction="nonlinear", alpha=ALPHA, delay=0.0)
+    ident = fit_given_model(ur10, _run(ur10, seed=1), friction="nonlinear", alpha=ALPHA, delay=0.0)
     z = (ident.theta - _true_theta(ident, ur10)) / np.sqrt(np.diag(ident.cov))
     assert np.abs(z).max() < 5.0, ident.theta_names[int(np.argmax(np.abs(z)))]
 
 
 def test_nonlinear_friction_beats_linear_when_alpha_is_not_one(ur10):
     train, test = _run(ur10, seed=3), _run(ur10, seed=4, duration=8.0)
-    lin = identify_robot(ur10, train, friction="linear", delay=0.0, validate=test)
-    nonlin = identify_robot(ur10, train, friction="nonlinear", delay=0.0, validate=test)
+    lin = fit_given_model(ur10, train, friction="linear", delay=0.0, validate=test)
+    nonlin = fit_given_model(ur10, train, friction="nonlinear", delay=0.0, validate=test)
     assert np.all(nonlin.validation_rmse < 1.08 * NOISE)
     # the linear model misfits the |q̇|^α shape on every joint
     assert np.all(lin.validation_rmse > 1.15 * nonlin.validation_rmse), (lin.validation_rmse, nonlin.validation_rmse)
@@ -90,9 +90,9 @@ def test_nonlinear_friction_beats_linear_when_alpha_is_not_one(ur10):
 def test_feasible_solution_is_consistent_when_ols_is_not(ur10):
     # 1.5 s at 40 Hz with heavy noise: OLS wanders outside the physically consistent set
     rec = _run(ur10, seed=5, duration=1.5, rate=40.0, noise=NOISE * 8)
-    ols = identify_robot(ur10, rec, friction="linear", estimator="ols", delay=0.0)
+    ols = fit_given_model(ur10, rec, friction="linear", estimator="ols", delay=0.0)
     assert ols.physically_consistent is False
-    feas = identify_robot(ur10, rec, friction="linear", estimator="feasible", delay=0.0)
+    feas = fit_given_model(ur10, rec, friction="linear", estimator="feasible", delay=0.0)
     assert feas.physically_consistent is True
     psi = feas.standard_parameters
     for i in range(ur10.n):
@@ -117,7 +117,7 @@ def test_noise_free_data_are_recovered_exactly_by_wls_and_feasible(robot, estima
     ia = np.linspace(0.05, 0.3, model.n)
     t, q, qd, qdd = sum_of_sines(model, 6.0, 100.0, seed=3)
     rec = synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=theta_f, rotor_inertia=ia)
-    ident = identify_robot(model, rec, friction="linear", estimator=estimator, delay=0.0)
+    ident = fit_given_model(model, rec, friction="linear", estimator=estimator, delay=0.0)
     pi = ident.base.values(model.standard_parameters()) + ident.rotor.absorbed @ ia
     truth = np.concatenate([pi, ia[ident.rotor.free], theta_f])
     assert np.all(np.isfinite(ident.sigma)) and np.all(ident.sigma > 0)
@@ -218,7 +218,7 @@ def test_stribeck_and_temperature_models_recover_their_shape(kind, theta_f):
     noise = np.array([0.1, 0.05])
     rec = synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=theta_f, noise_std=noise,
                               temperature=temp, seed=8)
-    ident = identify_robot(model, rec, friction=kind, delay=0.0)
+    ident = fit_given_model(model, rec, friction=kind, delay=0.0)
     np.testing.assert_allclose(ident.friction.shape, shape, rtol=0.1)
     assert np.all(np.abs(ident.friction.shape - shape) < 5 * ident.shape_std)
     np.testing.assert_allclose(ident.friction_params, theta_f, rtol=0.1, atol=0.05)
@@ -272,7 +272,7 @@ def test_robot_yaml_records_when_and_how_warm_the_drives_were(tmp_path):
                               friction_params=np.tile([3.0, 2.0, 0.1], model.n), noise_std=0.1, seed=4,
                               temperature=temperature)
     before = datetime.now(UTC)
-    ident = identify_robot(model, rec, friction="linear", delay=0.0)
+    ident = fit_given_model(model, rec, friction="linear", delay=0.0)
     path = tmp_path / "robot.yaml"
     ident.save(path)
     back = RobotIdentification.load(path, model)
@@ -280,7 +280,7 @@ def test_robot_yaml_records_when_and_how_warm_the_drives_were(tmp_path):
     assert back.recorded_at == datetime.fromtimestamp(start, UTC).isoformat(timespec="seconds")
     np.testing.assert_allclose(back.drive_temperature, 30.0 + np.arange(model.n), atol=0.1)
     # A simulator's own clock says nothing about when: no recording time, and no temperature where none is reported.
-    sim = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.1, seed=4), friction="linear",
+    sim = fit_given_model(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.1, seed=4), friction="linear",
                          delay=0.0)
     assert sim.recorded_at == "" and sim.drive_temperature is None
     assert sim.to_dict()["identified"]["recorded_at"] is None

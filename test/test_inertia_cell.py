@@ -27,7 +27,7 @@ from payload_id_core.excitation_design import (
 )
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim.profile import load_profile
 
 MASS = 3.5
@@ -49,7 +49,7 @@ def _cell(profile, trajectory=TRAJECTORY):
     m = RobotModel.from_urdf("ur10")
     traj = load_trajectory(trajectory)
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, COM, INERTIA), np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, traj, None, profile, seed=1), friction="nonlinear", estimator="wls")
+    robot = fit_given_model(m, simulate(m, traj, None, profile, seed=1), friction="nonlinear", estimator="wls")
     return m, robot, truth, [simulate(m, traj, truth, profile, seed=s) for s in SEEDS]
 
 

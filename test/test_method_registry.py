@@ -23,7 +23,7 @@ from payload_id_core.payload.methods.registry import (
 )
 from payload_id_core.payload.online import ESTIMATORS
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.signals.recording import WrenchSamples
 from payload_id_core.testing.ft_data import synthetic_wrench
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -59,7 +59,7 @@ def ur10():
     t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
     rec = dict(friction="linear", friction_params=FRICTION, noise_std=0.2)
     unloaded = synthetic_recording(model, t, q, qd, qdd, seed=1, **rec)
-    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
+    robot = fit_given_model(model, unloaded, friction="linear", estimator="ols")
     loaded = synthetic_recording(model, t, q, qd, qdd, payload=(PHI, FRAME), seed=2, **rec)
     # Static poses (gaz-static): held 0.5 s each.
     rng = np.random.default_rng(5)

@@ -18,7 +18,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 
 MASS, COM = 3.5, np.array([0.03, -0.02, 0.08])
@@ -32,7 +32,7 @@ def clean():
     traj = load_trajectory("ur10_payload")
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, COM, np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
-    robot = identify_robot(m, simulate(m, traj, None, "clean", seed=11), friction="linear")
+    robot = fit_given_model(m, simulate(m, traj, None, "clean", seed=11), friction="linear")
     return m, robot, simulate(m, traj, truth, "clean", seed=3)
 
 

@@ -22,7 +22,7 @@ from payload_id_core.monitor import (
 )
 from payload_id_core.monitor.detect import Event, mass_change_text
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim.profile import load_profile
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -35,7 +35,7 @@ BLOCK = 10
 def cell():
     model = RobotModel.from_urdf("ur10")
     noise = load_profile("ur10", model.n).torque_noise_std
-    robot = identify_robot(model, synthetic_recording(model, *sum_of_sines(model, 20.0, 100.0, seed=1),
+    robot = fit_given_model(model, synthetic_recording(model, *sum_of_sines(model, 20.0, 100.0, seed=1),
                                                       noise_std=noise, seed=1), friction="linear", delay=0.0)
     motion = sum_of_sines(model, 10.0, 500.0, seed=7)
     unloaded = synthetic_recording(model, *motion, noise_std=noise, seed=2).joints

@@ -12,7 +12,7 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor import MomentumObserver, ObserverModel
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE = 500.0
@@ -25,7 +25,7 @@ PHI = from_mass_com_inertia(2.5, np.array([0.01, -0.02, 0.06]), np.diag([0.006, 
 def cell():
     model = RobotModel.from_urdf("ur10")
     t, q, qd, qdd = sum_of_sines(model, 10.0, 100.0, seed=1)
-    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.01, seed=1),
+    robot = fit_given_model(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.01, seed=1),
                            friction="linear", delay=0.0)
     motion = sum_of_sines(model, 6.0, RATE, seed=7)                    # another motion: the task
     unloaded = synthetic_recording(model, *motion, noise_std=0.01, seed=2).joints

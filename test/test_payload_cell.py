@@ -16,7 +16,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode, has_note, notes_with
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 
 MASS = 3.5
 COM = np.array([0.03, -0.02, 0.08])
@@ -33,7 +33,7 @@ def cell():
                             np.zeros((10, 10)), "truth")
     unloaded = simulate(m, traj, None, "ur10", seed=1)
     loaded = simulate(m, traj, truth, "ur10", seed=2)
-    robot = identify_robot(m, unloaded, friction="nonlinear", estimator="wls")
+    robot = fit_given_model(m, unloaded, friction="nonlinear", estimator="wls")
     return m, robot, loaded
 
 

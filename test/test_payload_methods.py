@@ -256,12 +256,12 @@ def test_direct_rls_prior_is_vague_relative_to_its_rows():
     LinAlgError on every seed without the friction change (bench/accuracy.py's Panda xtraj setting with the
     robot's noise switched off). The prior is now relative to the largest row variance."""
     from payload_id_core.excitation.fourier import load_trajectory  # noqa: PLC0415
-    from payload_id_core.robot_id import identify_robot  # noqa: PLC0415
+    from payload_id_core.robot_id import fit_given_model  # noqa: PLC0415
 
     s = Setup("panda")
     m = s.model
     s.fp = np.tile([3.0, 2.0, 0.3], m.n) * np.linspace(2.0, 0.8, m.n).repeat(3) * 0.3   # bench/accuracy.py's
-    robot = identify_robot(m, s.record(delay=0.003, motion=sum_of_sines(m, 10.0, 250.0, seed=1)), friction="nonlinear")
+    robot = fit_given_model(m, s.record(delay=0.003, motion=sum_of_sines(m, 10.0, 250.0, seed=1)), friction="nonlinear")
     assert np.max(robot.rmse) < 1e-3, robot.rmse
     traj = load_trajectory("panda_payload").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * 500.0))) / 500.0

@@ -17,7 +17,7 @@ from payload_id_core.excitation import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 from payload_id_core.testing.synthetic import first_seconds
 
@@ -32,7 +32,7 @@ LARGEST_MOMENT = 0.015
 def cell():
     m = RobotModel.from_urdf("ur10")
     traj = load_trajectory("ur10_payload_fast")
-    robot = identify_robot(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear", gear_friction=True)
+    robot = fit_given_model(m, simulate(m, traj, None, "ur10", seed=11), friction="nonlinear", gear_friction=True)
     loaded = simulate(m, traj, PayloadEstimate(FRAME, PHI, np.zeros((10, 10)), "truth"), "ur10", seed=100)
     return m, robot, loaded
 

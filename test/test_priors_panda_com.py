@@ -16,7 +16,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE = 500.0
@@ -47,7 +47,7 @@ def panda():
 
     traj = load_trajectory("panda_payload_inertia").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * 3 * RATE))) / RATE
-    robot = identify_robot(m, record((t, *traj.evaluate(t)), None, 1.0, 1000), friction="nonlinear")
+    robot = fit_given_model(m, record((t, *traj.evaluate(t)), None, 1.0, 1000), friction="nonlinear")
     return m, robot, lambda motion, seed: record(motion, (_block(), m.default_payload_frame), 1.03, seed)
 
 

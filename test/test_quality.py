@@ -16,7 +16,7 @@ from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.finish import MASS_SIGNIFICANCE, judge_quality, model_error_notes
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import RobotIdentification, check_scale, identify_robot
+from payload_id_core.robot_id import RobotIdentification, check_scale, fit_given_model
 from payload_id_core.robot_id.scale_check import SCALE_TOLERANCE, recording_scale_factor
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import ControllerPayload, apply_refusal
@@ -33,7 +33,7 @@ def ur10():
 @pytest.fixture(scope="module")
 def robots(ur10):
     """The unloaded UR10 identified from torques, from currents read as torques, and with gains 15 % off."""
-    return {label: identify_robot(ur10, _run(ur10, 1, scale), friction="linear", delay=0.0)
+    return {label: fit_given_model(ur10, _run(ur10, 1, scale), friction="linear", delay=0.0)
             for label, scale in (("torques", None), ("currents", UR_GAIN), ("low", 1 / 0.85), ("high", 1 / 1.15),
                                  ("low5", 1 / 0.95), ("high5", 1 / 1.05))}
 

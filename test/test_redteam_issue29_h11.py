@@ -29,7 +29,7 @@ from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior, known_mass_disagreement
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import RobotIdentification, check_scale, identify_robot
+from payload_id_core.robot_id import RobotIdentification, check_scale, fit_given_model
 
 MASS = 4.0
 PHI = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
@@ -55,7 +55,7 @@ def ur10():
 def robots(ur10):
     """The unloaded UR10 identified from its torques, and from torques 3 % low (gains 3 % off given by hand to
     identify-robot, whose robot.yaml then says "given"; the right one says so too)."""
-    out = {label: identify_robot(ur10, _run(ur10, 1, scale), friction="linear", delay=0.0)
+    out = {label: fit_given_model(ur10, _run(ur10, 1, scale), friction="linear", delay=0.0)
            for label, scale in (("right", None), ("gains_low3", 1 / 0.97))}
     for robot in out.values():
         robot.effort_scale_source = "given"

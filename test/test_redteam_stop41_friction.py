@@ -23,7 +23,7 @@ from payload_id_core.notes import NoteCode
 from payload_id_core.payload.load_friction import prior_std
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_core.robot_id import RobotIdentification, identify_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.robot_id.gear_friction import GearFriction
 
 FRAME, MASS, COM = "tool0", 3.5, np.array([0.03, -0.02, 0.08])
@@ -40,7 +40,7 @@ def ur10():
 def geared(ur10):
     from payload_id_core.sim import simulate  # noqa: PLC0415 - MuJoCo only for this module
 
-    return identify_robot(ur10, simulate(ur10, load_trajectory(FAST), None, "ur10", seed=11), friction="nonlinear",
+    return fit_given_model(ur10, simulate(ur10, load_trajectory(FAST), None, "ur10", seed=11), friction="nonlinear",
                           gear_friction=True)
 
 
@@ -114,7 +114,7 @@ def test_the_identified_gear_mu_sigma_covers_its_error_over_robot_seeds(ur10):
     traj = load_trajectory(FAST)
     z = []
     for seed in range(1000, 1005):
-        gear = identify_robot(ur10, simulate(ur10, traj, None, "ur10", seed=seed), friction="nonlinear",
+        gear = fit_given_model(ur10, simulate(ur10, traj, None, "ur10", seed=seed), friction="nonlinear",
                               gear_friction=True).gear
         assert gear.mu[1] > 0 and np.isfinite(gear.mu_std[1])           # the shoulder lift's is kept every time
         assert gear.mu[2] > 0 and np.isfinite(gear.mu_std[2])           # and the elbow's

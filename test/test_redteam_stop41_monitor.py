@@ -22,7 +22,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor import EventKind, PayloadMonitor
 from payload_id_core.monitor.monitor import MonitorSettings
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -220,7 +220,7 @@ def test_the_one_array_feed_is_the_former_one_on_a_panda_at_another_frame(cell):
     stamp: the same events and pauses, r₀, F and L bit for bit, G to 1e-12 relative (4e-16 measured), the same φ."""
     model = RobotModel.from_urdf("panda")
     t, q, qd, qdd = sum_of_sines(model, duration=6.0, rate_hz=100.0, seed=3)
-    robot = identify_robot(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1), friction="linear",
+    robot = fit_given_model(model, synthetic_recording(model, t, q, qd, qdd, noise_std=0.2, seed=1), friction="linear",
                            estimator="ols")
     joints = synthetic_recording(model, *sum_of_sines(model, duration=3.0, rate_hz=500.0, seed=7), noise_std=0.2,
                                  seed=2).joints

@@ -25,7 +25,7 @@ from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import synthetic_recording
 
 RATE = 500.0
@@ -44,7 +44,7 @@ class Panda:
         self.frame = m.default_payload_frame
         self.fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
         self.fp = np.tile([3.0, 2.0, 0.3], m.n) * np.linspace(2.0, 0.8, m.n).repeat(3) * 0.3
-        self.robot = identify_robot(m, self.record("panda_payload_inertia", None, 1.0, 0, 0.0), friction="nonlinear")
+        self.robot = fit_given_model(m, self.record("panda_payload_inertia", None, 1.0, 0, 0.0), friction="nonlinear")
         self.loaded = self.record("panda_payload", (PHI, self.frame), 1.03, LOADED_SEED, 1.0)
         self.estimates = {}
 

@@ -19,7 +19,7 @@ from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload_estimate import PayloadEstimate, millimetres
 from payload_id_core.report import report_figure
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 PAYLOAD_ID = str(Path(sys.executable).parent / "payload-id")
@@ -32,7 +32,7 @@ def cell(tmp_path_factory):
     t, q, qd, qdd = sum_of_sines(model, duration=10.0, rate_hz=100.0, seed=3)
     unloaded = synthetic_recording(model, t, q, qd, qdd, friction="linear",
                                    friction_params=np.tile([3.0, 2.0, 0.0], 6), noise_std=0.2, seed=1)
-    robot = identify_robot(model, unloaded, friction="linear", estimator="ols")
+    robot = fit_given_model(model, unloaded, friction="linear", estimator="ols")
     robot.save(tmp / "robot.yaml")
     truth = PayloadEstimate("wrist_3_link", from_mass_com_inertia(4.0, [0.0, 0.02, 0.08], np.diag([0.02, 0.02, 0.01])),
                             np.zeros((10, 10)), "truth")

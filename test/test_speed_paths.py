@@ -40,7 +40,7 @@ from payload_id_core.monitor import PayloadMonitor, observer
 from payload_id_core.payload.online import DifferenceRLS, DirectRLS, OnlinePayloadEstimator
 from payload_id_core.payload.online.base import LOAD_REFRESH, ConvergenceRule
 from payload_id_core.payload.online.direct_rls import LOAD_REF_REL_STD
-from payload_id_core.robot_id import gear_friction, identify_robot
+from payload_id_core.robot_id import fit_given_model, gear_friction
 from payload_id_core.robot_id.estimators import NormalEquations, wls
 from payload_id_core.signals import tracking
 from payload_id_core.sim.pick_place import pick_and_place
@@ -280,7 +280,7 @@ def ur10():
                                    friction_params=np.tile([3.0, 2.0, 0.3], model.n), rotor_inertia=0.2,
                                    noise_std=0.5, delay=0.0, payload=payload, seed=seed)
 
-    robot = identify_robot(model, rec(8.0, 1, None), friction="linear", delay=0.0)
+    robot = fit_given_model(model, rec(8.0, 1, None), friction="linear", delay=0.0)
     motion = sum_of_sines(model, 4.0, RATE, seed=2)
     tau = rec(4.0, 2, (PHI, "tool0"), motion).joints.tau
     t, q, qd, qdd = (a[:tau.shape[0]] for a in motion)   # the samples stop one stamp before the motion's end

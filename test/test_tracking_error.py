@@ -22,7 +22,7 @@ from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.signals.tracking import (
@@ -159,7 +159,7 @@ def test_the_tracking_error_was_the_noise_free_cells_inertia_bias(clean_cell):
     model, unloaded, loaded = clean_cell
     errors = {}
     for tracking in (False, True):
-        robot = identify_robot(model, unloaded, friction="nonlinear", tracking_error=tracking)
+        robot = fit_given_model(model, unloaded, friction="nonlinear", tracking_error=tracking)
         assert robot.tracking_error is tracking
         est = identify_payload("difference-rls", model, robot, loaded, FRAME)
         errors[tracking] = (abs(est.mass - MASS) / MASS * 100, relative_inertia_error(est.phi),
@@ -171,7 +171,7 @@ def test_the_tracking_error_was_the_noise_free_cells_inertia_bias(clean_cell):
 
 def test_the_ros_session_smooths_the_tracking_error_as_identify_payload_does(clean_cell):
     model, unloaded, loaded = clean_cell
-    robot = identify_robot(model, unloaded, friction="nonlinear")
+    robot = fit_given_model(model, unloaded, friction="nonlinear")
     cmd, j = loaded.commanded[0], loaded.joints
     run = IdentificationRun(model, robot, FRAME, "difference-rls", float(cmd.time_from_start[-1]))
     run.add_commanded(cmd)
@@ -197,7 +197,7 @@ def test_the_ros_session_smooths_the_tracking_error_as_identify_payload_does(cle
 def test_robot_yaml_records_it_and_older_files_read_without(tmp_path, clean_cell):
     model = clean_cell[0]
     # The realistic cell: its controller tracks the unloaded arm only as well as friction and rotor inertia let it.
-    robot = identify_robot(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1))
+    robot = fit_given_model(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1))
     assert robot.tracking_error
     robot.save(tmp_path / "robot.yaml")
     assert RobotIdentification.load(tmp_path / "robot.yaml", model).tracking_error is True
@@ -241,7 +241,7 @@ def test_methods_that_subtract_the_unloaded_run_compare_the_commands_not_the_tra
     """The loaded run's tracking error differs from the unloaded one's by what the load does to the controller;
     the same-trajectory check (1 mrad for a recorded command) compares the commands."""
     model, unloaded, loaded = clean_cell
-    robot = identify_robot(model, unloaded)
+    robot = fit_given_model(model, unloaded)
     gap = np.max(np.abs(method_signals(loaded, model, PayloadOptions(), robot).q
                         - method_signals(loaded, model, PayloadOptions(), robot).commanded_positions))
     assert gap > 2e-3                        # rad: beyond the check's tolerance

@@ -22,7 +22,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import readable_vector
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE = 500.0
@@ -53,7 +53,7 @@ def responses():
 
     traj = load_trajectory("panda_payload_inertia").for_model(list(m.joint_names))
     t = np.arange(int(round(traj.duration * 3 * RATE))) / RATE
-    robot = identify_robot(m, record((t, *traj.evaluate(t)), None, 1.0, 1000), friction="nonlinear")
+    robot = fit_given_model(m, record((t, *traj.evaluate(t)), None, 1.0, 1000), friction="nonlinear")
     loaded = record(sum_of_sines(m, 1.5, RATE, seed=100), (_block(), frame), 1.03, 0)
     est = identify_payload("difference-rls", m, robot, loaded, frame)
     without = identify_payload("difference-rls", m, robot, loaded, frame, include_robot_uncertainty=False)

@@ -36,7 +36,7 @@ from payload_id_core.io.ur_csv import README_DRIVE_GAINS, SMOOTHING_CUTOFF_HZ, r
 from payload_id_core.notes import Note
 from payload_id_core.payload.methods import identify_payload, method_spec
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.robot_id import RobotIdentification, identify_effort_scale, identify_robot, validate_robot
+from payload_id_core.robot_id import RobotIdentification, fit_given_model, identify_effort_scale, validate_robot
 from payload_id_core.signals.align import DEFAULT_RATE_HZ, aligned_pair, padded_motion_window, resampled, uniform_grid
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording
@@ -152,13 +152,13 @@ PAYLOAD_OPTIONS = {"delay": 0.0, "same_trajectory_tol_rad": SAME_TRAJECTORY_TOL_
 
 def identify_ur10e_robot(model, pair_or_run, friction: str = "linear", validate: Sequence[Recording] = (),
                          gains=None, gains_std=None, gear_friction: bool = False):
-    """identification.identify_robot on a prepared unloaded run (the stand-in commanded motion,
+    """identification.fit_given_model on a prepared unloaded run (the stand-in commanded motion,
     no delay: it is the measured motion itself); validation RMSE per joint for each `validate` run.
     `gains`, `gains_std`: the drive gains the run's torques were computed with and their std
     (identify_gains), recorded in the result as robot.yaml records them, so the payload methods
     propagate the gains' uncertainty (payload/gain_uncertainty.py)."""
     run = pair_or_run.unloaded if isinstance(pair_or_run, PreparedPair) else pair_or_run
-    ident = identify_robot(model, run, friction=friction, delay=0.0, effort_scale=gains, gear_friction=gear_friction)
+    ident = fit_given_model(model, run, friction=friction, delay=0.0, effort_scale=gains, gear_friction=gear_friction)
     if gains is not None:
         ident.effort_unit = EffortUnit.CURRENT.value
         ident.effort_scale_std = None if gains_std is None else np.asarray(gains_std, dtype=float)

@@ -21,7 +21,7 @@ import numpy as np
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
 from payload_id_core.testing.synthetic import synthetic_recording
 
@@ -66,7 +66,7 @@ class XtrajCell:
     def robot(self, seed: int = 0):
         """The robot identified on the unloaded calibration run with torque noise seed 1000 + seed."""
         key = f"xtraj {self.name} {self.name}_payload_inertia x{CALIBRATION_PERIODS} noise seed {1000 + seed}"
-        return cached(key, lambda: identify_robot(
+        return cached(key, lambda: fit_given_model(
             self.model, self.recording(self.calibration_motion(), None, 1.0, 1000 + seed), friction="nonlinear"))
 
 

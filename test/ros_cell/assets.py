@@ -9,7 +9,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.limits import MotionLimits, check_limits
-from payload_id_core.robot_id import identify_robot
+from payload_id_core.robot_id import fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 from payload_id_ros.supervisor import Supervisor
 
@@ -45,7 +45,7 @@ def make_robot_yaml(path: Path, robot: str = "ur10", noise_std=0.01) -> Path:
     model = RobotModel.from_urdf(robot)
     t, q, qd, qdd = sum_of_sines(model, 10.0, 100.0, seed=1)
     rec = synthetic_recording(model, t, q, qd, qdd, noise_std=noise_std, seed=1)
-    ident = identify_robot(model, rec, friction="linear", delay=0.0)
+    ident = fit_given_model(model, rec, friction="linear", delay=0.0)
     ident.save(path)
     return path
 

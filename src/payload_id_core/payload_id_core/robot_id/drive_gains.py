@@ -42,7 +42,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     of the output-error form e = (W θ + Y_L φ_L)/k, free of the errors-in-variables bias of the
     noisy effort column. `gear_mu`: the gear friction μ_j|e_j| sgn(q̇_j) taken off both runs' efforts first
     (gear_friction.py; it scales with the gains, so raw efforts take it as torques do). `tracking_error`: the
-    measured deviation from the command added to the motion, as identify_robot does (signals/tracking.py).
+    measured deviation from the command added to the motion, as fit_given_model does (signals/tracking.py).
     `load_friction` (n,) bool: on those joints a load-dependent Coulomb level μ_j|û_j| sgn_ε(q̇_j), shared by both
     runs, is fitted with the gains (û the model effort; gear_friction.py's law). The gains are fixed by the load's
     torque only, so what the friction model misses where the load changes the torque goes into them: on
@@ -230,7 +230,7 @@ def gain_candidate(kind: str, fit: GainFit, determined: np.ndarray) -> GainCandi
 def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str], std: np.ndarray | None = None,
                      judged: GainFit | None = None) -> tuple[np.ndarray, Note | None]:
     """The std of `fit`'s gains with, on the joints the known mass does not determine, how far they move under
-    another friction model (`other`: the same runs fitted with the friction shapes identify_robot finds), and the
+    another friction model (`other`: the same runs fitted with the friction shapes fit_given_model finds), and the
     note that says which joints those are. On `simulate --profile ur10` with a 4 kg calibration run the fit's own
     std gave the shoulder pan 9.30 ± 0.10 for a true 10.0 (7σ) and the last wrist joint 7.23 ± 0.15 for 10.12
     (19σ): both moved to within 1-2 % of the truth with the friction's shape, which the fit cannot tell apart

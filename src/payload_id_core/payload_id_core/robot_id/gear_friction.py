@@ -33,7 +33,7 @@ What it does (bench/payload.py, bench/ur10e.py):
   13-27 %. But the command line's payload masses move from within ±0.9 % to +0.3..+2.3 %: on the loaded
   runs the same fit finds μ 3-24 % larger (0.069-0.078 against 0.059-0.071): one μ per drive does not
   describe how these drives' losses grow with the load, and the drive gains identified with the known
-  mass absorb the rest differently. Until a model does, it is off by default (identify_robot gear_friction=False,
+  mass absorb the rest differently. Until a model does, it is off by default (fit_given_model gear_friction=False,
   identify-robot --gear-friction none); real data are the judge.
 """
 
@@ -90,7 +90,7 @@ class GearFriction:
 
 @dataclass(frozen=True)
 class UnmodelledGear:
-    """Gear friction the unloaded run shows but the robot model leaves out (identify_robot gear_friction=False,
+    """Gear friction the unloaded run shows but the robot model leaves out (fit_given_model gear_friction=False,
     the default): μ_j (0 where not determined, as `kept`), their std, and θ_shift = θ_g − θ_a, how far the
     model's parameters would move with it (θ_g fitted to τ − μ|τ| sgn_ε(q̇) with the same weights).
 
