@@ -7,6 +7,8 @@ reproduces: the monitor toggled at 100 Hz while carrying found the pick twice, a
 after the place the controller kept 2.92 kg on the empty flange for ≥ 13 s.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from test_monitor_task_motion import FRAME, Task, place_then_forearm_push
@@ -204,6 +206,19 @@ def test_toggles_within_the_decision_window_lose_and_duplicate_nothing(ur10_cell
     assert all(m == 0.0 or abs(m - PART) < 0.06 or abs(m - SECOND) < 0.06 for m in applied), applied
 
 
+def _restart_on(estimate, tare, unloaded=None, unconfirmed="", watched_until=None):
+    """What a restarted node starts on (_Cell's `saved`): the monitor's last re-estimate and what was persisted with
+    it (the defaults: nothing learnt, confirmed, no stamp)."""
+    return SimpleNamespace(estimate=estimate, tare=tare, unloaded=unloaded, unconfirmed=unconfirmed,
+                           watched_until=watched_until)
+
+
+def _restart_on_file(saved):
+    """_restart_on what payload.yaml holds (read_result), as the node reads it back."""
+    return _restart_on(saved.estimate, saved.monitor_tare, saved.monitor_unloaded, saved.monitor_unconfirmed,
+                       saved.monitor_watched_until)
+
+
 def test_a_restart_mid_carry_starts_from_the_part_carried(ur10_cell_robot, task):
     """The first node runs through a pick and a place (its tare learnt on the empty flange) and a second pick, whose
     re-estimate it persists with the tare, and dies mid-carry; a second node starts on what was saved, sees no
@@ -217,12 +232,7 @@ def test_a_restart_mid_carry_starts_from_the_part_carried(ur10_cell_robot, task)
     est, tare, _ = first.saved[-1]
     assert abs(est.mass - SECOND) < 0.06 and tare[0] != 0.0
 
-    class Saved:
-        pass
-
-    saved = Saved()
-    saved.estimate, saved.tare = est, tare
-    second = _Cell(*ur10_cell_robot, saved=saved)
+    second = _Cell(*ur10_cell_robot, saved=_restart_on(est, tare))
     second.mode.switch(True)
     _, t, q, qd, tau = task
     after = t >= t_place - 0.4                            # the second node hears the joints from here
@@ -253,13 +263,7 @@ def test_a_place_while_the_node_was_down_is_said_not_located(ur10_cell_robot, ta
     saved = read_result(path, model)
     assert saved is not None and saved.monitor_watched_until == first.watched_until[-1]
 
-    class Saved:
-        pass
-
-    again = Saved()
-    again.estimate, again.tare, again.unloaded = saved.estimate, saved.monitor_tare, saved.monitor_unloaded
-    again.watched_until = saved.monitor_watched_until
-    second = _Cell(*ur10_cell_robot, saved=again)
+    second = _Cell(*ur10_cell_robot, saved=_restart_on_file(saved))
     second.mode.switch(True)
     _, t, q, qd, tau = task
     after = t >= t_place + 0.3                            # the second node hears the joints from here
@@ -295,12 +299,7 @@ def test_a_restart_with_a_part_on_keeps_the_unloaded_friction_learnt(ur10_cell_r
     saved = read_result(path, model)
     assert saved is not None and saved.monitor_tare == tare
 
-    class Saved:
-        pass
-
-    again = Saved()
-    again.estimate, again.tare, again.unloaded = saved.estimate, saved.monitor_tare, saved.monitor_unloaded
-    second = _Cell(*ur10_cell_robot, saved=again)
+    second = _Cell(*ur10_cell_robot, saved=_restart_on_file(saved))
     second.mode.switch(True)
     _, t, q, qd, tau = task
     after = t >= t_place - 0.4
@@ -322,13 +321,8 @@ def test_a_saved_friction_of_another_robot_is_said_and_not_used(ur10_cell_robot,
     _run(first, task, stop=truth[3][0] - 0.5)
     est, tare, unloaded = first.saved[-1]
 
-    class Saved:
-        pass
-
-    saved = Saved()
-    saved.estimate, saved.tare = est, tare
-    saved.unloaded = dict(unloaded, Atb=np.asarray(unloaded["Atb"])[:, :1].tolist())
-    second = _Cell(*ur10_cell_robot, saved=saved)
+    second = _Cell(*ur10_cell_robot,
+                   saved=_restart_on(est, tare, dict(unloaded, Atb=np.asarray(unloaded["Atb"])[:, :1].tolist())))
     second.mode.switch(True)
     _, t, q, qd, tau = task
     k = int(np.searchsorted(t, truth[3][0] - 0.4))
@@ -370,13 +364,7 @@ def test_an_unconfirmed_payload_stays_unconfirmed_across_a_restart(ur10_cell_rob
     saved = read_result(path, model)
     assert saved is not None and saved.monitor_unconfirmed == first.unconfirmed[-1]
 
-    class Saved:
-        pass
-
-    again = Saved()
-    again.estimate, again.tare = saved.estimate, saved.monitor_tare
-    again.unloaded, again.unconfirmed = saved.monitor_unloaded, saved.monitor_unconfirmed
-    second = _Cell(model, robot, saved=again)
+    second = _Cell(model, robot, saved=_restart_on_file(saved))
     second.mode.switch(True)
     after = t >= t_restart
     _, ts, qs, qds, taus = whole
