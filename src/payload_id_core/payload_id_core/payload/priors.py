@@ -65,8 +65,9 @@ PRIOR_CONTRADICTION_SIGMA = 3.0
 # A weighed mass may move the data's own mass by at most this many of the data's σ (the interval whose 2σ coverage
 # the project holds). Conditioning moves it by (M − m̂) σ_m̂² / (σ_m̂² + S²): where S ≪ σ_m̂ the posterior follows the
 # weighed mass whatever it is, so a weighed mass wrong by 16 of its own σ (4 of the data's) was reported ok 5.5-7.5σ
-# off on the draws where the data landed under 3 combined σ from it. If the weighed mass is right the data's mass is
-# moved that far with probability 2Φ(−2 √(σ_m̂² + S²) / σ_m̂) ≤ 4.6 % (3.9 % with σ_m̂ = 4 S, 0.5 % with σ_m̂ = S).
+# off on the draws where the data landed under 3 combined σ from it. If the weighed mass is right (off by its own S at
+# random) the data's mass is moved that far with probability 2Φ(−2 √(σ_m̂² + S²) / σ_m̂) ≤ 4.6 % (3.9 % with σ_m̂ = 4 S,
+# 0.5 % with σ_m̂ = S; bench/known_mass_pull.py).
 KNOWN_MASS_PULL_DATA_SIGMA = 2.0
 # Mahalanobis distance from the data's estimate to the nearest body in the box above which the box is contradicted
 # (√ of the χ² 99.9 % point for 10 parameters is 5.4).
@@ -761,8 +762,9 @@ def weighed_mass_pull(prior: PayloadPrior, est: PayloadEstimate) -> str:
     (_covering_the_disagreement: σ × R, about R S) cannot cover a weighed mass wrong by more than the data resolve: one
     2 % off with S = 0.005 kg against data σ 0.02 kg (16 of its own σ, 4 of the data's) was ok 5.5-7.5σ off on 3 of 8
     draws (R 2.1-2.9). The prior stays applied (if it is right, its numbers are the better ones) and the estimate is
-    suspect with the reason. A right weighed mass is called this with probability 2Φ(−2 √(σ² + S²) / σ): 4.6 % at most
-    (S ≪ σ), 0.5 % at S = σ, none at S above 1.12 σ (the contradiction comes first)."""
+    suspect with the reason. A right weighed mass (off by its own S at random) is called this with probability
+    2Φ(−2 √(σ² + S²) / σ): 4.6 % at most (S ≪ σ), 0.5 % at S = σ, none at S above 1.12 σ (the contradiction comes
+    first); one exactly right 2Φ(−2 (σ² + S²) / σ²)."""
     if prior.known_mass is None or not est.identifiable[0] or not np.isfinite(est.covariance[0, 0]):
         return ""
     var = max(float(est.covariance[0, 0]), 0.0)
