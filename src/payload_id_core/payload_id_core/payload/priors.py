@@ -62,6 +62,13 @@ from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Qual
 KNOWN_MASS_REL_STD_DEFAULT = 0.005
 # "Outside by more than its σ", as a test: 1σ would flag a CoM at the box's edge on one axis in 16 % of runs.
 PRIOR_CONTRADICTION_SIGMA = 3.0
+# A weighed mass may move the data's own mass by at most this many of the data's σ (the interval whose 2σ coverage
+# the project holds). Conditioning moves it by (M − m̂) σ_m̂² / (σ_m̂² + S²): where S ≪ σ_m̂ the posterior follows the
+# weighed mass whatever it is, so a weighed mass wrong by 16 of its own σ (4 of the data's) was reported ok 5.5-7.5σ
+# off on the draws where the data landed under 3 combined σ from it. If the weighed mass is right (off by its own S at
+# random) the data's mass is moved that far with probability 2Φ(−2 √(σ_m̂² + S²) / σ_m̂) ≤ 4.6 % (3.9 % with σ_m̂ = 4 S,
+# 0.5 % with σ_m̂ = S; bench/known_mass_pull.py).
+KNOWN_MASS_PULL_DATA_SIGMA = 2.0
 # Mahalanobis distance from the data's estimate to the nearest body in the box above which the box is contradicted
 # (√ of the χ² 99.9 % point for 10 parameters is 5.4).
 BOX_CONTRADICTION_DISTANCE = 5.5
@@ -598,6 +605,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             est.notes.append(Note(NoteCode.PAYLOAD_PRIOR_CONTRADICTED, reason))
             est.mark(Quality.SUSPECT, "prior contradicted: " + reason)
         return est
+    pulled_by_the_mass = weighed_mass_pull(prior, est)    # judged on the data's own mass, before it is conditioned
     info = _information(est.covariance, ok)
     eta = info @ np.where(ok, est.phi, 0.0)
     disagreement = ""
@@ -667,9 +675,13 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             bounded = [*bounded, *cut]
         elif mode is not None:
             est.covariance = moments_reaching_the_mode(est, mode, data_std, bounded)
+    if pulled_by_the_mass:
+        est.mark(Quality.SUSPECT, pulled_by_the_mass)
     est.prior_bounded = bounded
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est), bounded)
     text = f"prior used: {prior.describe()}{disagreement}{box_text}"
+    if pulled_by_the_mass:
+        text += f" ({pulled_by_the_mass})"
     if np.isfinite(ess):
         text += f" (the data's estimate restricted to the box: {ess:.0f} effective samples)"
     text += (f"; pinned by the prior (σ below {PINNED_RATIO:g} of the motion's own): " + ", ".join(est.prior_pinned)
@@ -739,6 +751,32 @@ def known_mass_disagreement(prior: PayloadPrior, est: PayloadEstimate) -> float:
         return float("nan")
     combined = math.sqrt(max(float(est.covariance[0, 0]), 0.0) + prior.known_mass_std**2)  # type: ignore[operator]
     return abs(est.mass - prior.known_mass) / combined
+
+
+def weighed_mass_pull(prior: PayloadPrior, est: PayloadEstimate) -> str:
+    """Why the posterior rests on the weighed mass rather than the motion ('' when it does not): conditioning on the
+    known mass M ± S moves the data's mass m̂ ± σ by (M − m̂) σ² / (σ² + S²), and beyond KNOWN_MASS_PULL_DATA_SIGMA of
+    the data's own σ (short of the contradiction's 3 combined σ) the weighed mass disagrees with the motion.
+
+    Where S is near σ or below it the posterior follows the weighed mass whatever it is, so the Birge widening
+    (_covering_the_disagreement: σ × R, about R S) cannot cover a weighed mass wrong by more than the data resolve: one
+    2 % off with S = 0.005 kg against data σ 0.02 kg (16 of its own σ, 4 of the data's) was ok 5.5-7.5σ off on 3 of 8
+    draws (R 2.1-2.9). The prior stays applied (if it is right, its numbers are the better ones) and the estimate is
+    suspect with the reason. A right weighed mass (off by its own S at random) is called this with probability
+    2Φ(−2 √(σ² + S²) / σ): 4.6 % at most (S ≪ σ), 0.5 % at S = σ, none at S above 1.12 σ (the contradiction comes
+    first); one exactly right 2Φ(−2 (σ² + S²) / σ²)."""
+    if prior.known_mass is None or not est.identifiable[0] or not np.isfinite(est.covariance[0, 0]):
+        return ""
+    var = max(float(est.covariance[0, 0]), 0.0)
+    gap = prior.known_mass - est.mass
+    pull = abs(gap) * var / (var + prior.known_mass_std**2)  # type: ignore[operator]
+    if not pull > KNOWN_MASS_PULL_DATA_SIGMA * math.sqrt(var):
+        return ""
+    return (f"the weighed mass disagrees with the motion: the known mass {prior.known_mass:g} ± "
+            f"{prior.known_mass_std:.2g} kg moves the data's {est.mass:.4g} ± {math.sqrt(var):.2g} kg by "
+            f"{math.copysign(pull, gap):+.2g} kg, {pull / math.sqrt(var):.1f} of the motion's own σ (limit "
+            f"{KNOWN_MASS_PULL_DATA_SIGMA:g}): the estimate rests on the weighed mass, which the motion does not "
+            "confirm (check what was weighed against what is mounted, and the scale)")
 
 
 def _covering_the_disagreement(post: np.ndarray, est: PayloadEstimate, prior: PayloadPrior, idx: np.ndarray
@@ -929,4 +967,5 @@ def moments_reaching_the_mode(est: PayloadEstimate, mode: np.ndarray, data_std: 
 
 __all__ = ["BOX_CONTRADICTION_DISTANCE", "KNOWN_MASS_REL_STD_DEFAULT", "PRIOR_CONTRADICTION_SIGMA", "PayloadPrior",
            "apply_prior", "box_constraints", "box_does_not_bind", "box_parameter_ranges", "in_box",
-           "known_mass_disagreement", "pinned_by_prior", "prior_contradictions", "rated_payload"]
+           "known_mass_disagreement", "pinned_by_prior", "prior_contradictions", "rated_payload",
+           "weighed_mass_pull"]
