@@ -21,8 +21,8 @@ and for each mode (prefix cell_convergence_<mode>_):
   mass_err_pct_median_abs, mass_err_pct_max_abs, com_err_mm_median, com_err_mm_max   the final estimate's errors
   held_by_settle_share, held_by_sigma_share, held_by_reported_share  which part of the 'covariance' rule held the
                        declaration last (what_held_it: the estimator's own σ below 0.5 %, the last second's checks
-                       within 2σ, the σ with the serially correlated part), and sigma_below_median_s when the
-                       own σ first fell below 0.5 %
+                       within 2 of base.settle_band's σ, the σ with the serially correlated part), and
+                       sigma_below_median_s when the own σ first fell below 0.5 %
 
                        own_std_pct_at_1s_median: the estimator's own mass σ after 1 s (% of the mass)
 

@@ -85,7 +85,7 @@ SERIAL_CHECK_S = 0.25
 SERIAL_CHECK_FRACTION = 0.05
 
 
-def settle_band(earlier_std, std):
+def settle_band(earlier_std: float | np.ndarray, std: float | np.ndarray) -> np.ndarray:
     """The σ an earlier check's mass (its own σ `earlier_std`) is judged against in the 'covariance' rule's
     settling, the current σ being `std`: the larger of `std` and √(σ_i² − σ²). Under an exact model the estimate
     from fewer samples differs from the current one by an error independent of the current one (the efficient
