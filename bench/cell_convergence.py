@@ -21,8 +21,8 @@ and for each mode (prefix cell_convergence_<mode>_):
   mass_err_pct_median_abs, mass_err_pct_max_abs, com_err_mm_median, com_err_mm_max   the final estimate's errors
   held_by_settle_share, held_by_sigma_share, held_by_reported_share  which part of the 'covariance' rule held the
                        declaration last (what_held_it: the estimator's own σ below 0.5 %, the last second's checks
-                       within 2σ, the σ with the serially correlated part), and sigma_below_median_s when the
-                       own σ first fell below 0.5 %
+                       within 2 of base.settle_band's σ, the σ with the serially correlated part), and
+                       sigma_below_median_s when the own σ first fell below 0.5 %
 
                        own_std_pct_at_1s_median: the estimator's own mass σ after 1 s (% of the mass)
 
@@ -52,7 +52,7 @@ from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation_design import RegressorMetrics
 from payload_id_core.payload.methods.common import method_signals
 from payload_id_core.payload.online import OnlinePayloadEstimator
-from payload_id_core.payload.online.base import SETTLE_SIGMAS
+from payload_id_core.payload.online.base import SETTLE_SIGMAS, settle_band
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import fit_given_model
@@ -80,7 +80,8 @@ def what_held_it(t: np.ndarray, mass: np.ndarray, std: np.ndarray, declared: flo
                  rel_std: float, settle: float, sigmas: float) -> dict:
     """Which part of the 'covariance' rule (payload/online/base.py) held the declaration back, from the
     estimator's history (its checks: t, mass, own σ): t_sigma, the first check with σ below rel_std of the mass;
-    t_settled, the first check whose last `settle` seconds (and the check before them) lie within sigmas·σ of it;
+    t_settled, the first check whose last `settle` seconds (and the check before them) lie within sigmas of
+    settle_band's σ of it (the current σ, or the nested estimates' spread √(σ_i² − σ²) where larger);
     last, the part that held last ('reported': both held before the declaration, so the σ with the serially
     correlated part did); at the check before t_settled, the latest check outside that band (blocking_t, its
     mass error blocking_err_pct)."""
@@ -91,7 +92,7 @@ def what_held_it(t: np.ndarray, mass: np.ndarray, std: np.ndarray, declared: flo
         before = np.flatnonzero(t <= start + 1e-9)
         if before.size:
             window = slice(before[-1], i + 1)
-            settled[i] = bool(np.all(np.abs(mass[window] - mass[i]) <= sigmas * std[i]))
+            settled[i] = bool(np.all(np.abs(mass[window] - mass[i]) <= sigmas * settle_band(std[window], std[i])))
 
     def first(ok: np.ndarray) -> float:
         return float(t[np.argmax(ok)]) if ok.any() else float("nan")
@@ -104,7 +105,8 @@ def what_held_it(t: np.ndarray, mass: np.ndarray, std: np.ndarray, declared: flo
     blocking_t, blocking_err = float("nan"), float("nan")
     i = int(np.argmax(ok_sigma & settled)) - 1 if (ok_sigma & settled).any() else t.size - 1
     if i > 0:
-        band = np.flatnonzero((np.abs(mass[:i + 1] - mass[i]) > sigmas * std[i]) & (t[:i + 1] > t[i] - settle - 0.1))
+        outside = np.abs(mass[:i + 1] - mass[i]) > sigmas * settle_band(std[:i + 1], std[i])
+        band = np.flatnonzero(outside & (t[:i + 1] > t[i] - settle - 0.1))
         if band.size:
             blocking_t, blocking_err = float(t[band[-1]]), float(100 * (mass[band[-1]] - MASS) / MASS)
     return {"t_sigma": t_sigma, "t_settled": t_settled, "last": last, "blocking_t": blocking_t,

@@ -32,6 +32,9 @@ from payload_id_core.robot_id import fit_given_model
 FRAME = "tool0"
 MASS = 3.5
 FAST = "ur10_payload_fast"
+# Issue 29's 2.0 s, as bench/cell_convergence.py counts it: a declaration at the 1000th sample (1.998 s + one
+# sample interval) is 2.0 s, not 2.0000000000000004 s.
+TARGET_S = 2.0 + 1e-9
 
 
 @pytest.fixture(scope="module")
@@ -205,7 +208,7 @@ def test_the_cell_declares_within_two_seconds_where_free_load_friction_held_it_b
     (load_friction.prior_std): declared within 2 s, the declared mass within 1 % and 2σ."""
     robot, recs = fast_cell
     est, _, err, std = _declared(ur10, robot, recs[index])
-    assert est.converged and est.convergence_time <= 2.0, est.convergence_time
+    assert est.converged and est.convergence_time <= TARGET_S, est.convergence_time
     assert abs(err) < 0.01 * MASS and abs(err) <= 2.0 * std, (err, std)
 
 
@@ -215,8 +218,25 @@ def test_the_cell_declares_within_two_seconds_where_the_reversals_friction_held_
     there). Those rows left out (difference_rls.NEAR_REST_EPSILONS): declared by 2.0 s, within 1 % and 2σ."""
     robot, recs = fast_cell
     est, _, err, std = _declared(ur10, robot, recs[5], near_rest_epsilons=NEAR_REST_EPSILONS)
-    assert est.converged and est.convergence_time <= 2.0, est.convergence_time
+    assert est.converged and est.convergence_time <= TARGET_S, est.convergence_time
     assert abs(err) < 0.01 * MASS and abs(err) <= 2.0 * std, (err, std)
+
+
+def test_the_cell_declares_within_two_seconds_where_its_first_second_held_it_back(ur10, fast_cell, monkeypatch):
+    """Issue 29 (the cell's convergence ≤ 2 s), h113: seed 114 with the demo's robot, every row kept (the default),
+    declared at 2.05 s on main, held by its check at 1.00 s, 0.75 % below the 2.0 s estimate: beyond 2σ(t) (0.66 %),
+    but that check's own σ was 0.50 % against 0.33 % now, and an estimate from fewer samples differs from the
+    current one by √(σ_i² − σ²) (0.38 %) by noise alone (base.settle_band). Judged against that spread: declared by
+    2.0 s, within 1 % and 2σ; judged against σ(t) (main's band, every earlier check alike), not by 2.0 s."""
+    from payload_id_core.payload.online import base  # noqa: PLC0415
+
+    robot, recs = fast_cell
+    est, _, err, std = _declared(ur10, robot, recs[5])
+    assert est.converged and est.convergence_time <= TARGET_S, est.convergence_time
+    assert abs(err) < 0.01 * MASS and abs(err) <= 2.0 * std, (err, std)
+    monkeypatch.setattr(base, "settle_band", lambda earlier_std, std: std)
+    late, _, _, _ = _declared(ur10, robot, recs[5])
+    assert late.convergence_time > TARGET_S, late.convergence_time
 
 
 @pytest.fixture(scope="module")

@@ -116,3 +116,24 @@ def test_checks_sparser_than_the_window_still_compare_the_last_mass_before_it(ce
     assert abs(err_alone) > 0.01 * MASS, (t_alone, err_alone, std_alone)
     t, err, std = _declared(m, robot, recs[0], check_every=560)
     assert t > t_alone and abs(err) <= 2.0 * std, (t, err, std)
+
+
+def test_an_earlier_check_is_judged_against_the_spread_nested_estimates_have():
+    """base.settle_band: under an exact model an estimate from the first n_i samples differs from the current one
+    (n samples) by noise of variance σ_i² − σ² (the current one is the efficient one). Nested means of white noise,
+    4000 draws, σ_i = √5 σ: the settling's 2-band is then exceeded by 5 % of honest draws (a 2σ test), where
+    judging against 2σ(t), as before, refused 32 % of them; a check with σ_i within √2 of the current keeps σ(t)."""
+    from payload_id_core.payload.online.base import SETTLE_SIGMAS, settle_band  # noqa: PLC0415
+
+    rng = np.random.default_rng(7)
+    n_i, n = 100, 500
+    draws = rng.standard_normal((4000, n))
+    earlier, current = draws[:, :n_i].mean(axis=1), draws.mean(axis=1)
+    s_i, s = 1 / np.sqrt(n_i), 1 / np.sqrt(n)
+    band = settle_band(s_i, s)
+    assert band == pytest.approx(2 * s, rel=1e-12)       # √(5 − 1) σ
+    outside = np.mean(np.abs(earlier - current) > SETTLE_SIGMAS * band)
+    outside_current_only = np.mean(np.abs(earlier - current) > SETTLE_SIGMAS * s)
+    assert 0.035 < outside < 0.065 and outside_current_only > 0.28, (outside, outside_current_only)
+    assert settle_band(1.3 * s, s) == s
+    assert settle_band(np.array([0.5 * s, 3 * s]), s) == pytest.approx([s, np.sqrt(8) * s])
