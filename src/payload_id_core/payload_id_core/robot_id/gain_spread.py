@@ -12,9 +12,15 @@ gains (with the load's unknown CoM and inertia) free,
 gives k_hj with its Newey–West σ_hj. Over the H runs that determine joint j, the relative change d_hj = k_hj/k_j − 1
 against robot.yaml's gain k_j has, as the offsets' change has in offset_spread.py (the same Jeffreys-prior posterior
 and Student-t_H predictive, predictive_factor reused), the predictive width rms_j · t_{H,0.975}/1.96 for a new run.
-robot.yaml's gain σ becomes the larger of the calibration's and that width (`widened_std`): it grows only where the
-runs spread further than the calibration claimed. Its consumers are the gains' own (the --effort-scale agreement, the
-per-joint gain witness); the payloads take their gains' share without the excess (payload/gain_uncertainty.py).
+robot.yaml's gain σ becomes the larger of the calibration's and that width (`widened_std`), but only on a joint whose
+changes the calibration's σ and the runs' own do not explain (`spread_beyond_calibration`): with no drift between
+occasions d_h = e_h − e_cal, the run's own error e_h (σ_hj) and the calibration's e_cal (σ_j, robot.yaml's, common to
+every run), so d ~ N(0, σ_j² 1 1ᵀ + diag σ_hj²) and χ²_j = dᵀ C⁻¹ d is χ²_H; beyond its SPREAD_LEVEL quantile the
+runs show the gain moving, and only then is t_H's width taken. Without that gate (h101) one run's change inside the
+calibration's σ was taken times t_1's 6.48 (simulated shoulder lift −0.45 % against σ 0.74 % → σ 2.89 %; h108). A
+joint the runs barely excite has σ_hj ≫ σ_j: its χ² stays within the noise and it keeps the calibration's σ.
+Its consumers are the gains' own (the --effort-scale agreement, the per-joint gain witness); the payloads take their
+gains' share without the excess (payload/gain_uncertainty.py).
 A joint whose gain a run does not determine (the load torques it less than GAIN_LOAD_SNR × its noise: the shoulder
 pan under gravity) is recorded as such and takes no part.
 
@@ -31,10 +37,19 @@ import numpy as np
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.robot_id.offset_spread import predictive_factor
 
+# h101's rule, kept for the robot.yaml files it wrote: the larger of the two on every joint a run determines.
+LEGACY_CRITERION = ("per joint, robot.yaml's model fixed and only the drive gains (with the load's CoM and inertia) "
+                    "free on each held-out loaded run of known mass; the gains' std = the larger of the calibration's "
+                    "and the 95 % interval of the Student-t_H predictive of a new run's relative gain change (as "
+                    "friction_offset_drift), over the runs that determine the joint")
 CRITERION = ("per joint, robot.yaml's model fixed and only the drive gains (with the load's CoM and inertia) free on "
-             "each held-out loaded run of known mass; the gains' std = the larger of the calibration's and the 95 % "
-             "interval of the Student-t_H predictive of a new run's relative gain change (as friction_offset_drift), "
-             "over the runs that determine the joint")
+             "each held-out loaded run of known mass; where the runs' relative changes are beyond the 95 % quantile "
+             "of chi2_H against the calibration's std (common to the runs) and their own, the gains' std = the "
+             "larger of the calibration's and the 95 % interval of the Student-t_H predictive of a new run's "
+             "relative gain change (as friction_offset_drift), over the runs that determine the joint; else the "
+             "calibration's")
+# The level of the χ² test of the runs' changes against the calibration's σ and their own (module docstring).
+SPREAD_LEVEL = 0.95
 _FIX = "re-run payload-id identify-robot with its --gain-check runs"
 
 
@@ -105,26 +120,60 @@ class GainSpread:
         factor = np.array([predictive_factor(int(x)) if x > 0 else np.nan for x in h])
         return self.rms * factor
 
+    @property
+    def consistency_chi2(self) -> np.ndarray:
+        """(n,) χ²_j of the runs' relative changes against the calibration's σ (common to them) and their own, with
+        no drift between occasions (module docstring); NaN where no run determines the joint."""
+        out = np.full(len(self.joint_names), np.nan)
+        cal = self.calibration_std / self.reference
+        for j in np.flatnonzero(self.runs_determining):
+            rows = self.determined[:, j]
+            d = self.gains[rows, j] / self.reference[j] - 1.0
+            own = self.gains_std[rows, j] / self.reference[j]
+            out[j] = float(d @ np.linalg.solve(cal[j] ** 2 + np.diag(own ** 2), d))
+        return out
+
+    @property
+    def chi2_limit(self) -> np.ndarray:
+        """(n,) the SPREAD_LEVEL quantile of χ²_H, H the runs that determine the joint (NaN: none does)."""
+        from scipy.stats import chi2  # noqa: PLC0415 - half a second of start-up the payload fits never need
+
+        return np.array([chi2.ppf(SPREAD_LEVEL, h) if h > 0 else np.nan for h in self.runs_determining])
+
+    @property
+    def spread_beyond_calibration(self) -> np.ndarray:
+        """(n,) bool: the runs show the gain moving beyond the calibration's σ and their own (h101's rule, every
+        determined joint, for the files written with LEGACY_CRITERION)."""
+        if self.criterion == LEGACY_CRITERION:
+            return self.runs_determining > 0
+        with np.errstate(invalid="ignore"):
+            return self.consistency_chi2 > self.chi2_limit
+
     def widened_std(self) -> np.ndarray:
-        """(n,) the calibration's gain std (absolute) widened to the predictive width where the runs spread further;
-        unchanged on joints no run determines: robot.yaml's effort.scale_std."""
+        """(n,) the calibration's gain std (absolute) widened to the predictive width where the runs spread beyond it
+        (spread_beyond_calibration); unchanged on the other joints: robot.yaml's effort.scale_std."""
         std = self.calibration_std
         pred = self.predictive_std * self.reference
-        return np.where(np.isfinite(pred), np.maximum(std, np.nan_to_num(pred)), std)
+        return np.where(self.spread_beyond_calibration, np.maximum(std, np.nan_to_num(pred)), std)
 
     def text(self) -> str:
         """One line per joint for the user: each run's gain, the predictive width and robot.yaml's std before and
         after; the joints no run determines said so."""
         std, pred, after = self.calibration_std, self.predictive_std, self.widened_std()
+        chi2, limit, beyond = self.consistency_chi2, self.chi2_limit, self.spread_beyond_calibration
         parts = []
         for j, name in enumerate(self.joint_names):
             runs = " ".join(f"{k:.4g}±{s:.2g}" if det else "undetermined"
                             for k, s, det in zip(self.gains[:, j], self.gains_std[:, j], self.determined[:, j]))
-            tail = (f"no check run determines it (its load torques it less than the noise allows): std stays "
-                    f"{100 * std[j] / self.reference[j]:.2g} %" if not np.isfinite(pred[j]) else
-                    f"change RMS {100 * self.rms[j]:.2g} % over {self.runs_determining[j]} run(s) -> predictive "
-                    f"{100 * pred[j]:.2g} %; std {100 * std[j] / self.reference[j]:.2g} -> "
-                    f"{100 * after[j] / self.reference[j]:.2g} %")
+            if not np.isfinite(pred[j]):
+                tail = (f"no check run determines it (its load torques it less than the noise allows): std stays "
+                        f"{100 * std[j] / self.reference[j]:.2g} %")
+            else:
+                judged = (f"beyond the calibration's std (chi2 {chi2[j]:.3g} > {limit[j]:.3g}) -> predictive "
+                          f"{100 * pred[j]:.2g} %" if beyond[j] else
+                          f"within the calibration's std and the runs' own (chi2 {chi2[j]:.3g} <= {limit[j]:.3g})")
+                tail = (f"change RMS {100 * self.rms[j]:.2g} % over {self.runs_determining[j]} run(s), {judged}; std "
+                        f"{100 * std[j] / self.reference[j]:.2g} -> {100 * after[j] / self.reference[j]:.2g} %")
             parts.append(f"  {name} {self.reference[j]:.5g}: runs {runs}; {tail}")
         return (f"drive gains checked on {len(self.runs)} held-out loaded run(s) (robot.yaml's model fixed, gains "
                 "free):\n" + "\n".join(parts))
@@ -142,7 +191,8 @@ class GainSpread:
                 "gains": per_joint(self.gains), "gains_std": per_joint(self.gains_std),
                 "determined": per_joint(self.determined, bool),
                 # Derived from the runs on reading (edit the runs, not these): for the reader.
-                "relative_rms": derived(self.rms), "predictive_relative_std": derived(self.predictive_std)}
+                "relative_rms": derived(self.rms), "predictive_relative_std": derived(self.predictive_std),
+                "consistency_chi2": derived(self.consistency_chi2)}
 
     @classmethod
     def from_dict(cls, d: dict, joint_names: list[str], source: str) -> GainSpread:
