@@ -90,17 +90,18 @@ def test_the_check_runs_measure_their_gains_and_the_sigma_covers_the_between_run
     err = np.abs(check.gains / truth - 1.0)
     allowed = np.abs(k / UR10_GAINS - 1.0) + 0.0075
     assert np.all((err <= allowed)[check.determined]), (err, allowed)
-    # The σ: where the runs' changes are beyond the calibration's σ and their own (χ²_3 past its 95 % quantile 7.81:
-    # the varying elbow and wrist 1 only), the larger of the calibration's and the Student-t_3 predictive width of
-    # the runs' change (1.62× its RMS); elsewhere the calibration's, unchanged.
+    # The σ: where the runs' RMS change exceeds the calibration's σ (the elbow: 2.85 % against 0.81 %), the larger of
+    # the calibration's and the Student-t_3 predictive width of the runs' change (1.62× its RMS); elsewhere the
+    # calibration's, unchanged: wrist 1's 3.1 % already holds its runs' 2.3 %, the others did not vary.
     before, after = plain.effort_scale_std, checked.effort_scale_std
     assert before is not None and after is not None
-    np.testing.assert_array_equal(check.spread_beyond_calibration, VARYING)
-    assert np.all(check.consistency_chi2[VARYING] > 100.0) and np.all(check.consistency_chi2[det & ~VARYING] < 7.81)
     rms = np.sqrt(np.mean((check.gains / k - 1.0) ** 2, axis=0))
-    np.testing.assert_allclose(after[VARYING], np.maximum(before, rms * predictive_factor(3) * k)[VARYING],
+    widened = rms > before / k
+    np.testing.assert_array_equal(check.spread_beyond_calibration, widened)
+    assert widened[2] and not widened[[0, 1, 4, 5]].any(), (rms, before / k)
+    np.testing.assert_allclose(after[widened], np.maximum(before, rms * predictive_factor(3) * k)[widened],
                                rtol=1e-9)
-    np.testing.assert_array_equal(after[~VARYING], before[~VARYING])
+    np.testing.assert_array_equal(after[~widened], before[~widened])
     # Before, the calibration's σ did not cover a run's gain on the varying joints; now every run's gain is within 3σ
     # and so is a new run's drawn from the same spread at its 2σ (6 %).
     z_before = np.abs(truth - k) / before
@@ -115,7 +116,7 @@ def test_the_check_runs_measure_their_gains_and_the_sigma_covers_the_between_run
     np.testing.assert_allclose(np.sqrt(np.diag(checked.gain_covariance.relative)), after / k, rtol=1e-9)
     # The payloads' share of the gains is the calibration's, as without the runs (payload/gain_uncertainty.py: the
     # runs' spread is largely the model error the payloads' model-error term counts).
-    assert (after > before)[VARYING].all()
+    assert after[2] > before[2]
     np.testing.assert_allclose(gain_relative_covariance(checked), gain_relative_covariance(plain), rtol=1e-9,
                                atol=1e-15)
     np.testing.assert_allclose(gain_load_only_covariance(checked), gain_load_only_covariance(plain), rtol=1e-9,
