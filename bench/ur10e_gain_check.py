@@ -7,6 +7,8 @@ on their own (the same command without check runs). Prints one JSON object as it
   gain_err_over_std_rms_<joint>_<before|after>   RMS of the same over the six comparisons
   gain_std_pct_mean_<joint>_<before|after>       σ_P / k_P, mean over P, %
   gain_err_over_std_rms_determined_<before|after> RMS over the joints the check runs determine (all but the pan)
+  check_mass_10pct_high_refused  pairs (of 3) where the same checks with --gain-check-mass 10 % high exit 2 (h114:
+                                 the runs' own mass contradicts it; before, accepted and read as drift, h108)
 """
 
 import json
@@ -29,6 +31,7 @@ if rd.data_missing_reason(data):
     sys.exit(SKIPPED_EXIT)
 names = ("shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3")
 gains: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+refused: dict[str, bool] = {}
 with tempfile.TemporaryDirectory() as tmp:
     for p, (unloaded, loaded) in rd.PAIRS.items():
         checks = [a for q, (_, other) in rd.PAIRS.items() if q != p for a in ("--gain-check-csv-ur", str(data / other))]
@@ -39,6 +42,11 @@ with tempfile.TemporaryDirectory() as tmp:
                              *extra, "--out", str(out)]) == 0
             d = yaml.safe_load(out.read_text())
             gains[p, which] = np.array(d["effort_scale"]), np.array(d["effort"]["scale_std"])
+        high = Path(tmp) / f"{p}_high.yaml"
+        refused[p] = cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / unloaded),
+                               "--loaded-csv-ur", str(data / loaded), "--known-payload-mass", str(rd.LOAD_MASS_KG),
+                               *checks, "--gain-check-mass", str(1.1 * rd.LOAD_MASS_KG), "--out", str(high)]) == 2
+        assert refused[p] != high.exists()
 fig = {}
 for which in ("before", "after"):
     ratios = np.array([np.abs(gains[q, "before"][0] - gains[p, which][0]) / gains[p, which][1]
@@ -49,4 +57,5 @@ for which in ("before", "after"):
         fig[f"gain_err_over_std_rms_{name}_{which}"] = float(np.sqrt(np.mean(ratios[:, j] ** 2)))
         fig[f"gain_std_pct_mean_{name}_{which}"] = float(std_pct[j])
     fig[f"gain_err_over_std_rms_determined_{which}"] = float(np.sqrt(np.mean(ratios[:, 1:] ** 2)))
+fig["check_mass_10pct_high_refused"] = sum(refused.values())
 print(json.dumps(fig))

@@ -23,14 +23,15 @@ from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON, FrictionMode
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
+from payload_id_core.payload.gain_check_runs import check_run_signals, measure_gain_spread
 from payload_id_core.payload.held_out_error import (
-    measure_gain_spread,
     measure_model_error,
     measure_offset_spread,
     refuse_fitted_runs,
     refuse_repeated_runs,
 )
 from payload_id_core.payload.load_friction_choice import measure_load_friction_choice
+from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
     RobotIdentification,
@@ -64,7 +65,7 @@ from payload_id_core.robot_id.friction_choice import (
 )
 from payload_id_core.robot_id.gear_friction import GearFriction
 from payload_id_core.robot_id.result import GainCovariance
-from payload_id_core.signals.conditioning import conditioned_signals
+from payload_id_core.signals.conditioning import SignalSource, conditioned_signals
 from payload_id_core.signals.effort import EffortUnit, check_drive_gains
 from payload_id_core.signals.plausibility import check_plausible
 from payload_id_core.signals.recording import Recording
@@ -201,6 +202,12 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
     for r in runs:  # a sample no robot can produce (beyond the URDF's limits by a wide margin) is refused
         check_plausible(r.with_drive_gains(scale), model.joint_names, limits.lower, limits.upper, limits.velocity,
                         limits.effort)
+    # The check runs conditioned as the calibration run is (its motion source, delay, filter, decimation), and a bad
+    # one refused here, in seconds, not after the identification (h108: 60-150 s on the real UR10e before a refusal).
+    check_options = PayloadOptions(source=None if use_commanded else SignalSource.MEASURED, delay=delay,
+                                   cutoff_hz=cutoff_hz, decimate=decimate)
+    for r in gain_checks:
+        check_run_signals(model, r.with_drive_gains(scale), check_options)
     scale_std = None
     gain_fit: GainFit | None = None
     gain_notes: list[Note] = []
@@ -305,6 +312,13 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
     ident, choice = _identify_friction(model, identify, friction, alpha is not None, held_out,
                                        [r.with_drive_gains(scale) for r in friction_cv], use_commanded, cutoff_hz,
                                        delay, frame, say)
+    spread_std, gain_check = scale_std, None
+    if gain_checks:  # first of the held-out measures: a mass the runs contradict is refused before the others run
+        assert scale_std is not None, "gain checks need identified gains (gain_check_masses)"
+        gain_check = measure_gain_spread(model, ident, [r.with_drive_gains(scale) for r in gain_checks],
+                                         check_masses, scale_std, frame, check_options)
+        spread_std = gain_check.widened_std()
+        say(gain_check.text())
     if validation is not None:
         ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=cutoff_hz, delay=delay)
     if held_out:
@@ -325,19 +339,13 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
         say(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
             + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in
                         zip(model.joint_names, drift_record.spread, drift_record.resolution, drift_record.prior_std)))
-    spread_std = scale_std
-    if gain_checks:
-        assert scale_std is not None, "gain checks need identified gains (gain_check_masses)"
-        ident.gain_check = measure_gain_spread(model, ident, [r.with_drive_gains(scale) for r in gain_checks],
-                                               check_masses, scale_std, frame)
-        spread_std = ident.gain_check.widened_std()
-        say(ident.gain_check.text())
     if held_out_loaded:
         assert known_payload_mass is not None, "check_request refuses held-out loaded runs without the mass"
         ident.load_friction_choice = measure_load_friction_choice(
             model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], known_payload_mass, frame)
         for method, c in ident.load_friction_choice.methods.items():
             say(f"load-dependent friction for {method}: {c.reason}")
+    ident.gain_check = gain_check
     ident.effort_unit = unit.value
     ident.effort_scale_std = spread_std
     if gain_fit is not None and scale_std is not None and spread_std is not None:

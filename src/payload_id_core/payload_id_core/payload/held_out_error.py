@@ -20,8 +20,6 @@ from payload_id_core.payload.methods.online import judge_moments_on, online_esti
 from payload_id_core.payload.online import DifferenceRLS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
-from payload_id_core.robot_id.drive_gains import GAIN_LOAD_SNR, fit_gains_output_error, gain_fit_covariance
-from payload_id_core.robot_id.gain_spread import GainSpread
 from payload_id_core.robot_id.model_error import (
     DATA_ONLY,
     WITH_ROBOT_COVARIANCE,
@@ -266,65 +264,3 @@ def measure_offset_spread(model: RobotModel, robot: RobotIdentification, runs: S
         refuse_a_loaded_drift_run(model, robot, r, frame)
     return OffsetSpread(list(model.joint_names), [r.source or f"drift run {i + 1}" for i, r in enumerate(runs)],
                         np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
-
-
-# A held-out check run's gain (or, with robot.yaml's gains, its load's mass) this far from robot.yaml's (relative) is no
-# drive's drift but another load than the mass given, another robot or efforts in other units: the real UR10e's three
-# pairs' gains differ by at most 8 % (wrist 3), their check runs' by at most 6.7 %.
-MAX_GAIN_CHANGE = 0.25
-
-
-def gain_check(model: RobotModel, robot: RobotIdentification, run: Recording, mass: float,
-               frame: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """((n,), (n,), (n,)): the relative drive gains ρ_j = k_run,j / k_j of a loaded run of known `mass` (efforts in
-    robot.yaml's torque units), robot.yaml's model fixed and only the gains and the load's CoM and inertia free
-    (gain_spread.py), their Newey–West σ, and whether the run determines them (its load torques the joint at least
-    GAIN_LOAD_SNR × its noise). PayloadIdError when the run cannot give them."""
-    what = f"gain check run {run.source or '(unnamed)'}"
-    joints = run.joints
-    if not all(np.all(np.isfinite(np.asarray(a, dtype=float))) for a in (joints.t, joints.q, joints.tau)):
-        raise PayloadIdError(f"{what} holds non-finite samples (NaN or inf) in its time, positions or efforts",
-                             "give a complete recording of a loaded run")
-    check_covers_excitation(run, what)
-    sig = method_signals(run, model, PayloadOptions(), robot)
-    if sig.q.shape[0] < MIN_DRIFT_SAMPLES:
-        raise PayloadIdError(f"{what}: {sig.q.shape[0]} samples after conditioning, fewer than the "
-                             f"{MIN_DRIFT_SAMPLES} the gains' σ needs", "give a longer loaded run (tens of seconds)")
-    # The load's mass with robot.yaml's gains: a wrong --gain-check-mass leaves residuals so large that every joint
-    # would read as undetermined (3.75 kg given as 1.5 on the simulated UR10) and the run would say nothing, silently.
-    found = _payload_fit(model, robot, run, frame)[0][0]
-    if not abs(found / float(mass) - 1.0) <= MAX_GAIN_CHANGE:
-        raise PayloadIdError(f"{what}: with robot.yaml's drive gains its load weighs {found:.4g} kg, not the "
-                             f"{mass:g} kg given (more than {100 * MAX_GAIN_CHANGE:g} % apart): another load, robot "
-                             "or effort unit", "give the mass the run carries (--gain-check-mass), or a run of this "
-                             "robot")
-    W, y_a = payload_rows(model, robot, frame, sig, False)
-    known = W[..., 0] * float(mass)
-    cs = y_a @ np.asarray(robot.theta, dtype=float) + known
-    xs = W[..., 1:]
-    rho, phi, _, noise, jw, res = fit_gains_output_error(xs, cs, sig.tau, np.zeros_like(sig.tau),
-                                                         np.zeros(model.n, bool))
-    m = xs.shape[2]
-    std = np.sqrt(np.maximum(np.diag(gain_fit_covariance(jw, res / noise, 0))[m:m + model.n], 0.0))
-    load = known + xs @ phi
-    determined = np.sqrt(np.mean(load ** 2, axis=0)) >= GAIN_LOAD_SNR * noise * rho
-    off = determined & ~(np.abs(rho - 1.0) <= MAX_GAIN_CHANGE)
-    if off.any():
-        parts = ", ".join(f"{model.joint_names[j]} ×{rho[j]:.3g}" for j in np.flatnonzero(off))
-        raise PayloadIdError(f"{what}: with the known {mass:g} kg its drive gains differ from robot.yaml's by more "
-                             f"than {100 * MAX_GAIN_CHANGE:g} % ({parts}): another load, robot or effort unit",
-                             "give a loaded run of this robot with the mass it carries (--gain-check-mass)")
-    return rho, std, determined
-
-
-def measure_gain_spread(model: RobotModel, robot: RobotIdentification, runs: Sequence[Recording],
-                        masses: Sequence[float], calibration_std: np.ndarray, frame: str | None = None) -> GainSpread:
-    """robot.yaml's effort.gain_check from held-out loaded runs of known masses (efforts in robot.yaml's torque
-    units: the gains found are relative to robot.yaml's, recorded absolute); `calibration_std` the gains' std the
-    calibration gave (absolute)."""
-    frame = model.payload_frame(frame)
-    checks = [gain_check(model, robot, r, m, frame) for r, m in zip(runs, masses, strict=True)]
-    ref = np.asarray(robot.effort_scale, dtype=float)
-    return GainSpread(list(model.joint_names), [r.source or f"gain check run {i + 1}" for i, r in enumerate(runs)],
-                      np.asarray(masses, dtype=float), ref, np.array([c[0] for c in checks]) * ref,
-                      np.array([c[1] for c in checks]) * ref, np.array([c[2] for c in checks]), calibration_std)
