@@ -31,7 +31,8 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
                           *, payload_phi: np.ndarray | None = None, friction: str | FrictionModel = "linear",
                           use_commanded: bool = True, delay: str | float = "estimate",
                           gear_mu: np.ndarray | None = None, sign_epsilon: float = DEFAULT_SIGN_EPSILON,
-                          tracking_error: bool = True, load_friction: np.ndarray | None = None) -> GainFit:
+                          tracking_error: bool = True, load_friction: np.ndarray | None = None,
+                          shared_mu: bool = False) -> GainFit:
     """Drive gains k_j (torque = k_j × effort) from an unloaded and a loaded run (Gautier & Briot 2014).
 
     Both recordings hold raw efforts (read with effort_scale 1). Unknowns: the robot's θ (shared by
@@ -85,7 +86,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     lf = np.zeros(n, bool) if load_friction is None else np.asarray(load_friction, dtype=bool)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
-    k, x, mu, sig, jw, res = fit_gains_output_error(xs, cs, es, sgn, lf)
+    k, x, mu, sig, jw, res = fit_gains_output_error(xs, cs, es, sgn, lf, shared_mu)
     full_cov = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
     cov = full_cov[m:m + n, m:m + n]
     k_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
@@ -96,13 +97,16 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     load = c1 if payload_phi is not None else c1 + yl[:, :, 1:] @ x[m - 9:]
     snr = np.sqrt(np.mean(load ** 2, axis=0)) / np.maximum(sig * k, 1e-12)
     mu_std = np.zeros(n)
-    mu_std[lf_j] = np.sqrt(np.maximum(np.diag(full_cov)[m + n:], 0.0))
+    mu_cov = full_cov[m + n:, m + n:]
+    if shared_mu and nm:
+        mu_cov = np.full((nm, nm), mu_cov[0, 0])
+    mu_std[lf_j] = np.sqrt(np.maximum(np.diag(mu_cov), 0.0))
     return GainFit(k, k_std, snr, cov, np.sqrt(np.maximum(np.diag(serial), 0.0)),
                    mu if nm else None, mu_std if nm else None)
 
 
-def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: np.ndarray, lf: np.ndarray
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: np.ndarray, lf: np.ndarray,
+                           shared_mu: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The drive gains k (n,) and the other unknowns x (m,) of the output-error model e = (X x + c)/k (+ the load
     friction μ_j|û_j/k_j| sgn(q̇_j) on the `lf` joints): `xs` (N, n, m) the regressor X, `cs` (N, n) the known torque
     c, `es` (N, n) the efforts, `sgn` (N, n) the smoothed velocity signs. Returns (k, x, μ (n,), the joints'
@@ -131,6 +135,9 @@ def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: 
     mu = np.zeros(n)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
+    # columns of the μ unknowns: one per load-friction joint, or one shared by all of them
+    mu_cols = np.eye(nm) if not shared_mu else np.ones((nm, min(nm, 1)))
+    nmu = mu_cols.shape[1]
     for it in range(25 if nm else 15):  # Gauss–Newton; joints weighted by their residual noise after the first step
         u = xs @ x + cs
         # μ_j |û_j| sgn(q̇_j): the drive's loss grows with the torque it transmits (gear_friction.py); û the model
@@ -139,14 +146,14 @@ def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: 
         res = es - u / k - mu * gear_cols
         if it > 0:
             sig = np.sqrt(np.mean(res ** 2, axis=0))
-        jac = np.concatenate([xs / k[None, :, None], np.zeros(es.shape + (n + nm,))], axis=2)
+        jac = np.concatenate([xs / k[None, :, None], np.zeros(es.shape + (n + nmu,))], axis=2)
         jac[:, np.arange(n), m + np.arange(n)] = -u / k ** 2
         if nm:
-            jac[:, lf_j, m + n + np.arange(nm)] = gear_cols[:, lf_j]
-        jw = (jac / sig[None, :, None]).reshape(-1, m + n + nm)
+            jac[:, lf_j, m + n:] = gear_cols[:, lf_j, None] * mu_cols[None]
+        jw = (jac / sig[None, :, None]).reshape(-1, m + n + nmu)
         step = np.linalg.lstsq(jw, (res / sig).reshape(-1), rcond=1e-12)[0]
         x, k = x + step[:m], k + step[m:m + n]
-        mu[lf_j] += step[m + n:]
+        mu[lf_j] += mu_cols @ step[m + n:]
         if np.max(np.abs(step[m:m + n] / k)) < 1e-10:
             break
     return k, x, mu, sig, jw, res
@@ -227,10 +234,11 @@ def gain_candidate(kind: str, fit: GainFit, determined: np.ndarray) -> GainCandi
                          None if fit.load_friction_mu_std is None else np.array(fit.load_friction_mu_std, dtype=float))
 
 
-def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str], std: np.ndarray | None = None,
-                     judged: GainFit | None = None) -> tuple[np.ndarray, Note | None]:
+def with_model_error(fit: GainFit, other: GainFit | Sequence[GainFit], names: Sequence[str],
+                     std: np.ndarray | None = None, judged: GainFit | None = None) -> tuple[np.ndarray, Note | None]:
     """The std of `fit`'s gains with, on the joints the known mass does not determine, how far they move under
-    another friction model (`other`: the same runs fitted with the friction shapes fit_given_model finds), and the
+    another friction model (`other`: the same runs fitted with the friction shapes fit_given_model finds, or several
+    such fits: the farthest of them counts), and the
     note that says which joints those are. On `simulate --profile ur10` with a 4 kg calibration run the fit's own
     std gave the shoulder pan 9.30 ± 0.10 for a true 10.0 (7σ) and the last wrist joint 7.23 ± 0.15 for 10.12
     (19σ): both moved to within 1-2 % of the truth with the friction's shape, which the fit cannot tell apart
@@ -241,7 +249,8 @@ def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str], std: np
     judged = fit if judged is None else judged
     weak = weakly_determined(judged)
     std = np.array(fit.std if std is None else std, dtype=float)
-    shift = np.abs(np.asarray(other.scale, dtype=float) - fit.scale)
+    others = [other] if isinstance(other, GainFit) else list(other)
+    shift = np.max([np.abs(np.asarray(o.scale, dtype=float) - fit.scale) for o in others], axis=0)
     std[weak] = np.hypot(std[weak], shift[weak])
     if not weak.any():
         return std, None
