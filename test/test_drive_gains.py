@@ -22,7 +22,6 @@ from payload_id_core.payload.methods.common import load_friction_on
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.robot_id import RobotIdentification, common_effort_unit, fit_given_model, resolve_drive_gains
-from payload_id_core.robot_id.choice_record import GainModelChoice
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.sim import load_profile
@@ -280,20 +279,19 @@ def test_gains_the_calibration_run_cannot_determine_say_so_and_their_sigma_cover
     assert np.max(err[weak] / fit.std[weak]) > 3.0              # the premise: the fit's own σ does not cover them
 
     k, std = np.array(calibrated["effort_scale"]), np.array(calibrated["effort"]["scale_std"])
-    # At 100 Hz the per-joint load-friction model does not narrow the gains' Newey–West σ (1.8 % both) but one μ for
-    # the robot's gears does (0.4 %): it is chosen (robot.yaml effort.gain_model) and the gains are its fit's.
-    g = calibrated["effort"]["gain_model"]
-    assert g["chosen"] == "shared_load_friction", g
-    chosen = g["candidates"][g["chosen"]]
-    np.testing.assert_allclose(k, [chosen["scale"][j] for j in model.joint_names])
+    # At 100 Hz the load-friction model does not narrow the gains' Newey–West σ (1.8 % both): the linear fit stays
+    # (robot.yaml effort.gain_model) and the gains themselves do not change.
+    assert calibrated["effort"]["gain_model"]["chosen"] == "linear", calibrated["effort"]["gain_model"]
+    np.testing.assert_allclose(k, fit.scale)
     z = np.abs(k - UR10_GAINS) / std
     assert np.all(z <= 3.0), z                                  # issue 29 item 5: every joint, not only the weak ones
-    # σ of the determined gains: the chosen fit's Newey–West σ and the other friction models' distances with their
-    # weights (choice_record.GAIN_CHOICE_SPREAD; before, the fit's own alone: wrist 1 −4.75 % at 8.7σ on another seed)
-    own = np.array([chosen["serial_std"][j] for j in model.joint_names])
-    shift = GainModelChoice.from_dict(g, model.joint_names, "robot.yaml").choice_spread(model.joint_names)
-    np.testing.assert_allclose(std[~weak], np.hypot(own, shift * k)[~weak], rtol=1e-9)
-    assert np.all(std[~weak] > own[~weak])
+    # σ of the determined gains: the fit's own and the other friction model's distance with its weight
+    # (choice_record.GAIN_CHOICE_SPREAD; before, the fit's own alone: wrist 1 −4.75 % at 8.7σ on another seed)
+    g = calibrated["effort"]["gain_model"]
+    shaped = np.array([g["candidates"]["shaped_load_friction"]["scale"][j] for j in model.joint_names])
+    np.testing.assert_allclose(std[~weak], np.hypot(fit.std, np.sqrt(g["choice_weight"]) * (shaped - k))[~weak],
+                               rtol=1e-9)
+    assert np.all(std[~weak] > fit.std[~weak])
     assert np.all(np.abs(k[~weak] / UR10_GAINS[~weak] - 1) < 0.02)
     notes = [n for n in calibrated["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
     assert len(notes) == 1
@@ -430,17 +428,15 @@ def test_identify_robot_chooses_the_gains_friction_model_and_their_sigma_covers_
     z = np.abs(k - UR10_GAINS) / std
     assert np.all(z <= 3.0), z
     gm = d["effort"]["gain_model"]
-    assert gm["chosen"] == "shared_load_friction", gm     # one μ for the gears (h115; per-joint μ before)
+    assert gm["chosen"] == "shaped_load_friction", gm
     assert "Newey-West" in gm["criterion"]
     cands = gm["candidates"]
-    assert cands["shared_load_friction"]["score_pct"] < cands["shaped_load_friction"]["score_pct"] < \
-        cands["linear"]["score_pct"], cands
+    assert cands["shaped_load_friction"]["score_pct"] < cands["linear"]["score_pct"], cands
     determined = np.array([j in gm["determined"] for j in d["joint_names"]])
     assert determined[1:4].all()                                    # the load's weight torques shoulder, elbow, wrist 1
     assert np.all(np.abs(k[determined] / UR10_GAINS[determined] - 1) < 0.01), k / UR10_GAINS
-    for kind in ("shaped_load_friction", "shared_load_friction"):
-        mu = np.array([cands[kind]["load_friction_mu"][j] for j in d["joint_names"]])
-        np.testing.assert_allclose(mu[1:3], 0.02, atol=0.004)       # the simulated drives' μ
+    mu = np.array([cands["shaped_load_friction"]["load_friction_mu"][j] for j in d["joint_names"]])
+    np.testing.assert_allclose(mu[1:3], 0.02, atol=0.004)           # the simulated drives' μ
     notes = [n["text"] for n in d["notes"] if n["code"] == NoteCode.ROBOT_GAIN_UNDETERMINED.value]
     for j in np.flatnonzero(~determined):
         assert len(notes) == 1 and d["joint_names"][j] in notes[0], notes

@@ -34,6 +34,7 @@ from test_goal_witnesses import _goal
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.io.bag import read_bag
 from payload_id_core.notes import NoteCode
 from payload_id_core.payload.gain_uncertainty import (
     gain_load_only_covariance,
@@ -45,7 +46,8 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.common import load_friction_on
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
+from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 TRUTH_MASS = 3.75
@@ -64,12 +66,10 @@ def bags(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def calibrated(bags):
-    """bags' robot.yaml (at 100 Hz: linear 1.8 %, per-joint μ 1.8 %, one μ for the gears 0.43 %: the last chosen since
-    h115, every candidate recorded)."""
+    """bags' robot.yaml (at 100 Hz the linear friction model is chosen, both candidates recorded)."""
     data = yaml.safe_load((bags / "robot.yaml").read_text())
-    assert data["effort"]["gain_model"]["chosen"] == "shared_load_friction"        # the premise
-    assert set(data["effort"]["gain_model"]["candidates"]) == {"linear", "shaped_load_friction",
-                                                                "shared_load_friction"}
+    assert data["effort"]["gain_model"]["chosen"] == "linear"                      # the premise
+    assert set(data["effort"]["gain_model"]["candidates"]) == {"linear", "shaped_load_friction"}
     return data
 
 
@@ -86,26 +86,18 @@ def _edited(calibrated, edit):
 
 def test_the_recorded_gain_model_reads_back_and_sets_the_load_friction(calibrated, model):
     robot = RobotIdentification.from_dict(copy.deepcopy(calibrated), model)
-    assert robot.gain_model is not None and robot.gain_model.chosen == "shared_load_friction"
-    assert not robot.gains_absorbed_load_friction                  # fitted with the load friction: the payloads model it
+    assert robot.gain_model is not None and robot.gain_model.chosen == "linear"
+    assert robot.gains_absorbed_load_friction
     on, _ = load_friction_on(True, PayloadOptions(), robot, "khalil-1")
-    assert on
-    # A record whose only candidate is the linear fit (gains that absorbed the load friction): off.
-    only_linear = _edited(calibrated, lambda g: (g.update(chosen="linear", choice_weight=0.0),
-                                                 g["candidates"].pop("shaped_load_friction"),
-                                                 g["candidates"].pop("shared_load_friction")))
-    robot = RobotIdentification.from_dict(only_linear, model)
-    assert robot.gain_model is not None and robot.gains_absorbed_load_friction
-    assert not load_friction_on(True, PayloadOptions(), robot, "khalil-1")[0]
+    assert not on
 
 
 def test_a_chosen_model_edited_by_hand_is_refused_by_name(calibrated, model):
     """Before: `chosen: shaped_load_friction` written over the linear fit's gains was read, and khalil-1 then
-    modelled the load friction those gains had absorbed (load_friction_on → True); here `linear` written over gains
-    fitted with it."""
-    flipped = _edited(calibrated, lambda g: g.update(chosen="linear"))
-    with pytest.raises(PayloadIdError, match=r"effort.gain_model: chosen is linear but its candidates"
-                                             r"' numbers give shared_load_friction") as err:
+    modelled the load friction those gains had absorbed (load_friction_on → True)."""
+    flipped = _edited(calibrated, lambda g: g.update(chosen="shaped_load_friction"))
+    with pytest.raises(PayloadIdError, match=r"effort.gain_model: chosen is shaped_load_friction but its candidates"
+                                             r"' numbers give linear") as err:
         RobotIdentification.from_dict(flipped, model)
     assert "edited after identification" in str(err.value) and "identify-robot" in str(err.value)
 
@@ -126,7 +118,7 @@ def test_a_damaged_gain_model_is_refused_by_name(calibrated, model, what, edit):
 def test_a_damaged_gain_model_exits_2_with_one_line_and_writes_nothing(bags, calibrated, tmp_path, capsys):
     """The command line: identify-payload with the hand-edited robot.yaml."""
     robot = tmp_path / "robot.yaml"
-    robot.write_text(yaml.safe_dump(_edited(calibrated, lambda g: g.update(chosen="linear"))))
+    robot.write_text(yaml.safe_dump(_edited(calibrated, lambda g: g.update(chosen="shaped_load_friction"))))
     out = tmp_path / "payload.yaml"
     rc = cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bags / "loaded"),
                    "--unloaded-bag", str(bags / "unloaded"), "--method", "khalil-1", "--out", str(out)])
@@ -152,53 +144,72 @@ def test_the_linear_gain_models_sigma_covers_its_gains_at_100_hz(tmp_path):
     assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
 
 
-def test_the_ur3_gains_are_within_three_sigma(tmp_path):
-    """The UR3 with the ur10 drive profile (README's calibration motion, 100 Hz, 4 kg, seeds 2/102). Before (a strict
-    xfail): linear kept (Newey-West σ RMS 2.86 % against the per-joint load-friction model's 4.27 %) and both put
-    wrist_1 about 5 % low (linear −5.03 % at 4.8σ; seeds 1-10 −4.7 to −5.9 %, 1.8-4.8σ). Why (h115): the `ur10`
-    drives' friction on a joint the 4 kg torques only a few N·m is friction-dominated, so its torque keeps the sign of
-    its velocity and its own μ_j|τ| sgn(q̇) is one column with its gain (μ_j −0.019 ± 0.012 for 0.02); the sim's law
-    with its μ taken off, the shapes alone put every determined gain within 1 %. One μ for the robot's gears, fixed by
-    the shoulder lift that lifts and lowers the load (0.017 ± 0.004), is chosen by the criterion (0.64 %) and puts
-    wrist_1 at −0.58 % (seeds 1-10: −1.25 to +0.29 %)."""
-    d = yaml.safe_load(cli_calibration(tmp_path, "ur3", {**TRUTH, "mass": 4.0}).read_text())
-    g = d["effort"]["gain_model"]
+@pytest.fixture(scope="module")
+def ur3_calibration(tmp_path_factory):
+    """The UR3 with the ur10 drive profile, README's calibration motion at 100 Hz, 4 kg, seeds 2/102: the run
+    directory (unloaded/, loaded/) and its robot.yaml."""
+    d = tmp_path_factory.mktemp("h115_ur3")
+    return d, yaml.safe_load(cli_calibration(d, "ur3", {**TRUTH, "mass": 4.0}).read_text())
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the UR3 with the ur10 drive profile (README's calibration motion, 100 Hz, 4 kg, seeds 2/102): linear kept "
+    "(Newey-West σ RMS 2.86 % against the load-friction model's 4.27 %), and both friction models put wrist_1 about "
+    "5 % low (linear −5.03 %, per-joint μ −4.08 %), so their distance does not size that error: wrist_1 ± 1.1 % at "
+    "4.8σ (seeds 1-10: −4.7 to −5.9 %, 1.8-4.8σ). Cause (h115): wrist_1 is friction-dominated, its torque keeps the "
+    "sign of its velocity, so its own load-Coulomb μ_j|τ| sgn(q̇) is one column with its gain (μ −0.019 ± 0.012 for "
+    "0.02); one μ for every determined joint fixes it (test below: wrist_1 −0.58 %; seeds 1-10 −1.25..+0.29 %, every "
+    "gain within 2.4σ) but as an identify-robot candidate the criterion also picks it on the real UR10e (1.30 % "
+    "against linear 2.26 %, μ 0.071 where the per-joint fit reads the wrists 0.01-0.10) and the held-out real payloads "
+    "regress (15harm khalil-4 −0.35 → +1.00 %, difference-rls +0.30 → +1.28 % with its CoM withheld, every 01_31 "
+    "estimate suspect). Fix: a gain-model choice judged on held-out loaded runs, not on the calibration's own σ"))
+def test_the_ur3_gains_are_within_three_sigma(ur3_calibration):
+    _, d = ur3_calibration
     z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
-    assert np.all(np.abs(z) <= 3.0), (g["chosen"], np.round(z, 2).tolist())
-    assert g["chosen"] == "shared_load_friction", g
-    assert abs(d["effort_scale"][3] / UR10_GAINS[3] - 1) < 0.015, d["effort_scale"]          # wrist_1
-    mu = g["candidates"]["shared_load_friction"]["load_friction_mu"]
-    assert len({mu[j] for j in g["determined"]}) == 1 and 0.01 < mu["wrist_1_joint"] < 0.03, mu   # one μ, the sim's
+    assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
 
 
-def _choice_shift(g: dict, names: list[str]) -> np.ndarray:
-    """Σ_c √w_c (k_c − k_chosen)/k_chosen on the determined joints, w_c ∝ 1/score² over the eligible candidates
-    (choice_record.GAIN_CHOICE_SPREAD), from robot.yaml's numbers alone."""
-    cands = g["candidates"]
-    scale = {c: np.array([cands[c]["scale"][j] for j in names]) for c in cands}
-    inv = {c: 1.0 / cands[c]["score_pct"] ** 2 for c in cands if cands[c]["eligible"]}
-    det = np.array([j in g["determined"] for j in names])
-    chosen = g["chosen"]
-    assert sum(v for c, v in inv.items() if c != chosen) / sum(inv.values()) == pytest.approx(g["choice_weight"])
-    shift = sum(np.sqrt(v / sum(inv.values())) * (scale[c] - scale[chosen]) / scale[chosen]
-                for c, v in inv.items() if c != chosen)
-    return np.where(det, shift, 0.0)
+def test_the_ur3_wrist_1_bias_is_its_own_load_coulomb_mu_and_one_mu_for_the_gears_removes_it(ur3_calibration):
+    """Why the xfail above misses (h115): the unloaded run's friction shapes with a load-dependent Coulomb level μ_j
+    per joint leave wrist_1 about 4 % low with μ_j of the wrong sign (its torque keeps the sign of its velocity, so μ_j
+    and its gain are one column); one μ shared by the determined joints, fixed by the shoulder lift that lifts and
+    lowers the load, finds the simulated 0.02 and puts every determined gain within 1.5 %."""
+    d, _ = ur3_calibration
+    model = RobotModel.from_urdf("ur3")
+    unloaded, loaded = read_bag(d / "unloaded", joint_names=model.joint_names), \
+        read_bag(d / "loaded", joint_names=model.joint_names)
+    linear = identify_drive_gains(model, unloaded, loaded, 4.0, "tool0")
+    determined = ~weakly_determined(linear)
+    assert determined[1:5].all()                                        # shoulder lift .. wrist 2
+    shapes = fit_given_model(model, unloaded.with_drive_gains(linear.scale), friction="nonlinear").friction
+    per_joint, shared = (identify_drive_gains(model, unloaded, loaded, 4.0, "tool0", friction=shapes,
+                                              sign_epsilon=shapes.sign_epsilon, load_friction=determined,
+                                              shared_mu=one) for one in (False, True))
+    assert per_joint.load_friction_mu is not None and shared.load_friction_mu is not None
+    assert per_joint.scale[3] / UR10_GAINS[3] - 1 < -0.03 and per_joint.load_friction_mu[3] < 0   # the premise
+    err = shared.scale / UR10_GAINS - 1
+    assert np.all(np.abs(err[determined]) < 0.015), err
+    mu = shared.load_friction_mu[determined]
+    assert np.ptp(mu) == 0.0 and 0.01 < mu[0] < 0.03, mu                # one μ, the simulated drives' 0.02
 
 
 def test_the_recorded_choice_weight_sets_the_gains_sigma(calibrated):
-    """robot.yaml records the other candidates' weight in the gains' σ (choice_record.GAIN_CHOICE_SPREAD) and each
-    determined gain's σ holds Σ_c √w_c × its distance to candidate c's gain; before, the linear fit's σ alone (wrist_1
+    """robot.yaml records the other candidate's weight in the gains' σ (choice_record.GAIN_CHOICE_SPREAD) and each
+    determined gain's σ holds √w × its distance to that candidate's gain; before, the linear fit's σ alone (wrist_1
     ± 0.57 % for a candidate 3.5 % away)."""
     g = calibrated["effort"]["gain_model"]
     names = calibrated["joint_names"]
+    assert 0.0 < g["choice_weight"] < 1.0 and "rank-one" in g["choice_spread"]
+    lin, shaped = (np.array([g["candidates"][c]["scale"][j] for j in names])
+                   for c in ("linear", "shaped_load_friction"))
     rel_std = np.array(calibrated["effort"]["scale_std"]) / np.array(calibrated["effort_scale"])
     det = np.array([j in g["determined"] for j in names])
-    assert 0.0 < g["choice_weight"] < 1.0 and "rank-one" in g["choice_spread"]
-    shift = _choice_shift(g, names)
-    assert np.all(rel_std[det] >= np.abs(shift[det]) * (1 - 1e-9)), (rel_std, shift)
+    need = np.sqrt(g["choice_weight"]) * np.abs(shaped - lin) / lin
+    assert np.all(rel_std[det] >= need[det] * (1 - 1e-9)), (rel_std, need)
     # one shift of all the determined gains together: the covariance carries it as a rank-one term
     # (what is left after taking it off is the fit's own covariance, positive semidefinite)
     rel = np.array(calibrated["effort"]["gain_covariance"]["relative"])
+    shift = np.where(det, np.sqrt(g["choice_weight"]) * (shaped - lin) / lin, 0.0)
     assert np.linalg.eigvalsh(rel - np.outer(shift, shift)).min() >= -1e-12 * np.trace(rel)
 
 
@@ -208,9 +219,7 @@ def test_the_payloads_take_the_gains_share_without_the_model_choice(calibrated, 
     unchanged errors), the per-joint witness and the --effort-scale agreement keep the whole σ."""
     robot = RobotIdentification.from_dict(copy.deepcopy(calibrated), model)
     shift = model_choice_shift(robot)
-    assert shift is not None and np.abs(shift).max() > 0.002            # the premise: a shift there to leave out
-    np.testing.assert_allclose(shift, _choice_shift(calibrated["effort"]["gain_model"], robot.joint_names),
-                               atol=1e-12)
+    assert shift is not None and np.abs(shift).max() > 0.01             # the premise: wrist_1's 3.5 % × √w
     whole = np.asarray(robot.gain_covariance.relative)
     fit = gain_relative_covariance(robot)
     np.testing.assert_allclose(fit + np.outer(shift, shift), whole, atol=1e-15)

@@ -42,7 +42,6 @@ from payload_id_core.robot_id.choice_record import (
     GAIN_LINEAR,
     GAIN_MODEL_CRITERION,
     GAIN_SHAPED_LOAD,
-    GAIN_SHARED_LOAD,
     GainModelChoice,
     choose_gain_model,
     model_choice_weight,
@@ -214,11 +213,9 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
         assert known_payload_mass is not None, "check_request refuses a loaded run without its mass"
         # Identified on top of the given gains (if any): the identified factor corrects them.
         def gains(geared: RobotIdentification | None = None, shapes: FrictionModel | None = None,
-                  load_friction: np.ndarray | None = None, sign_epsilon: float | None = None,
-                  shared_mu: bool = False):
+                  load_friction: np.ndarray | None = None, sign_epsilon: float | None = None):
             """The drive gains, with the gear friction of `geared` taken off both runs' efforts when given, with
-            `shapes`' friction (default linear) and the load-dependent friction on the `load_friction` joints (one μ
-            for all of them with `shared_mu`)."""
+            `shapes`' friction (default linear) and the load-dependent friction on the `load_friction` joints."""
             gear_mu = None if geared is None or geared.gear is None else geared.gear.mu
             eps = sign_epsilon if sign_epsilon is not None else \
                 DEFAULT_SIGN_EPSILON if geared is None else geared.friction.sign_epsilon
@@ -226,7 +223,7 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
                 model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), known_payload_mass,
                 frame, friction=shapes or ("none" if friction == "none" else "linear"),
                 use_commanded=use_commanded, delay=delay, gear_mu=gear_mu, sign_epsilon=eps,
-                load_friction=load_friction, shared_mu=shared_mu)
+                load_friction=load_friction)
         fit = gains()
         geared: RobotIdentification | None = None
         if gear is True:
@@ -254,9 +251,6 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
             fits = {GAIN_LINEAR: fit}
             if geared is None and determined.any():
                 fits[GAIN_SHAPED_LOAD] = gains(None, shaped.friction, determined, shaped.friction.sign_epsilon)
-                if np.count_nonzero(determined) > 1:   # one joint: the same fit as the per-joint μ
-                    fits[GAIN_SHARED_LOAD] = gains(None, shaped.friction, determined, shaped.friction.sign_epsilon,
-                                                   shared_mu=True)
             candidates = [gain_candidate(kind, f, determined) for kind, f in fits.items()]
             chosen = choose_gain_model(candidates)
             gain_model = GainModelChoice(chosen, GAIN_MODEL_CRITERION,
@@ -270,13 +264,9 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
             std = fit.std if chosen == GAIN_LINEAR else gain_candidate(chosen, fit, determined).serial_std
             # A gain the known mass does not fix takes up the friction model's error: how far it moves with the
             # friction's shapes alone (no load friction: where the load barely torques a joint μ and its gain are one
-            # column) joins its std, and, when a load-friction fit is chosen (the shapes already in it), how far it
-            # moves to the linear fit: against the shapes alone only, the UR3's wrist 3 (`ur10` drives, one μ
-            # chosen) was −5.8 % at 3.0σ on one seed of ten.
-            others = [fit]
-            if weakly_determined(fits[GAIN_LINEAR]).any():
-                others = [gains(geared, shaped.friction)] + ([fits[GAIN_LINEAR]] if chosen != GAIN_LINEAR else [])
-            factor, (fit_std, gain_note) = fit.scale, with_model_error(fit, others, model.joint_names, std,
+            # column) joins its std.
+            other = gains(geared, shaped.friction) if weakly_determined(fits[GAIN_LINEAR]).any() else fit
+            factor, (fit_std, gain_note) = fit.scale, with_model_error(fit, other, model.joint_names, std,
                                                                        fits[GAIN_LINEAR])
             # On the joints the known mass determines, the friction model the gains were fitted with is itself
             # uncertain: the other candidate's distance with its weight joins their σ (GAIN_CHOICE_SPREAD). Each fit's

@@ -176,12 +176,7 @@ def choose_load_friction(error: Mapping[bool, Sequence[float]],
 
 GAIN_LINEAR = "linear"
 GAIN_SHAPED_LOAD = "shaped_load_friction"
-# The same law with one μ for every joint it is fitted on: a gear's loss per N·m transmitted is one efficiency of the
-# robot's drives, and a joint whose load torque keeps one sign against its velocity (friction-dominated, as the UR3's
-# wrist 1 with the `ur10` drives) cannot tell its own μ from its gain, while the shoulder lift, lifting and lowering,
-# can (docs/design.md, "one μ for the robot's gears").
-GAIN_SHARED_LOAD = "shared_load_friction"
-GAIN_MODELS = (GAIN_LINEAR, GAIN_SHAPED_LOAD, GAIN_SHARED_LOAD)
+GAIN_MODELS = (GAIN_LINEAR, GAIN_SHAPED_LOAD)
 # A load-dependent Coulomb level μ (N·m per N·m transmitted) outside this is no gear's: the fit that needs one has
 # traded it for a gain (the two are near one column where the load's torque keeps one sign), and is not a candidate.
 GAIN_MU_RANGE = (0.0, 0.1)
@@ -226,24 +221,16 @@ def model_choice_weight(candidates: Sequence[GainCandidate], chosen: str) -> flo
     eligible candidate weighs 1/score² (its gains' measured σ as its evidence), the others not at all. The two
     fits' gains differ by what their friction models get wrong; which of them is right the one pair cannot say
     beyond their scores, so the chosen gains are off by that distance with the other's weight."""
-    return float(sum(candidate_weights(candidates, chosen).values()))
-
-
-def candidate_weights(candidates: Sequence[GainCandidate], chosen: str) -> dict[str, float]:
-    """Each eligible candidate other than `chosen`: its share of 1/score² among the eligible ones (model_choice_weight
-    is their sum); empty when `chosen` is not eligible or stands alone."""
     inv = {c.kind: 1.0 / c.score ** 2 for c in candidates if c.eligible and np.isfinite(c.score) and c.score > 0}
     if chosen not in inv or len(inv) < 2:
-        return {}
-    total = sum(inv.values())
-    return {k: v / total for k, v in inv.items() if k != chosen}
+        return 0.0
+    return float(sum(v for k, v in inv.items() if k != chosen) / sum(inv.values()))
 
 
 GAIN_CHOICE_SPREAD = (
-    "σ of a determined gain: the chosen fit's σ and Σ_c √w_c × its distance to candidate c's gain combined in "
-    "quadrature, w_c each other candidate's weight (each eligible candidate ∝ 1/score², choice_weight their sum; "
-    "with two candidates √w × the distance); the shift is one direction, so it enters effort.gain_covariance as a "
-    "rank-one term")
+    "σ of a determined gain: the chosen fit's σ and √w × its distance to the other candidate's gain combined in "
+    "quadrature, w the other candidate's weight (model_choice_weight: each eligible candidate ∝ 1/score²); the "
+    "shift is one direction, so it enters effort.gain_covariance as a rank-one term")
 
 
 @dataclass
@@ -261,25 +248,22 @@ class GainModelChoice:
 
     def choice_spread(self, joint_names: Sequence[str]) -> np.ndarray:
         """(n,) relative shift of the chosen gains that model-choice uncertainty adds, one direction:
-        Σ_c √w_c (k_c − k_chosen) / k_chosen on the determined joints (w_c: candidate_weights; with two candidates
-        √choice_weight × the distance), 0 elsewhere and in files without a choice_weight. The others' distances are
-        summed as one direction, not in quadrature: the fits that miss a term miss it alike (the UR3's wrist 1:
-        linear −5.0 %, per-joint μ −4.1 %, one μ −0.6 %), and their sum is the larger where they agree in sign."""
+        √w (k_other − k_chosen) / k_chosen on the determined joints (w = choice_weight), 0 elsewhere and in files
+        without a choice_weight."""
         out = np.zeros(len(joint_names))
         chosen = self.candidate(self.chosen)
         if not self.choice_weight or chosen is None:
             return out
         det = np.array([j in self.determined for j in joint_names])
-        weights = candidate_weights(self.candidates, self.chosen)
         for c in self.candidates:
-            if c.kind in weights:
-                out += np.sqrt(weights[c.kind]) * np.where(det, (c.scale - chosen.scale) / chosen.scale, 0.0)
-        return out
+            if c.kind != self.chosen and c.eligible:
+                out += np.where(det, (c.scale - chosen.scale) / chosen.scale, 0.0)
+        return np.sqrt(self.choice_weight) * out
 
     @property
     def load_friction_fitted(self) -> bool:
         """The chosen gains were fitted with the load-dependent friction: they have not absorbed it."""
-        return self.chosen in (GAIN_SHAPED_LOAD, GAIN_SHARED_LOAD)
+        return self.chosen == GAIN_SHAPED_LOAD
 
     def candidate(self, kind: str) -> GainCandidate | None:
         return next((c for c in self.candidates if c.kind == kind), None)
