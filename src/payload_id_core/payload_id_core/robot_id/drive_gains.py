@@ -31,7 +31,8 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
                           *, payload_phi: np.ndarray | None = None, friction: str | FrictionModel = "linear",
                           use_commanded: bool = True, delay: str | float = "estimate",
                           gear_mu: np.ndarray | None = None, sign_epsilon: float = DEFAULT_SIGN_EPSILON,
-                          tracking_error: bool = True, load_friction: np.ndarray | None = None) -> GainFit:
+                          tracking_error: bool = True, load_friction: np.ndarray | None = None,
+                          shared_mu: bool = False) -> GainFit:
     """Drive gains k_j (torque = k_j × effort) from an unloaded and a loaded run (Gautier & Briot 2014).
 
     Both recordings hold raw efforts (read with effort_scale 1). Unknowns: the robot's θ (shared by
@@ -49,6 +50,12 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     `simulate --profile ur10` the linear model left wrist 1 4.5 % off at 18σ; with this and the unloaded run's
     friction shapes, within 1 % (docs/design.md, why it is not identify-robot's default). Only on joints the load
     determines: where it barely torques one (weakly_determined) μ and the gain are one column and diverge.
+    `shared_mu`: one μ for all those joints (the gears' one efficiency). A friction-dominated joint's torque keeps
+    the sign of its velocity, so its own μ_j is one column with its gain as well (the UR3's wrist 1 under the `ur10`
+    drives: per-joint μ −0.019 ± 0.012 for 0.02, the gain −4.1 %); the joints that lift and lower the load fix the
+    shared one (0.017 ± 0.004, wrist 1 −0.6 %). Not a candidate of identify-robot: on the real UR10e the gain-model
+    criterion would choose it and it moves the held-out payloads the wrong way (docs/design.md, "one μ for the
+    robot's gears").
     Returns the gains, their std and how strongly the load torques each joint (GainFit).
     """
     model.frame_id(frame)  # an unknown frame fails before any work
@@ -85,7 +92,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     lf = np.zeros(n, bool) if load_friction is None else np.asarray(load_friction, dtype=bool)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
-    k, x, mu, sig, jw, res = fit_gains_output_error(xs, cs, es, sgn, lf)
+    k, x, mu, sig, jw, res = fit_gains_output_error(xs, cs, es, sgn, lf, shared_mu)
     full_cov = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
     cov = full_cov[m:m + n, m:m + n]
     k_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
@@ -96,12 +103,16 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     load = c1 if payload_phi is not None else c1 + yl[:, :, 1:] @ x[m - 9:]
     snr = np.sqrt(np.mean(load ** 2, axis=0)) / np.maximum(sig * k, 1e-12)
     mu_std = np.zeros(n)
-    mu_std[lf_j] = np.sqrt(np.maximum(np.diag(full_cov)[m + n:], 0.0))
+    mu_cov = full_cov[m + n:, m + n:]
+    if shared_mu and nm:
+        mu_cov = np.full((nm, nm), mu_cov[0, 0])
+    mu_std[lf_j] = np.sqrt(np.maximum(np.diag(mu_cov), 0.0))
     return GainFit(k, k_std, snr, cov, np.sqrt(np.maximum(np.diag(serial), 0.0)),
                    mu if nm else None, mu_std if nm else None)
 
 
-def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: np.ndarray, lf: np.ndarray
+def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: np.ndarray, lf: np.ndarray,
+                           shared_mu: bool = False
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The drive gains k (n,) and the other unknowns x (m,) of the output-error model e = (X x + c)/k (+ the load
     friction μ_j|û_j/k_j| sgn(q̇_j) on the `lf` joints): `xs` (N, n, m) the regressor X, `cs` (N, n) the known torque
@@ -131,6 +142,9 @@ def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: 
     mu = np.zeros(n)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
+    # columns of the μ unknowns: one per load-friction joint, or one shared by all of them
+    mu_cols = np.eye(nm) if not shared_mu else np.ones((nm, min(nm, 1)))
+    nmu = mu_cols.shape[1]
     for it in range(25 if nm else 15):  # Gauss–Newton; joints weighted by their residual noise after the first step
         u = xs @ x + cs
         # μ_j |û_j| sgn(q̇_j): the drive's loss grows with the torque it transmits (gear_friction.py); û the model
@@ -139,14 +153,14 @@ def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: 
         res = es - u / k - mu * gear_cols
         if it > 0:
             sig = np.sqrt(np.mean(res ** 2, axis=0))
-        jac = np.concatenate([xs / k[None, :, None], np.zeros(es.shape + (n + nm,))], axis=2)
+        jac = np.concatenate([xs / k[None, :, None], np.zeros(es.shape + (n + nmu,))], axis=2)
         jac[:, np.arange(n), m + np.arange(n)] = -u / k ** 2
         if nm:
-            jac[:, lf_j, m + n + np.arange(nm)] = gear_cols[:, lf_j]
-        jw = (jac / sig[None, :, None]).reshape(-1, m + n + nm)
+            jac[:, lf_j, m + n:] = gear_cols[:, lf_j, None] * mu_cols[None]
+        jw = (jac / sig[None, :, None]).reshape(-1, m + n + nmu)
         step = np.linalg.lstsq(jw, (res / sig).reshape(-1), rcond=1e-12)[0]
         x, k = x + step[:m], k + step[m:m + n]
-        mu[lf_j] += step[m + n:]
+        mu[lf_j] += mu_cols @ step[m + n:]
         if np.max(np.abs(step[m:m + n] / k)) < 1e-10:
             break
     return k, x, mu, sig, jw, res
