@@ -1,0 +1,61 @@
+"""The alarm right after a change (issue 31, h118; a strict xfail), on the simulated UR10 cell (MuJoCo, `ur10`).
+
+Right after a pick or a place the carried payload is its 0.1 s window's fit, whose covariance leaves the CoM along
+gravity and the inertia to their priors; the allowance takes in F Σ Fᵀ of that fit, and the first move reads those
+priors through F: the smallest mass step the alarm is sure to see (PayloadMonitor.recent_floor) rises from ~0.35 kg
+to ~0.6 kg (median) and to several kg at worst for the second until the re-estimate replaces the fit. Bounding the
+allowance by the re-estimate since the change (h118, design.md: 2.59 -> 0.55 kg here) added false events and pushes
+called a load on bench/monitor.py, and was not kept: until a fix holds those, this test names the figure it misses.
+"""
+
+import numpy as np
+import pytest
+from test_monitor_task_motion import FRAME, Task
+
+from payload_id_core.monitor import EventKind, PayloadMonitor
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cell(ur10_cell_robot):
+    return ur10_cell_robot
+
+
+def floors_fed(monitor: PayloadMonitor, task: Task):
+    """(events, [(t, kg)]: the alarm's floor over the last half second after each 20 ms block)."""
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    events, floors = [], []
+    for k in range(0, t.size, 10):
+        events += monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10]).events
+        floors.append((float(t[min(k + 9, t.size - 1)]), monitor.recent_floor()))
+    return events, np.array(floors)
+
+
+@pytest.mark.xfail(strict=True, reason="the alarm's floor in the second after a 3 kg pick is 2.59 kg (median; 4.0 "
+                   "at worst) for 0.56 kg settled before it: the window fit's F Sigma F^T is in the allowance (h118)")
+def test_the_alarm_hears_a_part_in_the_first_second_after_a_change(cell):
+    """A 3 kg part picked at rest and carried through moves, then put down: in the second after each change (from
+    the half second after its verdict window's end on) the floor's median stays below 1 kg, the smallest part
+    bench/monitor.py counts, and within 2.5x the settled floor before the change; the pick and the place are named
+    with their masses and nothing else is said."""
+    model, robot = cell
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(3)
+    task.carry(3.0)
+    task.moves(3)
+    task.carry(0.0)
+    task.moves(3)
+    events, floors = floors_fed(PayloadMonitor(model, robot, FRAME), task)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
+    for e, (t_true, _, _), sign in zip(events, task.truth, (1.0, -1.0)):
+        assert abs(e.t_change - t_true) < 0.1 and abs(e.delta_mass - sign * 3.0) < 3.0 * e.delta_mass_std, e
+    for t_true, _, _ in task.truth:
+        before = floors[(floors[:, 0] > t_true - 1.0) & (floors[:, 0] <= t_true), 1]
+        # recent_floor is the largest over the last half second: from 0.6 s on it holds no sample of the window
+        after = floors[(floors[:, 0] > t_true + 0.6) & (floors[:, 0] <= t_true + 1.1), 1]
+        settled, first = float(np.median(before)), float(np.median(after))
+        # With the window fit's F Σ Fᵀ: 2.59 kg (at most 4.0) after the pick for 0.56 kg settled before it; bounded by
+        # the re-estimate (h118, not kept): 0.55 kg after the pick, 0.71 kg after the place (0.36 before it), ≤ 1.04.
+        assert first < 1.0 and first <= 2.5 * settled, (t_true, settled, first, float(np.max(after)))
