@@ -24,6 +24,7 @@ free offsets would: that is part of what a payload fit's offsets absorb, so it i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,17 @@ class OffsetSpread:
     def prior_std(self) -> np.ndarray:
         """(n,) N·m: the std of the Gaussian prior on a new run's offset change (module docstring)."""
         return np.maximum(self.rms * predictive_factor(len(self.runs)), self.resolution)
+
+    def prior_std_by_parameter(self, param_names: Sequence[str]) -> np.ndarray:
+        """(k,) N·m: `prior_std` on each friction parameter that is a joint's constant offset (B_<joint>, the
+        friction model's param_names), NaN on the others."""
+        std = dict(zip(self.joint_names, self.prior_std))
+        out = np.full(len(param_names), np.nan)
+        for i, name in enumerate(param_names):
+            kind, _, joint = name.partition("_")
+            if kind == "B" and joint in std:
+                out[i] = float(std[joint])
+        return out
 
     def to_dict(self) -> dict:
         def per_joint(a: np.ndarray) -> dict:
