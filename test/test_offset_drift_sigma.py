@@ -77,8 +77,8 @@ def test_the_drift_term_is_the_fits_response_to_a_moved_offset(ur10):
 def test_a_shoulder_lift_offset_moved_within_the_recorded_drift_is_within_three_sigma(ur10, method, seed):
     """h86's strict xfail, with robot.yaml's drift record: before, σ left the drift out and the moved offset was a
     confident wrong answer (khalil-1 −0.93 % at 3.5σ / −0.31 % at 3.8σ, direct-rls −0.95 % at 3.6σ / −0.30 % at
-    3.9σ, seeds 3 / 4, converged and ok). Now the recorded drift (prior std 0.26-0.38 N·m per joint) through the fit's
-    response to the offsets is in σ: khalil-1 ± 1.23 % / 0.39 % (0.75σ / 0.78σ), direct-rls ± 1.24 % / 0.39 %
+    3.9σ, seeds 3 / 4, converged and ok). Now the recorded drift (drift_std 0.26-0.38 N·m per joint) through the fit's
+    response to the offsets is in σ: khalil-1 ± 1.23 % / 0.39 % (0.75σ / 0.79σ), direct-rls ± 1.23 % / 0.39 %
     (0.77σ, not converged at that σ / 0.76σ)."""
     model, robot, with_drift = ur10
     run = _moved_lift(model, seed)

@@ -97,8 +97,9 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
     y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
     diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
-    the torque error y_a[..., B_j] ΔB_j), s the recorded prior std (robot_id/offset_spread.py: the Student-t_H
-    predictive's width of a new run's change); and the note that names it. (None, a note saying so) when robot.yaml
+    the torque error y_a[..., B_j] ΔB_j), s the record's drift_std (robot_id/offset_spread.py: the spread between
+    runs with their noise out, widened by the Student-t_H factor; the noise, the model's error along the offset
+    column, is in σ's model-error term already); and the note that names it. (None, a note saying so) when robot.yaml
     records no drift, or when its measured model error for `frame` already holds it (drift_in_measured_error);
     (None, None) when its friction model has no offsets. σ only: the projection onto physical parameters keeps the
     fit's own metric (a wide term along the offsets' response would move the estimate there).
@@ -124,8 +125,13 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           "robot.yaml's offsets drift between runs (friction_offset_drift) was measured on the "
                           "held-out runs its model error was measured on (model_error): that error, in σ, holds the "
                           "offsets as they moved there and what the model mispredicts along them; not added again")
-    std = spread.prior_std_by_parameter(names)
-    held = np.flatnonzero(np.isfinite(std))
+    std = spread.prior_std_by_parameter(names, spread.drift_std)
+    held = np.flatnonzero(np.isfinite(std) & (std > 0))
+    if not held.size:
+        return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                          f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift "
+                          "runs) shows no change beyond the runs' own resolution "
+                          f"{np.round(spread.resolution, 3).tolist()} N·m: nothing added to σ for it")
     columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
     S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info)
     cov = (S * std[held] ** 2) @ S.T
@@ -134,8 +140,8 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     share = f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
     return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                      f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift runs, "
-                     f"prior std {np.round(spread.prior_std, 3).tolist()} N·m): held at robot.yaml's values, their "
-                     f"drift moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance")
+                     f"their noise out: {np.round(spread.drift_std, 3).tolist()} N·m): held at robot.yaml's values, "
+                     f"their drift moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance")
 
 
 def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,

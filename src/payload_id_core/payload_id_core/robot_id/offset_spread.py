@@ -90,10 +90,19 @@ class OffsetSpread:
         """(n,) N·m: the std of the Gaussian prior on a new run's offset change (module docstring)."""
         return np.maximum(self.rms * predictive_factor(len(self.runs)), self.resolution)
 
-    def prior_std_by_parameter(self, param_names: Sequence[str]) -> np.ndarray:
-        """(k,) N·m: `prior_std` on each friction parameter that is a joint's constant offset (B_<joint>, the
-        friction model's param_names), NaN on the others."""
-        std = dict(zip(self.joint_names, self.prior_std))
+    @property
+    def drift_std(self) -> np.ndarray:
+        """(n,) N·m: the width of a new run's true offset change, the runs' own noise out: `spread` widened by the
+        same Student-t_H factor as prior_std (0 where the runs show no drift beyond their resolution). The runs'
+        noise is what the robot model mispredicts along the offset column on their motions (module docstring); on a
+        payload run that error is in the σ's model-error term already (the residuals' Newey–West inflation, or
+        robot.yaml's measured model error), so a method that holds the offsets fixed adds only this."""
+        return self.spread * predictive_factor(len(self.runs))
+
+    def prior_std_by_parameter(self, param_names: Sequence[str], per_joint: np.ndarray | None = None) -> np.ndarray:
+        """(k,) N·m: `per_joint` (default prior_std) on each friction parameter that is a joint's constant offset
+        (B_<joint>, the friction model's param_names), NaN on the others."""
+        std = dict(zip(self.joint_names, self.prior_std if per_joint is None else per_joint))
         out = np.full(len(param_names), np.nan)
         for i, name in enumerate(param_names):
             kind, _, joint = name.partition("_")
