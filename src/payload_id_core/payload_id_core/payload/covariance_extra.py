@@ -125,7 +125,7 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           "robot.yaml's offsets drift between runs (friction_offset_drift) was measured on the "
                           "held-out runs its model error was measured on (model_error): that error, in σ, holds the "
                           "offsets as they moved there and what the model mispredicts along them; not added again")
-    std = spread.prior_std_by_parameter(names, spread.drift_std)
+    std = spread.per_offset_parameter(names, spread.drift_std)
     held = np.flatnonzero(np.isfinite(std) & (std > 0))
     if not held.size:
         return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,

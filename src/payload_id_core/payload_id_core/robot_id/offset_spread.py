@@ -99,7 +99,7 @@ class OffsetSpread:
         robot.yaml's measured model error), so a method that holds the offsets fixed adds only this."""
         return self.spread * predictive_factor(len(self.runs))
 
-    def prior_std_by_parameter(self, param_names: Sequence[str], per_joint: np.ndarray | None = None) -> np.ndarray:
+    def per_offset_parameter(self, param_names: Sequence[str], per_joint: np.ndarray | None = None) -> np.ndarray:
         """(k,) N·m: `per_joint` (default prior_std) on each friction parameter that is a joint's constant offset
         (B_<joint>, the friction model's param_names), NaN on the others."""
         std = dict(zip(self.joint_names, self.prior_std if per_joint is None else per_joint))

@@ -610,7 +610,7 @@ def offset_prior_variance(robot, columns: int) -> np.ndarray:
     spread = getattr(robot, "offset_drift", None)
     if spread is None:
         return var
-    std = spread.prior_std_by_parameter(robot.friction.param_names)
+    std = spread.per_offset_parameter(robot.friction.param_names)
     held = np.flatnonzero(np.isfinite(std))
     var[10 + held] = std[held] ** 2
     return var
