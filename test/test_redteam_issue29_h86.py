@@ -316,24 +316,9 @@ def test_a_one_kilogram_calibration_run_gives_gains_within_their_sigma(tmp_path)
 
 
 # -- one joint's constant friction offset moved since identification -----------------------------------------------
-
-@pytest.mark.xfail(strict=True, reason=(
-    "the friction-offset witness (payload/offset_drift.py) sees a mass shift of about 1 % or more (3σ of the shift), "
-    "while the estimate's own mass σ is 0.07-0.26 %: the shoulder lift's offset moved +0.3 N·m (real drives move "
-    "0.1-0.3 N·m between days) gives khalil-1 −0.93 % at 3.6σ (seed 3) and −0.31 % at 4.2σ (seed 4), direct-rls "
-    "−0.95 % at 3.6σ / −0.30 % at 3.9σ, converged and ok (difference-rls, offsets free: −0.16 / −0.04 %, right). "
-    "Fix: judge the shift against the estimate's σ (or free the offsets by default where the motion determines them "
-    "beside the payload, as difference-rls does)"))
-@pytest.mark.parametrize("method, seed", [("khalil-1", 3), ("khalil-1", 4), ("direct-rls", 3), ("direct-rls", 4)])
-def test_a_shoulder_lift_offset_moved_is_not_written_confidently(method, seed):
-    model, robot = given_gains_robot("ur10")
-    shoulder_lift = np.zeros(model.n)
-    shoulder_lift[1] = 0.3
-    est = identify_payload(method, model, robot, drift_run(model, seed, offsets=shoulder_lift),
-                           model.default_payload_frame, delay=0.0)
-    off_sigmas = abs(est.mass - STOP40_MASS) / np.sqrt(est.covariance[0, 0])
-    assert off_sigmas > 3                                          # the premise: the moved offset is in the mass
-    assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
+# (h86's strict xfail: the shoulder lift's offset moved +0.3 N·m, khalil-1 and direct-rls at 3.5-3.9σ, converged and
+# ok. With robot.yaml's drift record σ carries the drift and the four cases are within 0.8σ; without one it stays a
+# strict xfail: test_offset_drift_sigma.py, h106.)
 
 
 # -- the gain model on another robot --------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ class NoteCode(str, Enum):
     PAYLOAD_GEAR_MODEL_ERROR = "payload.gear_model_error"      # σ widened for the gear friction robot.yaml leaves out
     PAYLOAD_MODEL_ERROR_MEASURED = "payload.model_error_measured"  # σ's model error from robot.yaml's held-out runs
     PAYLOAD_MODEL_ERROR_OTHER_FRAME = "payload.model_error_other_frame"  # measured on another body: not used
+    PAYLOAD_OFFSET_DRIFT_SIGMA = "payload.offset_drift_sigma"  # σ widened for robot.yaml's offsets' measured drift
     PAYLOAD_LOAD_FRICTION_OFF = "payload.load_friction_off"    # not modelled: identified gains absorbed it
     PAYLOAD_MOMENTS_DISAGREE = "payload.moments_disagree"      # difference-rls: the wrist and the shoulder disagree
     PAYLOAD_LOAD_FRICTION = "payload.load_friction"            # load-dependent Coulomb μ per joint estimated

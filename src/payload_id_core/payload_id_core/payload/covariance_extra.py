@@ -75,6 +75,75 @@ def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndar
                 if mass > 0 else f"robot.yaml leaves out the gear friction its run shows ({delta_mass:+.4g} kg)")
 
 
+def drift_in_measured_error(robot: RobotIdentification, frame: str, model: RobotModel) -> bool:
+    """Every drift run of robot.yaml's friction_offset_drift is one of the held-out runs its measured model error
+    (measured_model_error, usable for `frame`) came from.
+
+    That error is the payload a fit with robot.yaml's offsets invents on those unloaded runs of other occasions: the
+    offsets' change there is in it, and so is what the model mispredicts along the offset columns, which is most of
+    what the drift record's width holds where a run's own resolution is coarse (real UR10e, robot.yaml from the 14harm
+    pair, the 15harm and 01_31 unloaded runs both held-out and drift runs: spread with the runs' noise taken out 0, 0,
+    0.33, 0, 0, 0 N·m, prior std 0.63, 0.48, 0.86, 0.15, 0.16, 0.16 N·m). Added again through this run's response,
+    khalil-1's mass σ on 15harm went 0.85 → 2.61 % for an error of +0.12 %, and its projection onto physical parameters
+    moved the estimate to −1.03 % with the CoM withheld."""
+    spread = getattr(robot, "offset_drift", None)
+    if spread is None or measured_model_error(robot, frame, model) is None or robot.model_error is None:
+        return False
+    return set(spread.runs) <= set(robot.model_error.sources)
+
+
+def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
+                            frame: str, model: RobotModel) -> tuple[np.ndarray | None, Note | None]:
+    """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
+    y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
+    diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
+    the torque error y_a[..., B_j] ΔB_j), s the record's drift_std (robot_id/offset_spread.py: the spread between
+    runs with their noise out, widened by the Student-t_H factor; the noise, the model's error along the offset
+    column, is in σ's model-error term already); and the note that names it. (None, a note saying so) when robot.yaml
+    records no drift, or when its measured model error for `frame` already holds it (drift_in_measured_error);
+    (None, None) when its friction model has no offsets. σ only: the projection onto physical parameters keeps the
+    fit's own metric (a wide term along the offsets' response would move the estimate there).
+
+    Where the run cannot tell an offset from the payload (the offset column nearly collinear with the payload's
+    mean gravity torque over the motion) no witness can see a moved offset (payload/offset_drift.py), so σ must
+    carry it; where it can, S_B is small and so is the term. Without a record nothing is added: the offsets'
+    identification σ (C_a, already in σ through robot_uncertainty) is how well the calibration run fixed them beside
+    the gravity parameters they are correlated with, not how far they move between runs, and a constant from one
+    robot's drives (the real UR10e's −0.30..+0.55 N·m) is no measure of another's (the simulated Panda's offsets
+    are 0.01-0.02 N·m); the note says so and how to measure it."""
+    names = list(robot.friction.param_names)
+    spread = getattr(robot, "offset_drift", None)
+    if spread is None:
+        if not any(name.partition("_")[0] == "B" for name in names):
+            return None, None
+        return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                          "σ leaves out how far the constant friction offsets move between runs (this method holds "
+                          "them at robot.yaml's values, which records no drift): identify-robot --drift-bag/"
+                          "--drift-csv-ur on unloaded runs of other occasions measures it and σ then carries it")
+    if drift_in_measured_error(robot, frame, model):
+        return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                          "robot.yaml's offsets drift between runs (friction_offset_drift) was measured on the "
+                          "held-out runs its model error was measured on (model_error): that error, in σ, holds the "
+                          "offsets as they moved there and what the model mispredicts along them; not added again")
+    std = spread.per_offset_parameter(names, spread.drift_std)
+    held = np.flatnonzero(np.isfinite(std) & (std > 0))
+    if not held.size:
+        return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                          f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift "
+                          "runs) shows no change beyond the runs' own resolution "
+                          f"{np.round(spread.resolution, 3).tolist()} N·m: nothing added to σ for it")
+    columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
+    S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info)
+    cov = (S * std[held] ** 2) @ S.T
+    mass = float(fit.x[0])
+    mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
+    share = f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
+    return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                     f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift runs, "
+                     f"their noise out: {np.round(spread.drift_std, 3).tolist()} N·m): held at robot.yaml's values, "
+                     f"their drift moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance")
+
+
 def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False, friction_prior_var: np.ndarray | None = None
@@ -131,8 +200,26 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     own, W_own = fit(own_var)
     measured = measured_model_error(robot, frame, model)
     if measured is not None:
-        return measured, [measured_model_error_note(measured, float(own.x[0]), robot)]
-    sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
+        extra, notes = measured, [measured_model_error_note(measured, float(own.x[0]), robot)]
+    else:
+        sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
+        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used)
+    # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
+    # holds them by that drift's prior, whose pull its own covariance carries).
+    offsets = np.array([name.partition("_")[0] == "B" for name in robot.friction.param_names], dtype=bool)
+    if offsets.any() and np.all(own_var[offsets] == 0):
+        drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
+        extra = extra if drift is None else extra + drift[:10, :10]
+        notes += [] if note is None else [note]
+    return extra, notes
+
+
+def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,
+                          own: LinearSolution, W_own: np.ndarray, sol: LinearSolution, W_used: np.ndarray
+                          ) -> tuple[np.ndarray, list[Note]]:
+    """online_covariance_extra's model-error terms where robot.yaml has no measured one: the Newey–West inflation of
+    the estimator's own batch fit (`own` on `W_own`) on the fixed-offset fit's covariance (`sol` on `W_used`), its
+    residual level floored at the model's resolution, and the unmodelled gear friction's response."""
     factor2 = own.inflation**2
     plain = np.nan_to_num(sol.cov[:10, :10]) / sol.inflation**2
     extra = (factor2 - 1.0) * plain

@@ -44,7 +44,8 @@ class LinearSolution:
 
 
 def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Minimum-norm LS in column-scaled coordinates; returns (x, (AᵀA)^# in original units)."""
+    """Minimum-norm LS in column-scaled coordinates; returns (x, (AᵀA)^# in original units). `y` (rows,) or
+    (rows, k): k right-hand sides, x then (u, k)."""
     norms = np.linalg.norm(A, axis=0)
     dead = norms <= LIVE_RTOL * norms.max() if norms.size and norms.max() > 0 else np.ones(norms.size, dtype=bool)
     norms[dead] = 1.0
@@ -53,9 +54,10 @@ def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np
     u, s, vt = np.linalg.svd(As, full_matrices=False)
     keep = s > RANK_RTOL * s[0] if s.size and s[0] > 0 else np.zeros_like(s, dtype=bool)
     inv_s = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    xs = vt.T @ (inv_s * (u.T @ y))
+    per_rhs = (slice(None),) + (None,) * (np.ndim(y) - 1)
+    xs = vt.T @ (inv_s[per_rhs] * (u.T @ y))
     gram_pinv_s = (vt.T * inv_s**2) @ vt
-    x = xs / norms
+    x = xs / norms[per_rhs]
     gram_pinv = gram_pinv_s / np.outer(norms, norms)
     return x, gram_pinv
 
@@ -79,7 +81,7 @@ def _with_ridge(A: np.ndarray, b: np.ndarray, prior_info: np.ndarray | None) -> 
     held = np.flatnonzero(prior_info > 0)
     ridge = np.zeros((held.size, A.shape[1]))
     ridge[np.arange(held.size), held] = np.sqrt(prior_info[held])
-    return np.vstack([A, ridge]), np.concatenate([b, np.zeros(held.size)])
+    return np.vstack([A, ridge]), np.concatenate([b, np.zeros((held.size,) + b.shape[1:])])
 
 
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True,
@@ -151,11 +153,14 @@ def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifia
     """x of weighted_lstsq(W, y, sigma=sigma) alone, on the determined entries that fit found (its
     `identifiable`: W's rank analysis is not repeated), no covariance: how that fit moves for a change y of its
     torques, e.g. a predicted model error. `prior_info`: that fit's prior (LinearSolution.prior_info), whose ridge
-    rows hold the unknowns it held."""
+    rows hold the unknowns it held. `y` (N, n), or (N, n, k) for k changes at once (x then (u, k))."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
+    y = np.asarray(y, dtype=float)
     w = np.tile(1.0 / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12), N)
-    A, b = _with_ridge(W.reshape(N * n, u) * w[:, None], np.asarray(y, dtype=float).reshape(N * n) * w, prior_info)
+    rhs = y.reshape((N * n,) + y.shape[2:])
+    A, b = _with_ridge(W.reshape(N * n, u) * w[:, None], rhs * w[(slice(None),) + (None,) * (rhs.ndim - 1)],
+                       prior_info)
     x, _ = _scaled_pinv_solve(A, b, np.asarray(identifiable, dtype=bool))
     return x
 

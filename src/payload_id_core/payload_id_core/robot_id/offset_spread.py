@@ -24,6 +24,7 @@ free offsets would: that is part of what a payload fit's offsets absorb, so it i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,26 @@ class OffsetSpread:
     def prior_std(self) -> np.ndarray:
         """(n,) N·m: the std of the Gaussian prior on a new run's offset change (module docstring)."""
         return np.maximum(self.rms * predictive_factor(len(self.runs)), self.resolution)
+
+    @property
+    def drift_std(self) -> np.ndarray:
+        """(n,) N·m: the width of a new run's true offset change, the runs' own noise out: `spread` widened by the
+        same Student-t_H factor as prior_std (0 where the runs show no drift beyond their resolution). The runs'
+        noise is what the robot model mispredicts along the offset column on their motions (module docstring); on a
+        payload run that error is in the σ's model-error term already (the residuals' Newey–West inflation, or
+        robot.yaml's measured model error), so a method that holds the offsets fixed adds only this."""
+        return self.spread * predictive_factor(len(self.runs))
+
+    def per_offset_parameter(self, param_names: Sequence[str], per_joint: np.ndarray | None = None) -> np.ndarray:
+        """(k,) N·m: `per_joint` (default prior_std) on each friction parameter that is a joint's constant offset
+        (B_<joint>, the friction model's param_names), NaN on the others."""
+        std = dict(zip(self.joint_names, self.prior_std if per_joint is None else per_joint))
+        out = np.full(len(param_names), np.nan)
+        for i, name in enumerate(param_names):
+            kind, _, joint = name.partition("_")
+            if kind == "B" and joint in std:
+                out[i] = float(std[joint])
+        return out
 
     def to_dict(self) -> dict:
         def per_joint(a: np.ndarray) -> dict:

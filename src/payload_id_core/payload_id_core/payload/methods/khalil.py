@@ -20,6 +20,7 @@ from payload_id_core.payload.covariance_extra import (
     measured_model_error,
     measured_model_error_note,
     model_error_frame_note,
+    offset_drift_covariance,
     resolution_floor_note,
     resolution_floored_covariance,
 )
@@ -93,6 +94,10 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         shift, mu = gear
         cov = cov + np.outer(shift, shift)
         notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
+    # robot.yaml's offsets are held at their values: how far they move between runs, where robot.yaml measured it
+    # (σ only: the projection's metric leaves it out).
+    drift, drift_note = offset_drift_covariance(robot, y_a, sol, W, frame, model)
+    notes += [] if drift_note is None else [drift_note]
     frame_note = model_error_frame_note(robot, frame, model)
     if frame_note is not None:
         notes.append(frame_note)
@@ -110,6 +115,10 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         metric = cov
         cov, _ = spread.applied(cov, cov)
         notes += spread.notes
+    if drift is not None:
+        metric = cov if metric is None else metric
+        # The fit with the friction change (spread) is khalil-1 too: its covariance already holds its own drift term.
+        cov = cov + drift if spread is None or spread.with_change_cov is None else cov
     return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), projection_cov=metric,
                   friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))

@@ -610,9 +610,7 @@ def offset_prior_variance(robot, columns: int) -> np.ndarray:
     spread = getattr(robot, "offset_drift", None)
     if spread is None:
         return var
-    std = dict(zip(spread.joint_names, spread.prior_std))
-    for i, name in enumerate(robot.friction.param_names):
-        kind, _, joint = name.partition("_")
-        if kind == "B" and joint in std:
-            var[10 + i] = float(std[joint]) ** 2
+    std = spread.per_offset_parameter(robot.friction.param_names)
+    held = np.flatnonzero(np.isfinite(std))
+    var[10 + held] = std[held] ** 2
     return var
