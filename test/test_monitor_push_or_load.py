@@ -64,13 +64,6 @@ CASES = {
 # 6.3 s before the task ends is not named: the empty flange's re-estimate there, -0.059 +- 0.039 kg, is determined
 # only 9.9 s after the place (main never named that place either; its push's release was named `placed` -4.04 kg).
 KNOWN = {"wrist-down-moving": "a window's fit of a wrist push held in motion is named at its release",
-         # Passed before the alarm expected the carried load's gear friction, at the knife's edge: the push's window
-         # (alarm 8.980 s) was a contact on the elbow's misfit, 8.2 per row against the 8 that refutes a load. Expecting
-         # the carried 2 kg part's friction (a load the motion under it names: PayloadMonitor._load_stands) moves that
-         # alarm one sample earlier (8.978 s), and that window fits the push as +3.43 kg (misfit 3.15 per row), named
-         # `picked` at its release, as wrist-down-moving's is.
-         "flange-down-moving-seed2": "a window's fit of a flange push held in motion is named at its release (one "
-                                     "sample's change of the alarm's time turns the elbow's misfit 8.2 into a fit)",
          "flange-down-at-rest-5s": "the place after the push is not named within the task's last 6.3 s (the empty "
                                    "flange's re-estimate determined 9.9 s after it)"}
 _RUNS: dict = {}

@@ -213,21 +213,12 @@ class ReferenceFeedMonitor(PayloadMonitor):
         super().__init__(model, robot, frame)
         self.contact_jacobian = ReferenceContactJacobian(model, frame, self.gain)
 
-        # the load friction's unsettled share (observer.FilteredLoadFriction.unsettled) on a filter of its own too
-        self.unsettled_filter = MomentumFilter(self.gain, (model.n, 1))
-
-    def _pause(self, reason, out):
-        super()._pause(reason, out)
-        self.unsettled_filter.reset()
-
     def _filtered(self, t, q, qd, tau):
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
         G = self.contact_jacobian.update(t, q)
         L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
-        unsettled = self.load_friction.unsettled[:, :, None]
-        U = self.unsettled_filter.update(t, np.zeros_like(unsettled), unsettled)[:, :, 0]
-        return r0, F, L, G, U
+        return r0, F, L, G
 
 
 def _recording_steps(monitor):

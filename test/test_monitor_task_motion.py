@@ -162,10 +162,9 @@ def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):
     err = phi[0] - 2.0
     assert second.to_estimate(FRAME).readable_identifiable()[:4].all()    # mass and CoM, for a controller
     assert abs(err) < 2.0 * np.sqrt(cov[0, 0]) and abs(err) < 0.02
-    # Without the tare the same fit is off by the model's error: 0.026 kg at 1.7 of its own σ (0.029 at 1.9 before the
-    # residual expected the carried load's gear friction; beyond 2 σ before the robot was identified with the arm's
-    # tracking error, a model that errs less), 2.7 times the tared error (3.2 before).
-    assert abs(second.phi[0] - 2.0) > 1.5 * np.sqrt(second.cov[0, 0]) and abs(second.phi[0] - 2.0) > 2.5 * abs(err)
+    # Without the tare the same fit is off by the model's error: 0.029 kg at 1.9 of its own σ (beyond 2 σ before the
+    # robot was identified with the arm's tracking error, a model that errs less), three times the tared error.
+    assert abs(second.phi[0] - 2.0) > 1.5 * np.sqrt(second.cov[0, 0]) and abs(second.phi[0] - 2.0) > 3 * abs(err)
 
 
 def test_a_push_held_in_motion_is_no_load_and_the_next_place_is_dated_right(cell):
@@ -386,13 +385,19 @@ def test_a_place_while_disarmed_is_not_taken_into_the_pick_still_being_re_estima
     assert monitor.state.carries_nothing, monitor.state
 
 
+@pytest.mark.xfail(strict=True, reason="issue 31: the residual does not expect the load's friction "
+                   "μ(|τ_b| − |τ_a|) sgn q̇; taking it in (the carried μ, or robot.yaml's in the residual or in the "
+                   "alarm's allowance) removed this event but lost picks on the pushed task or failed "
+                   "test_a_pick_after_a_push_at_rest_is_dated_at_the_pick_not_at_the_push or the real UR10e place "
+                   "(design.md)")
 def test_a_heavy_part_carried_into_a_move_is_no_change(cell):
-    """bench/monitor.py's task (seed 5) to its former false event: a 4.89 kg part picked at rest at 48.42 s, one move, a
-    rest, and at 50.5 s the start of the next move, the lift and elbow joints starting to move under the part for the
+    """bench/monitor.py's task (seed 5) to its false event: a 4.89 kg part picked at rest at 48.42 s, one move, a rest,
+    and at 50.5 s the start of the next move, the lift and elbow joints starting to move under the part for the
     second time. Their drives' friction grows with the load's torque, μ(|τ_b| − |τ_a|) sgn q̇ (the `ur10` profile's
-    μ = 0.02; robot.yaml's identification 0.019 ± 0.002 and 0.020 ± 0.003): 0.3-0.7 N·m there. Before the residual
-    expected it (monitor.expected_load_friction), it alarmed on the elbow; its window fitted −0.36 ± 0.06 kg,
-    adopted, and 2.5 s later named `contact` "did not persist". Now: no event, and the part carried at its mass."""
+    μ = 0.02; robot.yaml's identification 0.019 ± 0.002 and 0.020 ± 0.003): 0.3-0.7 N·m there, which the residual
+    did not expect. Added to the move's start, it alarmed on the elbow; its window fitted −0.36 ± 0.06 kg (−0.25 with
+    the friction taken out), adopted, and 2.5 s later named `contact` "did not persist". Right: no event, and the part
+    carried at its mass. Today the `contact` is still raised (strict xfail: design.md says what was tried)."""
     model, robot = cell
     run = pick_and_place(model, "ur10", seconds=53.5, seed=5)
     monitor = PayloadMonitor(model, robot, run.frame)

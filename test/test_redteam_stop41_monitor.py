@@ -22,7 +22,6 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor import EventKind, PayloadMonitor
 from payload_id_core.monitor.monitor import MonitorSettings
-from payload_id_core.monitor.observer import MomentumFilter
 from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -202,12 +201,6 @@ class FormerFeedMonitor(PayloadMonitor):
     def __init__(self, model, robot, frame, settings):
         super().__init__(model, robot, frame, settings=settings)
         self.contact_jacobian = ReferenceContactJacobian(model, frame, self.gain)
-        # the load friction's unsettled share (observer.FilteredLoadFriction.unsettled) on a filter of its own too
-        self.unsettled_filter = MomentumFilter(self.gain, (model.n, 1))
-
-    def _pause(self, reason, out):
-        super()._pause(reason, out)
-        self.unsettled_filter.reset()
 
     def _filtered(self, t, q, qd, tau):
         r0 = self.observer.update(t, q, qd, tau)
@@ -215,11 +208,9 @@ class FormerFeedMonitor(PayloadMonitor):
         G = self.contact_jacobian.update(t, q)
         if self.load_friction is not None:
             L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
-            unsettled = self.load_friction.unsettled[:, :, None]
-            U = self.unsettled_filter.update(t, np.zeros_like(unsettled), unsettled)[:, :, 0]
         else:
-            L, U = np.zeros(r0.shape + (1,)), np.zeros(r0.shape)
-        return r0, F, L, G, U
+            L = np.zeros(r0.shape + (1,))
+        return r0, F, L, G
 
 
 def test_the_one_array_feed_is_the_former_one_on_a_panda_at_another_frame(cell):

@@ -2,8 +2,7 @@
 
 Per sample: r₀ (MomentumObserver on the unloaded robot) and F (FilteredPayloadRegressor) advance together;
 the residual against the payload the cell carries is r = r₀ − F φ (no restart when φ changes); a CUSUM on
-r/σ raises the alarm (its residual also expecting the carried load's gear friction, expected_load_friction), the
-window after it is classified (detect.classify), and after a load change the
+r/σ raises the alarm, the window after it is classified (detect.classify), and after a load change the
 payload is re-estimated from the task motion (refine.PayloadRefiner) until its mass and CoM are determined.
 A joint creeping while the arm moves (its friction is the least known part of the model) is left out of all
 three (PayloadMonitor._trusted), and what is reported is the fit less the empty flange's own re-estimated
@@ -175,23 +174,6 @@ def model_mass_std(robot: RobotIdentification, frame: str, model: RobotModel, de
     return detector.mass_resolution_kg / 3.0
 
 
-def expected_load_friction(robot: RobotIdentification, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(μ_j, σ_μ,j) of the gear friction a carried load adds to the residual r₀ − F φ, μ_j (|τ_b| − |τ_a|) sgn q̇
-    (observer.FilteredLoadFriction column 0; Tadese 2022 §1). Modelled in robot.yaml (`friction.gear`): the measured
-    torques have it taken off already (RobotIdentification.gear_corrected, with the load's torque in them), so 0 is
-    expected, with the fit's σ. Measured but left out of the model (`friction.gear_unmodelled`): its μ ± σ where the
-    identification determined it (the simulated UR10 cell: 0.019 ± 0.002, 0.020 ± 0.003 on lift and elbow; true
-    0.02). Elsewhere nothing is known, and nothing is expected or allowed (as before this term)."""
-    mu, std = np.zeros(n), np.zeros(n)
-    if robot.gear is not None and robot.gear.active:
-        std = np.where(np.isfinite(robot.gear.mu_std), robot.gear.mu_std, 0.0)
-    elif robot.unmodelled_gear is not None:
-        known = np.isfinite(robot.unmodelled_gear.mu_std)
-        mu = np.where(known, robot.unmodelled_gear.mu, 0.0)
-        std = np.where(known, robot.unmodelled_gear.mu_std, 0.0)
-    return mu.astype(float), std.astype(float)
-
-
 @dataclass
 class MonitorSettings:
     gain: float = 50.0                 # 1/s: observer bandwidth (20 ms time constant)
@@ -216,8 +198,6 @@ class MonitorSettings:
     creep_speed: float = 0.03               # rad/s: 3 × the friction model's sign smoothing (0.01 rad/s) ...
     creep_ratio: float = 0.1                # ... and below this share of the fastest joint's speed
     unloaded_min_motion_s: float = 1.0      # s of motion the unloaded friction is learnt from before it is used
-    # The carried load's gear friction in the residual's expectation, robot.yaml's μ_j ± σ (expected_load_friction)
-    expect_load_friction: bool = True
     # s of task motion a disarmed monitor's residual may stay outside its allowance (far longer than the decision
     # window, `detector.confirm_s`) before the carried payload is put in doubt and re-estimated (_put_in_doubt).
     doubt_after_s: float = 1.0
@@ -363,15 +343,10 @@ class PayloadMonitor:
         # r₀, F, L and G are the same filter on the same samples, so one MomentumFilter runs them all, side by side on
         # one array (_run): its per-sample recursion is elementwise, so each gets the numbers of its own filter, for
         # the price of one (each object's own filter is left unused here).
-        self._gear_mu, self._gear_mu_std = expected_load_friction(robot, n)
-        self._no_mu = np.zeros(n)
-        widths = [1, 10, 0 if self.load_friction is None else 2 + self.load_friction.k, WRENCH,
-                  0 if self.load_friction is None else 1]
+        widths = [1, 10, 0 if self.load_friction is None else 2 + self.load_friction.k, WRENCH]
         ends = np.cumsum(widths).tolist()
         self._columns = [slice(end - width, end) for width, end in zip(widths, ends)]
         self.filters = MomentumFilter(self.gain, (n, sum(widths)))
-        self._load_friction_var = np.zeros(n)         # N·m²: the carried load's friction not expected, this sample
-        self._stands_checked = (float("nan"), -np.inf, False)   # (change, when, verdict) of _load_stands
         self._anchor_G: np.ndarray | None = None     # G at the anchor (the contact Jacobian's transient-free rows)
         # What the monitor was before the change being re-estimated was adopted (_snapshot), to go back to when the
         # motion says it was a push (_judge_adoption).
@@ -645,14 +620,7 @@ class PayloadMonitor:
     def _run(self, t, q, qd, tau, out: MonitorUpdate) -> None:
         self._paused = None
         tau = self.robot.gear_corrected(tau, qd)          # as the robot's parameters were fitted
-        r0, F, L, G, unsettled = self._filtered(t, q, qd, tau)
-        if self.load_friction is not None and self.s.expect_load_friction:
-            # What is not known of the load friction the alarm expects (_step) widens its allowance as the carried
-            # payload's own σ does: its σ_μ, and the share whose sign the smoothed one does not settle near rest, taken
-            # as a sign anywhere in [−1, 1] (variance a third of its square).
-            friction_var = (L[:, :, 0] * self._gear_mu_std) ** 2 + (unsettled * self._gear_mu) ** 2 / 3.0
-        else:
-            friction_var = np.zeros(r0.shape)
+        r0, F, L, G = self._filtered(t, q, qd, tau)
         if self._anchor is None:
             self._anchor = (float(t[0]), F[0].copy(), r0[0].copy(), L[0].copy())
             self._anchor_G = G[0].copy()
@@ -668,62 +636,26 @@ class PayloadMonitor:
         trusted, moving_until = self._trusted_run(t, qd)
         for k, t_k in enumerate(t.tolist()):
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
-            self._load_friction_var = friction_var[k]
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
         self._t_last = float(t[-1])
         out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
 
-    def _load_stands(self, t: float) -> bool:
-        """Whether the payload held is a load the monitor stands behind, whose gear friction the alarm expects: settled
-        (determined, neither in doubt nor restored unconfirmed), or a window's load held `persist_s` whose motion
-        under it already names it (`min_refine_s` of it, or accelerations that follow a load: _motion_confirms_load),
-        what _close_pending names on. Not a window's fit younger than that, nor one fitted at rest: a push fits a load
-        as well there. Expecting the friction of such a fit (h103: any load held `persist_s`) named an 82 N flange
-        push held 4 s at rest `placed` −2.58 kg, and left the real UR10e's 3rd-link run carrying its last strike's
-        fit, 1.52 ± 0.24 kg."""
-        st = self.state
-        if not self._armed or st.doubt or st.unconfirmed:
-            return False
-        if st.determined:
-            return True
-        if self._pending is None or t - st.since < self.s.persist_s:
-            return False
-        if self._moved_since_change >= self.s.min_refine_s:
-            return True
-        # contact_wrench's judgement is a solve over the change's rows: asked once per `refine_every_s` (the rows it
-        # judges grow by a block per `refine_stride` samples).
-        since, checked, stands = self._stands_checked
-        if since != st.since or t - checked >= self.s.refine_every_s:
-            stands = self._motion_confirms_load() is not None
-            self._stands_checked = (st.since, t, stands)
-        return stands
-
-    @property
-    def _expected_mu(self) -> np.ndarray:
-        """μ_j of the load friction the residual expects (zeros when it expects none)."""
-        return self._gear_mu if self.load_friction is not None and self.s.expect_load_friction else self._no_mu
-
-    def _filtered(self, t, q, qd, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """r₀ (N, n), F (N, n, 10), L (N, n, 2 + k, or 1 zero column without load friction), G (N, n, 12) and the load
-        friction's unsettled share (N, n; observer.FilteredLoadFriction.unsettled, zeros without it) after each sample
-        of a run: the observer's, the payload regressor's, the load friction's and the contact Jacobian's filter
-        inputs, filtered at once by `filters` (__init__), each as its own update() would give it."""
+    def _filtered(self, t, q, qd, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """r₀ (N, n), F (N, n, 10), L (N, n, 2 + k, or 1 zero column without load friction) and G (N, n, 12) after each
+        sample of a run: the observer's, the payload regressor's, the load friction's and the contact Jacobian's
+        filter inputs, filtered at once by `filters` (__init__), each as its own update() would give it."""
         inputs = [self.observer.filter_inputs(q, qd, tau), self.regressor.filter_inputs(q, qd)]
         if self.load_friction is not None:
             assert self.observer.terms is not None and self.regressor.terms is not None
             inputs.append(self.load_friction.filter_inputs(t, qd, *self.observer.terms, *self.regressor.terms,
                                                            self.state.phi))
         inputs.append(self.contact_jacobian.filter_inputs(q))
-        if self.load_friction is not None:
-            unsettled = self.load_friction.unsettled[:, :, None]
-            inputs.append((np.zeros_like(unsettled), unsettled))
         p, f = (np.concatenate([x[i].reshape(x[i].shape[:2] + (-1,)) for x in inputs], axis=2) for i in (0, 1))
         y = self.filters.update(t, p, f)
-        r0, F, L, G, U = (np.ascontiguousarray(y[:, :, c]) for c in self._columns)
+        r0, F, L, G = (np.ascontiguousarray(y[:, :, c]) for c in self._columns)
         if self.load_friction is None:
             L = np.zeros(r0.shape)
-            U = np.zeros(r0.shape + (1,))
-        return r0[:, :, 0], F, L, G, U[:, :, 0]
+        return r0[:, :, 0], F, L, G
 
     def _trusted(self, t: float, qd: np.ndarray) -> np.ndarray:
         """(n,) 1.0 where joint j's residual is trusted at t, else 0.0.
@@ -777,15 +709,7 @@ class PayloadMonitor:
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
-        # The alarm's residual expects the carried load's gear friction μ_j (|τ_b| − |τ_a|) sgn q̇ with robot.yaml's
-        # μ_j (expected_load_friction; L's column 0, with φ the payload held now). Only the alarm: the verdict, the
-        # doubt's fit and the re-estimate take r₀ as measured (the re-estimate fits μ itself), since φ after a change is
-        # the candidate being judged, whose friction moves with each re-estimate under rows already taken (a real place
-        # fitted at −0.8 kg and re-estimated to nothing was never determined). Only for a load the monitor stands
-        # behind (_load_stands): a push cannot create the expectation by being fitted as a load.
-        carried = self._load_stands(t)
-        mu = self._expected_mu if carried else self._no_mu
-        r = r0 - F @ self.state.phi - L[:, 0] * mu
+        r = r0 - F @ self.state.phi
         z = w * r / self.sigma
         d = self.s.detector
         if self._window is not None:
@@ -796,20 +720,17 @@ class PayloadMonitor:
         # The allowance: the residual's normal level (robot model error and noise) plus what the carried
         # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
         spread = einsum("ij,jk,ik->i", F, self.state.cov, F)     # np.einsum's kernel, without its Python dispatch
-        if carried:
-            spread += self._load_friction_var
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
-            # come back within the allowance before anything new counts, on every joint, and stay there for the
-            # verdict's window (`confirm_s`): a part put down while disarmed leaves a misfit that passes inside now and
-            # then in motion (the real UR10e's 2.8 kg place at the join of 01_31 loaded then unloaded: the lift joint's
-            # −9.1 N·m was inside for one sample, re-armed, and the place was never named). A creeping joint's residual
-            # (PayloadMonitor._trusted) counts too, rather than waiting for it to be trusted again: a person pushing a
-            # slowly moving arm leaves a joint creeping for the whole move, and a second push in that move (0.2-1 s
-            # after the first was released, the residual back at its noise on every joint) went unseen, the monitor
-            # disarmed until the move ended (bench/monitor.py's human task, seed 7: 323.5 s). A change still being
-            # re-estimated when it re-arms does not take in what comes next (_put_in_doubt, _decide).
+            # come back within the allowance before anything new counts, on every joint. A creeping joint's residual
+            # (PayloadMonitor._trusted) counts too once every joint has stayed inside for the verdict's window
+            # (`confirm_s`), rather than waiting for it to be trusted again: a person pushing a slowly moving arm
+            # leaves a joint creeping for the whole move, and a second push in that move (0.2-1 s after the first was
+            # released, the residual back at its noise on every joint) went unseen, the monitor disarmed until the
+            # move ended (bench/monitor.py's human task, seed 7: 323.5 s). Not at once: a load nobody named passes
+            # inside the allowance now and then in motion (the real UR10e's 2.8 kg, carried from the start). A change
+            # still being re-estimated when it re-arms does not take in what comes next (_put_in_doubt, _decide).
             # Not before the observers have settled: restarted (a gap, a switch off and on, a node restart) r₀ and F
             # start from zero together, so r₀ − F φ is zero at first whatever is carried, and grows to the misfit
             # only within a few time constants (the first sample after a restart "confirmed" any payload).
@@ -820,7 +741,7 @@ class PayloadMonitor:
                 self._inside_since = np.inf
             elif not np.isfinite(self._inside_since):
                 self._inside_since = t
-            if inside and t - self._inside_since >= d.confirm_s:
+            if inside and (np.all(w > 0) or t - self._inside_since >= d.confirm_s):
                 self._inside_since = np.inf
                 self._armed = True
                 self._unarmed_motion_s = 0.0
@@ -851,13 +772,11 @@ class PayloadMonitor:
             # neither a change nor a payload still being re-estimated becomes "normal" (which deafened the
             # detector to the next part).
             inside = np.maximum(d.drift, d.drift_levels * np.sqrt(self.level + spread) / self.sigma)
-            # The verdict's level (its whitening) is the measured residual's, as the verdict's rows are (above).
-            measured = r + L[:, 0] * mu
-            quiet = (np.abs(w * measured / self.sigma) < inside) & (w > 0)
+            quiet = (np.abs(z) < inside) & (w > 0)
             dt = t - self._history[-2][0]
             step = min(1.0, dt / d.level_time_s)
             # level_j += step (r_j² − level_j) where quiet: the same operations as on level[quiet], without its copies
-            np.add(self.level, step * (measured**2 - self.level), out=self.level, where=quiet)
+            np.add(self.level, step * (r**2 - self.level), out=self.level, where=quiet)
             np.maximum(self.level, d.level_floor_nm**2, out=self.level)
             # The alarm's own level falls as fast but rises twenty times slower, each sample counting at most
             # `level_clip`² of it: with the 1 s time constant a person's push ramped over half a second raised
@@ -1054,10 +973,10 @@ class PayloadMonitor:
         assert self._anchor is not None      # set by _run before any sample is stepped
         t_c, F_c, r0_c, L_c = self._anchor
         ts = np.array([s[0] for s in samples])
-        Ls = np.array([s[3] for s in samples])
-        r0s = np.array([s[2] for s in samples])
-        A, b = transient_free_rows(ts, np.array([s[1] for s in samples]), r0s, t_c, F_c, r0_c, self.gain)
+        A, b = transient_free_rows(ts, np.array([s[1] for s in samples]), np.array([s[2] for s in samples]),
+                                   t_c, F_c, r0_c, self.gain)
         E = np.exp(-self.gain[None, :] * np.maximum(ts - t_c, 0.0)[:, None])
+        Ls = np.array([s[3] for s in samples])
         Lrows = Ls - E[:, :, None] * L_c[None]
         W = np.array([s[4] for s in samples])        # untrusted joints' rows weigh nothing (_trusted)
         scale = np.sqrt(self.level)
@@ -1068,7 +987,7 @@ class PayloadMonitor:
             if self.state.determined and self._nothing_carried():
                 # r₀ − F φ̂ with nothing on the flange: the unloaded robot's own error, learnt (no anchor needed).
                 self.unloaded.add(Ls[:, :, 1:] * W[:, :, None],
-                                  (r0s - np.array([s[1] @ self.state.phi for s in samples])) * W, scale,
+                                  np.array([s[2] - s[1] @ self.state.phi for s in samples]) * W, scale,
                                   moving_s=float(sum(s[5] for s in samples)) * self.s.refine_stride * self._dt)
             correction = Lrows[:, :, 1:] * W[:, :, None]
             b = b - self.unloaded.predict(correction)
@@ -1576,7 +1495,7 @@ class PayloadMonitor:
             self.cusum.reset(t)
             out.estimate = self.state
             return
-        determined = self._is_determined(est) or self._motion_answers_doubt(est, t)
+        determined = self._is_determined(est)
         if determined and not self.state.determined and self._judge_adoption(t, out):
             # Never named: the motion says it is a push (contact_wrench), taken back.
             return
@@ -1616,26 +1535,6 @@ class PayloadMonitor:
                 if late is not None:
                     out.events.append(late)
                 self._unnamed_change, self._pending = None, None
-
-    def _motion_answers_doubt(self, est: Refined, t: float) -> bool:
-        """Whether the re-estimate since a doubt (_put_in_doubt) names the load it asked about before its σ reaches
-        the 1 % that determines it: on the evidence _close_pending names a window's load on, from the doubt's own rows.
-        It held `persist_s`, the re-estimate has `MIN_BLOCKS` blocks of motion behind its robust σ, its mass differs
-        significantly from the payload before (the named σ, model error included) and is the one the doubt implied
-        (_names_doubt), and the motion's accelerations follow a load, not a constant force on the flange, by the margin
-        that refutes one (_motion_confirms_load). The real UR10e's re-estimate of its 2.8 kg part stays at σ 0.12 kg
-        over the whole carry: its doubt was named only when a later, spurious window's fit was closed by the next
-        change (01_31 unloaded then loaded), and when none came it stayed suspect to the end."""
-        if not self.state.doubt or self.state.determined or self._unnamed_change is None or self._pending is not None:
-            return False
-        if est.blocks < MIN_BLOCKS or t - self.state.since < self.s.persist_s:
-            return False
-        before = self._before_change
-        dm = float(est.phi[0] - before.phi[0])
-        dm_std = self._named_std(est.cov[0, 0] + before.cov[0, 0])
-        if abs(dm) <= max(self.s.detector.min_mass_change_kg, 3.0 * dm_std) or not self._names_doubt(dm, dm_std):
-            return False
-        return self._motion_confirms_load() is not None
 
     def _doubt_came_back(self, est: Refined) -> bool:
         """The re-estimate since a doubt carries the mass settled before it (within the smallest change named, or

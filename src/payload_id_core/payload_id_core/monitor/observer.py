@@ -323,7 +323,6 @@ class FilteredLoadFriction:
         self.k = all_joint_columns(self.kind, np.zeros((1, n)), self.shape, eps=self.sign_epsilon).shape[2]
         self._filter = MomentumFilter(gain, (n, 2 + self.k))
         self._last: tuple[float, np.ndarray, np.ndarray] | None = None     # (t, p, P) of the previous sample
-        self.unsettled = np.zeros((0, n))      # the last block's unsettled share (filter_inputs), (N, n)
 
     def reset(self) -> None:
         self._filter.reset()
@@ -347,12 +346,8 @@ class FilteredLoadFriction:
         tau_b = tau_a + np.diff(pl, axis=0) / dt[:, None] - B @ phi
         sgn = smooth_sign(qd, self.sign_epsilon)
         c = np.empty(qd.shape + (2 + self.k,))
-        load_share = np.abs(tau_b) - np.abs(tau_a)
-        c[..., 0] = load_share * sgn
+        c[..., 0] = (np.abs(tau_b) - np.abs(tau_a)) * sgn
         c[..., 1] = np.abs(tau_a) * sgn
         c[..., 2:] = all_joint_columns(self.kind, qd, self.shape, eps=self.sign_epsilon)
-        # The share of the load's term whose sign the smoothed one does not settle (the drive's true sign near rest is
-        # anywhere in [−1, 1]; tanh(q̇/ε) is its middle): | |τ_b| − |τ_a| | (1 − |sgn_ε q̇|), the monitor's allowance.
-        self.unsettled = np.abs(load_share) * (1.0 - np.abs(sgn))
         self._last = (float(t[-1]), p[-1].copy(), P[-1].copy())
         return np.zeros_like(c), c
