@@ -25,8 +25,11 @@ xsrc_<robot>_<method>_robot_share_mass / _com_<x|y|z>  RMS over the seeds of the
                                               about 1 where C_a describes θ̂_a's error
 xsrc_<robot>_<method>_noise_z_rms_mass / _com_<x|y|z>  RMS of the noise term over the σ without the robot's share
 xsrc_<robot>_<method>_z_max_com               the largest |CoM error| / σ over seeds and axes (the confident count's)
-<method> difference_rls | difference_rls_offsets_out | khalil_1. XSRC_ROBOTS (default panda), XSRC_SEEDS (default
-10: 0..9, bench/accuracy.py's seeds and their cached identifications). The last stdout line is one JSON object.
+<method> difference_rls | difference_rls_offsets_out | khalil_1 | khalil_2 (XSRC_VARIANTS, comma-separated, default
+all four; the offsets term needs difference-rls offsets out). XSRC_ROBOTS (default panda), XSRC_SEEDS (default 10:
+0..9, bench/accuracy.py's seeds and their cached identifications; or a comma-separated list, e.g. 4,6). The robot
+here has no offset-drift record (bench/accuracy.py's with_drift_runs), so difference-rls's offsets are free. The
+last stdout line is one JSON object.
 """
 
 from __future__ import annotations
@@ -48,16 +51,17 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.online import difference_rls
 from payload_id_core.payload_estimate import readable_vector
 from payload_id_core.robot_id import fit_given_model
-from payload_id_core.testing.synthetic import synthetic_recording
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/: bench/accuracy.py's cell and cache
 
 ROBOTS = os.environ.get("XSRC_ROBOTS", "panda").split(",")
-SEEDS = tuple(range(int(os.environ.get("XSRC_SEEDS", "10"))))
+_SEEDS = os.environ.get("XSRC_SEEDS", "10")   # a count (seeds 0..n-1) or a comma-separated list of seeds
+SEEDS = tuple(int(s) for s in _SEEDS.split(",")) if "," in _SEEDS else tuple(range(int(_SEEDS)))
 PAYLOADS = {"ur10": (4.0, np.array([0.02, -0.03, 0.08]), np.diag([0.02, 0.03, 0.015])),   # bench/accuracy.py's
             "panda": (1.5, np.array([0.01, -0.02, 0.05]), np.diag([0.004, 0.005, 0.003]))}
-VARIANTS = ("difference-rls", "difference-rls offsets out", "khalil-1")
+VARIANTS = tuple(os.environ.get("XSRC_VARIANTS",
+                                "difference-rls,difference-rls offsets out,khalil-1,khalil-2").split(","))
 # (robot exact, loaded noise std, loaded friction scale, lag) of each link of the chain
 CHAIN = {"bench": (False, 1.0, 1.03, 0.003), "exact_robot": (True, 1.0, 1.03, 0.003),
          "no_noise": (True, 0.0, 1.03, 0.003), "no_friction_change": (True, 0.0, 1.0, 0.003),
@@ -94,9 +98,7 @@ def sources(out: dict, robot_name: str) -> None:
     phi = from_mass_com_inertia(mass, com, inertia)
     truth = readable_vector(phi)
 
-    def record(motion, payload, scale, seed, noise, lag):
-        return synthetic_recording(m, *motion, friction=xc.friction, friction_params=xc.friction_params * scale,
-                                   rotor_inertia=0.1, payload=payload, noise_std=noise, delay=lag, seed=seed)
+    record = xc.recording
 
     exact = cached(f"xtraj sources {robot_name} calibration without noise", lambda: fit_given_model(
         m, record(xc.calibration_motion(), None, 1.0, 0, 0.0, 0.003), friction="nonlinear"))
@@ -140,7 +142,7 @@ def sources(out: dict, robot_name: str) -> None:
         rms = lambda a: np.sqrt(np.mean(np.square(a), axis=0))  # noqa: E731
         parts = {"total": e["bench"], "rest": e["no_lag"],
                  **{term: e[a] - e[b] for term, (a, b) in TERMS.items()}}
-        if v == "difference-rls":
+        if v == "difference-rls" and "difference-rls offsets out" in VARIANTS:
             parts["offsets"] = e["bench"] - np.array(err["difference-rls offsets out"]["bench"])
         for term, d in parts.items():
             r = rms(d)

@@ -50,11 +50,12 @@ class XtrajCell:
     friction: FrictionModel
     friction_params: np.ndarray
 
-    def recording(self, motion, payload, scale: float, seed: int):
-        """A run of `motion` (t, q, q̇, q̈) carrying `payload` ((φ, frame) or None), friction × `scale`."""
+    def recording(self, motion, payload, scale: float, seed: int, noise_std: float = 1.0, delay: float = 0.003):
+        """A run of `motion` (t, q, q̇, q̈) carrying `payload` ((φ, frame) or None), friction × `scale`; the cell's
+        noise and lag unless switched off (bench/xtraj_sources.py takes the error apart that way)."""
         return synthetic_recording(self.model, *motion, friction=self.friction,
                                    friction_params=self.friction_params * scale, rotor_inertia=0.1, payload=payload,
-                                   noise_std=1.0, delay=0.003, seed=seed)
+                                   noise_std=noise_std, delay=delay, seed=seed)
 
     def calibration_motion(self):
         """(t, q, q̇, q̈) of the robot's calibration run: the bundled <robot>_payload_inertia excitation played
