@@ -50,7 +50,7 @@ demo-monitor: setup
 
 # Every Python tree of the repository; the packages by their import directory so mypy names them
 # payload_id_core.* / payload_id_ros.* (pyproject.toml's mypy_path).
-LINT_PATHS := src/payload_id_core/payload_id_core src/payload_id_ros/payload_id_ros test bench tools examples
+LINT_PATHS := src/payload_id_core/payload_id_core src/payload_id_ros/payload_id_ros test bench tools examples launch
 
 lint: setup
 	$(VENV)/bin/ruff check $(LINT_PATHS)

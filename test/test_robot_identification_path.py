@@ -2,6 +2,8 @@
 through the API and through `payload-id identify-robot` give the same robot.yaml, number for number, every choice
 made; and on the real UR10e the API's default gives the command line's payload figures, not the fixed rules' ones."""
 
+import sys
+
 import numpy as np
 import pytest
 import yaml
@@ -15,6 +17,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.robot_identification import identify_robot
+from payload_id_core.signals import conditioning
 from payload_id_core.signals.recording import Recording
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -97,6 +100,63 @@ def test_the_api_refuses_what_the_command_line_refuses(planar_runs):
                        gain_check_mass=[MASS, MASS])
     with pytest.raises(PayloadIdError, match="a run the robot is fitted to"):  # the calibration's own loaded run
         identify_robot(model, unloaded, loaded=loaded, known_payload_mass=MASS, gain_checks=[loaded])
+
+
+def _spy_on_the_conditioning(monkeypatch) -> list[tuple]:
+    """Every conditioned_signals call from now on, wherever the core imported it: (run, source, cutoff_hz, decimate,
+    delay) per call."""
+    real = conditioning.conditioned_signals
+    seen: list[tuple] = []
+
+    def spy(recording, joint_names, source="commanded", cutoff_hz=None, decimate=1, delay="estimate",
+            tracking_error=False):
+        seen.append((recording.source, str(getattr(source, "value", source)), cutoff_hz, decimate, delay))
+        return real(recording, joint_names, source=source, cutoff_hz=cutoff_hz, decimate=decimate, delay=delay,
+                    tracking_error=tracking_error)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("payload_id_core") and \
+                getattr(module, "conditioned_signals", None) is real:
+            monkeypatch.setattr(module, "conditioned_signals", spy)
+    return seen
+
+
+@pytest.mark.parametrize("use_commanded", [True, False], ids=["commanded", "measured"])
+def test_every_run_is_conditioned_with_the_calibrations_options(planar_runs, monkeypatch, use_commanded):
+    """--cutoff-hz, --decimate, --delay and --use-measured reach every run identify_robot reads: the fit, the drive
+    gains' fit on both calibration runs, the friction choice's, the drift runs', the held-out loaded runs' (every
+    payload method's), the gain-check runs' and the validation run's (h121: the gains' fit and the held-out runs were
+    conditioned with the defaults, a robot.yaml built from runs filtered differently)."""
+    _, model, bags = planar_runs
+    read = lambda name: read_bag(bags[name], joint_names=model.joint_names)  # noqa: E731
+    runs = {name: read(name) for name in bags}
+    options = {"cutoff_hz": 8.0, "decimate": 2, "delay": 0.01}
+    seen = _spy_on_the_conditioning(monkeypatch)
+    held_out = [runs["held_out_a"], runs["held_out_b"]]
+    robot = identify_robot(model, runs["unloaded"], loaded=runs["loaded"], known_payload_mass=MASS,
+                           payload_frame="tool0", friction_cv=held_out, drift=held_out,
+                           held_out_loaded=[runs["held_out_loaded"]], gain_checks=[runs["held_out_loaded"]],
+                           validation=runs["held_out_a"], use_commanded=use_commanded, **options)
+    assert robot.offset_drift and robot.load_friction_choice and robot.gain_check and robot.validation_rmse is not None
+    source = "commanded" if use_commanded else "measured"
+    assert {s for s, *_ in seen} == {r.source for r in runs.values()}   # every run read, each through the one pipeline
+    assert {tuple(rest) for _, *rest in seen} == {(source, *options.values())}, sorted(set(seen), key=str)
+    # every path of the held-out loaded run: the load-friction choice's four methods, on and off, and the gain check
+    assert sum(s == runs["held_out_loaded"].source for s, *_ in seen) >= 9
+
+
+def test_the_held_out_runs_model_error_is_measured_on_runs_conditioned_as_the_calibration(planar_runs, monkeypatch):
+    """The held-out runs' spurious payloads (robot.yaml model_error) with the calibration's --cutoff-hz/--decimate:
+    a planar arm's run cannot determine the payload's first moments, so the refusal ends the call, after the run
+    was conditioned with the calibration's options."""
+    _, model, bags = planar_runs
+    read = lambda name: read_bag(bags[name], joint_names=model.joint_names)  # noqa: E731
+    seen = _spy_on_the_conditioning(monkeypatch)
+    with pytest.raises(PayloadIdError, match="too little motion to measure the model error"):
+        identify_robot(model, read("unloaded"), loaded=read("loaded"), known_payload_mass=MASS, payload_frame="tool0",
+                       held_out=[read("held_out_a")], cutoff_hz=8.0, decimate=2, delay=0.01)
+    held_out_calls = [rest for s, *rest in seen if s == read("held_out_a").source]
+    assert len(held_out_calls) >= 2 and set(map(tuple, held_out_calls)) == {("commanded", 8.0, 2, 0.01)}
 
 
 @requires_ur10e_data

@@ -31,7 +31,7 @@ from payload_id_core.payload.held_out_error import (
     refuse_repeated_runs,
 )
 from payload_id_core.payload.load_friction_choice import measure_load_friction_choice
-from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import (
     IDENTIFIED_GAINS_SOURCE,
     RobotIdentification,
@@ -149,6 +149,15 @@ def gain_check_masses(runs: int, masses: float | Sequence[float], known_payload_
     return given
 
 
+def calibration_conditioning(use_commanded: bool, delay: str | float, cutoff_hz: float | None,
+                             decimate: int) -> PayloadOptions:
+    """How identify_robot conditions every run it reads (conditioning.conditioned_signals' source, delay, cutoff_hz,
+    decimate): the calibration's own options, for its fit, its drive gains, and its held-out, friction-choice, drift,
+    load-friction, gain-check and validation runs alike. The payload fits' defaults when the command line's are."""
+    return PayloadOptions(source=SignalSource.COMMANDED if use_commanded else SignalSource.MEASURED, delay=delay,
+                          cutoff_hz=cutoff_hz, decimate=decimate)
+
+
 def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording | None = None,
                    known_payload_mass: float | None = None, held_out: Sequence[Recording] = (),
                    friction_cv: Sequence[Recording] = (), held_out_loaded: Sequence[Recording] = (),
@@ -202,12 +211,12 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
     for r in runs:  # a sample no robot can produce (beyond the URDF's limits by a wide margin) is refused
         check_plausible(r.with_drive_gains(scale), model.joint_names, limits.lower, limits.upper, limits.velocity,
                         limits.effort)
-    # The check runs conditioned as the calibration run is (its motion source, delay, filter, decimation), and a bad
-    # one refused here, in seconds, not after the identification (h108: 60-150 s on the real UR10e before a refusal).
-    check_options = PayloadOptions(source=None if use_commanded else SignalSource.MEASURED, delay=delay,
-                                   cutoff_hz=cutoff_hz, decimate=decimate)
+    # Every run read here is conditioned as the calibration run is (its motion source, delay, filter, decimation):
+    # a robot.yaml whose held-out figures came from runs filtered otherwise would not describe the model it holds.
+    conditioning = calibration_conditioning(use_commanded, delay, cutoff_hz, decimate)
+    # A bad check run refused here, in seconds, not after the identification (h108: 60-150 s on the real UR10e).
     for r in gain_checks:
-        check_run_signals(model, r.with_drive_gains(scale), check_options)
+        check_run_signals(model, r.with_drive_gains(scale), conditioning)
     scale_std = None
     gain_fit: GainFit | None = None
     gain_notes: list[Note] = []
@@ -229,7 +238,8 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
             return identify_drive_gains(
                 model, recording.with_drive_gains(scale), loaded.with_drive_gains(scale), known_payload_mass,
                 frame, friction=shapes or ("none" if friction == "none" else "linear"),
-                use_commanded=use_commanded, delay=delay, gear_mu=gear_mu, sign_epsilon=eps,
+                use_commanded=use_commanded, delay=delay, cutoff_hz=cutoff_hz, decimate=decimate, gear_mu=gear_mu,
+                sign_epsilon=eps,
                 load_friction=load_friction)
         fit = gains()
         geared: RobotIdentification | None = None
@@ -310,19 +320,19 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
 
     held_out = [r.with_drive_gains(scale) for r in held_out]
     ident, choice = _identify_friction(model, identify, friction, alpha is not None, held_out,
-                                       [r.with_drive_gains(scale) for r in friction_cv], use_commanded, cutoff_hz,
-                                       delay, frame, say)
+                                       [r.with_drive_gains(scale) for r in friction_cv], conditioning, frame, say)
     spread_std, gain_check = scale_std, None
     if gain_checks:  # first of the held-out measures: a mass the runs contradict is refused before the others run
         assert scale_std is not None, "gain checks need identified gains (gain_check_masses)"
         gain_check = measure_gain_spread(model, ident, [r.with_drive_gains(scale) for r in gain_checks],
-                                         check_masses, scale_std, frame, check_options)
+                                         check_masses, scale_std, frame, conditioning)
         spread_std = gain_check.widened_std()
         say(gain_check.text())
     if validation is not None:
-        ident.validation_rmse = validate_robot(ident, validation, model, cutoff_hz=cutoff_hz, delay=delay)
+        ident.validation_rmse = validate_robot(ident, validation, model, use_commanded=use_commanded,
+                                               cutoff_hz=cutoff_hz, decimate=decimate, delay=delay)
     if held_out:
-        ident.model_error = measure_model_error(model, ident, held_out, frame)
+        ident.model_error = measure_model_error(model, ident, held_out, frame, conditioning)
         conv = ident.model_error.difference_rls
         if conv is not None:
             say(f"difference-rls moments conversion: {conv.chosen} (held-out first moments with and without C_a "
@@ -334,7 +344,8 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
     ident.friction_choice = choice
     ident.notes.append(choice.note())
     if drift:
-        ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift], frame)
+        ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift], frame,
+                                                   conditioning)
         drift_record = ident.offset_drift
         say(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
             + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in
@@ -342,7 +353,8 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
     if held_out_loaded:
         assert known_payload_mass is not None, "check_request refuses held-out loaded runs without the mass"
         ident.load_friction_choice = measure_load_friction_choice(
-            model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], known_payload_mass, frame)
+            model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], known_payload_mass, frame,
+            options=conditioning)
         for method, c in ident.load_friction_choice.methods.items():
             say(f"load-dependent friction for {method}: {c.reason}")
     ident.gain_check = gain_check
@@ -370,7 +382,7 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
 
 def _identify_friction(model: RobotModel, identify: Callable[[str], RobotIdentification], friction: str,
                        alpha_given: bool, held_out: list[Recording], friction_cv: list[Recording],
-                       use_commanded: bool, cutoff_hz: float | None, delay: str | float, frame: str,
+                       conditioning: PayloadOptions, frame: str,
                        say: Callable[[str], None]) -> tuple[RobotIdentification, FrictionChoice]:
     """The identification with the friction model `friction` names, or (auto) the one chosen on the held-out runs
     (friction_choice.py); every candidate's spurious payload mass on the `held_out` runs goes with its score."""
@@ -385,14 +397,13 @@ def _identify_friction(model: RobotModel, identify: Callable[[str], RobotIdentif
     # Conditioned once: a held-out run's signals do not depend on the candidate (its tracking error is recorded
     # or not, the same for all).
     first = next(iter(fits.values()))
-    sigs = [conditioned_signals(r, model.joint_names, source="commanded" if use_commanded else "measured",
-                                cutoff_hz=cutoff_hz, delay=delay, tracking_error=first.tracking_error)
-            for r in runs]
+    sigs = [conditioned_signals(r, model.joint_names, **conditioning.given(SIGNAL_OPTIONS),
+                                tracking_error=first.tracking_error) for r in runs]
     choice = choose_friction(fits, sigs, [r.source or f"held-out {i + 1}" for i, r in enumerate(runs)], model)
     if held_out:
         for cand in choice.candidates:
             if cand.kind != choice.chosen:  # the chosen one's are robot.yaml's model_error, measured below
-                cand.spurious_mass = [float(m) for m in
-                                      measure_model_error(model, fits[cand.kind], held_out, frame).spurious[:, 0]]
+                cand.spurious_mass = [float(m) for m in measure_model_error(model, fits[cand.kind], held_out, frame,
+                                                                            conditioning).spurious[:, 0]]
     say("friction model: " + choice.note().text)
     return fits[choice.chosen], choice

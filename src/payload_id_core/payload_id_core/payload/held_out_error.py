@@ -18,7 +18,7 @@ from payload_id_core.payload.methods import payload_request
 from payload_id_core.payload.methods.common import check_covers_excitation, method_signals, payload_rows
 from payload_id_core.payload.methods.online import judge_moments_on, online_estimator
 from payload_id_core.payload.online import DifferenceRLS
-from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.robot_id.model_error import (
     DATA_ONLY,
@@ -86,11 +86,13 @@ MAX_MASS_SIGMAS = 5.0
 MAX_DRIFT_MASS_SIGMAS = 10.0
 
 
-def spurious_payload(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str) -> np.ndarray:
-    """(10,) φ the payload fit finds on an unloaded run; PayloadIdError when the run's own fit shows it cannot
-    measure the model error there (too little motion) or carries a load."""
+def spurious_payload(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,
+                     options: PayloadOptions | None = None) -> np.ndarray:
+    """(10,) φ the payload fit finds on an unloaded run (conditioned with `options`, default the payload fits'
+    defaults); PayloadIdError when the run's own fit shows it cannot measure the model error there (too little motion)
+    or carries a load."""
     check_covers_excitation(unloaded, "held-out recording")
-    phi, std, determined = _payload_fit(model, robot, unloaded, frame)
+    phi, std, determined = _payload_fit(model, robot, unloaded, frame, options)
     worst = [float(np.max(np.where(determined[g], std[g], np.inf))) for g in _GROUPS]
     if any(w > limit for w, limit in zip(worst, MAX_OWN_STD)):
         raise PayloadIdError(
@@ -108,10 +110,12 @@ def spurious_payload(model: RobotModel, robot: RobotIdentification, unloaded: Re
 
 
 def _payload_fit(model: RobotModel, robot: RobotIdentification, run: Recording, frame: str,
-                 offsets_free: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """((10,), (10,), (10,)): the payload φ a fit against robot.yaml finds on `run`, its σ, and which are determined;
-    with `offsets_free` the constant friction offsets' change is fitted with it (robot.yaml's B_j columns)."""
-    sig = method_signals(run, model, PayloadOptions(), robot)
+                 options: PayloadOptions | None = None, offsets_free: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """((10,), (10,), (10,)): the payload φ a fit against robot.yaml finds on `run` (conditioned with `options`), its
+    σ, and which are determined; with `offsets_free` the constant friction offsets' change is fitted with it
+    (robot.yaml's B_j columns)."""
+    sig = method_signals(run, model, options or PayloadOptions(), robot)
     W, y_a = payload_rows(model, robot, frame, sig, False)
     if offsets_free:
         lay_friction = robot.friction.param_names
@@ -124,14 +128,17 @@ def _payload_fit(model: RobotModel, robot: RobotIdentification, run: Recording, 
 
 
 def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],
-                        frame: str | None = None) -> HeldOutModelError:
+                        frame: str | None = None, options: PayloadOptions | None = None) -> HeldOutModelError:
     """The spurious payloads of `held_out` (unloaded recordings of motions robot.yaml was not fitted to, their
     efforts already in robot.yaml's torque units) on `frame` (default: the model's payload frame), and
-    difference-rls's moments conversion chosen on them (difference_rls_conversion)."""
+    difference-rls's moments conversion chosen on them (difference_rls_conversion); every run conditioned with
+    `options`' signal options (the calibration's; default the payload fits' defaults)."""
     frame = model.payload_frame(frame)
-    rows = np.array([spurious_payload(model, robot, r, frame) for r in held_out], dtype=float).reshape(-1, 10)
+    rows = np.array([spurious_payload(model, robot, r, frame, options) for r in held_out],
+                    dtype=float).reshape(-1, 10)
     try:
-        conversion: DifferenceRLSConversion | None = difference_rls_conversion(model, robot, held_out, frame)
+        conversion: DifferenceRLSConversion | None = difference_rls_conversion(model, robot, held_out, frame,
+                                                                               options)
     except PayloadIdError:
         conversion = None   # difference-rls cannot run on these runs: nothing chosen, its default conversion stays
     return HeldOutModelError(str(frame), [r.source or f"held-out {i + 1}" for i, r in enumerate(held_out)], rows,
@@ -139,13 +146,15 @@ def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out:
 
 
 def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,
-                            robot_covariance: bool) -> tuple[np.ndarray, float]:
+                            robot_covariance: bool, options: PayloadOptions | None = None) -> tuple[np.ndarray, float]:
     """(10,) the raw φ difference-rls (its default options, the final solution) finds on an unloaded run, its moments
     converted with or without the robot identification's covariance (NaN where undetermined); and the χ² (3 dof) of
     the difference between these first moments and the other conversion's, against the covariance the noise (as it
     is, serially correlated) and an error of θ̂_a distributed as C_a predict for that difference (NaN when it cannot
-    be judged: a first moment undetermined, no C_a, that covariance not definite)."""
-    request = payload_request(PayloadMethod.DIFFERENCE_RLS, model, robot, frame)
+    be judged: a first moment undetermined, no C_a, that covariance not definite). `options`: the signal options
+    the run is conditioned with (the calibration's), the method's others its defaults."""
+    request = payload_request(PayloadMethod.DIFFERENCE_RLS, model, robot, frame,
+                              **(options or PayloadOptions()).given(SIGNAL_OPTIONS))
     sig = method_signals(unloaded, model, request.options, robot)
     est = online_estimator(PayloadMethod.DIFFERENCE_RLS, model, robot, request.frame, request.options,
                            rate_hz=1.0 / float(np.median(np.diff(sig.t))))
@@ -167,11 +176,12 @@ def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloa
 
 
 def difference_rls_conversion(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],
-                              frame: str) -> DifferenceRLSConversion:
+                              frame: str, options: PayloadOptions | None = None) -> DifferenceRLSConversion:
     """difference-rls's first moments converted with and without C_a on each held-out unloaded run (true value 0),
     the χ² of their difference (summed over the runs), and the conversion robot_id/model_error.CONVERSION_CRITERION
     chooses."""
-    runs = {key: [difference_rls_spurious(model, robot, r, frame, key == WITH_ROBOT_COVARIANCE) for r in held_out]
+    runs = {key: [difference_rls_spurious(model, robot, r, frame, key == WITH_ROBOT_COVARIANCE, options)
+                  for r in held_out]
             for key in (WITH_ROBOT_COVARIANCE, DATA_ONLY)}
     spurious = {key: np.array([phi for phi, _ in rows], dtype=float).reshape(-1, 10) for key, rows in runs.items()}
     chi2 = float(sum(c for _, c in runs[WITH_ROBOT_COVARIANCE]))
@@ -188,17 +198,18 @@ MIN_DRIFT_SAMPLES = 200
 MIN_EACH_WAY = 0.15
 
 
-def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recording) -> tuple[np.ndarray, np.ndarray]:
+def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recording,
+                  options: PayloadOptions | None = None) -> tuple[np.ndarray, np.ndarray]:
     """((n,), (n,)) N·m: the run's constant friction offsets against robot.yaml's, each joint's ΔB_j fitted alone on
     τ_j − (Y θ̂_a)_j (robot.yaml's whole model, only the offsets free), and its Newey–West σ
-    (robot_id/offset_spread.py). PayloadIdError when the run cannot give them: non-finite samples, too few, a joint
-    without an offset column."""
+    (robot_id/offset_spread.py), the run conditioned with `options`. PayloadIdError when the run cannot give them:
+    non-finite samples, too few, a joint without an offset column."""
     what = f"drift run {unloaded.source or '(unnamed)'}"
     joints = unloaded.joints
     if not all(np.all(np.isfinite(np.asarray(a, dtype=float))) for a in (joints.t, joints.q, joints.tau)):
         raise PayloadIdError(f"{what} holds non-finite samples (NaN or inf) in its time, positions or efforts",
                              "give a complete recording of an unloaded run")
-    sig = method_signals(unloaded, model, PayloadOptions(), robot)
+    sig = method_signals(unloaded, model, options or PayloadOptions(), robot)
     N = sig.q.shape[0]
     if N < MIN_DRIFT_SAMPLES:
         raise PayloadIdError(f"{what}: {N} samples after conditioning, fewer than the {MIN_DRIFT_SAMPLES} the offsets' "
@@ -238,14 +249,15 @@ def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recor
     return offsets, std
 
 
-def refuse_a_loaded_drift_run(model: RobotModel, robot: RobotIdentification, run: Recording, frame: str) -> None:
+def refuse_a_loaded_drift_run(model: RobotModel, robot: RobotIdentification, run: Recording, frame: str,
+                              options: PayloadOptions | None = None) -> None:
     """A drift run with a load on the flange is no measure of the offsets' drift: the load's torque projects on the
     offset columns and its residual widens their σ (the real UR10e's loaded 15harm and 01_31 runs as drift runs: the
     shoulder lift's prior std 22.8 N·m against 0.48 from their unloaded twins, difference-rls's mass σ 0.87 -> 2.4 %
     and its CoM withheld). The held-out runs' test (spurious_payload), the load only and at MAX_DRIFT_MASS_SIGMAS: a
     drift run need not determine the inertia. The offsets are free in that fit: a moved offset is the drift
     measured, and with them fixed a planar 2R's joint-1 offset moved 0.05 N·m read as 5 g at 19 σ."""
-    phi, std, determined = _payload_fit(model, robot, run, frame, offsets_free=True)
+    phi, std, determined = _payload_fit(model, robot, run, frame, options, offsets_free=True)
     if determined[0] and abs(phi[0]) > MAX_DRIFT_MASS_SIGMAS * std[0]:
         raise PayloadIdError(
             f"drift run {run.source or '(unnamed)'} carries a load: its spurious payload mass {phi[0]:.4g} kg is "
@@ -255,12 +267,13 @@ def refuse_a_loaded_drift_run(model: RobotModel, robot: RobotIdentification, run
 
 
 def measure_offset_spread(model: RobotModel, robot: RobotIdentification, runs: Sequence[Recording],
-                          frame: str | None = None) -> OffsetSpread:
-    """robot.yaml's friction_offset_drift from held-out unloaded runs (efforts in robot.yaml's torque units); a run
-    that carries a load on `frame` (default: the model's payload frame) is refused."""
+                          frame: str | None = None, options: PayloadOptions | None = None) -> OffsetSpread:
+    """robot.yaml's friction_offset_drift from held-out unloaded runs (efforts in robot.yaml's torque units,
+    conditioned with `options`: the calibration's); a run that carries a load on `frame` (default: the model's payload
+    frame) is refused."""
     frame = model.payload_frame(frame)
-    pairs = [offset_change(model, robot, r) for r in runs]
+    pairs = [offset_change(model, robot, r, options) for r in runs]
     for r in runs:
-        refuse_a_loaded_drift_run(model, robot, r, frame)
+        refuse_a_loaded_drift_run(model, robot, r, frame, options)
     return OffsetSpread(list(model.joint_names), [r.source or f"drift run {i + 1}" for i, r in enumerate(runs)],
                         np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))

@@ -16,6 +16,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.methods.registry import SPECS, UnloadedRun
+from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.friction_choice import LOAD_FRICTION_CRITERION, LoadFrictionChoices, choose_load_friction
 from payload_id_core.signals.recording import Recording
@@ -27,9 +28,12 @@ LOAD_FRICTION_METHODS = tuple(spec.name for spec in SPECS if spec.needs_robot an
 
 def measure_load_friction_choice(model: RobotModel, robot: RobotIdentification, loaded: Sequence[Recording],
                                  mass: float, frame: str,
-                                 methods: Sequence[str] = LOAD_FRICTION_METHODS) -> LoadFrictionChoices:
+                                 methods: Sequence[str] = LOAD_FRICTION_METHODS,
+                                 options: PayloadOptions | None = None) -> LoadFrictionChoices:
     """Per method, load friction on or off on `loaded` (runs carrying `mass` kg on `frame`, efforts in robot.yaml's
-    torque units, motions the robot was not fitted to)."""
+    torque units, motions the robot was not fitted to), each run conditioned with `options`' signal options (the
+    calibration's; default the methods' defaults)."""
+    conditioning = (options or PayloadOptions()).given(SIGNAL_OPTIONS)
     chosen = {}
     found: list[list[tuple[float, float]]] = [[] for _ in loaded]   # per run: (error, σ) of every method and setting
     for method in methods:
@@ -37,7 +41,7 @@ def measure_load_friction_choice(model: RobotModel, robot: RobotIdentification, 
         std: dict[bool, list[float]] = {False: [], True: []}
         for on in (False, True):
             for i, run in enumerate(loaded):
-                est = identify_payload(method, model, robot, run, frame, load_friction=on)
+                est = identify_payload(method, model, robot, run, frame, load_friction=on, **conditioning)
                 error[on].append(est.mass - mass)
                 std[on].append(float(np.sqrt(max(float(est.covariance[0, 0]), 0.0))))
                 found[i].append((error[on][-1], std[on][-1]))

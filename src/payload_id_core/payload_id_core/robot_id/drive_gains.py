@@ -30,6 +30,7 @@ from payload_id_core.signals.recording import Recording
 def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recording, payload_mass: float, frame: str,
                           *, payload_phi: np.ndarray | None = None, friction: str | FrictionModel = "linear",
                           use_commanded: bool = True, delay: str | float = "estimate",
+                          cutoff_hz: float | None = None, decimate: int = 1,
                           gear_mu: np.ndarray | None = None, sign_epsilon: float = DEFAULT_SIGN_EPSILON,
                           tracking_error: bool = True, load_friction: np.ndarray | None = None,
                           shared_mu: bool = False) -> GainFit:
@@ -44,6 +45,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     noisy effort column. `gear_mu`: the gear friction μ_j|e_j| sgn(q̇_j) taken off both runs' efforts first
     (gear_friction.py; it scales with the gains, so raw efforts take it as torques do). `tracking_error`: the
     measured deviation from the command added to the motion, as fit_given_model does (signals/tracking.py).
+    `use_commanded`, `delay`, `cutoff_hz`, `decimate`: both runs conditioned as fit_given_model conditions its run.
     `load_friction` (n,) bool: on those joints a load-dependent Coulomb level μ_j|û_j| sgn_ε(q̇_j), shared by both
     runs, is fitted with the gains (û the model effort; gear_friction.py's law). The gains are fixed by the load's
     torque only, so what the friction model misses where the load changes the torque goes into them: on
@@ -61,8 +63,8 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     model.frame_id(frame)  # an unknown frame fails before any work
     src = "commanded" if use_commanded else "measured"
     names = model.joint_names
-    s0 = conditioned_signals(unloaded, names, source=src, delay=delay, tracking_error=tracking_error)
-    s1 = conditioned_signals(loaded, names, source=src, delay=delay, tracking_error=tracking_error)
+    s0, s1 = (conditioned_signals(run, names, source=src, cutoff_hz=cutoff_hz, decimate=decimate, delay=delay,
+                                  tracking_error=tracking_error) for run in (unloaded, loaded))
     for s in (s0, s1):
         require_finite("efforts", s.tau, names)
         if gear_mu is not None:

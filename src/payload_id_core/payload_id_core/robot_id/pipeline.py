@@ -264,13 +264,14 @@ def stamp_when(ident: RobotIdentification, recording: Recording, temperature: np
 
 
 def validate_robot(ident: RobotIdentification, recording: Recording, model: RobotModel | None = None, *,
-                   use_commanded: bool | None = None, cutoff_hz: float | None = None,
+                   use_commanded: bool | None = None, cutoff_hz: float | None = None, decimate: int = 1,
                    delay: str | float = "estimate") -> np.ndarray:
     """Torque RMSE per joint of the identified model on another recording (cross-validation)."""
     model = ident.require_model(model)
     use_commanded = ident.source == SignalSource.COMMANDED if use_commanded is None else use_commanded
     sig = conditioned_signals(recording, model.joint_names, source="commanded" if use_commanded else "measured",
-                              cutoff_hz=cutoff_hz, delay=delay, tracking_error=ident.tracking_error)
+                              cutoff_hz=cutoff_hz, decimate=decimate, delay=delay,
+                              tracking_error=ident.tracking_error)
     require_finite("torques", sig.tau, model.joint_names)
     return torque_rmse(ident, sig, model)
 
