@@ -16,7 +16,7 @@
   monitor_human_contacts                   a person's pushes on the task (sim.pick_place.HumanContacts: 10-150 N,
                                            any direction, flange / wrist / forearm / upper arm, ramped, held, at rest
                                            and moving, some repeated; MONITOR_HUMAN_S s of task, default 1500,
-                                           on each seed of MONITOR_HUMAN_SEEDS, default 7,8; figures pooled)
+                                           on each seed of MONITOR_HUMAN_SEEDS, default 7,8,9; figures pooled)
   monitor_human_contact_called_load_fraction  of those, the share with a load event (picked / placed / changed)
                                            dated within the push (from its start to 0.5 s after its end)
   monitor_contact_found_fraction           of the pushes above 30 N, the share reported as a contact within it
@@ -72,8 +72,10 @@ from payload_id_core.sim.pick_place import HumanContacts, pick_and_place
 TASK_S = float(os.environ.get("MONITOR_TASK_S", "600"))
 QUIET_S = float(os.environ.get("MONITOR_QUIET_S", "3600"))
 HUMAN_S = float(os.environ.get("MONITOR_HUMAN_S", "1500"))
-# Two seeds of the pushed task: 600 s of one gives ~100 pushes, and issue 31 asks the figures over ≥ 200.
-HUMAN_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_HUMAN_SEEDS", "7,8").split(","))
+# Three seeds of the pushed task: 600 s of one gives ~100 pushes, and issue 31 asks the figures over ≥ 200. Seed 9 is
+# in since h122: on seeds 7 and 8 main calls 0 of 209 pushes a load, on seed 9 2 of 101 (pushes in motion named
+# `picked`, test_monitor_pushed_task_seed9), and the figure of record is not to hide them.
+HUMAN_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_HUMAN_SEEDS", "7,8,9").split(","))
 LIGHT_S = float(os.environ.get("MONITOR_LIGHT_S", "120"))
 MATCH_S = 0.1
 FOUND_ABOVE_N = 30.0
