@@ -252,7 +252,7 @@ def test_a_mass_the_runs_contradict_is_refused(found, std, given, refused):
 # −3.19 % at 3.6σ (seed 9; seed 8 −2.78 % at 2.9σ); with the calibration's σ the witness flags it ("elbow_joint read
 # 4.0 % low").
 WRONG_CHECK_MASS = TRUTH_MASS * 1.06
-DRIFT = np.array([1.0, 1 / 1.015, 1.035, 1.0, 1.0, 1.0])     # efforts divided: elbow reads 3.5 % low, shoulder lift high
+DRIFT = np.array([1.0, 1 / 1.015, 1.035, 1.0, 1.0, 1.0])   # efforts divided: elbow 3.5 % low, shoulder lift high
 
 
 @pytest.fixture(scope="module")
