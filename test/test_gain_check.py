@@ -243,3 +243,58 @@ def test_a_mass_the_runs_contradict_is_refused(found, std, given, refused):
     with pytest.raises(PayloadIdError, match=refused) as err:
         gain_check_runs.refuse_contradicted_masses(np.array(found), np.array(std), given, sources)
     assert f"--gain-check-mass {given[0]:g}" in str(err.value.problem)
+
+
+# h120 (red team): one check run given a mass 6 % high passes the per-run 5 σ test (a single run has no "together"
+# test), its elbow gain reads 6 % off and robot.yaml's elbow σ widens 0.81 → 6.96 %. The per-joint gain witness
+# (payload/gain_drift.py) judges against that whole σ, so a later payload run whose elbow drive reads 3.5 % low and
+# shoulder lift 1.5 % high (the common-factor witness sees 0.99: inside its 1.5 %) is ok and converged, khalil-1's mass
+# −3.19 % at 3.6σ (seed 9; seed 8 −2.78 % at 2.9σ); with the calibration's σ the witness flags it ("elbow_joint read
+# 4.0 % low").
+WRONG_CHECK_MASS = TRUTH_MASS * 1.06
+DRIFT = np.array([1.0, 1 / 1.015, 1.035, 1.0, 1.0, 1.0])   # efforts divided: elbow 3.5 % low, shoulder lift high
+
+
+@pytest.fixture(scope="module")
+def drifted(runs, identified, tmp_path_factory):
+    d = runs[0]
+    out = tmp_path_factory.mktemp("gain_check_drift")
+    assert cli_main(["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--rate", "100", "--profile", "ur10",
+                     "--payload", str(d / "payload.yaml"), "--seed", "9", "--out", str(out / "sim")]) == 0
+    rec = read_bag(out / "sim")
+    rec.joints.tau = rec.joints.tau / DRIFT
+    bag = write_bag(out / "drifted", rec)
+    plain = out / "plain.yaml"
+    identified[0].save(plain)
+    widened = out / "widened.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur10", "--bag", str(d / "unloaded"), "--loaded-bag",
+                     str(d / "loaded"), "--known-payload-mass", str(TRUTH_MASS), "--gain-check-bag", str(d / "sim_6"),
+                     "--gain-check-mass", str(WRONG_CHECK_MASS), "--out", str(widened)]) == 0
+    return bag, plain, widened
+
+
+def _khalil_1(bag, robot, out) -> dict:
+    assert cli_main(["identify-payload", "--urdf", "ur10", "--robot", str(robot), "--bag", str(bag), "--method",
+                     "khalil-1", "--out", str(out)]) == 0
+    return yaml.safe_load(out.read_text())
+
+
+def test_an_elbow_drift_is_flagged_with_the_calibrations_gain_sigma(drifted, tmp_path):
+    bag, plain, _ = drifted
+    p = _khalil_1(bag, plain, tmp_path / "payload.yaml")
+    assert p["mass"] < 0.98 * TRUTH_MASS                     # the drift moved the mass: −3.19 %
+    assert p["quality"]["status"] == "suspect" and not p["converged"], p["quality"]
+    assert any("elbow_joint read" in r for r in p["quality"]["reasons"]), p["quality"]["reasons"]
+
+
+@pytest.mark.xfail(strict=True, reason="h120: a single check run given a mass 6 % high is accepted (5 σ per run, no "
+                   "'together' test for one run) and widens the elbow's σ 0.81 -> 6.96 %; the per-joint gain witness "
+                   "judges against that σ, so the elbow -3.5 % drift's payload is ok and converged, khalil-1 -3.19 % "
+                   "at 3.6σ (needs: suspect, as with the calibration's σ)")
+def test_a_wrong_check_mass_does_not_blind_the_gain_witness(drifted, tmp_path):
+    bag, _, widened = drifted
+    ident = RobotIdentification.load(widened, RobotModel.from_urdf("ur10"))
+    assert ident.gain_check is not None and ident.effort_scale_std is not None
+    p = _khalil_1(bag, widened, tmp_path / "payload.yaml")
+    assert p["mass"] < 0.98 * TRUTH_MASS
+    assert p["quality"]["status"] == "suspect" and not p["converged"], (p["mass"], p["std"]["mass"], p["quality"])

@@ -1,0 +1,46 @@
+"""h120 red team (issue 29 item 5, "a gain error goes straight into the mass, confidently"): every drive gain 1 % low.
+
+The simulated cell (profile 'ur10'), the robot identified on the unloaded ur10_payload_inertia run (seed 11, as
+test_convergence_settled), the payload (3.5 kg) on the bundled ur10_payload_fast, efforts × 0.99 on every joint (drives
+1 % warmer than at identification). The arm's own torque's 1 % lands in the payload rows: difference-rls −3.05 % at
+11.6σ, quality ok, converged; the common-factor witness (payload/effort_drift.py, limit 1 ± 0.015) reads it inside its
+limit. khalil-1 (−2.69 %) and direct-rls (−2.68 %) are suspect on this seed only through the offset witness.
+"""
+
+import numpy as np
+import pytest
+
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.excitation.fourier import load_trajectory
+from payload_id_core.payload.methods import identify_payload
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
+from payload_id_core.robot_id import fit_given_model
+
+MASS = 3.5
+FRAME = "tool0"
+GAIN_FACTOR = 0.99
+
+
+@pytest.fixture(scope="module")
+def drifted():
+    from payload_id_core.sim import simulate  # noqa: PLC0415 - MuJoCo only for this module
+
+    m = RobotModel.from_urdf("ur10")
+    truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
+                            np.zeros((10, 10)), "truth")
+    robot = fit_given_model(m, simulate(m, load_trajectory("ur10_payload_inertia"), None, "ur10", seed=11),
+                            friction="nonlinear")
+    rec = simulate(m, load_trajectory("ur10_payload_fast"), truth, "ur10", seed=111)
+    rec.joints.tau = rec.joints.tau * GAIN_FACTOR
+    return m, robot, rec
+
+
+@pytest.mark.xfail(strict=True, reason="h120: every drive gain 1 % low moves difference-rls's mass −3.05 % at 11.6σ, "
+                   "ok and converged (the common-factor witness's limit is ±1.5 %); needs: suspect or a σ covering it")
+def test_a_one_percent_gain_drift_is_not_a_confident_wrong_mass(drifted):
+    m, robot, rec = drifted
+    est = identify_payload("difference-rls", m, robot, rec, FRAME)
+    std = float(np.sqrt(est.covariance[0, 0]))
+    assert est.mass < 0.98 * MASS                    # the drift moved the mass (−3.05 %)
+    assert est.quality is not Quality.OK or abs(est.mass - MASS) <= 3.0 * std, (est.mass, std, est.quality_reasons)
