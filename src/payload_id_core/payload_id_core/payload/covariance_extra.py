@@ -8,6 +8,8 @@ Below both the methods (khalil, the online adapter) and the online estimators, w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
@@ -93,7 +95,9 @@ def drift_in_measured_error(robot: RobotIdentification, frame: str, model: Robot
 
 
 def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
-                            frame: str, model: RobotModel) -> tuple[np.ndarray | None, Note | None]:
+                            frame: str, model: RobotModel,
+                            to_payload: Callable[[np.ndarray], np.ndarray] | None = None, mass: float | None = None
+                            ) -> tuple[np.ndarray | None, Note | None]:
     """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
     y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
     diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
@@ -110,7 +114,12 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     identification σ (C_a, already in σ through robot_uncertainty) is how well the calibration run fixed them beside
     the gravity parameters they are correlated with, not how far they move between runs, and a constant from one
     robot's drives (the real UR10e's −0.30..+0.55 N·m) is no measure of another's (the simulated Panda's offsets
-    are 0.01-0.02 N·m); the note says so and how to measure it."""
+    are 0.01-0.02 N·m); the note says so and how to measure it.
+
+    `to_payload`: for a method whose payload is not the fit's first unknowns but a map of them (khalil-2: the
+    re-identified θ_b through the payload Jacobian; gaz-dtau: ε̂ likewise), that map's linear part, (u, k) fit
+    responses → (10, k) payload responses, and `mass` its estimate's mass (for the note); the covariance is then the
+    payload's (10, 10)."""
     names = list(robot.friction.param_names)
     spread = getattr(robot, "offset_drift", None)
     if spread is None:
@@ -134,8 +143,10 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           f"{np.round(spread.resolution, 3).tolist()} N·m: nothing added to σ for it")
     columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
     S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info)
+    if to_payload is not None:
+        S = to_payload(S)
+    mass = float(fit.x[0]) if mass is None else float(mass)
     cov = (S * std[held] ** 2) @ S.T
-    mass = float(fit.x[0])
     mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
     share = f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
     return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
@@ -147,8 +158,9 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
 def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False, friction_prior_var: np.ndarray | None = None
-                            ) -> tuple[np.ndarray, list[Note]]:
-    """What the covariance of φ_L (10, 10) of an online estimate lacks, and the notes that say why (the
+                            ) -> tuple[np.ndarray, list[Note], np.ndarray | None]:
+    """(extra, notes, offset drift): what the covariance of φ_L (10, 10) of an online estimate lacks, and the notes
+    that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
     the model error robot.yaml measured on held-out motions when it has one: measured_model_error; without one, the
     residual level floored at the model's resolution: resolution_floored_covariance).
@@ -180,7 +192,10 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     free fit is 1.0-1.6), and on the free fit's C, whose mass variance the offsets' collinearity widens early in a
     motion (the estimator's own covariance holds that share), it put the cell's declaration at 2.10 s for 1.95 s
     (bench/cell_convergence.py); (f² − 1) C_fixed stays above the free fit's own-ratio term there (cell, 1.5 / 1.95 /
-    3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %)."""
+    3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %).
+    The offsets' recorded drift (offset_drift_covariance, (10, 10); None where not added) is returned apart from
+    `extra`: the estimate's σ holds both, but the projection onto physical parameters keeps the fit's own metric
+    (`extra` alone), as khalil-1's does."""
     y_a = robot.regressor(q, qd, qdd)
     joint, X = payload_transform(model, frame)
     w_l = rigid_body_regressor(model, q, qd, qdd)[..., 10 * (joint - 1):10 * joint] @ X
@@ -207,11 +222,11 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
     # holds them by that drift's prior, whose pull its own covariance carries).
     offsets = np.array([name.partition("_")[0] == "B" for name in robot.friction.param_names], dtype=bool)
-    if offsets.any() and np.all(own_var[offsets] == 0):
-        drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
-        extra = extra if drift is None else extra + drift[:10, :10]
-        notes += [] if note is None else [note]
-    return extra, notes
+    if not (offsets.any() and np.all(own_var[offsets] == 0)):
+        return extra, notes, None
+    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
+    notes += [] if note is None else [note]
+    return extra, notes, None if drift is None else drift[:10, :10]
 
 
 def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,

@@ -350,17 +350,19 @@ class IdentificationRun:
         sig = Signals(t, q, qd, qdd, tau, None, self.delay or 0.0, joint_names=list(self.model.joint_names))
         return JudgedRun(self.model, self.robot, sig, self.frame, self.payload_method, self.online.n_lf > 0, GOAL_RUN)
 
-    def with_online_covariance_extra(self, est: PayloadEstimate) -> PayloadEstimate:
-        """`est` with the covariance serially correlated residuals and the robot model's unmodelled gear friction
-        add to the recursive estimator's (methods.common.online_covariance_extra, on every sample the run fed)."""
+    def with_online_covariance_extra(self, est: PayloadEstimate) -> tuple[PayloadEstimate, np.ndarray | None]:
+        """(`est` with the covariance serially correlated residuals and the robot model's unmodelled gear friction
+        add to the recursive estimator's (methods.common.online_covariance_extra, on every sample the run fed), the
+        projection's metric when it is not that covariance: the offsets' recorded drift is in σ only)."""
         data = self.arrays()
         if data is None or data[0].size < 50:
-            return est
+            return est, None
         _, q, qd, qdd, tau = data
-        extra, extra_notes = covariance_extra(self.online, q, qd, qdd, tau)
-        est.covariance = with_covariance_extra(est.covariance, extra)
+        extra, extra_notes, drift = covariance_extra(self.online, q, qd, qdd, tau)
+        metric = with_covariance_extra(est.covariance, extra)
+        est.covariance = metric if drift is None else with_covariance_extra(metric, drift)
         est.notes.extend(extra_notes)
-        return est
+        return est, None if drift is None else metric
 
     def torque_rmse(self, est: PayloadEstimate | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-joint RMSE of the measured torque against the unloaded model, and with the payload added."""
@@ -390,8 +392,8 @@ class IdentificationRun:
             if outcome.partial:
                 return None
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est = finalize(self.with_online_covariance_extra(est), self.robot, self.options.payload_prior,
-                       self.judged_run())
+        est, metric = self.with_online_covariance_extra(est)
+        est = finalize(est, self.robot, self.options.payload_prior, self.judged_run(), metric)
         if input_drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
         lost = self.lost_joint_states()
@@ -443,15 +445,17 @@ class IdentificationRun:
 
 
 def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None,
-             prior: PayloadPrior | None = None, run: JudgedRun | None = None) -> PayloadEstimate:
+             prior: PayloadPrior | None = None, run: JudgedRun | None = None,
+             metric: np.ndarray | None = None) -> PayloadEstimate:
     """The goal's final estimate, finished in identify-payload's order: with what is known of the payload (`prior`,
     priors.apply_prior, as finish.finish applies it), physically consistent (finish.project_if_inconsistent), judged
     against robot.yaml on the run it came from (`run`: against_robot.judge_against_robot, the witnesses
     methods.estimate_payload runs), then its quality (finish.judge_quality; with `robot`, also the robot
-    identification's scale against the URDF), which makes a suspect estimate not converged."""
+    identification's scale against the URDF), which makes a suspect estimate not converged. `metric`: the
+    projection's when it is not the estimate's covariance (finish.project_if_inconsistent)."""
     if prior is not None:
         est = apply_prior(est, prior)
-    est = project_if_inconsistent(est)
+    est = project_if_inconsistent(est, metric)
     if run is not None:
         judge_against_robot(run, est)
     return judge_quality(est, robot)

@@ -15,6 +15,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.covariance_extra import offset_drift_covariance
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
@@ -240,10 +241,23 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     cov = with_gain_uncertainty(sol.measured_cov(), sol.x, sol.identifiable, robot, w_l, re.sigma)
     metric = with_gain_uncertainty(sol.cov, sol.x, sol.identifiable, robot, w_l, re.sigma)
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_UNLOADED_REFERENCE, f"Δτ against the {source}"), *lf_fit_notes]
+    drift = None
+    if unloaded is None and not fc:
+        # Against robot.yaml's prediction with ε̂ on the base parameters alone, the offsets are held at robot.yaml's:
+        # how far they move between runs, where robot.yaml measured it, through ε̂'s fit and the conversion (σ only).
+        def to_payload(fit_shift: np.ndarray) -> np.ndarray:
+            shift = np.zeros((lay.p, fit_shift.shape[1]))
+            shift[cols] = fit_shift[:k]
+            return np.stack([generalized_lstsq(J, d, C, C_measured).x for d in shift.T], axis=1)
+
+        drift, drift_note = offset_drift_covariance(robot, y_b, re_all, W_used, frame, model, to_payload,
+                                                    float(sol.x[0]))
+        notes += [] if drift_note is None else [drift_note]
     spread = friction_change_spread(sol.x, sol.identifiable, options, robot, unloaded is not None,
                                     lambda o: gaz_dtau(model, robot, loaded, frame, unloaded, o))
     if spread is not None:
         cov, metric = spread.applied(cov, metric)
         notes += spread.notes
-    return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, cov, sol.identifiable, notes, options,
-                  convergence_time=motion_duration(sig), projection_cov=metric, friction_unknowns=sol.x.size - 10)
+    return finish(frame, PayloadMethod.GAZ_DTAU, sol.x, cov if drift is None else cov + drift, sol.identifiable,
+                  notes, options, convergence_time=motion_duration(sig), projection_cov=metric,
+                  friction_unknowns=sol.x.size - 10)

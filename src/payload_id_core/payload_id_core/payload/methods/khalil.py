@@ -192,8 +192,18 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
                                     re.cov[:p, :p], re.identifiable[:p], options).x
         cov = cov + np.outer(shift, shift)
         notes.append(gear_model_error_note(float(shift[0]), float(sol.x[0]), mu))
-    return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov, sol.identifiable, notes, options,
-                  convergence_time=duration, friction_unknowns=sol.x.size - 10)
+    # The conversion holds the offsets at robot.yaml's (their change is no unknown of it): how far they move between
+    # runs, where robot.yaml measured it, through the re-identification and the same conversion (σ only).
+    theta_a = np.asarray(robot.theta, dtype=float)
+
+    def to_payload(theta_shift: np.ndarray) -> np.ndarray:
+        return np.stack([_difference_payload(model, robot, frame, theta_a + d[:p], re.cov[:p, :p],
+                                             re.identifiable[:p], options).x for d in theta_shift.T], axis=1)
+
+    drift, drift_note = offset_drift_covariance(robot, y_b, re, y_used, frame, model, to_payload, float(sol.x[0]))
+    notes += [] if drift_note is None else [drift_note]
+    return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov if drift is None else cov + drift, sol.identifiable,
+                  notes, options, convergence_time=duration, friction_unknowns=sol.x.size - 10, projection_cov=cov)
 
 
 def khalil_3(model: RobotModel, robot: RobotIdentification | None, loaded: Recording, frame: str,

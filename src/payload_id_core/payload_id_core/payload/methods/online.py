@@ -41,10 +41,11 @@ def online_estimator(method: PayloadMethod, model: RobotModel, robot: RobotIdent
 
 
 def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                     tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
-    """What the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ) it was fed, and why
-    (OnlineEstimator.covariance_extra: serially correlated residuals, the robot model's unmodelled gear friction)."""
-    return estimator.covariance_extra(q, qd, qdd, tau)
+                     tau: np.ndarray) -> tuple[np.ndarray, list[Note], np.ndarray | None]:
+    """(extra, notes, offset drift): what the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ)
+    it was fed, and why (OnlineEstimator.covariance_extra_parts: serially correlated residuals, the robot model's
+    unmodelled gear friction), and apart the offsets' recorded drift (σ only: not the projection's metric)."""
+    return estimator.covariance_extra_parts(q, qd, qdd, tau)
 
 
 def judge_moments_on(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -76,14 +77,16 @@ def run_online(method: PayloadMethod, model: RobotModel, robot: RobotIdentificat
     judge_moments_on(estimator, sig.q, sig.qd, sig.qdd, sig.tau)   # before the estimate: its notes say the check
     raw = estimator.estimate()
     z, cov, ok = estimator.payload_solution()
-    extra, extra_notes = covariance_extra(estimator, sig.q, sig.qd, sig.qdd, sig.tau)
-    cov = with_covariance_extra(cov, extra)
+    extra, extra_notes, drift = covariance_extra(estimator, sig.q, sig.qd, sig.qdd, sig.tau)
+    metric = with_covariance_extra(cov, extra)
+    cov = metric if drift is None else with_covariance_extra(metric, drift)
     notes = [*sig.notes, *raw.notes, *extra_notes]
     if not estimator.converged:
         notes.append(Note(NoteCode.PAYLOAD_NOT_CONVERGED, f"not converged after {motion_duration(sig):.2f} s of motion "
                           f"({estimator.convergence_rule} rule)"))
     return finish(frame, method, z, cov, ok, notes, options, converged=estimator.converged,
-                  convergence_time=estimator.convergence_time, history=raw.history)
+                  convergence_time=estimator.convergence_time, history=raw.history,
+                  projection_cov=None if drift is None else metric)
 
 
 def difference_rls(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,

@@ -270,13 +270,21 @@ class OnlineEstimator(ABC):
         None: the load-changeable ones free, the constant offsets at robot.yaml's (direct-rls)."""
         return None
 
-    def covariance_extra(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                         tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
-        """What the covariance of φ_L lacks after the samples (q, q̇, q̈, τ) fed, and why, from one batch fit with
-        this estimator's unknowns (covariance_extra.online_covariance_extra: serially correlated residuals, the
-        robot model's unmodelled gear friction, or robot.yaml's measured model error)."""
+    def covariance_extra_parts(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                               tau: np.ndarray) -> tuple[np.ndarray, list[Note], np.ndarray | None]:
+        """(extra, notes, offset drift): what the covariance of φ_L lacks after the samples (q, q̇, q̈, τ) fed, and
+        why, from one batch fit with this estimator's unknowns (covariance_extra.online_covariance_extra: serially
+        correlated residuals, the robot model's unmodelled gear friction, or robot.yaml's measured model error), and
+        apart the offsets' recorded drift where the estimator holds them (None elsewhere): σ only, the projection's
+        metric leaves it out."""
         return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
                                        load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var())
+
+    def covariance_extra(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                         tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
+        """covariance_extra_parts with the offsets' drift added: all the reported σ lacks (the convergence rule's)."""
+        extra, notes, drift = self.covariance_extra_parts(q, qd, qdd, tau)
+        return (extra if drift is None else extra + drift), notes
 
     def model_error_ratio(self) -> np.ndarray | float:
         """Residual RMS of the fit over the unloaded identification's torque RMSE (pooled, or per joint);
