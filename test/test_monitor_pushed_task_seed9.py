@@ -43,10 +43,6 @@ def test_the_task_holds_the_forearm_push_in_motion(pushed):
         run.changes
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31 (h122): a 121 N forearm push ramped into a move while the carried "
-                   "part is in doubt is named `picked` +2.50 kg 0.15 s after its first window (persist_s and the "
-                   "motion under it counted from the doubt's start); bench/monitor.py's "
-                   "monitor_human_contact_called_load_fraction, seed 9: 2 of 101")
 def test_no_push_is_named_a_load(pushed):
     run, events = pushed
 
