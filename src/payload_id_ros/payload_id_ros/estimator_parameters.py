@@ -40,6 +40,9 @@ class EstimatorParameters:
                                          "discovery)", valid=Range(low=0.0))
     excite_timeout: float = parameter(5.0, "s to find the excitation player's action server",
                                       valid=Range(low=0.0, low_open=True))
+    excite_answer_timeout: float = parameter(15.0, "s the excitation player has to accept or reject a goal once "
+                                             "found (discovery on a loaded machine can take seconds)",
+                                             valid=Range(low=0.0, low_open=True))
     # -- what is known of the payload (payload_id_core.payload.priors): a goal's own fields override them --
     bounding_box: tuple[float, ...] = parameter((0.0,), "m, payload frame: the box holding all of the payload's "
                                                 "mass, x0 y0 z0 x1 y1 z1; zeros = none (goals and the monitor's "

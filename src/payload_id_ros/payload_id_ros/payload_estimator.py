@@ -128,7 +128,7 @@ class PayloadEstimator(Node):
                                    lambda: self.identify.busy, sensors, persist=self._save_monitor_estimate)
         actions = ReentrantCallbackGroup()
         player = ExcitationPlayerClient(self, params.excite_action, params.excite_timeout, actions,
-                                        params.trajectory_topic, self.model)
+                                        params.trajectory_topic, self.model, params.excite_answer_timeout)
         self.identify = IdentifyAction(self, player)
         self._server = ActionServer(self, Identify, "~/identify", execute_callback=threaded(self.identify.execute),
                                     goal_callback=self.identify.on_goal,

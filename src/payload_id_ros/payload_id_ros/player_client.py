@@ -67,8 +67,9 @@ class ExcitationPlayerClient:
     (heartbeat.py) so that the player stops the arm itself when this process dies without a word (SIGKILL)."""
 
     def __init__(self, node: Node, action: str, server_timeout: float, callback_group: CallbackGroup,
-                 stop_topic: str, model: RobotModel) -> None:
+                 stop_topic: str, model: RobotModel, answer_timeout: float = 15.0) -> None:
         self._node, self.action, self.server_timeout = node, action, server_timeout
+        self.answer_timeout = answer_timeout      # s for the player's accept/reject once its server is found
         self.client: ActionClient[Excite.Goal, Excite.Result, Excite.Feedback] = ActionClient(
             node, Excite, action, callback_group=callback_group)
         self._stop_pub = node.create_publisher(JointTrajectory, stop_topic, 10)
@@ -115,7 +116,7 @@ class ExcitationPlayerClient:
         try:
             future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0),
                                                  feedback_callback=on_feedback, goal_uuid=goal_id)
-            handle = future.result() if wait_for_future(future, 5.0) else None    # None: no answer
+            handle = future.result() if wait_for_future(future, self.answer_timeout) else None    # None: no answer
             if handle is None:
                 raise PayloadIdError("the excitation player did not answer the goal",
                                      "check the excitation_player node")
