@@ -44,20 +44,6 @@ def valid(files):
     return d
 
 
-def _refused(files, tmp_path, capfd, d: dict) -> str:
-    """identify-payload with `d` as robot.yaml: refused (exit 2, one line, payload.yaml not written); stderr."""
-    robot = tmp_path / "robot.yaml"
-    robot.write_text(yaml.safe_dump(d))
-    out = tmp_path / "payload.yaml"
-    before = Snapshot.of(out)
-    code, _, err = run_cli(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
-                           "--method", "difference-rls", "--frame", "tool0", "--out", out)
-    assert_refused(code, err, before)
-    assert err.count("\n") == 1, err
-    assert f"{robot}: " in err, err
-    return err
-
-
 def test_the_valid_records_are_read_back_as_written(valid, tmp_path):
     """The premise of the refusals below: the records they damage load, values per run and joint in place."""
     robot = tmp_path / "robot.yaml"
@@ -79,45 +65,44 @@ def _nan_first(values: list) -> None:
     values[0] = float("nan")
 
 
-DRIFT_EDITS = {
-    # name: (edit of the record, what the message says)
-    "a run's offset missing on one joint": (
+# Where each record stands in robot.yaml, and the fix its refusal names.
+RECORDS = {"friction_offset_drift": (lambda d: d["friction_offset_drift"], DRIFT_FIX),
+           "effort.gain_check": (lambda d: d["effort"]["gain_check"], CHECK_FIX)}
+# (record, case): the edit of the record, what the message says is wrong.
+EDITS = {
+    ("friction_offset_drift", "a run's offset missing on one joint"): (
         lambda r: _drop_one(r["offsets"]["joint2"]), "ValueError: offsets of joint2 holds 1 value(s) for 2 run(s)"),
-    "a NaN offset": (
+    ("friction_offset_drift", "a NaN offset"): (
         lambda r: _nan_first(r["offsets"]["joint1"]),
         "friction offset drift: an offset change is not finite or its std not positive"),
-    "offsets_std missing": (lambda r: r.pop("offsets_std"), "KeyError: 'offsets_std'"),
-    "runs a string": (lambda r: r.update(runs="ab"), "TypeError: runs is str, not a list of the drift runs' sources"),
-}
-
-
-@pytest.mark.parametrize("case", list(DRIFT_EDITS))
-def test_a_damaged_drift_record_is_refused_in_one_line(case, files, valid, tmp_path, capfd):
-    d = copy.deepcopy(valid)
-    edit, says = DRIFT_EDITS[case]
-    edit(d["friction_offset_drift"])
-    err = _refused(files, tmp_path, capfd, d)
-    assert f"friction_offset_drift is not valid ({says}); {DRIFT_FIX}" in err, err
-
-
-CHECK_EDITS = {
-    "a run's gain std missing on one joint": (
+    ("friction_offset_drift", "offsets_std missing"): (lambda r: r.pop("offsets_std"), "KeyError: 'offsets_std'"),
+    ("friction_offset_drift", "runs a string"): (
+        lambda r: r.update(runs="ab"), "TypeError: runs is str, not a list of the drift runs' sources"),
+    ("effort.gain_check", "a run's gain std missing on one joint"): (
         lambda r: _drop_one(r["gains_std"]["joint1"]), "ValueError: gains_std of joint1 holds 1 value(s) for 2 run(s)"),
-    "a NaN gain": (
-        lambda r: _nan_first(r["gains"]["joint2"]),
-        "drive gain check: a mass, gain or std is not finite and positive"),
-    "masses missing": (lambda r: r.pop("masses"), "KeyError: 'masses'"),
-    "a joint's reference missing": (lambda r: r["reference"].pop("joint2"), "KeyError: 'joint2'"),
-    "determined a number": (
+    ("effort.gain_check", "a NaN gain"): (
+        lambda r: _nan_first(r["gains"]["joint2"]), "drive gain check: a mass, gain or std is not finite and positive"),
+    ("effort.gain_check", "masses missing"): (lambda r: r.pop("masses"), "KeyError: 'masses'"),
+    ("effort.gain_check", "a joint's reference missing"): (
+        lambda r: r["reference"].pop("joint2"), "KeyError: 'joint2'"),
+    ("effort.gain_check", "determined a number"): (
         lambda r: r["determined"]["joint1"].__setitem__(0, 0),
         "ValueError: determined holds a value that is not true or false"),
 }
 
 
-@pytest.mark.parametrize("case", list(CHECK_EDITS))
-def test_a_damaged_gain_check_record_is_refused_in_one_line(case, files, valid, tmp_path, capfd):
+@pytest.mark.parametrize("record, case", list(EDITS), ids=[f"{r}: {c}" for r, c in EDITS])
+def test_a_damaged_record_is_refused_in_one_line(record, case, files, valid, tmp_path, capfd):
     d = copy.deepcopy(valid)
-    edit, says = CHECK_EDITS[case]
-    edit(d["effort"]["gain_check"])
-    err = _refused(files, tmp_path, capfd, d)
-    assert f"effort.gain_check is not valid ({says}); {CHECK_FIX}" in err, err
+    where, fix = RECORDS[record]
+    edit, says = EDITS[record, case]
+    edit(where(d))
+    robot = tmp_path / "robot.yaml"
+    robot.write_text(yaml.safe_dump(d))
+    out = tmp_path / "payload.yaml"
+    before = Snapshot.of(out)
+    code, _, err = run_cli(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
+                           "--method", "difference-rls", "--frame", "tool0", "--out", out)
+    assert_refused(code, err, before)
+    assert err.count("\n") == 1, err
+    assert f"{robot}: {record} is not valid ({says}); {fix}" in err, err
