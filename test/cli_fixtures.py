@@ -2,7 +2,8 @@
 every refusal must pass: exit 2, one or two lines on stderr, no traceback, no output created or touched.
 
 Imported by test_cli_bad_input.py and test_cli_fuzz.py (the fixture is module-scoped in each); the simulated ur10
-cell (ur10_cell: its robot.yaml and loaded runs) by test_payload_cli.py and test_payload_priors_cli.py.
+cell (ur10_cell: its robot.yaml and loaded runs) by test_payload_cli.py and test_payload_priors_cli.py; run_cli by
+every test that runs the command line in-process.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 PAYLOAD = {"frame": "tool0", "mass": 0.5, "com": [0.01, 0.0, 0.02],
            "inertia": {"ixx": 0.001, "ixy": 0.0, "ixz": 0.0, "iyy": 0.001, "iyz": 0.0, "izz": 0.001}}
+
+
+def run_cli(capture, *argv) -> tuple[int, str, str]:
+    """`payload-id *argv` in this process (each argument str()-ed): its exit code, stdout and stderr, read from
+    `capture` (pytest's capsys, or capfd where a library writes to the file descriptors)."""
+    code = cli_main([str(a) for a in argv])
+    captured = capture.readouterr()
+    return code, captured.out, captured.err
 
 
 @dataclass

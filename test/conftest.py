@@ -135,6 +135,15 @@ def ur10e_robot_yaml(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def ur10():
+    """The bundled UR10 model, one per test module (a test may change its gravity, as RobotIdentification.load does).
+    A module that needs more under the name (a robot.yaml, recordings) defines its own ur10."""
+    from payload_id_core.dynamics.model import RobotModel  # noqa: PLC0415 - only the tests that ask pay for it
+
+    return RobotModel.from_urdf("ur10")
+
+
 @pytest.fixture(scope="session")
 def ur10_cell_robot():
     """(model, robot) of the simulated cell's UR10 (MuJoCo, `ur10` profile), identified once on the bundled

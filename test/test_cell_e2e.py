@@ -7,7 +7,6 @@ The unloaded robot model comes the honest way: the simulated UR10 without payloa
 excitation (payload-id simulate) and payload-id identify-robot makes robot.yaml.
 """
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from ros_cell.json_lines import json_lines
 
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_ros.supervisor import Supervisor
@@ -24,10 +24,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
 
 TRUTH = {"mass": 3.5, "com": [0.03, -0.02, 0.08], "inertia": [0.012, 0.0, 0.0, 0.015, 0.0, 0.009]}
 FT_FORCE_NOISE = 0.1          # N, data/sim/ur10.yaml ft_sensor.force_noise_std
-
-
-def _lines(out: str) -> list[dict]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +58,7 @@ def cell(assets, ros_env):
 def identified(cell, ros_env):
     probe = subprocess.run([sys.executable, str(HERE / "probe.py"), "identify", "--rest-window", "0.5"],
                            env=ros_env, capture_output=True, text=True, timeout=90)
-    lines = _lines(probe.stdout)
+    lines = json_lines(probe.stdout)
     final = next((d for d in lines if "status" in d), None)
     assert final is not None, (probe.stdout, probe.stderr, cell.log_text("payload_estimator"))
     return {"final": final, "feedback": [d for d in lines if "feedback" in d],
@@ -103,7 +99,7 @@ def test_arm_is_at_rest_after_the_run(identified):
 def test_late_subscriber_receives_the_last_estimate(identified, spawn):
     probe = spawn(str(HERE / "probe.py"), "latest", "--timeout", "15")
     out, err = probe.communicate(timeout=40)
-    got = _lines(out)[-1]
+    got = json_lines(out)[-1]
     assert got.get("mass") == pytest.approx(identified["final"]["mass"], abs=1e-9), (out, err)
     assert got["frame"] == "tool0" and got["method"] == "difference-rls"
 
@@ -111,7 +107,7 @@ def test_late_subscriber_receives_the_last_estimate(identified, spawn):
 def test_compensated_wrench_drops_to_sensor_noise(identified, spawn):
     probe = spawn(str(HERE / "probe.py"), "wrench", "--count", "250", "--timeout", "20")
     out, err = probe.communicate(timeout=40)
-    w = _lines(out)[-1]
+    w = json_lines(out)[-1]
     assert w["n"] >= 250, (out, err)
     assert np.linalg.norm(w["raw_mean"][:3]) > 30.0            # the payload's weight and the sensor offsets
     assert np.all(np.abs(w["mean"][:3]) < 4 * FT_FORCE_NOISE), w  # left after compensation: noise
@@ -127,14 +123,14 @@ def test_restart_loads_the_last_result(identified, cell, spawn):
     cell.wait_for_log("payload_estimator", "loaded the last result", 60)
     probe = spawn(str(HERE / "probe.py"), "latest", "--timeout", "15")
     out, _ = probe.communicate(timeout=40)
-    assert _lines(out)[-1]["mass"] == pytest.approx(identified["final"]["mass"], rel=1e-9)
+    assert json_lines(out)[-1]["mass"] == pytest.approx(identified["final"]["mass"], rel=1e-9)
 
 
 def test_direct_rls_stops_when_converged(identified, cell, spawn):
     probe = spawn(str(HERE / "probe.py"), "identify", "--method", "direct-rls", "--stop-when-converged",
                   "--rest-window", "0.3")
     out, err = probe.communicate(timeout=60)
-    r = next(d for d in _lines(out) if "status" in d)
+    r = next(d for d in json_lines(out) if "status" in d)
     assert r["status"] == "succeeded" and r["method"] == "direct-rls", (r, err)
     assert r["converged"] and "converged; motion stopped early" in r["message"]
     assert r["convergence_time"] < 8.0                        # of the 10 s excitation
@@ -145,7 +141,7 @@ def test_direct_rls_stops_when_converged(identified, cell, spawn):
 def test_cancel_stops_the_arm_and_returns_the_partial_estimate(identified, cell, spawn, assets):
     probe = spawn(str(HERE / "probe.py"), "identify", "--cancel-after", "6", "--second-goal", "--rest-window", "0.6")
     out, err = probe.communicate(timeout=60)
-    lines = _lines(out)
+    lines = json_lines(out)
     assert {"second_goal_accepted": False} in lines           # one identification at a time
     final = next(d for d in lines if "status" in d)
     assert final["status"] == "canceled", (final, err)
@@ -169,7 +165,7 @@ def test_max_duration_stops_the_arm_and_frees_the_player(identified, cell, spawn
     before the result is sent, and takes the next goal (it used to play on and reject it: "already playing?")."""
     probe = spawn(str(HERE / "probe.py"), "identify", "--max-duration", "3", "--rest-window", "0.6")
     out, err = probe.communicate(timeout=90)
-    lines = _lines(out)
+    lines = json_lines(out)
     r = next(d for d in lines if "status" in d)
     assert r["status"] == "succeeded", (r, err, cell.log_text("payload_estimator")[-2000:])
     assert abs(r["mass"] - TRUTH["mass"]) / TRUTH["mass"] < 0.05, r
@@ -180,7 +176,7 @@ def test_max_duration_stops_the_arm_and_frees_the_player(identified, cell, spawn
     probe = spawn(str(HERE / "probe.py"), "excite", "ur10_payload", "--cancel-after", "0.5",
                   "--rest-window", "0.3")
     out, err = probe.communicate(timeout=60)
-    nxt = next(d for d in _lines(out) if "status" in d)
+    nxt = next(d for d in json_lines(out) if "status" in d)
     assert nxt["status"] == "canceled", (nxt, err)                  # accepted, then cancelled by the probe
 
 
@@ -188,7 +184,7 @@ def test_max_duration_stops_the_arm_and_frees_the_player(identified, cell, spawn
 def test_a_bad_max_duration_is_refused_before_anything_moves(identified, spawn, bad):
     probe = spawn(str(HERE / "probe.py"), "identify", "--max-duration", bad, "--rest-window", "0.2")
     out, err = probe.communicate(timeout=60)
-    lines = _lines(out)
+    lines = json_lines(out)
     r = next(d for d in lines if "status" in d)
     assert r["status"] == "aborted" and "max_duration" in r["message"], (r, err)
     assert lines[-1]["trajectories"] == []

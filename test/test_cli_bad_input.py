@@ -8,7 +8,15 @@ import stat
 
 import pytest
 import yaml
-from cli_fixtures import PAYLOAD, Snapshot, assert_refused, make_cli_files, read_only_dir, stray_temporaries
+from cli_fixtures import (
+    PAYLOAD,
+    Snapshot,
+    assert_refused,
+    make_cli_files,
+    read_only_dir,
+    run_cli,
+    stray_temporaries,
+)
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.errors import PayloadIdError
@@ -22,11 +30,6 @@ __all__ = ["read_only_dir"]   # a fixture, used by name
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     return make_cli_files(tmp_path_factory.mktemp("cli_bad_input"))
-
-
-def _run(capsys, *argv) -> tuple[int, str]:
-    code = cli_main([str(a) for a in argv])
-    return code, capsys.readouterr().err
 
 
 def _identify_robot(files, out, *extra):
@@ -54,8 +57,8 @@ def _corrupted_copy(files, tmp_path, offset_fraction: float, junk: bytes):
 def test_corrupted_bag_is_refused_in_one_line(files, tmp_path, capsys, offset_fraction, junk):
     bag = _corrupted_copy(files, tmp_path, offset_fraction, junk)
     out = tmp_path / "robot.yaml"
-    code, err = _run(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", bag, "--friction", "linear",
-                     "--out", out)
+    code, _, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", bag, "--friction", "linear",
+                           "--out", out)
     if code == 0:   # the flipped bytes landed in a value that still reads as a number: nothing to refuse
         return
     assert_refused(code, err, Snapshot(out, False, None, None))
@@ -82,7 +85,7 @@ def test_out_that_is_a_directory_is_refused_before_any_work(files, tmp_path, cap
     out = tmp_path / "a_directory"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    code, err = _run(capsys, *_identify_robot(files, out))
+    code, _, err = run_cli(capsys, *_identify_robot(files, out))
     assert_refused(code, err)
     assert "is a directory" in err and (out / "keep.txt").read_text() == "mine"
 
@@ -90,14 +93,14 @@ def test_out_that_is_a_directory_is_refused_before_any_work(files, tmp_path, cap
 def test_out_under_a_regular_file_is_refused(files, tmp_path, capsys):
     blocker = tmp_path / "plain_file"
     blocker.write_text("x")
-    code, err = _run(capsys, *_identify_robot(files, blocker / "sub" / "robot.yaml"))
+    code, _, err = run_cli(capsys, *_identify_robot(files, blocker / "sub" / "robot.yaml"))
     assert_refused(code, err)
     assert "is a file, not a directory" in err and blocker.read_text() == "x"
 
 
 def test_out_in_a_read_only_directory_is_refused(files, read_only_dir, capsys):
     out = read_only_dir / "robot.yaml"
-    code, err = _run(capsys, *_identify_robot(files, out))
+    code, _, err = run_cli(capsys, *_identify_robot(files, out))
     assert_refused(code, err)
     assert "cannot write" in err and not out.exists()
 
@@ -114,8 +117,8 @@ def test_bag_output_never_replaces_a_directory_that_is_not_a_bag(files, tmp_path
     out = tmp_path / "precious"
     out.mkdir()
     (out / "thesis.tex").write_text("years of work")
-    code, err = _run(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
-                     "--lead-in", "0.1", "--out", out)
+    code, _, err = run_cli(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
+                           "--lead-in", "0.1", "--out", out)
     assert_refused(code, err)
     assert "not a rosbag2 bag" in err and (out / "thesis.tex").read_text() == "years of work"
 
@@ -129,7 +132,7 @@ def test_a_replaced_file_keeps_its_mode_and_a_new_file_gets_the_umask_default(fi
         kept = tmp_path / "robot.yaml"
         kept.write_text("old")
         kept.chmod(0o644)
-        code, err = _run(capsys, *_identify_robot(files, kept))
+        code, _, err = run_cli(capsys, *_identify_robot(files, kept))
         assert code == 0, err
         assert stat.S_IMODE(kept.stat().st_mode) == 0o644      # was 0600
         assert yaml.safe_load(kept.read_text())["joint_names"] == ["joint1", "joint2"]
@@ -142,13 +145,13 @@ def test_a_new_bag_directory_is_not_private(files, tmp_path, capsys):
     old_umask = os.umask(0o022)
     try:
         out = tmp_path / "sim"
-        code, err = _run(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
-                         "--lead-in", "0.1", "--out", out)
+        code, _, err = run_cli(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
+                               "--lead-in", "0.1", "--out", out)
         assert code == 0, err
         assert stat.S_IMODE(out.stat().st_mode) == 0o755
         # Replacing it keeps it a bag (the old one moved aside, then removed).
-        code, err = _run(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
-                         "--lead-in", "0.2", "--out", out)
+        code, _, err = run_cli(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
+                               "--lead-in", "0.2", "--out", out)
         assert code == 0, err
         assert (out / "metadata.yaml").is_file() and stray_temporaries(tmp_path) == []
     finally:
@@ -169,8 +172,8 @@ def test_simulate_refuses_a_payload_that_is_not_a_physical_body(files, tmp_path,
     bad = tmp_path / "payload.yaml"
     bad.write_text(yaml.safe_dump({**PAYLOAD, **edit}))
     out = tmp_path / "bag"
-    code, err = _run(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
-                     "--payload", bad, "--out", out)
+    code, _, err = run_cli(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
+                           "--payload", bad, "--out", out)
     assert_refused(code, err, Snapshot(out, False, None, None))
 
 
@@ -179,8 +182,8 @@ def test_simulate_refuses_a_payload_on_a_frame_fixed_to_the_base(files, tmp_path
     # Was: a bag of the unloaded robot written, exit 0, saying "payload 0.5 kg at world" (identify-payload and
     # excite refuse the frame); the frame is checked where it is resolved (RobotModel.payload_frame).
     out = tmp_path / "bag"
-    code, err = _run(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
-                     "--payload", files.payload, "--frame", frame, "--out", out)
+    code, _, err = run_cli(capsys, "simulate", "--urdf", "planar_2r", "--trajectory", files.trajectory,
+                           "--payload", files.payload, "--frame", frame, "--out", out)
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "fixed to the robot base" in err
 
@@ -210,7 +213,7 @@ def test_simulate_with_a_1e6_kg_payload_fails_clearly_without_a_bag(tmp_path, ca
 ])
 def test_identify_robot_refuses_bad_numbers(files, tmp_path, capsys, extra):
     out = tmp_path / "robot.yaml"
-    code, err = _run(capsys, *_identify_robot(files, out), *extra)
+    code, _, err = run_cli(capsys, *_identify_robot(files, out), *extra)
     assert_refused(code, err, Snapshot(out, False, None, None))
 
 
@@ -222,8 +225,8 @@ def test_string_drive_gain_in_robot_yaml_is_refused(files, tmp_path, capsys):
     robot = tmp_path / "robot.yaml"
     robot.write_text(yaml.safe_dump(data))
     out = tmp_path / "payload.yaml"
-    code, err = _run(capsys, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
-                     "--method", "khalil-1", "--frame", "tool0", "--out", out)
+    code, _, err = run_cli(capsys, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
+                           "--method", "khalil-1", "--frame", "tool0", "--out", out)
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "effort_scale '10.5' holds text" in err
 
@@ -239,7 +242,7 @@ def test_string_drive_gain_in_robot_yaml_is_refused(files, tmp_path, capsys):
 def test_absurd_sizes_are_refused_at_once_with_the_limit(files, tmp_path, capsys, argv, limit):
     out = tmp_path / "out"
     argv = [str(files.trajectory) if a == "TRAJ" else a for a in argv]
-    code, err = _run(capsys, *argv, "--out", out)
+    code, _, err = run_cli(capsys, *argv, "--out", out)
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert limit in err
 
@@ -254,7 +257,7 @@ def test_hand_edited_sign_epsilon_in_robot_yaml_is_refused(files, tmp_path, caps
     robot = tmp_path / "robot.yaml"
     robot.write_text(yaml.safe_dump(data))
     out = tmp_path / "payload.yaml"
-    code, err = _run(capsys, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
-                     "--method", "khalil-1", "--frame", "tool0", "--out", out)
+    code, _, err = run_cli(capsys, "identify-payload", "--urdf", "planar_2r", "--robot", robot, "--bag", files.bag,
+                           "--method", "khalil-1", "--frame", "tool0", "--out", out)
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "friction.sign_epsilon" in err and "identify-robot" in err, err

@@ -29,6 +29,7 @@ from cli_fixtures import (
     assert_refused,
     make_cli_files,
     read_only_dir,
+    run_cli,
     stray_temporaries,
 )
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -37,7 +38,6 @@ from rosbags.typesys import Stores, get_typestore
 
 import cli_fuzz  # tools/cli_fuzz.py, on sys.path through conftest.py
 from payload_id_core.cli.main import SUBCOMMANDS, plugin_modules
-from payload_id_core.cli.main import main as cli_main
 
 __all__ = ["read_only_dir"]   # a fixture, used by name
 
@@ -124,11 +124,6 @@ def with_flag(argv: list[str], flag: str, value: str) -> list[str]:
     return [*argv, flag, value]
 
 
-def run_in_process(capfd, command: str, argv: list[str]) -> tuple[int, str]:
-    code = cli_main([command, *argv])
-    return code, capfd.readouterr().err
-
-
 # -- numbers -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("command, flag", [(c, f) for c, flags in NUMERIC_FLAGS.items() for f in flags])
@@ -137,7 +132,7 @@ def test_bad_numbers(files, tmp_path, capfd, command, flag):
     for value in BAD_NUMBERS:
         argv = with_flag(base_argv(files, command, str(out)), flag, value)
         before = Snapshot.of(out)
-        code, err = run_in_process(capfd, command, argv)
+        code, _, err = run_cli(capfd, command, *argv)
         assert_clean_exit(code, f"{flag} {value}: {err}", before)
         assert stray_temporaries(tmp_path) == [], (flag, value)
 
@@ -195,7 +190,7 @@ def test_broken_input_files(files, broken_inputs, tmp_path, capfd, command, flag
             continue   # the right kind of file for this flag: not broken
         argv = with_flag(base_argv(files, command, str(out)), flag, str(path))
         before = Snapshot.of(out)
-        code, err = run_in_process(capfd, command, argv)
+        code, _, err = run_cli(capfd, command, *argv)
         assert_refused(code, f"{flag} {kind}: {err}", before)
 
 
@@ -215,7 +210,7 @@ def test_unwritable_outputs(files, tmp_path, read_only_dir, capfd, command):
         targets.extend([non_bag_dir, blocker])
     for out in targets:
         before = Snapshot.of(out)
-        code, err = run_in_process(capfd, command, base_argv(files, command, str(out)))
+        code, _, err = run_cli(capfd, command, *base_argv(files, command, str(out)))
         assert_refused(code, f"--out {out}: {err}", before)
     assert (non_bag_dir / "keep.txt").read_text() == "mine" and blocker.read_text() == "x"
 
@@ -227,8 +222,8 @@ def test_a_failed_run_leaves_an_existing_output_untouched(files, broken_inputs, 
     os.utime(out, ns=(1_000_000_000, 1_000_000_000))
     before = Snapshot.of(out)
     flag = FILE_FLAGS[command][-1] if command != "excite" else "--urdf"
-    code, err = run_in_process(capfd, command, with_flag(base_argv(files, command, str(out)), flag,
-                                                         str(broken_inputs["junk"])))
+    code, _, err = run_cli(capfd, command, *with_flag(base_argv(files, command, str(out)), flag,
+                                                      str(broken_inputs["junk"])))
     assert_refused(code, err, before)
 
 

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from ros_cell.assets import DRIVE_NOISE, make_robot_yaml, make_trajectory
 from ros_cell.controller_interfaces import build_prefix, environment
+from ros_cell.json_lines import json_lines
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -176,10 +177,6 @@ def _loaded_urdf(path: Path) -> Path:
     return path
 
 
-def _lines(out: str) -> list[dict]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-
-
 def _requests(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
@@ -225,7 +222,7 @@ def _start(spawn, env, *args):
 def _identify(spawn, env, *extra):
     probe = spawn(str(HERE / "probe.py"), "identify", "--rest-window", "0.1", *extra, env=env)
     out, err = probe.communicate(timeout=120)
-    final = next((d for d in _lines(out) if "status" in d), None)
+    final = next((d for d in json_lines(out) if "status" in d), None)
     assert final is not None, (out, err)
     return final
 

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.excitation.limits import MotionLimits
@@ -35,11 +34,6 @@ FAST = "ur10_payload_fast"
 # Issue 29's 2.0 s, as bench/cell_convergence.py counts it: a declaration at the 1000th sample (1.998 s + one
 # sample interval) is 2.0 s, not 2.0000000000000004 s.
 TARGET_S = 2.0 + 1e-9
-
-
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
 
 
 def _mass_std_after(model, name: str, seconds: float) -> float:

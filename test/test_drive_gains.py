@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import run_cli
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
@@ -32,12 +33,6 @@ TRUTH = {"frame": "tool0", "mass": TRUTH_MASS, "com": [0.02, -0.01, 0.06],
          "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.012, "iyz": 0.0, "izz": 0.008}}
 UR10_GAINS = load_profile("ur10", 6).effort_scale          # data/sim/ur10.yaml: N·m/A of the simulated drives
 GAINS_TEXT = ",".join(repr(float(k)) for k in UR10_GAINS)
-
-
-def _cli(argv, capsys):
-    rc = cli_main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +62,7 @@ def _payload(bags, robot, out, capsys, *extra, method="khalil-4"):
             "--method", method, "--out", out, *extra]
     if robot is not None:
         argv[3:3] = ["--robot", robot]
-    return _cli(argv, capsys)
+    return run_cli(capsys, *argv)
 
 
 def _refused(rc, err, out: Path, *names):
@@ -96,8 +91,8 @@ def test_simulate_declares_currents_for_a_profile_with_gains_and_torques_otherwi
 
 def test_identify_robot_refuses_currents_without_gains(bags, capsys):
     out = bags / "no_gains_robot.yaml"
-    rc, _, err = _cli(["identify-robot", "--urdf", "ur10", "--bag", bags / "unloaded", "--friction", "linear",
-                       "--out", out], capsys)
+    rc, _, err = run_cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", bags / "unloaded", "--friction", "linear",
+                         "--out", out)
     _refused(rc, err, out, "motor currents", "--known-payload-mass", "--effort-scale")
 
 
@@ -142,8 +137,8 @@ def test_current_run_without_any_gains_is_refused(bags, capsys):
 
 def test_a_run_in_another_unit_than_robot_yaml_is_refused(bags, robot_yaml, capsys):
     out = bags / "p_unit.yaml"
-    rc, _, err = _cli(["identify-payload", "--urdf", "ur10", "--robot", robot_yaml, "--bag", bags / "clean",
-                       "--method", "khalil-1", "--out", out], capsys)
+    rc, _, err = run_cli(capsys, "identify-payload", "--urdf", "ur10", "--robot", robot_yaml, "--bag", bags / "clean",
+                         "--method", "khalil-1", "--out", out)
     _refused(rc, err, out, "efforts in torque", "efforts in current")
 
 
@@ -168,8 +163,8 @@ def test_bad_effort_scale_flag_is_refused(bags, robot_yaml, capsys, gains, what)
         if command == "identify-payload":
             rc, _, err = _payload(bags, robot_yaml, out, capsys, "--effort-scale", gains)
         else:
-            rc, _, err = _cli(["identify-robot", "--urdf", "ur10", "--bag", bags / "unloaded", "--effort-scale",
-                               gains, "--out", out], capsys)
+            rc, _, err = run_cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", bags / "unloaded",
+                                 "--effort-scale", gains, "--out", out)
         _refused(rc, err, out, "--effort-scale", what)
 
 
@@ -190,14 +185,14 @@ def test_report_applies_robot_yaml_gains(bags, robot_yaml, capsys):
     payload = bags / "p_report.yaml"
     assert _payload(bags, robot_yaml, payload, capsys, method="khalil-1")[0] == 0
     png = bags / "report.png"
-    rc, stdout, err = _cli(["report", "--urdf", "ur10", "--robot", robot_yaml, "--payload", payload,
-                            "--bag", bags / "loaded", "--out", png], capsys)
+    rc, stdout, err = run_cli(capsys, "report", "--urdf", "ur10", "--robot", robot_yaml, "--payload", payload,
+                              "--bag", bags / "loaded", "--out", png)
     assert rc == 0, err
     after = yaml.safe_load(stdout.splitlines()[1].split(":", 1)[1])
     rmse = yaml.safe_load(robot_yaml.read_text())["torque_rmse"]
     assert max(after) < 1.5 * max(rmse.values()), (after, rmse)
-    rc, _, err = _cli(["report", "--urdf", "ur10", "--robot", robot_yaml, "--payload", payload,
-                       "--bag", bags / "loaded", "--effort-scale", "10", "--out", bags / "conflict.png"], capsys)
+    rc, _, err = run_cli(capsys, "report", "--urdf", "ur10", "--robot", robot_yaml, "--payload", payload,
+                         "--bag", bags / "loaded", "--effort-scale", "10", "--out", bags / "conflict.png")
     _refused(rc, err, bags / "conflict.png", "disagrees")
 
 

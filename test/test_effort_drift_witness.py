@@ -14,7 +14,6 @@ from sim_runs import linear_friction_run as _run
 
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.payload import effort_drift
 from payload_id_core.payload.effort_drift import DRIFT_TOLERANCE, RunScale, ScaleWitness
 from payload_id_core.payload.methods import identify_payload
@@ -26,11 +25,6 @@ MASS = 4.0
 PHI = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
 DRIFT_WORDS = "× robot.yaml's model of the arm"
 FRICTION = np.array([3.0, 2.0, 0.1])          # linear_friction_run's Coulomb, viscous, offset per joint
-
-
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,6 @@ from payload_id_core.excitation.playback import move_to_start, playback_points
 UR10_HOME = [0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.0, 0.0]
 
 
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
 def random_trajectory(model, seed=0, scale=0.1, harmonics=5, offsets=UR10_HOME):
     z = scale * np.random.default_rng(seed).standard_normal((model.n, 2 * harmonics - 3))
     return FourierTrajectory.from_rest_coordinates(model.joint_names, 0.1, offsets, z, harmonics)

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from builtin_interfaces.msg import Time
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
+from ros_cell.json_lines import json_lines
 from sensor_msgs.msg import JointState
 
 from payload_id_core.notes import NoteCode
@@ -120,10 +121,6 @@ def nodes(assets, ros_env, tmp_path_factory):
         yield sup
 
 
-def _lines(out: str) -> list[dict]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-
-
 def _start(spawn, script: str, *args: str, ready: str):
     proc = spawn(str(HERE / script), *args)
     assert ready in proc.stdout.readline()
@@ -133,7 +130,7 @@ def _start(spawn, script: str, *args: str, ready: str):
 def _identify(spawn, timeout: float = 90.0) -> dict:
     probe = spawn(str(HERE / "probe.py"), "identify", "--method", "direct-rls", "--rest-window", "0.2")
     out, err = probe.communicate(timeout=timeout)
-    final = next((d for d in _lines(out) if "status" in d), None)
+    final = next((d for d in json_lines(out) if "status" in d), None)
     assert final is not None, (out, err)
     return final
 
@@ -209,7 +206,7 @@ def test_non_finite_wrenches_are_dropped_never_published_compensated(nodes, spaw
     assert NoteCode.NODE_INPUTS_DROPPED.value in _result_note_codes(assets)
     probe = spawn(str(HERE / "probe.py"), "wrench", "--count", "100", "--timeout", "30")
     out, err = probe.communicate(timeout=60)
-    stats = _lines(out)[-1]
+    stats = json_lines(out)[-1]
     assert stats["n"] >= 100, (stats, err)
     assert stats["non_finite"] == 0, stats
     assert nodes.dead() == []
@@ -223,7 +220,7 @@ def test_goal_burst_one_accepted_the_others_rejected_with_the_reason(nodes, spaw
     rejections_before = nodes.log_text("payload_estimator").count("identify goal rejected")
     probe = spawn(str(HERE / "probe.py"), "burst", "--count", "5", "--method", "direct-rls")
     out, err = probe.communicate(timeout=120)
-    lines = _lines(out)
+    lines = json_lines(out)
     answers = next(d for d in lines if "accepted" in d)
     assert (answers["answered"], answers["accepted"], answers["rejected"]) == (5, 1, 4), (lines, err)
     final = next(d for d in lines if "status" in d)

@@ -29,11 +29,6 @@ TRUE_FRICTION = {  # θ_f per joint and the shape the simulated robot has
 }
 
 
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
 def _run(model, kind, seed, duration):
     theta_f, shape = TRUE_FRICTION[kind]
     fm = make_friction_model(kind, model.joint_names, shape=shape)

@@ -56,11 +56,6 @@ PHI_TOOL0 = from_mass_com_inertia(2.5, [0.03, -0.01, 0.08],
 
 
 @pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
-@pytest.fixture(scope="module")
 def truth(ur10):
     return FtParameters(resolve_sensor_frame(ur10, "tool0"), PHI_TOOL0, OFFSET, TILT)
 

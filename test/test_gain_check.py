@@ -10,6 +10,7 @@ not grow."""
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import run_cli
 from test_drive_gains import TRUTH, TRUTH_MASS, UR10_GAINS
 
 from payload_id_core import robot_identification
@@ -27,12 +28,6 @@ from payload_id_core.signals.recording import JointSamples
 VARIATION = 0.03        # relative std of the elbow's and wrist 1's gain between runs
 VARYING = np.array([False, False, True, True, False, False])
 CHECK_SEEDS = (5, 6, 7)
-
-
-def _cli(capsys, *argv):
-    rc = cli_main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +50,8 @@ def runs(tmp_path_factory):
 
 
 def _identify(capsys, d, out, *extra):
-    return _cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", d / "unloaded", "--loaded-bag", d / "loaded",
-                "--known-payload-mass", TRUTH_MASS, *extra, "--out", out)
+    return run_cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", d / "unloaded", "--loaded-bag", d / "loaded",
+                   "--known-payload-mass", TRUTH_MASS, *extra, "--out", out)
 
 
 @pytest.fixture(scope="module")
@@ -194,8 +189,8 @@ def test_a_bad_check_run_exits_2_without_output(case, runs, tmp_path, capsys, mo
     elif case == "too short once decimated":   # the calibration's --decimate applies to the check run too
         extra, expect = [*extra, "--decimate", "20"], "samples after conditioning"
     if case == "no gains":
-        rc, _, err = _cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", d / "unloaded", "--effort-scale",
-                          ",".join(map(str, UR10_GAINS)), *extra, "--out", out)
+        rc, _, err = run_cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", d / "unloaded", "--effort-scale",
+                             ",".join(map(str, UR10_GAINS)), *extra, "--out", out)
         expect = "none are identified"
     else:
         rc, _, err = _identify(capsys, d, out, *extra)

@@ -29,11 +29,6 @@ THETA_F = np.array([[4.0, 10.0, 0.3], [5.0, 12.0, -0.4], [3.0, 8.0, 0.2],
 IA = np.array([0.6, 0.6, 0.3, 0.05, 0.05, 0.05])
 
 
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
 def _run(model, seed, duration=12.0, rate=200.0, friction=None, theta_f=THETA_F, noise=NOISE, **kw):
     friction = friction or make_friction_model("nonlinear", model.joint_names, alpha=ALPHA)
     t, q, qd, qdd = sum_of_sines(model, duration, rate, seed=seed)

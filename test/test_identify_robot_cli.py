@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from cli_fixtures import run_cli
 
-from payload_id_core.cli.main import main
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -42,16 +42,10 @@ def bags(tmp_path_factory, planar):
     return out
 
 
-def _run(capsys, *argv):
-    code = main(["identify-robot", *map(str, argv)])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_identifies_and_cross_validates(capsys, tmp_path, bags, planar):
     out = tmp_path / "robot.yaml"
-    code, stdout, err = _run(capsys, "--urdf", "planar_2r", "--bag", bags["train"], "--validate-bag", bags["test"],
-                             "--estimator", "feasible", "--out", out)
+    code, stdout, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", bags["train"],
+                                "--validate-bag", bags["test"], "--estimator", "feasible", "--out", out)
     assert code == 0, err
     assert "6 base parameters" in stdout
     ident = RobotIdentification.load(out, planar)
@@ -66,8 +60,8 @@ def test_drive_gains_from_a_known_payload_mass(capsys, tmp_path, planar):
     unloaded = write_bag(tmp_path / "unloaded", _recording(planar, 4, effort_scale=k))
     loaded = write_bag(tmp_path / "loaded", _recording(planar, 5, effort_scale=k, payload=(phi_l, "tool0")))
     out = tmp_path / "robot.yaml"
-    code, stdout, err = _run(capsys, "--urdf", "planar_2r", "--bag", unloaded, "--loaded-bag", loaded,
-                             "--known-payload-mass", 1.5, "--payload-frame", "tool0", "--out", out)
+    code, stdout, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", unloaded, "--loaded-bag",
+                                loaded, "--known-payload-mass", 1.5, "--payload-frame", "tool0", "--out", out)
     assert code == 0, err
     np.testing.assert_allclose(RobotIdentification.load(out, planar).effort_scale, k, rtol=0.01)
 
@@ -90,7 +84,7 @@ def test_bad_input_exits_2_without_output(case, capsys, tmp_path, bags, planar):
         rec = _recording(planar, 6, duration=3.0)
         rec.joints.tau[40, 1] = np.nan
         args[3] = write_bag(tmp_path / "nan_bag", rec)
-    code, _, err = _run(capsys, *args)
+    code, _, err = run_cli(capsys, "identify-robot", *args)
     assert code == 2
     assert expect in err and err.count("\n") == 1, err
     assert not out.exists()
@@ -103,9 +97,9 @@ def test_the_load_friction_chosen_on_a_known_mass_with_given_gains(capsys, tmp_p
     phi_l = from_mass_com_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.01, 0.01, 0.04]))
     loaded = write_bag(tmp_path / "loaded", _recording(planar, 6, payload=(phi_l, "tool0")))
     out = tmp_path / "robot.yaml"
-    code, stdout, err = _run(capsys, "--urdf", "planar_2r", "--bag", bags["train"], "--effort-scale", "1,1",
-                             "--held-out-loaded-bag", loaded, "--known-payload-mass", 1.5, "--payload-frame", "tool0",
-                             "--out", out)
+    code, stdout, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", bags["train"],
+                                "--effort-scale", "1,1", "--held-out-loaded-bag", loaded, "--known-payload-mass", 1.5,
+                                "--payload-frame", "tool0", "--out", out)
     assert code == 0, err
     ident = RobotIdentification.load(out, planar)
     assert ident.load_friction_choice is not None
@@ -118,8 +112,8 @@ def test_the_load_friction_chosen_on_a_known_mass_with_given_gains(capsys, tmp_p
 
 def test_a_known_mass_without_its_run_is_refused(capsys, tmp_path, bags):
     out = tmp_path / "robot.yaml"
-    code, _, err = _run(capsys, "--urdf", "planar_2r", "--bag", bags["train"], "--known-payload-mass", 1.5,
-                        "--out", out)
+    code, _, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", bags["train"],
+                           "--known-payload-mass", 1.5, "--out", out)
     assert code == 2
     assert "--known-payload-mass without a run carrying that payload" in err
     assert "--held-out-loaded-bag" in err

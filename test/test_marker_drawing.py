@@ -30,11 +30,6 @@ def _box_estimate(com=OFFSET, rotation=None) -> PayloadEstimate:
                            np.diag(np.full(10, 1e-6)), "direct-rls")
 
 
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
 def _tool0(model: RobotModel, q) -> pin.SE3:
     data = model.model.createData()
     pin.framesForwardKinematics(model.model, data, q)

@@ -6,7 +6,6 @@ A 2 kg part picked while the arm rests is reported once, as picked, with its mas
 with NaN in them, or that stop, never make an event, and the node says why; a node without a robot model
 refuses to start the monitor with the reason.
 """
-import json
 import os
 import signal
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
+from ros_cell.json_lines import json_lines
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -23,10 +23,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
 HERE = Path(__file__).parent / "ros_cell"
 MASS = 2.0
 PICK_AFTER_S = 3.0
-
-
-def _lines(out: str) -> list[dict]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +67,7 @@ def test_without_a_robot_model_the_monitor_is_refused_with_the_reason(ros_env, s
         sup.wait_for_log("payload_estimator", "monitor not started: no robot model", 60)
         listener, lines = _listen(spawn, 0.5, "on")
         listener.communicate(timeout=30)
-        (answer,) = [d for d in _lines("".join(lines)) if "monitor_success" in d]
+        (answer,) = [d for d in json_lines("".join(lines)) if "monitor_success" in d]
         assert answer["monitor_success"] is False and "robot_yaml" in answer["monitor_message"]
     finally:
         sup.stop()
@@ -86,7 +82,7 @@ def test_a_part_picked_on_an_arm_at_rest_is_not_named_a_load(nodes, spawn):
     fake = _hardware(spawn, "normal", MASS, PICK_AFTER_S)
     out, err = listener.communicate(timeout=60)
     _stop(fake)
-    events = [d for d in _lines(out) if "event" in d]
+    events = [d for d in json_lines(out) if "event" in d]
     assert events == [], (out, err, nodes.log_text("payload_estimator")[-3000:])
     assert "payload event" not in nodes.log_text("payload_estimator")
 
@@ -97,12 +93,12 @@ def test_nan_samples_and_stopped_joint_states_make_no_event_and_the_node_says_wh
     # pick above, so the driver that comes back carries the same part, and that is no change.
     off, lines = _listen(spawn, 0.1, "off")
     off.communicate(timeout=30)
-    assert any(d.get("monitor_success") for d in _lines("".join(lines)))
+    assert any(d.get("monitor_success") for d in json_lines("".join(lines)))
     listener, lines = _listen(spawn, 6.0, "on")
-    assert any(d.get("monitor_success") for d in _lines("".join(lines)))
+    assert any(d.get("monitor_success") for d in json_lines("".join(lines)))
     fake = _hardware(spawn, "nan_some", MASS)       # every 7th message a NaN position, every 11th an Inf effort
     time.sleep(3.0)
     _stop(fake)                                      # then the driver goes quiet
     out, _ = listener.communicate(timeout=60)
-    assert [d for d in _lines(out) if "event" in d] == []
+    assert [d for d in json_lines(out) if "event" in d] == []
     nodes.wait_for_log("payload_estimator", "monitor paused: no joint states", 10)

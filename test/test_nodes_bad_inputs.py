@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
+from ros_cell.json_lines import json_lines
 
 HERE = Path(__file__).parent / "ros_cell"
 pytestmark = pytest.mark.slow
@@ -36,14 +37,10 @@ def nodes(assets, ros_env, tmp_path_factory):
         yield sup
 
 
-def _lines(out: str) -> list[dict]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-
-
 def _identify(spawn, *extra, timeout=60):
     probe = spawn(str(HERE / "probe.py"), "identify", *extra)
     out, err = probe.communicate(timeout=timeout)
-    lines = _lines(out)
+    lines = json_lines(out)
     final = next(d for d in lines if "status" in d)
     watch = next((d for d in lines if "trajectories" in d), {})
     return final, watch, err

@@ -4,7 +4,6 @@ first). Real processes: the player started by the supervisor with config/ur10.ya
 robot (test/ros_cell/fake_hardware.py) following the commands, and the probe recording every trajectory.
 """
 
-import json
 import os
 import signal
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ros_cell.assets import make_trajectory
+from ros_cell.json_lines import json_lines
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -21,10 +21,6 @@ HERE = Path(__file__).parent / "ros_cell"
 # excitation), and a starved machine only delays the signal, moving the stop later within the 2.2 s of margin
 # the window leaves (measured beside the other tests, load 8 on 2 cores: the stop 1.25-1.29 s into the motion).
 pytestmark = pytest.mark.slow
-
-
-def _lines(out: str) -> list[dict]:
-    return [json.loads(x) for x in out.splitlines() if x.startswith("{")]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -59,9 +55,9 @@ def test_signal_mid_motion_sends_a_decelerating_stop(signum, ros_env, spawn, tmp
             fake.terminate()
     assert fake is not None
     assert codes["excitation_player"] == 0, codes
-    watch = next(d for d in _lines(out) if "trajectories" in d)
+    watch = next(d for d in json_lines(out) if "trajectories" in d)
     # What the robot received, recorded by the fake robot itself (matched with the player from its start).
-    sent = [d["trajectory"] for d in _lines(fake.communicate(timeout=10)[0]) if "trajectory" in d]
+    sent = [d["trajectory"] for d in json_lines(fake.communicate(timeout=10)[0]) if "trajectory" in d]
     player_log = (tmp_path / "logs" / "excitation_player.log").read_text(errors="replace")
     assert len(sent) == 3, (sent, out[-1500:], player_log[-1500:])  # move to start, excitation, stop
     excitation, stop = sent[1], sent[2]

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from cli_fixtures import run_cli
 from test_identify_robot_cli import NOISE, _recording
 from test_reidentified_offsets import LOADED_SEED, MASS, PHI, RATE, Panda
 
-from payload_id_core.cli.main import main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.io.bag import write_bag
@@ -45,17 +45,11 @@ def planar_bags(tmp_path_factory, planar):
     return out
 
 
-def _identify(capsys, *argv):
-    code = main(["identify-robot", *map(str, argv)])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_the_drift_runs_are_measured_and_robot_yaml_round_trips_them(capsys, tmp_path, planar_bags, planar):
     out = tmp_path / "robot.yaml"
-    code, stdout, err = _identify(capsys, "--urdf", "planar_2r", "--bag", planar_bags["train"],
-                                  "--drift-bag", planar_bags["drift_a"], "--drift-bag", planar_bags["drift_moved"],
-                                  "--out", out)
+    code, stdout, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", planar_bags["train"],
+                                "--drift-bag", planar_bags["drift_a"], "--drift-bag", planar_bags["drift_moved"],
+                                "--out", out)
     assert code == 0, err
     assert "friction offsets' drift over 2 run(s)" in stdout
     ident = RobotIdentification.load(out, planar)
@@ -83,7 +77,8 @@ def test_the_drift_runs_are_measured_and_robot_yaml_round_trips_them(capsys, tmp
     np.testing.assert_array_equal(back.prior_std, spread.prior_std)
     # Without drift runs robot.yaml says nothing.
     plain = tmp_path / "plain.yaml"
-    assert _identify(capsys, "--urdf", "planar_2r", "--bag", planar_bags["train"], "--out", plain)[0] == 0
+    assert run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", planar_bags["train"],
+                   "--out", plain)[0] == 0
     assert RobotIdentification.load(plain, planar).offset_drift is None
     assert "friction_offset_drift" not in plain.read_text()
 
@@ -111,8 +106,8 @@ def test_a_bad_drift_run_exits_2_without_output(case, capsys, tmp_path, planar_b
         bad, expect = write_bag(tmp_path / "short", _recording(planar, 14, duration=1.0)), "fewer than the 200"
     else:
         bad, expect = write_bag(tmp_path / "still", _recording(planar, 15, freeze_joint2=True)), "moves each way"
-    code, _, err = _identify(capsys, "--urdf", "planar_2r", "--bag", planar_bags["train"], "--drift-bag", bad,
-                             "--out", out)
+    code, _, err = run_cli(capsys, "identify-robot", "--urdf", "planar_2r", "--bag", planar_bags["train"],
+                           "--drift-bag", bad, "--out", out)
     assert code == 2, err
     assert expect in err and err.count("\n") == 1, err
     assert not out.exists()

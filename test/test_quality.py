@@ -11,7 +11,6 @@ import yaml
 from sim_runs import linear_friction_run as _run
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.finish import MASS_SIGNIFICANCE, judge_quality, model_error_notes
 from payload_id_core.payload.methods import identify_payload
@@ -23,11 +22,6 @@ from payload_id_ros.controller_payload import ControllerPayload, apply_refusal
 
 UR_GAIN = 10.0                    # N·m/A, the order of a UR drive's torque constant × gear ratio
 PHI = from_mass_com_inertia(4.0, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))
-
-
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,9 @@ import shutil
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import run_cli
 from test_drive_gains import TRUTH_MASS
-from test_gain_check import VARYING, _cli, _identify, runs  # noqa: F401 - `runs` is the module fixture reused
+from test_gain_check import VARYING, _identify, runs  # noqa: F401 - `runs` is the module fixture reused
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.robot_id import RobotIdentification
@@ -69,8 +70,8 @@ def test_a_check_record_damaged_by_hand_names_the_file(runs, one_run, tmp_path, 
     data["effort"]["gain_check"]["gains"]["elbow_joint"][0] = float("nan")
     robot.write_text(yaml.safe_dump(data))
     out = tmp_path / "payload.yaml"
-    rc, _, err = _cli(capsys, "identify-payload", "--urdf", "ur10", "--robot", robot, "--bag", checks[2],
-                      "--out", out)
+    rc, _, err = run_cli(capsys, "identify-payload", "--urdf", "ur10", "--robot", robot, "--bag", checks[2],
+                         "--out", out)
     assert rc == 2 and str(robot) in err and "effort.gain_check" in err and err.strip().count("\n") == 0, err
     assert not out.exists()
 

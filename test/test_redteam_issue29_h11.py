@@ -47,11 +47,6 @@ def _factor(reason: str) -> float:
 # -- simulated ---------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
-@pytest.fixture(scope="module")
 def robots(ur10):
     """The unloaded UR10 identified from its torques, and from torques 3 % low (gains 3 % off given by hand to
     identify-robot, whose robot.yaml then says "given"; the right one says so too)."""

@@ -11,12 +11,11 @@ import copy
 import numpy as np
 import pytest
 import yaml
-from cli_fixtures import Snapshot, assert_refused, make_cli_files
+from cli_fixtures import Snapshot, assert_refused, make_cli_files, run_cli
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
-from payload_id_core.cli.main import main as cli_main
 from payload_id_core.io.bag import read_bag, write_bag
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload import session
@@ -26,11 +25,6 @@ from payload_id_core.signals import tracking
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     return make_cli_files(tmp_path_factory.mktemp("issue32"))
-
-
-def _run(capfd, *argv: str) -> tuple[int, str]:
-    code = cli_main(list(argv))
-    return code, capfd.readouterr().err
 
 
 def _identify_payload(files, bag, out, method: str, *extra: str) -> list[str]:
@@ -57,7 +51,7 @@ def glitched_bags(files, tmp_path_factory):
 @pytest.mark.parametrize("method", ["difference-rls", "direct-rls", "khalil-1"])
 def test_one_absurd_sample_is_refused_naming_it(files, glitched_bags, tmp_path, capfd, field, what, method):
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, *_identify_payload(files, glitched_bags[field], out, method))
+    code, _, err = run_cli(capfd, *_identify_payload(files, glitched_bags[field], out, method))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert f"{what} values no robot can produce, the first joint1 = " in err, err
 
@@ -66,8 +60,8 @@ def test_one_absurd_sample_is_refused_naming_it(files, glitched_bags, tmp_path, 
 def test_identify_robot_refuses_an_absurd_sample_too(files, glitched_bags, tmp_path, capfd, field):
     # Was: exit 0 and a robot.yaml fitted to the glitch (tau) or a refusal blaming the excitation (q).
     out = tmp_path / "robot.yaml"
-    code, err = _run(capfd, "identify-robot", "--urdf", "planar_2r", "--bag", str(glitched_bags[field]),
-                     "--friction", "linear", "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-robot", "--urdf", "planar_2r", "--bag", str(glitched_bags[field]),
+                           "--friction", "linear", "--out", str(out))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "no robot can produce" in err
 
@@ -79,8 +73,8 @@ def test_a_deeply_nested_robot_yaml_is_refused_in_one_line(files, tmp_path, capf
     deep = tmp_path / "robot.yaml"
     deep.write_text("effort: " + "[" * depth + "]" * depth + "\n")
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(deep), "--bag", str(files.bag),
-                     "--method", "khalil-1", "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(deep), "--bag",
+                           str(files.bag), "--method", "khalil-1", "--out", str(out))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "nests" in err and str(deep) in err
 
@@ -94,7 +88,7 @@ def test_a_two_value_com_is_refused_naming_com(files, tmp_path, capfd, command):
     out = tmp_path / ("report.png" if command == "report" else "bag")
     argv = {"report": ["--robot", str(files.robot), "--bag", str(files.bag)],
             "simulate": ["--trajectory", str(files.trajectory)]}[command]
-    code, err = _run(capfd, command, "--urdf", "planar_2r", *argv, "--payload", str(payload), "--out", str(out))
+    code, _, err = run_cli(capfd, command, "--urdf", "planar_2r", *argv, "--payload", str(payload), "--out", str(out))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "com is 2 values, not three numbers" in err
     assert "Boost" not in err and "pinocchio" not in err and "C++" not in err
@@ -108,7 +102,7 @@ def test_a_command_with_reversed_joint_names_is_refused_naming_the_cause(files, 
         trajectory.joint_names = trajectory.joint_names[::-1]
     bag = write_bag(tmp_path / "reversed", recording)
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, *_identify_payload(files, bag, out, "khalil-1"))
+    code, _, err = run_cli(capfd, *_identify_payload(files, bag, out, "khalil-1"))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "joint names look out of order" in err
     assert "'joint1' moves like the measured 'joint2'" in err and "'joint2' moves like the measured 'joint1'" in err
@@ -125,8 +119,8 @@ def test_a_command_the_arm_did_not_play_is_refused_offline(files, tmp_path, capf
         trajectory.positions = trajectory.positions + np.array([0.3, 0.0])
     bag = write_bag(tmp_path / "offset", recording)
     out = tmp_path / "robot.yaml"
-    code, err = _run(capfd, "identify-robot", "--urdf", "planar_2r", "--bag", str(bag), "--friction", "linear",
-                     "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-robot", "--urdf", "planar_2r", "--bag", str(bag), "--friction", "linear",
+                           "--out", str(out))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "away from the commanded ones (joint1" in err and "out of order" not in err
 
@@ -145,8 +139,8 @@ def _robot_identified_with_gains_2(files, tmp_path):
 def test_an_effort_scale_not_used_is_said(files, tmp_path, capfd):
     edited = _robot_identified_with_gains_2(files, tmp_path)
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
-                     str(files.bag), "--method", "khalil-1", "--effort-scale", "2.2,2.0", "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
+                           str(files.bag), "--method", "khalil-1", "--effort-scale", "2.2,2.0", "--out", str(out))
     assert code in (0, 1) and "Traceback" not in err, err
     assert "--effort-scale [2.2, 2] not used" in err and "by up to 10 %" in err, err
     notes = [Note.from_any(n) for n in yaml.safe_load(out.read_text())["notes"]]
@@ -156,8 +150,8 @@ def test_an_effort_scale_not_used_is_said(files, tmp_path, capfd):
 def test_an_effort_scale_equal_to_robot_yaml_adds_no_note(files, tmp_path, capfd):
     edited = _robot_identified_with_gains_2(files, tmp_path)
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
-                     str(files.bag), "--method", "khalil-1", "--effort-scale", "2,2", "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
+                           str(files.bag), "--method", "khalil-1", "--effort-scale", "2,2", "--out", str(out))
     assert code in (0, 1) and "not used" not in err, err
 
 
@@ -165,8 +159,8 @@ def test_an_effort_scale_equal_to_robot_yaml_adds_no_note(files, tmp_path, capfd
 
 def test_an_objective_is_named_as_typed(tmp_path, capfd):
     out = tmp_path / "trajectory.yaml"
-    code, err = _run(capfd, "excite", "--urdf", "planar_2r", "--objective", "convergence", "--joints", "joint1",
-                     "--out", str(out))
+    code, _, err = run_cli(capfd, "excite", "--urdf", "planar_2r", "--objective", "convergence", "--joints", "joint1",
+                           "--out", str(out))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "objective 'convergence' needs every joint to move" in err and "Objective." not in err
 
@@ -180,9 +174,9 @@ def test_a_loaded_run_cut_short_is_aligned_on_the_overlap(ur10e_robot_yaml, tmp_
     cut = tmp_path / "loaded_cut.csv"
     cut.write_text("".join(loaded.read_text().splitlines(keepends=True)[:4500]))     # of 6106 rows
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, "identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(ur10e_robot_yaml),
-                     "--csv-ur", str(cut), "--unloaded-csv-ur", str(unloaded), "--method", method,
-                     "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot",
+                           str(ur10e_robot_yaml), "--csv-ur", str(cut), "--unloaded-csv-ur", str(unloaded), "--method",
+                           method, "--out", str(out))
     assert code == 0, err
     d = yaml.safe_load(out.read_text())
     # Measured: khalil-3 2.774 ± 0.035 kg, gaz-dtau 2.776 ± 0.039 kg (the whole run: 2.794, 2.796).
@@ -201,7 +195,7 @@ def test_a_robot_yaml_gravity_that_is_not_three_numbers_is_refused(files, tmp_pa
     edited = tmp_path / "robot.yaml"
     edited.write_text(yaml.safe_dump(robot))
     out = tmp_path / "payload.yaml"
-    code, err = _run(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
-                     str(files.bag), "--method", "khalil-1", "--out", str(out))
+    code, _, err = run_cli(capfd, "identify-payload", "--urdf", "planar_2r", "--robot", str(edited), "--bag",
+                           str(files.bag), "--method", "khalil-1", "--out", str(out))
     assert_refused(code, err, Snapshot(out, False, None, None))
     assert "gravity" in err and "is not three finite numbers" in err

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
-from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation.fourier import load_trajectory
 from payload_id_core.notes import NoteCode
@@ -29,11 +28,6 @@ from payload_id_core.robot_id.gear_friction import GearFriction
 FRAME, MASS, COM = "tool0", 3.5, np.array([0.03, -0.02, 0.08])
 FAST = "ur10_payload_fast"
 SIM_MU = 0.02          # the ur10 profile's load_coulomb
-
-
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
 
 
 @pytest.fixture(scope="module")

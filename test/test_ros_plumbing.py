@@ -4,12 +4,12 @@ Each test runs rclpy in child processes started with the venv's python, on this 
 ROS_DOMAIN_ID with loopback-only discovery (test/conftest.py).
 """
 
-import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from ros_cell.json_lines import json_lines
 
 HERE = Path(__file__).parent / "ros_plumbing"
 
@@ -39,10 +39,6 @@ def _wait_line(proc: subprocess.Popen, text: str) -> None:
     assert text in line, f"child did not start: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
 
 
-def _json_lines(out: str) -> list[dict]:
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-
-
 def test_environment_is_loopback_only_with_own_domain():
     assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
     assert 0 < int(os.environ["ROS_DOMAIN_ID"]) <= 101
@@ -53,7 +49,7 @@ def test_joint_state_crosses_processes(spawn):
     _wait_line(talker, "talker ready")
     listener = spawn("-c", LISTENER)
     out, err = listener.communicate(timeout=40)
-    received = _json_lines(out)[-1]
+    received = json_lines(out)[-1]
     assert received["n"] >= 5, err
     assert received["names"] == ["j1", "j2"]
     # The talker publishes position = [k, -k] and fixed efforts: the values survive the trip intact.
@@ -66,7 +62,7 @@ def test_identify_action_feedback_and_result(spawn):
     _wait_line(server, "server ready")
     client = spawn(str(HERE / "identify_client.py"), "run")
     out, err = client.communicate(timeout=60)
-    lines = _json_lines(out)
+    lines = json_lines(out)
     feedback = [d["feedback"] for d in lines if "feedback" in d]
     final = lines[-1]
     assert final.get("status") == "succeeded", (out, err)
@@ -81,7 +77,7 @@ def test_identify_action_cancel(spawn):
     _wait_line(server, "server ready")
     client = spawn(str(HERE / "identify_client.py"), "cancel")
     out, err = client.communicate(timeout=60)
-    lines = _json_lines(out)
+    lines = json_lines(out)
     final = lines[-1]
     assert final.get("status") == "canceled", (out, err)
     assert final["message"] == "cancelled"

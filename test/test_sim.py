@@ -27,11 +27,6 @@ Q_HOLD = np.array([0.3, -1.2, 1.1, -0.5, 0.8, 0.2])
 INERTIA = np.array([[0.02, 0.001, 0.002], [0.001, 0.03, 0.003], [0.002, 0.003, 0.015]])
 
 
-@pytest.fixture(scope="module")
-def ur10():
-    return RobotModel.from_urdf("ur10")
-
-
 def payload(mass=5.0, frame="tool0", com=(0.01, 0.02, 0.08)):
     return PayloadEstimate(frame=frame, phi=from_mass_com_inertia(mass, list(com), INERTIA),
                            covariance=np.full((10, 10), np.nan), method="given")

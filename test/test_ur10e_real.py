@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from cli_fixtures import run_cli
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
-from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.io.ur_csv import MEASURED_AS_COMMANDED_NOTE, read_ur_csv
 from payload_id_core.notes import NoteCode, has_note
@@ -116,12 +116,6 @@ def test_robot_model_predicts_another_trajectory(real):
 
 # -- the command line on UR CSV input ---------------------------------------------------------------
 
-def _cli(argv, capsys):
-    rc = cli_main(argv)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 def _write_rows(path: Path, rows) -> Path:
     path.write_text("\n".join(",".join(f"{v:.6g}" for v in r) for r in rows) + "\n")
     return path
@@ -141,7 +135,7 @@ def test_cli_rejects_wrong_column_count(tmp_path, capsys, command):
     out = tmp_path / "out.yaml"
     # khalil-3 needs no robot.yaml: the CSV is the first thing read.
     extra = [] if command == "identify-robot" else ["--method", "khalil-3", "--unloaded-csv-ur", str(bad)]
-    rc, _, err = _cli([command, "--urdf", "ur10e", "--csv-ur", str(bad), *extra, "--out", str(out)], capsys)
+    rc, _, err = run_cli(capsys, command, "--urdf", "ur10e", "--csv-ur", str(bad), *extra, "--out", str(out))
     assert rc == 2
     assert "30 columns, expected 31" in err
     assert err.count("\n") == 1
@@ -153,7 +147,7 @@ def test_cli_rejects_time_going_back(tmp_path, capsys):
     rows[[20, 21], 0] = rows[[21, 20], 0]          # two rows swapped: not logger garbage, out of order
     bad = _write_rows(tmp_path / "back.csv", rows)
     out = tmp_path / "robot.yaml"
-    rc, _, err = _cli(["identify-robot", "--urdf", "ur10e", "--csv-ur", str(bad), "--out", str(out)], capsys)
+    rc, _, err = run_cli(capsys, "identify-robot", "--urdf", "ur10e", "--csv-ur", str(bad), "--out", str(out))
     assert rc == 2
     assert "time does not increase" in err
     assert not out.exists()
@@ -162,9 +156,9 @@ def test_cli_rejects_time_going_back(tmp_path, capsys):
 def test_cli_identifies_from_ur_csv_and_says_motion_was_measured(tmp_path, capsys):
     out = tmp_path / "robot.yaml"
     gains = ",".join(str(k) for k in rd.README_DRIVE_GAINS)
-    rc, stdout, err = _cli(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur",
-                            str(DATA / rd.PAIRS["01_31"][0]), "--effort-scale", gains, "--friction", "linear",
-                            "--decimate", "2", "--out", str(out)], capsys)
+    rc, stdout, err = run_cli(capsys, "identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur",
+                              str(DATA / rd.PAIRS["01_31"][0]), "--effort-scale", gains, "--friction", "linear",
+                              "--decimate", "2", "--out", str(out))
     assert rc == 0, err
     assert str(MEASURED_AS_COMMANDED_NOTE) in stdout
     d = yaml.safe_load(out.read_text())
@@ -190,9 +184,9 @@ def test_cli_identification_predicts_another_pair_as_well_as_the_prepared_pipeli
     train, test = DATA / rd.PAIRS["01_31"][0], DATA / rd.PAIRS["15harm"][0]
     out = tmp_path / "robot.yaml"
     gains = ",".join(str(k) for k in rd.README_DRIVE_GAINS)
-    rc, _, err = _cli(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur", str(train),
-                       "--validate-csv-ur", str(test), "--effort-scale", gains, "--friction", "linear",
-                       "--out", str(out)], capsys)
+    rc, _, err = run_cli(capsys, "identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur", str(train),
+                         "--validate-csv-ur", str(test), "--effort-scale", gains, "--friction", "linear",
+                         "--out", str(out))
     assert rc == 0, err
     d = yaml.safe_load(out.read_text())
     model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))

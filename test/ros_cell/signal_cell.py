@@ -20,7 +20,6 @@ A shared cell serves every case: a process that was signalled is restarted befor
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import yaml
 from ros_cell.assets import make_robot_yaml, make_trajectory
+from ros_cell.json_lines import json_lines
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -119,10 +119,6 @@ class Case:
                 "answered": self.answer_wall is not None,
                 "partial": None if self.result is None else self.result.get("partial"),
                 "defects": self.defects(), "notes": self.notes}
-
-
-def _lines(text: str) -> list[dict]:
-    return [json.loads(x) for x in text.splitlines() if x.startswith("{")]
 
 
 class SignalCell:
@@ -278,7 +274,7 @@ class SignalCell:
                    for x in stdout.splitlines()):
                 case.answer_wall = time.time()
         else:
-            final = next((d for d in _lines(stdout) if "status" in d), None)
+            final = next((d for d in json_lines(stdout) if "status" in d), None)
             if final is not None:
                 case.status, case.message = final["status"], final.get("message", "")
                 case.answer_wall = time.time()
@@ -298,12 +294,12 @@ class SignalCell:
         time.sleep(AT_REST_WITHIN + 0.5)               # the rest window after the answer
         os.killpg(watcher.pid, signal.SIGINT)
         wout = wread.rest()
-        final_watch = next((d for d in _lines(wout) if "last_moving_wall" in d), {})
+        final_watch = next((d for d in json_lines(wout) if "last_moving_wall" in d), {})
         # The watcher streams one line per trajectory and one per 0.1 s of motion as it hears them; its summary comes
         # only if it ends within 10 s of SIGINT. Twice in CI's wall-clock phase (after the other ROS modules) the
         # summary was missing on this machine: the trajectories and the last motion are then read from the streamed
         # lines (within 0.1 s), and the case says so.
-        streamed_moving = [float(d["moving"]) for d in _lines(wout) if "moving" in d]
+        streamed_moving = [float(d["moving"]) for d in json_lines(wout) if "moving" in d]
         case.last_moving_wall = max([float(final_watch.get("last_moving_wall", 0.0)), *streamed_moving])
         case.trajectories = max(len(final_watch.get("trajectories", [])), len(_trajs(wout)))
         if not final_watch:
@@ -362,7 +358,7 @@ class SignalCell:
 
 
 def _trajs(text: str) -> list[dict]:
-    return [d for d in _lines(text) if "traj" in d]
+    return [d for d in json_lines(text) if "traj" in d]
 
 
 class _Reader:

@@ -45,6 +45,13 @@ def _floats(text: str, what: str) -> list[float]:
     return values
 
 
+def _add_repeatable_runs(parser, kind: str, csv_help: str) -> None:
+    """--<kind>-csv-ur and --<kind>-bag, each repeatable: the runs of one kind, read by _held_out_recordings."""
+    parser.add_argument(f"--{kind}-csv-ur", action="append", default=[], metavar="CSV", help=csv_help)
+    parser.add_argument(f"--{kind}-bag", action="append", default=[], metavar="BAG",
+                        help=f"rosbag2 directory of such a run (repeatable), as --{kind}-csv-ur")
+
+
 def add_arguments(parser) -> None:
     add_urdf_argument(parser)
     parser.add_argument("--joints", default=None, help="comma-separated actuated joints (default: the URDF's)")
@@ -77,46 +84,36 @@ def add_arguments(parser) -> None:
     add_recording_arguments(parser, prefix="validate-", what="a second run for cross-validation", required=False)
     add_recording_arguments(parser, prefix="loaded-", what="a run with a payload of known mass (drive gains)",
                             required=False)
-    parser.add_argument("--held-out-csv-ur", action="append", default=[], metavar="CSV",
-                        help="UR CSV of an unloaded run of another exciting motion (repeatable): the model's error "
-                             "there, as the payload it would invent, becomes the payload fits' model-error σ "
-                             "(robot.yaml model_error)")
-    parser.add_argument("--held-out-bag", action="append", default=[], metavar="BAG",
-                        help="rosbag2 directory of such a run (repeatable), as --held-out-csv-ur")
-    parser.add_argument("--held-out-loaded-csv-ur", action="append", default=[], metavar="CSV",
-                        help="UR CSV of a run of another motion carrying the --known-payload-mass payload "
-                             "(repeatable): each payload method that needs no unloaded run (khalil-1, khalil-2, "
-                             "direct-rls, difference-rls) is run on it with and without the load-dependent friction, "
-                             "and the one nearer the known mass beyond the noise becomes its default (robot.yaml "
-                             "load_friction_choice)")
-    parser.add_argument("--held-out-loaded-bag", action="append", default=[], metavar="BAG",
-                        help="rosbag2 directory of such a run (repeatable), as --held-out-loaded-csv-ur")
-    parser.add_argument("--drift-csv-ur", action="append", default=[], metavar="CSV",
-                        help="UR CSV of an unloaded run recorded on another occasion (another motion, another day; "
-                             "repeatable): robot.yaml's model is fitted on it with only the constant friction offsets "
-                             "free, and their spread between runs becomes difference-rls's prior on a payload run's "
-                             "offset change (robot.yaml friction_offset_drift); without such runs the offsets stay "
-                             "free")
-    parser.add_argument("--drift-bag", action="append", default=[], metavar="BAG",
-                        help="rosbag2 directory of such a run (repeatable), as --drift-csv-ur")
-    parser.add_argument("--gain-check-csv-ur", action="append", default=[], metavar="CSV",
-                        help="UR CSV of a loaded run of known mass recorded on another occasion (another motion or "
-                             "day; repeatable; needs identified gains): robot.yaml's model is fitted on it with only "
-                             "the drive gains (and the load's CoM and inertia) free, and where the gains spread "
-                             "between runs further than the calibration's σ, their σ becomes that spread's Student-t "
-                             "predictive width (robot.yaml effort.gain_check); without such runs nothing changes")
-    parser.add_argument("--gain-check-bag", action="append", default=[], metavar="BAG",
-                        help="rosbag2 directory of such a run (repeatable), as --gain-check-csv-ur")
+    _add_repeatable_runs(parser, "held-out",
+                         "UR CSV of an unloaded run of another exciting motion (repeatable): the model's error "
+                         "there, as the payload it would invent, becomes the payload fits' model-error σ "
+                         "(robot.yaml model_error)")
+    _add_repeatable_runs(parser, "held-out-loaded",
+                         "UR CSV of a run of another motion carrying the --known-payload-mass payload "
+                         "(repeatable): each payload method that needs no unloaded run (khalil-1, khalil-2, "
+                         "direct-rls, difference-rls) is run on it with and without the load-dependent friction, "
+                         "and the one nearer the known mass beyond the noise becomes its default (robot.yaml "
+                         "load_friction_choice)")
+    _add_repeatable_runs(parser, "drift",
+                         "UR CSV of an unloaded run recorded on another occasion (another motion, another day; "
+                         "repeatable): robot.yaml's model is fitted on it with only the constant friction offsets "
+                         "free, and their spread between runs becomes difference-rls's prior on a payload run's "
+                         "offset change (robot.yaml friction_offset_drift); without such runs the offsets stay "
+                         "free")
+    _add_repeatable_runs(parser, "gain-check",
+                         "UR CSV of a loaded run of known mass recorded on another occasion (another motion or "
+                         "day; repeatable; needs identified gains): robot.yaml's model is fitted on it with only "
+                         "the drive gains (and the load's CoM and inertia) free, and where the gains spread "
+                         "between runs further than the calibration's σ, their σ becomes that spread's Student-t "
+                         "predictive width (robot.yaml effort.gain_check); without such runs nothing changes")
     parser.add_argument("--gain-check-mass", action="append", default=[], metavar="KG",
                         type=number(above=0, unit="kg"),
                         help="kg, the load the --gain-check runs carry: once for all, or once per run (the CSVs "
                              "first, then the bags, each in the order given); default --known-payload-mass")
-    parser.add_argument("--friction-cv-csv-ur", action="append", default=[], metavar="CSV",
-                        help="UR CSV of an unloaded run of any motion (repeatable; e.g. one joint at a time, which "
-                             "isolates each joint's friction): used only to choose the friction model (--friction "
-                             "auto), with the --held-out runs")
-    parser.add_argument("--friction-cv-bag", action="append", default=[], metavar="BAG",
-                        help="rosbag2 directory of such a run (repeatable), as --friction-cv-csv-ur")
+    _add_repeatable_runs(parser, "friction-cv",
+                         "UR CSV of an unloaded run of any motion (repeatable; e.g. one joint at a time, which "
+                         "isolates each joint's friction): used only to choose the friction model (--friction "
+                         "auto), with the --held-out runs")
     parser.add_argument("--known-payload-mass", type=number(above=0, unit="kg"), default=None,
                         help="kg, mass of the payload in the --loaded-bag run, which identifies the drive gains, "
                              "and in the --held-out-loaded runs; with given gains (--effort-scale) the held-out "

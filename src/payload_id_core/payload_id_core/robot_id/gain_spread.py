@@ -37,6 +37,14 @@ import numpy as np
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.robot_id.offset_spread import predictive_factor
+from payload_id_core.robot_id.run_records import (
+    per_joint_dict,
+    per_run_dict,
+    read_per_joint,
+    read_per_run,
+    reading_record,
+    run_sources,
+)
 
 # h101's rule, kept for the robot.yaml files it wrote: the larger of the two on every joint a run determines.
 LEGACY_CRITERION = ("per joint, robot.yaml's model fixed and only the drive gains (with the load's CoM and inertia) "
@@ -156,45 +164,26 @@ class GainSpread:
                 "free):\n" + "\n".join(parts))
 
     def to_dict(self) -> dict:
-        def per_joint(a: np.ndarray, kind=float) -> dict:
-            return {j: [kind(x) for x in a[:, i]] for i, j in enumerate(self.joint_names)}
+        names = self.joint_names
 
         def derived(a: np.ndarray) -> dict:
-            return {j: None if not np.isfinite(x) else float(x) for j, x in zip(self.joint_names, a)}
+            return {j: None if not np.isfinite(x) else float(x) for j, x in zip(names, a)}
 
         return {"criterion": self.criterion, "runs": list(self.runs), "masses": [float(m) for m in self.masses],
-                "reference": {j: float(x) for j, x in zip(self.joint_names, self.reference)},
-                "calibration_std": {j: float(x) for j, x in zip(self.joint_names, self.calibration_std)},
-                "gains": per_joint(self.gains), "gains_std": per_joint(self.gains_std),
-                "determined": per_joint(self.determined, bool),
+                "reference": per_joint_dict(self.reference, names),
+                "calibration_std": per_joint_dict(self.calibration_std, names),
+                "gains": per_run_dict(self.gains, names), "gains_std": per_run_dict(self.gains_std, names),
+                "determined": per_run_dict(self.determined, names, bool),
                 # Derived from the runs on reading (edit the runs, not these): for the reader.
                 "relative_rms": derived(self.rms), "predictive_relative_std": derived(self.predictive_std)}
 
     @classmethod
     def from_dict(cls, d: dict, joint_names: list[str], source: str) -> GainSpread:
-        try:
-            if not isinstance(d["runs"], list):
-                raise TypeError(f"runs is {type(d['runs']).__name__}, not a list of the check runs' sources")
-            runs = [str(r) for r in d["runs"]]
-            for key in ("gains", "gains_std", "determined"):
-                for j in joint_names:
-                    values = d[key][j]
-                    if not isinstance(values, list) or len(values) != len(runs):
-                        raise ValueError(f"{key} of {j} holds {len(values) if isinstance(values, list) else 'no list'}"
-                                         f" value(s) for {len(runs)} run(s)")
-            if any(not isinstance(d["determined"][j][h], bool) for j in joint_names for h in range(len(runs))):
-                raise ValueError("determined holds a value that is not true or false")
-            arrays = [np.array([d[key][j] for j in joint_names], dtype=float if key != "determined" else bool).T
-                      for key in ("gains", "gains_std", "determined")]
-            masses = np.array(d["masses"], dtype=float)
-            reference = np.array([d["reference"][j] for j in joint_names], dtype=float)
-            calibration_std = np.array([d["calibration_std"][j] for j in joint_names], dtype=float)
-        except (KeyError, TypeError, ValueError) as err:
-            raise PayloadIdError(f"{source}: effort.gain_check is not valid ({type(err).__name__}: {err})",
-                                 _FIX) from err
-        gains, gains_std, determined = (a.reshape(len(runs), len(joint_names)) for a in arrays)
-        try:
-            return cls(list(joint_names), runs, masses, reference, gains, gains_std, determined, calibration_std,
-                       str(d.get("criterion", CRITERION)))
-        except PayloadIdError as err:   # name the file: the dataclass's own check does not know it
-            raise PayloadIdError(f"{source}: effort.gain_check is not valid ({err.problem})", err.fix) from err
+        with reading_record(source, "effort.gain_check", _FIX):
+            runs = run_sources(d, "the check runs' sources")
+            gains, gains_std, determined = (read_per_run(d, key, joint_names, len(runs), dtype)
+                                            for key, dtype in (("gains", float), ("gains_std", float),
+                                                               ("determined", bool)))
+            return cls(list(joint_names), runs, np.array(d["masses"], dtype=float),
+                       read_per_joint(d, "reference", joint_names), gains, gains_std, determined,
+                       read_per_joint(d, "calibration_std", joint_names), str(d.get("criterion", CRITERION)))

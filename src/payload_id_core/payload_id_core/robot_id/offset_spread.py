@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.robot_id.run_records import per_joint_dict, per_run_dict, read_per_run, reading_record, run_sources
 
 # The level of the predictive interval the Gaussian prior matches (two-sided).
 PREDICTIVE_LEVEL = 0.95
@@ -111,33 +112,15 @@ class OffsetSpread:
         return out
 
     def to_dict(self) -> dict:
-        def per_joint(a: np.ndarray) -> dict:
-            return {j: [float(x) for x in a[:, i]] for i, j in enumerate(self.joint_names)}
-
+        names = self.joint_names
         return {"criterion": self.criterion, "runs": list(self.runs),
-                "offsets": per_joint(self.offsets), "offsets_std": per_joint(self.offsets_std),
+                "offsets": per_run_dict(self.offsets, names), "offsets_std": per_run_dict(self.offsets_std, names),
                 # Derived from the runs' offsets on reading (edit the runs, not these): for the reader.
-                "spread": {j: float(x) for j, x in zip(self.joint_names, self.spread)},
-                "prior_std": {j: float(x) for j, x in zip(self.joint_names, self.prior_std)}}
+                "spread": per_joint_dict(self.spread, names), "prior_std": per_joint_dict(self.prior_std, names)}
 
     @classmethod
     def from_dict(cls, d: dict, joint_names: list[str], source: str) -> OffsetSpread:
-        try:
-            if not isinstance(d["runs"], list):
-                raise TypeError(f"runs is {type(d['runs']).__name__}, not a list of the drift runs' sources")
-            runs = [str(r) for r in d["runs"]]
-            # One value per run for every joint: a run taken out of `runs` by hand but not out of the per-joint
-            # lists (or the other way) would otherwise pair the wrong runs with the wrong offsets, or fail reshaping.
-            for key in ("offsets", "offsets_std"):
-                for j in joint_names:
-                    values = d[key][j]
-                    if not isinstance(values, list) or len(values) != len(runs):
-                        raise ValueError(f"{key} of {j} holds {len(values) if isinstance(values, list) else 'no list'}"
-                                         f" value(s) for {len(runs)} run(s)")
-            offsets = np.array([d["offsets"][j] for j in joint_names], dtype=float).T
-            std = np.array([d["offsets_std"][j] for j in joint_names], dtype=float).T
-        except (KeyError, TypeError, ValueError) as err:
-            raise PayloadIdError(f"{source}: friction_offset_drift is not valid ({type(err).__name__}: {err})",
-                                 "re-run payload-id identify-robot with its --drift runs") from err
-        return cls(list(joint_names), runs, offsets.reshape(len(runs), len(joint_names)),
-                   std.reshape(len(runs), len(joint_names)), str(d.get("criterion", CRITERION)))
+        with reading_record(source, "friction_offset_drift", "re-run payload-id identify-robot with its --drift runs"):
+            runs = run_sources(d, "the drift runs' sources")
+            return cls(list(joint_names), runs, read_per_run(d, "offsets", joint_names, len(runs)),
+                       read_per_run(d, "offsets_std", joint_names, len(runs)), str(d.get("criterion", CRITERION)))
