@@ -626,7 +626,7 @@ class PayloadMonitor:
         a priori σ on the first moments and the inertia, and the rows' own covariance): the directions the motion has
         reached are then determined, and F Σ Fᵀ is large only where the next samples go beyond them. The carried
         payload, its naming and its publication are unchanged."""
-        est = self.refiner.estimate(prior_std=self._alarm_prior_std, robust=False)
+        est = self.refiner.estimate(prior_std=self._alarm_prior_std, cluster_robust=False)
         if np.all(np.isfinite(est.phi)) and np.all(np.isfinite(est.cov)):
             self._alarm_fit = (self.state.phi, est.phi, est.cov)
 
