@@ -91,29 +91,3 @@ def test_rows_dropped_after_a_contact_onset_leave_the_fit_as_it_was_before_them(
     assert abs(got.phi[0] - PHI[0]) < 0.05
     # Rows older than what is kept one by one (RECENT_S) stay: only a contact's recent rows are taken out.
     assert dirty.drop_since(0.0) < dirty.rows
-
-
-def test_the_alarms_fit_holds_what_the_rows_leave_at_the_prior_asked_and_reports_their_own_covariance():
-    """PayloadRefiner.estimate(prior_std, cluster_robust=False), the fit the alarm takes right after a change
-    (PayloadMonitor._refresh_alarm_fit): a first moment no row sees keeps the σ asked (0.3 kg·m, not the restart's
-    5 kg·m; the clustered covariance, from the rows' scores alone, gives it none), the mass the rows determine is
-    unchanged, and its σ is the rows' own (AR(1)) one, not the wider clustered one."""
-    rng = np.random.default_rng(5)
-    t, A = _rows(rng)
-    A[:, :, 3] = 0.0                         # the moment along gravity at rest: no row sees it
-    block = np.floor(t / BLOCK_S).astype(int)
-    b = A @ PHI + rng.normal(scale=2.0, size=(block.max() + 1, A.shape[1]))[block] + rng.normal(
-        scale=0.1, size=(t.size, A.shape[1]))
-    r = PayloadRefiner(np.zeros(10), rho=0.0, inertia_prior_std=0.02)
-    for k in range(0, t.size, 10):
-        r.add(t[k:k + 10], A[k:k + 10], b[k:k + 10], np.ones(A.shape[1]))
-    usual = r.estimate()
-    prior_std = np.array([20.0, 0.3, 0.3, 0.3] + [0.02] * 6)
-    alarm = r.estimate(prior_std=prior_std, cluster_robust=False)
-    plain = r.estimate(cluster_robust=False)
-    # (In the rows' units: the prior is scaled by the rows' misfit per row, as the window's fit scales its own.)
-    assert np.sqrt(plain.cov[3, 3] / plain.misfit) > 4.9
-    assert abs(np.sqrt(alarm.cov[3, 3] / alarm.misfit) - 0.3) < 0.003
-    assert abs(alarm.phi[0] - usual.phi[0]) < 0.1 * usual.mass_std
-    # Block-constant errors: the clustered σ is the wider, and the alarm's is the rows' own.
-    assert alarm.mass_std < 0.5 * usual.mass_std

@@ -51,7 +51,7 @@ from payload_id_core.monitor.observer import (
     MomentumObserver,
     ObserverModel,
 )
-from payload_id_core.monitor.refine import MIN_BLOCKS, PRIOR_STD_MASS_MOMENTS, PayloadRefiner, Refined
+from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.numpy_kernels import einsum
 from payload_id_core.payload.covariance_extra import measured_model_error
@@ -407,12 +407,6 @@ class PayloadMonitor:
         self._undecided_until_rearm = False          # the undecided change is decided by the re-arm (_say_undecided)
         # (t, kg) of the alarm's floor in motion and at rest as the samples came (_note_floor), HISTORY_S of it
         self._floors: deque = deque()
-        # (the carried φ it stands for, φ, Σ): what the alarm tests the residual against while the carried payload is
-        # still the fit it was adopted with (_alarm_payload, _refresh_alarm_fit); None: the carried payload itself.
-        self._alarm_fit: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        d = self.s.detector
-        self._alarm_prior_std = np.concatenate([PRIOR_STD_MASS_MOMENTS[:1], np.full(3, d.moment_prior_std),
-                                                np.full(6, d.inertia_prior_std)])
         self._creep_until = np.full(n, -np.inf)     # per joint: untrusted until this time (_trusted)
         self._moving_until = -np.inf                 # the robot moved (some joint ≥ creep_speed) until then
         self._dt = 0.002                             # s between joint states (the last block's median)
@@ -606,30 +600,6 @@ class PayloadMonitor:
         j = int(np.argmin(per_joint))
         return float(per_joint[j]), j
 
-    def _alarm_payload(self) -> tuple[np.ndarray, np.ndarray]:
-        """(φ, Σ) the alarm tests the residual against: r = r₀ − F φ, its allowance taking in F Σ Fᵀ (_step), and the
-        window after an alarm judged and adopted on the same (_decide). The carried payload's, except while it is still
-        the fit it was adopted with (the same φ array: any change, re-estimate or restore replaces it) and the alarm
-        has a fit of its own for it (_refresh_alarm_fit, _put_in_doubt)."""
-        fit = self._alarm_fit
-        if fit is not None and fit[0] is self.state.phi:
-            return fit[1], fit[2]
-        return self.state.phi, self.state.cov
-
-    def _refresh_alarm_fit(self) -> None:
-        """What the alarm must hear right after a change is a further change: a departure from the fit of the rows since
-        it, not the carried fit's distance from the truth. The window's 0.1 s fit leaves the first moment along gravity
-        (at rest) and the inertia to their priors, and the first move reads them through F: with its Σ in the
-        allowance (F Σ Fᵀ) the smallest step the alarm saw in the second after a 3 kg pick rose from 0.56 kg to 2.6 kg
-        (4.0 at worst). So until the re-estimate replaces the carried payload (`min_refine_s`), every
-        `refine_every_s` the alarm takes the fit of all the rows since the change (the refiner's, with the detector's
-        a priori σ on the first moments and the inertia, and the rows' own covariance): the directions the motion has
-        reached are then determined, and F Σ Fᵀ is large only where the next samples go beyond them. The carried
-        payload, its naming and its publication are unchanged."""
-        est = self.refiner.estimate(prior_std=self._alarm_prior_std, cluster_robust=False)
-        if np.all(np.isfinite(est.phi)) and np.all(np.isfinite(est.cov)):
-            self._alarm_fit = (self.state.phi, est.phi, est.cov)
-
     def _note_floor(self, t: float, F: np.ndarray, w: np.ndarray, drift: np.ndarray) -> None:
         """The floor as the alarm stands at t: mass_floor's min_j ν_j σ_j / |F_j,m| with the allowance ν of this sample
         (the running level, and the carried payload's own uncertainty F Σ Fᵀ) and F's mass column as the motion has
@@ -741,8 +711,7 @@ class PayloadMonitor:
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
-        phi, cov = self._alarm_payload()
-        r = r0 - F @ phi
+        r = r0 - F @ self.state.phi
         z = w * r / self.sigma
         d = self.s.detector
         if self._window is not None:
@@ -751,9 +720,8 @@ class PayloadMonitor:
                 self._decide(out)
             return
         # The allowance: the residual's normal level (robot model error and noise) plus what the carried
-        # payload's own uncertainty leaves, F Σ Fᵀ (right after a change, the alarm's fit refreshed with the samples
-        # since: _alarm_payload).
-        spread = einsum("ij,jk,ik->i", F, cov, F)     # np.einsum's kernel, without its Python dispatch
+        # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
+        spread = einsum("ij,jk,ik->i", F, self.state.cov, F)     # np.einsum's kernel, without its Python dispatch
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             # One event per change: the same residual (a decaying contact, a push that no load explains) must
@@ -856,8 +824,8 @@ class PayloadMonitor:
         # The fit's own σ of Δm: its residual's variance per row (at least the unit the rows are scaled to), times
         # (AᵀA)⁻¹, times the variance factor of the observer's filtered, hence correlated, samples.
         per_row = max(sse / max(A.shape[0] - 4, 1), 1.0)
-        fit_cov = np.linalg.pinv(A.T @ A, rcond=1e-12) * per_row * ar1_factor(self.gain, self._dt)
-        fit_std = float(np.sqrt(fit_cov[0, 0])) if rank == 4 else float("inf")
+        mass_var = float(np.linalg.pinv(A.T @ A, rcond=1e-12)[0, 0]) if rank == 4 else float("inf")
+        fit_std = float(np.sqrt(per_row * mass_var * ar1_factor(self.gain, self._dt)))
         part_m = float(self.state.phi[0] + delta[0]) - self._tare[0]
         # Joint by joint: a flange load moves every joint its wrench reaches, while a push on a link leaves the joints
         # beyond it untouched. A fit that puts more torque on some joint than that joint's own residual, by more than a
@@ -923,10 +891,6 @@ class PayloadMonitor:
             self._pending = None
             self._taken_in = None
         cov = self.state.cov.copy()
-        # What the alarm takes: the fit's own covariance. The published σ covers the whole step (its square): in the
-        # allowance it deafened the alarm to the push's release and the place after it (h118).
-        alarm_cov = cov.copy()
-        alarm_cov[:4, :4] += fit_cov if rank == 4 else np.diag(delta[:4] ** 2)
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
         rms = np.sqrt(np.mean(rh**2, axis=0))
         reason = (f"the torques since {t - self._unarmed_motion_s:.3f} s are not explained by the carried payload "
@@ -934,7 +898,6 @@ class PayloadMonitor:
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
                                   **self.state.undecided_fields)
-        self._alarm_fit = (self.state.phi, self.state.phi, alarm_cov)
         self._doubt_mass = float(self.state.phi[0])
         self._doubt_mass_std = fit_std
         self._undo = None
@@ -1053,9 +1016,7 @@ class PayloadMonitor:
         r0 = np.array([s[2] for s in samples])
         L = np.array([s[3] for s in samples])
         W = np.array([s[4] for s in samples])
-        # Judged against what the alarm tested, and the change adopted on it (the window's Δφ is fitted on that).
-        phi_now, cov_now = self._alarm_payload()
-        r = r0 - F @ phi_now
+        r = r0 - F @ self.state.phi
         k_alarm = int(np.searchsorted(t, w["t_alarm"]))
         k_c = locate_change(t, F, r, np.sqrt(self.level), self.gain, np.arange(0, max(k_alarm, 1), 2),
                             self.s.detector, W)
@@ -1070,9 +1031,9 @@ class PayloadMonitor:
         # Judged against the level as it was before the change began: a push ramped over a second raises the
         # running level on its way up (on the real UR10e's pan joint such a push fitted a load within its own
         # risen level).
-        args = (t, A, b, r, self.sigma, w["level"], float(phi_now[0]), float(t[0]), w["t_alarm"],
+        args = (t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]), w["t_alarm"],
                 self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
-                float(np.sqrt(max(cov_now[0, 0], 0.0))), W, w["allowance"])
+                float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
         verdict = classify(*args)
         if verdict.decay_unseen and self._takes_back_pending(verdict, float(t[0])):
             # A load fitted where the decay was not seen that puts back what a change pending for less than `persist_s`
@@ -1136,7 +1097,7 @@ class PayloadMonitor:
                     "refiner", "unloaded",
                     "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
         self._adopted_from = self._snapshot()
-        phi_ref = phi_now.copy()
+        phi_ref = self.state.phi.copy()
         was_settled = self.state.determined
         if was_settled:
             # A change on top of one still being re-estimated keeps the last settled payload to go back to.
@@ -1145,8 +1106,8 @@ class PayloadMonitor:
             self._change_started = dated
             self._change_unlocated = unlocated
             self._moved_since_change = 0.0
-        phi = phi_now + verdict.delta_phi
-        cov = cov_now + verdict.cov
+        phi = self.state.phi + verdict.delta_phi
+        cov = self.state.cov + verdict.cov
         # A load is never named from the window alone. At rest a flange load changes the torques only through its
         # gravity wrench (the mass and the two moments perpendicular to gravity), a family a hand pressing on the
         # flange lies in as well; and a push held for half a second fits a load as well as a part does. What a
@@ -1224,7 +1185,7 @@ class PayloadMonitor:
         if verdict.event is None or not verdict.event.is_load_change:
             return False
         before = self._before_change
-        m_after = float(self._alarm_payload()[0][0] + verdict.delta_phi[0])
+        m_after = float(self.state.phi[0] + verdict.delta_phi[0])
         std = float(np.sqrt(max(verdict.cov[0, 0] + before.cov[0, 0], 0.0)))
         if abs(m_after - float(before.phi[0])) <= max(d.min_mass_change_kg, 3.0 * std):
             return False          # the way back: what the pending change put on (or took off) went
@@ -1522,9 +1483,7 @@ class PayloadMonitor:
         self._last_refine = t
         est = self.refiner.estimate()
         if est.seconds < self.s.min_refine_s:
-            # The fast fit stands until the task motion has had time to say more; the alarm takes the samples since.
-            self._refresh_alarm_fit()
-            return
+            return                   # the fast fit stands until the task motion has had time to say more
         implausible = self._implausible(est)
         if implausible and (self.state.determined or self.state.doubt):
             # Settled: a stray re-estimate is not adopted, and refutes nothing. In doubt: the misfit persisted, so

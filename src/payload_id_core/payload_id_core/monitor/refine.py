@@ -174,15 +174,8 @@ class PayloadRefiner:
             self._blocks.clear()
         return dropped
 
-    def estimate(self, prior_std: np.ndarray | None = None, cluster_robust: bool = True) -> Refined:
-        """The fit of the rows so far. `prior_std` (10,): the payload's prior σ about the same mean in place of the
-        restart's (PayloadMonitor._refresh_alarm_fit holds the first moments at the detector's a priori σ, not at the
-        5 kg·m that only keeps this fit definite); `cluster_robust` False: the rows' own covariance alone, not the wider
-        cluster-robust one."""
+    def estimate(self) -> Refined:
         W = self.prior_weight
-        if prior_std is not None:
-            W = W.copy()
-            W[:10, :10] = np.diag(1.0 / np.asarray(prior_std, dtype=float) ** 2)
         G = self.AtA + W
         x = np.linalg.solve(G, self.Atb + W @ self.prior)
         # The misfit of the rows themselves (the prior's pull is not the data's residual).
@@ -193,7 +186,7 @@ class PayloadRefiner:
         Ginv = np.linalg.inv(G)
         cov = Ginv * s2 * factor
         B = len(self._blocks)
-        if cluster_robust and B >= 2:
+        if B >= 2:
             scores = np.array([Atb - AtA @ x for _, AtA, Atb, _ in self._blocks])
             # With few clusters the sandwich is itself uncertain and biased low: scaled so that ±1.96σ is
             # the t(B−1) interval (Cameron & Miller 2015, "A practitioner's guide to cluster-robust
