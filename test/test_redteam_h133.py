@@ -21,6 +21,7 @@ import copy
 
 import numpy as np
 import pytest
+import yaml
 from cli_fixtures import Snapshot, assert_refused, make_cli_files
 from sim_runs import DRIFT_MASS, drift_run, given_gains_robot, linear_friction_run
 
@@ -31,6 +32,8 @@ from payload_id_core.payload.held_out_error import refuse_fitted_runs, refuse_re
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
+from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id.offset_spread import OffsetSpread
 
 
 # -- the weighed mass's σ and a mass no robot carries ----------------------------------------------------------------
@@ -138,3 +141,22 @@ def test_a_payload_changed_mid_run_is_no_confident_direct_rls_estimate():
     std = float(np.sqrt(est.covariance[0, 0]))
     assert DRIFT_MASS < est.mass < 4.5                    # a blend of the two loads
     assert est.quality is not Quality.OK or abs(est.mass - 4.5) <= 3.0 * std, (est.mass, std, est.converged)
+
+
+# -- robot.yaml's offset drift edited by hand ------------------------------------------------------------------------
+@pytest.mark.parametrize("key, value", [("offsets", 1e3), ("offsets_std", 1e160)])
+def test_an_offset_drift_beyond_the_joints_effort_limit_is_refused_on_load(tmp_path, key, value):
+    """A drift record hand-edited to 1000 N·m on the UR10's elbow (limit 150 N·m) was read: khalil-1's mass σ 284 kg,
+    "no payload detected" for the 4 kg on sim_runs' seed-3 run (difference-rls, whose offsets are free, unchanged)."""
+    model, robot = given_gains_robot("ur10")
+    names = list(model.joint_names)
+    edited = copy.deepcopy(robot)
+    edited.offset_drift = OffsetSpread(names, ["a", "b"], np.array([[0.2] * 6, [-0.2] * 6]), np.full((2, 6), 0.05))
+    path = tmp_path / "robot.yaml"
+    edited.save(path)
+    assert RobotIdentification.load(path, model).offset_drift is not None     # as written: read
+    d = yaml.safe_load(path.read_text())
+    d["friction_offset_drift"][key]["elbow_joint"][0] = value
+    path.write_text(yaml.safe_dump(d))
+    with pytest.raises(PayloadIdError, match="elbow_joint reaches .* beyond the joint's effort limit 150 N·m"):
+        RobotIdentification.load(path, model)

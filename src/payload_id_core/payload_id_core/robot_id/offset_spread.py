@@ -121,7 +121,25 @@ class OffsetSpread:
                 "prior_std": {j: float(x) for j, x in zip(self.joint_names, self.prior_std)}}
 
     @classmethod
-    def from_dict(cls, d: dict, joint_names: list[str], source: str) -> OffsetSpread:
+    def from_dict(cls, d: dict, joint_names: list[str], source: str,
+                  effort_limits: np.ndarray | None = None) -> OffsetSpread:
+        """The record as robot.yaml holds it; with `effort_limits` (n,) N·m (the URDF's), an offset change or its σ
+        beyond its joint's limit is refused: no friction offset moves by more than the drive can give (h133: a
+        hand-edited 1000 N·m on a UR10 made khalil-1's σ 284 kg, "no payload detected" for a 4 kg part)."""
+        spread = cls._from_dict(d, joint_names, source)
+        limits = None if effort_limits is None else np.asarray(effort_limits, dtype=float).reshape(-1)
+        if limits is not None and limits.size == len(joint_names):
+            worst = np.maximum(np.max(np.abs(spread.offsets), axis=0), np.max(spread.offsets_std, axis=0))
+            beyond = np.isfinite(limits) & (limits > 0) & (worst > limits)
+            if beyond.any():
+                j = int(np.flatnonzero(beyond)[0])
+                raise PayloadIdError(f"{source}: friction_offset_drift of {joint_names[j]} reaches {worst[j]:.4g} N·m, "
+                                     f"beyond the joint's effort limit {limits[j]:g} N·m: no offset drift",
+                                     "re-run payload-id identify-robot with its --drift runs")
+        return spread
+
+    @classmethod
+    def _from_dict(cls, d: dict, joint_names: list[str], source: str) -> OffsetSpread:
         try:
             if not isinstance(d["runs"], list):
                 raise TypeError(f"runs is {type(d['runs']).__name__}, not a list of the drift runs' sources")
