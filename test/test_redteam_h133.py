@@ -144,10 +144,16 @@ def test_a_payload_changed_mid_run_is_no_confident_direct_rls_estimate():
 
 
 # -- robot.yaml's offset drift edited by hand ------------------------------------------------------------------------
-@pytest.mark.parametrize("key, value", [("offsets", 1e3), ("offsets_std", 1e160)])
-def test_an_offset_drift_beyond_the_joints_effort_limit_is_refused_on_load(tmp_path, key, value):
-    """A drift record hand-edited to 1000 N·m on the UR10's elbow (limit 150 N·m) was read: khalil-1's mass σ 284 kg,
-    "no payload detected" for the 4 kg on sim_runs' seed-3 run (difference-rls, whose offsets are free, unchanged)."""
+@pytest.mark.parametrize("key, value, words", [
+    ("offsets", 1e3, "elbow_joint reaches .* beyond the joint's effort limit 150 N·m"),
+    ("offsets_std", 1e160, "elbow_joint reaches .* beyond the joint's effort limit 150 N·m"),
+    ("offsets_std", 1e-300, "its std not positive"),
+])
+def test_an_offset_drift_no_drive_has_is_refused_on_load(tmp_path, key, value, words):
+    """A drift record hand-edited was read: 1000 N·m on the UR10's elbow (limit 150 N·m) made khalil-1 and
+    direct-rls give a mass σ of 284 kg, "no payload detected" for the 4 kg on sim_runs' seed-3 run; 1e160 (offset or
+    σ) made difference-rls raise LinAlgError (khalil-1 silently dropped the infinite term); a σ of 1e-300 (offsets
+    0) made it raise cvxpy's ValueError ("Problem data contains NaN or Inf": 1/σ² infinite; 1e-100 works)."""
     model, robot = given_gains_robot("ur10")
     names = list(model.joint_names)
     edited = copy.deepcopy(robot)
@@ -158,5 +164,5 @@ def test_an_offset_drift_beyond_the_joints_effort_limit_is_refused_on_load(tmp_p
     d = yaml.safe_load(path.read_text())
     d["friction_offset_drift"][key]["elbow_joint"][0] = value
     path.write_text(yaml.safe_dump(d))
-    with pytest.raises(PayloadIdError, match="elbow_joint reaches .* beyond the joint's effort limit 150 N·m"):
+    with pytest.raises(PayloadIdError, match=words):
         RobotIdentification.load(path, model)

@@ -65,10 +65,12 @@ class OffsetSpread:
         if H < 1 or self.offsets.shape != (H, n) or self.offsets_std.shape != (H, n):
             raise PayloadIdError(f"friction offset drift: {H} runs, offsets {self.offsets.shape} and std "
                                  f"{self.offsets_std.shape} for {n} joints", "re-run payload-id identify-robot")
+        # A σ whose square underflows (below ~1.5e-154 N·m) is no measurement, and its prior's 1/σ² is infinite:
+        # a hand-edited 1e-300 made difference-rls fail in cvxpy ("Problem data contains NaN or Inf"; h133).
         if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std))
-                and np.all(self.offsets_std > 0)):
-            raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive",
-                                 "re-run payload-id identify-robot with its --drift runs")
+                and np.all(np.square(self.offsets_std) >= np.finfo(float).tiny)):
+            raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive "
+                                 "(nor above 1e-154 N·m)", "re-run payload-id identify-robot with its --drift runs")
 
     @property
     def rms(self) -> np.ndarray:
