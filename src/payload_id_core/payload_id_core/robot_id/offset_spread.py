@@ -67,8 +67,9 @@ class OffsetSpread:
                                  f"{self.offsets_std.shape} for {n} joints", "re-run payload-id identify-robot")
         # A σ whose square underflows (below ~1.5e-154 N·m) is no measurement, and its prior's 1/σ² is infinite:
         # a hand-edited 1e-300 made difference-rls fail in cvxpy ("Problem data contains NaN or Inf"; h133).
-        if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std))
-                and np.all(np.square(self.offsets_std) >= np.finfo(float).tiny)):
+        with np.errstate(over="ignore"):     # a huge σ is judged elsewhere (from_dict's effort limits)
+            resolvable = bool(np.all(np.square(self.offsets_std) >= np.finfo(float).tiny))
+        if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std)) and resolvable):
             raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive "
                                  "(nor above 1e-154 N·m)", "re-run payload-id identify-robot with its --drift runs")
 
