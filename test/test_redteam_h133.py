@@ -28,9 +28,11 @@ from sim_runs import DRIFT_MASS, drift_run, given_gains_robot, linear_friction_r
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.held_out_error import refuse_fitted_runs, refuse_repeated_runs
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
+from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.offset_spread import OffsetSpread
@@ -166,3 +168,29 @@ def test_an_offset_drift_no_drive_has_is_refused_on_load(tmp_path, key, value, w
     path.write_text(yaml.safe_dump(d))
     with pytest.raises(PayloadIdError, match=words):
         RobotIdentification.load(path, model)
+
+
+@pytest.mark.xfail(strict=True, reason="h133: the identify goal stopping when converged (IdentificationRun fed in "
+                   "0.1 s batches), sim_runs' 8 s UR10 run (seed 2), 4.0 kg for its first 0.5 s then 4.5 kg: "
+                   "difference-rls declares at 3.09 s with 4.572 ± 0.014 kg, +5.1σ from the 4.5 carried, converged "
+                   "and ok (without the change: 3.990 ± 0.009 for 4.0, 4.490 ± 0.009 for 4.5, −1.1σ); the settle "
+                   "band accepts it")
+def test_an_early_payload_change_is_no_confident_estimate_when_the_goal_stops_at_convergence():
+    model, robot = given_gains_robot("ur10")
+    frame = model.default_payload_frame
+    rec = drift_run(model, 2)
+    heavier = linear_friction_run(model, 2, payload=from_mass_com_inertia(4.5, [0.02, -0.03, 0.08],
+                                                                          np.diag([0.02, 0.03, 0.015])), frame=frame)
+    later = rec.joints.t - rec.joints.t[0] > 0.5
+    rec.joints.tau[later] = heavier.joints.tau[later]
+    cmd, j = rec.commanded[0], rec.joints
+    run = IdentificationRun(model, robot, frame, "difference-rls", float(cmd.time_from_start[-1]))
+    run.add_commanded(cmd)
+    for part in np.array_split(np.arange(j.t.size), 80):
+        run.feed(j.t[part], j.q[part], j.tau[part])
+        if run.converged:
+            break
+    assert run.converged                                      # declared before the run's end
+    res = run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED)
+    std = float(np.sqrt(res.estimate.covariance[0, 0]))
+    assert not res.converged or abs(res.estimate.mass - 4.5) <= 3.0 * std, (res.estimate.mass, std)
