@@ -13,8 +13,11 @@ What broke (each a test below): a known-mass σ no scale has (1e-200: ZeroDivisi
 ok) and a known mass no robot carries on a robot whose rated payload is not listed (1e200: OverflowError, 1e-320:
 ZeroDivisionError), fixed in priors.PayloadPrior.checked; a check (or drift) run given again rounded as a CSV rounds
 it, or cut by a sample, counted as a second occasion (the simulated UR10's elbow gain σ 0.84 → 0.28 on the same
-evidence), fixed in held_out_error (refuse_repeated_runs, refuse_fitted_runs); a payload that changes after
-direct-rls has converged leaves it converged and ok, 4σ off what is carried at the end (strict xfail).
+evidence), fixed in held_out_error (refuse_repeated_runs, refuse_fitted_runs); robot.yaml's friction_offset_drift
+hand-edited (1000 N·m: khalil-1 and direct-rls σ 284 kg, "no payload detected" for 4 kg; 1e160: difference-rls
+LinAlgError; σ 1e-300: its cvxpy ValueError), fixed in offset_spread (refused on reading); a payload that changes after
+direct-rls has converged leaves it converged and ok, 4σ off what is carried at the end, and one 0.5 s into a goal that
+stops when converged lets difference-rls declare 5.1σ off, ok (strict xfails).
 """
 
 import copy
