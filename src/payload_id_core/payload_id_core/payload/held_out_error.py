@@ -4,7 +4,6 @@ answer φ_h should be 0. What it returns instead is the model error's image in t
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,13 +28,39 @@ from payload_id_core.robot_id.model_error import (
 from payload_id_core.robot_id.offset_spread import OffsetSpread
 from payload_id_core.signals.recording import Recording
 
+# Two recordings hold one run (a copy, re-exported with its numbers rounded, or cut by some samples at either end)
+# when, over the samples they share (at least SAME_RUN_MIN_SHARED of the shorter one's), the positions agree within
+# SAME_RUN_Q_TOL and the efforts within SAME_RUN_EFFORT_TOL of each joint's RMS effort. A CSV's rounding (4 decimals
+# of an ampere: 1e-4 of a UR10e's RMS current) stays inside; another occasion of the same motion differs by the
+# drives' noise (the simulated ur10's currents: ~1 % of their RMS; the real UR10e's more) at nearly every sample.
+# Before (h133), only byte-identical samples were one run: the simulated UR10's one check run given again with its
+# efforts rounded to 1e-4 A, or without its first sample, counted as a second occasion (elbow gain σ 0.84 → 0.28).
+SAME_RUN_Q_TOL = 1e-5                 # rad
+SAME_RUN_EFFORT_TOL = 1e-3            # of each joint's RMS effort
+SAME_RUN_MIN_SHARED = 0.5
+SAME_RUN_MAX_STARTS = 64              # where the other run may start (a run that rests first matches at many)
 
-def _samples_digest(recording: Recording) -> str:
-    """The run's joint samples (positions and raw efforts), whatever file or copy they were read from."""
-    h = hashlib.sha256()
-    for a in (recording.joints.q, recording.joints.tau):
-        h.update(np.ascontiguousarray(a, dtype=float).tobytes())
-    return h.hexdigest()
+
+def _same_run(a: Recording, b: Recording) -> bool:
+    """Whether `a` and `b` hold the same run's samples (positions and raw efforts), whatever file, copy, rounding or
+    cut they were read from (SAME_RUN_* above)."""
+    qa, ta = (np.asarray(x, dtype=float) for x in (a.joints.q, a.joints.tau))
+    qb, tb = (np.asarray(x, dtype=float) for x in (b.joints.q, b.joints.tau))
+    if qa.shape[1:] != qb.shape[1:] or ta.shape[1:] != tb.shape[1:] or not (len(qa) and len(qb)):
+        return False
+    rms = np.maximum(np.sqrt(np.mean(ta**2, axis=0)), np.sqrt(np.mean(tb**2, axis=0)))
+    tol = SAME_RUN_EFFORT_TOL * np.where(rms > 0, rms, 1.0)
+    shared_min = SAME_RUN_MIN_SHARED * min(len(qa), len(qb))
+    with np.errstate(invalid="ignore"):
+        for xq, xt, yq, yt in ((qa, ta, qb, tb), (qb, tb, qa, ta)):     # y starting at x's sample k
+            starts = np.flatnonzero(np.all(np.abs(xq - yq[0]) <= SAME_RUN_Q_TOL, axis=1)
+                                    & np.all(np.abs(xt - yt[0]) <= tol, axis=1))
+            for k in starts[:SAME_RUN_MAX_STARTS]:
+                n = min(len(xq) - k, len(yq))
+                if (n >= shared_min and np.all(np.abs(xq[k:k + n] - yq[:n]) <= SAME_RUN_Q_TOL)
+                        and np.all(np.abs(xt[k:k + n] - yt[:n]) <= tol)):
+                    return True
+    return False
 
 
 def refuse_fitted_runs(held_out: Sequence[Recording], fitted: Sequence[Recording]) -> None:
@@ -43,30 +68,27 @@ def refuse_fitted_runs(held_out: Sequence[Recording], fitted: Sequence[Recording
     in-sample residual, which the fit has already minimised (the payload it invents there is ~1e-4 kg on the
     UR10e's 14harm run, where held-out runs show 0.02-0.03 kg), so it would collapse every payload's σ."""
     fitted_paths = {Path(r.source).resolve(): r.source for r in fitted if r.source}
-    fitted_digests = {_samples_digest(r): r.source for r in fitted}
     for r in held_out:
         same = fitted_paths.get(Path(r.source).resolve()) if r.source else None
-        same = same or fitted_digests.get(_samples_digest(r))
+        same = same or next((f.source or "a fitted run" for f in fitted if _same_run(r, f)), None)
         if same is not None:
             raise PayloadIdError(f"held-out run {r.source} is (or holds the same samples as) {same}, a run the robot "
                                  "is fitted to: its error there is the fit's own residual, not the model's error",
                                  "give an unloaded run of another motion as --held-out-csv-ur/--held-out-bag")
 
 
-
 def refuse_repeated_runs(runs: Sequence[Recording], option: str) -> None:
     """Each held-out run of one kind must be another run: the spreads taken over them (the offsets' drift, the gains'
     check) count H independent runs in their Student-t_H width (offset_spread.predictive_factor), so one run given
     twice would narrow it as a second occasion would (one real UR10e check run given three times: t_1 12.7 -> t_3
-    3.18, the gains' width 4x narrower on the same evidence)."""
-    seen: dict[str, str] = {}
-    for r in runs:
-        digest = _samples_digest(r)
-        if digest in seen:
-            raise PayloadIdError(f"{option}: {r.source} is (or holds the same samples as) {seen[digest]}, given "
+    3.18, the gains' width 4x narrower on the same evidence). A copy rounded or cut is the same run (_same_run)."""
+    for i, r in enumerate(runs):
+        first = next((runs[j] for j in range(i) if _same_run(r, runs[j])), None)
+        if first is not None:
+            raise PayloadIdError(f"{option}: {r.source} is (or holds the same samples as) "
+                                 f"{first.source or f'run {runs.index(first) + 1}'}, given "
                                  "already: one run counted twice would narrow the spread it measures",
                                  f"give each run once ({option}), each recorded on another occasion")
-        seen[digest] = r.source or f"run {len(seen) + 1}"
 
 # A held-out run measures the model error only where its own fit determines the payload's parameters well below
 # what that error could be: per group (mass kg, first moments kg·m, inertia kg·m²) its σ must stay under these.

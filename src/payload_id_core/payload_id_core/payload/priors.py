@@ -107,6 +107,16 @@ BOUNDED_DATA_FRACTION = 1.0 / math.sqrt(12.0)
 RESOLVED_MOMENT_FRACTION = 0.4
 RANGE_DRAWS = 4000                  # draws of the mass and CoM over which the box's range of each entry is taken
 RANGE_QUANTILE = 0.005              # ... its ends: the 0.5 % outermost, not the single most extreme draw
+# A known mass outside [MIN_KNOWN_MASS_KG, MAX_KNOWN_MASS_KG] is no part a robot carries (the heaviest rated payload
+# of an industrial arm is 2.3 t, FANUC M-2000iA/2300; a milligram moves no joint torque), whatever the robot: where its
+# rated payload is not known (RATED_PAYLOAD_KG) --known-mass 1e200 ended in an OverflowError (S² = (0.005 M)²), and
+# 1e-320 in a ZeroDivisionError (S² underflows to 0).
+MIN_KNOWN_MASS_KG = 1e-6
+MAX_KNOWN_MASS_KG = 1e4
+# A weighed mass's σ below this fraction of it is no scale's (and no account of the screws and cable left off it):
+# the mass would be assumed exact, and the conditioning's 1/S² fails: --known-mass-std 1e-200 gave a
+# ZeroDivisionError, 1e-160 a NaN mass with quality ok (h133).
+MIN_KNOWN_MASS_REL_STD = 1e-6
 # Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
 # is bad input. Robots not listed are not checked.
 RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
@@ -165,6 +175,10 @@ class PayloadPrior:
             known_mass = _finite(known_mass, "the known mass", "give the weighed mass in kg")
             if known_mass <= 0:
                 raise PayloadIdError(f"the known mass is {known_mass:g} kg, not > 0", "give the weighed mass in kg")
+            if not MIN_KNOWN_MASS_KG <= known_mass <= MAX_KNOWN_MASS_KG:
+                raise PayloadIdError(f"the known mass {known_mass:g} kg is no payload a robot carries (limits "
+                                     f"{MIN_KNOWN_MASS_KG:g} to {MAX_KNOWN_MASS_KG:g} kg)",
+                                     "check the mass and its unit (kg)")
             if rated_payload is not None and known_mass > rated_payload:
                 raise PayloadIdError(f"the known mass {known_mass:g} kg is above the robot's rated payload "
                                      f"{rated_payload:g} kg", "check the mass and its unit (kg)")
@@ -174,6 +188,10 @@ class PayloadPrior:
             if known_mass_std <= 0:
                 raise PayloadIdError(f"the known mass's standard deviation is {known_mass_std:g} kg, not > 0",
                                      "give the scale's uncertainty in kg (e.g. 0.005)")
+            if known_mass_std < MIN_KNOWN_MASS_REL_STD * known_mass:
+                raise PayloadIdError(f"the known mass's standard deviation {known_mass_std:g} kg is below "
+                                     f"{MIN_KNOWN_MASS_REL_STD:g} of the mass {known_mass:g} kg: no scale weighs a "
+                                     "part that well", "give the scale's uncertainty in kg (e.g. 0.005)")
             if known_mass_std >= known_mass:
                 raise PayloadIdError(f"the known mass's standard deviation {known_mass_std:g} kg is not below the "
                                      f"mass {known_mass:g} kg: that is not a weighed mass",

@@ -66,10 +66,13 @@ class OffsetSpread:
         if H < 1 or self.offsets.shape != (H, n) or self.offsets_std.shape != (H, n):
             raise PayloadIdError(f"friction offset drift: {H} runs, offsets {self.offsets.shape} and std "
                                  f"{self.offsets_std.shape} for {n} joints", "re-run payload-id identify-robot")
-        if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std))
-                and np.all(self.offsets_std > 0)):
-            raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive",
-                                 "re-run payload-id identify-robot with its --drift runs")
+        # A σ whose square underflows (below ~1.5e-154 N·m) is no measurement, and its prior's 1/σ² is infinite:
+        # a hand-edited 1e-300 made difference-rls fail in cvxpy ("Problem data contains NaN or Inf"; h133).
+        with np.errstate(over="ignore"):     # a huge σ is judged elsewhere (from_dict's effort limits)
+            resolvable = bool(np.all(np.square(self.offsets_std) >= np.finfo(float).tiny))
+        if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std)) and resolvable):
+            raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive "
+                                 "(nor above 1e-154 N·m)", "re-run payload-id identify-robot with its --drift runs")
 
     @property
     def rms(self) -> np.ndarray:
@@ -119,8 +122,22 @@ class OffsetSpread:
                 "spread": per_joint_dict(self.spread, names), "prior_std": per_joint_dict(self.prior_std, names)}
 
     @classmethod
-    def from_dict(cls, d: dict, joint_names: list[str], source: str) -> OffsetSpread:
+    def from_dict(cls, d: dict, joint_names: list[str], source: str,
+                  effort_limits: np.ndarray | None = None) -> OffsetSpread:
+        """The record as robot.yaml holds it; with `effort_limits` (n,) N·m (the URDF's), an offset change or its σ
+        beyond its joint's limit is refused: no friction offset moves by more than the drive can give (h133: a
+        hand-edited 1000 N·m on a UR10 made khalil-1's σ 284 kg, "no payload detected" for a 4 kg part)."""
         with reading_record(source, "friction_offset_drift", "re-run payload-id identify-robot with its --drift runs"):
             runs = run_sources(d, "the drift runs' sources")
-            return cls(list(joint_names), runs, read_per_run(d, "offsets", joint_names, len(runs)),
-                       read_per_run(d, "offsets_std", joint_names, len(runs)), str(d.get("criterion", CRITERION)))
+            spread = cls(list(joint_names), runs, read_per_run(d, "offsets", joint_names, len(runs)),
+                         read_per_run(d, "offsets_std", joint_names, len(runs)), str(d.get("criterion", CRITERION)))
+        limits = None if effort_limits is None else np.asarray(effort_limits, dtype=float).reshape(-1)
+        if limits is not None and limits.size == len(joint_names):
+            worst = np.maximum(np.max(np.abs(spread.offsets), axis=0), np.max(spread.offsets_std, axis=0))
+            beyond = np.isfinite(limits) & (limits > 0) & (worst > limits)
+            if beyond.any():
+                j = int(np.flatnonzero(beyond)[0])
+                raise PayloadIdError(f"{source}: friction_offset_drift of {joint_names[j]} reaches {worst[j]:.4g} N·m, "
+                                     f"beyond the joint's effort limit {limits[j]:g} N·m: no offset drift",
+                                     "re-run payload-id identify-robot with its --drift runs")
+        return spread

@@ -390,7 +390,7 @@ class RobotIdentification:
                 model_error=None if d.get("model_error") is None else HeldOutModelError.from_dict(
                     d["model_error"], source),
                 offset_drift=None if d.get("friction_offset_drift") is None else OffsetSpread.from_dict(
-                    d["friction_offset_drift"], names, source),
+                    d["friction_offset_drift"], names, source, model.limits.effort),
                 friction_choice=choice,
                 load_friction_choice=None if d.get("load_friction_choice") is None else LoadFrictionChoices.from_dict(
                     d["load_friction_choice"], source),
