@@ -74,7 +74,7 @@ EDITS = {
         lambda r: _drop_one(r["offsets"]["joint2"]), "ValueError: offsets of joint2 holds 1 value(s) for 2 run(s)"),
     ("friction_offset_drift", "a NaN offset"): (
         lambda r: _nan_first(r["offsets"]["joint1"]),
-        "friction offset drift: an offset change is not finite or its std not positive"),
+        "friction offset drift: an offset change is not finite or its std not positive (nor above 1e-154 N·m)"),
     ("friction_offset_drift", "offsets_std missing"): (lambda r: r.pop("offsets_std"), "KeyError: 'offsets_std'"),
     ("friction_offset_drift", "runs a string"): (
         lambda r: r.update(runs="ab"), "TypeError: runs is str, not a list of the drift runs' sources"),
