@@ -191,7 +191,10 @@ def test_the_ur3_gains_judged_on_held_out_halves_are_within_three_sigma(ur3_held
     linear 4.92, a μ per joint 1.44, one μ 1.00) and every gain is within 3σ (wrist 1 −0.58 %)."""
     g = ur3_held_out["effort"]["gain_model"]
     assert g["chosen"] == "shaped_shared_mu" and len(g["held_out"]) == 2, g
-    assert {c["held_out"]["score"] for c in g["candidates"].values()} and g["criterion"].startswith("held-out")
+    held = {k: c["held_out"] for k, c in g["candidates"].items()}
+    assert held["shaped_shared_mu"]["score"] == min(h["score"] for h in held.values()), held
+    assert held["linear"]["score"] - held["shaped_shared_mu"]["score"] > 2 * held["linear"]["excess_std"], held
+    assert g["criterion"].startswith("held-out")
     z = (np.array(ur3_held_out["effort_scale"]) - UR10_GAINS) / np.array(ur3_held_out["effort"]["scale_std"])
     assert np.all(np.abs(z) <= 3.0), np.round(z, 2).tolist()
 

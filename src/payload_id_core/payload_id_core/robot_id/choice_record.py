@@ -201,19 +201,21 @@ GAIN_MODEL_CRITERION = (
 class HeldOutGainScore:
     """A gain candidate's prediction of held-out loaded runs of known mass (robot_id/gain_model_holdout.py): its
     score and the σ of its excess over the best candidate's (friction_choice's CRITERION numbers, over the determined
-    joints), and each held-out part's mass with its gains fixed (kg; recorded, not judged)."""
+    joints), and each held-out part's mass with its gains fixed and its σ (kg; recorded, not judged)."""
 
     score: float
     excess_std: float
     mass: list[float] = field(default_factory=list)
+    mass_std: list[float] = field(default_factory=list)      # kg, each part's mass σ (Newey–West)
 
     def to_dict(self) -> dict:
         return {"score": float(self.score), "excess_std": float(self.excess_std),
-                "mass_kg": [float(m) for m in self.mass]}
+                "mass_kg": [float(m) for m in self.mass], "mass_std_kg": [float(s) for s in self.mass_std]}
 
     @classmethod
     def from_dict(cls, d) -> HeldOutGainScore:
-        return cls(float(d["score"]), float(d["excess_std"]), [float(m) for m in d.get("mass_kg") or []])
+        return cls(float(d["score"]), float(d["excess_std"]), [float(m) for m in d.get("mass_kg") or []],
+                   [float(s) for s in d.get("mass_std_kg") or []])
 
 
 @dataclass

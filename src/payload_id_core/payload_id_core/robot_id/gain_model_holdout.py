@@ -31,7 +31,12 @@ import numpy as np
 from payload_id_core.dynamics.friction import DEFAULT_SIGN_EPSILON, FrictionModel
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.robot_id.choice_record import GainCandidate, HeldOutGainScore
-from payload_id_core.robot_id.drive_gains import DriveGainRows, drive_gain_rows, fit_gains_output_error
+from payload_id_core.robot_id.drive_gains import (
+    DriveGainRows,
+    drive_gain_rows,
+    fit_gains_output_error,
+    gain_fit_covariance,
+)
 from payload_id_core.robot_id.friction_choice import held_out_scores
 from payload_id_core.signals.recording import Recording
 
@@ -62,6 +67,7 @@ class HeldOutPrediction:
 
     residuals: list[np.ndarray]
     mass: list[float]
+    mass_std: list[float]
 
 
 def split_rows(rows: DriveGainRows, held: np.ndarray) -> tuple[DriveGainRows, DriveGainRows]:
@@ -78,8 +84,9 @@ def split_rows(rows: DriveGainRows, held: np.ndarray) -> tuple[DriveGainRows, Dr
 
 
 def predict_held_out(train: DriveGainRows, test: DriveGainRows, lf: np.ndarray, shared_mu: bool,
-                     mass: float) -> tuple[np.ndarray, float]:
-    """((N, n) held-out effort residuals, the held-out part's mass (kg) with the gains fixed) of the candidate fitted
+                     mass: float) -> tuple[np.ndarray, float, float]:
+    """((N, n) held-out effort residuals, the held-out part's mass (kg) with the gains fixed and its Newey–West σ)
+    of the candidate fitted
     on `train`: its θ, gains, friction and μ fixed, φ_L' fitted on `test` (whose known mass is `mass`)."""
     k, x, mu, sig, _, _ = fit_gains_output_error(train.xs, train.cs, train.es, train.sgn, lf, shared_mu)
     n_theta = x.size - PHI_FREE
@@ -87,22 +94,25 @@ def predict_held_out(train: DriveGainRows, test: DriveGainRows, lf: np.ndarray, 
     y_phi = test.xs[..., n_theta:]
     w = 1.0 / (sig * k)
 
-    def fitted(columns: np.ndarray, known: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(parameters, model torque) of the load's `columns` on the held-out samples, the friction's μ|û| from the
-        previous step's û."""
+    def fitted(columns: np.ndarray, known: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(parameters, model torque, the first parameter's Newey–West σ) of the load's `columns` on the held-out
+        samples, the friction's μ|û| from the previous step's û."""
         p = start
         for _ in range(PHI_STEPS):
             u = u_robot + known + columns @ p
             target = (test.es - mu * np.abs(u / k) * test.sgn * lf) * k - u_robot - known
-            p = np.linalg.lstsq((columns * w[None, :, None]).reshape(-1, p.size), (target * w).reshape(-1),
-                                rcond=1e-10)[0]
-        return p, u_robot + known + columns @ p
+            jw = (columns * w[None, :, None]).reshape(-1, p.size)
+            p = np.linalg.lstsq(jw, (target * w).reshape(-1), rcond=1e-10)[0]
+        wres = (target - columns @ p) * w
+        cov = gain_fit_covariance(jw, wres / np.sqrt(np.mean(wres ** 2, axis=0)), 0)
+        scale = float(np.sqrt(np.mean(wres ** 2)))
+        return p, u_robot + known + columns @ p, scale * float(np.sqrt(max(cov[0, 0], 0.0)))
 
-    phi, u = fitted(y_phi, test.cs, x[n_theta:])
+    phi, u, _ = fitted(y_phi, test.cs, x[n_theta:])
     res = test.es - u / k - mu * np.abs(u / k) * test.sgn * lf
     mass_col = test.cs[..., None] / mass
-    free, _ = fitted(np.concatenate([mass_col, y_phi], axis=2), np.zeros_like(test.cs), np.r_[mass, phi])
-    return res, float(free[0])
+    free, _, mass_std = fitted(np.concatenate([mass_col, y_phi], axis=2), np.zeros_like(test.cs), np.r_[mass, phi])
+    return res, float(free[0]), mass_std
 
 
 def held_out_predictions(specs: Sequence[GainModelSpec], rows_for: Callable[[GainModelSpec, Recording | None,
@@ -117,22 +127,24 @@ def held_out_predictions(specs: Sequence[GainModelSpec], rows_for: Callable[[Gai
         lf = np.zeros(0, bool) if spec.load_friction is None else np.asarray(spec.load_friction, dtype=bool)
         rows = rows_for(spec, unloaded, loaded, mass)
         lf = lf if lf.size else np.zeros(rows.es.shape[1], bool)
-        residuals, masses = [], []
+        residuals, masses, stds = [], [], []
         if checks:
             for run, m in checks:
-                r, found = predict_held_out(rows, rows_for(spec, None, run, m), lf, spec.shared_mu, m)
+                r, found, std = predict_held_out(rows, rows_for(spec, None, run, m), lf, spec.shared_mu, m)
                 residuals.append(r)
                 masses.append(found)
+                stds.append(std)
         else:
             n1 = rows.es.shape[0] - rows.n_unloaded
             for part in np.array_split(np.arange(n1), HOLDOUT_FOLDS):
                 held = np.zeros(n1, bool)
                 held[part] = True
                 train, test = split_rows(rows, held)
-                r, found = predict_held_out(train, test, lf, spec.shared_mu, mass)
+                r, found, std = predict_held_out(train, test, lf, spec.shared_mu, mass)
                 residuals.append(r)
                 masses.append(found)
-        out[spec.kind] = HeldOutPrediction(residuals, masses)
+                stds.append(std)
+        out[spec.kind] = HeldOutPrediction(residuals, masses, stds)
     return out
 
 
@@ -161,7 +173,7 @@ def judge_on_held_out(candidates: Sequence[GainCandidate], specs: Sequence[GainM
     det = np.asarray(determined, dtype=bool)
     _, score, excess_std = held_out_scores({k: [r[:, det] for r in p.residuals] for k, p in pred.items()})
     for c in judged:
-        c.held_out = HeldOutGainScore(score[c.kind], excess_std[c.kind], pred[c.kind].mass)
+        c.held_out = HeldOutGainScore(score[c.kind], excess_std[c.kind], pred[c.kind].mass, pred[c.kind].mass_std)
     if checks:
         return [f"gain check run {run.source or i + 1} ({m:g} kg)" for i, (run, m) in enumerate(checks)]
     return [f"{loaded.source or 'the loaded run'} part {i + 1} of {HOLDOUT_FOLDS}" for i in range(HOLDOUT_FOLDS)]
