@@ -166,7 +166,9 @@ def ur3_calibration(tmp_path_factory):
     "the test below passes with it): on the UR3 one μ predicts the loaded run's held-out halves best (seed 2: linear "
     "4.92, μ per joint 1.44, one μ 1.00), but on the real UR10e the 14harm halves choose it too (linear 1.74 ± 0.11, "
     "μ per joint 1.003, one μ 1.005 ± 0.004: within 2σ of the best, the simpler) with the same gains, so the default "
-    "stays the calibration's σ. Fix: held-out loaded runs of another motion or day than the calibration's"))
+    "stays the calibration's σ; the judged 15harm / 01_31 loaded runs as check runs choose a load-friction model as "
+    "well (one μ / μ per joint). Fix: a held-out score the real pairs separate (the held-out mass there favours "
+    "linear, but on the UR3 linear's is within its own 2.3-3.1 % σ), checked on more real loads"))
 def test_the_ur3_gains_are_within_three_sigma(ur3_calibration):
     _, d = ur3_calibration
     z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
