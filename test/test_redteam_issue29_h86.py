@@ -162,11 +162,43 @@ def ur3_calibration(tmp_path_factory):
     "gain within 2.4σ) but as an identify-robot candidate the criterion also picks it on the real UR10e (1.30 % "
     "against linear 2.26 %, μ 0.071 where the per-joint fit reads the wrists 0.01-0.10) and the held-out real payloads "
     "regress (15harm khalil-4 −0.35 → +1.00 %, difference-rls +0.30 → +1.28 % with its CoM withheld, every 01_31 "
-    "estimate suspect). Fix: a gain-model choice judged on held-out loaded runs, not on the calibration's own σ"))
+    "estimate suspect). h128 judged the candidates on held-out loaded runs instead (--gain-model held-out, opt-in: "
+    "the test below passes with it): on the UR3 one μ predicts the loaded run's held-out halves best (seed 2: linear "
+    "4.92, μ per joint 1.44, one μ 1.00), but on the real UR10e the 14harm halves choose it too (linear 1.74 ± 0.11, "
+    "μ per joint 1.003, one μ 1.005 ± 0.004: within 2σ of the best, the simpler) with the same gains, so the default "
+    "stays the calibration's σ; the judged 15harm / 01_31 loaded runs as check runs choose a load-friction model as "
+    "well (one μ / μ per joint). Fix: a held-out score the real pairs separate (the held-out mass there favours "
+    "linear, but on the UR3 linear's is within its own 2.3-3.1 % σ), checked on more real loads"))
 def test_the_ur3_gains_are_within_three_sigma(ur3_calibration):
     _, d = ur3_calibration
     z = (np.array(d["effort_scale"]) - UR10_GAINS) / np.array(d["effort"]["scale_std"])
     assert np.all(np.abs(z) <= 3.0), (d["effort"]["gain_model"]["chosen"], np.round(z, 2).tolist())
+
+
+@pytest.fixture(scope="module")
+def ur3_held_out(ur3_calibration):
+    """ur3_calibration's runs identified with the gain model judged on held-out loaded runs (--gain-model held-out,
+    h128: the loaded run's halves, no check run given): robot.yaml's content."""
+    d, _ = ur3_calibration
+    out = d / "robot_held_out.yaml"
+    assert cli_main(["identify-robot", "--urdf", "ur3", "--bag", str(d / "unloaded"), "--loaded-bag", str(d / "loaded"),
+                     "--known-payload-mass", "4.0", "--payload-frame", "tool0", "--gain-model", "held-out",
+                     "--out", str(out)]) == 0
+    return yaml.safe_load(out.read_text())
+
+
+def test_the_ur3_gains_judged_on_held_out_halves_are_within_three_sigma(ur3_held_out):
+    """The fix the xfail above names, opt-in (h128): each candidate (linear, one μ, a μ per joint) fitted without
+    one half of the loaded run predicts it; one μ predicts best beyond the others' noise (seed 2: held-out scores
+    linear 4.92, a μ per joint 1.44, one μ 1.00) and every gain is within 3σ (wrist 1 −0.58 %)."""
+    g = ur3_held_out["effort"]["gain_model"]
+    assert g["chosen"] == "shaped_shared_mu" and len(g["held_out"]) == 2, g
+    held = {k: c["held_out"] for k, c in g["candidates"].items()}
+    assert held["shaped_shared_mu"]["score"] == min(h["score"] for h in held.values()), held
+    assert held["linear"]["score"] - held["shaped_shared_mu"]["score"] > 2 * held["linear"]["excess_std"], held
+    assert g["criterion"].startswith("held-out")
+    z = (np.array(ur3_held_out["effort_scale"]) - UR10_GAINS) / np.array(ur3_held_out["effort"]["scale_std"])
+    assert np.all(np.abs(z) <= 3.0), np.round(z, 2).tolist()
 
 
 def test_the_ur3_wrist_1_bias_is_its_own_load_coulomb_mu_and_one_mu_for_the_gears_removes_it(ur3_calibration):

@@ -31,7 +31,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.bag import read_bag
 from payload_id_core.io.ur_csv import read_ur_csv
 from payload_id_core.notes import Note, NoteCode, notes_with
-from payload_id_core.robot_identification import check_request, identify_robot
+from payload_id_core.robot_identification import GAIN_MODEL_HOLDOUT_DEFAULT, check_request, identify_robot
 from payload_id_core.signals.recording import Recording
 
 
@@ -66,6 +66,14 @@ def add_arguments(parser) -> None:
                         help="Coulomb friction that grows with the torque each drive transmits, μ_j|τ_j|: identify it "
                              "where the run determines it, or leave it out of the model (default: on the real UR10e "
                              "it fits the torques better but moves the payload masses away from the truth)")
+    parser.add_argument("--gain-model", choices=["held-out", "calibration"],
+                        default="held-out" if GAIN_MODEL_HOLDOUT_DEFAULT else "calibration",
+                        help="how the friction model the drive gains are fitted with is chosen (robot.yaml "
+                             "effort.gain_model): held-out adds one load-friction μ for all the gears as a candidate "
+                             "and judges every candidate on how well it predicts held-out loaded runs of known mass "
+                             "(the --gain-check runs, or the loaded run's halves); calibration judges on the "
+                             "calibration pair's own serially correlated σ (default "
+                             f"{'held-out' if GAIN_MODEL_HOLDOUT_DEFAULT else 'calibration'}: docs/design.md)")
     parser.add_argument("--estimator", choices=["ols", "wls", "feasible"], default="wls",
                         help="ols, wls (per-joint noise weights, default) or feasible (physically consistent SDP)")
     parser.add_argument("--use-measured", action="store_true",
@@ -193,7 +201,8 @@ def run(args) -> int:
                            held_out=held_out, friction_cv=friction_cv, held_out_loaded=held_out_loaded, drift=drift,
                            gain_checks=gain_checks, gain_check_mass=args.gain_check_mass,
                            validation=validation, friction=args.friction,
-                           gear_friction=args.gear_friction == "identify", estimator=args.estimator,
+                           gear_friction=args.gear_friction == "identify",
+                           gain_model_holdout=args.gain_model == "held-out", estimator=args.estimator,
                            use_commanded=not args.use_measured, cutoff_hz=args.cutoff_hz, decimate=args.decimate,
                            delay=delay, alpha=alpha, effort_scale=given, payload_frame=args.payload_frame,
                            report=print)

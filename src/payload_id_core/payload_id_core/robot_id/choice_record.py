@@ -176,7 +176,11 @@ def choose_load_friction(error: Mapping[bool, Sequence[float]],
 
 GAIN_LINEAR = "linear"
 GAIN_SHAPED_LOAD = "shaped_load_friction"
-GAIN_MODELS = (GAIN_LINEAR, GAIN_SHAPED_LOAD)
+# The unloaded run's shapes with one load Coulomb μ shared by the determined joints (the gears' one efficiency; h115).
+GAIN_SHARED_MU = "shaped_shared_mu"
+GAIN_MODELS = (GAIN_LINEAR, GAIN_SHAPED_LOAD, GAIN_SHARED_MU)
+# Simplest first (fewest unknowns): the held-out criterion's order for candidates the held-out data cannot separate.
+GAIN_MODELS_SIMPLEST_FIRST = (GAIN_LINEAR, GAIN_SHARED_MU, GAIN_SHAPED_LOAD)
 # A load-dependent Coulomb level μ (N·m per N·m transmitted) outside this is no gear's: the fit that needs one has
 # traded it for a gain (the two are near one column where the load's torque keeps one sign), and is not a candidate.
 GAIN_MU_RANGE = (0.0, 0.1)
@@ -194,9 +198,31 @@ GAIN_MODEL_CRITERION = (
 
 
 @dataclass
+class HeldOutGainScore:
+    """A gain candidate's prediction of held-out loaded runs of known mass (robot_id/gain_model_holdout.py): its
+    score and the σ of its excess over the best candidate's (friction_choice's CRITERION numbers, over the determined
+    joints), and each held-out part's mass with its gains fixed and its σ (kg; recorded, not judged)."""
+
+    score: float
+    excess_std: float
+    mass: list[float] = field(default_factory=list)
+    mass_std: list[float] = field(default_factory=list)      # kg, each part's mass σ (Newey–West)
+
+    def to_dict(self) -> dict:
+        return {"score": float(self.score), "excess_std": float(self.excess_std),
+                "mass_kg": [float(m) for m in self.mass], "mass_std_kg": [float(s) for s in self.mass_std]}
+
+    @classmethod
+    def from_dict(cls, d) -> HeldOutGainScore:
+        return cls(float(d["score"]), float(d["excess_std"]), [float(m) for m in d.get("mass_kg") or []],
+                   [float(s) for s in d.get("mass_std_kg") or []])
+
+
+@dataclass
 class GainCandidate:
     """One friction model the drive gains were fitted with: its gains, their serially correlated σ (what the
-    criterion compares and robot.yaml's scale_std then is) and, for the load-friction model, μ_j and its σ."""
+    criterion compares and robot.yaml's scale_std then is) and, for the load-friction models, μ_j and its σ;
+    `held_out` its held-out prediction (GAIN_HOLDOUT_CRITERION) when it was judged on one."""
 
     kind: str
     scale: np.ndarray                  # (n,) gains relative to the efforts the fit saw
@@ -205,6 +231,7 @@ class GainCandidate:
     eligible: bool = True
     mu: np.ndarray | None = None       # (n,) load-friction μ_j (0 where not fitted), None for the linear model
     mu_std: np.ndarray | None = None
+    held_out: HeldOutGainScore | None = None
 
     def to_dict(self, joint_names: Sequence[str]) -> dict:
         by_joint = lambda a: dict(zip(joint_names, (float(x) for x in a)))  # noqa: E731
@@ -213,7 +240,20 @@ class GainCandidate:
         if self.mu is not None and self.mu_std is not None:
             d["load_friction_mu"] = by_joint(self.mu)
             d["load_friction_mu_std"] = by_joint(self.mu_std)
+        if self.held_out is not None:
+            d["held_out"] = self.held_out.to_dict()
         return d
+
+
+GAIN_HOLDOUT_CRITERION = (
+    "held-out loaded runs of known mass (identify-robot --gain-check runs, or without them the calibration's loaded "
+    "run split into contiguous halves, each predicted by the candidates fitted without it): each candidate's gains, θ, "
+    "friction and μ fixed, the load's CoM and inertia fitted on the held-out samples, the mass the known one; "
+    "score the mean over held-out samples of the squared effort residual over the smallest held-out RMSE of any "
+    "candidate, averaged over the joints the known mass determines; the simplest eligible candidate (linear, one "
+    f"shared μ, a μ per joint) whose excess over the best is within {SEPARATION_SIGMAS:g} σ of the paired difference "
+    f"(σ from {BLOCKS_PER_RUN} block means per held-out part); a candidate whose load friction μ_j lies beyond "
+    f"[{GAIN_MU_RANGE[0]:g}, {GAIN_MU_RANGE[1]:g}] by more than {GAIN_MU_SIGMAS:g} of its σ is not eligible")
 
 
 def model_choice_weight(candidates: Sequence[GainCandidate], chosen: str) -> float:
@@ -245,6 +285,9 @@ class GainModelChoice:
     determined: list[str]
     candidates: list[GainCandidate]
     choice_weight: float | None = None
+    # the held-out loaded runs (or parts) the candidates were judged on (GAIN_HOLDOUT_CRITERION); empty: judged by
+    # GAIN_MODEL_CRITERION, the calibration pair's own σ
+    held_out: list[str] = field(default_factory=list)
 
     def choice_spread(self, joint_names: Sequence[str]) -> np.ndarray:
         """(n,) relative shift of the chosen gains that model-choice uncertainty adds, one direction:
@@ -255,28 +298,41 @@ class GainModelChoice:
         if not self.choice_weight or chosen is None:
             return out
         det = np.array([j in self.determined for j in joint_names])
+        # More than one other candidate: their distances averaged with their weights, so the shift stays one
+        # direction of size √w (two candidates: the other's distance, as before).
+        inv = {c.kind: 1.0 / c.score ** 2 for c in self.candidates
+               if c.kind != self.chosen and c.eligible and np.isfinite(c.score) and c.score > 0}
+        total = sum(inv.values())
         for c in self.candidates:
-            if c.kind != self.chosen and c.eligible:
-                out += np.where(det, (c.scale - chosen.scale) / chosen.scale, 0.0)
+            if c.kind in inv:
+                out += inv[c.kind] / total * np.where(det, (c.scale - chosen.scale) / chosen.scale, 0.0)
         return np.sqrt(self.choice_weight) * out
 
     @property
     def load_friction_fitted(self) -> bool:
         """The chosen gains were fitted with the load-dependent friction: they have not absorbed it."""
-        return self.chosen == GAIN_SHAPED_LOAD
+        return self.chosen in (GAIN_SHAPED_LOAD, GAIN_SHARED_MU)
 
     def candidate(self, kind: str) -> GainCandidate | None:
         return next((c for c in self.candidates if c.kind == kind), None)
 
     def text(self) -> str:
-        parts = ", ".join(f"{c.kind} {100 * c.score:.3g} %" + ("" if c.eligible else " (μ not plausible)")
-                          for c in self.candidates)
+        plausible = lambda c: "" if c.eligible else " (μ not plausible)"  # noqa: E731
+        if self.held_out:
+            parts = ", ".join(f"{c.kind} " + ("not judged" if c.held_out is None else f"{c.held_out.score:.4g}" + (
+                "" if not c.held_out.excess_std else f" (± {c.held_out.excess_std:.2g})")) + plausible(c)
+                for c in self.candidates)
+            return (f"drive gains fitted with the {self.chosen} friction model (held-out prediction of "
+                    f"{'; '.join(self.held_out)} on {', '.join(self.determined) or 'no joint'}: {parts})")
+        parts = ", ".join(f"{c.kind} {100 * c.score:.3g} %" + plausible(c) for c in self.candidates)
         return (f"drive gains fitted with the {self.chosen} friction model (their Newey-West σ on "
-                f"{', '.join(self.determined) or 'no joint'}, RMS: {parts})")
+                f"{', '.join(self.determined) or 'no joint'}, RMS: {parts}; no held-out loaded run judged them)")
 
     def to_dict(self, joint_names: Sequence[str]) -> dict:
         d: dict = {"chosen": self.chosen, "criterion": self.criterion, "determined": list(self.determined),
                    "candidates": {c.kind: c.to_dict(joint_names) for c in self.candidates}}
+        if self.held_out:
+            d["held_out"] = list(self.held_out)
         if self.choice_weight is not None:
             d["choice_weight"] = float(self.choice_weight)
             d["choice_spread"] = GAIN_CHOICE_SPREAD
@@ -297,9 +353,16 @@ class GainModelChoice:
                                            _by_joint(c, "serial_std", joint_names), float(c["score_pct"]) / 100,
                                            c.get("eligible", True),
                                            _by_joint(c, "load_friction_mu", joint_names) if has_mu else None,
-                                           _by_joint(c, "load_friction_mu_std", joint_names) if has_mu else None))
+                                           _by_joint(c, "load_friction_mu_std", joint_names) if has_mu else None,
+                                           None if c.get("held_out") is None else
+                                           HeldOutGainScore.from_dict(c["held_out"])))
             determined = [str(j) for j in d.get("determined") or []]
+            held_out = [str(r) for r in d.get("held_out") or []]
             _check_candidates(cands, determined, joint_names)
+            if held_out and any(c.held_out is None for c in cands if c.eligible):
+                raise ValueError("held_out names runs but not every eligible candidate has its held-out score")
+            if not held_out and any(c.held_out is not None for c in cands):
+                raise ValueError("a candidate has a held-out score but held_out names no run")
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise PayloadIdError(f"{key} is damaged ({type(err).__name__}: {err})",
                                  "re-run payload-id identify-robot") from err
@@ -320,7 +383,7 @@ class GainModelChoice:
                                      f"{expected:.6g}: the file was edited after identification",
                                      "re-run payload-id identify-robot")
         return cls(str(d["chosen"]), str(d["criterion"]), determined, cands,
-                   None if weight is None else float(weight))
+                   None if weight is None else float(weight), held_out)
 
 
 def _by_joint(d: Mapping, key: str, joint_names: Sequence[str]) -> np.ndarray:
@@ -345,8 +408,16 @@ def _check_candidates(cands: Sequence[GainCandidate], determined: Sequence[str],
 
 
 def choose_gain_model(candidates: Sequence[GainCandidate]) -> str:
-    """The kind GAIN_MODEL_CRITERION picks among `candidates`, the linear one first: another replaces it only when
+    """The kind the criterion picks among `candidates`. Judged on held-out loaded runs (every candidate has its
+    held_out score): GAIN_HOLDOUT_CRITERION, the simplest eligible candidate within SEPARATION_SIGMAS of the best
+    eligible one's score. Otherwise GAIN_MODEL_CRITERION, the linear one first: another replaces it only when
     eligible and its score is below (1 − GAIN_SCORE_MARGIN) × the linear one's."""
+    order = {k: i for i, k in enumerate(GAIN_MODELS_SIMPLEST_FIRST)}
+    judged = sorted(((c, c.held_out) for c in candidates if c.held_out is not None and c.eligible),
+                    key=lambda ch: order.get(ch[0].kind, len(order)))
+    if judged:
+        best = min(h.score for _, h in judged)
+        return next(c.kind for c, h in judged if h.score - best <= SEPARATION_SIGMAS * h.excess_std)
     linear = next(c for c in candidates if c.kind == GAIN_LINEAR)
     better = [c for c in candidates if c.kind != GAIN_LINEAR and c.eligible
               and c.score < (1.0 - GAIN_SCORE_MARGIN) * linear.score]

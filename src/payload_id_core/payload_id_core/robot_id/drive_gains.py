@@ -55,42 +55,18 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     `shared_mu`: one μ for all those joints (the gears' one efficiency). A friction-dominated joint's torque keeps
     the sign of its velocity, so its own μ_j is one column with its gain as well (the UR3's wrist 1 under the `ur10`
     drives: per-joint μ −0.019 ± 0.012 for 0.02, the gain −4.1 %); the joints that lift and lower the load fix the
-    shared one (0.017 ± 0.004, wrist 1 −0.6 %). Not a candidate of identify-robot: on the real UR10e the gain-model
-    criterion would choose it and it moves the held-out payloads the wrong way (docs/design.md, "one μ for the
-    robot's gears").
+    shared one (0.017 ± 0.004, wrist 1 −0.6 %). A candidate of identify-robot only when the gain model is judged on
+    held-out loaded runs (--gain-model held-out, opt-in, gain_model_holdout.py): on the real UR10e the calibration's
+    own σ and its loaded run's held-out halves both choose it and it moves the held-out payloads the wrong way
+    (docs/design.md, "one μ for the robot's gears", "the gain model judged on held-out loaded runs").
     Returns the gains, their std and how strongly the load torques each joint (GainFit).
     """
-    model.frame_id(frame)  # an unknown frame fails before any work
-    src = "commanded" if use_commanded else "measured"
-    names = model.joint_names
-    s0, s1 = (conditioned_signals(run, names, source=src, cutoff_hz=cutoff_hz, decimate=decimate, delay=delay,
-                                  tracking_error=tracking_error) for run in (unloaded, loaded))
-    for s in (s0, s1):
-        require_finite("efforts", s.tau, names)
-        if gear_mu is not None:
-            s.tau = gear_friction.remove(s.tau, s.qd, gear_mu, sign_epsilon)
-    base = compute_base_parameters(model)
-    rotor = rotor_structure(model, base)
-    fm = friction if isinstance(friction, FrictionModel) else make_friction_model(friction, names)
-    w0 = full_regressor(model, base, rotor, fm, s0.q, s0.qd, s0.qdd, s0.temperature)
-    w1 = full_regressor(model, base, rotor, fm, s1.q, s1.qd, s1.qdd, s1.temperature)
-    yl = payload_regressor(model, frame, s1.q, s1.qd, s1.qdd)
+    rows = drive_gain_rows(model, unloaded, loaded, payload_mass, frame, payload_phi=payload_phi, friction=friction,
+                           use_commanded=use_commanded, delay=delay, cutoff_hz=cutoff_hz, decimate=decimate,
+                           gear_mu=gear_mu, sign_epsilon=sign_epsilon, tracking_error=tracking_error)
+    xs, cs, es, sgn, c1, yl = rows.xs, rows.cs, rows.es, rows.sgn, rows.c1, rows.yl
     n = model.n
-
-    # Regressor of everything but the drive gains: u = X x + c, with x = [θ, φ_L'] and c the known
-    # payload torque; the efforts are e_j = u_j / k_j + noise.
-    if payload_phi is not None:
-        c1 = yl @ np.asarray(payload_phi, dtype=float)
-        x1, x0 = w1, w0
-    else:
-        c1 = yl[:, :, 0] * float(payload_mass)
-        x1 = np.concatenate([w1, yl[:, :, 1:]], axis=2)
-        x0 = np.concatenate([w0, np.zeros(w0.shape[:2] + (9,))], axis=2)
-    xs = np.concatenate([x0, x1])                                  # (N0 + N1, n, m)
-    cs = np.concatenate([np.zeros(s0.tau.shape), c1])
-    es = np.concatenate([s0.tau, s1.tau])
     m = xs.shape[2]
-    sgn = smooth_sign(np.concatenate([s0.qd, s1.qd]), sign_epsilon)
     lf = np.zeros(n, bool) if load_friction is None else np.asarray(load_friction, dtype=bool)
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
@@ -98,7 +74,7 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     full_cov = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
     cov = full_cov[m:m + n, m:m + n]
     k_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    serial = gain_fit_covariance(jw, res / sig, s0.tau.shape[0])[m:m + n, m:m + n]
+    serial = gain_fit_covariance(jw, res / sig, rows.n_unloaded)[m:m + n, m:m + n]
     _require_positive(k)
     # The load's torque on each joint (its known mass with the fitted CoM and inertia: the same whatever the
     # frame's origin) against the joint's torque noise (sig is in effort units).
@@ -111,6 +87,64 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     mu_std[lf_j] = np.sqrt(np.maximum(np.diag(mu_cov), 0.0))
     return GainFit(k, k_std, snr, cov, np.sqrt(np.maximum(np.diag(serial), 0.0)),
                    mu if nm else None, mu_std if nm else None)
+
+
+@dataclass(frozen=True)
+class DriveGainRows:
+    """The output-error rows of identify_drive_gains, e = (X x + c)/k: `xs` (N, n, m) the regressor of x = [θ, φ_L']
+    (φ_L' absent when the payload is given), `cs` (N, n) the known payload torque, `es` (N, n) the efforts, `sgn` (N, n)
+    the smoothed velocity signs; the first `n_unloaded` samples the unloaded run's. `c1` (N1, n) the loaded run's
+    known torque and `yl` (N1, n, 10) its payload regressor."""
+
+    xs: np.ndarray
+    cs: np.ndarray
+    es: np.ndarray
+    sgn: np.ndarray
+    n_unloaded: int
+    c1: np.ndarray
+    yl: np.ndarray
+
+
+def drive_gain_rows(model: RobotModel, unloaded: Recording | None, loaded: Recording, payload_mass: float, frame: str,
+                    *, payload_phi: np.ndarray | None = None, friction: str | FrictionModel = "linear",
+                    use_commanded: bool = True, delay: str | float = "estimate", cutoff_hz: float | None = None,
+                    decimate: int = 1, gear_mu: np.ndarray | None = None,
+                    sign_epsilon: float = DEFAULT_SIGN_EPSILON, tracking_error: bool = True) -> DriveGainRows:
+    """identify_drive_gains' rows (its docstring: the unknowns and the conditioning) for the runs given; `unloaded`
+    None: the loaded run's alone (a held-out loaded run, robot_id/gain_model_holdout.py)."""
+    model.frame_id(frame)  # an unknown frame fails before any work
+    src = "commanded" if use_commanded else "measured"
+    names = model.joint_names
+    s0, s1 = (None if run is None else
+              conditioned_signals(run, names, source=src, cutoff_hz=cutoff_hz, decimate=decimate, delay=delay,
+                                  tracking_error=tracking_error) for run in (unloaded, loaded))
+    assert s1 is not None
+    for s in (s0, s1):
+        if s is None:
+            continue
+        require_finite("efforts", s.tau, names)
+        if gear_mu is not None:
+            s.tau = gear_friction.remove(s.tau, s.qd, gear_mu, sign_epsilon)
+    base = compute_base_parameters(model)
+    rotor = rotor_structure(model, base)
+    fm = friction if isinstance(friction, FrictionModel) else make_friction_model(friction, names)
+    w1 = full_regressor(model, base, rotor, fm, s1.q, s1.qd, s1.qdd, s1.temperature)
+    yl = payload_regressor(model, frame, s1.q, s1.qd, s1.qdd)
+    # Regressor of everything but the drive gains: u = X x + c, with x = [θ, φ_L'] and c the known
+    # payload torque; the efforts are e_j = u_j / k_j + noise.
+    if payload_phi is not None:
+        c1 = yl @ np.asarray(payload_phi, dtype=float)
+        x1 = w1
+    else:
+        c1 = yl[:, :, 0] * float(payload_mass)
+        x1 = np.concatenate([w1, yl[:, :, 1:]], axis=2)
+    if s0 is None:
+        return DriveGainRows(x1, c1, s1.tau, smooth_sign(s1.qd, sign_epsilon), 0, c1, yl)
+    w0 = full_regressor(model, base, rotor, fm, s0.q, s0.qd, s0.qdd, s0.temperature)
+    x0 = w0 if payload_phi is not None else np.concatenate([w0, np.zeros(w0.shape[:2] + (9,))], axis=2)
+    return DriveGainRows(np.concatenate([x0, x1]), np.concatenate([np.zeros(s0.tau.shape), c1]),
+                         np.concatenate([s0.tau, s1.tau]), smooth_sign(np.concatenate([s0.qd, s1.qd]), sign_epsilon),
+                         s0.tau.shape[0], c1, yl)
 
 
 def fit_gains_output_error(xs: np.ndarray, cs: np.ndarray, es: np.ndarray, sgn: np.ndarray, lf: np.ndarray,

@@ -44,7 +44,8 @@ from payload_id_core.signals.conditioning import Signals
 
 __all__ = ["BLOCKS_PER_RUN", "CRITERION", "FRICTION_CANDIDATES", "LOAD_FRICTION_CRITERION", "SEPARATION_SIGMAS",
            "CandidateScore", "FrictionChoice", "LoadFrictionChoice", "LoadFrictionChoices", "choose_friction",
-           "choose_load_friction", "given_choice", "held_out_residuals", "identify_candidates", "unchosen_default"]
+           "choose_load_friction", "given_choice", "held_out_residuals", "held_out_scores", "identify_candidates",
+           "unchosen_default"]
 
 
 def held_out_residuals(ident: RobotIdentification, sig: Signals, model: RobotModel) -> np.ndarray:
@@ -70,6 +71,21 @@ def _block_mean_std(d: Sequence[np.ndarray]) -> float:
     return float(np.sqrt(np.sum((s - m * mean) ** 2) * k / (k - 1)) / total)
 
 
+def held_out_scores(res: dict[str, list[np.ndarray]]) -> tuple[dict[str, np.ndarray], dict[str, float],
+                                                                  dict[str, float]]:
+    """(RMSE per joint, score, σ of the excess over the best) of each candidate's held-out residuals `res` (kind →
+    one (N, n) array per held-out run, the same runs for every kind): CRITERION's numbers (module docstring)."""
+    kinds = list(res)
+    rmse = {k: np.sqrt(np.mean(np.concatenate(res[k]) ** 2, axis=0)) for k in kinds}
+    scale = np.maximum(np.min(np.stack([rmse[k] for k in kinds]), axis=0), 1e-12)
+    loss = {k: [np.mean((e / scale) ** 2, axis=1) for e in res[k]] for k in kinds}
+    score = {k: float(np.mean(np.concatenate(loss[k]))) for k in kinds}
+    best = min(kinds, key=lambda k: score[k])
+    excess_std = {k: 0.0 if k == best else _block_mean_std([a - b for a, b in zip(loss[k], loss[best])])
+                  for k in kinds}
+    return rmse, score, excess_std
+
+
 def choose_friction(fits: dict[str, RobotIdentification], held_out: Sequence[Signals], sources: Sequence[str],
                     model: RobotModel) -> FrictionChoice:
     """The friction model by CRITERION among `fits` (kind → identification of the same run, any order)."""
@@ -78,13 +94,8 @@ def choose_friction(fits: dict[str, RobotIdentification], held_out: Sequence[Sig
         raise PayloadIdError("no held-out recording to choose the friction model on",
                              "give an unloaded run of another motion (--held-out-csv-ur, --friction-cv-csv-ur)")
     res = {k: [held_out_residuals(fits[k], s, model) for s in held_out] for k in kinds}
-    rmse = {k: np.sqrt(np.mean(np.concatenate(res[k]) ** 2, axis=0)) for k in kinds}
-    scale = np.maximum(np.min(np.stack([rmse[k] for k in kinds]), axis=0), 1e-12)
-    loss = {k: [np.mean((e / scale) ** 2, axis=1) for e in res[k]] for k in kinds}
-    score = {k: float(np.mean(np.concatenate(loss[k]))) for k in kinds}
+    rmse, score, excess_std = held_out_scores(res)
     best = min(kinds, key=lambda k: score[k])
-    excess_std = {k: 0.0 if k == best else _block_mean_std([a - b for a, b in zip(loss[k], loss[best])])
-                  for k in kinds}
     within = [k for k in kinds if score[k] - score[best] <= SEPARATION_SIGMAS * excess_std[k]]
     chosen = within[0]
     if chosen == best:
