@@ -73,7 +73,9 @@ def add_arguments(parser) -> None:
                              "and judges every candidate on how well it predicts held-out loaded runs of known mass "
                              "(the --gain-check runs, or the loaded run's halves); calibration judges on the "
                              "calibration pair's own serially correlated σ (default "
-                             f"{'held-out' if GAIN_MODEL_HOLDOUT_DEFAULT else 'calibration'}: docs/design.md)")
+                             f"{'held-out' if GAIN_MODEL_HOLDOUT_DEFAULT else 'calibration'}; held-out is a "
+                             "measurement aid: on the real UR10e it picks the shared μ and the held-out payloads "
+                             "regress, docs/design.md)")
     parser.add_argument("--estimator", choices=["ols", "wls", "feasible"], default="wls",
                         help="ols, wls (per-joint noise weights, default) or feasible (physically consistent SDP)")
     parser.add_argument("--use-measured", action="store_true",
