@@ -380,9 +380,11 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
         ident.offset_drift = measure_offset_spread(model, ident, [r.with_drive_gains(scale) for r in drift], frame,
                                                    conditioning)
         drift_record = ident.offset_drift
-        say(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution) -> prior std [N·m]: "
-            + ", ".join(f"{j} {s:.3g} ({r:.2g}) -> {p:.3g}" for j, s, r, p in
-                        zip(model.joint_names, drift_record.spread, drift_record.resolution, drift_record.prior_std)))
+        say(f"friction offsets' drift over {len(drift)} run(s), per joint spread (resolution, robot.yaml's C_a along "
+            "the offset) -> prior std [N·m]: "
+            + ", ".join(f"{j} {s:.3g} ({r:.2g}, {c:.2g}) -> {p:.3g}" for j, s, r, c, p in
+                        zip(model.joint_names, drift_record.spread, drift_record.resolution,
+                            drift_record.identification, drift_record.prior_std)))
     if held_out_loaded:
         assert known_payload_mass is not None, "check_request refuses held-out loaded runs without the mass"
         ident.load_friction_choice = measure_load_friction_choice(

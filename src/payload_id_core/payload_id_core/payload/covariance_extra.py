@@ -96,14 +96,15 @@ def drift_in_measured_error(robot: RobotIdentification, frame: str, model: Robot
 
 def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                             frame: str, model: RobotModel,
-                            to_payload: Callable[[np.ndarray], np.ndarray] | None = None, mass: float | None = None
-                            ) -> tuple[np.ndarray | None, Note | None]:
+                            to_payload: Callable[[np.ndarray], np.ndarray] | None = None, mass: float | None = None,
+                            holds_measured_error: bool = True) -> tuple[np.ndarray | None, Note | None]:
     """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
     y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
     diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
     the torque error y_a[..., B_j] ΔB_j), s the record's drift_std (robot_id/offset_spread.py: the spread between
-    runs with their noise out, widened by the Student-t_H factor; the noise, the model's error along the offset
-    column, is in σ's model-error term already); and the note that names it. (None, a note saying so) when robot.yaml
+    runs with their noise and robot.yaml's C_a along the offset column out, widened by the Student-t_H factor; the
+    noise, the model's error along the offset column, is in σ's model-error term already, θ̂_a's error in its C_a
+    term); and the note that names it. (None, a note saying so) when robot.yaml
     records no drift, or when its measured model error for `frame` already holds it (drift_in_measured_error);
     (None, None) when its friction model has no offsets. σ only: the projection onto physical parameters keeps the
     fit's own metric (a wide term along the offsets' response would move the estimate there).
@@ -119,28 +120,45 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     `to_payload`: for a method whose payload is not the fit's first unknowns but a map of them (khalil-2: the
     re-identified θ_b through the payload Jacobian; gaz-dtau: ε̂ likewise), that map's linear part, (u, k) fit
     responses → (10, k) payload responses, and `mass` its estimate's mass (for the note); the covariance is then the
-    payload's (10, 10)."""
+    payload's (10, 10).
+
+    `holds_measured_error`: the method's σ takes robot.yaml's measured model error where it has one for `frame`
+    (khalil-1, direct-rls); khalil-2 and gaz-dtau keep their own fit's σ (False), and the notes say which."""
     names = list(robot.friction.param_names)
     spread = getattr(robot, "offset_drift", None)
+    measured = holds_measured_error and measured_model_error(robot, frame, model) is not None
     if spread is None:
         if not any(name.partition("_")[0] == "B" for name in names):
             return None, None
+        held_out = (f"; σ's measured model error (model_error, {len(robot.model_error.sources)} held-out runs) holds "
+                    "them only as they moved on those runs" if measured and robot.model_error is not None else "")
         return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                           "σ leaves out how far the constant friction offsets move between runs (this method holds "
-                          "them at robot.yaml's values, which records no drift): identify-robot --drift-bag/"
-                          "--drift-csv-ur on unloaded runs of other occasions measures it and σ then carries it")
+                          f"them at robot.yaml's values, which records no drift{held_out}): identify-robot "
+                          "--drift-bag/--drift-csv-ur on unloaded runs of other occasions measures it and σ then "
+                          "carries it")
     if drift_in_measured_error(robot, frame, model):
+        if measured:
+            return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                              "robot.yaml's offsets drift between runs (friction_offset_drift) was measured on the "
+                              "held-out runs its model error was measured on (model_error): that error, in σ, holds "
+                              "the offsets as they moved there and what the model mispredicts along them; not added "
+                              "again")
         return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                           "robot.yaml's offsets drift between runs (friction_offset_drift) was measured on the "
-                          "held-out runs its model error was measured on (model_error): that error, in σ, holds the "
-                          "offsets as they moved there and what the model mispredicts along them; not added again")
+                          "held-out runs its model error was measured on (model_error), which this method's σ (its "
+                          "own fit's) does not use: the drift is not added either, so σ leaves out how far the "
+                          "offsets move between runs (give identify-robot drift runs other than its held-out runs to "
+                          "have it added)")
     std = spread.per_offset_parameter(names, spread.drift_std)
     held = np.flatnonzero(np.isfinite(std) & (std > 0))
     if not held.size:
         return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                           f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift "
                           "runs) shows no change beyond the runs' own resolution "
-                          f"{np.round(spread.resolution, 3).tolist()} N·m: nothing added to σ for it")
+                          f"{np.round(spread.resolution, 3).tolist()} N·m and robot.yaml's identification error along "
+                          f"the offsets {np.round(spread.identification, 3).tolist()} N·m (in σ through C_a): nothing "
+                          "added to σ for it")
     columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
     S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info)
     if to_payload is not None:
@@ -151,7 +169,8 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     share = f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
     return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                      f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift runs, "
-                     f"their noise out: {np.round(spread.drift_std, 3).tolist()} N·m): held at robot.yaml's values, "
+                     "their noise and robot.yaml's identification error, which σ carries through C_a, out: "
+                     f"{np.round(spread.drift_std, 3).tolist()} N·m): held at robot.yaml's values, "
                      f"their drift moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance")
 
 

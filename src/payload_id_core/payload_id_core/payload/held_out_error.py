@@ -14,7 +14,12 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.linear import weighted_lstsq
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import payload_request
-from payload_id_core.payload.methods.common import check_covers_excitation, method_signals, payload_rows
+from payload_id_core.payload.methods.common import (
+    check_covers_excitation,
+    method_signals,
+    payload_rows,
+    robot_covariance,
+)
 from payload_id_core.payload.methods.online import judge_moments_on, online_estimator
 from payload_id_core.payload.online import DifferenceRLS
 from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
@@ -221,11 +226,12 @@ MIN_EACH_WAY = 0.15
 
 
 def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recording,
-                  options: PayloadOptions | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """((n,), (n,)) N·m: the run's constant friction offsets against robot.yaml's, each joint's ΔB_j fitted alone on
-    τ_j − (Y θ̂_a)_j (robot.yaml's whole model, only the offsets free), and its Newey–West σ
-    (robot_id/offset_spread.py), the run conditioned with `options`. PayloadIdError when the run cannot give them:
-    non-finite samples, too few, a joint without an offset column."""
+                  options: PayloadOptions | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """((n,), (n,), (n,)) N·m: the run's constant friction offsets against robot.yaml's, each joint's ΔB_j fitted
+    alone on τ_j − (Y θ̂_a)_j (robot.yaml's whole model, only the offsets free), its Newey–West σ, and the std
+    robot.yaml's C_a gives it (θ̂_a's error seen along the offset column: robot_id/offset_spread.py), the run
+    conditioned with `options`. PayloadIdError when the run cannot give them: non-finite samples, too few, a joint
+    without an offset column."""
     what = f"drift run {unloaded.source or '(unnamed)'}"
     joints = unloaded.joints
     if not all(np.all(np.isfinite(np.asarray(a, dtype=float))) for a in (joints.t, joints.q, joints.tau)):
@@ -250,7 +256,8 @@ def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recor
     y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
     r = sig.tau - y_a @ np.asarray(robot.theta, dtype=float)
     friction_start = y_a.shape[-1] - len(lay_friction)
-    offsets, std = np.zeros(model.n), np.zeros(model.n)
+    offsets, std, identification = np.zeros(model.n), np.zeros(model.n), np.zeros(model.n)
+    theta_cov = robot_covariance(robot)
     for j, name in enumerate(model.joint_names):
         col = [i for i, p in enumerate(lay_friction) if p == f"B_{name}"]
         if not col:
@@ -268,7 +275,9 @@ def offset_change(model: RobotModel, robot: RobotIdentification, unloaded: Recor
         lrv = float(serial_correlation.long_run_covariance(scores, serial_correlation.bandwidth(e[:, None]))[0, 0])
         white = float(e @ e) / max(N - 1, 1) * cc
         std[j] = np.sqrt(max(lrv, white)) / cc
-    return offsets, std
+        g = c @ y_a[:, j, :] / cc                      # ΔB_j's response to θ̂_a's error
+        identification[j] = np.sqrt(max(float(g @ theta_cov @ g), 0.0))
+    return offsets, std, identification
 
 
 def refuse_a_loaded_drift_run(model: RobotModel, robot: RobotIdentification, run: Recording, frame: str,
@@ -298,4 +307,5 @@ def measure_offset_spread(model: RobotModel, robot: RobotIdentification, runs: S
     for r in runs:
         refuse_a_loaded_drift_run(model, robot, r, frame, options)
     return OffsetSpread(list(model.joint_names), [r.source or f"drift run {i + 1}" for i, r in enumerate(runs)],
-                        np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
+                        np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
+                        identification_std=np.array([p[2] for p in pairs]))

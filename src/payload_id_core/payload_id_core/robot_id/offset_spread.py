@@ -16,10 +16,17 @@ scaled-inverse-χ²(H, rms_j²), rms_j² = (1/H) Σ_h ΔB_hj² (Gelman et al., B
 and a new run's offset change is Student-t_H(0, rms_j). The prior a payload fit takes (`prior_std`) is the Gaussian
 with that predictive's 95 % interval, rms_j · t_{H,0.975} / 1.96 (×6.5 with one run, ×2.2 with two, ×1.4 with four:
 few runs say little, and the prior says so), never below what the runs themselves resolve (`resolution`, the RMS
-of σ_hj). `spread` is the point estimate of s_j with the runs' noise taken out, for the reader.
+of σ_hj). `spread` is the point estimate of s_j with the runs' noise taken out, and robot.yaml's own identification
+error as well (below), for the reader and for the methods that hold the offsets (`drift_std`).
 
 ΔB_hj holds the robot model's error on run h's motion where it projects on the offset column, as the loaded run's
 free offsets would: that is part of what a payload fit's offsets absorb, so it is measured with them, not removed.
+Part of it is θ̂_a's identification error, g_hj δθ_a with g_hj = c_jᵀ Y_j / c_jᵀ c_j (the offset's own error δB_j
+among it): its std under robot.yaml's C_a, √(g_hj C_a g_hjᵀ), is `identification_std`. A payload fit already carries
+C_a through its response to robot.yaml's whole regressor (methods/common.robot_sensitivity_cov), so a term that added
+the offsets' spread with that part in counted it twice: on the simulated cells (bench/accuracy.py xtraj, whose offsets
+do not move) C_a's part is 0.009-0.026 N·m per joint on the Panda (0.01-0.085 on the UR10's shoulder lift) against a
+spread of 0-0.044 N·m with the noise out (docs/design.md, h127).
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ PREDICTIVE_LEVEL = 0.95
 CRITERION = ("per joint, robot.yaml's model with only the constant friction offsets free on each held-out unloaded "
              "run; prior_std = the Gaussian with the 95 % interval of the Student-t_H predictive of a new run's "
              "offset change (scaled-inverse-chi2 posterior of the spread, Jeffreys prior), never below the runs' "
-             "own resolution")
+             "own resolution; for the methods that hold the offsets, the spread with the runs' noise and robot.yaml's "
+             "identification covariance along the offset column taken out, widened by the same factor")
 
 
 def predictive_factor(runs: int) -> float:
@@ -58,6 +66,9 @@ class OffsetSpread:
     offsets: np.ndarray              # (H, n) ΔB_hj, N·m
     offsets_std: np.ndarray          # (H, n) σ_hj, N·m (Newey–West)
     criterion: str = CRITERION
+    # (H, n) N·m: the std of ΔB_hj that robot.yaml's C_a predicts (module docstring); None: not recorded (a file
+    # written before h127), taken as 0, the record's width as it was then.
+    identification_std: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.offsets = np.atleast_2d(np.asarray(self.offsets, dtype=float))
@@ -73,6 +84,13 @@ class OffsetSpread:
         if not (np.all(np.isfinite(self.offsets)) and np.all(np.isfinite(self.offsets_std)) and resolvable):
             raise PayloadIdError("friction offset drift: an offset change is not finite or its std not positive "
                                  "(nor above 1e-154 N·m)", "re-run payload-id identify-robot with its --drift runs")
+        if self.identification_std is not None:
+            self.identification_std = np.atleast_2d(np.asarray(self.identification_std, dtype=float))
+            if self.identification_std.shape != (H, n) or not np.all(np.isfinite(self.identification_std)) \
+                    or np.any(self.identification_std < 0):
+                raise PayloadIdError(f"friction offset drift: identification_std {self.identification_std.shape} is "
+                                     f"not {H} run(s) × {n} joints of finite stds ≥ 0",
+                                     "re-run payload-id identify-robot with its --drift runs")
 
     @property
     def rms(self) -> np.ndarray:
@@ -84,10 +102,19 @@ class OffsetSpread:
         return np.sqrt(np.mean(self.offsets_std**2, axis=0))
 
     @property
+    def identification(self) -> np.ndarray:
+        """(n,) N·m: the RMS over the runs of identification_std, robot.yaml's C_a seen along each offset column
+        (0 where not recorded)."""
+        if self.identification_std is None:
+            return np.zeros(len(self.joint_names))
+        return np.sqrt(np.mean(self.identification_std**2, axis=0))
+
+    @property
     def spread(self) -> np.ndarray:
-        """(n,) N·m: the point estimate of the offsets' between-run std, the runs' noise taken out (0 when the runs
-        show none beyond it)."""
-        return np.sqrt(np.maximum(self.rms**2 - self.resolution**2, 0.0))
+        """(n,) N·m: the point estimate of the offsets' between-run std, the runs' noise and robot.yaml's
+        identification error (C_a, which a payload fit's σ carries on its own) taken out: E[rms²] = resolution² +
+        identification² + s² (0 when the runs show none beyond them)."""
+        return np.sqrt(np.maximum(self.rms**2 - self.resolution**2 - self.identification**2, 0.0))
 
     @property
     def prior_std(self) -> np.ndarray:
@@ -100,7 +127,8 @@ class OffsetSpread:
         same Student-t_H factor as prior_std (0 where the runs show no drift beyond their resolution). The runs'
         noise is what the robot model mispredicts along the offset column on their motions (module docstring); on a
         payload run that error is in the σ's model-error term already (the residuals' Newey–West inflation, or
-        robot.yaml's measured model error), so a method that holds the offsets fixed adds only this."""
+        robot.yaml's measured model error), and θ̂_a's identification error in its C_a term, so a method that holds
+        the offsets fixed adds only this."""
         return self.spread * predictive_factor(len(self.runs))
 
     def per_offset_parameter(self, param_names: Sequence[str], per_joint: np.ndarray | None = None) -> np.ndarray:
@@ -116,8 +144,11 @@ class OffsetSpread:
 
     def to_dict(self) -> dict:
         names = self.joint_names
+        ident = {} if self.identification_std is None else {
+            "identification_std": per_run_dict(self.identification_std, names)}
         return {"criterion": self.criterion, "runs": list(self.runs),
                 "offsets": per_run_dict(self.offsets, names), "offsets_std": per_run_dict(self.offsets_std, names),
+                **ident,
                 # Derived from the runs' offsets on reading (edit the runs, not these): for the reader.
                 "spread": per_joint_dict(self.spread, names), "prior_std": per_joint_dict(self.prior_std, names)}
 
@@ -126,11 +157,15 @@ class OffsetSpread:
                   effort_limits: np.ndarray | None = None) -> OffsetSpread:
         """The record as robot.yaml holds it; with `effort_limits` (n,) N·m (the URDF's), an offset change or its σ
         beyond its joint's limit is refused: no friction offset moves by more than the drive can give (h133: a
-        hand-edited 1000 N·m on a UR10 made khalil-1's σ 284 kg, "no payload detected" for a 4 kg part)."""
+        hand-edited 1000 N·m on a UR10 made khalil-1's σ 284 kg, "no payload detected" for a 4 kg part).
+        A record written before h127 has no identification_std: read as before (nothing taken out)."""
         with reading_record(source, "friction_offset_drift", "re-run payload-id identify-robot with its --drift runs"):
             runs = run_sources(d, "the drift runs' sources")
+            ident = (read_per_run(d, "identification_std", joint_names, len(runs))
+                     if "identification_std" in d else None)
             spread = cls(list(joint_names), runs, read_per_run(d, "offsets", joint_names, len(runs)),
-                         read_per_run(d, "offsets_std", joint_names, len(runs)), str(d.get("criterion", CRITERION)))
+                         read_per_run(d, "offsets_std", joint_names, len(runs)), str(d.get("criterion", CRITERION)),
+                         ident)
         limits = None if effort_limits is None else np.asarray(effort_limits, dtype=float).reshape(-1)
         if limits is not None and limits.size == len(joint_names):
             worst = np.maximum(np.max(np.abs(spread.offsets), axis=0), np.max(spread.offsets_std, axis=0))

@@ -251,7 +251,7 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
             return np.stack([generalized_lstsq(J, d, C, C_measured).x for d in shift.T], axis=1)
 
         drift, drift_note = offset_drift_covariance(robot, y_b, re_all, W_used, frame, model, to_payload,
-                                                    float(sol.x[0]))
+                                                    float(sol.x[0]), holds_measured_error=False)
         notes += [] if drift_note is None else [drift_note]
     spread = friction_change_spread(sol.x, sol.identifiable, options, robot, unloaded is not None,
                                     lambda o: gaz_dtau(model, robot, loaded, frame, unloaded, o))

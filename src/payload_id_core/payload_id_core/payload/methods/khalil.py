@@ -200,7 +200,8 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         return np.stack([_difference_payload(model, robot, frame, theta_a + d[:p], re.cov[:p, :p],
                                              re.identifiable[:p], options).x for d in theta_shift.T], axis=1)
 
-    drift, drift_note = offset_drift_covariance(robot, y_b, re, y_used, frame, model, to_payload, float(sol.x[0]))
+    drift, drift_note = offset_drift_covariance(robot, y_b, re, y_used, frame, model, to_payload, float(sol.x[0]),
+                                                holds_measured_error=False)
     notes += [] if drift_note is None else [drift_note]
     return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov if drift is None else cov + drift, sol.identifiable,
                   notes, options, convergence_time=duration, friction_unknowns=sol.x.size - 10, projection_cov=cov)
