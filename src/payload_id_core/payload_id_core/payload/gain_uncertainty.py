@@ -96,7 +96,7 @@ def gain_check_widening(robot) -> str:
     if wider.size == 0:
         return ""
     runs = check.runs_determining
-    joints = ", ".join(f"{check.joint_names[j]} {100 * before[j]:.2g} → {100 * rel[j]:.2g} % ({runs[j]} run(s))"
+    joints = ", ".join(f"{check.joint_names[j]} {100 * before[j]:.3g} → {100 * rel[j]:.3g} % ({runs[j]} run(s))"
                        for j in wider)
     return (f"robot.yaml's drive gain check runs widen the gains' σ on {joints}; the per-joint gain witness and the "
             "payload's σ take the calibration's: a check run's wrong --gain-check-mass widens it as a drift does")
