@@ -98,8 +98,12 @@ def test_the_api_refuses_what_the_command_line_refuses(planar_runs):
     with pytest.raises(PayloadIdError, match="2 --gain-check-mass values for 1 --gain-check runs"):
         identify_robot(model, unloaded, loaded=loaded, known_payload_mass=MASS, gain_checks=[unloaded],
                        gain_check_mass=[MASS, MASS])
-    with pytest.raises(PayloadIdError, match="a run the robot is fitted to"):  # the calibration's own loaded run
-        identify_robot(model, unloaded, loaded=loaded, known_payload_mass=MASS, gain_checks=[loaded])
+    with pytest.raises(PayloadIdError, match="gain check run .* a run the robot is fitted to") as err:  # its own
+        identify_robot(model, unloaded, loaded=loaded, known_payload_mass=MASS, gain_checks=[loaded])    # loaded run
+    assert "--gain-check-csv-ur" in err.value.fix and "held-out" not in str(err.value), err.value
+    with pytest.raises(PayloadIdError, match="drift run .* a run the robot is fitted to") as err:
+        identify_robot(model, unloaded, effort_scale=GAINS, drift=[unloaded])
+    assert "--drift-csv-ur" in err.value.fix, err.value
 
 
 def _spy_on_the_conditioning(monkeypatch) -> list[tuple]:

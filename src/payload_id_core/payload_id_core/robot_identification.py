@@ -25,6 +25,11 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note
 from payload_id_core.payload.gain_check_runs import check_run_signals, measure_gain_spread
 from payload_id_core.payload.held_out_error import (
+    DRIFT,
+    FRICTION_CV,
+    GAIN_CHECK,
+    HELD_OUT,
+    HELD_OUT_LOADED,
     measure_model_error,
     measure_offset_spread,
     refuse_fitted_runs,
@@ -204,8 +209,10 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
     given = None if effort_scale is None else check_drive_gains(effort_scale, model.n, "--effort-scale")
     held_out, friction_cv, held_out_loaded, drift, gain_checks = (
         list(r) for r in (held_out, friction_cv, held_out_loaded, drift, gain_checks))
-    refuse_fitted_runs(held_out + friction_cv + held_out_loaded + drift + gain_checks,
-                       [r for r in (recording, loaded) if r is not None])  # the gains are fitted on both
+    fitted = [r for r in (recording, loaded) if r is not None]  # the gains are fitted on both
+    for kind, given_runs in ((HELD_OUT, held_out), (FRICTION_CV, friction_cv), (HELD_OUT_LOADED, held_out_loaded),
+                             (DRIFT, drift), (GAIN_CHECK, gain_checks)):
+        refuse_fitted_runs(given_runs, fitted, kind)
     refuse_repeated_runs(drift, "--drift-csv-ur/--drift-bag")
     refuse_repeated_runs(gain_checks, "--gain-check-csv-ur/--gain-check-bag")
     runs = [r for r in (recording, validation, loaded, *held_out, *friction_cv, *held_out_loaded, *drift,

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.notes import Note
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.effort_drift import effort_drift_reason, robot_scale_on_signals
 from payload_id_core.payload.gain_drift import gain_drift_note, gain_drift_reason, gain_drift_witness
+from payload_id_core.payload.gain_uncertainty import gain_check_widening
 from payload_id_core.payload.gear_drift import GEAR_KNOWING, gear_drift_note, gear_drift_reason, gear_drift_witness
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.offset_drift import (
@@ -93,6 +94,11 @@ def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate
         _verdict(est, run, names, gain_drift_witness(run.model, run.robot, run.sig, run.frame,
                                                      np.asarray(est.phi, dtype=float), run.load_friction),
                  gain_drift_reason, gain_drift_note)
+        # It judges against the calibration's gain σ; what --gain-check runs widened it to is said, not judged against
+        # (a wrong --gain-check-mass widens it as a drift does: gain_uncertainty.gain_calibration_relative_std).
+        widening = gain_check_widening(run.robot)
+        if widening:
+            est.notes.append(Note(NoteCode.PAYLOAD_GAIN_CHECK_WIDENING, widening))
     return est
 
 

@@ -23,7 +23,8 @@ h_jᵀ e, h_j the column with the fixed fit's columns projected out over its squ
 So the Hausman χ² on d is β̂_j² / var(β̂_j), and var(β̂_j) is computed as in offset_drift: the Newey–West long-run
 variance of h_j's scores (robot_id/serial_correlation.py; never below the white one), plus robot.yaml's C_a carried
 through h_j (θ̂_a's error is in r), plus robot.yaml's own σ of that joint's relative gain (identified gains: the real
-UR10e's shoulder pan 6.8 %; under "not drifted" b_j is 1 only to that σ). Floor: σ(b̂_j) ≥ MODEL_RESOLUTION (0.5 %,
+UR10e's shoulder pan 6.8 %; under "not drifted" b_j is 1 only to that σ; the calibration's, not what --gain-check
+runs widened it to: gain_uncertainty.gain_calibration_relative_std). Floor: σ(b̂_j) ≥ MODEL_RESOLUTION (0.5 %,
 payload/finish.py), the finest torque error, as a fraction of the joint's effort, to which the project holds
 robot.yaml's rigid-body model; a factor inside it is inside the model's resolution. Without it the noise-free
 `clean` Panda (gains given, σ 0) read panda_joint6 1.001 ± 0.00028 and every method was suspect (h71's witness).
@@ -70,7 +71,7 @@ from payload_id_core.payload.against_robot_fit import (
     shift_sigmas,
 )
 from payload_id_core.payload.finish import MODEL_RESOLUTION
-from payload_id_core.payload.gain_uncertainty import gain_relative_std
+from payload_id_core.payload.gain_uncertainty import gain_calibration_relative_std
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.signals.conditioning import Signals
@@ -198,7 +199,7 @@ def gain_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signa
     e = y - Af @ xf
     dof = max(N * n - k - 1, 1)
     scale2 = float(np.sum(e**2)) / dof
-    gain_std = gain_relative_std(robot)
+    gain_std = gain_calibration_relative_std(robot)
     lags = serial_correlation.bandwidth(e.reshape(N, n))
     C = per_joint.reshape(N * n, n) * w[:, None]          # joint j's factor's column, weighted
     G = Mf @ C

@@ -5,6 +5,7 @@ answer φ_h should be 0. What it returns instead is the model error's image in t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -68,18 +69,46 @@ def _same_run(a: Recording, b: Recording) -> bool:
     return False
 
 
-def refuse_fitted_runs(held_out: Sequence[Recording], fitted: Sequence[Recording]) -> None:
-    """A held-out run must be one the robot was not fitted to: on its own calibration run the model's error is the
-    in-sample residual, which the fit has already minimised (the payload it invents there is ~1e-4 kg on the
-    UR10e's 14harm run, where held-out runs show 0.02-0.03 kg), so it would collapse every payload's σ."""
+@dataclass(frozen=True)
+class HeldOutKind:
+    """One kind of identify-robot run that must be another run than the robot's fit (refuse_fitted_runs): `name` as
+    the message names the run, `measures` what that run would read on a fitted run instead of what it measures,
+    `fix` the run to give instead."""
+
+    name: str
+    measures: str
+    fix: str
+
+
+HELD_OUT = HeldOutKind("held-out run", "its error there is the fit's own residual, not the model's error",
+                       "give an unloaded run of another motion as --held-out-csv-ur/--held-out-bag")
+FRICTION_CV = HeldOutKind("friction-choice run", "each friction model's error there is its own fit's residual, which "
+                          "favours the model with the most parameters", "give an unloaded run of another motion as "
+                          "--friction-cv-csv-ur/--friction-cv-bag")
+HELD_OUT_LOADED = HeldOutKind("held-out loaded run", "each method's load friction would be chosen on the motion the "
+                              "drive gains were fitted to", "give a loaded run of another motion as "
+                              "--held-out-loaded-csv-ur/--held-out-loaded-bag")
+DRIFT = HeldOutKind("drift run", "its friction offsets there are the fit's own, not another occasion's",
+                    "give an unloaded run of another occasion as --drift-csv-ur/--drift-bag")
+GAIN_CHECK = HeldOutKind("gain check run", "its drive gains there are the calibration's own fit, not another "
+                         "occasion's, and would narrow the gains' σ", "leave it out, or give a loaded run of another "
+                         "occasion as --gain-check-csv-ur/--gain-check-bag")
+
+
+def refuse_fitted_runs(held_out: Sequence[Recording], fitted: Sequence[Recording],
+                       kind: HeldOutKind = HELD_OUT) -> None:
+    """A held-out run of `kind` must be one the robot was not fitted to: on its own calibration run the model's error
+    is the in-sample residual, which the fit has already minimised (the payload it invents there is ~1e-4 kg on the
+    UR10e's 14harm run, where held-out runs show 0.02-0.03 kg), so it would collapse every payload's σ; a drift or
+    gain check run there reads the fit's own offsets or gains (h126: the message named the held-out runs' fix for
+    all of them)."""
     fitted_paths = {Path(r.source).resolve(): r.source for r in fitted if r.source}
     for r in held_out:
         same = fitted_paths.get(Path(r.source).resolve()) if r.source else None
         same = same or next((f.source or "a fitted run" for f in fitted if _same_run(r, f)), None)
         if same is not None:
-            raise PayloadIdError(f"held-out run {r.source} is (or holds the same samples as) {same}, a run the robot "
-                                 "is fitted to: its error there is the fit's own residual, not the model's error",
-                                 "give an unloaded run of another motion as --held-out-csv-ur/--held-out-bag")
+            raise PayloadIdError(f"{kind.name} {r.source} is (or holds the same samples as) {same}, a run the robot "
+                                 f"is fitted to: {kind.measures}", kind.fix)
 
 
 def refuse_repeated_runs(runs: Sequence[Recording], option: str) -> None:

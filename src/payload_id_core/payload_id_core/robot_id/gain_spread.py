@@ -20,8 +20,10 @@ of the changes against the calibration's σ and the runs' own, and the runs' inf
 On the real UR10e both keep the calibration's σ where the other pairs' own calibrations lie 3-11σ away (leave-one-out
 |Δ|/σ RMS 4.0 and 4.1 against 1.23 with this gate, 1.12 without): θ̂, fixed in the check, pulls the run's gain
 towards robot.yaml's, so a run's own σ hides a spread the calibration's σ does not hold.
-Its consumers are the gains' own (the --effort-scale agreement, the per-joint gain witness); the payloads take their
-gains' share without the excess (payload/gain_uncertainty.py).
+Its consumer is the gains' own --effort-scale agreement; the payloads take their gains' share without the excess
+(payload/gain_uncertainty.py), and the per-joint gain witness judges against the calibration's σ too (h126): one run's
+change is taken times t_1's 6.48, and a wrong --gain-check-mass reads on one run as a drift does (h120: 6 % high, the
+elbow's check gain +1.07 %, its σ 0.81 → 6.96 %, which passed a −3.5 % elbow drift, khalil-1 −3.19 % at 3.6σ, ok).
 A joint whose gain a run does not determine (the load torques it less than GAIN_LOAD_SNR × its noise: the shoulder
 pan under gravity) is recorded as such and takes no part.
 
@@ -161,7 +163,8 @@ class GainSpread:
                         f"{100 * std[j] / self.reference[j]:.2g} -> {100 * after[j] / self.reference[j]:.2g} %")
             parts.append(f"  {name} {self.reference[j]:.5g}: runs {runs}; {tail}")
         return (f"drive gains checked on {len(self.runs)} held-out loaded run(s) (robot.yaml's model fixed, gains "
-                "free):\n" + "\n".join(parts))
+                "free; a std widened here is not what the payloads' σ or their per-joint gain witness take, which keep "
+                "the calibration's: a wrong --gain-check-mass widens it as a drift does):\n" + "\n".join(parts))
 
     def to_dict(self) -> dict:
         names = self.joint_names
