@@ -290,11 +290,11 @@ def gain_drift_reason(witness: GainWitness, est: PayloadEstimate, what: str, joi
     """A sentence when a joint's efforts are off robot.yaml's model beyond their σ and the payload took it (empty
     otherwise): the joint, its factor ± σ, the payload's shift and the fix. `joint_names` unused (the witness names
     its joints); kept for offset_drift_reason's shape."""
-    # Every factor free together names the joints where a one-at-a-time fit may name another (two drifted joints:
-    # each single fit keeps the other's drift in its residual), so its sentence comes first when it flags.
+    # Every factor free together names the drives where a one-at-a-time fit may name another (two drifted joints:
+    # each single fit keeps the other's drift in its residual), so its sentence follows when it flags as well.
     together = _together_reason(witness, est, what)
     off = witness.drifted(est)
-    if together or not off:
+    if not off:
         return together
     first = off[0]
     mass = witness.mass if witness.mass > 0 else float("nan")
@@ -309,7 +309,8 @@ def gain_drift_reason(witness: GainWitness, est: PayloadEstimate, what: str, joi
             f"{which}; that drive's gain differs from robot.yaml's (a warmer drive, a gain given by hand?) and the "
             f"payload took it: with the factor free the mass moves by {-first.d[0]:+.4g} kg "
             f"({-100 * first.d[0] / mass:+.2f} %) and the CoM by {np.round(-dc, 1).tolist()} mm; re-identify the "
-            "robot (identify-robot on a run recorded now) or its drive gains (--effort-scale, or --known-payload-mass)")
+            "robot (identify-robot on a run recorded now) or its drive gains (--effort-scale, or --known-payload-mass)"
+            + (f". {together}" if together else ""))
 
 
 def _together_reason(witness: GainWitness, est: PayloadEstimate, what: str) -> str:
