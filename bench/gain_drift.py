@@ -70,7 +70,7 @@ def gain_chi2(est: PayloadEstimate) -> tuple[float, float, str]:
     return (float(found.group(1)), float(found.group(2)), note) if found else (float("nan"), float("nan"), note)
 
 
-def _scaled(rec, factors: np.ndarray):
+def _scaled(rec, factors: np.ndarray | float):
     return replace(rec, joints=replace(rec.joints, tau=rec.joints.tau * factors))
 
 
@@ -193,8 +193,8 @@ def redteam(out: dict[str, float]) -> None:
         m, simulate(m, load_trajectory("ur10_payload_inertia"), None, "ur10", seed=11), friction="nonlinear"))
     for seed in (int(s) for s in os.environ.get("REDTEAM_CELL_SEEDS", "111,112,113,114").split(",")):
         rec = simulate(m, load_trajectory("ur10_payload_fast"), truth, "ur10", seed=seed)
-        for case, factor in (("common_0.99", 0.99), ("cell_honest", 1.0)):
-            _redteam_count(out, case, identify_payload("difference-rls", m, cell_robot, _scaled(rec, factor), "tool0"),
+        for case, scale in (("common_0.99", 0.99), ("cell_honest", 1.0)):
+            _redteam_count(out, case, identify_payload("difference-rls", m, cell_robot, _scaled(rec, scale), "tool0"),
                            3.5)
 
 
