@@ -109,7 +109,7 @@ class JointGain:
 @dataclass(frozen=True)
 class JointFactors:
     """Every determined joint's factor free together (module docstring, "jointly"): `joints` their names, `b` the
-    factors, `cov` their covariance (the same terms as JointGain.std, the residual's part × `me_ratio` κ, each
+    factors, `cov` their covariance (the same terms as JointGain.std, each
     variance floored at MODEL_RESOLUTION²), `chi2` on `dof` against all factors 1, `d` the payload shift
     φ_fixed − φ_free on [m, m c] and `dmap` (4, m) its map from the factors less 1 (d = dmap (b − 1))."""
 
