@@ -14,6 +14,12 @@ gain_cell_false_alarms, gain_cell_chi2_max
 gain_ur10e_<pair>_chi2_max, gain_ur10e_false_alarms
     the real UR10e, robot.yaml as the user path makes it (tools/ur10e_data.user_path_robot), every loaded run judged
     with every method that fits joint efforts through robot.yaml (the quality as main gives it beside).
+gain_redteam_<case>_runs, gain_redteam_<case>_not_ok, gain_redteam_<case>_confident_wrong (part `redteam`, h125)
+    the red teams' drifts, difference-rls: two_joints (test_redteam_issue29_h86: the UR10 identified on one 8 s
+    motion, gains given, shoulder lift and elbow × 1.03, REDTEAM_SEEDS default 3-6) and its honest runs (8s_honest),
+    common_0.99 (test_redteam_h120: the MuJoCo cell, every joint × 0.99, REDTEAM_CELL_SEEDS default 111-114) and its
+    honest runs (cell_honest). not_ok: not converged and ok (on an honest run: a false alarm); confident_wrong:
+    converged and ok beyond 3σ in mass.
 
 The last stdout line is one JSON object; per-run lines go to stderr.
 """
@@ -64,7 +70,7 @@ def gain_chi2(est: PayloadEstimate) -> tuple[float, float, str]:
     return (float(found.group(1)), float(found.group(2)), note) if found else (float("nan"), float("nan"), note)
 
 
-def _scaled(rec, factors: np.ndarray):
+def _scaled(rec, factors: np.ndarray | float):
     return replace(rec, joints=replace(rec.joints, tau=rec.joints.tau * factors))
 
 
@@ -159,9 +165,44 @@ def real(out: dict[str, float]) -> None:
     out["gain_ur10e_false_alarms"] = float(alarms)
 
 
+def _redteam_count(out: dict[str, float], case: str, est: PayloadEstimate, mass: float) -> None:
+    z = (est.mass - mass) / np.sqrt(est.covariance[0, 0])
+    ok = est.converged and est.quality is Quality.OK
+    for key, value in (("runs", 1), ("not_ok", not ok), ("confident_wrong", ok and abs(z) > 3)):
+        out[f"gain_redteam_{case}_{key}"] = out.get(f"gain_redteam_{case}_{key}", 0.0) + float(value)
+    print(f"redteam {case}: {100 * (est.mass / mass - 1):+.2f} % ({z:+.1f}σ) {'ok' if ok else 'not ok'}; "
+          f"{[r[:160] for r in est.quality_reasons]}", file=sys.stderr)
+
+
+def redteam(out: dict[str, float]) -> None:
+    sys.path.insert(0, str(REPO / "test"))
+    from sim_runs import DRIFT_MASS, drift_run, given_gains_robot  # noqa: PLC0415 - test/'s simulated runs
+
+    model, robot = given_gains_robot("ur10")
+    two = np.ones(model.n)
+    two[[1, 2]] = 1.03
+    for seed in (int(s) for s in os.environ.get("REDTEAM_SEEDS", "3,4,5,6").split(",")):
+        for case, factor in (("two_joints", two), ("8s_honest", None)):
+            est = identify_payload("difference-rls", model, robot, drift_run(model, seed, factor),
+                                   model.default_payload_frame, delay=0.0)
+            _redteam_count(out, case, est, DRIFT_MASS)
+    m = RobotModel.from_urdf("ur10")
+    truth = PayloadEstimate("tool0", from_mass_com_inertia(3.5, np.array([0.03, -0.02, 0.08]),
+                                                           np.diag([0.012, 0.015, 0.009])), np.zeros((10, 10)), "truth")
+    cell_robot = cached("h120 ur10 ur10_payload_inertia seed 11 nonlinear", lambda: fit_given_model(
+        m, simulate(m, load_trajectory("ur10_payload_inertia"), None, "ur10", seed=11), friction="nonlinear"))
+    for seed in (int(s) for s in os.environ.get("REDTEAM_CELL_SEEDS", "111,112,113,114").split(",")):
+        rec = simulate(m, load_trajectory("ur10_payload_fast"), truth, "ur10", seed=seed)
+        for case, scale in (("common_0.99", 0.99), ("cell_honest", 1.0)):
+            _redteam_count(out, case, identify_payload("difference-rls", m, cell_robot, _scaled(rec, scale), "tool0"),
+                           3.5)
+
+
 def main() -> None:
     out: dict[str, float] = {}
     parts = sys.argv[1:] or ["real", "cell", "xtraj"]
+    if "redteam" in parts:
+        redteam(out)
     if "real" in parts:
         real(out)
     if "cell" in parts:

@@ -193,3 +193,33 @@ def test_below_one_the_friction_free_witness_needs_only_its_sigmas():
     assert not RunScale(ScaleWitness(1.0195, 0.0005, 0.0), ScaleWitness(1.0137, 0.0012, 0.0024)).drifted
     assert not RunScale(plain_low, ScaleWitness(0.993, 0.0012, 0.0024)).drifted
     assert not RunScale(ScaleWitness(0.99, 0.0005, 0.0), ScaleWitness(0.986, 0.0012, 0.0024)).drifted   # plain inside
+
+
+def _estimate(mass: float, mass_std: float) -> PayloadEstimate:
+    phi = from_mass_com_inertia(mass, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009]))
+    return PayloadEstimate("tool0", phi, np.diag(np.r_[mass_std**2, np.full(9, 1e-6)]), "khalil-1")
+
+
+@pytest.mark.parametrize("plain, free, shift_kg, flagged", [
+    # h120 (test_redteam_h120, seed 111): every gain 1 % low, both witnesses 8.8σ / 6.5σ low inside the 1.5 % floor,
+    # freeing the factor moves the mass +0.048 / +0.090 kg against the estimate's σ 0.009 kg: flagged.
+    ((0.9924, 0.00086), (0.9856, 0.0022), (-0.0479, -0.0900), True),
+    ((0.9924, 0.00086), (0.9856, 0.0022), (-0.02, -0.0900), False),    # the plain fit's shift within 3σ_est
+    ((0.9924, 0.00086), (0.9970, 0.0022), (-0.0479, -0.0900), False),  # a_f within its 3.29σ: friction, not gains
+    ((0.9988, 0.0022), (1.0135, 0.0022), (-0.0479, +0.0900), False),   # real 15harm: a_f high (load friction)
+    ((1.0076, 0.00086), (1.0144, 0.0022), (+0.0479, +0.0900), False),  # high: the floor stays (load friction)
+])
+def test_a_drift_under_the_floor_is_flagged_when_both_witnesses_are_low_and_the_payload_took_it(plain, free,
+                                                                                                   shift_kg, flagged):
+    """A common drift under DRIFT_TOLERANCE (effort_drift.py, "A drift under the floor"): both witnesses below 1 beyond
+    the plain 99.9 % level in their own σ, and freeing the factor moves the payload beyond 3σ of the estimate's own σ
+    in both fits (against_robot_fit's materiality rule)."""
+    scale = RunScale(ScaleWitness(*plain, 0.0, np.r_[shift_kg[0], 0.0, 0.0, 0.0]),
+                     ScaleWitness(*free, 0.0, np.r_[shift_kg[1], 0.0, 0.0, 0.0]))
+    est = _estimate(3.393, 0.009)
+    assert not scale.drifted and not scale.masked_drift
+    assert scale.material_low_drift(est) is flagged
+    reason = effort_drift.effort_drift_reason(scale, est, "run", None)
+    assert bool(reason) is flagged
+    if flagged:
+        assert "0.9924" in reason and "+0.0479 kg" in reason and "identify-robot" in reason, reason
