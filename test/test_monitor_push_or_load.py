@@ -108,14 +108,16 @@ def test_a_push_released_at_rest_is_the_end_of_a_contact_not_a_place(cell):
     window's fit (+4.04 kg) is adopted and the push is a `contact` once its release ends it with no motion under it.
     Before, that fit stayed in the carried payload and the release was named `placed` -4.04 kg. Now the change is taken
     back (PayloadMonitor._take_back_change): the release brings the residual back to the carried part, which is what
-    the monitor carries after it (published ok), and nothing is named within the push."""
+    the monitor carries after it (published ok), and nothing is named within the push; the pick and (since h130) the
+    real place after it are named."""
     task, (start, end), monitor, events, published = watched(cell, "flange-down-at-rest-5s")
     (t_pick, _, _), (t_place, _, _) = task.truth
     during = [e for e in events if start - 0.1 <= e.t_change <= end + 0.5]
     assert during and all(e.kind is EventKind.CONTACT for e in during), events
-    picked = [e for e in events if e.is_load_change]
-    assert [e.kind for e in picked] == [EventKind.PICKED] and abs(picked[0].t_change - t_pick) < 0.1, events
-    assert abs(picked[0].delta_mass - CARRIED) < 3.0 * picked[0].delta_mass_std, picked
+    loads = [e for e in events if e.is_load_change]
+    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events    # the place since h130
+    assert abs(loads[0].t_change - t_pick) < 0.1 and abs(loads[1].t_change - t_place) < 0.1, events
+    assert abs(loads[0].delta_mass - CARRIED) < 3.0 * loads[0].delta_mass_std, loads
     # What the monitor published last before the place (the release re-arms it on the restored part, ok again).
     after = [state for t, state in published if start < t < t_place]
     assert after, published

@@ -1589,8 +1589,8 @@ class PayloadMonitor:
                     # contact it keeps. Left pending, the same refutation said `contact` again every `refine_every_s`
                     # and the change could still be named a load later (test_monitor_push_or_load).
                     dm = float(self.state.phi[0] - self._before_change.phi[0])
-                    self._say_undecided(pending.t_change, dm, f"what looked like a load at {pending.t_change:.3f} s (Δm "
-                                        f"{dm:+.3f} kg) {why}", out, until_rearm=False)
+                    self._say_undecided(pending.t_change, dm, f"what looked like a load at {pending.t_change:.3f} s "
+                                        f"(Δm {dm:+.3f} kg) {why}", out, until_rearm=False)
                     self._end_pending(named=False, out=out)
                 return
             if judged is not None and judged.statistic < 0.0 and self._moved_since_change < lp.favours_push_wait_s:
