@@ -209,16 +209,20 @@ def test_a_push_held_in_motion_is_no_load_and_the_next_place_is_dated_right(cell
     assert again and again[-1].determined and not again[-1].doubt and abs(again[-1].part[0][0] - 3.0) < 0.06, again
 
 
-def push_for(task: Task, link: str, force: np.ndarray, ramp: float, hold: float, move_s: float = 0.0):
+def push_for(task: Task, link: str, force: np.ndarray, ramp: float, hold: float, move_s: float = 0.0,
+             move_after: float = 0.0):
     """A person's push on `link` (force in the base frame at its origin), ramped up and down over `ramp` and held
-    `hold` s, the arm at rest (or moving to a random pose over `move_s`); (start, end) of the push."""
-    if move_s:
-        target = HOME + task.rng.uniform(-0.5, 0.5, task.model.n)
-        task.cell.send(point_to_point(task.model, task.cell.time, task.q, target, move_s))
-        task.q = target
+    `hold` s, the arm at rest (or moving to a random pose over `move_s`, from `move_after` s into the push on);
+    (start, end) of the push."""
     start = task.cell.time
+    moved = not move_s
     while task.cell.time - start < 2 * ramp + hold - 1e-9:
         elapsed = task.cell.time - start
+        if not moved and elapsed >= move_after - 1e-9:
+            target = HOME + task.rng.uniform(-0.5, 0.5, task.model.n)
+            task.cell.send(point_to_point(task.model, task.cell.time, task.q, target, move_s))
+            task.q = target
+            moved = True
         scale = min(1.0, elapsed / ramp, max(0.0, (2 * ramp + hold - elapsed) / ramp))
         task.cell.set_external_torque(_push_torque(task.model, task.parts[-1].q[-1], HUMAN_LINKS[link], np.zeros(3),
                                                    force * scale))

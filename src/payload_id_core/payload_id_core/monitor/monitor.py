@@ -1298,6 +1298,12 @@ class PayloadMonitor:
             # 0.3-0.7 kg picks in fast moves, each called `contact` here, went on published at ±0.02-0.06 kg).
             self._say_undecided(first.t_change, dm, f"what looked like a load at {first.t_change:.3f} s (Δm "
                                 f"{dm:+.3f} kg) {why}", out, until_rearm=False)
+        self._end_pending(named, out)
+        return False
+
+    def _end_pending(self, named: bool, out: MonitorUpdate) -> None:
+        """The pending load decided (`named`, or a contact kept in the payload): the state is settled (unless still in
+        doubt), so the next change is a change of its own."""
         self._unnamed_change, self._pending = None, None
         self._change_from = None
         # A doubt asked whether the torques are a load's: one that held and was named from a window the motion
@@ -1310,7 +1316,6 @@ class PayloadMonitor:
                                   self.state.seconds_of_motion, *self._tare, doubt=doubt, **self.state.undecided_fields)
         if lifted:
             out.estimate = self.state
-        return False
 
     def _pending_is_a_contact(self, t_verdict: float, why: str, out: MonitorUpdate, take_back: bool) -> bool:
         """The load the pending window fitted is a `contact` (`why` it is); with `take_back`, the change is taken back
@@ -1541,9 +1546,17 @@ class PayloadMonitor:
             judged = self._judge_load_or_push()
             lp = self.s.load_or_push
             if judged is not None and judged.statistic <= -lp.refute_chi2:
-                self._pending_is_a_contact(t, f"is a push held through the motion, not a load: the arm moved "
-                                           f"{self._moved_since_change:.1f} s under it, push over load by "
-                                           f"{-judged.statistic:.0f} ({judged.text})", out, take_back=True)
+                pending = self._pending
+                why = (f"is a push held through the motion, not a load: the arm moved {self._moved_since_change:.1f} s "
+                       f"under it, push over load by {-judged.statistic:.0f} ({judged.text})")
+                if not self._pending_is_a_contact(t, why, out, take_back=True):
+                    # Not taken back (no snapshot to go back to): decided all the same, as _close_pending decides a
+                    # contact it keeps. Left pending, the same refutation said `contact` again every `refine_every_s`
+                    # and the change could still be named a load later (test_monitor_push_or_load).
+                    dm = float(self.state.phi[0] - self._before_change.phi[0])
+                    self._say_undecided(pending.t_change, dm, f"what looked like a load at {pending.t_change:.3f} s "
+                                        f"(Δm {dm:+.3f} kg) {why}", out, until_rearm=False)
+                    self._end_pending(named=False, out=out)
                 return
             if judged is not None and judged.statistic < 0.0 and self._moved_since_change < lp.favours_push_wait_s:
                 determined = False
