@@ -187,6 +187,15 @@ def shift_sigmas(d: np.ndarray, mass: float, est: PayloadEstimate) -> float:
     return float(np.max(ratio))
 
 
+def payload_moves(d: np.ndarray, mass: float, est: PayloadEstimate, freed: str, in_sigmas: bool = False) -> str:
+    """The words every witness's reason gives its shift d on [m, m c]: "with {freed} free the mass moves by … kg
+    (… %[, …σ of the estimate's own]) and the CoM by […] mm"."""
+    share = -100 * d[0] / (mass if mass > 0 else float("nan"))
+    sigmas = f", {shift_sigmas(d, mass, est):.1f}σ of the estimate's own" if in_sigmas else ""
+    return (f"with {freed} free the mass moves by {-d[0]:+.4g} kg ({share:+.2f} %{sigmas}) and the CoM by "
+            f"{np.round(-1000 * com_shift(d, mass, est.com), 1).tolist()} mm")
+
+
 def material(d: np.ndarray, mass: float, est: PayloadEstimate, sigmas: float = 1.0) -> bool:
     """The shift beyond `sigmas` of the estimate's own σ in the mass or a CoM axis."""
     return shift_sigmas(d, mass, est) > sigmas

@@ -99,9 +99,8 @@ from payload_id_core.payload.against_robot_fit import (
     MATERIAL_SIGMAS,
     PLAIN_LEVEL,
     chi2_quantile,
-    com_shift,
     material,
-    shift_sigmas,
+    payload_moves,
 )
 from payload_id_core.payload.load_friction import load_changeable_friction
 from payload_id_core.payload_estimate import PayloadEstimate
@@ -275,14 +274,11 @@ def material_low_drift_reason(scale: RunScale, est: PayloadEstimate, what: str) 
     p, f = scale.plain, scale.friction_free
     if not scale.material_low_drift(est) or p.shift is None:
         return ""
-    mass = est.mass if est.mass > 0 else float("nan")
-    dc = 1000 * com_shift(p.shift, est.mass, est.com)
     return (f"{what}'s efforts are {p.a:.4g} ± {p.std:.2g} × robot.yaml's model of the arm, and {f.a:.4g} ± "
             f"{f.std:.2g} with each joint's friction free: both low beyond {np.sqrt(chi2_quantile(PLAIN_LEVEL, 1)):.2f}"
             f"σ (inside the ±{100 * DRIFT_TOLERANCE:.1f} % the load friction may read), and the payload took it: "
-            f"with the factor free the mass moves by {-p.shift[0]:+.4g} kg ({-100 * p.shift[0] / mass:+.2f} %, "
-            f"{shift_sigmas(p.shift, est.mass, est):.1f}σ of the estimate's own) and the CoM by "
-            f"{np.round(-dc, 1).tolist()} mm; the drive gains are lower than those robot.yaml was identified with "
+            f"{payload_moves(p.shift, est.mass, est, 'the factor', in_sigmas=True)}; the drive gains are lower than "
+            "those robot.yaml was identified with "
             "(warmer drives?): re-identify the robot on a run recorded now (identify-robot), or give the gains this "
             "run was recorded with")
 

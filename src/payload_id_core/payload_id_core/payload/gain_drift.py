@@ -77,6 +77,7 @@ from payload_id_core.payload.against_robot_fit import (
     com_shift,
     material,
     materially_wrong,
+    payload_moves,
     pinv_map,
     robot_residual,
     shift_sigmas,
@@ -319,18 +320,14 @@ def _together_reason(witness: GainWitness, est: PayloadEstimate, what: str) -> s
     t = witness.together
     if t is None or not witness.drifted_together(est):
         return ""
-    mass = witness.mass if witness.mass > 0 else float("nan")
     sd = np.sqrt(np.diag(t.cov))
     named = "; ".join(f"{t.joints[i]} {t.b[i]:.4f} ± {sd[i]:.4f}" for i in t.drives())
     named_what = f"each beyond {np.sqrt(chi2_quantile(PLAIN_LEVEL, 1)):.2f}σ on its own"
-    dc = 1000 * com_shift(t.d, witness.mass, est.com)
     return (f"{what}'s efforts against robot.yaml's model with every joint's factor free together: {named} (χ² "
             f"{t.chi2:.1f} on {t.dof}, beyond its {chi2_quantile(PLAIN_LEVEL, t.dof):.1f}; {named_what}); those "
             f"drives' gains differ from robot.yaml's (warmer drives, gains given by hand?) and the payload took it: "
-            f"with the factors free the mass moves by {-t.d[0]:+.4g} kg ({-100 * t.d[0] / mass:+.2f} %, "
-            f"{shift_sigmas(t.d, witness.mass, est):.1f}σ of the estimate's own) and the CoM by "
-            f"{np.round(-dc, 1).tolist()} mm; re-identify the robot (identify-robot on a run recorded now) or its "
-            "drive gains (--effort-scale, or --known-payload-mass)")
+            f"{payload_moves(t.d, witness.mass, est, 'the factors', in_sigmas=True)}; re-identify the robot "
+            "(identify-robot on a run recorded now) or its drive gains (--effort-scale, or --known-payload-mass)")
 
 
 def _beyond(witness: GainWitness, joint: JointGain, est: PayloadEstimate) -> str:

@@ -35,6 +35,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.against_robot_fit import (
     chi2_stat,
     long_run_cov,
+    payload_moves,
     pinv_map,
     residual_weights,
     robot_residual,
@@ -124,11 +125,8 @@ def gear_drift_reason(witness: GearWitness, est: PayloadEstimate, what: str, joi
     named = ", ".join(f"{joint_names[witness.joints[i]]} μ̂ {witness.mu_hat[i]:.4f} ± {witness.mu_hat_std[i]:.4f} "
                       f"against the run's {witness.mu_run[i]:.4f} ± {witness.mu_run_std[i]:.4f}"
                       for i in witness.disagreeing())
-    mass = witness.mass if witness.mass > 0 else float("nan")
-    dc = 1000 * witness.com_shift(est.com)
     return (f"{what}'s gear friction differs from robot.yaml's ({named}; warmer or worn drives read the same), and "
-            f"the payload took it: with μ free the mass moves by {-witness.d[0]:+.4g} kg "
-            f"({-100 * witness.d[0] / mass:+.2f} %) and the CoM by {np.round(-dc, 1).tolist()} mm (χ² "
+            f"the payload took it: {payload_moves(witness.d, witness.mass, est, 'μ')} (χ² "
             f"{witness.chi2:.1f} on {witness.dof}, limit {witness.limit:.1f}); re-identify the gear friction "
             "(identify-robot --gear-friction identify) on a run recorded now, or let difference-rls estimate μ from "
             "this run (robot.yaml friction.gear.mu_std null on those joints)")

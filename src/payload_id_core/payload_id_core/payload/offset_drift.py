@@ -54,6 +54,7 @@ from payload_id_core.payload.against_robot_fit import (
     long_run_cov,
     material,
     materially_wrong,
+    payload_moves,
     pinv_map,
     residual_weights,
     robot_residual,
@@ -226,17 +227,14 @@ def offset_drift_reason(witness: OffsetWitness, est: PayloadEstimate, what: str,
         return (f"{what}'s constant friction offsets moved beyond the drift robot.yaml recorded between runs ("
                 f"{moved}; recorded prior std "
                 + ", ".join(f"{joint_names[j]} {witness.prior_std[j]:.2f}" for j in witness.moved_joints())
-                + f" N·m), and the payload took it: with them free the mass moves by {-witness.d[0]:+.4g} kg "
-                f"({-100 * witness.d[0] / (witness.mass if witness.mass > 0 else float('nan')):+.2f} %) and the CoM "
-                f"by {np.round(-1000 * witness.com_shift(est.com), 1).tolist()} mm (χ² {witness.chi2:.1f} on "
+                + f" N·m), and the payload took it: {payload_moves(witness.d, witness.mass, est, 'them')} (χ² "
+                f"{witness.chi2:.1f} on "
                 f"{witness.dof}, limit {witness.limit:.1f}); re-identify the robot (identify-robot) on a run recorded "
                 "now, or measure the drift again (identify-robot --drift-bag/--drift-csv-ur on recent unloaded runs)")
-    mass = witness.mass if witness.mass > 0 else float("nan")
-    dc = 1000 * witness.com_shift(est.com)
     return (f"{what}'s constant friction offsets differ from robot.yaml's ({moved}; a drive gain that changed on "
-            "those joints reads the same), and the payload took it: with "
-            f"them free the mass moves by {-witness.d[0]:+.4g} kg ({-100 * witness.d[0] / mass:+.2f} %) and the CoM "
-            f"by {np.round(-dc, 1).tolist()} mm (χ² {witness.chi2:.1f} on {witness.dof}, limit {witness.limit:.1f}); "
+            "those joints reads the same), and the payload took it: "
+            f"{payload_moves(witness.d, witness.mass, est, 'them')} (χ² {witness.chi2:.1f} on {witness.dof}, limit "
+            f"{witness.limit:.1f}); "
             "use difference-rls (its offsets are free), or re-identify the robot (identify-robot) on a run recorded "
             "now")
 
