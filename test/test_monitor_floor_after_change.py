@@ -13,10 +13,9 @@ the real UR10e place no longer named. Until a fix holds those, these tests name 
 
 import numpy as np
 import pytest
-from test_monitor_task_motion import FRAME, HOME, Task
+from test_monitor_task_motion import FRAME, Task
 
 from payload_id_core.monitor import EventKind, PayloadMonitor
-from payload_id_core.sim.pick_place import point_to_point
 
 pytestmark = pytest.mark.slow
 
@@ -79,9 +78,7 @@ def test_a_second_part_in_the_first_second_after_a_pick_is_heard(cell):
     task.rest(0.5)
     task.moves(2)
     task.carry(3.0)
-    target = HOME + task.rng.uniform(-0.5, 0.5, model.n)
-    task.cell.send(point_to_point(model, task.cell.time, task.q, target, 1.5))
-    task.q = target
+    task.start_move(1.5)
     task.rest(0.8)
     task.carry(4.0)
     task.rest(0.7)

@@ -61,12 +61,18 @@ class Task:
     def rest(self, seconds: float) -> None:
         self.parts.append(self.cell.advance(int(round(seconds * RATE))))
 
+    def start_move(self, seconds: float, spread: float = 0.5) -> np.ndarray:
+        """Send one move of `seconds` to a random pose within ±`spread` rad of home (the time is not advanced: the
+        caller rests or pushes through it); the target."""
+        target = HOME + self.rng.uniform(-spread, spread, self.model.n)
+        self.cell.send(point_to_point(self.model, self.cell.time, self.q, target, seconds))
+        self.q = target
+        return target
+
     def moves(self, n: int) -> None:
         """n moves of 1.5 s to random poses within ±0.5 rad of home, 0.6 s rests."""
         for _ in range(n):
-            target = HOME + self.rng.uniform(-0.5, 0.5, self.model.n)
-            self.cell.send(point_to_point(self.model, self.cell.time, self.q, target, 1.5))
-            self.q = target
+            self.start_move(1.5)
             self.rest(1.5)
             self.rest(0.6)
 
@@ -180,9 +186,7 @@ def test_a_push_held_in_motion_is_no_load_and_the_next_place_is_dated_right(cell
     task.moves(2)
     task.carry(3.0)
     task.moves(3)
-    target = HOME + task.rng.uniform(-0.5, 0.5, model.n)
-    task.cell.send(point_to_point(model, task.cell.time, task.q, target, 4.0))
-    task.q = target
+    task.start_move(4.0)
     task.rest(0.5)
     t_push, ramp, hold = task.cell.time, 0.4, 1.5
     force = 137.0 * np.array([0.3, 0.2, -1.0]) / np.linalg.norm([0.3, 0.2, -1.0])
@@ -219,9 +223,7 @@ def push_for(task: Task, link: str, force: np.ndarray, ramp: float, hold: float,
     while task.cell.time - start < 2 * ramp + hold - 1e-9:
         elapsed = task.cell.time - start
         if not moved and elapsed >= move_after - 1e-9:
-            target = HOME + task.rng.uniform(-0.5, 0.5, task.model.n)
-            task.cell.send(point_to_point(task.model, task.cell.time, task.q, target, move_s))
-            task.q = target
+            task.start_move(move_s)
             moved = True
         scale = min(1.0, elapsed / ramp, max(0.0, (2 * ramp + hold - elapsed) / ramp))
         task.cell.set_external_torque(_push_torque(task.model, task.parts[-1].q[-1], HUMAN_LINKS[link], np.zeros(3),
@@ -418,9 +420,7 @@ def test_a_heavy_part_carried_into_a_move_is_no_change(cell):
 
 def _quick_move(task: Task, seconds: float) -> None:
     """One move of `seconds` to a random pose within ±0.5 rad of home (Task.moves' are 1.5 s), no rest after."""
-    target = HOME + task.rng.uniform(-0.5, 0.5, task.model.n)
-    task.cell.send(point_to_point(task.model, task.cell.time, task.q, target, seconds))
-    task.q = target
+    task.start_move(seconds)
     task.rest(seconds)
 
 

@@ -237,7 +237,6 @@ def test_a_place_followed_within_a_second_by_a_pick_is_two_events(cell, seed, fi
 def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: float):
     """`mass` kg picked at rest, `hold` s later four fast point-to-point moves of `move_s` s (±0.6 rad about home, 0.2 s
     rests), the place at rest, five moves."""
-    from payload_id_core.sim.pick_place import point_to_point  # noqa: PLC0415
 
     task = Task(model, seed)
     task.rest(0.5)
@@ -246,9 +245,7 @@ def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: f
     task.carry(mass)
     task.rest(hold)
     for _ in range(4):
-        target = HOME + task.rng.uniform(-0.6, 0.6, model.n)
-        task.cell.send(point_to_point(model, task.cell.time, task.q, target, move_s))
-        task.q = target
+        task.start_move(move_s, spread=0.6)
         task.rest(move_s)
         task.rest(0.2)
     task.carry(0.0)

@@ -10,12 +10,12 @@ import copy
 
 import numpy as np
 import pytest
-from test_monitor_task_motion import HOME, Task
+from test_monitor_task_motion import Task
 
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor import EventKind
 from payload_id_core.robot_id.result import GainCovariance, RobotIdentification
-from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
+from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
 
 pytestmark = pytest.mark.slow
 
@@ -36,9 +36,8 @@ def push_held_into_a_move(task: Task, force: np.ndarray, ramp: float, rest_hold:
     while task.cell.time - start < total - 1e-9:
         elapsed = task.cell.time - start
         if not moved and elapsed >= ramp + rest_hold:
-            target = HOME + task.rng.uniform(-0.5, 0.5, task.model.n)
-            task.cell.send(point_to_point(task.model, task.cell.time, task.q, target, move_s))
-            task.q, moved = target, True
+            task.start_move(move_s)
+            moved = True
         scale = min(1.0, elapsed / ramp, max(0.0, (total - elapsed) / ramp))
         task.cell.set_external_torque(_push_torque(task.model, task.parts[-1].q[-1], HUMAN_LINKS["flange"],
                                                    np.zeros(3), force * scale))

@@ -16,14 +16,14 @@ record's cost while armed.
 import numpy as np
 import pytest
 from test_monitor_speed_paths import ReferenceContactJacobian, _recording_steps
-from test_monitor_task_motion import FRAME, HOME, Task
+from test_monitor_task_motion import FRAME, Task
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor import EventKind, PayloadMonitor
 from payload_id_core.monitor.monitor import MonitorSettings
 from payload_id_core.robot_id import fit_given_model
-from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque, point_to_point
+from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 pytestmark = pytest.mark.slow
@@ -311,9 +311,7 @@ def test_a_pick_under_a_held_push_then_a_short_move_is_dated_at_the_pick(cell):
     task.rest(0.5)
     task.moves(2)
     _, (t_pick,), released = held_push(task, 1.5, [(0.7, 3.0)])
-    target = HOME + task.rng.uniform(-0.2, 0.2, model.n)
-    task.cell.send(point_to_point(model, task.cell.time, task.q, target, 0.5))
-    task.q = target
+    task.start_move(0.5, spread=0.2)
     task.rest(2.5)
     rest_end = task.cell.time
     task.moves(4)
