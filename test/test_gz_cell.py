@@ -246,7 +246,7 @@ BAD = {
                             "triangle inequality"),
     "com without mass": (["--payload-com", "0,0,0.1"], "with mass 0"),
     "mass above the rated payload": (["--payload-mass", "1e9", "--payload-inertia", "0.01,0,0,0.01,0,0.01"],
-                                     "above the ur10e's rated payload 12.5 kg"),
+                                     "above the robot's rated payload 12.5 kg"),
     "com a kilometre away": (["--payload-mass", "1", "--payload-com", "0,0,1e6", "--payload-inertia",
                               "0.01,0,0,0.01,0,0.01"], "beyond any payload a robot carries (limit 5 m)"),
     "another robot's controllers": (["--controllers", "PANDA"], "commands joints"),

@@ -21,7 +21,7 @@ from payload_id_core.monitor.live import LiveMonitor
 from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.finish import finish, judge_determination
-from payload_id_core.payload.goal_outcome import GoalOutcome
+from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import (
     PayloadPrior,
@@ -510,3 +510,43 @@ def test_a_degenerate_data_sigma_leaves_the_prior_unapplied_and_the_estimate_sus
     assert np.array_equal(est.phi, noisy) and np.isfinite(est.mass)
     assert est.quality is Quality.SUSPECT and est.prior is not None
     assert any("NaN or infinite entry where the motion identifies" in r for r in est.quality_reasons)
+
+
+def _com_beyond_the_face(k: float) -> PayloadEstimate:
+    """The block's data (DATA_COV, no noise) with its CoM x moved to k of its σ beyond the box's +x face."""
+    com = COM.copy()
+    com[0] = BOX[3]
+    sigma = PayloadEstimate(frame="tool0", phi=from_mass_com_inertia(MASS, com, INERTIA), covariance=DATA_COV.copy(),
+                            method="khalil-1").propagated_std()[1]
+    com[0] += k * sigma
+    return PayloadEstimate(frame="tool0", phi=from_mass_com_inertia(MASS, com, INERTIA), covariance=DATA_COV.copy(),
+                           method="khalil-1")
+
+
+def test_a_box_the_sampler_cannot_settle_is_said_not_applied_and_suspect_where_it_would_move_a_number():
+    """h133's gap: a CoM 2.9σ outside the box (under the 3σ contradiction) leaves the box's sampler unsettled (the body
+    would have to be a sheet on the face: split R̂ 1.57); the box was not applied and the estimate was ok, saying so
+    only in a note. Now the estimate's prior says the box was not applied and why (payload.yaml prior.not_applied,
+    the goal's result message) and, since the nearest body in the box moves the CoM x by 2.9 of the motion's σ, it is
+    suspect: the truth, if the box is right, lies outside the interval reported. A CoM on the face, whose nearest
+    body in the box moves nothing beyond 2σ, keeps its quality, the box still said not applied."""
+    est = apply_prior(_com_beyond_the_face(2.9), PayloadPrior.checked(BOX))
+    assert est.com[0] == pytest.approx(BOX[3] + 2.9 * 0.00128, abs=2e-4)      # the data's own numbers
+    assert "chains disagree" in est.prior_not_applied["bounding_box"]
+    assert est.quality is Quality.SUSPECT
+    assert any("could not be applied" in r and "com x by -2.9σ" in r for r in est.quality_reasons)
+    d = est.to_dict()
+    assert "chains disagree" in d["prior"]["not_applied"]["bounding_box"]
+    assert PayloadEstimate.from_dict(d).prior_not_applied == est.prior_not_applied
+    done = FinishedGoal(GoalOutcome.FINISHED, est, 8.0, False, np.zeros(6), np.zeros(6))
+    assert "bounding box given but NOT applied: the sampler's chains disagree" in done.result_message()
+
+    on_face = apply_prior(_com_beyond_the_face(0.0), PayloadPrior.checked(BOX))
+    assert "bounding_box" in on_face.prior_not_applied and on_face.quality is Quality.OK
+    assert "bounding box given but NOT applied" in on_face.prior_not_applied_text()
+
+
+def test_a_contradicted_prior_is_recorded_as_not_applied():
+    est = apply_prior(_data_estimate(0), PayloadPrior.checked(BOX, 3.0))
+    assert set(est.prior_not_applied) == {"bounding_box", "known_mass"}
+    assert all("contradict" in why for why in est.prior_not_applied.values())

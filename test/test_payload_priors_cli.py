@@ -82,3 +82,25 @@ def test_a_bad_prior_is_refused_in_one_line_and_nothing_is_written(files, tmp_pa
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_box_the_sampler_cannot_settle_is_said_not_applied_on_the_command_line(files, tmp_path, capsys,
+                                                                                monkeypatch):
+    """h133's gap: the box not applied was said only in a note on stderr. Now the summary's PRIOR line on stdout and
+    payload.yaml's prior.not_applied say it (the sampler made to disagree, as an unsettled wedge leaves it)."""
+    from payload_id_core.payload import priors  # noqa: PLC0415
+
+    real = priors.box_posterior
+
+    def unmixed(*args):
+        mean, cov, ess, _ = real(*args)
+        return mean, cov, ess, np.full(10, 1.4)
+
+    monkeypatch.setattr(priors, "box_posterior", unmixed)
+    out = tmp_path / "payload.yaml"
+    assert _run(files, out, f"--bounding-box={BOX}") == 0
+    stdout = capsys.readouterr().out
+    assert "  PRIOR: bounding box given but NOT applied: the sampler's chains disagree (split R̂ 1.4" in stdout
+    d = yaml.safe_load(out.read_text())
+    assert "chains disagree" in d["prior"]["not_applied"]["bounding_box"]
+    assert d["prior"]["bounding_box"] == {"min": [-0.04, -0.11, 0.0], "max": [0.16, 0.09, 0.2]}

@@ -157,6 +157,9 @@ class PayloadEstimate:
     prior_pinned: list[str] = field(default_factory=list)
     # ... and those the box only bounds: the motion leaves them loose, the box limits them, nobody pins them.
     prior_bounded: list[str] = field(default_factory=list)
+    # The parts of the prior given but not used ("bounding_box", "known_mass") and why: the data contradict them, their
+    # σ is degenerate, or the box's sampler did not settle. The numbers above are then the data's own for that part.
+    prior_not_applied: dict[str, str] = field(default_factory=dict)
 
     def mark(self, quality: Quality, reason: str) -> None:
         """Lower the quality to `quality` (never raise it) and record why."""
@@ -225,6 +228,11 @@ class PayloadEstimate:
                    if known[4] else f"inertia {UNDETERMINED}")
         return f"{mass}, {com}, {inertia}"
 
+    def prior_not_applied_text(self) -> str:
+        """One sentence naming each part of the prior that was given and not used, and why ('' when none)."""
+        return "; ".join(f"{part.replace('_', ' ')} given but NOT applied: {why}"
+                         for part, why in self.prior_not_applied.items())
+
     # -- payload.yaml -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
         num = lambda x: float(x) if np.isfinite(x) else None  # noqa: E731
@@ -242,7 +250,8 @@ class PayloadEstimate:
             # entries are known is `identifiable`'s to say.
             "covariance_about_frame_origin": np.nan_to_num(self.covariance, nan=0.0).tolist(),
             # What was known before the motion, and what it (not the motion) determined.
-            **({"prior": {**self.prior, "pinned": list(self.prior_pinned), "bounded": list(self.prior_bounded)}}
+            **({"prior": {**self.prior, "pinned": list(self.prior_pinned), "bounded": list(self.prior_bounded),
+                          **({"not_applied": dict(self.prior_not_applied)} if self.prior_not_applied else {})}}
                if self.prior else {}),
             # Last: the convergence over the motion of an online method (what `payload-id report` draws).
             **({"history": history_to_file(self.history)} if self.history else {}),
@@ -280,9 +289,13 @@ class PayloadEstimate:
             prior_d = d.get("prior") or None
             if prior_d is not None and not isinstance(prior_d, dict):
                 raise ValueError(f"prior is {prior_d!r}, not {{bounding_box, known_mass, known_mass_std, pinned}}")
-            prior = {k: v for k, v in prior_d.items() if k not in ("pinned", "bounded")} if prior_d else None
+            prior = ({k: v for k, v in prior_d.items() if k not in ("pinned", "bounded", "not_applied")}
+                     if prior_d else None)
             pinned = [str(p) for p in (prior_d or {}).get("pinned") or []]
             bounded = [str(p) for p in (prior_d or {}).get("bounded") or []]
+            not_applied = (prior_d or {}).get("not_applied") or {}
+            if not isinstance(not_applied, dict):
+                raise ValueError(f"prior.not_applied is {not_applied!r:.40}, not {{part: reason}}")
         except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
@@ -292,4 +305,5 @@ class PayloadEstimate:
                    converged=bool(d.get("converged", True)), convergence_time=convergence_time,
                    physically_consistent=bool(d.get("physically_consistent", True)), notes=notes,
                    quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []],
-                   prior=prior, prior_pinned=pinned, prior_bounded=bounded)
+                   prior=prior, prior_pinned=pinned, prior_bounded=bounded,
+                   prior_not_applied={str(k): str(v) for k, v in not_applied.items()})

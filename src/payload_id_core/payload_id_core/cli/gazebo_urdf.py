@@ -12,7 +12,8 @@ from payload_id_core.dynamics.gazebo_urdf import flange_payload, gazebo_urdf
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_text, check_output_file
-from payload_id_core.payload.priors import MAX_PAYLOAD_EXTENT_M, rated_payload
+from payload_id_core.payload.mass_limit import known_mass_limit
+from payload_id_core.payload.priors import MAX_PAYLOAD_EXTENT_M
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,10 +44,9 @@ def run(args: argparse.Namespace) -> int:
         if distance > MAX_PAYLOAD_EXTENT_M:
             raise PayloadIdError(f"payload com is {distance:g} m from the payload frame, beyond any payload a robot "
                                  f"carries (limit {MAX_PAYLOAD_EXTENT_M:g} m)", "give the com in metres, e.g. 0,0,0.1")
-        name = RobotModel.from_urdf(args.urdf).model.name
-        rated = rated_payload(name)
-        if rated is not None and payload.mass > rated:
-            raise PayloadIdError(f"payload mass {payload.mass:g} kg is above the {name}'s rated payload {rated:g} kg",
+        limit = known_mass_limit(RobotModel.from_urdf(args.urdf))
+        if limit is not None and payload.mass > limit.kg:
+            raise PayloadIdError(f"payload mass {payload.mass:g} kg is above {limit.what}",
                                  "check the mass and its unit (kg)")
     text = gazebo_urdf(args.urdf, args.controllers, payload, args.payload_frame, args.initial_positions)
     atomic_write_text(out, text)

@@ -9,7 +9,8 @@ the frame (RobotModel.payload_frame), the method with the options its flags set 
 --effort-scale and the recordings in one walk (inputs.read_runs). --csv-ur / --unloaded-csv-ur read UR CSV
 recordings instead of bags (the measured motion then serves as the commanded one, and payload.yaml's notes
 say so). --bounding-box and --known-mass give what is known of the payload (payload/priors.py), checked here
-(a zero or swapped extent, NaN, a mass <= 0 or above the robot's rated payload: exit 2). Bad input raises
+(a zero or swapped extent, NaN, a mass <= 0, above the robot's rated payload or above what its URDF's joints can
+hold at full reach: exit 2). Bad input raises
 PayloadIdError (exit 2) before anything is written; payload.yaml is written atomically.
 Quality (payload/finish.py judge_quality): a SUSPECT estimate is written with `converged: false` and
 its reasons, the summary line says SUSPECT and each reason follows, exit 0 (the file is the user's to
@@ -27,12 +28,13 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.ft.identify import FtMode
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.mass_limit import known_mass_limit
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods import estimate_payload, on_same_trajectory, payload_request
 from payload_id_core.payload.methods.registry import SPECS, Measurement, UnloadedRun, readers_of
 from payload_id_core.payload.online.base import ConvergenceRule
 from payload_id_core.payload.options import LoadFriction
-from payload_id_core.payload.priors import PayloadPrior, rated_payload
+from payload_id_core.payload.priors import PayloadPrior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.conditioning import SignalSource
@@ -129,8 +131,9 @@ def _range(text: str):
 def run(args: argparse.Namespace) -> int:
     model = RobotModel.from_urdf(args.urdf)
     frame = model.payload_frame(args.frame)
+    # The arm's holding capacity takes about a second to find: only for a known mass.
     prior = PayloadPrior.from_text(args.bounding_box, args.known_mass, args.known_mass_std,
-                                   rated_payload(model.model.name))
+                                   known_mass_limit(model) if args.known_mass is not None else None)
     robot = RobotIdentification.load(args.robot, model) if args.robot else None
     options = flag_options(args) | ({"payload_prior": prior} if prior is not None else {})
     request = payload_request(args.method, model, robot, frame, labels=FLAG_NAMES, **options)
@@ -148,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
           f"{'converged' if estimate.converged else 'NOT converged'}{after}{quality_tag(estimate)} -> {args.out}")
     for reason in estimate.quality_reasons:
         print(f"  {estimate.quality.value.upper()}: {reason}")
+    if estimate.prior_not_applied:      # said on stdout, not only in a note: the user gave it and it was not used
+        print(f"  PRIOR: {estimate.prior_not_applied_text()}")
     for note in map(Note.from_any, estimate.notes):
         if note.code in STDERR_NOTES:
             print(f"  note: {note.text}", file=sys.stderr)

@@ -63,8 +63,9 @@ class FinishedGoal:
         why = "converged; motion stopped early" if self.outcome is GoalOutcome.CONVERGED else "excitation finished"
         quality = ("" if est.quality is Quality.OK
                    else f" ({est.quality.value.upper()}: {'; '.join(est.quality_reasons)})")
+        unused = f"; {est.prior_not_applied_text()}" if est.prior_not_applied else ""
         note = f"; {controller_note}" if controller_note else ""
-        return f"{why}: {est.mass:.4f} kg with {est.method}{quality}{note}"
+        return f"{why}: {est.mass:.4f} kg with {est.method}{quality}{unused}{note}"
 
     def result_message(self, controller_note: str = "", not_persisted: str = "") -> str:
         """The goal's result message: the summary, then what the inputs lost and why nothing was saved."""

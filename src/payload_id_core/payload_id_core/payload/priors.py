@@ -56,6 +56,7 @@ from scipy.special import ndtr, ndtri
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.mass_limit import MassLimit, rated_payload
 from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_jacobian, readable_vector
 
 # A weighed mass without its σ: a scale and what was left off it (screws, cable) to half a percent.
@@ -72,6 +73,10 @@ KNOWN_MASS_PULL_DATA_SIGMA = 2.0
 # Mahalanobis distance from the data's estimate to the nearest body in the box above which the box is contradicted
 # (√ of the χ² 99.9 % point for 10 parameters is 5.4).
 BOX_CONTRADICTION_DISTANCE = 5.5
+# A box that could not be applied (its sampler did not settle) and whose nearest body lies beyond this many of the
+# data's σ from the data's estimate in a reported number: the data's interval would not cover that number were the box
+# right, so the estimate is suspect (2σ: the interval whose coverage the project holds, as KNOWN_MASS_PULL_DATA_SIGMA).
+UNAPPLIED_BOX_SHIFT_SIGMA = 2.0
 PINNED_RATIO = 0.5                  # σ with the prior below this fraction of the data's own: the prior determined it
 CHAINS = 64                         # hit-and-run chains side by side (one batched step for all)
 CHAIN_BURN_IN = 60                  # steps dropped from the start (near the projection onto the set)
@@ -109,7 +114,7 @@ RANGE_DRAWS = 4000                  # draws of the mass and CoM over which the b
 RANGE_QUANTILE = 0.005              # ... its ends: the 0.5 % outermost, not the single most extreme draw
 # A known mass outside [MIN_KNOWN_MASS_KG, MAX_KNOWN_MASS_KG] is no part a robot carries (the heaviest rated payload
 # of an industrial arm is 2.3 t, FANUC M-2000iA/2300; a milligram moves no joint torque), whatever the robot: where its
-# rated payload is not known (RATED_PAYLOAD_KG) --known-mass 1e200 ended in an OverflowError (S² = (0.005 M)²), and
+# rated payload is not known (mass_limit) --known-mass 1e200 ended in an OverflowError (S² = (0.005 M)²), and
 # 1e-320 in a ZeroDivisionError (S² underflows to 0).
 MIN_KNOWN_MASS_KG = 1e-6
 MAX_KNOWN_MASS_KG = 1e4
@@ -117,10 +122,6 @@ MAX_KNOWN_MASS_KG = 1e4
 # the mass would be assumed exact, and the conditioning's 1/S² fails: --known-mass-std 1e-200 gave a
 # ZeroDivisionError, 1e-160 a NaN mass with quality ok (h133).
 MIN_KNOWN_MASS_REL_STD = 1e-6
-# Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families); a known mass above it
-# is bad input. Robots not listed are not checked.
-RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
-                    "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
 READABLE_NAMES = ["mass", "com x", "com y", "com z", *(f"inertia {k}" for k in INERTIA_KEYS)]
 # φ's entry (pinocchio order m, m·c, Ixx, Ixy, Iyy, Ixz, Iyz, Izz) that moves each readable entry one for one.
 _INERTIA_CELL = {"ixx": (0, 0), "ixy": (0, 1), "ixz": (0, 2), "iyy": (1, 1), "iyz": (1, 2), "izz": (2, 2)}
@@ -146,8 +147,10 @@ class PayloadPrior:
     # -- checked where it enters ----------------------------------------------------------------------
     @classmethod
     def checked(cls, box: Sequence[float] | None = None, known_mass: float | None = None,
-                known_mass_std: float | None = None, rated_payload: float | None = None) -> PayloadPrior:
-        """The prior from a box [x0, y0, z0, x1, y1, z1] (m) and a known mass (kg) ± std; bad input refused."""
+                known_mass_std: float | None = None, rated_payload: float | MassLimit | None = None) -> PayloadPrior:
+        """The prior from a box [x0, y0, z0, x1, y1, z1] (m) and a known mass (kg) ± std; bad input refused.
+        `rated_payload`: the heaviest known mass the robot takes (mass_limit.known_mass_limit; kg: its rated
+        payload)."""
         lo = hi = None
         if box is not None:
             values = [float(v) for v in box]
@@ -179,9 +182,10 @@ class PayloadPrior:
                 raise PayloadIdError(f"the known mass {known_mass:g} kg is no payload a robot carries (limits "
                                      f"{MIN_KNOWN_MASS_KG:g} to {MAX_KNOWN_MASS_KG:g} kg)",
                                      "check the mass and its unit (kg)")
-            if rated_payload is not None and known_mass > rated_payload:
-                raise PayloadIdError(f"the known mass {known_mass:g} kg is above the robot's rated payload "
-                                     f"{rated_payload:g} kg", "check the mass and its unit (kg)")
+            limit = MassLimit.rated(rated_payload) if isinstance(rated_payload, (int, float)) else rated_payload
+            if limit is not None and known_mass > limit.kg:
+                raise PayloadIdError(f"the known mass {known_mass:g} kg is above {limit.what}",
+                                     "check the mass and its unit (kg), and the URDF")
             if known_mass_std is None:
                 known_mass_std = KNOWN_MASS_REL_STD_DEFAULT * known_mass
             known_mass_std = _finite(known_mass_std, "the known mass's standard deviation", "give it in kg")
@@ -200,7 +204,8 @@ class PayloadPrior:
 
     @classmethod
     def from_text(cls, box: str | None = None, known_mass: str | float | None = None,
-                  known_mass_std: str | float | None = None, rated_payload: float | None = None) -> PayloadPrior | None:
+                  known_mass_std: str | float | None = None,
+                  rated_payload: float | MassLimit | None = None) -> PayloadPrior | None:
         """From the command line's strings (--bounding-box X0,Y0,Z0,X1,Y1,Z1, --known-mass, --known-mass-std);
         None when neither is given."""
         if box is None and known_mass is None and known_mass_std is None:
@@ -223,6 +228,12 @@ class PayloadPrior:
 
         return cls.checked(corners, number(known_mass, "--known-mass"), number(known_mass_std, "--known-mass-std"),
                            rated_payload)
+
+    def parts_with(self, reason: str) -> dict[str, str]:
+        """{part given: reason} for each part of this prior (bounding_box, known_mass): the estimate's
+        prior_not_applied when the whole prior is left out."""
+        parts = (["bounding_box"] if self.has_box else []) + (["known_mass"] if self.known_mass is not None else [])
+        return dict.fromkeys(parts, reason)
 
     @property
     def has_box(self) -> bool:
@@ -263,11 +274,6 @@ class PayloadPrior:
         box = d.get("bounding_box")
         corners = [*box["min"], *box["max"]] if box else None
         return cls.checked(corners, d.get("known_mass"), d.get("known_mass_std"))
-
-
-def rated_payload(robot_name: str) -> float | None:
-    """The rated payload (kg) of the robot named `robot_name` (the URDF's <robot name>), None when not known."""
-    return RATED_PAYLOAD_KG.get(str(robot_name).lower())
 
 
 # -- the physics ---------------------------------------------------------------------------------------
@@ -597,6 +603,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         reason = ("the data's covariance holds a NaN or infinite entry where the motion identifies φ: the prior "
                   "cannot be weighed against it")
         est.prior = prior.to_dict()
+        est.prior_not_applied = prior.parts_with(reason)
         est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, f"prior given but not applied ({reason}): {prior.describe()}"))
         est.mark(Quality.SUSPECT, reason)
         return est
@@ -617,6 +624,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                                   "the wrong payload frame")
     est.prior = prior.to_dict()
     if contradictions:
+        est.prior_not_applied = prior.parts_with("the data contradict the prior: " + "; ".join(contradictions))
         est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, f"prior given but not applied (the data contradict it): "
                               f"{prior.describe()}"))
         for reason in contradictions:
@@ -662,6 +670,16 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         if untrusted:
             box_text = f" (the bounding box not applied: {untrusted}; the data's estimate kept)"
             ess = float("nan")
+            est.prior_not_applied = {"bounding_box": f"{untrusted}; the numbers are the motion's alone"}
+            # The data's numbers that stay (after the known mass) against the nearest body in the box to them.
+            kept = PayloadEstimate(frame=est.frame, phi=phi, covariance=cov, method=est.method, identifiable=ok)
+            nearest = projected if prior.known_mass is None else \
+                project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))[0]
+            tension = _box_would_move(kept, nearest)
+            if tension:
+                est.mark(Quality.SUSPECT, f"the bounding box could not be applied ({untrusted}) and it would move "
+                         f"{tension}: the motion's estimate is not confirmed by the box given (check the box's "
+                         "corners and the payload frame)")
         else:
             if ess < MIN_EFFECTIVE_SAMPLES:
                 est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
@@ -710,6 +728,18 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                  + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
+
+
+def _box_would_move(est: PayloadEstimate, nearest: np.ndarray) -> str:
+    """What the box would move beyond UNAPPLIED_BOX_SHIFT_SIGMA of the motion's own σ ('' if nothing): the readable
+    numbers of `nearest` (the body in the box nearest the data's estimate, in the data's metric: the posterior's
+    mode) against the data's. Where the box is not applied the data's numbers stand alone; a box that would move one
+    of them beyond its 2σ puts the truth (if the box is right) outside the interval the estimate reports."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = (readable_vector(np.asarray(nearest, dtype=float)) - readable_vector(est.phi)) / _structural_std(est)
+    far = [f"{name} by {s:+.1f}σ" for name, s in zip(READABLE_NAMES, shift)
+           if np.isfinite(s) and abs(s) > UNAPPLIED_BOX_SHIFT_SIGMA]
+    return ", ".join(far) + (f" of the motion's own (limit {UNAPPLIED_BOX_SHIFT_SIGMA:g}σ)" if far else "")
 
 
 def moments_resolved(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:

@@ -27,6 +27,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.against_robot import JudgedRun, judge_against_robot
 from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
+from payload_id_core.payload.mass_limit import MassLimit
 from payload_id_core.payload.methods import online_spec, prepared_options
 from payload_id_core.payload.methods.online import (
     covariance_extra,
@@ -84,7 +85,8 @@ def goal_options(convergence: str = "", forgetting: float = 0.0, noise_std: Sequ
 
 
 def goal_prior(bounding_box: Sequence[float] = (), known_mass: float = 0.0, known_mass_std: float = 0.0,
-               fallback: PayloadPrior | None = None, rated_payload: float | None = None) -> PayloadPrior | None:
+               fallback: PayloadPrior | None = None,
+               rated_payload: float | MassLimit | None = None) -> PayloadPrior | None:
     """The prior an Identify goal's fields give (bounding_box, known_mass, known_mass_std; empty / 0 = not given),
     each field not given taken from `fallback` (the node's parameters); bad values are refused (PayloadIdError,
     naming the field) before anything moves."""

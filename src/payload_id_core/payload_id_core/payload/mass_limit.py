@@ -1,0 +1,64 @@
+"""The heaviest known mass a robot's payload may have (issue 30: a known mass above the robot's rated payload is bad
+input), whatever its URDF is called.
+
+Two statements, the lower one binding:
+  rated      the maker's rated payload: the node's `rated_payload_kg` parameter when set, else RATED_PAYLOAD_KG by the
+             URDF's <robot name> (also with a "_robot" suffix, as ROS 1's ur_description names them). Above it the arm
+             may still hold the part, but it is not rated for it: refused, as issue 30 asks, saying how much the arm
+             could hold.
+  physical   dynamics.holding_capacity: the most the arm holds at full reach by its URDF's effort limits. Above it
+             no pose of the stretched arm can hold the part: refused, naming the joint. This one needs no name, so a
+             URDF named "ur" (ur_description's default) or any robot not in the table is bounded too, and a URDF
+             named for a bigger robot than its limits describe is bounded by its limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from payload_id_core.dynamics.holding_capacity import holding_capacity
+from payload_id_core.dynamics.model import RobotModel
+
+# Rated payloads (kg) by the URDF's <robot name> (the bundled robots and their families).
+RATED_PAYLOAD_KG = {"ur3": 3.0, "ur3e": 3.0, "ur5": 5.0, "ur5e": 5.0, "ur10": 10.0, "ur10e": 12.5, "ur16e": 16.0,
+                    "ur20": 20.0, "ur30": 30.0, "panda": 3.0, "fr3": 3.0, "iiwa7": 7.0, "iiwa14": 14.0}
+_NAME_SUFFIXES = ("_robot",)
+
+
+def rated_payload(robot_name: str) -> float | None:
+    """The rated payload (kg) of the robot named `robot_name` (the URDF's <robot name>), None when not known."""
+    name = str(robot_name).lower()
+    for suffix in _NAME_SUFFIXES:
+        if name.endswith(suffix) and name[: -len(suffix)] in RATED_PAYLOAD_KG:
+            name = name[: -len(suffix)]
+    return RATED_PAYLOAD_KG.get(name)
+
+
+@dataclass(frozen=True)
+class MassLimit:
+    """A known mass above `kg` is bad input; `what` completes "the known mass M kg is above ..."."""
+
+    kg: float
+    what: str
+
+    @classmethod
+    def rated(cls, kg: float, detail: str = "") -> MassLimit:
+        return cls(float(kg), f"the robot's rated payload {kg:g} kg{detail}")
+
+
+def known_mass_limit(model: RobotModel, rated_kg: float | None = None) -> MassLimit | None:
+    """The limit for `model` (`rated_kg`: the configured rated payload; None or <= 0: the name's, if known), the lower
+    of the rated payload and the arm's holding capacity; None when neither is known."""
+    rated = rated_kg if rated_kg is not None and rated_kg > 0 else rated_payload(model.model.name)
+    capacity = holding_capacity(model)
+    if capacity is not None and (rated is None or capacity.mass < rated):
+        return MassLimit(capacity.mass, f"what the arm can hold by its URDF's effort limits: {capacity.describe()}"
+                         + (f", below its rated {rated:g} kg" if rated is not None else ""))
+    if rated is None:
+        return None
+    could = f" (its joints could hold {capacity.mass:.1f} kg at full reach, but it is not rated for more)" \
+        if capacity is not None else ""
+    return MassLimit.rated(rated, could)
+
+
+__all__ = ["RATED_PAYLOAD_KG", "MassLimit", "known_mass_limit", "rated_payload"]
