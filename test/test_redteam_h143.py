@@ -10,12 +10,15 @@ negative variance was taken as it was.
 Not fixed (strict xfail, the figures in each reason): the refiner's mass determined where no row excites it (the node
 with rated_payload_kg unset names the same 12 t part), a load on from the start of 01_31-load named +3.335 ± 0.084 kg
 for 2.805 kg, a second publisher of the same joints at a few Hz (the pause said hundreds of times, the real pick lost
-or a phantom place).
+or a phantom place; across processes the inbox names it only in the drains its messages land in), a node restarted on
+a saved part that was put down while it was down keeps it.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -248,3 +251,18 @@ def test_a_slow_second_publisher_pauses_the_monitor_once_and_loses_nothing(ur10e
     assert not (state.carries_nothing and state.determined), "2.805 kg carried, the monitor sure of nothing"
     wrong = [e for e in events if e.kind is EventKind.PLACED and e.t_change - t0 > join]
     assert wrong == [], [(e.mass_change_text, round(e.t_change - t0, 1)) for e in wrong]
+
+
+@pytest.mark.slow
+@pytest.mark.wall_clock     # DDS discovery and delivery of the two publishers' messages within the drains
+@pytest.mark.xfail(strict=True, reason="across processes (ros_cell/two_publishers.py 'slow'): a second node publishing "
+                   "the arm's six joints once every four 50 ms drains is named only in the drains its message lands in "
+                   "(4 of 16); the others say '' and the monitor resumes between them (LiveMonitor.feed), so the "
+                   "pause is said again at each message and the observers restart 5 times a second")
+def test_a_slow_second_publisher_is_named_in_every_drain_while_it_lives(spawn):
+    proc = spawn(str(Path(__file__).parent / "ros_cell" / "two_publishers.py"), "slow")
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    found = json.loads([x for x in stdout.splitlines() if x.startswith("{")][-1])["second_source"]
+    first = next(i for i, s in enumerate(found) if s)          # it is found once its first message came
+    assert all(s.startswith("2 publishers send joint states of the same joints") for s in found[first:]), found
