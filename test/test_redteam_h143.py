@@ -216,6 +216,100 @@ def test_a_corrupted_monitor_tare_is_refused_on_reading(tmp_path, tare):
         read_result(path, model)
 
 
+# -- the apply to the controller ----------------------------------------------------------------------------------
+class _Logger:
+    def __init__(self):
+        self.lines: list[tuple[str, str]] = []
+
+    def info(self, text):
+        self.lines.append(("info", text))
+
+    def warn(self, text):
+        self.lines.append(("warn", text))
+
+
+class _Node:
+    """The estimator node as MonitorMode uses it: a logger and publishers that record."""
+
+    def __init__(self):
+        self.logger, self.sent = _Logger(), {}
+
+    def get_logger(self):
+        return self.logger
+
+    def create_publisher(self, _type, topic, _qos):
+        node = self
+
+        class _Pub:
+            def publish(self, msg):
+                node.sent.setdefault(topic, []).append(msg)
+
+            def get_subscription_count(self):
+                return 0
+        return _Pub()
+
+    def create_service(self, *args, **kwargs):
+        return None
+
+
+class _Controller:
+    def __init__(self):
+        self.applied: list[float] = []
+
+    def apply(self, est, even_if_suspect=False, empty_ok=False):
+        from payload_id_ros.controller_payload import ApplyOutcome, ApplyStatus  # noqa: PLC0415 - ROS only here
+        self.applied.append(float(est.mass))
+        return ApplyOutcome.of(ApplyStatus.APPLIED, "applied")
+
+
+@pytest.fixture(scope="module")
+def real_pick_through_the_node(ur10e, tmp_path_factory):
+    """MonitorMode (the node's wiring, a stand-in node and controller) fed the real 15harm runs joined: 2.805 kg
+    picked at the join, carried 54 s. (events with their feed time, controller masses, warnings, join s)."""
+    from payload_id_ros.monitor_mode import MonitorMode  # noqa: PLC0415 - ROS only here
+    from payload_id_ros.sensor_inbox import JointStateBatch  # noqa: PLC0415
+
+    model, robot, frame = ur10e
+    csv, join = _joined(tmp_path_factory.mktemp("joined"))
+    joints = read_ur_csv(csv, robot.effort_scale, joint_names=model.joint_names).joints
+    node, controller, held = _Node(), _Controller(), {"est": None}
+    mode = MonitorMode(node, lambda: LiveMonitor(model, robot, frame, None, rated_payload_kg=12.5), lambda: "",
+                       lambda: held["est"], lambda est: held.update(est=est), controller, lambda: False, None)
+    mode.switch(True)
+    events = []
+    for k in range(0, joints.t.size, 2):
+        before = len(node.sent.get("~/payload_event", []))
+        mode.feed(JointStateBatch(joints.t[k:k + 2], joints.q[k:k + 2], joints.qd[k:k + 2], joints.tau[k:k + 2]))
+        events += [(float(joints.t[k] - joints.t[0]), m) for m in node.sent.get("~/payload_event", [])[before:]]
+        if mode._apply_thread is not None:
+            mode._apply_thread.join(10)
+    return events, controller.applied, [text for level, text in node.logger.lines if level == "warn"], join
+
+
+@requires_ur10e_data
+def test_a_named_pick_not_given_to_the_controller_is_said(real_pick_through_the_node):
+    """Before: `picked` +2.918 kg named 10.4 s after the real pick, every re-estimate after it published with an
+    undecided change (this excitation's contacts), none given to the controller, and not a word of it."""
+    events, applied, warned, join = real_pick_through_the_node
+    picks = [(t, m) for t, m in events if m.kind == "picked"]
+    assert len(picks) == 1 and abs(picks[0][1].delta_mass - LOAD_KG) < 0.3, events
+    if not any(abs(m - LOAD_KG) < 0.5 for m in applied):
+        said = [w for w in warned if w.startswith("monitor: the controller was not given the re-estimate")]
+        assert said and all("is not decided yet" in w for w in said), warned
+        assert len(said) == len(set(said)), said
+
+
+@requires_ur10e_data
+@pytest.mark.xfail(strict=True, reason="real UR10e through MonitorMode: the pick is named +2.918 kg at 66.7 s (2.805 "
+                   "at 56.26 s) together with an undecided change (-0.654 kg), and so is every re-estimate after it "
+                   "(2.606 ± 0.361, 2.822 ± 0.863, 2.762 ± 0.513 kg): the controller is given nothing for the 54 s the "
+                   "part is carried (the rule: an undecided publication is not applied, which assumes the controller "
+                   "already holds the payload before the undecided change)")
+def test_a_named_pick_reaches_the_controller(real_pick_through_the_node):
+    _, applied, _, _ = real_pick_through_the_node
+    assert any(abs(m - LOAD_KG) < 0.5 for m in applied), applied
+
+
 # -- two publishers of the same joints ----------------------------------------------------------------------------
 def _joined(tmp_path):
     """The real 15harm unloaded run, then its loaded run (2.805 kg picked at the join, 56.26 s in)."""
