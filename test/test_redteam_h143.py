@@ -6,12 +6,13 @@ events.yaml with the picture (exit 0); a recording stamped in ms was replayed as
 with every sample a pause; the replay's carried payload had no floor in its σ (validation-p1: 0.000 ± 0.000 kg where
 the alarm's floor is 1.28 kg); `payload-id monitor` ran without the robot's rated payload, so jointwise-joint_6 (the
 arm upright, only wrist_3 turning) named `picked` +12197 ± 24 kg; a persisted monitor tare of NaN, ±inf, 1e6 kg or a
-negative variance was taken as it was.
+negative variance was taken as it was; an undecided re-estimate was not given to the controller without a word.
 Not fixed (strict xfail, the figures in each reason): the refiner's mass determined where no row excites it (the node
 with rated_payload_kg unset names the same 12 t part), a load on from the start of 01_31-load named +3.335 ± 0.084 kg
 for 2.805 kg, a second publisher of the same joints at a few Hz (the pause said hundreds of times, the real pick lost
 or a phantom place; across processes the inbox names it only in the drains its messages land in), a node restarted on
-a saved part that was put down while it was down keeps it.
+a saved part that was put down while it was down keeps it, a named real pick never reaches the controller while
+every re-estimate after it is undecided.
 """
 
 from __future__ import annotations
