@@ -7,8 +7,12 @@ The joint states go to monitor.replay (the payload_estimator's monitor-mode bloc
 on --payload's estimate (the one an identify goal left; none: nothing carried). events.yaml holds `events:`, a list
 of {kind, t_change, t_change_located, t_alarm, delta_mass, delta_mass_std, reason} (a contact's mass change is null;
 t_change_located false: the change came while the monitor was disarmed and its time could not be located, t_change is
-the earliest it can have come and the reason says so; the plot shades its span), and `payload:`,
-what is carried at the end, with σ. --plot draws the residual per joint with each event marked and labelled, and the
+the earliest it can have come and the reason says so; the plot shades its span), `started_on:` (a --payload that is not
+ok is not started on, as the node does not, and a warning says so), and `payload:`,
+what is carried at the end, with σ as ~/payload would say it (at least half the monitor's `floor`, the smallest mass
+change its alarm was sure to see over the last samples: a smaller one cannot be excluded; `mass_std_fit` is the
+re-estimate's own). The monitor's loads are bounded by the URDF robot's rated payload (priors.rated_payload; the node's
+rated_payload_kg). --plot draws the residual per joint with each event marked and labelled, and the
 carried mass with its ±2σ band. `undecided:` (same keys; kind null when nothing was fitted yet) lists the changes seen
 but not decided when the recording ended (a load is named once it holds, which needs what comes after it). Bad input
 (PayloadIdError) is one line and exit 2, checked before anything is written; both files are written atomically.
@@ -19,15 +23,19 @@ from __future__ import annotations
 import argparse
 import io
 import math
+import sys
+
+import numpy as np
 
 from payload_id_core.cli.inputs import add_recording_arguments, add_urdf_argument, read_runs
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.io.files import atomic_write_bytes, atomic_write_yaml, read_yaml_mapping
+from payload_id_core.io.files import atomic_write_bytes, atomic_write_yaml, check_output_file, read_yaml_mapping
 from payload_id_core.monitor.detect import Event
 from payload_id_core.monitor.monitor import Undecided
 from payload_id_core.monitor.replay import Replay, replay
-from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.payload.priors import rated_payload
+from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 
 
@@ -64,16 +72,41 @@ def payload_dict(result: Replay) -> dict | None:
     std = est.readable_std()
     known = est.readable_identifiable()
     com = est.com if known[1:4].all() and est.mass > 0 else None
+    fit = result.state.to_estimate(result.frame) if result.state is not None else est
     return {"frame": est.frame, "mass": _number(est.mass), "mass_std": _number(float(std[0])),
+            "mass_std_fit": _number(float(np.sqrt(max(float(fit.covariance[0, 0]), 0.0)))),
+            "floor": _number(result.floor_kg),
             "com": None if com is None else [_number(c) for c in com],
             "com_std": None if com is None else [_number(float(s)) for s in std[1:4]],
             "determined": bool(result.state is not None and result.state.determined), "converged": bool(est.converged),
             "quality": est.quality.value}
 
 
+def _check_outputs(out: str, plot: str | None) -> None:
+    """Both files refused before any work: events.yaml was written before a --plot under a file failed (exit 2 with
+    the yaml left behind), and a --plot naming --out replaced events.yaml with the picture (exit 0)."""
+    if plot is not None and not plot.lower().endswith(".png"):
+        raise PayloadIdError(f"--plot {plot} is not a .png file", "name the plot something.png")
+    out_path = check_output_file(out)
+    if plot is not None and check_output_file(plot).resolve() == out_path.resolve():
+        raise PayloadIdError(f"--plot {plot} is --out's file", "give the plot and events.yaml different names")
+
+
+def _started_on(payload: PayloadEstimate | None, path: str | None) -> tuple[str, bool]:
+    """(what the monitor starts on, whether that is not what was given). A --payload that is not ok is not started on
+    (LiveMonitor.new_monitor: the node starts only on an ok estimate): 01_31-load replayed with a suspect 2.788 kg
+    payload started from nothing carried without a word, and named `picked` +3.335 kg for the part already on."""
+    if payload is None:
+        return "nothing carried (no --payload)", False
+    if payload.quality is Quality.OK:
+        return f"--payload {path}: {payload.mass:.3f} kg", False
+    why = "; ".join(payload.quality_reasons) or "no reason given"
+    return (f"nothing carried: --payload {path} ({payload.mass:.3f} kg) is {payload.quality.value} ({why}), and the "
+            "monitor starts only on an ok payload, as the node does"), True
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.plot is not None and not args.plot.lower().endswith(".png"):
-        raise PayloadIdError(f"--plot {args.plot} is not a .png file", "name the plot something.png")
+    _check_outputs(args.out, args.plot)
     model = RobotModel.from_urdf(args.urdf)
     robot = RobotIdentification.load(args.robot, model)
     payload = (PayloadEstimate.from_dict(read_yaml_mapping(args.payload, "payload file",
@@ -84,7 +117,13 @@ def run(args: argparse.Namespace) -> int:
         raise PayloadIdError(f"--payload is given in {payload.frame}, --frame is {frame}",
                              "give --frame the payload file's frame, or leave it out")
     recording = read_runs(args, model, robot).run
-    result = replay(model, robot, frame, recording.joints, payload)
+    started_on, not_given = _started_on(payload, args.payload)
+    if not_given:
+        print(f"warning: the monitor starts on {started_on}", file=sys.stderr)
+    # The rated payload of the URDF's robot, as the node's rated_payload_kg (config/*.yaml) bounds the monitor's
+    # loads: without it the replay named `picked` +12197 kg on the real UR10e's jointwise-joint_6 (unknown robot:
+    # no bound, as the node's default 0).
+    result = replay(model, robot, frame, recording.joints, payload, rated_payload(model.model.name) or 0.0)
     if result.state is None:
         raise PayloadIdError(f"{recording.source}: no joint state the monitor could use",
                              "give a recording with finite joint states in time order")
@@ -92,13 +131,14 @@ def run(args: argparse.Namespace) -> int:
     assert carried is not None       # result.state is not None
     doc = {"events": [event_dict(e) for e in result.events],
            "undecided": [undecided_dict(u) for u in result.undecided], "payload": carried,
-           "paused": result.paused, "recording": str(recording.source), "frame": frame}
+           "paused": result.paused, "recording": str(recording.source), "frame": frame, "started_on": started_on}
     png = _plot(result, model.joint_names) if args.plot else None
     atomic_write_yaml(args.out, doc)
     if png is not None:
         atomic_write_bytes(args.plot, png)
     print(f"{len(result.events)} events ({', '.join(e.kind.value for e in result.events) or 'none'}); carried at the "
-          f"end: {carried['mass']:.3f} ± {carried['mass_std']:.3f} kg -> {args.out}")
+          f"end: {carried['mass']:.3f} ± {carried['mass_std']:.3f} kg (the alarm's floor there "
+          f"{result.floor_kg:.3f} kg) -> {args.out}")
     for e in result.events:
         print(f"  {e.kind.value} {e.when_text}: {e.mass_change_text} ({e.reason})")
     for u in result.undecided:

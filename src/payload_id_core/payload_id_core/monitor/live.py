@@ -130,6 +130,17 @@ class LiveMonitor:
             self.monitor = self.new_monitor(last)
         return self.monitor.mass_floor(q)
 
+    def current_floor(self, q: np.ndarray) -> tuple[float, str]:
+        """(kg, where): the floor `floored` keeps the mass σ at half of (0.0 before any monitor)."""
+        if self.monitor is None:
+            return 0.0, "at rest"
+        # As the alarm stands over the samples just watched (fast moves and a payload still being re-estimated
+        # raise it), else at rest at q (before any sample).
+        floor = self.monitor.recent_floor()
+        if math.isfinite(floor):
+            return floor, "over the last samples"
+        return self.monitor.mass_floor(q)[0], "at rest"
+
     def floored(self, est: PayloadEstimate, q: np.ndarray) -> PayloadEstimate:
         """`est` with its mass σ at least half the floor: a change below the floor cannot be excluded by the alarm,
         and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said 0.000 ± 0.02
@@ -138,14 +149,7 @@ class LiveMonitor:
         prior has it."""
         if "mass" in (est.prior_pinned or ()):
             return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
-        floor, where = 0.0, "at rest"
-        if self.monitor is not None:
-            # As the alarm stands over the samples just watched (fast moves and a payload still being re-estimated
-            # raise it), else at rest at q (before any sample).
-            floor = self.monitor.recent_floor()
-            where = "over the last samples"
-            if not math.isfinite(floor):
-                floor, where = self.monitor.mass_floor(q)[0], "at rest"
+        floor, where = self.current_floor(q)
         var = float(est.covariance[0, 0])
         if not (floor > 0 and math.isfinite(floor)) or (math.isfinite(var) and var >= (floor / 2) ** 2):
             return est

@@ -38,6 +38,7 @@ from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.storage import ft_parameters_from_dict, ft_parameters_to_dict
 from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.goal_outcome import GoalOutcome
+from payload_id_core.payload.priors import MAX_KNOWN_MASS_KG
 from payload_id_core.payload_estimate import PayloadEstimate
 
 
@@ -110,6 +111,13 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
         except (AttributeError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{path} monitor_tare is not {{mass: kg, variance: kg²}}",
                                  "delete the file; the next identification writes it anew") from err
+        # A tare no empty flange reads: NaN made the restarted monitor's fit NaN (blind, no event, no warning for the
+        # rest of the carry), 1e6 kg a `placed` −1000000 kg at its first alarm, a negative variance a NaN σ.
+        if not (math.isfinite(tare[0]) and abs(tare[0]) <= MAX_KNOWN_MASS_KG and math.isfinite(tare[1])
+                and tare[1] >= 0.0):
+            raise PayloadIdError(f"{path} monitor_tare {raw} is no empty flange's mass (finite, within "
+                                 f"{MAX_KNOWN_MASS_KG:g} kg) and variance (finite, not negative)",
+                                 "delete the file; the next identification writes it anew")
     unloaded = d.get("monitor_unloaded_friction") if d.get("status") == MONITOR_STATUS else None
     if unloaded is not None and not isinstance(unloaded, dict):
         raise PayloadIdError(f"{path} monitor_unloaded_friction is not a mapping",
