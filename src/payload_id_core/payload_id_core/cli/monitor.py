@@ -11,10 +11,10 @@ the earliest it can have come and the reason says so; the plot shades its span),
 ok is not started on, as the node does not, and a warning says so), and `payload:`,
 what is carried at the end, with σ as ~/payload would say it (at least half the monitor's `floor`, the smallest mass
 change its alarm was sure to see over the last samples: a smaller one cannot be excluded; `mass_std_fit` is the
-re-estimate's own). The monitor's loads are bounded by the URDF robot's rated payload (priors.rated_payload; the node's
-rated_payload_kg). --plot draws the residual per joint with each event marked and labelled, and the
-carried mass with its ±2σ band. `undecided:` (same keys; kind null when nothing was fitted yet) lists the changes seen
-but not decided when the recording ended (a load is named once it holds, which needs what comes after it). Bad input
+re-estimate's own). The monitor's loads are bounded by the URDF robot's rated payload (payload.mass_limit.rated_payload;
+the node's rated_payload_kg). --plot draws the residual per joint with each event marked and labelled, and the carried
+mass with its ±2σ band. `undecided:` (same keys; kind null when nothing was fitted yet) lists the changes seen but not
+decided when the recording ended (a load is named once it holds, which needs what comes after it). Bad input
 (PayloadIdError) is one line and exit 2, checked before anything is written; both files are written atomically.
 """
 
@@ -34,7 +34,7 @@ from payload_id_core.io.files import atomic_write_bytes, atomic_write_yaml, chec
 from payload_id_core.monitor.detect import Event
 from payload_id_core.monitor.monitor import Undecided
 from payload_id_core.monitor.replay import Replay, replay
-from payload_id_core.payload.priors import rated_payload
+from payload_id_core.payload.mass_limit import rated_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 
