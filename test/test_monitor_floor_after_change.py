@@ -8,14 +8,16 @@ on in that second is not heard. Two fixes were measured and not kept (design.md)
 re-estimate since the change (h118: 2.59 -> 0.55 kg here) and the alarm testing the residual against the fit of the
 rows since the change, refreshed every 0.1 s (h129: 2.59 -> 0.47 kg, and the second part below heard 46 ms after it);
 both added false events on bench/monitor.py's task, h129 three pushes called a load on its pushed task (seed 9) and
-the real UR10e place no longer named. Until a fix holds those, these tests name the figures they miss.
+the real UR10e place no longer named. Until a fix holds those, these tests name the figures they miss. h140's alarm
+against the since-change fit with its model-error term (MonitorSettings.since_change_alarm, off by default: one push
+of 310 called a load on bench/monitor.py's pushed task, design.md) passes both for the pick, not the place's floor.
 """
 
 import numpy as np
 import pytest
 from test_monitor_task_motion import FRAME, Task
 
-from payload_id_core.monitor import EventKind, PayloadMonitor
+from payload_id_core.monitor import EventKind, MonitorSettings, PayloadMonitor
 
 pytestmark = pytest.mark.slow
 
@@ -23,6 +25,44 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def cell(ur10_cell_robot):
     return ur10_cell_robot
+
+
+def pick_then_place(model) -> Task:
+    """A 3 kg part picked at rest and carried through moves, then put down."""
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(3)
+    task.carry(3.0)
+    task.moves(3)
+    task.carry(0.0)
+    task.moves(3)
+    return task
+
+
+def second_part_after_pick(model) -> Task:
+    """A 3 kg part picked at rest, and 0.8 s into the move that follows a 1 kg part more."""
+    task = Task(model, 3)
+    task.rest(0.5)
+    task.moves(2)
+    task.carry(3.0)
+    task.start_move(1.5)
+    task.rest(0.8)
+    task.carry(4.0)
+    task.rest(0.7)
+    task.rest(0.6)
+    task.moves(3)
+    return task
+
+
+def alarms_fed(monitor: PayloadMonitor, task: Task) -> list[float]:
+    """The times of the alarms that opened a verdict window, the task fed in 20 ms blocks."""
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
+    alarms: list[float] = []
+    for k in range(0, t.size, 10):
+        monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
+        if monitor._window is not None and (not alarms or monitor._window["t_alarm"] != alarms[-1]):
+            alarms.append(monitor._window["t_alarm"])
+    return alarms
 
 
 def floors_fed(monitor: PayloadMonitor, task: Task):
@@ -44,13 +84,7 @@ def test_the_alarm_hears_a_part_in_the_first_second_after_a_change(cell):
     bench/monitor.py counts, and within 2.5x the settled floor before the change; the pick and the place are named
     with their masses and nothing else is said."""
     model, robot = cell
-    task = Task(model, 3)
-    task.rest(0.5)
-    task.moves(3)
-    task.carry(3.0)
-    task.moves(3)
-    task.carry(0.0)
-    task.moves(3)
+    task = pick_then_place(model)
     events, floors = floors_fed(PayloadMonitor(model, robot, FRAME), task)
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
     for e, (t_true, _, _), sign in zip(events, task.truth, (1.0, -1.0)):
@@ -74,26 +108,46 @@ def test_a_second_part_in_the_first_second_after_a_pick_is_heard(cell):
     it within 0.1 s, and the 4 kg carried are re-estimated within 3σ (h129's refreshed fit, not kept: its alarm 46 ms
     after the part, +4.033 ± 0.078 kg named at the pick's time as one change, 4.013 ± 0.022 kg carried)."""
     model, robot = cell
-    task = Task(model, 3)
-    task.rest(0.5)
-    task.moves(2)
-    task.carry(3.0)
-    task.start_move(1.5)
-    task.rest(0.8)
-    task.carry(4.0)
-    task.rest(0.7)
-    task.rest(0.6)
-    task.moves(3)
+    task = second_part_after_pick(model)
     monitor = PayloadMonitor(model, robot, FRAME)
-    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
-    alarms = []
-    for k in range(0, t.size, 10):
-        monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
-        if monitor._window is not None and (not alarms or monitor._window["t_alarm"] != alarms[-1]):
-            alarms.append(monitor._window["t_alarm"])
+    alarms = alarms_fed(monitor, task)
     (t_first, _, _), (t_second, _, _) = task.truth
     assert any(0.0 <= a - t_first < 0.1 for a in alarms), alarms
     # Main: only the pick's alarm (4.71 s for 4.70 s); h129's refreshed fit: 5.55 s for the part at 5.50 s.
+    assert any(0.0 <= a - t_second < 0.1 for a in alarms), alarms
+    mass, cov = monitor.state.part
+    assert monitor.state.determined and abs(mass[0] - 4.0) < 3.0 * np.sqrt(cov[0, 0]), (mass[0], cov[0, 0])
+
+
+SINCE_CHANGE = MonitorSettings(since_change_alarm=True)
+
+
+def test_with_the_since_change_alarm_the_floor_after_a_pick_is_that_of_a_part(cell):
+    """MonitorSettings.since_change_alarm (h140, opt-in): the pick and the place named as without it, and in the second
+    after the pick the floor's median below 1 kg and within 2.5x the settled floor (0.68 kg for 0.56 kg settled; the
+    window fit's alone: 2.59 kg). After the place it stays the window fit's (0.99 kg for 0.36 kg settled)."""
+    model, robot = cell
+    task = pick_then_place(model)
+    events, floors = floors_fed(PayloadMonitor(model, robot, FRAME, settings=SINCE_CHANGE), task)
+    assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
+    for e, (t_true, _, _), sign in zip(events, task.truth, (1.0, -1.0)):
+        assert abs(e.t_change - t_true) < 0.1 and abs(e.delta_mass - sign * 3.0) < 3.0 * e.delta_mass_std, e
+    t_pick = task.truth[0][0]
+    before = floors[(floors[:, 0] > t_pick - 1.0) & (floors[:, 0] <= t_pick), 1]
+    after = floors[(floors[:, 0] > t_pick + 0.6) & (floors[:, 0] <= t_pick + 1.1), 1]
+    settled, first = float(np.median(before)), float(np.median(after))
+    assert first < 1.0 and first <= 2.5 * settled, (settled, first, float(np.max(after)))
+
+
+def test_with_the_since_change_alarm_a_second_part_after_a_pick_is_heard(cell):
+    """MonitorSettings.since_change_alarm (h140, opt-in): the 1 kg part put on 0.8 s after the 3 kg pick is alarmed on
+    within 0.1 s (5.57 s for 5.50 s) and the 4 kg carried re-estimated within 3σ (4.013 ± 0.022 kg)."""
+    model, robot = cell
+    task = second_part_after_pick(model)
+    monitor = PayloadMonitor(model, robot, FRAME, settings=SINCE_CHANGE)
+    alarms = alarms_fed(monitor, task)
+    (t_first, _, _), (t_second, _, _) = task.truth
+    assert any(0.0 <= a - t_first < 0.1 for a in alarms), alarms
     assert any(0.0 <= a - t_second < 0.1 for a in alarms), alarms
     mass, cov = monitor.state.part
     assert monitor.state.determined and abs(mass[0] - 4.0) < 3.0 * np.sqrt(cov[0, 0]), (mass[0], cov[0, 0])
