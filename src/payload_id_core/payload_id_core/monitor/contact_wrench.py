@@ -153,8 +153,6 @@ class LoadOrPush:
         self.ZtZ = np.zeros((u, u))
         self.rows = 0
         self.moving_rows = 0
-        self.moving_ZtZ = np.zeros((u, u))     # the same, of the rows in motion alone (judge(in_motion=True))
-        self.moving_nonzero_rows = 0
         self._recent: deque = deque()
 
     def add(self, t: np.ndarray, A: np.ndarray, G: np.ndarray, b: np.ndarray, scale: np.ndarray,
@@ -165,62 +163,49 @@ class LoadOrPush:
             return
         b_ref = b - A @ self.phi_ref
         Z = np.concatenate([A[..., :LOAD], G, b_ref[..., None]], axis=2) / scale[None, :, None]
-        Zm = Z[np.asarray(moving, dtype=bool)].reshape(-1, Z.shape[-1])
         Z = Z.reshape(-1, Z.shape[-1])
-        ZtZ, moving_ZtZ = Z.T @ Z, Zm.T @ Zm
+        ZtZ = Z.T @ Z
         rows = int(np.count_nonzero(np.any(Z != 0.0, axis=1)))
-        moving_nonzero_rows = int(np.count_nonzero(np.any(Zm != 0.0, axis=1)))
         moving_rows = int(np.sum(moving))
         self.ZtZ += ZtZ
         self.rows += rows
         self.moving_rows += moving_rows
-        self.moving_ZtZ += moving_ZtZ
-        self.moving_nonzero_rows += moving_nonzero_rows
-        self._recent.append((float(t[0]), ZtZ, rows, moving_rows, moving_ZtZ, moving_nonzero_rows))
+        self._recent.append((float(t[0]), ZtZ, rows, moving_rows))
         while self._recent and self._recent[0][0] < float(t[-1]) - RECENT_S:
             self._recent.popleft()
 
     def drop_since(self, t: float) -> None:
         """Take out the rows added from `t` on (within the last RECENT_S), as PayloadRefiner.drop_since."""
         while self._recent and self._recent[-1][0] >= t:
-            _, ZtZ, rows, moving_rows, moving_ZtZ, moving_nonzero_rows = self._recent.pop()
+            _, ZtZ, rows, moving_rows = self._recent.pop()
             self.ZtZ -= ZtZ
             self.rows -= rows
             self.moving_rows -= moving_rows
-            self.moving_ZtZ -= moving_ZtZ
-            self.moving_nonzero_rows -= moving_nonzero_rows
         if self.rows <= 0:
             self.ZtZ[:] = 0.0
             self.rows = self.moving_rows = 0
-        if self.moving_nonzero_rows <= 0:
-            self.moving_ZtZ[:] = 0.0
-            self.moving_nonzero_rows = 0
 
-    @staticmethod
-    def _misfit(ZtZ: np.ndarray, cols: slice) -> float:
+    def _misfit(self, cols: slice) -> float:
         """The least residual sum of squares of b on the columns `cols` (ridge-free; pinv on a rank-deficient set)."""
+        ZtZ = self.ZtZ
         u = ZtZ.shape[0] - 1
         M, v, btb = ZtZ[cols, cols], ZtZ[cols, u], ZtZ[u, u]
         x = np.linalg.lstsq(M, v, rcond=1e-10)[0]
         return float(max(btb - v @ x, 0.0))
 
-    def judge(self, correlation: float, in_motion: bool = False) -> LoadOrPushJudgement | None:
+    def judge(self, correlation: float) -> LoadOrPushJudgement | None:
         """The comparison (None: too few rows in motion to say anything). `correlation`: the rows' AR(1) variance
-        factor (detect.ar1_factor at the re-estimate's stride). `in_motion`: of the rows in motion alone. At rest the
-        push's columns span any constant joint torque, so rows at rest with a push on another link (which neither
-        model has) favour the push over a load that is there as well; in motion that push is what it was, but a
-        load follows the accelerations."""
-        ZtZ, rows = (self.moving_ZtZ, self.moving_nonzero_rows) if in_motion else (self.ZtZ, self.rows)
-        if self.moving_rows < self.s.min_moving_rows or rows <= LOAD + WRENCH:
+        factor (detect.ar1_factor at the re-estimate's stride)."""
+        if self.moving_rows < self.s.min_moving_rows or self.rows <= LOAD + WRENCH:
             return None
-        s_load = self._misfit(ZtZ, slice(0, LOAD))
-        s_push = self._misfit(ZtZ, slice(LOAD, LOAD + WRENCH))
-        s_both = self._misfit(ZtZ, slice(0, LOAD + WRENCH))
-        unit = max(s_both / max(rows - LOAD - WRENCH, 1), 1e-12) * correlation
+        s_load = self._misfit(slice(0, LOAD))
+        s_push = self._misfit(slice(LOAD, LOAD + WRENCH))
+        s_both = self._misfit(slice(0, LOAD + WRENCH))
+        unit = max(s_both / max(self.rows - LOAD - WRENCH, 1), 1e-12) * correlation
         load_evidence = (s_push - s_both) / (unit * LOAD)
         push_evidence = (s_load - s_both) / (unit * WRENCH)
         # How much more the push model alone leaves than the load model alone, in the rows' variance (floored at the
         # unit the rows are whitened to), AR(1)-correlated rows counted as the independent ones they are worth.
-        stat = (s_push - s_load) / (max(s_both / max(rows - LOAD - WRENCH, 1), 1.0) * correlation)
-        return LoadOrPushJudgement(float(stat), s_load / rows, s_push / rows, rows, self.moving_rows,
+        stat = (s_push - s_load) / (max(s_both / max(self.rows - LOAD - WRENCH, 1), 1.0) * correlation)
+        return LoadOrPushJudgement(float(stat), s_load / self.rows, s_push / self.rows, self.rows, self.moving_rows,
                                    float(load_evidence), float(push_evidence))
