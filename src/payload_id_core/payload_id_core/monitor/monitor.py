@@ -1322,8 +1322,7 @@ class PayloadMonitor:
             dm = float(self.state.phi[0] - self._before_change.phi[0])
             if refutation is not None:
                 why = (f"is a push held through the motion, not a load: the arm moved {moved_s:.1f} s "
-                       f"under it, push over load by {-refutation.statistic:.0f} ({refutation.text}"
-                       + ")")
+                       f"under it, push over load by {-refutation.statistic:.0f} ({refutation.text})")
             elif not moved:
                 why = (f"was not confirmed: the arm moved {moved_s:.1f} s under it (at rest a push "
                        "fits a flange load as well as a part does)")
