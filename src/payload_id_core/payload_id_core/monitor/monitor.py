@@ -377,6 +377,9 @@ class PayloadMonitor:
         # (t_change, t_alarm, Δm) of a later window's load of the other sign taken into that change (_decide): the
         # change named is then the net of two steps, whose times are not one (_two_steps)
         self._taken_in: tuple[float, float, float] | None = None
+        # A later window's load of the same sign taken into that change (_decide): a second part within `persist_s` of
+        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_split_steps)
+        self._second_step: Event | None = None
         self.cusum = Cusum(n, self.s.detector)
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
@@ -398,6 +401,9 @@ class PayloadMonitor:
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
+        # s of motion since then while the monitor was disarmed, not watched: counted into _moved_since_change once the
+        # residual comes back within its allowance on the carried fit (the re-arm, _step), dropped otherwise
+        self._moved_disarmed = 0.0
         # (t_change, Δm, _moved_since_change then) of a window's load fitted on a doubt not yet decided (_pending_start)
         self._pending_on_doubt: tuple[float, float, float] | None = None
         self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
@@ -707,7 +713,12 @@ class PayloadMonitor:
               out: MonitorUpdate, G: np.ndarray) -> None:
         moving = float(t < self._moving_until)
         if moving and self._history:
-            self._moved_since_change += t - self._history[-1][0]
+            # Disarmed, neither the re-estimate nor contact_wrench takes rows: that motion is evidence for the carried
+            # fit only once the residual comes back within its allowance on it (the re-arm below), never before.
+            if self._armed:
+                self._moved_since_change += t - self._history[-1][0]
+            else:
+                self._moved_disarmed += t - self._history[-1][0]
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
@@ -747,6 +758,12 @@ class PayloadMonitor:
                 self._inside_since = np.inf
                 self._armed = True
                 self._unarmed_motion_s = 0.0
+                # The carried fit explains the torques again after the motion made while disarmed (a contact's, a
+                # restored payload's): that motion counts as motion under it. Not counted at all, a place struck 0.56 s
+                # after it had 0.99 s of armed motion under it at the next change, was called a contact and taken
+                # back, and the monitor stayed disarmed over the next four picks and places (h130, task seed 5).
+                self._moved_since_change += self._moved_disarmed
+                self._moved_disarmed = 0.0
                 self._disarmed.clear()
                 self.cusum.reset(t)
                 if self.state.unconfirmed:
@@ -890,6 +907,7 @@ class PayloadMonitor:
             self._unnamed_change = t
             self._pending = None
             self._taken_in = None
+            self._second_step = None
         cov = self.state.cov.copy()
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
         rms = np.sqrt(np.mean(rh**2, axis=0))
@@ -918,6 +936,9 @@ class PayloadMonitor:
             self.refiner.correction_cov = self.unloaded.used_cov
         self._last_refine = -np.inf
         self._armed, self._unarmed_motion_s = True, 0.0
+        # Re-armed on the doubt's fit, not because the carried one explains the motion made while disarmed: that motion
+        # counts for no load (as the doubt's own rows, it is in _moved_since_change above when the doubt is a change).
+        self._moved_disarmed = 0.0
         self._disarmed.clear()
         self.cusum.reset(t)
         out.estimate = self.state
@@ -1092,8 +1113,8 @@ class PayloadMonitor:
             self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": {
                 name: copy.deepcopy(getattr(self, name)) for name in (
                     "state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                    "_pending_on_doubt", "_unnamed_change",
-                    "_pending", "_taken_in", "_anchor", "_change_share", "_friction_prior",
+                    "_moved_disarmed", "_pending_on_doubt", "_unnamed_change",
+                    "_pending", "_taken_in", "_second_step", "_anchor", "_change_share", "_friction_prior",
                     "refiner", "unloaded",
                     "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
         self._adopted_from = self._snapshot()
@@ -1106,6 +1127,7 @@ class PayloadMonitor:
             self._change_started = dated
             self._change_unlocated = unlocated
             self._moved_since_change = 0.0
+            self._moved_disarmed = 0.0
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
         # A load is never named from the window alone. At rest a flange load changes the torques only through its
@@ -1121,6 +1143,7 @@ class PayloadMonitor:
             self._unnamed_change = float(w["t_alarm"])
             self._pending = verdict.event
             self._taken_in = None
+            self._second_step = None
         elif verdict.event is not None and self._pending is None:
             self._pending = verdict.event
             if self.state.doubt:
@@ -1131,6 +1154,13 @@ class PayloadMonitor:
             # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
             # told from a push's release): what is named is the net of the two (_two_steps).
             self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
+        elif verdict.event is not None and verdict.event.is_load_change and self._second_step is None and \
+                self._taken_in is None and self._pending is not None and self._pending.is_load_change and \
+                np.sign(verdict.event.delta_mass) == np.sign(self._pending.delta_mass):
+            # A second step of the same sign within `persist_s` of the pending load: a second part, or one load (a push)
+            # fitted in two windows. Taken into the change as before (a push's release is still the way back from both),
+            # and named apart once the change is named, where the data tell the two steps (_split_steps).
+            self._second_step = verdict.event
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
                                   **self.state.undecided_fields)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
@@ -1154,13 +1184,21 @@ class PayloadMonitor:
             # until then. ~/payload goes on with the payload settled before it, never the fit (a push is no load), its
             # σ taking in the fitted change: bench/monitor.py's 0.6 kg pick at 86.61 s (seed 21) stood at
             # "0.000 ± 0.034 kg" for the 2 s until it was named.
-            dm = float(verdict.event.delta_mass)
-            before = self._before_change
-            standing = replace(before, undecided=f"a change of {dm:+.3f} kg fitted at {dated:.3f} s is not decided "
-                               "yet (a load is named once it holds with the arm moving under it)",
-                               undecided_var=max(dm**2, before.undecided_var),
-                               undecided_since=min(dated, before.undecided_since) if before.undecided else dated)
-            out.estimate = standing
+            out.estimate = self._standing(float(verdict.event.delta_mass), dated, f"fitted at {dated:.3f} s")
+        elif verdict.event is not None and self._second_step is verdict.event:
+            # The second step: the σ takes in both (3 kg then 1 kg 0.5 s later at rest stood at "0.000 ± 3.043 kg" with
+            # 4 kg on the flange).
+            first = self._change_started
+            out.estimate = self._standing(float(phi[0] - self._before_change.phi[0]), first,
+                                          f"fitted in two steps, at {first:.3f} and {dated:.3f} s,")
+
+    def _standing(self, dm: float, dated: float, fitted: str) -> PayloadState:
+        """What ~/payload says while a change of `dm` kg `fitted` (from `dated` on) is not named: the payload settled
+        before it, its mass σ taking in dm (PayloadState.undecided_var)."""
+        before = self._before_change
+        return replace(before, undecided=f"a change of {dm:+.3f} kg {fitted} is not decided yet (a load is named once "
+                       "it holds with the arm moving under it)", undecided_var=max(dm**2, before.undecided_var),
+                       undecided_since=min(dated, before.undecided_since) if before.undecided else dated)
 
     def _takes_back_pending(self, verdict, t_change: float) -> bool:
         """The window's load (fitted at t_change) is of the other sign than the load pending since less than `persist_s`
@@ -1261,12 +1299,12 @@ class PayloadMonitor:
             located, note = self._dating(since)
             alarm, steps = self._two_steps(since, first.t_alarm)
             located, note = located and not steps, note + steps
-            out.events.append(Event(first.kind, since, alarm, t_verdict, held[0], held[1],
-                                    first.delta_phi, f"{first.reason}; it held {t_next - since:.2f} s, "
-                                    f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"
-                                    + ("" if confirmed is None else f"; the arm moved {moved_s:.2f} s "
-                                       f"under it, which a load follows and a push does not ({confirmed})") + note,
-                                    t_change_located=located))
+            moved_text = "" if confirmed is None else (f"; the arm moved {moved_s:.2f} s under it, which a load "
+                                                       f"follows and a push does not ({confirmed})")
+            out.events.extend(self._split_steps(Event(
+                first.kind, since, alarm, t_verdict, held[0], held[1], first.delta_phi,
+                f"{first.reason}; it held {t_next - since:.2f} s, until the next change (Δm {held[0]:+.3f} ± "
+                f"{held[1]:.3f} kg){moved_text}{note}", t_change_located=located)))
         else:
             dm = float(self.state.phi[0] - self._before_change.phi[0])
             if refuted:
@@ -1394,6 +1432,55 @@ class PayloadMonitor:
             return 0.0
         return dm
 
+    def _split_steps(self, named: Event) -> list[Event]:
+        """The load `named` from the pending window's change as one or two events. Two parts put on (or taken off)
+        within `persist_s` of each other are two steps in the flange load; the change is named as their sum (it held),
+        and the two window fits (Δm₁ ± σ₁ at the first step, Δm₂ ± σ₂ at the second, each fitted on the residual against
+        the payload just before it) with the held sum H ± σ_H are three measurements of two masses: m₁, m₂ fitted by
+        weighted least squares with m₁ + m₂ = H as the third row. Named apart when the three agree (χ² on one degree
+        of freedom ≤ 9: the residual between the steps fits a load of the first part's size) and each mass is a change
+        the detector names (above `min_mass_change_kg` and 3σ, of the same sign); else one event, whose reason says it
+        may be two parts. With no second window (a second part in the first second after a pick, in motion, raises no
+        alarm: test_monitor_floor_after_change), the first window's fit against the held sum says so when they differ
+        by more than the smallest change named and 3σ."""
+        first, second = self._pending, self._second_step
+        d = self.s.detector
+        if first is None or named.kind is EventKind.CHANGED or named.t_change != first.t_change or \
+                not np.isfinite(first.delta_mass):
+            return [named]
+        a, sa, h, sh = first.delta_mass, first.delta_mass_std, named.delta_mass, named.delta_mass_std
+        span = f"{named.t_verdict - named.t_change:.2f}"
+        if second is None:
+            gap = h - a
+            if np.sign(gap) != np.sign(h) or abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
+                return [named]
+            return [replace(named, reason=f"{named.reason}; two parts or one: its window fitted Δm {a:+.3f} ± "
+                            f"{sa:.3f} kg, {abs(gap):.3f} kg {'less' if h > 0 else 'more'} than held, so a second "
+                            f"part may have come within the {span} s before it was named, unseen (the alarm is deaf to "
+                            "it in the first second after a change)")]
+        b, sb = second.delta_mass, second.delta_mass_std
+        A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        y, wt = np.array([a, b, h]), np.array([sa, sb, sh]) ** -2.0
+        cov = np.linalg.inv(A.T @ (A * wt[:, None]))
+        m = cov @ A.T @ (wt * y)
+        chi2 = float(np.sum(wt * (y - A @ m) ** 2))
+        s1, s2 = float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
+        apart = second.t_change - named.t_change
+        told = chi2 <= 9.0 and all(np.sign(mk) == np.sign(h) and abs(mk) > max(d.min_mass_change_kg, 3.0 * sk)
+                                   for mk, sk in ((m[0], s1), (m[1], s2)))
+        steps = (f"window fits Δm {a:+.3f} ± {sa:.3f} kg at {named.t_change:.3f} s and {b:+.3f} ± {sb:.3f} kg at "
+                 f"{second.t_change:.3f} s, held together Δm {h:+.3f} ± {sh:.3f} kg (χ² {chi2:.1f} on 1)")
+        if not told:
+            return [replace(named, reason=f"{named.reason}; two parts or one, within {apart:.2f} s: the {steps} do not "
+                            "tell two steps apart")]
+        kind = EventKind.PICKED if h > 0 else EventKind.PLACED
+        return [replace(named, delta_mass=float(m[0]), delta_mass_std=s1, delta_phi=first.delta_phi.copy(),
+                        reason=f"{named.reason}; the first of two parts {apart:.2f} s apart, Δm {m[0]:+.3f} ± "
+                        f"{s1:.3f} kg from the {steps}"),
+                Event(kind, second.t_change, second.t_alarm, named.t_verdict, float(m[1]), s2, second.delta_phi,
+                      f"{second.reason}; the second of two parts, {apart:.2f} s after the first, Δm {m[1]:+.3f} ± "
+                      f"{s2:.3f} kg from the {steps}", t_change_located=second.t_change_located)]
+
     def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
         """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
         `_taken_in`): the change named is the net of the two steps, and neither step's time is its time, so the event
@@ -1428,8 +1515,9 @@ class PayloadMonitor:
 
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
     ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                       "_pending_on_doubt", "_unnamed_change",
-                       "_pending", "_taken_in", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
+                       "_moved_disarmed", "_pending_on_doubt", "_unnamed_change",
+                       "_pending", "_taken_in", "_second_step", "_anchor", "_anchor_G", "_change_share",
+                       "_friction_prior", "refiner",
                        "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
 
     def _snapshot(self) -> dict:
@@ -1580,7 +1668,7 @@ class PayloadMonitor:
             if self._unnamed_change is not None:
                 late = self._name_late(est, t, in_doubt)
                 if late is not None:
-                    out.events.append(late)
+                    out.events.extend(self._split_steps(late))
                 self._unnamed_change, self._pending = None, None
 
     def _doubt_came_back(self, est: Refined) -> bool:
