@@ -1437,8 +1437,9 @@ class PayloadMonitor:
         within `persist_s` of each other are two steps in the flange load; the change is named as their sum (it held),
         and the two window fits (Δm₁ ± σ₁ at the first step, Δm₂ ± σ₂ at the second, each fitted on the residual against
         the payload just before it) with the held sum H ± σ_H are three measurements of two masses: m₁, m₂ fitted by
-        weighted least squares with m₁ + m₂ = H as the third row. Named apart when the three agree (χ² on one degree
-        of freedom ≤ 9: the residual between the steps fits a load of the first part's size) and each mass is a change
+        weighted least squares with m₁ + m₂ = H as the third row. Named apart when the residual between the steps fits a
+        load of the first part's size (it stayed within the allowance on the first fit for `confirm_s` after its
+        verdict before the second step), the three agree (χ² ≤ 9 on one degree of freedom) and each mass is a change
         the detector names (above `min_mass_change_kg` and 3σ, of the same sign); else one event, whose reason says it
         may be two parts. With no second window (a second part in the first second after a pick, in motion, raises no
         alarm: test_monitor_floor_after_change), the first window's fit against the held sum says so when they differ
@@ -1466,10 +1467,17 @@ class PayloadMonitor:
         chi2 = float(np.sum(wt * (y - A @ m) ** 2))
         s1, s2 = float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
         apart = second.t_change - named.t_change
-        told = chi2 <= 9.0 and all(np.sign(mk) == np.sign(h) and abs(mk) > max(d.min_mass_change_kg, 3.0 * sk)
-                                   for mk, sk in ((m[0], s1), (m[1], s2)))
+        # The second window's fit is made on the residual against the first's, so the sum agrees by construction: what
+        # tells a second step from the first fit's error is the residual between them, within the allowance on the
+        # first fit (the CUSUM at zero) for at least a verdict window's length after the first verdict. A first fit off
+        # by a kilogram alarms again within a few samples of its window's end.
+        quiet = second.t_change - first.t_verdict
+        named_apart = all(np.sign(mk) == np.sign(h) and abs(mk) > max(d.min_mass_change_kg, 3.0 * sk)
+                          for mk, sk in ((m[0], s1), (m[1], s2)))
+        told = quiet >= d.confirm_s and chi2 <= 9.0 and named_apart
         steps = (f"window fits Δm {a:+.3f} ± {sa:.3f} kg at {named.t_change:.3f} s and {b:+.3f} ± {sb:.3f} kg at "
-                 f"{second.t_change:.3f} s, held together Δm {h:+.3f} ± {sh:.3f} kg (χ² {chi2:.1f} on 1)")
+                 f"{second.t_change:.3f} s ({quiet:.2f} s after the first's verdict), held together Δm {h:+.3f} ± "
+                 f"{sh:.3f} kg (χ² {chi2:.1f} on 1)")
         if not told:
             return [replace(named, reason=f"{named.reason}; two parts or one, within {apart:.2f} s: the {steps} do not "
                             "tell two steps apart")]
