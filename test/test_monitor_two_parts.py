@@ -6,10 +6,9 @@ the two window fits and the sum held afterwards name each part with its mass (Pa
 one `picked` +3.96 kg for 3 kg and 1 kg 0.5 s apart). Where no window fits it (in motion within the first second after
 a pick the alarm is deaf: test_monitor_floor_after_change's strict xfail), the one event says it may be two parts.
 
-Review finding B (h122, h130): `_moved_since_change`, the motion a pending load is confirmed by, grew while the monitor
-was disarmed, when neither the re-estimate nor contact_wrench takes rows. It is now counted once the residual comes back
-within its allowance on the carried fit (the re-arm: the fit explains the torques after that motion), never before;
-not counted at all, a place struck 0.56 s after it was lost on bench/monitor.py's task (seed 5, h130).
+Review finding B (h122, h130): `_moved_since_change`, the motion a pending load is named on, grows while the monitor is
+disarmed, when neither the re-estimate nor contact_wrench takes rows. Counted only at the re-arm on the carried fit
+(h138) or only while armed (h130), figures were lost (design.md): the behaviour meant is a strict xfail here.
 """
 
 import numpy as np
@@ -125,11 +124,18 @@ def test_one_part_is_not_said_to_be_two(cell):
     assert not any("two parts" in e.reason for e in events), [e.reason for e in events]
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="review finding B: the motion under a pending load "
+                   "grows while the monitor is disarmed. Counted only at the re-arm on the carried fit (h138, tried): "
+                   "this test passes, but test_monitor_task_motion's pick after a push at rest gets a place dated into "
+                   "the push, and bench/monitor.py's pushed task seed 7 finds 77 of 88 pushes above 30 N (main 81), "
+                   "for picks and places 54 -> 58 of 68; counted only while armed (h130): task seed 5 found 69 -> 64 "
+                   "of 70")
 def test_motion_while_disarmed_counts_under_the_load_only_at_the_re_arm(cell):
-    """Review finding B, pinned: a 3 kg pick at rest, and 0.3 s later a 100 N strike on the forearm as the next move
-    begins (a contact: the monitor is disarmed in motion). While disarmed the motion under the pending pick does not
-    grow; when the residual comes back within its allowance on the carried fit, the motion made meanwhile is counted
-    at once; the pick is named with its mass."""
+    """Review finding B, the behaviour meant: a 3 kg pick at rest, and 0.3 s later a 100 N strike on the forearm as the
+    next move begins (a contact: the monitor is disarmed in motion). While disarmed the motion under the pending pick
+    (`_moved_since_change`, what `_close_pending` names a load on) does not grow: neither the re-estimate nor
+    contact_wrench takes rows then, and the fit is seen to survive that motion only when the residual comes back within
+    its allowance on it (the re-arm), where that motion would be counted. The pick is named with its mass."""
     model, robot = cell
     task = Task(model, 3)
     task.rest(0.5)
@@ -143,15 +149,12 @@ def test_motion_while_disarmed_counts_under_the_load_only_at_the_re_arm(cell):
     task.moves(3)
     trace = []
     events, _ = fed(PayloadMonitor(model, robot, FRAME), task,
-                    lambda m, t: trace.append((t, m._armed, m._moved_since_change, m._moved_disarmed)))
-    disarmed = [k for k in range(1, len(trace)) if not trace[k][1] and not trace[k - 1][1]]
-    grew = [k for k in disarmed if trace[k][3] > trace[k - 1][3]]
-    assert grew, "the strike did not disarm the monitor in motion"
-    assert all(trace[k][2] == trace[k - 1][2] for k in disarmed)
-    rearmed = [k for k in range(1, len(trace)) if trace[k][1] and not trace[k - 1][1]]
-    assert rearmed and trace[rearmed[0]][2] >= trace[rearmed[0] - 1][2] + trace[rearmed[0] - 1][3] - 1e-9
-    assert trace[rearmed[0]][3] == 0.0
+                    lambda m, t: trace.append((t, m._armed, m._moved_since_change, t < m._moving_until)))
     contact = [e for e in events if e.kind is EventKind.CONTACT]
     loads = [e for e in events if e.is_load_change]
     assert contact and [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events
     assert abs(loads[0].delta_mass - 3.0) < 3.0 * loads[0].delta_mass_std, loads[0]
+    disarmed = [k for k in range(1, len(trace)) if not trace[k][1] and not trace[k - 1][1]]
+    assert any(trace[k][3] for k in disarmed), "the strike did not disarm the monitor in motion"
+    grown = [(trace[k][0], trace[k][2] - trace[k - 1][2]) for k in disarmed if trace[k][2] != trace[k - 1][2]]
+    assert not grown, grown

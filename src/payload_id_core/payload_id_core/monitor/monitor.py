@@ -401,9 +401,6 @@ class PayloadMonitor:
         self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
         self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
         self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
-        # s of motion since then while the monitor was disarmed, not watched: counted into _moved_since_change once the
-        # residual comes back within its allowance on the carried fit (the re-arm, _step), dropped otherwise
-        self._moved_disarmed = 0.0
         # (t_change, Δm, _moved_since_change then) of a window's load fitted on a doubt not yet decided (_pending_start)
         self._pending_on_doubt: tuple[float, float, float] | None = None
         self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
@@ -713,12 +710,11 @@ class PayloadMonitor:
               out: MonitorUpdate, G: np.ndarray) -> None:
         moving = float(t < self._moving_until)
         if moving and self._history:
-            # Disarmed, neither the re-estimate nor contact_wrench takes rows: that motion is evidence for the carried
-            # fit only once the residual comes back within its allowance on it (the re-arm below), never before.
-            if self._armed:
-                self._moved_since_change += t - self._history[-1][0]
-            else:
-                self._moved_disarmed += t - self._history[-1][0]
+            # Disarmed too (review finding B): counted only once the residual comes back within its allowance on the
+            # carried fit (h138, tried), a place was dated into a light push at rest before the pick it followed
+            # (test_monitor_task_motion) and pushes above 30 N found on bench/monitor.py's pushed task fell (seed 7 81 →
+            # 77 of 88); test_monitor_two_parts' strict xfail pins the behaviour meant.
+            self._moved_since_change += t - self._history[-1][0]
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
@@ -758,12 +754,6 @@ class PayloadMonitor:
                 self._inside_since = np.inf
                 self._armed = True
                 self._unarmed_motion_s = 0.0
-                # The carried fit explains the torques again after the motion made while disarmed (a contact's, a
-                # restored payload's): that motion counts as motion under it. Not counted at all, a place struck 0.56 s
-                # after it had 0.99 s of armed motion under it at the next change, was called a contact and taken
-                # back, and the monitor stayed disarmed over the next four picks and places (h130, task seed 5).
-                self._moved_since_change += self._moved_disarmed
-                self._moved_disarmed = 0.0
                 self._disarmed.clear()
                 self.cusum.reset(t)
                 if self.state.unconfirmed:
@@ -936,9 +926,6 @@ class PayloadMonitor:
             self.refiner.correction_cov = self.unloaded.used_cov
         self._last_refine = -np.inf
         self._armed, self._unarmed_motion_s = True, 0.0
-        # Re-armed on the doubt's fit, not because the carried one explains the motion made while disarmed: that motion
-        # counts for no load (as the doubt's own rows, it is in _moved_since_change above when the doubt is a change).
-        self._moved_disarmed = 0.0
         self._disarmed.clear()
         self.cusum.reset(t)
         out.estimate = self.state
@@ -1113,7 +1100,7 @@ class PayloadMonitor:
             self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": {
                 name: copy.deepcopy(getattr(self, name)) for name in (
                     "state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                    "_moved_disarmed", "_pending_on_doubt", "_unnamed_change",
+                    "_pending_on_doubt", "_unnamed_change",
                     "_pending", "_taken_in", "_second_step", "_anchor", "_change_share", "_friction_prior",
                     "refiner", "unloaded",
                     "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
@@ -1127,7 +1114,6 @@ class PayloadMonitor:
             self._change_started = dated
             self._change_unlocated = unlocated
             self._moved_since_change = 0.0
-            self._moved_disarmed = 0.0
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
         # A load is never named from the window alone. At rest a flange load changes the torques only through its
@@ -1453,7 +1439,8 @@ class PayloadMonitor:
         span = f"{named.t_verdict - named.t_change:.2f}"
         if second is None:
             gap = h - a
-            if np.sign(gap) != np.sign(h) or abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
+            if np.sign(a) != np.sign(h) or np.sign(gap) != np.sign(h) or \
+                abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
                 return [named]
             return [replace(named, reason=f"{named.reason}; two parts or one: its window fitted Δm {a:+.3f} ± "
                             f"{sa:.3f} kg, {abs(gap):.3f} kg {'less' if h > 0 else 'more'} than held, so a second "
@@ -1523,7 +1510,7 @@ class PayloadMonitor:
 
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
     ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                       "_moved_disarmed", "_pending_on_doubt", "_unnamed_change",
+                       "_pending_on_doubt", "_unnamed_change",
                        "_pending", "_taken_in", "_second_step", "_anchor", "_anchor_G", "_change_share",
                        "_friction_prior", "refiner",
                        "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
