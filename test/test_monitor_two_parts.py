@@ -87,7 +87,8 @@ def test_two_parts_at_rest_are_named_each_with_its_mass(cell, first, second):
 @pytest.mark.parametrize("first, second", [(3.0, 1.0), (1.0, 1.0)])
 def test_a_second_part_unheard_in_motion_is_said_to_be_perhaps_two(cell, first, second):
     """In motion the second part raises no alarm (the deaf second): one `picked` with the sum (within 3σ), dated at the
-    first part, whose reason says its window fitted less than is held, two parts or one; then the place of both."""
+    first part, whose reason says its window fitted less than is held, two parts or one, and whose σ takes in the
+    difference; then the place of both."""
     model, robot = cell
     task = two_parts(model, first, second, moving=True)
     events, _ = fed(PayloadMonitor(model, robot, FRAME), task)
@@ -98,6 +99,8 @@ def test_a_second_part_unheard_in_motion_is_said_to_be_perhaps_two(cell, first, 
     pick, place = loads
     assert abs(pick.t_change - t1) < 0.1 and abs(pick.delta_mass - (first + second)) < 3.0 * pick.delta_mass_std, pick
     assert "two parts or one" in pick.reason, pick.reason
+    # Either may be the change (the first part alone, or both): its σ takes in the part unseen.
+    assert pick.delta_mass_std > 0.5 * second, pick
     assert abs(place.t_change - t3) < 0.1 and abs(place.delta_mass + first + second) < 3.0 * place.delta_mass_std
     assert "two parts or one" not in place.reason
 
@@ -120,7 +123,7 @@ def test_one_part_is_not_said_to_be_two(cell):
     events, _ = fed(PayloadMonitor(model, robot, FRAME), task)
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED, EventKind.PICKED], events
     for e, (t_true, _, _) in zip(events, task.truth):
-        assert abs(e.t_change - t_true) < 0.1 and abs(abs(e.delta_mass) - 4.0) < 3.0 * e.delta_mass_std, e
+        assert abs(e.t_change - t_true) < 0.1 and abs(abs(e.delta_mass) - 4.0) < 3.0 * e.delta_mass_std < 0.4, e
     assert not any("two parts" in e.reason for e in events), [e.reason for e in events]
 
 

@@ -1429,7 +1429,7 @@ class PayloadMonitor:
         the detector names (above `min_mass_change_kg` and 3σ, of the same sign); else one event, whose reason says it
         may be two parts. With no second window (a second part in the first second after a pick, in motion, raises no
         alarm: test_monitor_floor_after_change), the first window's fit against the held sum says so when they differ
-        by more than the smallest change named and 3σ."""
+        by more than the smallest change named and 3σ, and the event's σ takes in that difference."""
         first, second = self._pending, self._second_step
         d = self.s.detector
         if first is None or named.kind is EventKind.CHANGED or named.t_change != first.t_change or \
@@ -1442,10 +1442,12 @@ class PayloadMonitor:
             if np.sign(a) != np.sign(h) or np.sign(gap) != np.sign(h) or \
                 abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
                 return [named]
-            return [replace(named, reason=f"{named.reason}; two parts or one: its window fitted Δm {a:+.3f} ± "
-                            f"{sa:.3f} kg, {abs(gap):.3f} kg {'less' if h > 0 else 'more'} than held, so a second "
-                            f"part may have come within the {span} s before it was named, unseen (the alarm is deaf to "
-                            "it in the first second after a change)")]
+            # Either may be the change: the σ takes in the difference (as PayloadState.undecided_var does).
+            return [replace(named, delta_mass_std=float(np.hypot(sh, gap)), reason=f"{named.reason}; two parts or "
+                            f"one: its window fitted Δm {a:+.3f} ± {sa:.3f} kg, {abs(gap):.3f} kg "
+                            f"{'less' if h > 0 else 'more'} than held, so a second part (or a push held) may have come "
+                            f"within the {span} s before it was named, unseen (the alarm is deaf to it in the first "
+                            f"second after a change); its σ takes in the difference")]
         b, sb = second.delta_mass, second.delta_mass_std
         A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         y, wt = np.array([a, b, h]), np.array([sa, sb, sh]) ** -2.0
