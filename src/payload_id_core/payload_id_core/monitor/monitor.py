@@ -383,6 +383,9 @@ class PayloadMonitor:
         # (t_change, t_alarm, Δm) of a later window's load of the other sign taken into that change (_decide): the
         # change named is then the net of two steps, whose times are not one (_two_steps)
         self._taken_in: tuple[float, float, float] | None = None
+        # A later window's load of the same sign taken into that change (_decide): a second part within `persist_s` of
+        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_split_steps)
+        self._second_step: Event | None = None
         self.cusum = Cusum(n, self.s.detector)
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
@@ -723,6 +726,10 @@ class PayloadMonitor:
               out: MonitorUpdate, G: np.ndarray) -> None:
         moving = float(t < self._moving_until)
         if moving and self._history:
+            # Disarmed too (review finding B): counted only once the residual comes back within its allowance on the
+            # carried fit (h138, tried), a place was dated into a light push at rest before the pick it followed
+            # (test_monitor_task_motion) and pushes above 30 N found on bench/monitor.py's pushed task fell (seed 7 81 →
+            # 77 of 88); test_monitor_two_parts' strict xfail pins the behaviour meant.
             self._moved_since_change += t - self._history[-1][0]
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
@@ -966,6 +973,7 @@ class PayloadMonitor:
             self._unnamed_change = t
             self._pending = None
             self._taken_in = None
+            self._second_step = None
         cov = self.state.cov.copy()
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
         rms = np.sqrt(np.mean(rh**2, axis=0))
@@ -1177,7 +1185,7 @@ class PayloadMonitor:
                 name: copy.deepcopy(getattr(self, name)) for name in (
                     "state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
                     "_pending_on_doubt", "_unnamed_change",
-                    "_pending", "_taken_in", "_anchor", "_change_share", "_friction_prior",
+                    "_pending", "_taken_in", "_second_step", "_anchor", "_change_share", "_friction_prior",
                     "refiner", "unloaded",
                     "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
         self._adopted_from = self._snapshot()
@@ -1205,6 +1213,7 @@ class PayloadMonitor:
             self._unnamed_change = float(w["t_alarm"])
             self._pending = verdict.event
             self._taken_in = None
+            self._second_step = None
         elif verdict.event is not None and self._pending is None:
             self._pending = verdict.event
             if self.state.doubt:
@@ -1215,6 +1224,13 @@ class PayloadMonitor:
             # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
             # told from a push's release): what is named is the net of the two (_two_steps).
             self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
+        elif verdict.event is not None and verdict.event.is_load_change and self._second_step is None and \
+                self._taken_in is None and self._pending is not None and self._pending.is_load_change and \
+                np.sign(verdict.event.delta_mass) == np.sign(self._pending.delta_mass):
+            # A second step of the same sign within `persist_s` of the pending load: a second part, or one load (a push)
+            # fitted in two windows. Taken into the change as before (a push's release is still the way back from both),
+            # and named apart once the change is named, where the data tell the two steps (_split_steps).
+            self._second_step = verdict.event
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
                                   **self.state.undecided_fields)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
@@ -1238,13 +1254,21 @@ class PayloadMonitor:
             # until then. ~/payload goes on with the payload settled before it, never the fit (a push is no load), its
             # σ taking in the fitted change: bench/monitor.py's 0.6 kg pick at 86.61 s (seed 21) stood at
             # "0.000 ± 0.034 kg" for the 2 s until it was named.
-            dm = float(verdict.event.delta_mass)
-            before = self._before_change
-            standing = replace(before, undecided=f"a change of {dm:+.3f} kg fitted at {dated:.3f} s is not decided "
-                               "yet (a load is named once it holds with the arm moving under it)",
-                               undecided_var=max(dm**2, before.undecided_var),
-                               undecided_since=min(dated, before.undecided_since) if before.undecided else dated)
-            out.estimate = standing
+            out.estimate = self._standing(float(verdict.event.delta_mass), dated, f"fitted at {dated:.3f} s")
+        elif verdict.event is not None and self._second_step is verdict.event:
+            # The second step: the σ takes in both (3 kg then 1 kg 0.5 s later at rest stood at "0.000 ± 3.043 kg" with
+            # 4 kg on the flange).
+            first = self._change_started
+            out.estimate = self._standing(float(phi[0] - self._before_change.phi[0]), first,
+                                          f"fitted in two steps, at {first:.3f} and {dated:.3f} s,")
+
+    def _standing(self, dm: float, dated: float, fitted: str) -> PayloadState:
+        """What ~/payload says while a change of `dm` kg `fitted` (from `dated` on) is not named: the payload settled
+        before it, its mass σ taking in dm (PayloadState.undecided_var)."""
+        before = self._before_change
+        return replace(before, undecided=f"a change of {dm:+.3f} kg {fitted} is not decided yet (a load is named once "
+                       "it holds with the arm moving under it)", undecided_var=max(dm**2, before.undecided_var),
+                       undecided_since=min(dated, before.undecided_since) if before.undecided else dated)
 
     def _takes_back_pending(self, verdict, t_change: float) -> bool:
         """The window's load (fitted at t_change) is of the other sign than the load pending since less than `persist_s`
@@ -1383,12 +1407,12 @@ class PayloadMonitor:
             located, note = self._dating(since)
             alarm, steps = self._two_steps(since, first.t_alarm)
             located, note = located and not steps, note + steps
-            out.events.append(Event(first.kind, since, alarm, t_verdict, held[0], held[1],
-                                    first.delta_phi, f"{first.reason}; it held {t_next - since:.2f} s, "
-                                    f"until the next change (Δm {held[0]:+.3f} ± {held[1]:.3f} kg)"
-                                    + ("" if confirmed is None else f"; the arm moved {moved_s:.2f} s "
-                                       f"under it, which a load follows and a push does not ({confirmed})") + note,
-                                    t_change_located=located))
+            moved_text = "" if confirmed is None else (f"; the arm moved {moved_s:.2f} s under it, which a load "
+                                                       f"follows and a push does not ({confirmed})")
+            out.events.extend(self._split_steps(Event(
+                first.kind, since, alarm, t_verdict, held[0], held[1], first.delta_phi,
+                f"{first.reason}; it held {t_next - since:.2f} s, until the next change (Δm {held[0]:+.3f} ± "
+                f"{held[1]:.3f} kg){moved_text}{note}", t_change_located=located)))
         else:
             dm = float(self.state.phi[0] - self._before_change.phi[0])
             if refutation is not None:
@@ -1515,6 +1539,66 @@ class PayloadMonitor:
             return 0.0
         return dm
 
+    def _split_steps(self, named: Event) -> list[Event]:
+        """The load `named` from the pending window's change as one or two events. Two parts put on (or taken off)
+        within `persist_s` of each other are two steps in the flange load; the change is named as their sum (it held),
+        and the two window fits (Δm₁ ± σ₁ at the first step, Δm₂ ± σ₂ at the second, each fitted on the residual against
+        the payload just before it) with the held sum H ± σ_H are three measurements of two masses: m₁, m₂ fitted by
+        weighted least squares with m₁ + m₂ = H as the third row. Named apart when the residual between the steps fits a
+        load of the first part's size (it stayed within the allowance on the first fit for `confirm_s` after its
+        verdict before the second step), the three agree (χ² ≤ 9 on one degree of freedom) and each mass is a change
+        the detector names (above `min_mass_change_kg` and 3σ, of the same sign); else one event, whose reason says it
+        may be two parts. With no second window (a second part in the first second after a pick, in motion, raises no
+        alarm: test_monitor_floor_after_change), the first window's fit against the held sum says so when they differ
+        by more than the smallest change named and 3σ, and the event's σ takes in that difference."""
+        first, second = self._pending, self._second_step
+        d = self.s.detector
+        if first is None or named.kind is EventKind.CHANGED or named.t_change != first.t_change or \
+                not np.isfinite(first.delta_mass):
+            return [named]
+        a, sa, h, sh = first.delta_mass, first.delta_mass_std, named.delta_mass, named.delta_mass_std
+        span = f"{named.t_verdict - named.t_change:.2f}"
+        if second is None:
+            gap = h - a
+            if np.sign(a) != np.sign(h) or np.sign(gap) != np.sign(h) or \
+                abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
+                return [named]
+            # Either may be the change: the σ takes in the difference (as PayloadState.undecided_var does).
+            return [replace(named, delta_mass_std=float(np.hypot(sh, gap)), reason=f"{named.reason}; two parts or "
+                            f"one: its window fitted Δm {a:+.3f} ± {sa:.3f} kg, {abs(gap):.3f} kg "
+                            f"{'less' if h > 0 else 'more'} than held, so a second part (or a push held) may have come "
+                            f"within the {span} s before it was named, unseen (the alarm is deaf to it in the first "
+                            f"second after a change); its σ takes in the difference")]
+        b, sb = second.delta_mass, second.delta_mass_std
+        A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        y, wt = np.array([a, b, h]), np.array([sa, sb, sh]) ** -2.0
+        cov = np.linalg.inv(A.T @ (A * wt[:, None]))
+        m = cov @ A.T @ (wt * y)
+        chi2 = float(np.sum(wt * (y - A @ m) ** 2))
+        s1, s2 = float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
+        apart = second.t_change - named.t_change
+        # The second window's fit is made on the residual against the first's, so the sum agrees by construction: what
+        # tells a second step from the first fit's error is the residual between them, within the allowance on the
+        # first fit (the CUSUM at zero) for at least a verdict window's length after the first verdict. A first fit off
+        # by a kilogram alarms again within a few samples of its window's end.
+        quiet = second.t_change - first.t_verdict
+        named_apart = all(np.sign(mk) == np.sign(h) and abs(mk) > max(d.min_mass_change_kg, 3.0 * sk)
+                          for mk, sk in ((m[0], s1), (m[1], s2)))
+        told = quiet >= d.confirm_s and chi2 <= 9.0 and named_apart
+        steps = (f"window fits Δm {a:+.3f} ± {sa:.3f} kg at {named.t_change:.3f} s and {b:+.3f} ± {sb:.3f} kg at "
+                 f"{second.t_change:.3f} s ({quiet:.2f} s after the first's verdict), held together Δm {h:+.3f} ± "
+                 f"{sh:.3f} kg (χ² {chi2:.1f} on 1)")
+        if not told:
+            return [replace(named, reason=f"{named.reason}; two parts or one, within {apart:.2f} s: the {steps} do not "
+                            "tell two steps apart")]
+        kind = EventKind.PICKED if h > 0 else EventKind.PLACED
+        return [replace(named, delta_mass=float(m[0]), delta_mass_std=s1, delta_phi=first.delta_phi.copy(),
+                        reason=f"{named.reason}; the first of two parts {apart:.2f} s apart, Δm {m[0]:+.3f} ± "
+                        f"{s1:.3f} kg from the {steps}"),
+                Event(kind, second.t_change, second.t_alarm, named.t_verdict, float(m[1]), s2, second.delta_phi,
+                      f"{second.reason}; the second of two parts, {apart:.2f} s after the first, Δm {m[1]:+.3f} ± "
+                      f"{s2:.3f} kg from the {steps}", t_change_located=second.t_change_located)]
+
     def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
         """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
         `_taken_in`): the change named is the net of the two steps, and neither step's time is its time, so the event
@@ -1550,7 +1634,8 @@ class PayloadMonitor:
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
     ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
                        "_pending_on_doubt", "_unnamed_change",
-                       "_pending", "_taken_in", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
+                       "_pending", "_taken_in", "_second_step", "_anchor", "_anchor_G", "_change_share",
+                       "_friction_prior", "refiner",
                        "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
 
     def _snapshot(self) -> dict:
@@ -1702,7 +1787,7 @@ class PayloadMonitor:
             if self._unnamed_change is not None:
                 late = None if self._keyed(self._named_early) is not None else self._name_late(est, t, in_doubt)
                 if late is not None:
-                    out.events.append(late)
+                    out.events.extend(self._split_steps(late))
                 self._unnamed_change, self._pending = None, None
         self._name_confirmed(t, out)
 
