@@ -16,8 +16,7 @@ modelled, the mass was 3–6 % off a 3 kg part on the simulated UR10 cell at 5�
 are what a model can still miss). The covariance is therefore also computed cluster-robust (a sandwich
 G⁻¹ (Σ_b s_b s_bᵀ) G⁻¹ over blocks of `BLOCK_S` of motion, s_b the block's score at the estimate; Liang &
 Zeger's clustered covariance with the B/(B−1) small-sample factor, and scaled to the t(B−1) interval, as
-few clusters call for), and the covariance reported is the least that is at least either in every direction
-(`covering`: the sandwich has rank at most the number of clusters, so alone it would call some directions exact);
+few clusters call for), and the wider of the two is reported;
 the estimate counts as determined only once `MIN_BLOCKS` blocks make that covariance meaningful.
 """
 
@@ -63,20 +62,6 @@ class Refined:
         J[:, 0] = -c / m
         J[:, 1:4] = np.eye(3) / m
         return c, np.sqrt(np.maximum(np.diag(J @ self.cov @ J.T), 0.0))
-
-
-def covering(cov: np.ndarray, robust: np.ndarray) -> np.ndarray:
-    """The smallest covariance, in `cov`'s own metric, that is at least both in every direction (Loewner order):
-    with cov = L Lᵀ and L⁻¹ robust L⁻ᵀ = V Λ Vᵀ, L V max(Λ, 1) Vᵀ Lᵀ. The sandwich of B clusters has rank ≤ B: with 6
-    blocks and 16 unknowns (φ and μ) it gives 10 directions no variance at all, and none to what no row excites (the
-    prior-held inertia). Taking it whole whenever its mass variance was the wider published a CoM σ from those
-    directions that the data do not support. The bound is taken in `cov`'s metric rather than as cov + (robust − cov)₊
-    in plain eigenvalues so that it does not depend on the units (kg, kg·m, kg·m², μ) mixed in φ."""
-    L = np.linalg.cholesky(cov)
-    Linv = np.linalg.inv(L)
-    w, V = np.linalg.eigh(Linv @ (0.5 * (robust + robust.T)) @ Linv.T)
-    LV = L @ V
-    return (LV * np.maximum(w, 1.0)) @ LV.T
 
 
 class PayloadRefiner:
@@ -208,7 +193,9 @@ class PayloadRefiner:
             # inference", §VI: t(G−1) critical values for G clusters).
             few = (float(student_t.ppf(0.975, B - 1)) / 1.959964) ** 2
             robust = Ginv @ (scores.T @ scores) @ Ginv * (B / (B - 1)) * few
-            cov = covering(cov, robust)
+            # The wider one, judged by the mass (what is checked and applied first).
+            if robust[0, 0] > cov[0, 0]:
+                cov = robust
         if self.correction_cov is not None and self._M is not None:
             spread = np.einsum("jum,jmp,jvp->uv", self._M, self.correction_cov, self._M)
             cov = cov + Ginv @ spread @ Ginv
