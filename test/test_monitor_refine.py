@@ -98,7 +98,7 @@ def test_rows_dropped_after_a_contact_onset_leave_the_fit_as_it_was_before_them(
     "the cluster-robust sandwich (rank ≤ its 6 clusters, 16 unknowns) is taken whole when wider in mass, so 4 of "
     "the 10 payload directions get no variance: the published CoM's 2σ coverage on the cell's task is 0.84 and "
     "0.80 (seeds 5, 6; |err|/σ up to 6.3). The Loewner bound of both (h141) makes it 0.93 and 0.91 but names 3 "
-    "of 103 pushes a load (seeds 8, 9, 300 s; main 0) and loses the real UR10e place: design.md, "
+    "of 151 pushes a load (seeds 7-9, 300 s each; main 0) and loses the real UR10e place: design.md, "
     "'The refiner's covariance'"))
 def test_no_direction_is_known_better_than_the_rows_noise_says_with_few_clusters():
     """With 6 blocks and 16 unknowns (φ and μ per joint) the cluster-robust sandwich has rank ≤ 6; taken whole when its
