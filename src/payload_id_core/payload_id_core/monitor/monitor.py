@@ -227,7 +227,8 @@ class PayloadState:
     unconfirmed: str = ""
     # Why a change may have happened that the monitor could not decide ('' : none), the variance (kg²) that possible
     # mass change adds to the published mass, and when it came (PayloadMonitor._say_undecided). Kept through later
-    # changes until a re-estimate over rows all after it is determined (it weighs the whole payload carried then).
+    # changes until a re-estimate over rows all after it has its mass determined (it weighs the whole payload carried
+    # then: PayloadMonitor._mass_decides_undecided).
     undecided: str = ""
     undecided_var: float = 0.0
     undecided_since: float = float("nan")
@@ -1358,10 +1359,10 @@ class PayloadMonitor:
         """A mass change of `dm` kg may have come at `since`, and the monitor could not decide it: the published mass σ
         takes in dm (PayloadState.undecided_var: both what is carried with it and without it within 1σ of the mass
         said), with why, and the payload is published again. Kept (the larger, from the earliest) until a re-estimate
-        over rows all after it is determined (_maybe_publish), or, `until_rearm` (the residual was left shifted when a
-        window was called a contact), until the residual comes back within the alarm's allowance on every joint: a
-        change above the floor would have kept it out (_step). Below the smallest change ever named it is not said:
-        the floor the node publishes covers that (LiveMonitor.floored)."""
+        over rows all after it has its mass determined (_mass_decides_undecided), or, `until_rearm` (the residual was
+        left shifted when a window was called a contact), until the residual comes back within the alarm's allowance on
+        every joint: a change above the floor would have kept it out (_step). Below the smallest change ever named it
+        is not said: the floor the node publishes covers that (LiveMonitor.floored)."""
         if abs(dm) < self.s.detector.min_mass_change_kg:
             return
         st = self.state
