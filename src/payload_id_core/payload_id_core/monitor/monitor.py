@@ -233,7 +233,8 @@ class PayloadState:
     unconfirmed: str = ""
     # Why a change may have happened that the monitor could not decide ('' : none), the variance (kg²) that possible
     # mass change adds to the published mass, and when it came (PayloadMonitor._say_undecided). Kept through later
-    # changes until a re-estimate over rows all after it is determined (it weighs the whole payload carried then).
+    # changes until a re-estimate over rows all after it has its mass determined (it weighs the whole payload carried
+    # then: PayloadMonitor._mass_decides_undecided).
     undecided: str = ""
     undecided_var: float = 0.0
     undecided_since: float = float("nan")
@@ -1503,10 +1504,10 @@ class PayloadMonitor:
         """A mass change of `dm` kg may have come at `since`, and the monitor could not decide it: the published mass σ
         takes in dm (PayloadState.undecided_var: both what is carried with it and without it within 1σ of the mass
         said), with why, and the payload is published again. Kept (the larger, from the earliest) until a re-estimate
-        over rows all after it is determined (_maybe_publish), or, `until_rearm` (the residual was left shifted when a
-        window was called a contact), until the residual comes back within the alarm's allowance on every joint: a
-        change above the floor would have kept it out (_step). Below the smallest change ever named it is not said:
-        the floor the node publishes covers that (LiveMonitor.floored)."""
+        over rows all after it has its mass determined (_mass_decides_undecided), or, `until_rearm` (the residual was
+        left shifted when a window was called a contact), until the residual comes back within the alarm's allowance on
+        every joint: a change above the floor would have kept it out (_step). Below the smallest change ever named it
+        is not said: the floor the node publishes covers that (LiveMonitor.floored)."""
         if abs(dm) < self.s.detector.min_mass_change_kg:
             return
         st = self.state
@@ -1776,7 +1777,8 @@ class PayloadMonitor:
         self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
                                   est.seconds, *self._tare, doubt="" if determined else self.state.doubt,
                                   **self.state.undecided_fields)
-        if determined and self.state.undecided and self.refiner.t0 >= self.state.undecided_since - 1e-9:
+        if (determined or self._mass_decides_undecided(est)) and self.state.undecided and \
+                self.refiner.t0 >= self.state.undecided_since - 1e-9:
             # Decided: a re-estimate over rows all after the undecided change weighs the whole payload carried now.
             self.state = replace(self.state, undecided="", undecided_var=0.0, undecided_since=float("nan"))
             self._undecided_until_rearm = False
@@ -1918,21 +1920,37 @@ class PayloadMonitor:
             return f"its CoM would be {np.linalg.norm(est.phi[1:4]) / m:.2f} m from the flange"
         return ""
 
-    def _is_determined(self, est: Refined) -> bool:
-        """Mass to the settings' σ, and the CoM; nothing carried (a mass within 3σ of zero) once 3σ is below
-        the smallest change the detector names (a part it would report is ruled out)."""
+    def _mass_determined(self, est: Refined) -> tuple[bool, bool]:
+        """(the mass is known to the settings' σ, nothing is carried): nothing carried (a mass within 3σ of zero) is
+        known once 3σ is below the smallest change the detector names (a part it would report is ruled out)."""
         m = float(est.phi[0])
         if est.blocks < MIN_BLOCKS or not est.determined[0]:
-            return False             # the robust covariance needs that many blocks of motion to mean anything
+            return False, False      # the robust covariance needs that many blocks of motion to mean anything
         # "Nothing" as PayloadState.carries_nothing reports it: the mass less the tare.
         part_m = m - self._tare[0]
         part_std = float(np.sqrt(est.mass_std**2 + self._tare[1]))
         if abs(part_m) <= 3.0 * part_std:
             # σ ≤ 0.02 kg took the empty flange 7 s of motion after a place, the controller holding the part's
             # payload all that time; 0.1 kg at 3σ takes about 4 s.
-            return 3.0 * part_std <= self.s.detector.min_mass_change_kg
-        if est.mass_std > max(self.s.mass_std_rel * abs(m), self.s.mass_std_abs):
+            return 3.0 * part_std <= self.s.detector.min_mass_change_kg, True
+        return est.mass_std <= max(self.s.mass_std_rel * abs(m), self.s.mass_std_abs), False
+
+    def _mass_decides_undecided(self, est: Refined) -> bool:
+        """An undecided change (PayloadState.undecided) is a possible change of the mass alone: a re-estimate over rows
+        all after it whose mass is determined weighs the whole mass carried now, and decides it, whether or not the
+        motion has determined the CoM yet (light parts in fast moves seldom get σ ≤ 5 mm per axis before the next
+        change, and the undecided σ outlived every later change named). Only while the change now being re-estimated
+        is itself settled or named: no window's load pending or unnamed (a push held may be in those rows), no
+        doubt."""
+        if self.state.doubt or self._pending is not None or self._unnamed_change is not None:
             return False
+        return self._mass_determined(est)[0]
+
+    def _is_determined(self, est: Refined) -> bool:
+        """Mass to the settings' σ (_mass_determined), and the CoM unless nothing is carried."""
+        mass_known, nothing = self._mass_determined(est)
+        if not mass_known or nothing:
+            return mass_known
         if not np.all(est.determined[:4]):
             return False
         _, c_std = est.com_and_std()
