@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.errors import parse_choice
-from payload_id_core.monitor.live import PUBLISHER_SILENCE_S
+from payload_id_core.monitor import PUBLISHER_SILENCE_S
 from payload_id_ros.controller_payload import ControllerKind, ControllerSettings
 from payload_id_ros.parameters import Range, parameter
 

@@ -20,7 +20,7 @@ from enum import Enum
 import numpy as np
 from sensor_msgs.msg import JointState
 
-from payload_id_core.monitor.live import PUBLISHER_SILENCE_S, publisher_wait
+from payload_id_core.monitor import PUBLISHER_SILENCE_S, publisher_wait
 
 
 class DropReason(str, Enum):

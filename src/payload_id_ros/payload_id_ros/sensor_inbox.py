@@ -23,7 +23,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 
-from payload_id_core.monitor.live import PUBLISHER_SILENCE_S
+from payload_id_core.monitor import PUBLISHER_SILENCE_S
 from payload_id_ros.input_drops import DropCounter
 from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger, SharedJointWatch
 
