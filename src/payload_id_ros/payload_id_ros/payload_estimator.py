@@ -332,8 +332,6 @@ class PayloadEstimator(Node):
 
     def _new_live_monitor(self) -> LiveMonitor:
         assert self.robot is not None
-        # The inbox names another publisher in every drain until it has been silent for publisher_silence_s (and
-        # several of its periods): the monitor follows it, waiting no longer of its own.
         live = LiveMonitor(self.model, self.robot, self.frame, self.gains, self.params.rated_payload_kg,
                            self.params.stale_timeout, self.prior, publisher_silence_s=0.0)
         # The saved monitor re-estimate's tare goes with the estimate it was saved with (the node's at start).
