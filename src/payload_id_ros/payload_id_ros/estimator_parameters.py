@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from payload_id_core.errors import parse_choice
+from payload_id_core.monitor import PUBLISHER_SILENCE_S
 from payload_id_ros.controller_payload import ControllerKind, ControllerSettings
 from payload_id_ros.parameters import Range, parameter
 
@@ -56,6 +57,10 @@ class EstimatorParameters:
                               "the service ~/monitor starts and stops it (stopping at most once per 0.5 s; what "
                               "it carries is kept). Its floor, the smallest mass change its alarm sees at the "
                               "arm's pose, is logged when it starts; ~/payload's mass σ is kept at least half of it")
+    publisher_silence_s: float = parameter(PUBLISHER_SILENCE_S, "s: a second publisher of the robot's joints pauses "
+                                           "the monitor (two drivers' samples are not one robot's) until it has "
+                                           "been silent for max(this, 3 of its periods); a publisher heard once is "
+                                           "given this as its period", valid=Range(low=0.0, low_open=True))
     monitor_apply_to_controller: bool = parameter(False, "apply the monitor's determined re-estimates to the "
                                                   "controller (the same refusals as a goal's; a part put down "
                                                   "applies the empty payload)")

@@ -20,6 +20,8 @@ from enum import Enum
 import numpy as np
 from sensor_msgs.msg import JointState
 
+from payload_id_core.monitor import PUBLISHER_SILENCE_S, publisher_wait
+
 
 class DropReason(str, Enum):
     """Why an input message was dropped. The value names it in logs and counts."""
@@ -147,10 +149,12 @@ class JointStateMerger:
         return JointSample(t, q, qd, effort)
 
 
-def shared_joint_publishers(sources: list[tuple[object, tuple[str, ...]]], joint_names) -> str:
+def shared_joint_publishers(sources: list[tuple[object, tuple[str, ...]]], joint_names,
+                            labels: dict | None = None) -> str:
     """Why the messages `sources` ([(publisher id, names)], one drain's) are two drivers' samples of the same
     joints ('' when they are not): two publishers naming a model joint each. A cell's other drivers (a gripper)
-    name other joints and are fine; a publisher id None (a middleware that gives none) counts as unknown."""
+    name other joints and are fine; a publisher id None (a middleware that gives none) counts as unknown. `labels`
+    (publisher id -> its node's name) names the publishers."""
     wanted = set(joint_names)
     joints_of: dict[object, set[str]] = {}
     for pub, names in sources:
@@ -162,6 +166,53 @@ def shared_joint_publishers(sources: list[tuple[object, tuple[str, ...]]], joint
         for b in pubs[i + 1:]:
             shared = joints_of[a] & joints_of[b]
             if shared:
-                return (f"{len(pubs)} publishers send joint states of the same joints ({', '.join(sorted(shared))}): "
-                        "two drivers' samples cannot be one robot's; stop the other publisher")
+                named = f": {' and '.join(sorted(labels.get(p, '?') for p in pubs))}" if labels else ""
+                return (f"{len(pubs)} publishers send joint states of the same joints ({', '.join(sorted(shared))})"
+                        f"{named}; two drivers' samples cannot be one robot's; stop the other publisher")
     return ""
+
+
+class SharedJointWatch:
+    """The publishers of the model's joints over time, not per drain: a publisher heard in one drain lives until it
+    has been silent for publisher_wait (several of its periods, the periods measured between the drains it was heard
+    in), so a second publisher of the same joints that sends once every few drains is named in every drain while it
+    lives (h143: in 4 of 16, and the monitor resumed between them). Times are the caller's (monotonic s)."""
+
+    def __init__(self, joint_names, silence_s: float = PUBLISHER_SILENCE_S) -> None:
+        self.joint_names = list(joint_names)
+        self.silence_s = silence_s
+        # publisher id -> [model joints it named, last heard, largest interval between two drains it was heard in]
+        self._seen: dict[object, list] = {}
+
+    def add(self, sources: list[tuple[object, tuple[str, ...]]], now: float) -> None:
+        """A drain's (publisher id, names) at `now`; publishers silent for their wait are forgotten."""
+        wanted = set(self.joint_names)
+        for pub, names in sources:
+            joints = wanted.intersection(names)
+            if pub is None or not joints:
+                continue
+            seen = self._seen.get(pub)
+            if seen is None:
+                self._seen[pub] = [set(joints), now, None]
+                continue
+            seen[0].update(joints)
+            if now > seen[1]:
+                seen[2] = max(seen[2] or 0.0, now - seen[1])
+                seen[1] = now
+        for pub in [p for p, (_, last, interval) in self._seen.items()
+                    if now - last >= publisher_wait(self.silence_s, interval)]:
+            del self._seen[pub]
+
+    @property
+    def publishers(self) -> list[object]:
+        return list(self._seen)
+
+    def shared(self, labels: dict | None = None) -> str:
+        """shared_joint_publishers over the publishers alive ('' : one driver per joint)."""
+        why = shared_joint_publishers([(p, tuple(j)) for p, (j, _, _) in self._seen.items()], self.joint_names,
+                                      labels)
+        if not why:
+            return ""
+        # The pause ends once either is gone: the shorter wait is the one said.
+        wait = min(publisher_wait(self.silence_s, interval) for _, _, interval in self._seen.values())
+        return f"{why} (it counts as gone once silent for {wait:.2g} s)"

@@ -116,7 +116,7 @@ class PayloadEstimator(Node):
         sensors = MutuallyExclusiveCallbackGroup()
         # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
         self.inbox = SensorInbox(self, self.model.joint_names, params.joint_states_topic, params.wrench_topic,
-                                 future_tolerance=params.stale_timeout)
+                                 future_tolerance=params.stale_timeout, publisher_silence_s=params.publisher_silence_s)
         self.joint_states = JointStateWatch(self.inbox, self.now, params.stale_timeout, self._on_joint_states)
         self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory, 10,
                                  callback_group=sensors)
@@ -333,7 +333,7 @@ class PayloadEstimator(Node):
     def _new_live_monitor(self) -> LiveMonitor:
         assert self.robot is not None
         live = LiveMonitor(self.model, self.robot, self.frame, self.gains, self.params.rated_payload_kg,
-                           self.params.stale_timeout, self.prior)
+                           self.params.stale_timeout, self.prior, publisher_silence_s=0.0)
         # The saved monitor re-estimate's tare goes with the estimate it was saved with (the node's at start).
         live.saved_tare, self._saved_tare = self._saved_tare, None
         live.saved_unloaded, self._saved_unloaded = self._saved_unloaded, None

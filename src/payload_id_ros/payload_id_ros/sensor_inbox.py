@@ -23,8 +23,9 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 
+from payload_id_core.monitor import PUBLISHER_SILENCE_S
 from payload_id_ros.input_drops import DropCounter
-from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger, shared_joint_publishers
+from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger, SharedJointWatch
 
 # Best effort talks to reliable and best-effort publishers alike. 1000 samples = 2 s at 500 Hz: a goal thread that
 # stalls (0.9 s measured under load while it fed its first second) loses nothing; a longer stall overwrites the
@@ -80,12 +81,16 @@ class SensorInbox:
     (`joint_drops`, `wrench_drops`) with a throttled warning; none ever raises."""
 
     def __init__(self, owner: Node, joint_names, joint_topic: str, wrench_topic: str,
-                 future_tolerance: float = math.inf):
+                 future_tolerance: float = math.inf, publisher_silence_s: float = PUBLISHER_SILENCE_S):
         # A node of its own (not spun by any executor); global --ros-args remaps (__node) must not rename it.
         self.node = Node(f"{owner.get_name()}_inbox", namespace=owner.get_namespace(), context=owner.context,
                          use_global_arguments=False, start_parameter_services=False)
         self.joint_names = list(joint_names)
         self.merger = JointStateMerger(joint_names, future_tolerance)
+        # Who publishes the model's joints, over time (a second publisher named in every drain while it lives).
+        self.publishers = SharedJointWatch(joint_names, publisher_silence_s)
+        self._labels: dict[object, str] = {}       # publisher id -> its node's name (the graph's)
+        self._joint_topic = joint_topic
         logger = owner.get_logger()
         self.joint_drops = DropCounter(logger, joint_topic, "check the robot driver publishing it")
         self.wrench_drops = DropCounter(logger, wrench_topic, "check the F/T sensor's driver")
@@ -119,6 +124,7 @@ class SensorInbox:
         if not msgs:
             return None
         self.last_receipt = time.monotonic()
+        self.publishers.add(sources, self.last_receipt)
         samples: list[JointSample] = []
         last_drop: DropReason | None = None
         for m in msgs:
@@ -136,7 +142,17 @@ class SensorInbox:
         self.last_sample_receipt = self.last_receipt
         return JointStateBatch(np.array([s.t for s in samples]), np.array([s.q for s in samples]),
                                np.array([s.qd for s in samples]), np.array([s.effort for s in samples]),
-                               shared_joint_publishers(sources, self.joint_names))
+                               self._second_source())
+
+    def _second_source(self) -> str:
+        """SharedJointWatch.shared, the publishers named by their nodes (looked up in the graph when one is new)."""
+        why = self.publishers.shared(self._labels)
+        if why and any(p not in self._labels for p in self.publishers.publishers):
+            for info in self.node.get_publishers_info_by_topic(self._joint_topic):
+                key = _publisher_key({"publisher_gid": info.endpoint_gid})
+                self._labels[key] = f"{info.node_namespace.rstrip('/')}/{info.node_name}"
+            why = self.publishers.shared(self._labels)
+        return why
 
     def drain_wrenches(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(t (N,), wrench (N, 6) [F, T]) received since the last drain, or None. Non-finite readings are

@@ -1,10 +1,16 @@
 """Payload monitoring during task motion (issue 17): the momentum residual, change detection, re-estimation."""
 
 from payload_id_core.monitor.detect import DetectorSettings, Event, EventKind, mass_change_text
-from payload_id_core.monitor.live import MIN_TOGGLE_INTERVAL_S, LiveMonitor, ToggleLimit
+from payload_id_core.monitor.live import (
+    MIN_TOGGLE_INTERVAL_S,
+    PUBLISHER_SILENCE_S,
+    LiveMonitor,
+    ToggleLimit,
+    publisher_wait,
+)
 from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor, PayloadState
 from payload_id_core.monitor.observer import FilteredPayloadRegressor, MomentumObserver, ObserverModel
 
 __all__ = ["MIN_TOGGLE_INTERVAL_S", "DetectorSettings", "Event", "EventKind", "FilteredPayloadRegressor", "LiveMonitor",
            "MomentumObserver", "MonitorSettings", "MonitorUpdate", "ObserverModel", "PayloadMonitor", "PayloadState",
-           "ToggleLimit", "mass_change_text"]
+           "PUBLISHER_SILENCE_S", "ToggleLimit", "mass_change_text", "publisher_wait"]

@@ -8,9 +8,11 @@ payload, its σ, the tare and a change being re-estimated), and it is switched o
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
 the saved re-estimate, its tare, the unloaded robot's friction learnt, whether the payload was still unconfirmed
 and the last joint-state stamp watched (`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`,
-payload.result_file). A second publisher of the same joints
-pauses it (`feed`'s `second_source`), said once. Its floor, the smallest mass change the alarm can see here
-(PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ (`floored`).
+payload.result_file). A second publisher of the same joints pauses it (`feed`'s `second_source`), said once, until
+that publisher has been silent for `OtherPublisher.wait` (several of its periods: one that sends a message every few
+drains paused only the drains it landed in, and the pause was said 572 times while a real pick went unseen). Its
+floor, the smallest mass change the alarm can see here (PayloadMonitor.mass_floor), is said at its start and kept
+in every re-estimate's mass σ (`floored`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,47 @@ from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
 MIN_TOGGLE_INTERVAL_S = 0.5   # s between two switches off of the monitor (a change's decision takes ~0.1 s)
+# s: the least silence of another publisher of the same joints before the monitor resumes. `ros2 topic pub`, the way
+# a second publisher is most often started by hand, sends once a second by default; its period is also what is
+# assumed of a publisher heard once (its own not known yet).
+PUBLISHER_SILENCE_S = 1.0
+PUBLISHER_PERIODS = 3         # periods of that publisher it must have missed: one lost message is no silence
+
+
+def publisher_wait(silence_s: float, interval: float | None) -> float:
+    """s a publisher heard every `interval` s (None: heard once, its period not known, taken as `silence_s`) must be
+    silent before it counts as gone: max(silence_s, PUBLISHER_PERIODS × its interval)."""
+    return max(silence_s, PUBLISHER_PERIODS * (silence_s if interval is None else interval))
+
+
+class OtherPublisher:
+    """Another publisher of the same joints over time (LiveMonitor's pause): heard at the times `heard` is given, gone
+    once silent for `wait` (publisher_wait of the largest interval between two of its hearings)."""
+
+    def __init__(self, silence_s: float = PUBLISHER_SILENCE_S) -> None:
+        self.silence_s = silence_s
+        self.last: float | None = None        # when it was last heard (None: not heard, or gone)
+        self.interval: float | None = None    # the largest interval between two hearings (None: heard once)
+        self.why = ""
+
+    def heard(self, t: float, why: str) -> bool:
+        """It was heard at `t` (`why`: what the inbox said of it); True when it was not heard before (a new pause)."""
+        last = self.last
+        if last is not None and t > last:
+            self.interval = max(self.interval or 0.0, t - last)
+        self.last, self.why = t if last is None else max(last, t), why
+        return last is None
+
+    @property
+    def wait(self) -> float:
+        return publisher_wait(self.silence_s, self.interval)
+
+    def gone(self, t: float) -> bool:
+        """True (once) when at `t` it has been silent for `wait`: it is forgotten (heard again, it is a new pause)."""
+        if self.last is None or t - self.last < self.wait:
+            return False
+        self.last, self.interval = None, None
+        return True
 
 
 class ToggleLimit:
@@ -57,6 +100,7 @@ class LiveStep:
 
     update: MonitorUpdate
     estimate: PayloadEstimate | None = None
+    resumed: str | None = None        # why the monitor resumed after another publisher's pause (said once)
 
 
 class LiveMonitor:
@@ -64,7 +108,10 @@ class LiveMonitor:
     estimate (after a goal: on the goal's)."""
 
     def __init__(self, model: RobotModel, robot: RobotIdentification, frame: str, gains: np.ndarray | None,
-                 rated_payload_kg: float = 0.0, stale_timeout: float = 0.5, prior: PayloadPrior | None = None) -> None:
+                 rated_payload_kg: float = 0.0, stale_timeout: float = 0.5, prior: PayloadPrior | None = None,
+                 publisher_silence_s: float = PUBLISHER_SILENCE_S) -> None:
+        """`publisher_silence_s`: OtherPublisher's least silence; 0 when `feed`'s second_source is already named for
+        as long as the other publisher lives (the node's inbox, joint_state_merge.SharedJointWatch)."""
         self.model, self.robot, self.frame = model, robot, frame
         # What is known of the payload (the node's bounding_box / known_mass): applied to every re-estimate of a
         # carried part as an identify goal applies it (a part it contradicts is suspect, the prior not applied).
@@ -88,11 +135,16 @@ class LiveMonitor:
         # The last joint-state stamp the monitor that saved it had seen (None: not known): a change made after it, while
         # the node was down, is not located before the first monitor's alarm (PayloadMonitor.carry_on_from_part).
         self.saved_watched_until: float | None = None
-        self._second_source = ""               # why the monitor is paused for another publisher ('' : it is not)
+        # Another publisher of the same joints, heard at the stamps of the batches naming it: the monitor is paused
+        # while it lives. Its state is said not determined meanwhile (nothing is watched), restored on resume.
+        self.other = OtherPublisher(publisher_silence_s)
+        self._determined_before: bool | None = None
 
     def restart(self) -> None:
         """After a goal: the next batch starts a new monitor on the goal's estimate (nothing of the old kept)."""
         self.monitor = None
+        self.other = OtherPublisher(self.other.silence_s)    # a publisher still there pauses the new one, said again
+        self._determined_before = None
         self.saved_tare = None
         self.saved_unloaded = None
         self.saved_unconfirmed = ""
@@ -187,21 +239,41 @@ class LiveMonitor:
     def feed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,
              last: PayloadEstimate | None, second_source: str = "") -> LiveStep:
         """One batch (t (N,), q, q̇, effort (N, n), model order); `last`: the estimate a new monitor starts on.
-        `second_source`: why these samples may be two drivers' (another publisher of the same joints): nothing is
-        fed (one residual of two robots' samples made phantom contacts and a phantom part), the monitor is
-        suspended and the reason said once; it resumes on the first batch without it."""
+        `second_source`: why these samples may be two drivers' (another publisher of the same joints). From the first
+        batch naming it until it has been silent for OtherPublisher.wait (by the batches' stamps), nothing is fed (one
+        residual of two robots' samples made phantom contacts and a phantom part), the monitor is suspended (its
+        carried payload kept, said not determined meanwhile) and the pause said once; on resume that is said once, and
+        the observers start from zero: a change made meanwhile rises at the restart and is named not located
+        (PayloadMonitor._unwatched_change), no event is made of the gap itself."""
         if self.monitor is None:
             self.monitor = self.new_monitor(last)
-        if second_source:
-            said = second_source != self._second_source
-            if not self._second_source:
-                self.monitor.suspend()
-            self._second_source = second_source
-            return LiveStep(MonitorUpdate(paused=f"monitor paused: {second_source}; it resumes when only one "
-                                          "driver publishes these joints, no event meanwhile" if said else None))
-        if self._second_source:
-            self._second_source = ""
-            self.monitor.suspend()       # nothing of the mixed samples' observer state carries over
+        now = float(t[-1])
+        if second_source and self.other.heard(now, second_source):
+            self.monitor.suspend()
+            self._determined_before = self.monitor.state.determined
+            self.monitor.state = replace(self.monitor.state, determined=False)
+            until = (f"once the other publisher has been silent for max({self.other.silence_s:g} s, "
+                     f"{PUBLISHER_PERIODS} of its periods) ({self.other.wait:g} s until its period is known)"
+                     if self.other.silence_s > 0
+                     else "once the other publisher is no longer named")
+            return LiveStep(MonitorUpdate(paused=f"monitor paused: {second_source}; it resumes {until}, no event "
+                                          "meanwhile"))
+        if self._determined_before is not None:
+            silent = now - (self.other.last if self.other.last is not None else now)
+            if not self.other.gone(now):
+                return LiveStep(MonitorUpdate())
+            self.monitor.state = replace(self.monitor.state, determined=self._determined_before)
+            self._determined_before = None
+            resumed = (f"monitor resumed: the other publisher of these joints has been silent for {silent:.2f} s; its "
+                       "observers restart from zero, and a change made while it was paused is named with its time "
+                       "not located")
+            step = self._fed(t, q, qd, effort)
+            step.resumed = resumed
+            return step
+        return self._fed(t, q, qd, effort)
+
+    def _fed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray) -> LiveStep:
+        assert self.monitor is not None
         tau = effort if self.gains is None else effort * self.gains[None, :]
         update = self.monitor.update(t, q, qd, tau)
         self._silent = False
