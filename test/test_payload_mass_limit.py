@@ -91,3 +91,18 @@ def test_a_known_mass_the_arm_cannot_hold_exits_2_in_one_line_with_nothing_writt
     assert code == 2 and not out.exists() and stdout == ""
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "the known mass 20 kg is above what the arm can hold" in lines[0]
+
+
+def test_the_node_s_limit_is_found_once_and_only_when_a_known_mass_is_given(ur10e, monkeypatch):
+    """KnownMassLimit (the node's): no search while no known mass is given (0), the configured rated payload binding,
+    and the capacity searched once however many goals give one."""
+    from payload_id_core.payload import mass_limit
+
+    calls = []
+    monkeypatch.setattr(mass_limit, "holding_capacity", lambda model: calls.append(model) or holding_capacity(model))
+    limit = mass_limit.KnownMassLimit(ur10e, rated_kg=8.0)
+    assert limit(0.0) is None and calls == []
+    assert limit(3.0).kg == 8.0 and limit(5.0).kg == 8.0
+    assert len(calls) == 1
+    with pytest.raises(PayloadIdError, match="rated payload 8 kg"):
+        goal_prior((), 9.0, rated_payload=limit(9.0))

@@ -49,11 +49,10 @@ from payload_id_core.monitor import LiveMonitor
 from payload_id_core.payload import (
     GoalOutcome,
     IdentificationRun,
-    MassLimit,
+    KnownMassLimit,
     ResultUnreadable,
     goal_options,
     goal_prior,
-    known_mass_limit,
     read_result,
     write_result,
 )
@@ -98,9 +97,9 @@ class PayloadEstimator(Node):
         self.effort_scale = None if override is None else check_drive_gains(override, self.model.n,
                                                                             "parameter effort_scale")
         # What is known of the payload: bad values stop the node at start, naming the parameter.
-        self._mass_limit: tuple[MassLimit | None] | None = None     # _rated_payload's, once found
+        self._mass_limit = KnownMassLimit(self.model, params.rated_payload_kg)
         self.prior = goal_prior(params.bounding_box_given or (), params.known_mass, params.known_mass_std,
-                                rated_payload=self._rated_payload(params.known_mass))
+                                rated_payload=self._mass_limit(params.known_mass))
         self.robot: RobotIdentification | None = None
         self.robot_error: str | None = None
         self.gains: np.ndarray | None = None       # torque = effort × gains (None: the efforts are torques)
@@ -182,21 +181,11 @@ class PayloadEstimator(Node):
             self.gains = np.asarray(gains.scale, dtype=float)
             self.get_logger().info(f"drive gains {np.round(gains.scale, 6).tolist()} from {gains.source}")
 
-    def _rated_payload(self, known_mass: float) -> MassLimit | None:
-        """The heaviest known mass a goal or the node may give (payload.mass_limit: the rated_payload_kg parameter when
-        configured, else the robot's by its name, and what the URDF's joints hold at full reach); found once, and only
-        when a known mass is given (`known_mass` 0: none, nothing to check)."""
-        if known_mass == 0.0:
-            return None
-        if self._mass_limit is None:
-            self._mass_limit = (known_mass_limit(self.model, self.params.rated_payload_kg),)
-        return self._mass_limit[0]
-
     def new_run(self, request: Identify.Goal) -> IdentificationRun:
         """The online identification the goal asks for; bad requests fail here, before anything moves."""
         method = request.method or self.params.method
         prior = goal_prior(request.bounding_box, request.known_mass, request.known_mass_std, self.prior,
-                           self._rated_payload(request.known_mass))
+                           self._mass_limit(request.known_mass))
         options = goal_options(request.convergence, request.forgetting, request.noise_std, self.model.n, prior)
         traj_name = request.trajectory or self.params.trajectory
         if not traj_name:

@@ -12,7 +12,7 @@ from payload_id_core.lazy_exports import lazy_exports
 _EXPORTS = {
     "goal_outcome": ["FinishedGoal", "GoalOutcome"],
     "markers": ["COM_SPHERE_DIAMETER", "LABEL_SIZE", "marker_geometry", "mass_label"],
-    "mass_limit": ["MassLimit", "known_mass_limit", "rated_payload"],
+    "mass_limit": ["KnownMassLimit", "MassLimit", "known_mass_limit", "rated_payload"],
     "method_names": ["PayloadMethod"],
     "methods": ["METHOD_SPECS", "ONLINE_SPECS", "identify_payload", "method_spec"],
     "online": ["ConvergenceRule", "OnlinePayloadEstimator"],
@@ -25,7 +25,7 @@ __all__ = sorted(name for names in _EXPORTS.values() for name in names)
 if TYPE_CHECKING:  # the same names, for type checkers (test_architecture checks that the two agree)
     from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
     from payload_id_core.payload.markers import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
-    from payload_id_core.payload.mass_limit import MassLimit, known_mass_limit, rated_payload
+    from payload_id_core.payload.mass_limit import KnownMassLimit, MassLimit, known_mass_limit, rated_payload
     from payload_id_core.payload.method_names import PayloadMethod
     from payload_id_core.payload.methods import METHOD_SPECS, ONLINE_SPECS, identify_payload, method_spec
     from payload_id_core.payload.online import ConvergenceRule, OnlinePayloadEstimator

@@ -61,4 +61,21 @@ def known_mass_limit(model: RobotModel, rated_kg: float | None = None) -> MassLi
     return MassLimit.rated(rated, could)
 
 
-__all__ = ["RATED_PAYLOAD_KG", "MassLimit", "known_mass_limit", "rated_payload"]
+class KnownMassLimit:
+    """known_mass_limit of one robot, found on first need: the holding capacity's search takes 0.5-1 s, so a node pays
+    it only when its parameters or a goal give a known mass."""
+
+    def __init__(self, model: RobotModel, rated_kg: float | None = None) -> None:
+        self._model, self._rated_kg = model, rated_kg
+        self._found: tuple[MassLimit | None] | None = None
+
+    def __call__(self, known_mass: float) -> MassLimit | None:
+        """The limit a known mass `known_mass` is checked against (0: none given, nothing to check: None)."""
+        if known_mass == 0.0:
+            return None
+        if self._found is None:
+            self._found = (known_mass_limit(self._model, self._rated_kg),)
+        return self._found[0]
+
+
+__all__ = ["RATED_PAYLOAD_KG", "KnownMassLimit", "MassLimit", "known_mass_limit", "rated_payload"]
