@@ -147,7 +147,7 @@ def test_on_its_own_motion_the_term_is_small(cross):
     truth = PayloadEstimate(FRAME, from_mass_com_inertia(MASS, [0.03, -0.02, 0.08], np.diag([0.012, 0.015, 0.009])),
                             np.zeros((10, 10)), "truth")
     sig = method_signals(simulate(m, traj, truth, "ur10", seed=100), m, PayloadOptions(), robot)
-    with_term, _, _ = online_covariance_extra(m, robot, FRAME, sig.q, sig.qd, sig.qdd, sig.tau, load_friction=True)
-    without, _, _ = online_covariance_extra(m, dataclasses.replace(robot, unmodelled_gear=None), FRAME, sig.q, sig.qd,
+    with_term, *_ = online_covariance_extra(m, robot, FRAME, sig.q, sig.qd, sig.qdd, sig.tau, load_friction=True)
+    without, *_ = online_covariance_extra(m, dataclasses.replace(robot, unmodelled_gear=None), FRAME, sig.q, sig.qd,
                                             sig.qdd, sig.tau, load_friction=True)
     assert 0.0 < np.sqrt(with_term[0, 0] - without[0, 0]) < 0.0025 * MASS

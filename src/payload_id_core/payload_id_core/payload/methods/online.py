@@ -45,7 +45,8 @@ def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, 
     """(extra, notes, offset drift): what the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ)
     it was fed, and why (OnlineEstimator.covariance_extra_parts: serially correlated residuals, the robot model's
     unmodelled gear friction), and apart the offsets' recorded drift (σ only: not the projection's metric)."""
-    return estimator.covariance_extra_parts(q, qd, qdd, tau)
+    parts = estimator.covariance_extra_parts(q, qd, qdd, tau)
+    return parts.extra, parts.notes, parts.drift
 
 
 def judge_moments_on(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,

@@ -1,0 +1,111 @@
+"""The online methods' convergence when the robot model's error, not the noise, sets the mass σ (issue 29, h134).
+
+The 'covariance' rule declares an estimate converged when its reported mass σ is below mass_rel_std (0.5 %), or,
+the second route, when more rows of the motion can no longer sharpen it: the variance the rows still shrink (the
+estimator's own, the serial-correlation and resolution terms) at most MODEL_LIMITED_SHARE of the variance they do not
+(robot.yaml's measured model error, the unmodelled gear friction's response, the offsets' drift, the drive gains'),
+settled over the last second and over the last half of the motion (online/base.py). On the real UR10e the measured
+model error alone is 0.77 % of the mass: the first route never declared there.
+
+Simulated here on sim_runs' 8 s UR10 run with 4 kg, robot.yaml given a measured model error of 1 % of the mass: at the
+runs' own noise the estimator's σ falls to ~0.1 % and the rule declares; with the noise twelve times larger it stays
+~0.8 % (above half the 1 %) and the rule waits, though neither run ever has a σ below 0.5 %.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import yaml
+from conftest import UR10E_DATA as DATA
+from conftest import requires_ur10e_data
+from sim_runs import DRIFT_MASS, DRIFT_PHI, FRICTION, NOISE, given_gains_robot
+
+from payload_id_core.cli.main import main as cli_main
+from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.payload.methods.common import method_signals
+from payload_id_core.payload.online import OnlinePayloadEstimator
+from payload_id_core.payload.online.base import MODEL_LIMITED_SHARE, ConvergedBy
+from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.robot_id.model_error import HeldOutModelError
+from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
+
+MODEL_ERROR = 0.01        # robot.yaml's measured model error: the mass's σ, a share of the mass
+
+
+@pytest.fixture(scope="module")
+def measured():
+    """(model, robot.yaml with a measured model error of MODEL_ERROR × the mass, frame)."""
+    model, robot = given_gains_robot("ur10")
+    frame = model.default_payload_frame
+    spurious = np.array([[MODEL_ERROR * DRIFT_MASS, 1e-4, 1e-4, 1e-4, *[1e-5] * 6]])
+    error = HeldOutModelError(frame, ["held-out a", "held-out b"], np.vstack([spurious, -spurious]))
+    return model, replace(robot, model_error=error), frame
+
+
+def _run(model, robot, frame, method: str, noise_scale: float):
+    """The online estimator fed 25 samples at a time until it declares, and the estimate and its reported mass σ
+    then (as a goal that stops when converged has them)."""
+    t, q, qd, qdd = sum_of_sines(model, 8.0, 100.0, seed=3)
+    rec = synthetic_recording(model, t, q, qd, qdd, friction=make_friction_model("linear", model.joint_names),
+                              friction_params=np.tile(FRICTION, model.n), noise_std=NOISE * noise_scale, seed=3,
+                              payload=(DRIFT_PHI, frame))
+    sig = method_signals(rec, model, PayloadOptions(), robot)
+    est = OnlinePayloadEstimator(model, robot, frame, method, rate_hz=100.0)
+    k = 0
+    while k < sig.t.size and not est.converged:
+        est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
+        k += 25
+    z, std = est._quick_payload()
+    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
+    shares = est.mass_variance_shares(z, float(std[0])) if not est.converged else None
+    return est, float(z[0]), float(np.sqrt(std[0] ** 2 + extra[0, 0])), shares
+
+
+@pytest.mark.parametrize("method", ["direct-rls", "difference-rls"])
+def test_model_error_dominated_run_converges(measured, method):
+    est, mass, std, _ = _run(*measured, method, 1.0)
+    assert est.converged and est.converged_by is ConvergedBy.MODEL_ERROR, (est.converged, est.converged_by)
+    assert 0.5 < est.convergence_time <= 3.0, est.convergence_time     # measured 1.75 s (direct), 2.75 s (difference)
+    assert std >= MODEL_ERROR * mass                   # the σ the goal reports holds the 1 %: never below 0.5 %
+    assert abs(mass - DRIFT_MASS) <= 2 * std, (mass, std)
+    notes = [n.text for n in est.estimate().notes if "converged at" in n.text]
+    assert notes and "robot model's error" in notes[0], notes
+
+
+def test_noise_limited_run_does_not_converge_yet(measured):
+    est, mass, std, shares = _run(*measured, "direct-rls", 12.0)
+    assert not est.converged
+    noise, lasting = shares
+    assert noise > MODEL_LIMITED_SHARE * lasting > 0.0, shares      # own σ ~0.8 % against the 1 %
+    assert std > 0.005 * mass                                         # nor is it below the first route's bar
+
+
+@pytest.fixture(scope="module")
+def ur10e_measured_robot_yaml(tmp_path_factory):
+    """robot.yaml as bench/ur10e.py's user path makes it: the gains from the 14harm pair with the known 2.805 kg, the
+    model error measured and the offsets' drift recorded on the 15harm and 01_31 unloaded runs."""
+    out = tmp_path_factory.mktemp("ur10e_measured") / "robot.yaml"
+    others = [a for f in ("ur-20_02_19_15harm50sec.csv", "ur-20_01_31-unload.csv")
+              for a in ("--held-out-csv-ur", str(DATA / f), "--drift-csv-ur", str(DATA / f))]
+    assert cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur",
+                     str(DATA / "ur-20_02_19_14harm50sec.csv"), "--loaded-csv-ur",
+                     str(DATA / "ur-20_02_19_14harm50secLoad.csv"), "--known-payload-mass", "2.805", *others,
+                     "--out", str(out)]) == 0
+    return out
+
+
+@requires_ur10e_data
+def test_difference_rls_converges_on_a_real_pair(ur10e_measured_robot_yaml, tmp_path):
+    """The real UR10e user path (bench/ur10e.py's robot.yaml: model error measured on the 15harm and 01_31 unloaded
+    runs): difference-rls on 01_31 declares after 27.2 s of its 30 s, within 0.2σ; the first route never did."""
+    out = tmp_path / "payload.yaml"
+    assert cli_main(["identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(ur10e_measured_robot_yaml),
+                     "--csv-ur", str(DATA / "ur-20_01_31-load.csv"), "--unloaded-csv-ur",
+                     str(DATA / "ur-20_01_31-unload.csv"), "--method", "difference-rls", "--out", str(out)]) == 0
+    d = yaml.safe_load(out.read_text())
+    assert d["converged"] is True and d["quality"]["status"] == "ok", (d["converged"], d["quality"])
+    assert 20.0 < d["convergence_time"] < 30.0, d["convergence_time"]
+    assert abs(d["mass"] - 2.805) <= d["std"]["mass"], (d["mass"], d["std"]["mass"])
