@@ -9,6 +9,7 @@ from cli_fixtures import run_cli
 from payload_id_core.dynamics.holding_capacity import _torques, holding_capacity
 from payload_id_core.dynamics.model import RobotModel, bundled_urdf
 from payload_id_core.errors import PayloadIdError
+from payload_id_core.payload import mass_limit
 from payload_id_core.payload.mass_limit import known_mass_limit, rated_payload
 from payload_id_core.payload.session import goal_prior
 
@@ -96,8 +97,6 @@ def test_a_known_mass_the_arm_cannot_hold_exits_2_in_one_line_with_nothing_writt
 def test_the_node_s_limit_is_found_once_and_only_when_a_known_mass_is_given(ur10e, monkeypatch):
     """KnownMassLimit (the node's): no search while no known mass is given (0), the configured rated payload binding,
     and the capacity searched once however many goals give one."""
-    from payload_id_core.payload import mass_limit
-
     calls = []
     monkeypatch.setattr(mass_limit, "holding_capacity", lambda model: calls.append(model) or holding_capacity(model))
     limit = mass_limit.KnownMassLimit(ur10e, rated_kg=8.0)
