@@ -11,13 +11,13 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from monitor_mode_stand_ins import Controller, Node
 from test_monitor_task_motion import FRAME, Task, place_then_forearm_push
 
 from payload_id_core.monitor.live import MIN_TOGGLE_INTERVAL_S, LiveMonitor, ToggleLimit
 from payload_id_core.monitor.refine import PayloadRefiner
 from payload_id_core.payload.result_file import read_result, write_result
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
-from payload_id_ros.controller_payload import ApplyOutcome, ApplyStatus
 from payload_id_ros.monitor_mode import MonitorMode
 from payload_id_ros.sensor_inbox import JointStateBatch
 
@@ -27,64 +27,11 @@ SECOND = 2.0
 EVENTS = ["picked", "placed", "picked", "placed"]
 
 
-class _Logger:
-    def __init__(self):
-        self.lines: list[tuple[str, str]] = []
-
-    def info(self, text):
-        self.lines.append(("info", text))
-
-    def warn(self, text):
-        self.lines.append(("warn", text))
-
-
-class _Publisher:
-    def __init__(self):
-        self.sent: list = []
-
-    def publish(self, msg):
-        self.sent.append(msg)
-
-    def get_subscription_count(self):
-        return 0
-
-
-class _Node:
-    """Stands in for the estimator node: publishers that record, a service that is never called over ROS."""
-
-    def __init__(self):
-        self.logger = _Logger()
-        self.publishers: dict[str, _Publisher] = {}
-
-    def get_logger(self):
-        return self.logger
-
-    def create_publisher(self, _type, topic, _qos):
-        return self.publishers.setdefault(topic, _Publisher())
-
-    def create_service(self, *args, **kwargs):
-        return None
-
-
-class _Controller:
-    """Records what it is given (mass; 0.0 for the empty payload); `refuse` makes every apply fail."""
-
-    def __init__(self, refuse: bool = False):
-        self.applied: list[float] = []
-        self.refuse = refuse
-
-    def apply(self, est: PayloadEstimate, even_if_suspect: bool = False, empty_ok: bool = False) -> ApplyOutcome:
-        if self.refuse:
-            return ApplyOutcome.of(ApplyStatus.TIMEOUT, "not applied: the controller did not answer")
-        self.applied.append(0.0 if not np.any(est.phi) else float(est.phi[0]))
-        return ApplyOutcome.of(ApplyStatus.APPLIED, "applied")
-
-
 class _Cell:
     """MonitorMode on a stand-in node, the estimate it publishes kept as the node keeps it."""
 
     def __init__(self, model, robot, controller=None, clock=None, saved=None):
-        self.node, self.controller, self.t = _Node(), controller or _Controller(), 0.0
+        self.node, self.controller, self.t = Node(), controller or Controller(), 0.0
         self.estimate: PayloadEstimate | None = saved.estimate if saved else None
         self.saved: list = []
         self.unconfirmed: list[str] = []     # the unconfirmed mark persisted with each re-estimate ('' : confirmed)
@@ -385,7 +332,7 @@ def test_an_unconfirmed_payload_stays_unconfirmed_across_a_restart(ur10_cell_rob
 
 
 def test_a_refused_apply_after_a_place_says_what_the_controller_keeps(ur10_cell_robot, task):
-    cell = _Cell(*ur10_cell_robot, controller=_Controller(refuse=True))
+    cell = _Cell(*ur10_cell_robot, controller=Controller(refuse=True))
     cell.mode.switch(True)
     _run(cell, task)
     assert cell.events() == EVENTS

@@ -28,6 +28,7 @@ import yaml
 from cli_fixtures import run_cli
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
+from monitor_mode_stand_ins import Controller, Node
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
@@ -235,51 +236,6 @@ def test_a_pick_made_where_no_joint_feels_the_mass_is_not_dated_where_it_was_see
 
 
 # -- the apply to the controller ----------------------------------------------------------------------------------
-class _Logger:
-    def __init__(self):
-        self.lines: list[tuple[str, str]] = []
-
-    def info(self, text):
-        self.lines.append(("info", text))
-
-    def warn(self, text):
-        self.lines.append(("warn", text))
-
-
-class _Node:
-    """The estimator node as MonitorMode uses it: a logger and publishers that record."""
-
-    def __init__(self):
-        self.logger, self.sent = _Logger(), {}
-
-    def get_logger(self):
-        return self.logger
-
-    def create_publisher(self, _type, topic, _qos):
-        node = self
-
-        class _Pub:
-            def publish(self, msg):
-                node.sent.setdefault(topic, []).append(msg)
-
-            def get_subscription_count(self):
-                return 0
-        return _Pub()
-
-    def create_service(self, *args, **kwargs):
-        return None
-
-
-class _Controller:
-    def __init__(self):
-        self.applied: list[float] = []
-
-    def apply(self, est, even_if_suspect=False, empty_ok=False):
-        from payload_id_ros.controller_payload import ApplyOutcome, ApplyStatus  # noqa: PLC0415 - ROS only here
-        self.applied.append(float(est.mass))
-        return ApplyOutcome.of(ApplyStatus.APPLIED, "applied")
-
-
 @pytest.fixture(scope="module")
 def real_pick_through_the_node(ur10e, tmp_path_factory):
     """MonitorMode (the node's wiring, a stand-in node and controller) fed the real 15harm runs joined: 2.805 kg
@@ -290,15 +246,15 @@ def real_pick_through_the_node(ur10e, tmp_path_factory):
     model, robot, frame = ur10e
     csv, join = _joined(tmp_path_factory.mktemp("joined"))
     joints = read_ur_csv(csv, robot.effort_scale, joint_names=model.joint_names).joints
-    node, controller, held = _Node(), _Controller(), {"est": None}
+    node, controller, held = Node(), Controller(), {"est": None}
     mode = MonitorMode(node, lambda: LiveMonitor(model, robot, frame, None, rated_payload_kg=12.5), lambda: "",
                        lambda: held["est"], lambda est: held.update(est=est), controller, lambda: False, None)
     mode.switch(True)
     events = []
     for k in range(0, joints.t.size, 2):
-        before = len(node.sent.get("~/payload_event", []))
+        before = len(node.sent("~/payload_event"))
         mode.feed(JointStateBatch(joints.t[k:k + 2], joints.q[k:k + 2], joints.qd[k:k + 2], joints.tau[k:k + 2]))
-        events += [(float(joints.t[k] - joints.t[0]), m) for m in node.sent.get("~/payload_event", [])[before:]]
+        events += [(float(joints.t[k] - joints.t[0]), m) for m in node.sent("~/payload_event")[before:]]
         if mode._apply_thread is not None:
             mode._apply_thread.join(10)
     return events, controller.applied, [text for level, text in node.logger.lines if level == "warn"], join
