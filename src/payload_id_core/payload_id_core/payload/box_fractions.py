@@ -11,16 +11,16 @@ Here the body is z = (m, c, v): the mass, the CoM and, for each of the six secon
 fraction v ∈ [0, 1] of the room the box leaves it at that CoM (Σ_ii = v_ii · m (c_i − lo_i)(hi_i − c_i), Σ_ij =
 L_ij + v_ij (H_ij − L_ij) between the corner products L, H above). Every body in the box is one z with m > 0, c
 inside the box, v in the unit cube and Σ ⪰ 0 (J ⪰ 0 by its Schur complement, Wensing, Kim & Slotine 2017), and the
-set of z is not thin at any face: the fractions keep their whole range at every CoM. It is sampled by slice sampling
-along random directions (Neal 2003, "Slice sampling", Ann. Statist. 31: §4 and §5.2, the stepping-out and shrinkage
-procedures, which need no convex slice), CHAINS chains side by side, a pilot learning the posterior's shape.
+set of z is not thin at any face: the fractions keep their whole range at every CoM. It is sampled by random-walk
+Metropolis updates along the principal axes of a pilot's samples (metropolis_steps), CHAINS chains side by side.
 
-The density in z is the data's likelihood at φ(z) times a prior flat in z: flat in the mass, the CoM and the
-fractions. The prior flat in φ that priors.box_posterior samples is, in z, that times |∂φ/∂z| = m³ ∏_i m (c_i − lo_i)
-(hi_i − c_i) ∏_{i<j} (H_ij − L_ij): a CoM at distance d from a face gets d³ of the prior volume (the room for the
-three moments that shrink with it), so the posterior's CoM is pushed off the face by about 1.9 of the data's σ with
-its σ 0.7 of theirs, and a body on the face (its truth) lies 2.8 of those σ away. Flat in the CoM the box truncates
-the data's CoM, no more (the fractions' prior says nothing about where the CoM is).
+The density in z is the data's likelihood at φ(z) times the prior flat in φ that priors.box_posterior's hit-and-run
+samples, which in z is |∂φ/∂z| = m³ ∏_i m (c_i − lo_i)(hi_i − c_i) ∏_{i<j} (H_ij − L_ij) (log_volume): the same
+posterior, only drawn where it is not thin. That volume gives a CoM at distance d from a face d³ of the prior's weight
+(the room for the three moments that shrink with it), so where the motion resolves the moments the posterior's CoM is
+pushed off the face by about 1.9 of the data's σ while its σ narrows to 0.7 of theirs (priors.com_reaching_the_mode
+widens it). A prior flat in z has no such pull (measured, bench/box_face.py's resolved slab on the face: CoM x
+−1.2σ, covered); it is not used: the box's answer would depend on which sampler settled.
 """
 
 from __future__ import annotations
@@ -107,10 +107,10 @@ def log_volume(z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 class FractionPosterior:
-    """log density of z under N(φ; Λ⁻¹η, Λ⁻¹) restricted to the box: flat in z, or flat in φ (`flat_in_phi`)."""
+    """log density of z under N(φ; Λ⁻¹η, Λ⁻¹) restricted to the box, with a prior flat in φ."""
 
-    def __init__(self, info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, flat_in_phi: bool = False):
-        self.info, self.eta, self.lo, self.hi, self.flat_in_phi = info, eta, lo, hi, flat_in_phi
+    def __init__(self, info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+        self.info, self.eta, self.lo, self.hi = info, eta, lo, hi
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         phi, inside = phi_of(z, self.lo, self.hi)
@@ -118,8 +118,7 @@ class FractionPosterior:
         if inside.any():
             p = phi[inside]
             out[inside] = -0.5 * np.sum((p @ self.info) * p, axis=1) + p @ self.eta
-            if self.flat_in_phi:
-                out[inside] += log_volume(z[inside], self.lo, self.hi)
+            out[inside] += log_volume(z[inside], self.lo, self.hi)
         return out
 
 
@@ -138,7 +137,7 @@ def metropolis_steps(logp, x: np.ndarray, scale: np.ndarray, steps: int, burn_in
     k = x.shape[0]
     for step in range(burn_in + steps):
         for j in rng.permutation(scale.shape[1]):
-            trial = x + (STEP_SIGMA * rng.standard_normal(k))[:, None] * scale[:, j]
+            trial = x + STEP_SIGMA * rng.standard_normal((k, 1)) * scale[:, j]
             lp = logp(trial)
             accept = np.log(rng.random(k)) < lp - current
             x = np.where(accept[:, None], trial, x)
@@ -164,13 +163,13 @@ def split_rhat(chains: np.ndarray) -> np.ndarray:
 
 
 def sample_box_in_fractions(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: np.ndarray,
-                            mass_std: float, rng: np.random.Generator, flat_in_phi: bool = True) -> np.ndarray:
+                            mass_std: float, rng: np.random.Generator) -> np.ndarray:
     """(n, CHAINS, 10) samples of φ under the data's Gaussian (information Λ, η; all ten entries determined)
     restricted to the box (lo, hi), drawn in z from `start` (φ strictly in the box): a pilot whose moves are the data's
     σ of the mass (`mass_std`) and of the CoM (at most a tenth of the box) and a tenth of each fraction's range, then
     STEPS sweeps along the pilot's principal axes, run on (ROUNDS at most, the earliest quarter dropped each round)
     while an entry's split R̂ (split_rhat) exceeds RHAT."""
-    logp = FractionPosterior(info, eta, lo, hi, flat_in_phi)
+    logp = FractionPosterior(info, eta, lo, hi)
     z0 = z_of(np.atleast_2d(start), lo, hi)[0]
     x = np.tile(z0, (CHAINS, 1))
     cov = np.linalg.inv(info)

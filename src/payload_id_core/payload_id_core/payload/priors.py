@@ -23,8 +23,15 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                64 chains, a pilot that learns the set's shape, exact chords; a fixed seed, so the same input
                gives the same answer). A box that does not bind (box_does_not_bind: the data's Gaussian inside it
                by BIND_MARGIN_SIGMA along every linear constraint, every check draw a body in it) is not sampled:
-               the data's numbers stay. A sampler whose chains disagree (split R̂) or whose σ are wider than the
+               the data's numbers stay. Hit-and-run chains that still disagree after their last round (a CoM near a
+               face, where the set is a thin sheet) are replaced by box_fractions' sampler of the same posterior in
+               the CoM and the moments' fractions of the box's room, kept where its split R̂ is at most 1.05.
+               A sampler whose chains disagree (split R̂) or whose σ are wider than the
                data's (impossible, Brascamp & Lieb 1976) is not trusted: the data's estimate stays, with the reason.
+               The CoM's σ reaches the posterior's mode where the mean lies beyond its σ from it
+               (com_reaching_the_mode: near a face the flat prior's volume pushes the CoM into the box), and a CoM
+               the data put more than 2σ outside the box, held in by it, makes the estimate suspect
+               (com_held_in_by_the_box).
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
@@ -98,7 +105,7 @@ MAX_WIDENING = 1.1
 MAX_RHAT = 1.15
 MAX_CHAIN_ROUNDS = 8                # chains that disagree are run on, to at most this many times CHAIN_STEPS
 # The sampler in the CoM and the moments' fractions (box_fractions), tried where the hit-and-run chains disagree after
-# their first round, is kept when its split R̂ on every entry is at most this (the task's bar, tighter than MAX_RHAT:
+# their last round, is kept when its split R̂ on every entry is at most this (the task's bar, tighter than MAX_RHAT:
 # it replaces a sampler that failed it).
 FRACTIONS_MAX_RHAT = 1.05
 # Corners farther than this from the payload frame's origin (any axis, m) are no payload a robot carries: a box of
@@ -512,7 +519,8 @@ def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndar
     """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance, effective
     sample count and each entry's split R̂. The chain starts between `nearest` (the projection onto the set) and a
     block filling the box, strictly inside; its directions have the shape of the data's Gaussian where it is
-    informative and of the box elsewhere."""
+    informative and of the box elsewhere. Where its chains still disagree after MAX_CHAIN_ROUNDS and the data
+    determine every entry, the samples are box_fractions' instead if their split R̂ is at most FRACTIONS_MAX_RHAT."""
     low, high = box_parameter_ranges(lo, hi)
     m_hi = mass + 3.0 * mass_std
     half = m_hi * 0.5 * (high - low) + 3.0 * mass_std * np.abs(0.5 * (low + high)) + 1e-9
@@ -536,19 +544,19 @@ def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndar
     # MAX_CHAIN_ROUNDS times CHAIN_STEPS, the earliest quarter of the samples dropped as burn-in each round.
     keep, x = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
     determined = np.diag(info) > 0
-    for round_ in range(MAX_CHAIN_ROUNDS - 1):
+    for _ in range(MAX_CHAIN_ROUNDS - 1):
         if np.max(split_rhat(keep)[determined], initial=1.0) <= MAX_RHAT:
             break
-        if round_ == 0 and determined.all():
-            # The chains disagree after one round: where the CoM is near a face the set is a thin sheet there, which
-            # the sampler in the CoM and the moments' fractions of the box's room does not see (box_fractions).
-            in_fractions = sample_box_in_fractions(info, eta, lo, hi, start[0], mass_std, rng)
-            if np.max(split_rhat(in_fractions)) <= FRACTIONS_MAX_RHAT:
-                keep = in_fractions
-                break
         more, x = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
         keep = np.concatenate([keep, more])
         keep = keep[keep.shape[0] // 4:]
+    if np.max(split_rhat(keep)[determined], initial=1.0) > MAX_RHAT and determined.all():
+        # Still unsettled: where the CoM is near a face the set is a thin sheet there, which the sampler in the CoM and
+        # the moments' fractions of the box's room does not see (box_fractions). Tried only here, so that wherever
+        # the hit-and-run settles its samples are the ones kept, as before.
+        in_fractions = sample_box_in_fractions(info, eta, lo, hi, start[0], mass_std, rng)
+        if np.max(split_rhat(in_fractions)) <= FRACTIONS_MAX_RHAT:
+            keep = in_fractions
     flat = keep.reshape(-1, 10)
     return flat.mean(axis=0), np.cov(flat.T), _effective_samples(keep), split_rhat(keep)
 
