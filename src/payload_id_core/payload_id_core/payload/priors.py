@@ -23,8 +23,15 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                64 chains, a pilot that learns the set's shape, exact chords; a fixed seed, so the same input
                gives the same answer). A box that does not bind (box_does_not_bind: the data's Gaussian inside it
                by BIND_MARGIN_SIGMA along every linear constraint, every check draw a body in it) is not sampled:
-               the data's numbers stay. A sampler whose chains disagree (split R̂) or whose σ are wider than the
+               the data's numbers stay. Hit-and-run chains that still disagree after their last round (a CoM near a
+               face, where the set is a thin sheet) are replaced by box_fractions' sampler of the same posterior in
+               the CoM and the moments' fractions of the box's room, kept where its split R̂ is at most 1.05.
+               A sampler whose chains disagree (split R̂) or whose σ are wider than the
                data's (impossible, Brascamp & Lieb 1976) is not trusted: the data's estimate stays, with the reason.
+               The CoM's σ reaches the posterior's mode where the mean lies beyond its σ from it
+               (com_reaching_the_mode: near a face the flat prior's volume pushes the CoM into the box), and a CoM
+               the data put more than 2σ outside the box, held in by it, makes the estimate suspect
+               (com_held_in_by_the_box).
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
@@ -56,6 +63,7 @@ from scipy.special import ndtr, ndtri
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.box_fractions import sample_box_in_fractions, split_rhat
 from payload_id_core.payload.mass_limit import MassLimit, rated_payload
 from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_jacobian, readable_vector
 
@@ -96,6 +104,10 @@ BIND_CHECK_DRAWS = 4000
 MAX_WIDENING = 1.1
 MAX_RHAT = 1.15
 MAX_CHAIN_ROUNDS = 8                # chains that disagree are run on, to at most this many times CHAIN_STEPS
+# The sampler in the CoM and the moments' fractions (box_fractions), tried where the hit-and-run chains disagree after
+# their last round, is kept when its split R̂ on every entry is at most this (the task's bar, tighter than MAX_RHAT:
+# it replaces a sampler that failed it).
+FRACTIONS_MAX_RHAT = 1.05
 # Corners farther than this from the payload frame's origin (any axis, m) are no payload a robot carries: a box of
 # ±1e6 m is a typo or a unit error, and its sampled numbers meaningless.
 MAX_PAYLOAD_EXTENT_M = 5.0
@@ -502,27 +514,13 @@ def _effective_samples(chains: np.ndarray) -> float:
     return n * k / worst
 
 
-def _split_rhat(chains: np.ndarray) -> np.ndarray:
-    """Each entry's split R̂ (Gelman et al., Bayesian Data Analysis 3rd ed. §11.4) of samples (steps, chains,
-    10): each chain halved, the between-halves variance against the within; near 1 when the chains agree."""
-    n = chains.shape[0] // 2
-    if n < 2:
-        return np.full(chains.shape[2], np.nan)
-    halves = np.concatenate([chains[:n], chains[n:2 * n]], axis=1)            # (n, 2k, 10)
-    within = halves.var(axis=0, ddof=1).mean(axis=0)
-    between = n * halves.mean(axis=0).var(axis=0, ddof=1)
-    pooled = (n - 1) / n * within + between / n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rhat = np.sqrt(np.where(within > 0, pooled / within, 1.0))
-    return rhat
-
-
 def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndarray, mass: float, mass_std: float,
                   nearest: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """The data's Gaussian (information Λ, η) restricted to the bodies in the box: its mean, covariance, effective
     sample count and each entry's split R̂. The chain starts between `nearest` (the projection onto the set) and a
     block filling the box, strictly inside; its directions have the shape of the data's Gaussian where it is
-    informative and of the box elsewhere."""
+    informative and of the box elsewhere. Where its chains still disagree after MAX_CHAIN_ROUNDS and the data
+    determine every entry, the samples are box_fractions' instead if their split R̂ is at most FRACTIONS_MAX_RHAT."""
     low, high = box_parameter_ranges(lo, hi)
     m_hi = mass + 3.0 * mass_std
     half = m_hi * 0.5 * (high - low) + 3.0 * mass_std * np.abs(0.5 * (low + high)) + 1e-9
@@ -547,13 +545,20 @@ def box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi: np.ndar
     keep, x = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
     determined = np.diag(info) > 0
     for _ in range(MAX_CHAIN_ROUNDS - 1):
-        if np.max(_split_rhat(keep)[determined], initial=1.0) <= MAX_RHAT:
+        if np.max(split_rhat(keep)[determined], initial=1.0) <= MAX_RHAT:
             break
         more, x = _sample_box_posterior(info, eta, lo, hi, x, directions, CHAIN_STEPS, 0, rng)
         keep = np.concatenate([keep, more])
         keep = keep[keep.shape[0] // 4:]
+    if np.max(split_rhat(keep)[determined], initial=1.0) > MAX_RHAT and determined.all():
+        # Still unsettled: where the CoM is near a face the set is a thin sheet there, which the sampler in the CoM and
+        # the moments' fractions of the box's room does not see (box_fractions). Tried only here, so that wherever
+        # the hit-and-run settles its samples are the ones kept, as before.
+        in_fractions = sample_box_in_fractions(info, eta, lo, hi, start[0], mass_std, rng)
+        if np.max(split_rhat(in_fractions)) <= FRACTIONS_MAX_RHAT:
+            keep = in_fractions
     flat = keep.reshape(-1, 10)
-    return flat.mean(axis=0), np.cov(flat.T), _effective_samples(keep), _split_rhat(keep)
+    return flat.mean(axis=0), np.cov(flat.T), _effective_samples(keep), split_rhat(keep)
 
 
 def _structural_std(est: PayloadEstimate) -> np.ndarray:
@@ -711,8 +716,13 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
             bounded = [*bounded, *cut]
         elif mode is not None:
             est.covariance = moments_reaching_the_mode(est, mode, data_std, bounded)
+            est.covariance = com_reaching_the_mode(est, mode, data_std)
     if pulled_by_the_mass:
         est.mark(Quality.SUSPECT, pulled_by_the_mass)
+    held_in = com_held_in_by_the_box(data_value, data_std, prior.lo, prior.hi) if np.isfinite(ess) else ""
+    if held_in:
+        est.mark(Quality.SUSPECT, f"the bounding box holds in {held_in}: the motion's estimate is not confirmed by the "
+                 "box given (check the box's corners and the payload frame)")
     est.prior_bounded = bounded
     est.prior_pinned = pinned_by_prior(data_std, _structural_std(est), bounded)
     text = f"prior used: {prior.describe()}{disagreement}{box_text}"
@@ -728,6 +738,20 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                  + ", ".join(bounded))
     est.notes.append(Note(NoteCode.PAYLOAD_PRIOR, text))
     return est
+
+
+def com_held_in_by_the_box(data_value: np.ndarray, data_std: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> str:
+    """The CoM components the data put outside the box by more than UNAPPLIED_BOX_SHIFT_SIGMA of their own σ
+    (`data_value`, `data_std` readable order; '' if none). The box, applied, holds the CoM in at its face; the truth,
+    were the box right, lies outside the interval the motion alone reports, as where the box is not applied
+    (_box_would_move), so the estimate is suspect the same way (beyond PRIOR_CONTRADICTION_SIGMA the box is not
+    applied at all)."""
+    far = []
+    for i, axis in enumerate("xyz"):
+        gap = max(lo[i] - data_value[1 + i], data_value[1 + i] - hi[i]) / data_std[1 + i]
+        if np.isfinite(gap) and gap > UNAPPLIED_BOX_SHIFT_SIGMA:
+            far.append(f"com {axis}, {gap:.1f}σ of the motion's own outside it")
+    return ", ".join(far) + (f" (limit {UNAPPLIED_BOX_SHIFT_SIGMA:g}σ)" if far else "")
 
 
 def _box_would_move(est: PayloadEstimate, nearest: np.ndarray) -> str:
@@ -982,6 +1006,30 @@ def inertia_reaching_the_cut_ends(est: PayloadEstimate, data_value: np.ndarray, 
             j = _PHI_OF_READABLE[k]     # the inertia about the CoM moves one for one with φ's entry about the origin
             cov[j, j] += reach**2 - std[k] ** 2
     return cut, cov
+
+
+def com_reaching_the_mode(est: PayloadEstimate, mode: np.ndarray, data_std: np.ndarray) -> np.ndarray:
+    """φ's covariance with each CoM component's variance grown by the square of its posterior mean's distance from the
+    posterior's mode (`mode`, as moments_reaching_the_mode) where that distance exceeds the component's σ, never
+    beyond the data's own σ (`data_std`, readable order).
+
+    Why: a prior flat in φ gives a CoM at distance d from a face of the box the prior volume d³ (the room the box
+    leaves Σ_ii, Σ_ij and Σ_ik about it shrinks with d: box_fractions.log_volume), so near a face the mean is pushed
+    into the box by that volume, not by the data, while restricting narrows σ. The synthetic 4 kg slab on the +x face
+    with the moments resolved (inertia σ 0.002 kg·m², bench/box_face.py): CoM x −2.6σ off the face's truth, CoM 2σ
+    coverage 0.67, the data's own 0.87. A mean within its own σ of the mode is left: there the interval reaches the
+    data's best body in the box already (on bench/priors.py's UR10 the pull is about 0.03 mm against σ near 1 mm)."""
+    value, std = readable_vector(est.phi), est.propagated_std()
+    mode_value = readable_vector(np.asarray(mode, dtype=float))
+    cov = np.array(est.covariance, dtype=float)
+    for k in (1, 2, 3):
+        pull = value[k] - mode_value[k]
+        if not (np.isfinite(pull) and abs(pull) > std[k]):
+            continue
+        room = data_std[k] ** 2 - std[k] ** 2 if np.isfinite(data_std[k]) else np.inf
+        # The CoM moves with m·c / m: its variance with φ's m·c entry over m².
+        cov[k, k] += est.phi[0] ** 2 * max(min(pull**2, room), 0.0)
+    return cov
 
 
 def moments_reaching_the_mode(est: PayloadEstimate, mode: np.ndarray, data_std: np.ndarray,
