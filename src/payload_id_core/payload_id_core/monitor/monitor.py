@@ -1382,14 +1382,14 @@ class PayloadMonitor:
         # accelerations a load follows clearly better than a constant force on the flange (contact_wrench, the margin
         # that refutes a load, the other way). A place 1.69 s before the next pick, the arm moving 0.99 s of it
         # (bench/monitor.py's task, seed 5, 265.68 s; the load's statistic +1223), was called a `contact`.
-        # Motion that a constant force explains better than a load by that margin refutes one the arm moved under for
-        # less than `min_refine_s` (_refutes_pending), judged on the pending load's own rows: up to the first contact
-        # reported while it was pending (_pending_judgement). Not a longer one: its rows span the pushes of many seconds
-        # of task, and the statistic then refuted real places held 9-10 s with people pushing the forearm in between
-        # (push over load by 256 and 406, bench/monitor.py's pushed task seed 8, h104), and a 2.55 kg place with a push
-        # held on the upper arm through the move after it on its rows in motion alone (seed 9, h139). (A 40 N wrist
-        # push held 3 s in a move, fitted +3.34 kg by its window, is still named `picked` at its release:
-        # test_monitor_push_or_load's strict xfail.)
+        # Motion that a push explains better than a load by that margin refutes it, however long the arm moved under
+        # it (_refutes_pending), judged on the pending load's own rows: up to the first contact reported while it was
+        # pending (_pending_judgement), the rows after it spanning the pushes of many seconds of task (real places
+        # held 9-10 s with people pushing the forearm in between read push over load by 256 and 406, bench/monitor.py's
+        # pushed task seed 8, h104); and with a push on the upper arm in both models as well, which one that never
+        # alarmed left in a real load's own rows (seed 7's pick, seed 9's place: h139). (A 40 N wrist push held 3 s in
+        # a move, fitted +3.34 kg by its window, is still named `picked` at its release: test_monitor_push_or_load's
+        # strict xfail.)
         judged = self._pending_judgement()
         moved_s = self._moved_under_pending()
         long_enough = moved_s >= self.s.min_refine_s
