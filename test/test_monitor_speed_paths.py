@@ -14,7 +14,7 @@ for bit.
 
 from __future__ import annotations
 
-from dataclasses import astuple
+from dataclasses import astuple, replace
 
 import numpy as np
 import pinocchio as pin
@@ -22,7 +22,7 @@ import pytest
 from monitor_fixtures import live_cell
 
 from payload_id_core.monitor import PayloadMonitor
-from payload_id_core.monitor.contact_wrench import WORLD_ALIGNED, WRENCH, FilteredContactJacobian
+from payload_id_core.monitor.contact_wrench import WORLD_ALIGNED, WRENCH, FilteredContactJacobian, pushed_links
 from payload_id_core.monitor.detect import Cusum, DetectorSettings
 from payload_id_core.monitor.observer import MomentumFilter
 
@@ -212,11 +212,13 @@ class ReferenceFeedMonitor(PayloadMonitor):
     def __init__(self, model, robot, frame):
         super().__init__(model, robot, frame)
         self.contact_jacobian = ReferenceContactJacobian(model, frame, self.gain)
+        self.link_jacobians = [ReferenceContactJacobian(model, link, self.gain) for link in pushed_links(model, frame)]
 
     def _filtered(self, t, q, qd, tau):
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
-        G = self.contact_jacobian.update(t, q)
+        G = np.concatenate([jacobian.update(t, q) for jacobian in (self.contact_jacobian, *self.link_jacobians)],
+                           axis=2)
         L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
         return r0, F, L, G
 
@@ -279,6 +281,9 @@ def test_monitor_feed_gives_the_former_feeds_numbers(cell):
     assert lp.moving_rows >= 10
     verdict, verdict_ref = lp.judge(1.0), lp_ref.judge(1.0)
     assert verdict is not None and verdict_ref is not None
-    for a, e in zip(astuple(verdict), astuple(verdict_ref)):
-        assert a == pytest.approx(e, rel=1e-9, abs=1e-9)
+    # and the same with a push on the upper arm in both models (contact_wrench, h149)
+    assert verdict.with_earlier_push is not None and verdict_ref.with_earlier_push is not None
+    for v, v_ref in ((verdict, verdict_ref), (verdict.with_earlier_push, verdict_ref.with_earlier_push)):
+        for a, e in zip(astuple(replace(v, with_earlier_push=None)), astuple(replace(v_ref, with_earlier_push=None))):
+            assert a == e if e is None else a == pytest.approx(e, rel=1e-9, abs=1e-9)
     assert np.abs(G_ref).max() > 0.5

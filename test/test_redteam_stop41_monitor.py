@@ -21,6 +21,7 @@ from test_monitor_task_motion import FRAME, Task
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor import EventKind, PayloadMonitor
+from payload_id_core.monitor.contact_wrench import pushed_links
 from payload_id_core.monitor.monitor import MonitorSettings
 from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
@@ -196,16 +197,19 @@ def test_a_sample_stamped_out_of_order_is_no_contact(live, glitch, block):
 
 class FormerFeedMonitor(PayloadMonitor):
     """PayloadMonitor with its feed as before issue 35's one-array filters (d5c2223): a filter each, the former contact
-    Jacobian, and one zero load-friction column when load friction is off."""
+    Jacobian (on the flange and on each of contact_wrench.pushed_links), and one zero load-friction column when load
+    friction is off."""
 
     def __init__(self, model, robot, frame, settings):
         super().__init__(model, robot, frame, settings=settings)
         self.contact_jacobian = ReferenceContactJacobian(model, frame, self.gain)
+        self.link_jacobians = [ReferenceContactJacobian(model, link, self.gain) for link in pushed_links(model, frame)]
 
     def _filtered(self, t, q, qd, tau):
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
-        G = self.contact_jacobian.update(t, q)
+        G = np.concatenate([jacobian.update(t, q) for jacobian in (self.contact_jacobian, *self.link_jacobians)],
+                           axis=2)
         if self.load_friction is not None:
             L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
         else:

@@ -19,14 +19,26 @@ rows counted as the independent ones they are worth), the load is refuted: a pus
 (gentle motion does not tell them apart, and a robot model's own error can favour either by tens: the monitor's
 other rules stand).
 
-The rows are kept as normal equations of [A | G | b], with the last RECENT_S of additions one by one so that a
-contact's rows can be taken out again (as refine.PayloadRefiner.drop_since).
+A person may meanwhile push a link before the flange, and neither model above has such a push: at rest the push
+model's 12 columns fit any constant joint torque, the load's 4 only a gravity wrench, so a real load under a push on
+the upper arm read "push over load" (h139: a 1.31 kg pick with 70 N held 4.5 s on the upper arm, by 459). So the
+comparison that refutes a pending load (LoadOrPushJudgement.with_earlier_push) puts a constant force on a point of an
+earlier link (pushed_links: the upper arm, whose push leaves the elbow and the wrists untouched) in both, and lets
+the push be on any link from there to the flange (the links between: the forearm, wrist 1, wrist 2):
+  - load + earlier push:   b = A (φ_ref + Δφ) + G_e w_e;
+  - push on link k:        b = A φ_ref + G_k w + G_e w_e,   k the flange or a link between, whichever fits best
+                           (one push, 12 columns, wherever it is),
+and a load is refuted only when both comparisons (without and with that push) refute it: the load is read as
+favourably as either lets it be.
+
+The rows are kept as normal equations of [A | G | G_e | G_1 … | b], with the last RECENT_S of additions one by one so
+that a contact's rows can be taken out again (as refine.PayloadRefiner.drop_since).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -54,6 +66,17 @@ def _moment_map() -> tuple[np.ndarray, np.ndarray]:
         for i in range(3):
             linear[a, i, 3:, 3 + 3 * i: 6 + 3 * i] = levi_civita[:, a, :]
     return base, linear.reshape(9, 6 * WRENCH)
+
+
+def pushed_links(model: RobotModel, frame: str, earlier_joint: int = 2) -> list[str]:
+    """pinocchio's joint frames of the links before the flange that contact_wrench puts a push on (module docstring):
+    first the earlier link, the one the `earlier_joint`-th joint (from the base, 1-based) of the chain that carries
+    `frame` moves (the UR's upper arm, moved by its shoulder-lift joint: a push there leaves the elbow and the wrists
+    untouched, so those still tell a load from a push), then each link between it and the flange's. A chain of fewer
+    joints: none."""
+    pm = model.model
+    chain = [int(j) for j in pm.supports[pm.frames[model.frame_id(frame)].parentJoint] if j > 0]
+    return [str(pm.names[j]) for j in chain[earlier_joint - 1:-1]]
 
 
 class FilteredContactJacobian:
@@ -131,25 +154,38 @@ class LoadOrPushJudgement:
     moving_rows: int
     load_evidence: float = 0.0   # what the load's columns explain beyond the push's, per column, in the rows' variance
     push_evidence: float = 0.0   # what the push's columns explain beyond the load's, per column
+    # The same comparison with a push on the earlier link in both models (module docstring; None: not made)
+    with_earlier_push: LoadOrPushJudgement | None = None
+    earlier: bool = False        # this is that comparison
+
+    @property
+    def most_for_load(self) -> LoadOrPushJudgement:
+        """Of this comparison and the one with an earlier link's push in both, the one that favours the load more:
+        what refutes a load must refute it either way."""
+        other = self.with_earlier_push
+        return self if other is None or self.statistic >= other.statistic else other
 
     @property
     def text(self) -> str:
-        return (f"a constant force on the flange leaves {self.push_misfit:.2f} per row, a load {self.load_misfit:.2f}; "
-                f"evidence per column of a load {self.load_evidence:.1f}, of a push {self.push_evidence:.1f}, over "
-                f"{self.moving_rows} rows in motion")
+        both = ", with a push on an earlier link in both" if self.earlier else ""
+        return (f"a constant force on the flange leaves {self.push_misfit:.2f} per row, a load {self.load_misfit:.2f}"
+                f"{both}; evidence per column of a load {self.load_evidence:.1f}, of a push {self.push_evidence:.1f}, "
+                f"over {self.moving_rows} rows in motion")
 
 
 class LoadOrPush:
-    """The rows since a change, for LoadOrPush.judge (module docstring)."""
+    """The rows since a change, for LoadOrPush.judge (module docstring). `links`: how many links before the flange
+    the push's columns are given for (pushed_links: the earlier link first; 0, the flange's alone)."""
 
-    def __init__(self, settings: LoadOrPushSettings | None = None):
+    def __init__(self, settings: LoadOrPushSettings | None = None, links: int = 0):
         self.s = settings or LoadOrPushSettings()
+        self.pushes = WRENCH * (1 + links)
         self.restart(np.zeros(10), float("nan"))
 
     def restart(self, phi_ref: np.ndarray, t: float) -> None:
         self.phi_ref = np.asarray(phi_ref, dtype=float).copy()
         self.t0 = t
-        u = LOAD + WRENCH + 1
+        u = LOAD + self.pushes + 1
         self.ZtZ = np.zeros((u, u))
         self.rows = 0
         self.moving_rows = 0
@@ -157,8 +193,9 @@ class LoadOrPush:
 
     def add(self, t: np.ndarray, A: np.ndarray, G: np.ndarray, b: np.ndarray, scale: np.ndarray,
             moving: np.ndarray) -> None:
-        """Rows A (N, n, 10), G (N, n, 6), b (N, n) (untrusted joints' rows already zero), whitened by `scale` (n,);
-        `moving` (N,) bool: the robot moved at that row."""
+        """Rows A (N, n, 10), G (N, n, 12 (1 + links): the push's columns on the flange, then on each of `links`),
+        b (N, n) (untrusted joints' rows already zero), whitened by `scale` (n,); `moving` (N,) bool: the robot moved
+        at that row."""
         if t.size == 0:
             return
         b_ref = b - A @ self.phi_ref
@@ -185,11 +222,11 @@ class LoadOrPush:
             self.ZtZ[:] = 0.0
             self.rows = self.moving_rows = 0
 
-    def _misfit(self, cols: slice) -> float:
+    def _misfit(self, cols: np.ndarray) -> float:
         """The least residual sum of squares of b on the columns `cols` (ridge-free; pinv on a rank-deficient set)."""
         ZtZ = self.ZtZ
         u = ZtZ.shape[0] - 1
-        M, v, btb = ZtZ[cols, cols], ZtZ[cols, u], ZtZ[u, u]
+        M, v, btb = ZtZ[np.ix_(cols, cols)], ZtZ[cols, u], ZtZ[u, u]
         x = np.linalg.lstsq(M, v, rcond=1e-10)[0]
         return float(max(btb - v @ x, 0.0))
 
@@ -198,14 +235,43 @@ class LoadOrPush:
         factor (detect.ar1_factor at the re-estimate's stride)."""
         if self.moving_rows < self.s.min_moving_rows or self.rows <= LOAD + WRENCH:
             return None
-        s_load = self._misfit(slice(0, LOAD))
-        s_push = self._misfit(slice(LOAD, LOAD + WRENCH))
-        s_both = self._misfit(slice(0, LOAD + WRENCH))
-        unit = max(s_both / max(self.rows - LOAD - WRENCH, 1), 1e-12) * correlation
+        load = np.arange(LOAD)
+        flange, *links = (np.arange(LOAD + k, LOAD + k + WRENCH) for k in range(0, self.pushes, WRENCH))
+        plain = self._compare(correlation, [(load, 0.0)], [(flange, 0.0)])
+        if not links or self.rows <= LOAD + self.pushes:
+            return plain
+        # The earlier link's push is in a model where it explains more than `refute_chi2` of the rows' variance (the
+        # margin by which rows must favour a push to call one), in both models alike; the push is on whichever link
+        # fits best, the flange or one between.
+        earlier, *between = links
+        price = self.s.refute_chi2
+        on_links = (flange, *between)
+        with_earlier = self._compare(
+            correlation, [(load, 0.0), (np.concatenate([load, earlier]), price)],
+            [(k, 0.0) for k in on_links] + [(np.concatenate([k, earlier]), price) for k in on_links], earlier=True)
+        return replace(plain, with_earlier_push=with_earlier)
+
+    def _compare(self, correlation: float, loads: list[tuple[np.ndarray, float]],
+                 pushes: list[tuple[np.ndarray, float]], earlier: bool = False) -> LoadOrPushJudgement:
+        """The comparison of the load model with the push model, each the best of its alternatives: (columns, their
+        price in the rows' variance), the columns indices into ZtZ."""
+        both = np.union1d(np.concatenate([c for c, _ in loads]), np.concatenate([c for c, _ in pushes]))
+        # The rows' variance (floored at the unit the rows are whitened to), AR(1)-correlated rows counted as the
+        # independent ones they are worth, on the largest model.
+        variance = max(self._misfit(both) / max(self.rows - both.size, 1), 1.0) * correlation
+
+        def best(models: list[tuple[np.ndarray, float]]) -> tuple[float, float, np.ndarray]:
+            fits = [(self._misfit(cols), price, cols) for cols, price in models]
+            return min(fits, key=lambda fit: fit[0] / variance + fit[1])
+
+        s_load, load_price, load = best(loads)
+        s_push, push_price, push = best(pushes)
+        pair = np.union1d(load, push)
+        s_both = self._misfit(pair)
+        unit = max(s_both / max(self.rows - pair.size, 1), 1e-12) * correlation
         load_evidence = (s_push - s_both) / (unit * LOAD)
         push_evidence = (s_load - s_both) / (unit * WRENCH)
-        # How much more the push model alone leaves than the load model alone, in the rows' variance (floored at the
-        # unit the rows are whitened to), AR(1)-correlated rows counted as the independent ones they are worth.
-        stat = (s_push - s_load) / (max(s_both / max(self.rows - LOAD - WRENCH, 1), 1.0) * correlation)
+        # How much more the push model leaves than the load model, in that variance (each with its price).
+        stat = (s_push - s_load) / variance + push_price - load_price
         return LoadOrPushJudgement(float(stat), s_load / self.rows, s_push / self.rows, self.rows, self.moving_rows,
-                                   float(load_evidence), float(push_evidence))
+                                   float(load_evidence), float(push_evidence), earlier=earlier)
