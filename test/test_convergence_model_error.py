@@ -25,10 +25,16 @@ from sim_runs import DRIFT_MASS, DRIFT_PHI, FRICTION, NOISE, given_gains_robot
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.friction import make_friction_model
+from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.io.ur_csv import read_ur_csv
+from payload_id_core.payload.methods import payload_request
 from payload_id_core.payload.methods.common import method_signals
+from payload_id_core.payload.methods.online import online_estimator
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import MODEL_LIMITED_SHARE, ConvergedBy
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id.drive_gains import resolve_drive_gains
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -109,3 +115,54 @@ def test_difference_rls_converges_on_a_real_pair(ur10e_measured_robot_yaml, tmp_
     assert d["converged"] is True and d["quality"]["status"] == "ok", (d["converged"], d["quality"])
     assert 20.0 < d["convergence_time"] < 30.0, d["convergence_time"]
     assert abs(d["mass"] - 2.805) <= d["std"]["mass"], (d["mass"], d["std"]["mass"])
+
+
+def _declared_on_real_run(robot_yaml, loaded_csv: str, method: str):
+    """The online `method` on a real loaded UR10e run read as identify-payload reads it (robot.yaml's gains), fed 25
+    samples at a time until it declares, as a goal that stops when converged would: (converged, seconds of motion,
+    mass then, the mass σ the goal reports then: the estimator's with the gains' and covariance_extra's)."""
+    model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
+    robot = RobotIdentification.load(str(robot_yaml), model)
+    rec = read_ur_csv(str(DATA / loaded_csv), joint_names=model.joint_names)
+    rec = rec.with_drive_gains(resolve_drive_gains(rec.joints.effort_unit, robot, None, model.n).scale)
+    request = payload_request(method, model, robot, model.payload_frame(None))
+    sig = method_signals(rec, model, request.options, robot)
+    est = online_estimator(request.spec.method, model, robot, request.frame, request.options,
+                           rate_hz=1.0 / float(np.median(np.diff(sig.t))))
+    k = 0
+    while k < sig.t.size and not est.converged:
+        est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
+        k += 25
+    z, cov, _ = est.payload_solution()
+    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
+    return est.converged, est.convergence_time, float(z[0]), float(np.sqrt(cov[0, 0] + extra[0, 0]))
+
+
+@requires_ur10e_data
+def test_direct_rls_declares_within_two_sigma_on_15harm(ur10e_measured_robot_yaml):
+    """Issue 29 (h145): on main direct-rls on the real 15harm run declared at 36.0 s of its 62 s at −1.75 % with a
+    reported σ of 0.85 % (2.07σ): the model error, measured on whole held-out runs, does not average down with the
+    prefix like noise. robot.yaml now records each online method's running spurious mass on its held-out runs, and
+    the σ partway through a motion reads it at the information reached (HeldOutModelError.prefix_mass_variance)."""
+    converged, at, mass, std = _declared_on_real_run(ur10e_measured_robot_yaml, "ur-20_02_19_15harm50secLoad.csv",
+                                                     "direct-rls")
+    assert std <= 0.02 * 2.805, std                    # the σ stays a measurement, not a refusal (≤ 2 % of the mass)
+    assert abs(mass - 2.805) <= 2.0 * std, (converged, at, mass, std)
+
+
+def test_prefix_model_error_read_at_the_information_reached():
+    """HeldOutModelError.prefix_mass_variance: per held-out run the largest spurious mass² where that run had determined
+    the mass at least as well (σ at the assumed noise at most the estimate's), never below the whole-run φ², averaged
+    over the runs; an estimate better informed than every held-out point reads C_me's mass variance; robot.yaml keeps
+    the record (to_dict / from_dict)."""
+    whole = np.zeros((2, 10))
+    whole[:, 0] = [0.01, 0.03]
+    running = {"direct-rls": [np.array([[0.5, 2.0], [0.05, -0.12], [0.02, 0.04], [0.01, 0.005]]),
+                              np.array([[0.4, 1.0], [0.03, 0.02]])]}
+    error = HeldOutModelError("tool0", ["a", "b"], whole, running=running)
+    assert error.prefix_mass_variance("direct-rls", 0.05) == pytest.approx((0.12**2 + 0.03**2) / 2)
+    assert error.prefix_mass_variance("direct-rls", 0.025) == pytest.approx((0.04**2 + 0.03**2) / 2)
+    assert error.prefix_mass_variance("direct-rls", 0.001) == pytest.approx((0.01**2 + 0.03**2) / 2)
+    assert error.prefix_mass_variance("difference-rls", 0.05) is None          # not run over the held-out runs
+    back = HeldOutModelError.from_dict(yaml.safe_load(yaml.safe_dump(error.to_dict())), "robot.yaml")
+    assert back.prefix_mass_variance("direct-rls", 0.05) == pytest.approx((0.12**2 + 0.03**2) / 2)

@@ -55,6 +55,27 @@ def measured_model_error_note(cov: np.ndarray, mass: float, robot: RobotIdentifi
                 "serial-correlation inflation and the gear friction's predicted error")
 
 
+def prefix_model_error(robot: RobotIdentification, measured: np.ndarray, method: str | None,
+                       mass_information_std: float | None) -> tuple[np.ndarray, Note] | None:
+    """(C_me with its mass variance raised to the model error of an online `method`'s estimate whose mass σ at the
+    rows' assumed noise is `mass_information_std`, the note that says so): robot.yaml's held-out runs, each run over
+    by that method, read HeldOutModelError.prefix_mass_variance (robot_id/model_error.py). None where robot.yaml has
+    no such record or it adds nothing (an estimate as well informed as the whole held-out runs)."""
+    me = getattr(robot, "model_error", None)
+    if me is None or method is None or mass_information_std is None:
+        return None
+    variance = me.prefix_mass_variance(method, float(mass_information_std))
+    if variance is None or not variance > measured[0, 0]:
+        return None
+    raised = measured.copy()
+    raised[0, 0] = variance
+    return raised, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                        f"{method} partway through a motion: the held-out runs, run over by {method}, read a model "
+                        f"error of mass σ {np.sqrt(variance):.4g} kg once the mass was as well determined as here "
+                        f"(robot.yaml model_error.running_mass), against {np.sqrt(max(measured[0, 0], 0.0)):.4g} kg "
+                        "over whole runs: the larger in the covariance")
+
+
 def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                      qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
@@ -181,7 +202,9 @@ class OnlineExtra(NamedTuple):
     without one). The rest moves with the rows: the Newey–West inflation and the resolution floor are variances of
     their noise and fall like the estimator's own; the unmodelled gear friction's response is computed on the motion
     seen so far and changes with it (on the simulated cell's ur10_payload_inertia excitation, taken as lasting, it
-    let difference-rls declare at 2.45 s at −1.8 %, σ 1.3 %, where the rule waited to 1 % before). `drift` (None where
+    let difference-rls declare at 2.45 s at −1.8 %, σ 1.3 %, where the rule waited to 1 % before); so does the part of
+    `extra`'s mass variance above C_me that an estimate partway through a motion has (prefix_model_error: it falls
+    as the motion determines the mass better). `drift` (None where
     not added) is robot.yaml's measured drift of the offsets: it lasts too. The online convergence rule reads the
     split (online/base.py)."""
 
@@ -193,8 +216,8 @@ class OnlineExtra(NamedTuple):
 
 def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
-                            load_friction: bool = False, friction_prior_var: np.ndarray | None = None
-                            ) -> OnlineExtra:
+                            load_friction: bool = False, friction_prior_var: np.ndarray | None = None,
+                            method: str | None = None, mass_information_std: float | None = None) -> OnlineExtra:
     """(extra, notes, offset drift, lasting): what the covariance of φ_L (10, 10) of an online estimate lacks, and
     the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
@@ -229,6 +252,10 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     motion (the estimator's own covariance holds that share), it put the cell's declaration at 2.10 s for 1.95 s
     (bench/cell_convergence.py); (f² − 1) C_fixed stays above the free fit's own-ratio term there (cell, 1.5 / 1.95 /
     3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %).
+    `method`, `mass_information_std`: the online method and its mass σ at the rows' assumed noise on the samples fed
+    (OnlineEstimator.mass_information_std); where robot.yaml ran that method
+    over its held-out runs, the measured model error's mass variance is the one of an estimate that far into a motion
+    (prefix_model_error), the whole-run C_me staying `lasting` (what more rows do not shrink).
     The offsets' recorded drift (offset_drift_covariance, (10, 10); None where not added) is returned apart from
     `extra`: the estimate's σ holds both, but the projection onto physical parameters keeps the fit's own metric
     (`extra` alone), as khalil-1's does."""
@@ -252,6 +279,10 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     measured = measured_model_error(robot, frame, model)
     if measured is not None:
         extra, lasting, notes = measured, measured, [measured_model_error_note(measured, float(own.x[0]), robot)]
+        prefix = prefix_model_error(robot, measured, method, mass_information_std)
+        if prefix is not None:
+            extra = prefix[0]
+            notes.append(prefix[1])
     else:
         sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
         extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used)

@@ -183,6 +183,33 @@ def _payload_fit(model: RobotModel, robot: RobotIdentification, run: Recording, 
     return phi, std, sol.identifiable[:10] & np.isfinite(std)
 
 
+# How often each online method's running spurious mass is kept along a held-out run (model_error.HeldOutModelError's
+# `running`): finer than the seconds over which the model error moves a running estimate (real UR10e: several % over
+# 2-4 s), a few hundred numbers per run in robot.yaml.
+RUNNING_EVERY_S = 0.5
+ONLINE_METHODS = (PayloadMethod.DIRECT_RLS, PayloadMethod.DIFFERENCE_RLS)
+
+
+def running_spurious_mass(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,
+                          method: PayloadMethod, options: PayloadOptions | None = None) -> np.ndarray:
+    """(K, 2) [mass σ at the rows' assumed noise, mass] (kg) of the online `method` (its default options) fed the
+    unloaded held-out run, every RUNNING_EVERY_S of motion: the model error's image in a running estimate (true mass
+    0), against how well the motion so far determines the mass (OnlineEstimator.mass_information_std;
+    HeldOutModelError.prefix_mass_variance)."""
+    request = payload_request(method, model, robot, frame, **(options or PayloadOptions()).given(SIGNAL_OPTIONS))
+    sig = method_signals(unloaded, model, request.options, robot)
+    dt = float(np.median(np.diff(sig.t)))
+    est = online_estimator(method, model, robot, request.frame, request.options, rate_hz=1.0 / dt)
+    est.serial_check = False      # only the running estimate is wanted: no batch fit per check
+    every = max(1, int(round(RUNNING_EVERY_S / dt)))
+    points = []
+    for k in range(0, sig.t.size, every):
+        est.update_batch(sig.t[k:k + every], sig.q[k:k + every], sig.qd[k:k + every], sig.qdd[k:k + every],
+                         sig.tau[k:k + every])
+        points.append((est.mass_information_std(), float(est._quick_payload()[0][0])))
+    return np.array(points, dtype=float).reshape(-1, 2)
+
+
 def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],
                         frame: str | None = None, options: PayloadOptions | None = None) -> HeldOutModelError:
     """The spurious payloads of `held_out` (unloaded recordings of motions robot.yaml was not fitted to, their
@@ -197,8 +224,13 @@ def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out:
                                                                                options)
     except PayloadIdError:
         conversion = None   # difference-rls cannot run on these runs: nothing chosen, its default conversion stays
+    try:
+        running = {m.value: [running_spurious_mass(model, robot, r, frame, m, options) for r in held_out]
+                   for m in ONLINE_METHODS}
+    except PayloadIdError:
+        running = {}        # the online methods cannot run on these runs: their σ keeps the whole-run error
     return HeldOutModelError(str(frame), [r.source or f"held-out {i + 1}" for i, r in enumerate(held_out)], rows,
-                             difference_rls=conversion)
+                             difference_rls=conversion, running=running)
 
 
 def difference_rls_spurious(model: RobotModel, robot: RobotIdentification, unloaded: Recording, frame: str,

@@ -15,6 +15,20 @@ friction's predicted worst case (gear_friction.UnmodelledGear). On the real UR10
 held-out: the 15harm and 01_31 unloaded runs) khalil-1's mass σ goes from 1.5-2.3 % to 0.8-0.9 % for errors of
 0.1-1.0 %, and the CoM σ from 4-10 mm to ≤ 4 mm (docs/design.md "Model error measured on held-out motions").
 
+That is the error of an estimate from a whole run. An online estimate partway through a motion has averaged less of
+the model error, which does not shrink like noise: direct-rls fed the real UR10e's unloaded 15harm run (robot.yaml
+from the 14harm pair) reads a spurious −0.10..−0.13 kg over 9-14 s of its 54 s, −0.004 kg at the end; on the loaded
+run the same method is −0.11..−0.13 kg off over the same seconds. So each online method is also run over each
+held-out run (`running`: per method, per run, its mass σ at the rows' assumed noise and its spurious mass every
+payload/held_out_error.RUNNING_EVERY_S), and an estimate whose mass σ at that noise is s reads
+prefix_mass_variance(method, s): per run, the largest spurious mass² at the points where the held-out run had
+determined the mass at least as well (σ at most s), never below the run's whole-run φ_h², averaged over the runs.
+Matched by the information the estimate has reached (OnlineEstimator.mass_information_std), not by seconds: the
+held-out runs are other motions of other lengths; nor by the estimator's own σ, whose residual scale on a loaded run
+holds more model error than on an unloaded one (real UR10e, 01_31 loaded: matched by own σ its σ went 0.8 → 1.4-2.9 %
+for errors under 1 %). An estimate as well informed as a whole held-out run reads that run's whole-run error, as
+before.
+
 Only the diagonal: a handful of held-out motions (H of them, rank H ≤ 10) cannot measure the correlations, and a
 rank-1 C_me from one motion made the projection onto physical parameters (whose metric is the covariance,
 payload/finish.py) move the mass along the one measured direction (khalil-1 on 15harm +0.14 → −1.93 %).
@@ -132,6 +146,26 @@ class HeldOutModelError:
     notes: list[str] = field(default_factory=list)
     # difference-rls's moments conversion chosen on the same runs (None: not measured, files written before it).
     difference_rls: DifferenceRLSConversion | None = None
+    # online method -> per held-out run (K, 2): [mass σ at the rows' assumed noise, spurious mass] (kg) along the run;
+    # empty: not measured (files written before it), the whole-run C_me is used at every point of a motion.
+    running: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+    def prefix_mass_variance(self, method: str, information_std: float) -> float | None:
+        """The model error's mass variance for an online `method`'s estimate whose mass σ at the rows' assumed noise is
+        `information_std` (module doc), kg²; None when `method` was not run over the held-out runs (then C_me's)."""
+        runs = self.running.get(str(method))
+        whole = np.asarray(self.spurious, dtype=float).reshape(-1, 10)[:, 0]
+        if not runs or len(runs) != whole.size or not np.isfinite(information_std):
+            return None
+        per_run = []
+        for points, phi in zip(runs, whole):
+            if not np.isfinite(phi):
+                continue     # its mass undetermined on that run: left out of the mean, as covariance() does
+            p = np.asarray(points, dtype=float).reshape(-1, 2)
+            informed = np.isfinite(p).all(axis=1) & (p[:, 0] <= information_std)
+            spurious = p[informed, 1] ** 2
+            per_run.append(max(phi**2, float(spurious.max()) if spurious.size else 0.0))
+        return float(np.mean(per_run)) if per_run else None
 
     def covariance(self) -> np.ndarray | None:
         """(10, 10) diagonal C_me over the held-out motions, None when some entry was determined by none of them."""
@@ -153,7 +187,9 @@ class HeldOutModelError:
         s = np.asarray(self.spurious, dtype=float).reshape(-1, 10)
         # An undetermined entry (NaN) leaves every entry it mixes into undetermined in the new frame.
         moved = s @ np.linalg.solve(x_b, x_a).T
-        return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes), self.difference_rls)
+        # The mass is the same in every frame: the running spurious masses stay as they are.
+        return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes), self.difference_rls,
+                                 self.running)
 
     def to_dict(self) -> dict:
         d: dict = {"frame": self.frame, "held_out": list(self.sources),
@@ -161,6 +197,10 @@ class HeldOutModelError:
                                         for row in self.spurious]}
         if self.difference_rls is not None:
             d["difference_rls"] = self.difference_rls.to_dict()
+        if self.running:
+            d["running_mass"] = {"columns": ["mass_std_at_assumed_noise", "spurious_mass"],
+                                 **{m: [np.asarray(p, dtype=float).round(6).tolist() for p in runs]
+                                    for m, runs in self.running.items()}}
         return d
 
     @classmethod
@@ -181,7 +221,31 @@ class HeldOutModelError:
                                  "the file is damaged; re-run payload-id identify-robot")
         conversion = None if d.get("difference_rls") is None else DifferenceRLSConversion.from_dict(
             d["difference_rls"], key)
-        return cls(str(d["frame"]), sources, rows, difference_rls=conversion)
+        return cls(str(d["frame"]), sources, rows, difference_rls=conversion,
+                   running=_running_from_dict(d.get("running_mass"), key, len(sources)))
+
+
+def _running_from_dict(d, key: str, runs: int) -> dict[str, list[np.ndarray]]:
+    """HeldOutModelError.running from robot.yaml's model_error.running_mass (absent: {})."""
+    if d is None:
+        return {}
+    fix = "the file is damaged; re-run payload-id identify-robot"
+    if not isinstance(d, dict):
+        raise PayloadIdError(f"{key}.running_mass is {d!r}, not a mapping of method to runs", fix)
+    out: dict[str, list[np.ndarray]] = {}
+    for method, per_run in d.items():
+        if method == "columns":
+            continue
+        try:
+            arrays = [np.array(p, dtype=float).reshape(-1, 2) for p in per_run]
+        except (TypeError, ValueError) as err:
+            raise PayloadIdError(f"{key}.running_mass.{method} is not rows of [mass_std_at_assumed_noise, "
+                                 f"spurious_mass] ({err})", fix) from err
+        if len(arrays) != runs or any(np.isinf(a).any() or (a[:, 0] < 0).any() for a in arrays):
+            raise PayloadIdError(f"{key}.running_mass.{method}: {len(arrays)} runs for {runs} held-out recordings, "
+                                 "or a σ negative or infinite", fix)
+        out[str(method)] = arrays
+    return out
 
 
 def moments_robot_covariance(robot) -> bool:

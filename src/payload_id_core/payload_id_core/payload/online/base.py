@@ -307,7 +307,20 @@ class OnlineEstimator(ABC):
         error), apart the offsets' recorded drift where the estimator holds them (None elsewhere: σ only, the
         projection's metric leaves it out), and the part of `extra` more rows do not shrink (OnlineExtra)."""
         return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
-                                       load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var())
+                                       load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var(),
+                                       method=self.method, mass_information_std=self.mass_information_std())
+
+    def mass_information_std(self) -> float:
+        """The mass σ the rows fed so far give at the rows' assumed noise (noise_std; the estimator's own mass σ
+        without its residual scale s²): how much the motion has determined the mass, whatever the run's residual
+        level. robot.yaml's running model error is read at it (HeldOutModelError.prefix_mass_variance): a loaded run's
+        residuals hold more model error than an unloaded held-out run's, so its own σ would map it to the held-out
+        run's earlier, less informed seconds. NaN before the residual scale is known."""
+        if not self.samples:
+            return float("nan")
+        s2 = self.rls.noise_scale2()
+        std = float(self._quick_payload()[1][0])
+        return std / np.sqrt(s2) if np.isfinite(s2) and s2 > 0 else float("nan")
 
     def covariance_extra(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                          tau: np.ndarray) -> tuple[np.ndarray, list[Note]]:
