@@ -47,6 +47,7 @@ from payload_id_core.payload.methods import identify_payload, on_same_trajectory
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
 from payload_id_core.robot_id import fit_given_model  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
+from payload_id_core.testing.sim_runs import DRIFT_MASS, drift_run, given_gains_robot  # noqa: E402
 from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/
 
 SEEDS = tuple(range(int(os.environ.get("GAIN_SEEDS", "10"))))
@@ -175,8 +176,6 @@ def _redteam_count(out: dict[str, float], case: str, est: PayloadEstimate, mass:
 
 
 def redteam(out: dict[str, float]) -> None:
-    sys.path.insert(0, str(REPO / "test"))
-    from sim_runs import DRIFT_MASS, drift_run, given_gains_robot  # noqa: PLC0415 - test/'s simulated runs
 
     model, robot = given_gains_robot("ur10")
     two = np.ones(model.n)

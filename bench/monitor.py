@@ -54,6 +54,7 @@ Targets (issue 17): latency ≤ 50 ms median, 0 false alarms per hour, mass with
 person's push called a load, ≥ 0.9 of the pushes above 30 N found.
 The last stdout line is one JSON object.
 """
+import argparse
 import json
 import os
 import sys
@@ -231,7 +232,19 @@ def light_parts(model, robot) -> dict:
     }
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """No options of its own: its settings are the MONITOR_* environment variables above. Parsed so that --help
+    prints this and exits 0 (it ran the whole bench) and an unknown argument exits 2, before any work."""
+    parser = argparse.ArgumentParser(prog="bench/monitor.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="Environment (the lengths and seeds; defaults in parentheses): "
+                                            "MONITOR_TASK_S (600), MONITOR_QUIET_S (3600), MONITOR_HUMAN_S (1500), "
+                                            "MONITOR_HUMAN_SEEDS (7,8,9), MONITOR_LIGHT_S (120).")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parse_args(argv)
     limit_blas_threads()
     model = RobotModel.from_urdf("ur10")
     robot = fit_given_model(model, simulate(model, load_trajectory("ur10_payload"), None, "ur10", seed=1),

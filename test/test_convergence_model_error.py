@@ -21,7 +21,6 @@ import pytest
 import yaml
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
-from sim_runs import DRIFT_MASS, DRIFT_PHI, FRICTION, NOISE, given_gains_robot
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.friction import make_friction_model
@@ -36,6 +35,7 @@ from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.drive_gains import resolve_drive_gains
 from payload_id_core.robot_id.model_error import HeldOutModelError
+from payload_id_core.testing.sim_runs import DRIFT_MASS, DRIFT_PHI, FRICTION, NOISE, given_gains_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 MODEL_ERROR = 0.01        # robot.yaml's measured model error: the mass's σ, a share of the mass

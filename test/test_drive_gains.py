@@ -251,6 +251,30 @@ def test_identify_goal_refuses_a_current_driver_without_gains(identified):
 
 # -- issue 29 item 5: identified gains whose σ covers their error ------------------------------------
 
+def test_a_gain_the_calibration_load_cannot_fix_is_refused_not_written(bags, tmp_path, capsys):
+    """A 3 kg calibration load with its CoM on the last joint's axis (h143): the known mass torques wrist 3 nothing,
+    so its gain and that joint's θ are one direction. identify-robot wrote wrist_3 7.98e5 ± 8e5 (truth 10.12) with a
+    torque RMSE of 2.5e4 N·m there, and its own reader then refused that robot.yaml ("gain_covariance is not a
+    symmetric positive semidefinite"). Now: exit 2, one line naming the joint and the fix, nothing written. The same
+    run with the CoM off the axis (the `calibrated` fixture, 3.75 kg) still determines every gain within 3σ."""
+    on_axis = {**TRUTH, "mass": 3.0, "com": [0.0, 0.0, 0.05],
+               "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.01, "iyz": 0.0, "izz": 0.01}}
+    (tmp_path / "payload.yaml").write_text(yaml.safe_dump(on_axis))
+    assert cli_main(["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--rate", "100", "--profile",
+                     "ur10", "--seed", "3", "--payload", str(tmp_path / "payload.yaml"),
+                     "--out", str(tmp_path / "loaded")]) == 0
+    capsys.readouterr()
+    out = tmp_path / "robot.yaml"
+    code, stdout, stderr = run_cli(capsys, "identify-robot", "--urdf", "ur10", "--bag", bags / "unloaded",
+                                   "--loaded-bag", tmp_path / "loaded", "--known-payload-mass", "3.0", "--out", out)
+    assert code == 2 and not out.exists(), (code, stdout, stderr)
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "does not determine the drive gain of wrist_3_joint" in lines[0] and "--effort-scale" in lines[0]
+    assert "shoulder_lift_joint" not in lines[0]              # the joints the load torques are not blamed
+
+
+
 @pytest.fixture(scope="module")
 def calibrated(bags):
     """identify-robot with the known 3.75 kg calibration run on the current-unit UR10 (gains identified)."""

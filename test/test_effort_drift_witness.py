@@ -9,8 +9,6 @@ robot.yaml's model of the arm") although its mass was within 0.4 %."""
 
 import numpy as np
 import pytest
-from sim_runs import NOISE
-from sim_runs import linear_friction_run as _run
 
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
@@ -19,6 +17,8 @@ from payload_id_core.payload.effort_drift import DRIFT_TOLERANCE, RunScale, Scal
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import fit_given_model
+from payload_id_core.testing.sim_runs import NOISE
+from payload_id_core.testing.sim_runs import linear_friction_run as _run
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 MASS = 4.0

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import yaml
 from conftest import UR10E_DATA, requires_ur10e_data
-from sim_runs import drift_run as _linear_friction_run
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.cli.main import main as cli_main
@@ -27,6 +26,7 @@ from payload_id_core.payload.gain_drift import GainWitness, JointGain
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, fit_given_model
+from payload_id_core.testing.sim_runs import drift_run as _linear_friction_run
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 GAIN_WORDS = "against robot.yaml's model: factor"

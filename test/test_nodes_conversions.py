@@ -29,6 +29,29 @@ def test_estimate_message_round_trip():
     np.testing.assert_allclose(back.phi, est.phi, atol=1e-12)
 
 
+def test_the_published_estimate_says_which_priors_were_given_used_and_not_applied_and_why():
+    """~/payload carried no prior (only the goal's result message said, in its text, what was not applied): the
+    message now has the goal's bounding_box / known_mass / known_mass_std as given, and what became of them."""
+    plain = conv.estimate_to_msg(_estimate(), 1.0)
+    assert (list(plain.bounding_box), plain.known_mass, plain.known_mass_std) == ([], 0.0, 0.0)
+    assert not (plain.prior_pinned or plain.prior_bounded or plain.prior_not_applied or plain.prior_not_applied_reasons)
+    est = _estimate()
+    est.prior = {"bounding_box": {"min": [-0.05, -0.1, 0.0], "max": [0.15, 0.1, 0.2]}, "known_mass": 3.5,
+                 "known_mass_std": 0.0175}
+    est.prior_pinned, est.prior_bounded = ["mass"], ["inertia ixx", "inertia iyy"]
+    est.prior_not_applied = {"bounding_box": "the box's sampler did not settle (split R 1.4)"}
+    msg = conv.estimate_to_msg(est, 1.0)
+    assert list(msg.bounding_box) == [-0.05, -0.1, 0.0, 0.15, 0.1, 0.2]
+    assert (msg.known_mass, msg.known_mass_std) == (3.5, 0.0175)
+    assert list(msg.prior_pinned) == ["mass"] and list(msg.prior_bounded) == ["inertia ixx", "inertia iyy"]
+    assert list(msg.prior_not_applied) == ["bounding_box"]
+    assert list(msg.prior_not_applied_reasons) == ["the box's sampler did not settle (split R 1.4)"]
+    back = conv.msg_to_estimate(msg)
+    assert (back.prior, back.prior_pinned, back.prior_bounded, back.prior_not_applied) == \
+        (est.prior, est.prior_pinned, est.prior_bounded, est.prior_not_applied)
+    assert back.prior_not_applied_text() == est.prior_not_applied_text()
+
+
 def test_the_identify_client_reads_a_message_as_payload_yaml_reads_the_estimate():
     """`identify --ros` writes the result's numbers with PayloadEstimate.to_dict's rule: one conversion."""
     est = _estimate()

@@ -15,7 +15,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from sim_runs import DRIFT_MASS, drift_run, given_gains_robot
 
 from payload_id_core.notes import NoteCode
 from payload_id_core.payload.held_out_error import measure_offset_spread
@@ -23,6 +22,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.robot_id.offset_spread import OffsetSpread, predictive_factor
+from payload_id_core.testing.sim_runs import DRIFT_MASS, drift_run, given_gains_robot
 
 DRIFT_STD = 0.2     # N·m: each drift run's offsets about robot.yaml's, per joint (real drives: 0.1-0.3 N·m)
 MOVED = 0.3         # N·m: the loaded run's shoulder-lift offset against robot.yaml's

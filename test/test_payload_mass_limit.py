@@ -6,11 +6,12 @@ import pinocchio as pin
 import pytest
 from cli_fixtures import run_cli
 
+import payload_id_core.dynamics.holding_capacity as capacity_search
 from payload_id_core.dynamics.holding_capacity import _torques, holding_capacity
 from payload_id_core.dynamics.model import RobotModel, bundled_urdf
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload import mass_limit
-from payload_id_core.payload.mass_limit import known_mass_limit, rated_payload
+from payload_id_core.payload.mass_limit import known_mass_limit, monitor_max_mass, rated_payload
 from payload_id_core.payload.session import goal_prior
 
 
@@ -105,3 +106,30 @@ def test_the_node_s_limit_is_found_once_and_only_when_a_known_mass_is_given(ur10
     assert len(calls) == 1
     with pytest.raises(PayloadIdError, match="rated payload 8 kg"):
         goal_prior((), 9.0, rated_payload=limit(9.0))
+
+
+def test_the_monitor_s_bound_without_a_rated_payload_is_the_urdf_s(ur10e, capacity, named_ur):
+    """The payload monitor's heaviest load (1.5 × the limit, as over a configured rated payload): with none configured,
+    the URDF name's rated payload, else its joints' holding capacity (before: no bound at all, and the real UR10e's
+    jointwise-joint_6 named `picked` +12197 kg)."""
+    assert monitor_max_mass(ur10e, 10.0) == 15.0                       # configured: as before
+    assert monitor_max_mass(ur10e) == 1.5 * 12.5                        # "ur10e": its rated 12.5 kg
+    assert monitor_max_mass(RobotModel.from_urdf(named_ur)) == pytest.approx(1.5 * capacity.mass)   # "ur": 24.2 kg
+
+
+def test_the_capacity_is_searched_once_per_arm_in_a_process(named_ur, monkeypatch):
+    """The search takes 0.5-1 s and every monitor and replay needs it: a model loaded again from the same URDF finds
+    it without searching; one whose links were changed (a heavier forearm) is another arm and is searched."""
+    searched = []
+    real = capacity_search._search
+    monkeypatch.setattr(capacity_search, "_search", lambda model, frame: searched.append(frame) or real(model, frame))
+    monkeypatch.setattr(capacity_search, "_FOUND", {})
+    first = holding_capacity(RobotModel.from_urdf(named_ur))
+    again = RobotModel.from_urdf(named_ur)
+    assert holding_capacity(again) is first and monitor_max_mass(again) == pytest.approx(1.5 * first.mass)
+    assert len(searched) == 1
+    jid = again.model.getJointId("elbow_joint")
+    forearm_load = pin.Inertia(5.0, np.array([0.3, 0.0, 0.0]), np.zeros((3, 3)))
+    again.model.inertias[jid] = again.model.inertias[jid] + forearm_load
+    heavier = holding_capacity(again)
+    assert len(searched) == 2 and heavier.mass < first.mass - 1.0, (heavier.mass, first.mass)

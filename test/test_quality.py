@@ -8,7 +8,6 @@ is not pushed to a controller unless the goal overrides.
 import numpy as np
 import pytest
 import yaml
-from sim_runs import linear_friction_run as _run
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.notes import Note, NoteCode, has_note
@@ -17,6 +16,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale, fit_given_model
 from payload_id_core.robot_id.scale_check import SCALE_TOLERANCE, recording_scale_factor
+from payload_id_core.testing.sim_runs import linear_friction_run as _run
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import ControllerPayload, apply_refusal
 

@@ -26,7 +26,6 @@ import numpy as np
 import pytest
 import yaml
 from cli_fixtures import Snapshot, assert_refused, make_cli_files
-from sim_runs import DRIFT_MASS, drift_run, given_gains_robot, linear_friction_run
 
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
@@ -39,6 +38,7 @@ from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.offset_spread import OffsetSpread
+from payload_id_core.testing.sim_runs import DRIFT_MASS, drift_run, given_gains_robot, linear_friction_run
 
 
 # -- the weighed mass's σ and a mass no robot carries ----------------------------------------------------------------

@@ -9,11 +9,11 @@ arm upright, only wrist_3 turning) named `picked` +12197 ± 24 kg; a persisted m
 negative variance was taken as it was; an undecided re-estimate was not given to the controller without a word; a
 second publisher of the same joints at a few Hz (the pause said hundreds of times, the real pick lost or a phantom
 place; across processes the inbox named it only in the drains its messages landed in: h144 keeps it over time).
-Not fixed (strict xfail, the figures in each reason): the refiner's mass determined where no row excites it (the node
-with rated_payload_kg unset names the same 12 t part), a load on from the start of 01_31-load named +3.335 ± 0.084 kg
-for 2.805 kg, a node restarted on
-a saved part that was put down while it was down keeps it, a named real pick never reaches the controller while
-every re-estimate after it is undecided.
+Since h148 the node with rated_payload_kg unset is bounded by its URDF's rated payload or holding capacity too (the
+12 t part its monitor named where no row excites the mass: a contact).
+Not fixed (strict xfail, the figures in each reason): a load on from the start of 01_31-load named +3.335 ± 0.084 kg
+for 2.805 kg, a node restarted on a saved part that was put down while it was down keeps it, a named real pick never
+reaches the controller while every re-estimate after it is undecided.
 """
 
 from __future__ import annotations
@@ -128,14 +128,16 @@ def test_an_upright_arm_turning_its_wrist_names_no_12_tonne_part(ur10e_robot_yam
 
 
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason="the refiner determines a mass no row excites (note46: its cluster-robust "
-                   "covariance gives zero variance there): with no rated payload (the node's rated_payload_kg unset, a "
-                   "robot priors.rated_payload does not know) jointwise-joint_6 names picked +12197.132 ± 23.706 kg "
-                   "and ends 12201.301 ± 32.435 kg, ok and converged (h141's refiner covariance)")
 def test_a_mass_no_row_excites_is_never_named_without_a_rated_payload(ur10e):
+    """The refiner still determines a mass no row excites (note46: its cluster-robust covariance gives zero variance
+    there), but with no rated payload configured (the node's rated_payload_kg unset) the monitor is bounded by the
+    URDF's (mass_limit.monitor_max_mass; h148): jointwise-joint_6 named `picked` +12197.132 ± 23.706 kg and ended
+    12201.301 ± 32.435 kg, ok and converged (strict xfail until h148); now no load, the part a contact."""
     _, result = _replay(ur10e, "jointwise-joint_6.csv", rated_payload_kg=0.0)
     loads = [e for e in result.events if e.is_load_change]
     assert loads == [], [(e.kind.value, e.mass_change_text) for e in loads]
+    assert any("above the robot's 18.75 kg" in e.reason for e in result.events), [e.reason for e in result.events]
+    assert result.state is not None and result.state.part[0][0] == 0.0
 
 
 @requires_ur10e_data

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 import yaml
 from conftest import UR10E_DATA, requires_ur10e_data
-from sim_runs import linear_friction_run as _run
 
 import ur10e_data as rd  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.cli.main import main as cli_main
@@ -30,6 +29,7 @@ from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior, known_mass_disagreement
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale, fit_given_model
+from payload_id_core.testing.sim_runs import linear_friction_run as _run
 
 MASS = 4.0
 PHI = from_mass_com_inertia(MASS, [0.02, -0.03, 0.08], np.diag([0.02, 0.03, 0.015]))

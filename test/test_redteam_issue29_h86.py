@@ -27,8 +27,6 @@ from session_cell import FRAME as CELL_FRAME
 from session_cell import FRICTION as CELL_FRICTION
 from session_cell import PHI as CELL_PHI
 from session_cell import session_cell
-from sim_runs import DRIFT_MASS as STOP40_MASS
-from sim_runs import drift_run, given_gains_robot
 from test_goal_witnesses import _goal
 
 from payload_id_core.cli.main import main as cli_main
@@ -48,6 +46,8 @@ from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.robot_id.drive_gains import identify_drive_gains, weakly_determined
+from payload_id_core.testing.sim_runs import DRIFT_MASS as STOP40_MASS
+from payload_id_core.testing.sim_runs import drift_run, given_gains_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 TRUTH_MASS = 3.75

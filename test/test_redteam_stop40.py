@@ -10,9 +10,6 @@ import numpy as np
 import pytest
 import yaml
 from cli_fixtures import cli_calibration
-from sim_runs import DRIFT_MASS as MASS
-from sim_runs import drift_run as _linear_friction_run
-from sim_runs import given_gains_robot
 from test_identify_robot_cli import _recording
 
 from payload_id_core.cli.main import main as cli_main
@@ -23,6 +20,9 @@ from payload_id_core.io.bag import write_bag
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.testing.sim_runs import DRIFT_MASS as MASS
+from payload_id_core.testing.sim_runs import drift_run as _linear_friction_run
+from payload_id_core.testing.sim_runs import given_gains_robot
 
 # -- excite --from T --periods N ------------------------------------------------------------------------------------
 

@@ -145,7 +145,16 @@ def result_dict(r) -> dict:
             "convergence_time": r.convergence_time if math.isfinite(r.convergence_time) else None,
             "rmse_before": list(r.torque_rmse_before), "rmse_after": list(r.torque_rmse_after),
             "method": r.estimate.method, "frame": p.frame_id, "applied": r.applied_to_controller,
-            "quality": r.estimate.quality, "quality_reasons": list(r.estimate.quality_reasons)}
+            "quality": r.estimate.quality, "quality_reasons": list(r.estimate.quality_reasons),
+            **prior_dict(r.estimate)}
+
+
+def prior_dict(est: PayloadEstimate) -> dict:
+    """The priors a PayloadEstimate message says were given, and what became of them."""
+    return {"bounding_box": list(est.bounding_box), "known_mass": est.known_mass,
+            "known_mass_std": est.known_mass_std, "prior_pinned": list(est.prior_pinned),
+            "prior_bounded": list(est.prior_bounded),
+            "prior_not_applied": dict(zip(est.prior_not_applied, est.prior_not_applied_reasons))}
 
 
 def burst(node, args) -> None:
@@ -248,7 +257,7 @@ def main() -> None:
         if got:
             p = got[-1].payload
             emit(mass=p.mass, com=[p.com.x, p.com.y, p.com.z], frame=p.frame_id, method=got[-1].method,
-                 after=time.monotonic() - t0)
+                 after=time.monotonic() - t0, quality=got[-1].quality, **prior_dict(got[-1]))
         else:
             emit(error="no estimate")
     elif args.what == "wrench":

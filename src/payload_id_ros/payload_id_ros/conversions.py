@@ -155,7 +155,35 @@ def estimate_to_msg(est: PayloadEstimate, stamp: float, convergence_measure: flo
     msg.physically_consistent = bool(est.physically_consistent)
     msg.quality = est.quality.value
     msg.quality_reasons = [str(r) for r in est.quality_reasons]
+    fill_prior(msg, est)
     return msg
+
+
+def fill_prior(msg: PayloadEstimateMsg, est: PayloadEstimate) -> None:
+    """The estimate's priors (PayloadEstimate.prior: what was given, as PayloadPrior.to_dict writes it) and what became
+    of them (pinned, bounded, not applied and why) into the message, under the Identify goal's names."""
+    prior = est.prior or {}
+    box = prior.get("bounding_box")
+    msg.bounding_box = [float(v) for v in (*box["min"], *box["max"])] if box else []
+    msg.known_mass = float(prior.get("known_mass") or 0.0)
+    msg.known_mass_std = float(prior.get("known_mass_std") or 0.0)
+    msg.prior_pinned = [str(p) for p in est.prior_pinned]
+    msg.prior_bounded = [str(p) for p in est.prior_bounded]
+    msg.prior_not_applied = [str(part) for part in est.prior_not_applied]
+    msg.prior_not_applied_reasons = [str(why) for why in est.prior_not_applied.values()]
+
+
+def prior_of_msg(msg: PayloadEstimateMsg) -> dict:
+    """PayloadEstimate's prior fields (prior, prior_pinned, prior_bounded, prior_not_applied) of a message."""
+    prior: dict = {}
+    if len(msg.bounding_box) == 6:
+        box = [float(v) for v in msg.bounding_box]
+        prior["bounding_box"] = {"min": box[:3], "max": box[3:]}
+    if msg.known_mass > 0:
+        prior["known_mass"] = float(msg.known_mass)
+        prior["known_mass_std"] = float(msg.known_mass_std)
+    return {"prior": prior or None, "prior_pinned": list(msg.prior_pinned), "prior_bounded": list(msg.prior_bounded),
+            "prior_not_applied": dict(zip(msg.prior_not_applied, msg.prior_not_applied_reasons, strict=True))}
 
 
 def payload_event_msg(event: Event, frame: str) -> PayloadEvent:
@@ -184,7 +212,7 @@ def msg_to_estimate(msg: PayloadEstimateMsg) -> PayloadEstimate:
                            method=msg.method, identifiable=ident, converged=msg.converged,
                            convergence_time=msg.convergence_time, physically_consistent=msg.physically_consistent,
                            quality=Quality(msg.quality or Quality.OK.value),   # empty: a sender without the field
-                           quality_reasons=list(msg.quality_reasons))
+                           quality_reasons=list(msg.quality_reasons), **prior_of_msg(msg))
 
 
 def payload_request_values(p: PayloadParameters) -> tuple[float, list[float], list[float], str]:

@@ -74,7 +74,9 @@ class EstimatorParameters:
     controller_frame: str = parameter("", "URDF frame the controller takes CoM and inertia in (its flange: UR tool0, "
                                       "Franka panda_link8); '' = the payload frame")
     rated_payload_kg: float = parameter(0.0, "the robot's rated payload: heavier estimates are never applied; "
-                                        "0 = not configured, nothing is applied", valid=Range(low=0.0))
+                                        "0 = not configured, nothing is applied (the monitor's loads are then bounded "
+                                        "by the URDF's: its name's rated payload or its joints' holding capacity)",
+                                        valid=Range(low=0.0))
     controller_wait: float = parameter(2.0, "s to find the controller's service before the apply step is skipped",
                                        valid=Range(low=0.0))
     controller_timeout: float = parameter(5.0, "s for the controller's answer",

@@ -121,8 +121,8 @@ def run(args: argparse.Namespace) -> int:
     if not_given:
         print(f"warning: the monitor starts on {started_on}", file=sys.stderr)
     # The rated payload of the URDF's robot, as the node's rated_payload_kg (config/*.yaml) bounds the monitor's
-    # loads: without it the replay named `picked` +12197 kg on the real UR10e's jointwise-joint_6 (unknown robot:
-    # no bound, as the node's default 0).
+    # loads: without any bound the replay named `picked` +12197 kg on the real UR10e's jointwise-joint_6. A robot the
+    # name does not give (0) is bounded by its joints' holding capacity (mass_limit.monitor_max_mass), as the node.
     result = replay(model, robot, frame, recording.joints, payload, rated_payload(model.model.name) or 0.0)
     if result.state is None:
         raise PayloadIdError(f"{recording.source}: no joint state the monitor could use",

@@ -73,14 +73,38 @@ def _joint_capacity(g: np.ndarray, u: np.ndarray, limit: np.ndarray) -> np.ndarr
     return np.where((np.abs(u) > MIN_LEVER_TORQUE) & np.isfinite(limit), m, np.inf)
 
 
+# The capacities found, by what they depend on (_content_key): the search takes 0.5-1 s, and a process builds many
+# models of one URDF (each node's monitor, each replay, each test) that need it.
+_FOUND: dict[tuple, HoldingCapacity | None] = {}
+
+
+def _content_key(model: RobotModel, frame: str) -> tuple:
+    """Everything the capacity depends on: the URDF (its kinematics and the joints kept), the frame, gravity, and the
+    inertias and limits as they are now (a model whose links were changed after loading is another arm)."""
+    m = model.model
+    numbers = np.concatenate([model.link_parameters().ravel(), model.gravity, np.asarray(m.effortLimit, dtype=float),
+                              np.asarray(m.lowerPositionLimit, dtype=float),
+                              np.asarray(m.upperPositionLimit, dtype=float)])
+    return model.urdf_sha256, tuple(model.joint_names), frame, numbers.tobytes()
+
+
 def holding_capacity(model: RobotModel, frame: str | None = None) -> HoldingCapacity | None:
     """The arm's holding capacity at `frame`'s origin (default: the flange, model.default_payload_frame); None when
-    no joint's effort limit bounds it (a URDF without limits, a model gravity cannot load)."""
+    no joint's effort limit bounds it (a URDF without limits, a model gravity cannot load). Searched once per arm in a
+    process (_FOUND)."""
+    frame = frame or model.default_payload_frame
+    key = _content_key(model, frame)
+    if key not in _FOUND:
+        _FOUND[key] = _search(model, frame)
+    return _FOUND[key]
+
+
+def _search(model: RobotModel, frame: str) -> HoldingCapacity | None:
     limit = np.array(model.model.effortLimit, dtype=float)
     limit = np.where((limit > 0) & np.isfinite(limit), limit, np.inf)
     if not np.isfinite(limit).any() or not np.any(model.gravity):
         return None
-    frame_id = model.frame_id(frame or model.default_payload_frame)
+    frame_id = model.frame_id(frame)
     lower = np.maximum(np.array(model.model.lowerPositionLimit, dtype=float), -_TURN)
     upper = np.minimum(np.array(model.model.upperPositionLimit, dtype=float), _TURN)
     lower, upper = np.minimum(lower, upper), np.maximum(lower, upper)

@@ -110,7 +110,8 @@ class DetectorSettings:
     decayed_fraction: float = 0.3  # ‖r/σ‖ at the window's end below this share of its peak: it was transient
     min_mass_change_kg: float = 0.1
     min_moment_change_kgm: float = 0.01   # |Δ(m c)| for a "changed" at the same mass (1 kg moved by 1 cm)
-    max_mass_kg: float = float("inf")     # the robot's rated payload (with a margin), when configured
+    max_mass_kg: float = float("inf")     # the robot's rated payload or holding capacity, with a margin
+                                          # (payload.mass_limit.monitor_max_mass), when known
     max_lever_m: float = 0.5              # |Δ(m c)| / |Δm|: a part's CoM this far from the flange is no part
     inertia_prior_std: float = 0.02       # kg·m²: Δ of each inertia entry about the frame's origin, a priori
     moment_prior_std: float = 0.3         # kg·m: Δ(m c) a priori (5 kg at 6 cm); at rest, where parts are
@@ -276,8 +277,8 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
         return contact(f"a flange load would have to be {mass_now + dm:.2f} kg (carried {mass_now:.2f} kg, "
                        f"Δm {dm:+.2f} ± {dm_std:.2f}): not a load", misfit)
     if mass_now + dm > s.max_mass_kg:
-        return contact(f"a flange load would have to be {mass_now + dm:.2f} kg, above the rated "
-                       f"{s.max_mass_kg:.2f} kg", misfit)
+        return contact(f"a flange load would have to be {mass_now + dm:.2f} kg, above the robot's "
+                       f"{s.max_mass_kg:.2f} kg (mass_limit.monitor_max_mass)", misfit)
     moment = x[1:4]
     significant_mass = abs(dm) > max(s.min_mass_change_kg, 3.0 * dm_std)
     moment_std = np.sqrt(np.maximum(np.diag(cov)[1:4], 0.0))

@@ -28,6 +28,7 @@ from payload_id_core.monitor.detect import DetectorSettings
 from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
+from payload_id_core.payload.mass_limit import monitor_max_mass
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
@@ -117,8 +118,9 @@ class LiveMonitor:
         # carried part as an identify goal applies it (a part it contradicts is suspect, the prior not applied).
         self.prior = prior
         self.gains = gains                     # torque = effort × gains (None: the efforts are torques)
-        # A detected mass change above 1.5 × the rated payload is no part the robot can carry (0: no limit).
-        self.max_mass_kg = 1.5 * rated_payload_kg if rated_payload_kg > 0 else math.inf
+        # A carried mass above 1.5 × the rated payload (0: not configured; then the URDF's name or its joints' holding
+        # capacity) is no part the robot can carry.
+        self.max_mass_kg = monitor_max_mass(model, rated_payload_kg)
         self.stale_timeout = stale_timeout
         self.monitor: PayloadMonitor | None = None
         self._silent = False                   # said once that the joint states stopped

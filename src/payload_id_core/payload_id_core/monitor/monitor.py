@@ -1922,7 +1922,7 @@ class PayloadMonitor:
         if m < -3.0 * m_std - d.mass_resolution_kg:
             return f"it would weigh {m:.2f} ± {m_std:.2f} kg"
         if m > d.max_mass_kg:
-            return f"it would weigh {m:.2f} kg, above the rated {d.max_mass_kg:.2f} kg"
+            return f"it would weigh {m:.2f} kg, above the robot's {d.max_mass_kg:.2f} kg"
         if m > max(3.0 * m_std, d.mass_resolution_kg) and np.linalg.norm(est.phi[1:4]) > d.max_lever_m * m:
             return f"its CoM would be {np.linalg.norm(est.phi[1:4]) / m:.2f} m from the flange"
         return ""

@@ -14,6 +14,7 @@ Two statements, the lower one binding:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from payload_id_core.dynamics.holding_capacity import holding_capacity
@@ -61,6 +62,23 @@ def known_mass_limit(model: RobotModel, rated_kg: float | None = None) -> MassLi
     return MassLimit.rated(rated, could)
 
 
+# A detected load above this multiple of the robot's limit is no part it can carry (the monitor's margin over the rated
+# payload since issue 17: motion, a CoM offset and the estimate's σ let a real part read above the rating).
+MONITOR_LOAD_MARGIN = 1.5
+
+
+def monitor_max_mass(model: RobotModel, rated_kg: float = 0.0) -> float:
+    """The heaviest carried mass (kg) the payload monitor names as a load (DetectorSettings.max_mass_kg): a margin
+    (MONITOR_LOAD_MARGIN) over the configured rated payload `rated_kg`, or, with none configured (0), over
+    known_mass_limit's (the URDF name's rated payload or its joints' holding capacity, the lower); inf when neither is
+    known. Without it the monitor named a 12 t part where no row excited the mass (h143: the real UR10e's
+    jointwise-joint_6 with rated_payload_kg unset)."""
+    if rated_kg > 0:
+        return MONITOR_LOAD_MARGIN * rated_kg
+    limit = known_mass_limit(model)
+    return math.inf if limit is None else MONITOR_LOAD_MARGIN * limit.kg
+
+
 class KnownMassLimit:
     """known_mass_limit of one robot, found on first need: the holding capacity's search takes 0.5-1 s, so a node pays
     it only when its parameters or a goal give a known mass."""
@@ -78,4 +96,5 @@ class KnownMassLimit:
         return self._found[0]
 
 
-__all__ = ["RATED_PAYLOAD_KG", "KnownMassLimit", "MassLimit", "known_mass_limit", "rated_payload"]
+__all__ = ["MONITOR_LOAD_MARGIN", "RATED_PAYLOAD_KG", "KnownMassLimit", "MassLimit", "known_mass_limit",
+           "monitor_max_mass", "rated_payload"]

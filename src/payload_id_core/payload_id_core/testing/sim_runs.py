@@ -1,7 +1,9 @@
-"""The simulated runs the effort-scale tests and the robot.yaml red teams share (test_quality,
-test_redteam_issue29_h11, test_effort_drift_witness; test_redteam_stop40, test_redteam_issue29_h86,
+"""The simulated runs the effort-scale tests, the robot.yaml red teams and bench/gain_drift.py's red team share
+(test_quality, test_redteam_issue29_h11, test_effort_drift_witness; test_redteam_stop40, test_redteam_issue29_h86,
 test_gain_drift_witness): 8 s of sum-of-sines at 100 Hz with linear friction, and the robot identified on one
-such run without load, its gains given."""
+such run without load, its gains given. In the package (it was test/sim_runs.py) so that a bench needs no test tree."""
+
+from __future__ import annotations
 
 from functools import cache
 
