@@ -44,6 +44,7 @@ from payload_id_core.monitor.detect import (
     transient_free_rows,
 )
 from payload_id_core.monitor.disarmed import DisarmedRecord, locate_load
+from payload_id_core.monitor.load_friction_veto import CusumWithVeto, LoadFrictionVeto, measured_load_friction
 from payload_id_core.monitor.observer import (
     FilteredLoadFriction,
     FilteredPayloadRegressor,
@@ -387,7 +388,9 @@ class PayloadMonitor:
         # A later window's load of the same sign taken into that change (_decide): a second part within `persist_s` of
         # the first, or one load fitted in two windows; named apart where the data tell the two steps (_split_steps)
         self._second_step: Event | None = None
-        self.cusum = Cusum(n, self.s.detector)
+        measured = measured_load_friction(robot) if self.load_friction is not None else None
+        self.cusum = CusumWithVeto(n, self.s.detector, None if measured is None else
+                                   LoadFrictionVeto(measured, self.sigma, self.s.detector))
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
                                                                np.eye(nf) / self.s.load_friction_prior_std**2)
@@ -826,7 +829,7 @@ class PayloadMonitor:
             self._refine_rows([(t, F, r0, L, w, moving, G)])
             self._maybe_publish(t, out)
             self._refresh_alarm_reference(t)
-        t_change, allowance = self.cusum.update(t, z, drift), drift
+        t_change, allowance = self.cusum.update_vetoed(t, z, drift, L[:, 0], w, self._expects_load_friction()), drift
         if ref_drift is None:
             if self.s.since_change_alarm:
                 self._ref_cusum.reset(t)
@@ -842,6 +845,11 @@ class PayloadMonitor:
             self._window = {"t_alarm": t, "t_change": t_change, "samples": since,
                             "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S)),
                             "allowance": allowance * self.sigma}
+
+    def _expects_load_friction(self) -> bool:
+        """The alarm expects the carried load's gear friction (load_friction_veto) for a payload the monitor stands
+        behind: not in doubt, not restored unconfirmed after a refuted re-estimate (h83's rule)."""
+        return not (self.state.doubt or self.state.unconfirmed)
 
     def _refresh_alarm_reference(self, t: float) -> None:
         """Every `refine_every_s` while the carried payload is a change's fast fit (_is_fast_fit), the fit of the rows
