@@ -842,7 +842,10 @@ class PayloadMonitor:
             if self.s.since_change_alarm:
                 self._ref_cusum.reset(t)
             since = [s for s in self._history if s[0] >= t_change - CHANGE_LOOKBACK_S - 1e-9]
-            self._window = {"t_alarm": t, "t_change": t_change, "samples": since,
+            # The alarm time is t unless load_friction_veto held the alarm back and let it through within a verdict's
+            # window: then the window is the one the alarm would have had (CusumWithVeto.alarm_time).
+            t_alarm = min(t, self.cusum.alarm_time)
+            self._window = {"t_alarm": t_alarm, "t_change": t_change, "samples": since,
                             "level": np.minimum(self.level, self._level_before(t_change - CHANGE_LOOKBACK_S)),
                             "allowance": allowance * self.sigma}
 
