@@ -253,21 +253,22 @@ def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: f
     return task
 
 
-@pytest.mark.parametrize(("seed", "mass", "hold", "move_s"), [
-    pytest.param(0, 5.0, 0.2291, 0.8802, id="5kg", marks=pytest.mark.xfail(strict=True, reason=(
-        "a 5 kg part carried into fast moves: the place at rest at 9.55 s called a contact ('persistent but not a load "
-        "on the flange (joint 5 misfit 16.4 per row)'), named `placed` 2.8 s later, not located. Not the load (h117): "
-        "against the true payload wrist 2's residual is 0.6-0.7 N·m from 9.66 s, the joint starting the next move at "
-        "4-9 mrad/s, against its level of 0.15 N·m, while the part's inertia share there is at most 0.08 N·m (an "
-        "inertia prior 3× wider still leaves 12.9 per row) and its gear friction 0.07 N·m (wrist 2's μ not measured: "
-        "monitor.load_friction_veto expects nothing there): the unloaded friction law's error where a joint starts "
-        "slowly"))),
-    pytest.param(2, 10.0, 0.1591, 0.6693, id="10kg")])
+@pytest.mark.xfail(strict=True, reason=(
+    "a heavy part carried into fast moves (5-10 kg, 0.67-0.88 s point-to-point moves of up to 0.6 rad per joint) "
+    "raises `contact` events nobody made: 10 kg, a window in the carry fitted a load at 7.25 s, 2.2 s after the pick, "
+    "then 'not confirmed' (a contact); 5 kg, the place at rest at 9.55 s called a contact ('persistent but not a load "
+    "on the flange (joint 5 misfit 16.4 per row)'), named `placed` 2.8 s later, not located. 10 kg: the carried "
+    "load's gear friction, which the residual does not expect (expecting it passes this case, h103, h117; design.md "
+    "says what else it broke). 5 kg: not the load (h117): against the true payload wrist 2's residual is 0.6-0.7 N·m "
+    "from 9.66 s, the joint starting the next move at 4-9 mrad/s, against its level of 0.15 N·m, while the part's "
+    "inertia share there is at most 0.08 N·m (an inertia prior 3× wider still leaves 12.9 per row) and its gear "
+    "friction 0.07 N·m: the unloaded friction law's error where a joint starts slowly"))
+@pytest.mark.parametrize(("seed", "mass", "hold", "move_s"), [(0, 5.0, 0.2291, 0.8802), (2, 10.0, 0.1591, 0.6693)],
+                         ids=["5kg", "10kg"])
 def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass, hold, move_s):
-    """5 kg (strict xfail): `picked` +4.993 ± 0.027 kg, the place at 9.55 s a `contact`, then `placed` −5.005 ± 0.025 kg
-    not located within [9.450, 12.344] s (the span holds it; ~/payload suspect meanwhile). 10 kg: before (h150) `picked`
-    +9.951 ± 0.050 kg, a `contact` at 7.25 s in the carry (the carried load's gear friction, which the alarm did not
-    expect), `placed` −10.143 ± 0.082 kg at 8.640 s; now `picked` and `placed` only (monitor.load_friction_veto)."""
+    """Today: 5 kg: `picked` +4.993 ± 0.027 kg, the place at 9.55 s a `contact`, then `placed` −5.005 ± 0.025 kg not
+    located within [9.450, 12.344] s (the span holds it; ~/payload suspect meanwhile); 10 kg: `picked` +9.951 ± 0.050
+    kg, a `contact` at 7.25 s in the carry, `placed` −10.143 ± 0.082 kg at 8.640 s."""
     model, robot = cell
     task = _heavy_into_fast_moves(model, seed, mass, hold, move_s)
     events = _watch(task, robot, np.inf, np.inf, False)
