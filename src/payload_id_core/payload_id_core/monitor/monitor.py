@@ -238,6 +238,10 @@ class PayloadState:
     undecided: str = ""
     undecided_var: float = 0.0
     undecided_since: float = float("nan")
+    # Why the joints are not watched now ('' : they are): another publisher of the same joints paused the monitor
+    # (PayloadMonitor.stop_watching). The payload is kept, not called determined, and published suspect meanwhile: a
+    # change made during the pause is seen only once watching resumes.
+    unwatched: str = ""
 
     @property
     def undecided_fields(self) -> dict:
@@ -289,6 +293,10 @@ class PayloadState:
         # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
         # suspect and not converged, never a confident number on ~/payload.
         est = est if empty else judge_quality(est)
+        if self.unwatched:
+            est.mark(Quality.SUSPECT, f"not watched: {self.unwatched}; a change made meanwhile is seen only once the "
+                     "monitor resumes")
+            est.converged = False
         if self.doubt or self.unconfirmed:
             est.mark(Quality.SUSPECT, self.doubt or self.unconfirmed)
             est.converged = False
@@ -420,6 +428,7 @@ class PayloadMonitor:
         self._unwatched: tuple[float, str] | None = None
         self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
         self._undecided_until_rearm = False          # the undecided change is decided by the re-arm (_say_undecided)
+        self._determined_when_watched = True         # state.determined before stop_watching (resume_watching)
         # (t, kg) of the alarm's floor in motion and at rest as the samples came (_note_floor), HISTORY_S of it
         self._floors: deque = deque()
         # Right after a change, the fit of the rows since it that the alarm tests the residual against
@@ -603,6 +612,24 @@ class PayloadMonitor:
         torque again within a few observer time constants, so a load that arrived meanwhile is found against
         the kept payload on resume, once, and one already adopted is not found a second time."""
         self._pause("the monitor was switched off", MonitorUpdate())
+
+    def stop_watching(self, why: str) -> MonitorUpdate:
+        """Another publisher of the same joints (`why`): nothing is fed until it is gone, so nothing is watched. The
+        monitor is suspended (its carried payload kept, as for a switch-off), the payload is not called determined
+        meanwhile and carries why (PayloadState.unwatched), and it is published so: ~/payload says the pause, not the
+        payload as if watched (h144 set this from LiveMonitor on the frozen state and did not publish it)."""
+        self.suspend()
+        if not self.state.unwatched:
+            self._determined_when_watched = self.state.determined
+        self.state = replace(self.state, determined=False, unwatched=why)
+        return MonitorUpdate(estimate=self.state)
+
+    def resume_watching(self) -> PayloadState:
+        """Watched again after stop_watching: the payload as it was (determined or not), to publish again. The observers
+        restart on the next sample (suspend), so a change made meanwhile is named with its time not located."""
+        if self.state.unwatched:
+            self.state = replace(self.state, determined=self._determined_when_watched, unwatched="")
+        return self.state
 
     def mass_floor(self, q: np.ndarray) -> tuple[float, int]:
         """(kg, joint): the smallest mass change at the flange the alarm can see with the arm at rest at `q`,
