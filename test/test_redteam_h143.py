@@ -220,11 +220,11 @@ def test_a_corrupted_monitor_tare_is_refused_on_reading(tmp_path, tare):
 
 
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason="the real 15harm runs joined: the part comes on at 56.26 s with the arm "
-                   "upright (q2 = q4 = -pi/2, at rest 53.2-58.8 s), where no flange mass loads a joint; seen once "
-                   "the arm moves and named picked +2.918 ± 0.151 kg at 64.44 s, said located (t_change_located true), "
-                   "8.2 s after it came: a date the rows cannot give (the span where the load was invisible not said)")
 def test_a_pick_made_where_no_joint_feels_the_mass_is_not_dated_where_it_was_seen(ur10e, tmp_path):
+    """The real 15harm runs joined: the part comes on at 56.26 s with the arm upright (q2 = q4 = -pi/2, at rest
+    53.2-58.8 s), where no flange mass loads a joint; seen once the arm moves. Before (h143): named picked +2.918 ±
+    0.151 kg at 64.44 s, said located, 8.2 s after it came (its window fitted +0.889 kg of it). Now its time is not
+    located, from the earliest row where the alarm could not see it (h151, PayloadMonitor._unseen_span)."""
     model, robot, frame = ur10e
     csv, join = _joined(tmp_path)
     joints = read_ur_csv(csv, robot.effort_scale, joint_names=model.joint_names).joints
@@ -274,12 +274,10 @@ def test_a_named_pick_not_given_to_the_controller_is_said(real_pick_through_the_
 
 
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason="real UR10e through MonitorMode: the pick is named +2.918 kg at 66.7 s (2.805 "
-                   "at 56.26 s) together with an undecided change (-0.654 kg), and so is every re-estimate after it "
-                   "(2.606 ± 0.361, 2.822 ± 0.863, 2.762 ± 0.513 kg): the controller is given nothing for the 54 s the "
-                   "part is carried (the rule: an undecided publication is not applied, which assumes the controller "
-                   "already holds the payload before the undecided change)")
 def test_a_named_pick_reaches_the_controller(real_pick_through_the_node):
+    """Before (h143): the pick named +2.918 kg at 66.7 s (2.805 at 56.26 s) with an undecided change (-0.654 kg), and so
+    every re-estimate after it: the controller was given nothing for the 54 s the part was carried. Now a re-estimate
+    whose mass σ tells the undecided change apart decides it (h151, PayloadMonitor._tells_undecided)."""
     _, applied, _, _ = real_pick_through_the_node
     assert any(abs(m - LOAD_KG) < 0.5 for m in applied), applied
 
