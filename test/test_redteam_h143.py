@@ -11,9 +11,9 @@ second publisher of the same joints at a few Hz (the pause said hundreds of time
 place; across processes the inbox named it only in the drains its messages landed in: h144 keeps it over time).
 Not fixed (strict xfail, the figures in each reason): the refiner's mass determined where no row excites it (the node
 with rated_payload_kg unset names the same 12 t part), a load on from the start of 01_31-load named +3.335 ± 0.084 kg
-for 2.805 kg, a node restarted on
-a saved part that was put down while it was down keeps it, a named real pick never reaches the controller while
-every re-estimate after it is undecided.
+for 2.805 kg. Fixed by h151 (plain tests now): a node restarted on a saved part that was put down while it was down
+kept it determined and ok; a real pick with the arm upright was dated 8.2 s late and said located; a named real pick
+never reached the controller while every re-estimate after it was undecided.
 """
 
 from __future__ import annotations
@@ -140,9 +140,11 @@ def test_a_mass_no_row_excites_is_never_named_without_a_rated_payload(ur10e):
 
 @requires_ur10e_data
 @pytest.mark.xfail(strict=True, reason="01_31-load replayed without --payload (2.805 kg on from the start, the monitor "
-                   "told nothing is carried): picked +3.335 ± 0.084 kg at 5.8 s, 6.3σ from 2.805 kg, named from its "
-                   "0.1 s window's fit once it held 1.46 s (the persist path); the re-estimate at the end is right, "
-                   "2.836 ± 0.051 kg")
+                   "told nothing is carried): picked +3.335 ± 0.084 kg at 5.8 s, 6.3σ from 2.805 kg, named on the "
+                   "persist path when the next change came 1.46 s later, with the re-estimate of the 1.7 s of motion "
+                   "since (3.367 ± 0.085 kg on 4 blocks, fewer than the 6 its robust covariance needs: h151), not the "
+                   "window's fit; the re-estimate at the end is right, 2.836 ± 0.051 kg. Also dated at 5.8 s, located, "
+                   "though on from the start")
 def test_a_load_on_from_the_start_is_named_with_its_mass(ur10e):
     _, result = _replay(ur10e, "ur-20_01_31-load.csv", rated_payload_kg=12.5)
     picks = [e for e in result.events if e.kind is EventKind.PICKED]
