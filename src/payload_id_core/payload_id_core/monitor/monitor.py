@@ -1658,7 +1658,7 @@ class PayloadMonitor:
         part of the step, so the rest may have been on before it, put on where no joint could feel it. A flange mass
         changes the joint torques through F's mass column (its gravity and the motion's accelerations); where the
         alarm's floor (_note_floor: min_j ν_j σ_j / |F_j,m|) was above |dm|, or where the alarm did not watch at all
-        (disarmed, paused, before the first sample: no floor noted for more than HISTORY_S), a step of |dm| raises no
+        (disarmed, paused: no floor noted for more than HISTORY_S), a step of |dm| raises no
         alarm. Such a load shows only once the motion makes it visible, as a residual that grows with F, and the alarm
         dates that growth, after as long as its CUSUM takes, which the floor of the mass column alone does not bound
         (the load's moments may cancel its mass on a joint). So the earliest it can have come is the earliest row kept
@@ -1666,23 +1666,13 @@ class PayloadMonitor:
         8.2 s later once the arm had moved out of the pose, its window fitting +0.89 kg of it (h143). None: every row
         kept before the change could see it, the alarm watching throughout."""
         rows = [(t, f) for t, f in self._floor_record if t < t_change - CHANGE_LOOKBACK_S]
-        if not rows:
-            return None
-        if rows[0][0] > t_change - FLOOR_RECORD_S + HISTORY_S:
-            return rows[0][0], (f"its time is not located: the alarm watched from {rows[0][0]:.3f} s only, and a load "
-                                f"{self._unseen_tail(dm)} may have been on from before")
         for (t_prev, _), (t, floor) in zip(rows, rows[1:]):
             if t - t_prev > HISTORY_S or floor > abs(dm):
                 start = t_prev if t - t_prev > HISTORY_S else t
                 return start, (f"its time is not located after {start:.3f} s: the alarm could not see {abs(dm):.3f} "
-                               f"kg at the flange there (its floor above it, or the joints not watched), and a load "
-                               f"{self._unseen_tail(dm)} may have come then")
+                               "kg at the flange there (its floor above it, or the joints not watched), and a load put "
+                               "on where no joint feels it shows only once the motion makes it visible, not as a step")
         return None
-
-    @staticmethod
-    def _unseen_tail(dm: float) -> str:
-        return (f"of {abs(dm):.3f} kg put on where no joint feels it shows only once the motion makes it visible, "
-                "not as a step")
 
     def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
         """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
