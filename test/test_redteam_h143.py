@@ -12,8 +12,9 @@ place; across processes the inbox named it only in the drains its messages lande
 Since h148 the node with rated_payload_kg unset is bounded by its URDF's rated payload or holding capacity too (the
 12 t part its monitor named where no row excites the mass: a contact).
 Not fixed (strict xfail, the figures in each reason): a load on from the start of 01_31-load named +3.335 ± 0.084 kg
-for 2.805 kg, a node restarted on a saved part that was put down while it was down keeps it, a named real pick never
-reaches the controller while every re-estimate after it is undecided.
+for 2.805 kg. Fixed by h151 (plain tests now): a node restarted on a saved part that was put down while it was down
+kept it determined and ok; a real pick with the arm upright was dated 8.2 s late and said located; a named real pick
+never reached the controller while every re-estimate after it was undecided.
 """
 
 from __future__ import annotations
@@ -142,9 +143,11 @@ def test_a_mass_no_row_excites_is_never_named_without_a_rated_payload(ur10e):
 
 @requires_ur10e_data
 @pytest.mark.xfail(strict=True, reason="01_31-load replayed without --payload (2.805 kg on from the start, the monitor "
-                   "told nothing is carried): picked +3.335 ± 0.084 kg at 5.8 s, 6.3σ from 2.805 kg, named from its "
-                   "0.1 s window's fit once it held 1.46 s (the persist path); the re-estimate at the end is right, "
-                   "2.836 ± 0.051 kg")
+                   "told nothing is carried): picked +3.335 ± 0.084 kg at 5.8 s, 6.3σ from 2.805 kg, named on the "
+                   "persist path when the next change came 1.46 s later, with the re-estimate of the 1.7 s of motion "
+                   "since (3.367 ± 0.085 kg on 4 blocks, fewer than the 6 its robust covariance needs: h151), not the "
+                   "window's fit; the re-estimate at the end is right, 2.836 ± 0.051 kg. Also dated at 5.8 s, located, "
+                   "though on from the start")
 def test_a_load_on_from_the_start_is_named_with_its_mass(ur10e):
     _, result = _replay(ur10e, "ur-20_01_31-load.csv", rated_payload_kg=12.5)
     picks = [e for e in result.events if e.kind is EventKind.PICKED]
@@ -174,13 +177,12 @@ def test_a_payload_the_monitor_will_not_start_on_is_said(ur10e, ur10e_robot_yaml
 
 # -- the persisted state ------------------------------------------------------------------------------------------
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason="real UR10e, the node restarted on its saved 2.788 kg (the 14harm loaded run's "
-                   "re-estimate) after the part was put down while it was down, validation-p1's empty flange in motion "
-                   "for 9.7 s: its first window fits -3.36 ± 0.12 kg (4.7σ beyond the -2.79 a place is), so the place "
-                   "'would leave -0.58 kg': a contact; the monitor keeps 2.788 kg determined and confirmed to the end, "
-                   "nothing published, the controller keeping the part (validation-p2: contact 'joint 1 misfit 8.0', "
-                   "the same)")
 def test_a_restart_on_a_part_put_down_meanwhile_does_not_keep_the_part(ur10e):
+    """Real UR10e: the node restarted on its saved 2.788 kg (the 14harm loaded run's re-estimate) after the part was
+    put down while it was down, validation-p1's empty flange at rest for 9.7 s. Its first window fits -3.36 ± 0.12 kg
+    ("a flange load would have to be -0.58 kg": a contact). Before (h143): 2.788 kg kept determined and confirmed to
+    the end, nothing published. Now the restart's contradicted payload is unconfirmed, published suspect with why
+    (h151, PayloadMonitor._restart_contradicted); at rest nothing tells the place from a push, so no place is named."""
     model, robot, frame = ur10e
     loaded = read_ur_csv(DATA / "ur-20_02_19_14harm50secLoad.csv", robot.effort_scale, joint_names=model.joint_names)
     saved = replay(model, robot, frame, loaded.joints).state.to_estimate(frame)
@@ -188,15 +190,18 @@ def test_a_restart_on_a_part_put_down_meanwhile_does_not_keep_the_part(ur10e):
     joints = read_ur_csv(DATA / "validation-p1.csv", robot.effort_scale, joint_names=model.joint_names).joints
     live = LiveMonitor(model, robot, frame, None, rated_payload_kg=12.5)
     live.saved_tare, live.saved_watched_until = (0.0, 0.0), float(joints.t[0]) - 5.0     # as read_result gives them
-    events = []
+    events, published = [], []
     for k in range(0, joints.t.size, 2):
-        events += live.feed(joints.t[k:k + 2], joints.q[k:k + 2], joints.qd[k:k + 2], joints.tau[k:k + 2],
-                            saved).update.events
+        step = live.feed(joints.t[k:k + 2], joints.q[k:k + 2], joints.qd[k:k + 2], joints.tau[k:k + 2], saved)
+        events += step.update.events
+        published += [step.estimate] if step.estimate is not None else []
     state = live.monitor.state
     placed = [e for e in events if e.kind is EventKind.PLACED]
     # The place is named, or at least the part is no longer stood behind (unconfirmed, or not determined).
     assert placed or state.unconfirmed or not state.determined, \
         f"{float(state.phi[0]):.3f} kg carried, determined, on the empty flange: {[e.reason for e in events]}"
+    # ... and ~/payload says so: its last publication is not an ok 2.788 kg.
+    assert published and (published[-1].quality is not Quality.OK or published[-1].mass < 0.5), published
 
 
 @pytest.mark.parametrize("tare", [{"mass": math.nan, "variance": 0.0}, {"mass": math.inf, "variance": 0.0},
@@ -222,11 +227,11 @@ def test_a_corrupted_monitor_tare_is_refused_on_reading(tmp_path, tare):
 
 
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason="the real 15harm runs joined: the part comes on at 56.26 s with the arm "
-                   "upright (q2 = q4 = -pi/2, at rest 53.2-58.8 s), where no flange mass loads a joint; seen once "
-                   "the arm moves and named picked +2.918 ± 0.151 kg at 64.44 s, said located (t_change_located true), "
-                   "8.2 s after it came: a date the rows cannot give (the span where the load was invisible not said)")
 def test_a_pick_made_where_no_joint_feels_the_mass_is_not_dated_where_it_was_seen(ur10e, tmp_path):
+    """The real 15harm runs joined: the part comes on at 56.26 s with the arm upright (q2 = q4 = -pi/2, at rest
+    53.2-58.8 s), where no flange mass loads a joint; seen once the arm moves. Before (h143): named picked +2.918 ±
+    0.151 kg at 64.44 s, said located, 8.2 s after it came (its window fitted +0.889 kg of it). Now its time is not
+    located, from the earliest row where the alarm could not see it (h151, PayloadMonitor._unseen_span)."""
     model, robot, frame = ur10e
     csv, join = _joined(tmp_path)
     joints = read_ur_csv(csv, robot.effort_scale, joint_names=model.joint_names).joints
@@ -276,12 +281,10 @@ def test_a_named_pick_not_given_to_the_controller_is_said(real_pick_through_the_
 
 
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason="real UR10e through MonitorMode: the pick is named +2.918 kg at 66.7 s (2.805 "
-                   "at 56.26 s) together with an undecided change (-0.654 kg), and so is every re-estimate after it "
-                   "(2.606 ± 0.361, 2.822 ± 0.863, 2.762 ± 0.513 kg): the controller is given nothing for the 54 s the "
-                   "part is carried (the rule: an undecided publication is not applied, which assumes the controller "
-                   "already holds the payload before the undecided change)")
 def test_a_named_pick_reaches_the_controller(real_pick_through_the_node):
+    """Before (h143): the pick named +2.918 kg at 66.7 s (2.805 at 56.26 s) with an undecided change (-0.654 kg), and so
+    every re-estimate after it: the controller was given nothing for the 54 s the part was carried. Now a re-estimate
+    whose mass σ tells the undecided change apart decides it (h151, PayloadMonitor._tells_undecided)."""
     _, applied, _, _ = real_pick_through_the_node
     assert any(abs(m - LOAD_KG) < 0.5 for m in applied), applied
 

@@ -143,7 +143,11 @@ class MonitorMode:
             if self._persist is not None:
                 self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]))
             undecided = update.estimate.undecided if update.estimate is not None else ""
-            if self._controller is not None and not undecided:
+            if update.estimate is not None and update.estimate.unwatched:
+                # Published for the pause (said above): nothing new is known of the payload, the controller keeps
+                # what it holds.
+                pass
+            elif self._controller is not None and not undecided:
                 # An undecided change is published for its σ (the payload before it, or the re-estimate held, ± the
                 # change): nothing new to give the controller, which keeps what it holds until it is decided.
                 self._apply_in_background(est)

@@ -25,7 +25,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import DetectorSettings
-from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor
+from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor, PayloadState
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.mass_limit import monitor_max_mass
@@ -138,15 +138,15 @@ class LiveMonitor:
         # the node was down, is not located before the first monitor's alarm (PayloadMonitor.carry_on_from_part).
         self.saved_watched_until: float | None = None
         # Another publisher of the same joints, heard at the stamps of the batches naming it: the monitor is paused
-        # while it lives. Its state is said not determined meanwhile (nothing is watched), restored on resume.
+        # while it lives (PayloadMonitor.stop_watching: its state published not watched meanwhile, restored on resume).
         self.other = OtherPublisher(publisher_silence_s)
-        self._determined_before: bool | None = None
+        self._paused_for_other = False
 
     def restart(self) -> None:
         """After a goal: the next batch starts a new monitor on the goal's estimate (nothing of the old kept)."""
         self.monitor = None
         self.other = OtherPublisher(self.other.silence_s)    # a publisher still there pauses the new one, said again
-        self._determined_before = None
+        self._paused_for_other = False
         self.saved_tare = None
         self.saved_unloaded = None
         self.saved_unconfirmed = ""
@@ -243,34 +243,38 @@ class LiveMonitor:
         """One batch (t (N,), q, q̇, effort (N, n), model order); `last`: the estimate a new monitor starts on.
         `second_source`: why these samples may be two drivers' (another publisher of the same joints). From the first
         batch naming it until it has been silent for OtherPublisher.wait (by the batches' stamps), nothing is fed (one
-        residual of two robots' samples made phantom contacts and a phantom part), the monitor is suspended (its
-        carried payload kept, said not determined meanwhile) and the pause said once; on resume that is said once, and
+        residual of two robots' samples made phantom contacts and a phantom part), the monitor stops watching (its
+        carried payload kept, not determined, and published as not watched: PayloadMonitor.stop_watching) and the pause
+        said once; on resume that is said once, the payload published again as watched, and
         the observers start from zero: a change made meanwhile rises at the restart and is named not located
         (PayloadMonitor._unwatched_change), no event is made of the gap itself."""
         if self.monitor is None:
             self.monitor = self.new_monitor(last)
         now = float(t[-1])
         if second_source and self.other.heard(now, second_source):
-            self.monitor.suspend()
-            self._determined_before = self.monitor.state.determined
-            self.monitor.state = replace(self.monitor.state, determined=False)
+            self._paused_for_other = True
+            update = self.monitor.stop_watching(second_source)
             until = (f"once the other publisher has been silent for max({self.other.silence_s:g} s, "
                      f"{PUBLISHER_PERIODS} of its periods) ({self.other.wait:g} s until its period is known)"
                      if self.other.silence_s > 0
                      else "once the other publisher is no longer named")
-            return LiveStep(MonitorUpdate(paused=f"monitor paused: {second_source}; it resumes {until}, no event "
-                                          "meanwhile"))
-        if self._determined_before is not None:
+            update.paused = f"monitor paused: {second_source}; it resumes {until}, no event meanwhile"
+            return LiveStep(update, self._published(update.estimate, q[-1]))
+        if self._paused_for_other:
             silent = now - (self.other.last if self.other.last is not None else now)
             if not self.other.gone(now):
                 return LiveStep(MonitorUpdate())
-            self.monitor.state = replace(self.monitor.state, determined=self._determined_before)
-            self._determined_before = None
+            self._paused_for_other = False
+            watched = self.monitor.resume_watching()
             resumed = (f"monitor resumed: the other publisher of these joints has been silent for {silent:.2f} s; its "
                        "observers restart from zero, and a change made while it was paused is named with its time "
                        "not located")
             step = self._fed(t, q, qd, effort)
             step.resumed = resumed
+            if step.update.estimate is None:
+                # ~/payload said the pause (unwatched, suspect): it says the payload watched again.
+                step.update.estimate = watched
+                step.estimate = self._published(watched, q[-1])
             return step
         return self._fed(t, q, qd, effort)
 
@@ -279,12 +283,17 @@ class LiveMonitor:
         tau = effort if self.gains is None else effort * self.gains[None, :]
         update = self.monitor.update(t, q, qd, tau)
         self._silent = False
-        estimate = None if update.estimate is None else update.estimate.to_estimate(self.frame)
-        if estimate is not None and self.prior is not None and not update.estimate.carries_nothing:  # type: ignore[union-attr]
+        return LiveStep(update, self._published(update.estimate, q[-1]))
+
+    def _published(self, state: PayloadState | None, q: np.ndarray) -> PayloadEstimate | None:
+        """The monitor's state as ~/payload publishes it (None: nothing to publish): the identify path's estimate, the
+        node's prior applied to a carried part, its mass σ floored at q."""
+        if state is None:
+            return None
+        estimate = state.to_estimate(self.frame)
+        if self.prior is not None and not state.carries_nothing:
             estimate = judge_quality(apply_prior(estimate, self.prior))
-        if estimate is not None:
-            estimate = self.floored(estimate, q[-1])
-        return LiveStep(update, estimate)
+        return self.floored(estimate, q)
 
     def silence(self, now: float, last_stamp: float) -> str:
         """Why the monitor hears nothing, once per silence ('' otherwise): the last joint state is older than

@@ -66,6 +66,7 @@ HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change a
 ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
+FLOOR_RECORD_S = 120.0   # s of the alarm's floor kept to bound when a load nobody could see came (_unseen_span)
 
 
 class UnloadedFriction:
@@ -245,6 +246,10 @@ class PayloadState:
     undecided: str = ""
     undecided_var: float = 0.0
     undecided_since: float = float("nan")
+    # Why the joints are not watched now ('' : they are): another publisher of the same joints paused the monitor
+    # (PayloadMonitor.stop_watching). The payload is kept, not called determined, and published suspect meanwhile: a
+    # change made during the pause is seen only once watching resumes.
+    unwatched: str = ""
 
     @property
     def undecided_fields(self) -> dict:
@@ -296,6 +301,10 @@ class PayloadState:
         # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
         # suspect and not converged, never a confident number on ~/payload.
         est = est if empty else judge_quality(est)
+        if self.unwatched:
+            est.mark(Quality.SUSPECT, f"not watched: {self.unwatched}; a change made meanwhile is seen only once the "
+                     "monitor resumes")
+            est.converged = False
         if self.doubt or self.unconfirmed:
             est.mark(Quality.SUSPECT, self.doubt or self.unconfirmed)
             est.converged = False
@@ -434,8 +443,10 @@ class PayloadMonitor:
         self._unwatched: tuple[float, str] | None = None
         self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
         self._undecided_until_rearm = False          # the undecided change is decided by the re-arm (_say_undecided)
+        self._determined_when_watched = True         # state.determined before stop_watching (resume_watching)
         # (t, kg) of the alarm's floor in motion and at rest as the samples came (_note_floor), HISTORY_S of it
         self._floors: deque = deque()
+        self._floor_record: deque = deque()          # the same, FLOOR_RECORD_S of it (_unseen_span)
         # Right after a change, the fit of the rows since it that the alarm tests the residual against
         # (since_change.AlarmReference; _refresh_alarm_reference), and when it was last refreshed
         self._alarm_ref: AlarmReference | None = None
@@ -619,6 +630,24 @@ class PayloadMonitor:
         the kept payload on resume, once, and one already adopted is not found a second time."""
         self._pause("the monitor was switched off", MonitorUpdate())
 
+    def stop_watching(self, why: str) -> MonitorUpdate:
+        """Another publisher of the same joints (`why`): nothing is fed until it is gone, so nothing is watched. The
+        monitor is suspended (its carried payload kept, as for a switch-off), the payload is not called determined
+        meanwhile and carries why (PayloadState.unwatched), and it is published so: ~/payload says the pause, not the
+        payload as if watched (h144 set this from LiveMonitor on the frozen state and did not publish it)."""
+        self.suspend()
+        if not self.state.unwatched:
+            self._determined_when_watched = self.state.determined
+        self.state = replace(self.state, determined=False, unwatched=why)
+        return MonitorUpdate(estimate=self.state)
+
+    def resume_watching(self) -> PayloadState:
+        """Watched again after stop_watching: the payload as it was (determined or not), to publish again. The observers
+        restart on the next sample (suspend), so a change made meanwhile is named with its time not located."""
+        if self.state.unwatched:
+            self.state = replace(self.state, determined=self._determined_when_watched, unwatched="")
+        return self.state
+
     def mass_floor(self, q: np.ndarray) -> tuple[float, int]:
         """(kg, joint): the smallest mass change at the flange the alarm can see with the arm at rest at `q`,
         and the joint that sees it first. At rest a point mass Δm at the frame changes joint j's torque by
@@ -645,6 +674,9 @@ class PayloadMonitor:
         self._floors.append((t, floor))
         while self._floors and self._floors[0][0] < t - HISTORY_S:
             self._floors.popleft()
+        self._floor_record.append((t, floor))
+        while self._floor_record and self._floor_record[0][0] < t - FLOOR_RECORD_S:
+            self._floor_record.popleft()
 
     def recent_floor(self) -> float:
         """kg: the smallest mass step the alarm is sure to see over the last HISTORY_S of samples watched, in motion or
@@ -1159,6 +1191,8 @@ class PayloadMonitor:
         if verdict.event is not None and not verdict.event.is_load_change:
             out.events.append(verdict.event)
             self._armed = False
+            if unlocated and not verdict.transient:
+                self._restart_contradicted(verdict.event.reason.removesuffix(f"; {unlocated}"), out)
             # Called a contact, the carried payload kept; but what the residual still holds at the window's end may be
             # a load (a light place as a move begins: its joints go untrusted, the rest read as decayed), and nothing
             # looks at it until the monitor re-arms: the published σ says so meanwhile.
@@ -1286,6 +1320,21 @@ class PayloadMonitor:
             first = self._change_started
             out.estimate = self._standing(float(phi[0] - self._before_change.phi[0]), first,
                                           f"fitted in two steps, at {first:.3f} and {dated:.3f} s,")
+
+    def _restart_contradicted(self, why: str, out: MonitorUpdate) -> None:
+        """The first window after the observers restarted (a node restart on its saved payload, a switch-off, a pause)
+        is a lasting contact (`why`): the torques since the restart are not the carried payload's. The restart is no
+        confirmation of that payload (carry_on_from_part), and this window contradicts it: a change made while nothing
+        watched the joints, or a push, which at rest the gravity wrench cannot tell apart. It is published suspect
+        (PayloadState.unconfirmed) until the residual comes back within its allowance (_step), or its misfit in motion
+        puts it in doubt (_put_in_doubt). Kept as confirmed, a node restarted on its saved 2.788 kg after the part was
+        put down, the arm at rest (the real UR10e's validation-p1: its window fits -3.36 ± 0.12 kg, "a flange load
+        would have to be -0.58 kg"), went on with the part determined and ok to the end, the controller keeping it."""
+        if self.state.unconfirmed:
+            return
+        self.state = replace(self.state, unconfirmed=f"the torques after the restart contradict it ({why}): a change "
+                             "made while the joints were not watched, or a push; the residual does not confirm it yet")
+        out.estimate = self.state
 
     def _standing(self, dm: float, dated: float, fitted: str) -> PayloadState:
         """What ~/payload says while a change of `dm` kg `fitted` (from `dated` on) is not named: the payload settled
@@ -1589,11 +1638,15 @@ class PayloadMonitor:
                 abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
                 return [named]
             # Either may be the change: the σ takes in the difference (as PayloadState.undecided_var does).
-            return [replace(named, delta_mass_std=float(np.hypot(sh, gap)), reason=f"{named.reason}; two parts or "
-                            f"one: its window fitted Δm {a:+.3f} ± {sa:.3f} kg, {abs(gap):.3f} kg "
-                            f"{'less' if h > 0 else 'more'} than held, so a second part (or a push held) may have come "
-                            f"within the {span} s before it was named, unseen (the alarm is deaf to it in the first "
-                            f"second after a change); its σ takes in the difference")]
+            two = replace(named, delta_mass_std=float(np.hypot(sh, gap)), reason=f"{named.reason}; two parts or "
+                          f"one: its window fitted Δm {a:+.3f} ± {sa:.3f} kg, {abs(gap):.3f} kg "
+                          f"{'less' if h > 0 else 'more'} than held, so a second part (or a push held) may have come "
+                          f"within the {span} s before it was named, unseen (the alarm is deaf to it in the first "
+                          f"second after a change); its σ takes in the difference")
+            unseen = self._unseen_span(named.t_change, h)
+            if unseen is not None:
+                two = replace(two, t_change=unseen[0], t_change_located=False, reason=f"{two.reason}; {unseen[1]}")
+            return [two]
         b, sb = second.delta_mass, second.delta_mass_std
         A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         y, wt = np.array([a, b, h]), np.array([sa, sb, sh]) ** -2.0
@@ -1623,6 +1676,27 @@ class PayloadMonitor:
                 Event(kind, second.t_change, second.t_alarm, named.t_verdict, float(m[1]), s2, second.delta_phi,
                       f"{second.reason}; the second of two parts, {apart:.2f} s after the first, Δm {m[1]:+.3f} ± "
                       f"{s2:.3f} kg from the {steps}", t_change_located=second.t_change_located)]
+
+    def _unseen_span(self, t_change: float, dm: float) -> tuple[float, str] | None:
+        """(earliest, why) for a load of `dm` kg whose window fitted less than held (_split_steps): the window saw only
+        part of the step, so the rest may have been on before it, put on where no joint could feel it. A flange mass
+        changes the joint torques through F's mass column (its gravity and the motion's accelerations); where the
+        alarm's floor (_note_floor: min_j ν_j σ_j / |F_j,m|) was above |dm|, or where the alarm did not watch at all
+        (disarmed, paused: no floor noted for more than HISTORY_S), a step of |dm| raises no
+        alarm. Such a load shows only once the motion makes it visible, as a residual that grows with F, and the alarm
+        dates that growth, after as long as its CUSUM takes, which the floor of the mass column alone does not bound
+        (the load's moments may cancel its mass on a joint). So the earliest it can have come is the earliest row kept
+        (FLOOR_RECORD_S) where it could not be seen: the real UR10e, a 2.8 kg pick with the arm upright at rest, seen
+        8.2 s later once the arm had moved out of the pose, its window fitting +0.89 kg of it (h143). None: every row
+        kept before the change could see it, the alarm watching throughout."""
+        rows = [(t, f) for t, f in self._floor_record if t < t_change - CHANGE_LOOKBACK_S]
+        for (t_prev, _), (t, floor) in zip(rows, rows[1:]):
+            if t - t_prev > HISTORY_S or floor > abs(dm):
+                start = t_prev if t - t_prev > HISTORY_S else t
+                return start, (f"its time is not located after {start:.3f} s: the alarm could not see {abs(dm):.3f} "
+                               "kg at the flange there (its floor above it, or the joints not watched), and a load put "
+                               "on where no joint feels it shows only once the motion makes it visible, not as a step")
+        return None
 
     def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
         """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
@@ -1964,11 +2038,25 @@ class PayloadMonitor:
         all after it whose mass is determined weighs the whole mass carried now, and decides it, whether or not the
         motion has determined the CoM yet (light parts in fast moves seldom get σ ≤ 5 mm per axis before the next
         change, and the undecided σ outlived every later change named). Only while the change now being re-estimated
-        is itself settled or named: no window's load pending or unnamed (a push held may be in those rows), no
-        doubt."""
-        if self.state.doubt or self._pending is not None or self._unnamed_change is not None:
+        is itself settled or named: no window's load pending (a push held may be in those rows), no doubt. A change
+        too small to name (a window's fit with no event, being re-estimated) does not stop it: the re-estimate weighs
+        the whole mass with or without it (on the real UR10e's excitation such windows came every few seconds, and an
+        undecided change after a real pick outlived the 54 s carry: the controller was given nothing, h143).
+
+        Determined to the settings' σ (1 % of the mass) or not, a mass whose σ (with the robot model's error on the
+        motion, _named_std) puts the undecided change beyond 3σ tells whether it came (_tells_undecided): the undecided
+        variance then adds nothing the re-estimate's own σ does not say (the real UR10e's re-estimates never reach 1 %,
+        robot.yaml's measured model error alone is 0.85 % of the mass there, h134)."""
+        if self.state.doubt or self._pending is not None:
             return False
-        return self._mass_determined(est)[0]
+        return self._mass_determined(est)[0] or self._tells_undecided(est)
+
+    def _tells_undecided(self, est: Refined) -> bool:
+        """The re-estimate's mass, its robust covariance trusted (MIN_BLOCKS) and the mass determined by the motion,
+        has 3σ (with the model's error, _named_std) below the undecided change's size (√undecided_var)."""
+        if est.blocks < MIN_BLOCKS or not est.determined[0] or not self.state.undecided:
+            return False
+        return 3.0 * self._named_std(est.mass_std**2) < float(np.sqrt(self.state.undecided_var))
 
     def _is_determined(self, est: Refined) -> bool:
         """Mass to the settings' σ (_mass_determined), and the CoM unless nothing is carried."""
