@@ -134,8 +134,8 @@ def test_a_payload_changed_mid_run_is_no_confident_direct_rls_estimate():
     stayed converged, quality ok, mass 4.27 ± 0.058 kg (−4.0σ from the 4.5 kg carried at the end; difference-rls and
     khalil-1 were suspect through their per-joint model-error ratio, direct-rls pools it). Since h125 the joint gain
     witness (every drive's factor free) reads the step as drives 10-23 % low (χ² 83.7 on 6, the mass +1.1 kg with
-    them free): suspect and not converged. Its reason names a gain drift, not a payload that changed: honest, not
-    precise about the cause."""
+    them free): suspect and not converged. Since h146 the change witness names the change first (test_payload_change).
+    """
     model, robot = given_gains_robot("ur10")
     frame = model.default_payload_frame
     rec = drift_run(model, 2)
@@ -180,7 +180,7 @@ def test_an_early_payload_change_is_no_confident_estimate_when_the_goal_stops_at
     4.0 kg for its first 0.5 s then 4.5 kg: difference-rls declared at 3.09 s with 4.572 ± 0.014 kg, +5.1σ from the
     4.5 carried, converged and ok (the settle band accepts a step before its window). Since h125 the joint gain
     witness flags it (factors 0.80-0.95, χ² 40.7 on 6, the mass +0.63 kg with them free): suspect, not converged;
-    its reason names a gain drift, not the payload's change."""
+    since h146 the first reason names the payload's change (test_payload_change)."""
     model, robot = given_gains_robot("ur10")
     frame = model.default_payload_frame
     rec = drift_run(model, 2)

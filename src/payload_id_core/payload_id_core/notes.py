@@ -39,6 +39,7 @@ class NoteCode(str, Enum):
     PAYLOAD_OFFSET_DRIFT = "payload.offset_drift"          # the fit with the friction offsets free: shift, χ², power
     PAYLOAD_GEAR_DRIFT = "payload.gear_drift"              # the fit with robot.yaml's known μ_j free: shift, χ², power
     PAYLOAD_GAIN_DRIFT = "payload.gain_drift"              # each joint's factor of its effort free: the furthest out
+    PAYLOAD_CHANGE = "payload.change"                      # a step in the payload during the run: χ², when
     PAYLOAD_GAIN_CHECK_WIDENING = "payload.gain_check_widening"  # robot.yaml's check runs widened a gain σ: not judged
     PAYLOAD_NOT_IDENTIFIABLE = "payload.not_identifiable"      # entries fixed to the prior / not determined
     PAYLOAD_MODEL_ERROR = "payload.model_error"                # residual RMS / unloaded identification RMS
