@@ -29,7 +29,6 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
-sys.path.insert(0, str(REPO / "test"))
 import ur10e_data as rd  # noqa: E402 - tools/
 from payload_id_core.cli.main import main as cli_main  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
@@ -43,6 +42,7 @@ from payload_id_core.payload.session import IdentificationRun  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
 from payload_id_core.robot_id import RobotIdentification, fit_given_model  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
+from payload_id_core.testing.sim_runs import drift_run, given_gains_robot, linear_friction_run  # noqa: E402
 from xtraj_cell import cached  # noqa: E402 - tools/
 
 CHANGE_WORDS = "the payload changed during"
@@ -61,8 +61,6 @@ def chi2_of(est: PayloadEstimate) -> float:
 
 
 def h133(out: dict[str, float]) -> None:
-    from sim_runs import drift_run, given_gains_robot, linear_friction_run  # noqa: PLC0415 - test/'s runs
-
     model, robot = given_gains_robot("ur10")
     frame = model.default_payload_frame
     heavier = linear_friction_run(model, 2, payload=from_mass_com_inertia(4.5, [0.02, -0.03, 0.08],
@@ -82,7 +80,9 @@ def h133(out: dict[str, float]) -> None:
                 run.feed(j.t[part], j.q[part], j.tau[part])
                 if run.converged:
                     break
-            est = run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED).estimate
+            finished = run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED)
+            assert finished is not None, "the goal's run saw samples, so it finishes with an estimate"
+            est = finished.estimate
             first_t = run.arrays()[0][0]
         first = est.quality_reasons[0] if est.quality_reasons else ""
         out[f"change_{case}_named"] = float(named(est))
@@ -93,8 +93,6 @@ def h133(out: dict[str, float]) -> None:
 
 
 def sim(out: dict[str, float]) -> None:
-    from sim_runs import drift_run, given_gains_robot  # noqa: PLC0415 - test/'s runs
-
     model, robot = given_gains_robot("ur10")
     two = np.ones(model.n)
     two[[1, 2]] = 1.03

@@ -5,7 +5,6 @@ cell's gain drift: test_redteam_h120). Simulated 8 s UR10 runs (sim_runs, the ro
 
 import numpy as np
 import pytest
-from sim_runs import drift_run, given_gains_robot, linear_friction_run
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.notes import Note, NoteCode
@@ -13,6 +12,7 @@ from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import Quality
+from payload_id_core.testing.sim_runs import drift_run, given_gains_robot, linear_friction_run
 
 CHANGE_WORDS = "the payload changed during"
 FIX_WORDS = "run the goal again with the part held still"
