@@ -140,19 +140,20 @@ def test_an_undecided_change_is_decided_by_a_mass_determined_re_estimate_whateve
     mass is determined (6 blocks, σ 0.012 kg for 0.55 kg) decides it though its CoM is not (7 mm per axis: not yet
     `_is_determined`); before, light carries stood at ±0.6 kg through every later change until the CoM was known to
     5 mm. With fewer blocks than the robust covariance needs, or a newer change still pending, it decides nothing."""
-    from payload_id_core.monitor.refine import MIN_BLOCKS, Refined  # noqa: PLC0415
+    from payload_id_core.monitor.refine import MIN_BLOCKS, Refined, RefinedCovariance  # noqa: PLC0415
 
     model, robot = ur10_cell_robot
     monitor = PayloadMonitor(model, robot, model.payload_frame(None))
     phi = np.zeros(10)
     phi[0], phi[3] = 0.55, 0.55 * 0.05
     cov = np.diag([0.012**2] + [(0.55 * 0.007) ** 2] * 3 + [1e-4] * 6)
-    est = Refined(phi, cov, np.array([True] * 4 + [False] * 6), 800, 4.0, 1.0, blocks=MIN_BLOCKS)
+    est = Refined(phi, RefinedCovariance.one(cov), np.array([True] * 4 + [False] * 6), 800, 4.0, 1.0, blocks=MIN_BLOCKS)
     monitor.state = PayloadState(phi, cov, False, 10.0, 4.0, undecided="a change of -0.600 kg fitted at 8.000 s is "
                                  "not decided", undecided_var=0.6**2, undecided_since=8.0)
     assert not monitor._is_determined(est)                          # the CoM: 7 mm per axis
     assert monitor._mass_decides_undecided(est)
     assert not monitor._mass_decides_undecided(replace(est, blocks=MIN_BLOCKS - 1))
-    assert not monitor._mass_decides_undecided(replace(est, cov=np.diag([0.03**2] + list(np.diag(cov)[1:]))))
+    wide = RefinedCovariance.one(np.diag([0.03**2] + list(np.diag(cov)[1:])))
+    assert not monitor._mass_decides_undecided(replace(est, covariance=wide))
     monitor._unnamed_change = 11.0                                  # a newer change's window not named yet
     assert not monitor._mass_decides_undecided(est)
