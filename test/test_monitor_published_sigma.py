@@ -32,7 +32,7 @@ def test_payload_is_published_with_the_covering_covariance_and_decided_with_the_
     # What decides is untouched: the state's own covariance and its part.
     np.testing.assert_array_equal(state.part[1], deciding)
     np.testing.assert_array_equal(state.published_part[1], deciding + extra)
-    # A state built on it (replace: a doubt's, an unconfirmed one) publishes it too; without the extra, the deciding one.
+    # A state built on it (replace: an unconfirmed one) publishes it too; without the extra, the deciding one.
     assert replace(state, unconfirmed="x").published_extra is extra
     np.testing.assert_allclose(replace(state, published_extra=None).to_estimate("tool0").propagated_std()[1:4], 0.002,
                                rtol=0.05)
