@@ -12,6 +12,9 @@
   monitor_published_mass_err_pct           median |mass − truth| / truth of the re-estimates published after picks
   monitor_published_coverage_2sigma        share of published re-estimates (picks and places) within 2σ of the
                                            truth (σ that covers the error: ≥ 0.9)
+  monitor_published_com_coverage_2sigma    of those published after picks, with a CoM (identified on ~/payload), the
+                                           share of CoM axes within 2σ of the part's (σ first order through
+                                           c = (m c)/m, as published: refine.RefinedCovariance.published; ≥ 0.9)
   monitor_published_after_s                median time from a change to its published re-estimate
   monitor_human_contacts                   a person's pushes on the task (sim.pick_place.HumanContacts: 10-150 N,
                                            any direction, flange / wrist / forearm / upper arm, ramped, held, at rest
@@ -87,7 +90,8 @@ def log(*a) -> None:
 
 
 def watch(model, robot, run, floors: list | None = None):
-    """(events, [(t, mass)] after each block, [(t, mass, σ, undecided) published], µs per sample); `floors`: if given,
+    """(events, [(t, mass)] after each block, [(t, mass, σ, undecided, (CoM, its σ) or None) published], µs per
+    sample); `floors`: if given,
     [(t, kg)] of the alarm's floor over the samples just watched (PayloadMonitor.recent_floor) after each block."""
     monitor = PayloadMonitor(model, robot, run.frame)
     events, masses, published = [], [], []
@@ -99,8 +103,9 @@ def watch(model, robot, run, floors: list | None = None):
         masses.append((t_block, float(monitor.state.part[0][0])))     # as reported (less the tare)
         if update.estimate is not None:
             est = update.estimate.to_estimate(run.frame)
+            com = (est.com, est.readable_std()[1:4]) if est.readable_identifiable()[1:4].all() else None
             published.append((t_block, est.mass, float(np.sqrt(est.covariance[0, 0])),
-                              bool(getattr(update.estimate, "undecided", ""))))
+                              bool(getattr(update.estimate, "undecided", "")), com))
         if floors is not None and hasattr(monitor, "recent_floor"):
             floors.append((t_block, monitor.recent_floor()))
     return events, np.array(masses), published, (time.perf_counter() - t0) / run.t.size * 1e6
@@ -186,7 +191,7 @@ def light_parts(model, robot) -> dict:
                 # monitor had it over the half second after the change (recent_floor; at rest where none is kept).
                 t_next = loads[i + 1].t if i + 1 < len(loads) else float(run.t[-1])
                 standing = [p for p in published if p[0] < t_next]
-                m_p, s_p, undecided = standing[-1][1:] if standing else (0.0, 0.0, False)
+                m_p, s_p, undecided = standing[-1][1:4] if standing else (0.0, 0.0, False)
                 there = [f for t_f, f in seen if c.t <= t_f <= c.t + 0.5 and np.isfinite(f)]
                 floor_there = max(there) if there else floors[-1]
                 running.append(floor_there)
@@ -268,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         if c.kind == "picked" and nxt - c.t > 5.0:
             k = int(np.searchsorted(masses[:, 0], c.t + 5.0))
             after5.append(abs(masses[k, 1] - c.mass) / c.mass * 100)
-    pub_err, covered, pub_after = [], [], []
+    pub_err, covered, pub_after, com_covered = [], [], [], []
     for i, c in enumerate(changes):
         if c.kind not in ("picked", "placed"):
             continue
@@ -278,9 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         after = [p for p in published if c.t + MATCH_S < p[0] < nxt and not p[3]]   # re-estimates, not undecided
         if not after:
             continue
-        t_p, m_p, s_p, _ = after[0]
+        t_p, m_p, s_p, _, com = after[0]
         truth = run.carried_mass(c.t + 1e-6)
         covered.append(abs(m_p - truth) <= 2 * s_p)
+        if c.kind == "picked" and com is not None and c.phi is not None:
+            com_covered += (np.abs(com[0] - c.phi[1:4] / c.phi[0]) <= 2 * com[1]).tolist()
         pub_after.append(t_p - c.t)
         if c.kind == "picked":
             pub_err.append(abs(m_p - truth) / truth * 100)
@@ -306,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         "monitor_update_us": round(us, 1),
         "monitor_published_mass_err_pct": round(float(np.median(pub_err)), 2) if pub_err else None,
         "monitor_published_coverage_2sigma": round(float(np.mean(covered)), 3) if covered else None,
+        "monitor_published_com_coverage_2sigma": round(float(np.mean(com_covered)), 3) if com_covered else None,
         "monitor_published_after_s": round(float(np.median(pub_after)), 2) if pub_after else None,
         "monitor_named_after_s": round(float(np.median(named_after)), 2) if named_after else None,
         "monitor_not_located_events": not_located,

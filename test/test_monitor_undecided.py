@@ -143,20 +143,21 @@ def test_an_undecided_change_is_decided_by_a_mass_determined_re_estimate_whateve
     h151: a mass σ above 1 % decides it too when 3σ (with the model's error) is below the undecided change (0.03 kg
     against 0.6 kg; not 0.25 kg), and a newer window's change too small to name (unnamed, nothing pending) does not
     stop it: on the real UR10e neither ever held through a 54 s carry."""
-    from payload_id_core.monitor.refine import MIN_BLOCKS, Refined  # noqa: PLC0415
+    from payload_id_core.monitor.refine import MIN_BLOCKS, Refined, RefinedCovariance  # noqa: PLC0415
 
     model, robot = ur10_cell_robot
     monitor = PayloadMonitor(model, robot, model.payload_frame(None))
     phi = np.zeros(10)
     phi[0], phi[3] = 0.55, 0.55 * 0.05
     cov = np.diag([0.012**2] + [(0.55 * 0.007) ** 2] * 3 + [1e-4] * 6)
-    est = Refined(phi, cov, np.array([True] * 4 + [False] * 6), 800, 4.0, 1.0, blocks=MIN_BLOCKS)
+    est = Refined(phi, RefinedCovariance.one(cov), np.array([True] * 4 + [False] * 6), 800, 4.0, 1.0, blocks=MIN_BLOCKS)
     monitor.state = PayloadState(phi, cov, False, 10.0, 4.0, undecided="a change of -0.600 kg fitted at 8.000 s is "
                                  "not decided", undecided_var=0.6**2, undecided_since=8.0)
     assert not monitor._is_determined(est)                          # the CoM: 7 mm per axis
     assert monitor._mass_decides_undecided(est)
     assert not monitor._mass_decides_undecided(replace(est, blocks=MIN_BLOCKS - 1))
-    wider = [replace(est, cov=np.diag([std**2] + list(np.diag(cov)[1:]))) for std in (0.03, 0.25)]
+    wider = [replace(est, covariance=RefinedCovariance.one(np.diag([std**2] + list(np.diag(cov)[1:]))))
+             for std in (0.03, 0.25)]
     assert 3.0 * monitor._named_std(0.03**2) < 0.6 <= 3.0 * monitor._named_std(0.25**2)
     assert monitor._mass_decides_undecided(wider[0]) and not monitor._mass_decides_undecided(wider[1])
     monitor._unnamed_change = 11.0                                  # a newer change too small to name

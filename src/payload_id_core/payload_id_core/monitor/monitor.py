@@ -250,6 +250,9 @@ class PayloadState:
     # (PayloadMonitor.stop_watching). The payload is kept, not called determined, and published suspect meanwhile: a
     # change made during the pause is seen only once watching resumes.
     unwatched: str = ""
+    # What the published covariance adds to `cov` (refine.RefinedCovariance.extra of the re-estimate behind it; None:
+    # nothing): published, never decided with. Carried into the states built on `cov` (a doubt's, a window's adoption).
+    published_extra: np.ndarray | None = None
 
     @property
     def undecided_fields(self) -> dict:
@@ -266,6 +269,12 @@ class PayloadState:
         return phi, cov
 
     @property
+    def published_part(self) -> tuple[np.ndarray, np.ndarray]:
+        """`part` with the covariance a user or a controller reads (published_extra added)."""
+        phi, cov = self.part
+        return phi, cov if self.published_extra is None else cov + self.published_extra
+
+    @property
     def carries_nothing(self) -> bool:
         """The mass is within 3σ of zero: nothing is on the flange (a part was put down)."""
         phi, cov = self.part
@@ -277,7 +286,7 @@ class PayloadState:
         identified. Nothing carried is reported as exactly nothing (φ = 0, the mass's σ kept; the CoM of no
         mass is not identified), which a controller takes as the empty payload."""
         empty = self.carries_nothing
-        part_phi, part_cov = self.part
+        part_phi, part_cov = self.published_part
         ident = np.array([True] + [not empty] * 3 + [False] * 6)
         cov = part_cov.copy()
         if self.undecided:
@@ -424,6 +433,8 @@ class PayloadMonitor:
         self._t_last: float | None = None
         self._paused: str | None = None
         self._last_refine = -np.inf
+        # The change (PayloadState.since) whose payload was published with its CoM not identified (_republish_com)
+        self._com_unpublished_since: float | None = None
         self._change_share = np.zeros(n)
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
@@ -1038,7 +1049,7 @@ class PayloadMonitor:
                   f"(residual {np.round(rms, 1).tolist()} N·m, {self._unarmed_motion_s:.1f} s of motion); being "
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
-                                  **self.state.undecided_fields)
+                                  **self.state.undecided_fields, published_extra=self.state.published_extra)
         self._doubt_mass = float(self.state.phi[0])
         self._doubt_mass_std = fit_std
         self._undo = None
@@ -1291,7 +1302,7 @@ class PayloadMonitor:
             # and named apart once the change is named, where the data tell the two steps (_split_steps).
             self._second_step = verdict.event
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
-                                  **self.state.undecided_fields)
+                                  **self.state.undecided_fields, published_extra=self.state.published_extra)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         self._anchor_G = samples[k_c][6].copy()
         self.load_or_push.restart(phi_ref, float(t[k_c]))
@@ -1532,7 +1543,8 @@ class PayloadMonitor:
         lifted = named and bool(self.state.doubt) and not self._implausible(self.refiner.estimate())
         doubt = "" if lifted else self.state.doubt
         self.state = PayloadState(self.state.phi, self.state.cov, not doubt, self.state.since,
-                                  self.state.seconds_of_motion, *self._tare, doubt=doubt, **self.state.undecided_fields)
+                                  self.state.seconds_of_motion, *self._tare, doubt=doubt, **self.state.undecided_fields,
+                                  published_extra=self.state.published_extra)
         if lifted:
             out.estimate = self.state
 
@@ -1874,7 +1886,7 @@ class PayloadMonitor:
             self._tare = (float(est.phi[0]), float(est.cov[0, 0]))
         self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
                                   est.seconds, *self._tare, doubt="" if determined else self.state.doubt,
-                                  **self.state.undecided_fields)
+                                  **self.state.undecided_fields, published_extra=est.covariance.extra)
         if (determined or self._mass_decides_undecided(est)) and self.state.undecided and \
                 self.refiner.t0 >= self.state.undecided_since - 1e-9:
             # Decided: a re-estimate over rows all after the undecided change weighs the whole payload carried now.
@@ -1889,7 +1901,32 @@ class PayloadMonitor:
                 if late is not None:
                     out.events.extend(self._split_steps(late))
                 self._unnamed_change, self._pending = None, None
+        self._republish_com(out)
         self._name_confirmed(t, out)
+
+    def _republish_com(self, out: MonitorUpdate) -> None:
+        """Publication only, no decision: a payload published with its CoM not identified (its published σ,
+        refine.RefinedCovariance.published, above the identify path's 5 mm on an axis, where the σ decided with was
+        within `com_std_m`) is published again once a later re-estimate of the same change has it identified. The
+        monitor publishes a change's payload once, when first determined, and a controller is given no payload whose
+        CoM is not identified (controller_payload.apply_refusal): without this, a third of the cell's picks (seeds 5
+        and 6) would have left the controller on the payload before them until the next change."""
+        if out.estimate is not None:
+            st = out.estimate
+            unknown = st.determined and not st.carries_nothing and not self._com_identified(st)
+            self._com_unpublished_since = st.since if unknown else None
+            return
+        st = self.state
+        if self._com_unpublished_since is None or not st.determined or st.since != self._com_unpublished_since or \
+                st.doubt or st.unconfirmed or st.undecided or st.carries_nothing:
+            return
+        if self._com_identified(st):
+            out.estimate = st
+            self._com_unpublished_since = None
+
+    def _com_identified(self, state: PayloadState) -> bool:
+        """The CoM is identified on ~/payload (PayloadState.to_estimate, judged as the identify path judges)."""
+        return bool(state.to_estimate(self.frame).readable_identifiable()[1:4].all())
 
     def _name_confirmed(self, t: float, out: MonitorUpdate) -> None:
         """Name a pending place that left the flange empty before its re-estimate is determined, once it is what a

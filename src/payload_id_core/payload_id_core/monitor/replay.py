@@ -76,7 +76,7 @@ def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: Jo
             paused.append(update.paused)
         if update.residual is not None:
             assert live.monitor is not None
-            phi, cov = live.monitor.state.part
+            phi, cov = live.monitor.state.published_part
             ts.append(update.residual[0])
             res.append(update.residual[1])
             mass.append(float(phi[0]))
