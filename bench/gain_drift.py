@@ -48,7 +48,7 @@ from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E
 from payload_id_core.robot_id import fit_given_model  # noqa: E402
 from payload_id_core.sim import simulate  # noqa: E402
 from payload_id_core.testing.sim_runs import DRIFT_MASS, drift_run, given_gains_robot  # noqa: E402
-from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/
+from xtraj_cell import PROFILE_CELL_MASS, RATE, cached, profile_cell, xtraj_cell  # noqa: E402 - tools/
 
 SEEDS = tuple(range(int(os.environ.get("GAIN_SEEDS", "10"))))
 CELL_SEEDS = tuple(range(2, 2 + int(os.environ.get("GAIN_CELL_SEEDS", "5"))))
@@ -121,21 +121,15 @@ def cross_motion(out: dict[str, float], name: str) -> None:
 
 
 def cell(out: dict[str, float]) -> None:
-    m = RobotModel.from_urdf("ur10")
-    frame = "wrist_3_link"
-    traj = load_trajectory("ur10_payload")
-    phi = from_mass_com_inertia(3.5, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009]))
-    truth = PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth")
-    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: fit_given_model(
-        m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls"))
+    c = profile_cell()
     chis, alarms = [], 0
     for seed in CELL_SEEDS:
-        rec = simulate(m, traj, truth, "ur10", seed=seed)
-        est = identify_payload("khalil-1", m, robot, rec, frame, source="commanded")
+        rec = c.run(seed)
+        est = identify_payload("khalil-1", c.model, c.robot, rec, c.frame, source="commanded")
         chi, _, note = gain_chi2(est)
         chis.append(chi)
         alarms += flagged_by_gains(est)
-        print(f"cell seed {seed}: {100 * (est.mass / 3.5 - 1):+.3f} % {est.quality.name}"
+        print(f"cell seed {seed}: {100 * (est.mass / PROFILE_CELL_MASS - 1):+.3f} % {est.quality.name}"
               f"{' FLAGGED' if flagged_by_gains(est) else ''}; {note}", file=sys.stderr)
     out["gain_cell_false_alarms"] = float(alarms)
     out["gain_cell_chi2_max"] = float(np.nanmax(chis))

@@ -37,7 +37,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 import ur10e_data as rd  # noqa: E402 - tools/
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
-from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
 from payload_id_core.notes import Note, NoteCode  # noqa: E402
@@ -46,9 +45,7 @@ from payload_id_core.payload.methods.common import method_signals  # noqa: E402
 from payload_id_core.payload.offset_drift import OffsetWitness, offset_drift_witness  # noqa: E402
 from payload_id_core.payload.options import PayloadOptions  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
-from payload_id_core.robot_id import fit_given_model  # noqa: E402
-from payload_id_core.sim import simulate  # noqa: E402
-from xtraj_cell import RATE, cached, xtraj_cell  # noqa: E402 - tools/
+from xtraj_cell import PROFILE_CELL_MASS, RATE, profile_cell, xtraj_cell  # noqa: E402 - tools/
 
 FIRST_SEED = int(os.environ.get("OFFSET_FIRST_SEED", "0"))
 SEEDS = tuple(range(FIRST_SEED, FIRST_SEED + int(os.environ.get("OFFSET_SEEDS", "10"))))
@@ -136,21 +133,15 @@ def cross_motion(out: dict[str, float], name: str) -> None:
 
 
 def cell(out: dict[str, float]) -> None:
-    m = RobotModel.from_urdf("ur10")
-    frame = "wrist_3_link"
-    traj = load_trajectory("ur10_payload")
-    phi = from_mass_com_inertia(3.5, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009]))
-    truth = PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth")
-    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: fit_given_model(
-        m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls"))
+    c = profile_cell()
     chis, alarms = [], 0
     for seed in CELL_SEEDS:
-        rec = simulate(m, traj, truth, "ur10", seed=seed)
-        est = identify_payload("khalil-1", m, robot, rec, frame, source="commanded")
-        w = witness_of(m, robot, rec, est)
+        rec = c.run(seed)
+        est = identify_payload("khalil-1", c.model, c.robot, rec, c.frame, source="commanded")
+        w = witness_of(c.model, c.robot, rec, est)
         chis.append(w.chi2)
         alarms += flagged_by_offsets(est)
-        print(f"cell seed {seed}: χ² {w.chi2:.1f} on {w.dof}, est {100 * (est.mass / 3.5 - 1):+.3f} % "
+        print(f"cell seed {seed}: χ² {w.chi2:.1f} on {w.dof}, est {100 * (est.mass / PROFILE_CELL_MASS - 1):+.3f} % "
               f"{est.quality.name}{' FLAGGED' if flagged_by_offsets(est) else ''}", file=sys.stderr)
     out["offset_cell_false_alarms"] = float(alarms)
     out["offset_cell_chi2_max"] = float(np.max(chis))

@@ -33,17 +33,15 @@ import ur10e_data as rd  # noqa: E402 - tools/
 from payload_id_core.cli.main import main as cli_main  # noqa: E402
 from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
-from payload_id_core.excitation.fourier import load_trajectory  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
 from payload_id_core.notes import Note, NoteCode  # noqa: E402
 from payload_id_core.payload.goal_outcome import GoalOutcome  # noqa: E402
 from payload_id_core.payload.methods import identify_payload, on_same_trajectory  # noqa: E402
 from payload_id_core.payload.session import IdentificationRun  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
-from payload_id_core.robot_id import RobotIdentification, fit_given_model  # noqa: E402
-from payload_id_core.sim import simulate  # noqa: E402
+from payload_id_core.robot_id import RobotIdentification  # noqa: E402
 from payload_id_core.testing.sim_runs import drift_run, given_gains_robot, linear_friction_run  # noqa: E402
-from xtraj_cell import cached  # noqa: E402 - tools/
+from xtraj_cell import profile_cell  # noqa: E402 - tools/
 
 CHANGE_WORDS = "the payload changed during"
 SEEDS = tuple(int(s) for s in os.environ.get("CHANGE_SEEDS", "2,3,4,5,6").split(","))
@@ -111,17 +109,10 @@ def sim(out: dict[str, float]) -> None:
 
 
 def cell(out: dict[str, float]) -> None:
-    m = RobotModel.from_urdf("ur10")
-    frame = "wrist_3_link"
-    traj = load_trajectory("ur10_payload")
-    phi = from_mass_com_inertia(3.5, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009]))
-    truth = PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth")
-    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: fit_given_model(
-        m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls"))
+    c = profile_cell()
     chis, count = [], 0
     for seed in (2, 3, 4):
-        est = identify_payload("khalil-1", m, robot, simulate(m, traj, truth, "ur10", seed=seed), frame,
-                               source="commanded")
+        est = identify_payload("khalil-1", c.model, c.robot, c.run(seed), c.frame, source="commanded")
         chis.append(chi2_of(est))
         count += named(est)
         print(f"cell seed {seed}: χ² {chis[-1]:.1f} {est.quality.name}", file=sys.stderr)

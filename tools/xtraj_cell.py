@@ -19,10 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from payload_id_core.dynamics.friction import FrictionModel, make_friction_model
+from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.robot_id import fit_given_model
+from payload_id_core.excitation.fourier import FourierTrajectory, load_trajectory
+from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.robot_id.pipeline import IDENTIFICATION_VERSION
+from payload_id_core.sim import simulate
 from payload_id_core.testing.synthetic import synthetic_recording
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,3 +79,32 @@ def xtraj_cell(robot_name: str) -> XtrajCell:
     fm = make_friction_model("nonlinear", m.joint_names, alpha=0.6)
     fp = np.tile([3.0, 2.0, 0.3], m.n) * np.linspace(2.0, 0.8, m.n).repeat(3) * (1.0 if robot_name == "ur10" else 0.3)
     return XtrajCell(robot_name, m, fm, fp)
+
+
+@dataclass
+class ProfileCell:
+    """The simulator's `ur10` drive profile (payload_id_core.sim) on the bundled ur10_payload motion, carrying
+    PROFILE_CELL_MASS kg, with the robot identified on its unloaded seed-1 run: the cell the drift witnesses'
+    benches (gain, offset, payload change) read their false alarms on."""
+    model: RobotModel
+    frame: str
+    trajectory: FourierTrajectory
+    truth: PayloadEstimate
+    robot: RobotIdentification
+
+    def run(self, seed: int):
+        """The loaded run with noise seed `seed`."""
+        return simulate(self.model, self.trajectory, self.truth, "ur10", seed=seed)
+
+
+PROFILE_CELL_MASS = 3.5
+
+
+def profile_cell() -> ProfileCell:
+    m = RobotModel.from_urdf("ur10")
+    frame = "wrist_3_link"
+    traj = load_trajectory("ur10_payload")
+    phi = from_mass_com_inertia(PROFILE_CELL_MASS, np.array([0.03, -0.02, 0.08]), np.diag([0.012, 0.015, 0.009]))
+    robot = cached("cell ur10 ur10_payload seed 1 nonlinear wls", lambda: fit_given_model(
+        m, simulate(m, traj, None, "ur10", seed=1), friction="nonlinear", estimator="wls"))
+    return ProfileCell(m, frame, traj, PayloadEstimate(frame, phi, np.zeros((10, 10)), "truth"), robot)
