@@ -35,12 +35,15 @@ from payload_id_core.dynamics.inertia import from_mass_com_inertia  # noqa: E402
 from payload_id_core.dynamics.model import RobotModel  # noqa: E402
 from payload_id_core.io.ur_csv import read_ur_csv  # noqa: E402
 from payload_id_core.notes import Note, NoteCode  # noqa: E402
-from payload_id_core.payload.goal_outcome import GoalOutcome  # noqa: E402
 from payload_id_core.payload.methods import identify_payload, on_same_trajectory  # noqa: E402
-from payload_id_core.payload.session import IdentificationRun  # noqa: E402
 from payload_id_core.payload_estimate import PayloadEstimate, Quality  # noqa: E402
 from payload_id_core.robot_id import RobotIdentification  # noqa: E402
-from payload_id_core.testing.sim_runs import drift_run, given_gains_robot, linear_friction_run  # noqa: E402
+from payload_id_core.testing.sim_runs import (  # noqa: E402
+    drift_run,
+    given_gains_robot,
+    goal_stopped_when_converged,
+    linear_friction_run,
+)
 from xtraj_cell import profile_cell  # noqa: E402 - tools/
 
 CHANGE_WORDS = "the payload changed during"
@@ -71,17 +74,9 @@ def h133(out: dict[str, float]) -> None:
             est = identify_payload("direct-rls", model, robot, rec, frame)
             first_t = rec.joints.t[0]
         else:
-            cmd, j = rec.commanded[0], rec.joints
-            run = IdentificationRun(model, robot, frame, "difference-rls", float(cmd.time_from_start[-1]))
-            run.add_commanded(cmd)
-            for part in np.array_split(np.arange(j.t.size), 80):
-                run.feed(j.t[part], j.q[part], j.tau[part])
-                if run.converged:
-                    break
-            finished = run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED)
-            assert finished is not None, "the goal's run saw samples, so it finishes with an estimate"
-            est = finished.estimate
-            first_t = run.arrays()[0][0]
+            goal = goal_stopped_when_converged(model, robot, frame, rec)
+            est = goal.finished.estimate
+            first_t = goal.run.arrays()[0][0]
         first = est.quality_reasons[0] if est.quality_reasons else ""
         out[f"change_{case}_named"] = float(named(est))
         if named(est):

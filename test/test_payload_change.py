@@ -8,11 +8,14 @@ import pytest
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.methods import identify_payload
-from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import Quality
-from payload_id_core.testing.sim_runs import drift_run, given_gains_robot, linear_friction_run
+from payload_id_core.testing.sim_runs import (
+    drift_run,
+    given_gains_robot,
+    goal_stopped_when_converged,
+    linear_friction_run,
+)
 
 CHANGE_WORDS = "the payload changed during"
 FIX_WORDS = "run the goal again with the part held still"
@@ -58,15 +61,7 @@ def test_the_witness_locates_both_h133_changes_within_half_a_second():
 
 
 def _goal(model, robot, rec):
-    cmd, j = rec.commanded[0], rec.joints
-    run = IdentificationRun(model, robot, model.default_payload_frame, "difference-rls",
-                            float(cmd.time_from_start[-1]))
-    run.add_commanded(cmd)
-    for part in np.array_split(np.arange(j.t.size), 80):
-        run.feed(j.t[part], j.q[part], j.tau[part])
-        if run.converged:
-            break
-    return run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED)
+    return goal_stopped_when_converged(model, robot, model.default_payload_frame, rec).finished
 
 
 def test_a_change_at_half_the_run_is_named_first_with_its_time_and_masses():

@@ -30,15 +30,19 @@ from cli_fixtures import Snapshot, assert_refused, make_cli_files
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.held_out_error import refuse_fitted_runs, refuse_repeated_runs
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
-from payload_id_core.payload.session import IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.offset_spread import OffsetSpread
-from payload_id_core.testing.sim_runs import DRIFT_MASS, drift_run, given_gains_robot, linear_friction_run
+from payload_id_core.testing.sim_runs import (
+    DRIFT_MASS,
+    drift_run,
+    given_gains_robot,
+    goal_stopped_when_converged,
+    linear_friction_run,
+)
 
 
 # -- the weighed mass's σ and a mass no robot carries ----------------------------------------------------------------
@@ -188,14 +192,8 @@ def test_an_early_payload_change_is_no_confident_estimate_when_the_goal_stops_at
                                                                           np.diag([0.02, 0.03, 0.015])), frame=frame)
     later = rec.joints.t - rec.joints.t[0] > 0.5
     rec.joints.tau[later] = heavier.joints.tau[later]
-    cmd, j = rec.commanded[0], rec.joints
-    run = IdentificationRun(model, robot, frame, "difference-rls", float(cmd.time_from_start[-1]))
-    run.add_commanded(cmd)
-    for part in np.array_split(np.arange(j.t.size), 80):
-        run.feed(j.t[part], j.q[part], j.tau[part])
-        if run.converged:
-            break
-    assert run.converged                                      # declared before the run's end
-    res = run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED)
+    goal = goal_stopped_when_converged(model, robot, frame, rec)
+    assert goal.declared                                      # declared before the run's end
+    res = goal.finished
     std = float(np.sqrt(res.estimate.covariance[0, 0]))
     assert not res.converged or abs(res.estimate.mass - 4.5) <= 3.0 * std, (res.estimate.mass, std)

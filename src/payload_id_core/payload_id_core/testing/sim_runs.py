@@ -6,12 +6,15 @@ such run without load, its gains given. In the package (it was test/sim_runs.py)
 from __future__ import annotations
 
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
 from payload_id_core.dynamics.friction import make_friction_model
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.payload.goal_outcome import GoalOutcome
+from payload_id_core.payload.session import FinishedGoal, IdentificationRun
 from payload_id_core.robot_id import RobotIdentification, fit_given_model
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -50,3 +53,26 @@ def given_gains_robot(urdf: str) -> tuple[RobotModel, RobotIdentification]:
     robot = fit_given_model(model, drift_run(model, 1, payload=False), friction="linear", delay=0.0)
     robot.effort_scale_source = "given"
     return model, robot
+
+
+class StoppedGoal(NamedTuple):
+    run: IdentificationRun
+    declared: bool                  # convergence declared before the run's end (read before finish)
+    finished: FinishedGoal
+
+
+def goal_stopped_when_converged(model, robot, frame: str, rec, method: str = "difference-rls",
+                                batches: int = 80) -> StoppedGoal:
+    """The identify goal on `rec`'s first commanded motion as the ROS session runs it: the samples fed in `batches`
+    equal batches, stopped after the first batch that declares convergence (else at the run's end)."""
+    cmd, j = rec.commanded[0], rec.joints
+    run = IdentificationRun(model, robot, frame, method, float(cmd.time_from_start[-1]))
+    run.add_commanded(cmd)
+    for part in np.array_split(np.arange(j.t.size), batches):
+        run.feed(j.t[part], j.q[part], j.tau[part])
+        if run.converged:
+            break
+    declared = run.converged
+    finished = run.finish(float(j.t[part][-1]), GoalOutcome.CONVERGED)
+    assert finished is not None, "the goal's run saw samples, so it finishes with an estimate"
+    return StoppedGoal(run, declared, finished)
