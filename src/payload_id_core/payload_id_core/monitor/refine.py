@@ -128,6 +128,7 @@ class PayloadRefiner:
                  friction_prior: tuple[np.ndarray, np.ndarray] | None = None):
         self.rho = float(rho)
         self.n_friction = int(n_friction)
+        self.n_joints = 0            # per sample in the rows (set by add)
         self.restart(prior_phi, float("nan"), inertia_prior_std, friction_prior)
 
     def restart(self, prior_phi: np.ndarray, t: float, inertia_prior_std: float,
@@ -163,6 +164,7 @@ class PayloadRefiner:
         (N, n, m): the columns of a correction already subtracted from b (see correction_cov)."""
         if t.size == 0:
             return
+        self.n_joints = b.shape[1]
         if self.n_friction:
             assert L is not None
             N, n = b.shape
@@ -196,6 +198,15 @@ class PayloadRefiner:
         self.t1 = float(t[-1])
         while self._recent and self._recent[0][0] < self.t1 - RECENT_S:
             self._recent.popleft()
+
+    def block_model_error(self, n_joints: int) -> np.ndarray:
+        """(u, u) Σ_b N_b A_bᵀA_b over the clusters (N_b = the cluster's rows / `n_joints` samples): the variance of the
+        normal equations' right side under a model error at the rows' running level (their whitening) correlated over
+        each whole cluster, the worst case of any correlation within it ((Σ_k x_k)² ≤ N Σ_k x_k², Cauchy-Schwarz),
+        and independent between clusters, which is what the cluster-robust sandwich measures where it has the
+        clusters to. G⁻¹ (this) G⁻¹ is its covariance of the fit (since_change.since_change_fit; estimate's floor)."""
+        u = self.AtA.shape[0]
+        return sum(((rows / max(n_joints, 1)) * info for _, info, _, rows in self._blocks if rows > 0), np.zeros((u, u)))
 
     def drop_since(self, t: float) -> int:
         """Take out the rows added from `t` on (within the last RECENT_S): the rows recorded while a contact acted on
@@ -237,6 +248,11 @@ class PayloadRefiner:
         cov = Ginv * s2 * factor
         published = cov
         B = len(self._blocks)
+        if self.n_joints and self.rows > 0 and B < MIN_BLOCKS:
+            # Too few clusters for the sandwich to measure the model's error: its worst case stands in (below).
+            floor = Ginv @ (self.block_model_error(self.n_joints) + W) @ Ginv
+        else:
+            floor = None
         if B >= 2:
             scores = np.array([Atb - AtA @ x for _, AtA, Atb, _ in self._blocks])
             # With few clusters the sandwich is itself uncertain and biased low: scaled so that ±1.96σ is
@@ -248,6 +264,11 @@ class PayloadRefiner:
             # Decided with: the wider one, judged by the mass (what is checked and applied first).
             if robust[0, 0] > cov[0, 0]:
                 cov = robust
+        if floor is not None:
+            floor = 0.5 * (floor + floor.T)
+            published = covering(published, floor)
+            if floor[0, 0] > cov[0, 0]:
+                cov = floor
         if self.correction_cov is not None and self._M is not None:
             spread = np.einsum("jum,jmp,jvp->uv", self._M, self.correction_cov, self._M)
             cov = cov + Ginv @ spread @ Ginv
