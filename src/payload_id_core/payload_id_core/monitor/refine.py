@@ -218,7 +218,8 @@ class PayloadRefiner:
         and independent between clusters, which is what the cluster-robust sandwich measures where it has the
         clusters to. G⁻¹ (this) G⁻¹ is its covariance of the fit (since_change.since_change_fit; estimate's floor)."""
         u = self.AtA.shape[0]
-        return sum(((rows / max(n_joints, 1)) * info for _, info, _, rows in self._blocks if rows > 0), np.zeros((u, u)))
+        return sum(((rows / max(n_joints, 1)) * info for _, info, _, rows in self._blocks if rows > 0),
+                   np.zeros((u, u)))
 
     def drop_since(self, t: float) -> int:
         """Take out the rows added from `t` on (within the last RECENT_S): the rows recorded while a contact acted on
