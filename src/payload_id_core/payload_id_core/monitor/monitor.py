@@ -253,9 +253,6 @@ class PayloadState:
     # What the published covariance adds to `cov` (refine.RefinedCovariance.extra of the re-estimate behind it; None:
     # nothing): published, never decided with. Carried into the states built on `cov` (a doubt's, a window's adoption).
     published_extra: np.ndarray | None = None
-    # kg²: what the model error's floor adds to the re-estimate's mass variance while it has too few blocks for its
-    # sandwich (refine.RefinedCovariance.floor_mass_var; in published_extra): added to a change named from it.
-    floor_mass_var: float = 0.0
 
     @property
     def undecided_fields(self) -> dict:
@@ -1889,8 +1886,7 @@ class PayloadMonitor:
             self._tare = (float(est.phi[0]), float(est.cov[0, 0]))
         self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
                                   est.seconds, *self._tare, doubt="" if determined else self.state.doubt,
-                                  **self.state.undecided_fields, published_extra=est.covariance.extra,
-                                  floor_mass_var=est.covariance.floor_mass_var)
+                                  **self.state.undecided_fields, published_extra=est.covariance.extra)
         if (determined or self._mass_decides_undecided(est)) and self.state.undecided and \
                 self.refiner.t0 >= self.state.undecided_since - 1e-9:
             # Decided: a re-estimate over rows all after the undecided change weighs the whole payload carried now.
@@ -1996,7 +1992,7 @@ class PayloadMonitor:
         """(Δm, σ) of the payload held now against the one before the change, when significant (else None)."""
         d = self.s.detector
         dm = float(self.state.phi[0] - self._before_change.phi[0])
-        dm_std = self._named_std(self.state.cov[0, 0] + self.state.floor_mass_var + self._before_change.cov[0, 0])
+        dm_std = self._named_std(self.state.cov[0, 0] + self._before_change.cov[0, 0])
         return (dm, dm_std) if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std) else None
 
     def _name_late(self, est: Refined, t: float, in_doubt: bool = False) -> Event | None:
@@ -2009,7 +2005,7 @@ class PayloadMonitor:
             self._relocate(est.phi)
         delta = est.phi - before.phi
         cov = est.cov + before.cov
-        dm, dm_std = float(delta[0]), self._named_std(cov[0, 0] + est.covariance.floor_mass_var)
+        dm, dm_std = float(delta[0]), self._named_std(cov[0, 0])
         moment_cov = cov[1:4, 1:4]
         # Mahalanobis distance of Δ(m c): only the directions the motion determined need to be significant.
         moment_z2 = float(delta[1:4] @ np.linalg.lstsq(moment_cov, delta[1:4], rcond=1e-9)[0])

@@ -56,18 +56,18 @@ class RefinedCovariance:
     On bench/monitor.py's task (seeds 5, 6, 300 s) the published CoM axes within 2σ 0.82 → 0.94 and 0.69 → 0.80,
     |err|/σ max 4.3 → 3.7 and 8.8 → 3.0, every decision identical (design.md, h152). published − deciding is positive
     semidefinite (`extra`), so a covariance built on the deciding one (a doubt's, a window's adoption) is published
-    with that extra added. The events' Δm keep the deciding σ (a mass σ, the wider one's already), plus
-    `floor_mass_var`.
+    with that extra added. The events' Δm keep the deciding σ (a mass σ, the wider one's already).
 
     `floor_mass_var` (kg²): with fewer than MIN_BLOCKS clusters the sandwich cannot measure the robot model's error,
     and the AR(1) σ does not see it (it follows the motion), so `published` is also at least the fit's covariance under
     that error's worst case within each cluster at the rows' running level (PayloadRefiner.block_model_error); this is
-    what that adds to the published mass variance, and it is added to a change named from such a re-estimate (its Δm
-    σ). Not decided with: the alarm's allowance already holds the model's error at that level (the residual's
-    running variance), and weighed in the alarm's F Σ Fᵀ it deafened the alarm after each change (bench/monitor.py,
-    h159: picks found on the task 69 → 67 of 70, pushes above 30 N on seed 7 36 → 34 of 39). Real UR10e: the
-    re-estimate 1.1-2.1 s into a carry read 3.038 ± 0.043 and 2.987 ± 0.065 kg for 2.805 kg (5.4σ, 2.8σ); with it
-    ± 0.139 and ± 0.118 (1.7σ, 1.5σ), and from 6 blocks on the sandwich's σ (0.088-0.147) already covers it."""
+    what that adds to the published mass variance. Not decided with: the alarm's allowance already holds the model's
+    error at that level (the residual's running variance), and weighed in the alarm's F Σ Fᵀ it deafened the alarm
+    after each change (bench/monitor.py, h159: picks found on the task 69 → 67 of 70, pushes above 30 N on seed 7
+    36 → 34 of 39); added to a named change's σ, a 0.5 kg place named 1.2 s before a 6 kg pick
+    (test_redteam_issue31_h87) was called a contact. Real UR10e: the re-estimate 1.1-2.1 s into a carry read
+    3.038 ± 0.043 and 2.987 ± 0.065 kg for 2.805 kg (5.4σ, 2.8σ); with it ± 0.139 and ± 0.118 (1.7σ, 1.5σ), and from
+    6 blocks on the sandwich's σ (0.088-0.147) already covers it."""
     deciding: np.ndarray
     published: np.ndarray
     floor_mass_var: float = 0.0
