@@ -289,12 +289,25 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
         lasting = np.zeros((10, 10))
     # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
     # holds them by that drift's prior, whose pull its own covariance carries).
-    offsets = np.array([name.partition("_")[0] == "B" for name in robot.friction.param_names], dtype=bool)
-    if not (offsets.any() and np.all(own_var[offsets] == 0)):
+    if not offsets_held(robot, own_var):
         return OnlineExtra(extra, notes, None, lasting)
     drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
     notes += [] if note is None else [note]
     return OnlineExtra(extra, notes, None if drift is None else drift[:10, :10], lasting)
+
+
+def lasting_from_robot(model: RobotModel, robot: RobotIdentification, frame: str,
+                       friction_prior_var: np.ndarray | None = None) -> float | None:
+    """The mass variance of online_covariance_extra's `lasting` plus its offset drift, where robot.yaml alone fixes
+    it: its measured model error's (0 without one) when no offset drift can be added; None when the batch fit must
+    tell (the estimator holds the offsets at robot.yaml's and robot.yaml records their drift: offset_drift_covariance
+    then answers from the fit). The online rule's second route reads it to know, without the batch fit over every
+    sample fed, that the share more rows do not shrink is too small to pass (online/base.py)."""
+    var = batch_friction_prior_var(robot) if friction_prior_var is None else np.asarray(friction_prior_var, float)
+    if offsets_held(robot, var) and getattr(robot, "offset_drift", None) is not None:
+        return None
+    measured = measured_model_error(robot, frame, model)
+    return 0.0 if measured is None else float(measured[0, 0])
 
 
 def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,
@@ -318,6 +331,12 @@ def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.nd
     shift, mu = gear[0][:10], gear[1]
     notes.append(gear_model_error_note(float(shift[0]), float(own.x[0]), mu))
     return extra + np.outer(shift, shift), notes
+
+
+def offsets_held(robot: RobotIdentification, friction_prior_var: np.ndarray) -> bool:
+    """The friction model has constant offsets and `friction_prior_var` holds every one at robot.yaml's (0)."""
+    offsets = np.array([name.partition("_")[0] == "B" for name in robot.friction.param_names], dtype=bool)
+    return bool(offsets.any() and np.all(friction_prior_var[offsets] == 0))
 
 
 def batch_friction_prior_var(robot: RobotIdentification) -> np.ndarray:

@@ -52,6 +52,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 from enum import Enum
+from functools import cached_property
 
 import numpy as np
 
@@ -60,7 +61,7 @@ from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.numpy_kernels import concatenate
-from payload_id_core.payload.covariance_extra import OnlineExtra, online_covariance_extra
+from payload_id_core.payload.covariance_extra import OnlineExtra, lasting_from_robot, online_covariance_extra
 from payload_id_core.payload.finish import (
     judge_quality,
     model_error_notes,
@@ -631,9 +632,30 @@ class OnlineEstimator(ABC):
         if elapsed < self._lasting_at + max(SERIAL_CHECK_S, SERIAL_CHECK_FRACTION * self._lasting_at) - 1e-9:
             return False
         self._lasting_at = elapsed
+        if not self._may_be_model_limited(z, std):
+            return False
         noise, lasting = self.mass_variance_shares(z, std)
         return bool(lasting > 0.0 and noise <= MODEL_LIMITED_SHARE * lasting
                     and self._settled_over_motion(elapsed, float(z[0]), std, lasting))
+
+    def _may_be_model_limited(self, z: np.ndarray, std: float) -> bool:
+        """False where the second route cannot pass whatever the batch fit over the samples fed would say: robot.yaml
+        alone fixes the lasting share (covariance_extra.lasting_from_robot, with the drive gains' term as
+        mass_variance_shares adds it), and the share that moves with the rows, never below the estimator's own σ²,
+        is above MODEL_LIMITED_SHARE of it. That fit grows with the motion (~0.1 s of CPU at 3000 samples on the
+        simulated cell); without a measured model error the lasting share is 0 and it was made for nothing."""
+        if self._robot_lasting is None:
+            return True
+        lasting = self._robot_lasting + 0.0
+        if self._joint_info is not None and self._gain_rel_cov is not None:
+            lasting += float(gain_covariance(self._joint_info, z[:10], np.isfinite(z[:10]), self._gain_rel_cov)[0, 0])
+        lasting = max(lasting, 0.0)
+        return lasting > 0.0 and std**2 <= MODEL_LIMITED_SHARE * lasting
+
+    @cached_property
+    def _robot_lasting(self) -> float | None:
+        """covariance_extra.lasting_from_robot for this estimator's unknowns (robot.yaml does not change)."""
+        return lasting_from_robot(self.model, self.robot, self.frame, self.batch_friction_prior_var())
 
     def _settled_over_motion(self, elapsed: float, mass: float, std: float, lasting: float) -> bool:
         """Every mass checked over the last half of the motion so far lies within SETTLE_SIGMAS of √(settle_band² +
