@@ -20,7 +20,7 @@ shift's σ is small against the estimate's (`false_alarm_rate`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -55,6 +55,12 @@ class RobotResidual:
     @property
     def theta_a(self) -> np.ndarray:
         return np.asarray(self.robot.theta, dtype=float)
+
+    def rows(self, keep: np.ndarray) -> RobotResidual:
+        """The residual at the samples `keep` only (a mask or indices): robot_residual on Signals.rows(keep), each
+        sample's rows being its own."""
+        return replace(self, y_a=self.y_a[keep], tau_a=self.tau_a[keep], r=self.r[keep], w_l=self.w_l[keep],
+                       fric=self.fric[keep], qd=self.qd[keep])
 
     @property
     def offsets(self) -> np.ndarray:
