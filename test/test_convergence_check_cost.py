@@ -55,10 +55,14 @@ def test_one_svd_serves_the_rank_analysis_and_the_first_solve():
 
 
 def _run(model, robot, samples, monkeypatch, skip: bool):
-    calls = []
+    calls: list[int] = []
     parts = OnlineEstimator.covariance_extra_parts
-    monkeypatch.setattr(OnlineEstimator, "covariance_extra_parts",
-                        lambda self, *a, **kw: calls.append(self.samples) or parts(self, *a, **kw))
+
+    def counted(self, *a, **kw):
+        calls.append(self.samples)
+        return parts(self, *a, **kw)
+
+    monkeypatch.setattr(OnlineEstimator, "covariance_extra_parts", counted)
     if not skip:
         monkeypatch.setattr(OnlineEstimator, "_may_be_model_limited", lambda self, z, std: True)
     # A bar of 0.02 %: the rule looks for the whole run (at 0.5 % its first route declares at 2.25 s)
