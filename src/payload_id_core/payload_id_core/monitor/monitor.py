@@ -18,25 +18,21 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.contact_wrench import (
     WRENCH,
     FilteredContactJacobian,
     LoadOrPush,
     LoadOrPushJudgement,
-    LoadOrPushSettings,
     pushed_links,
 )
 from payload_id_core.monitor.detect import (
     Cusum,
-    DetectorSettings,
     Event,
     EventKind,
     ar1_factor,
@@ -54,12 +50,11 @@ from payload_id_core.monitor.observer import (
     ObserverModel,
 )
 from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
+from payload_id_core.monitor.settings import MonitorSettings, model_mass_std
 from payload_id_core.monitor.since_change import AlarmReference, since_change_fit
-from payload_id_core.notes import Note, NoteCode
+from payload_id_core.monitor.state import MonitorUpdate, PayloadState, Undecided
+from payload_id_core.monitor.unloaded_friction import UnloadedFriction
 from payload_id_core.numpy_kernels import einsum
-from payload_id_core.payload.covariance_extra import measured_model_error
-from payload_id_core.payload.finish import judge_quality
-from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
@@ -67,292 +62,6 @@ ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured,
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
 FLOOR_RECORD_S = 120.0   # s of the alarm's floor kept to bound when a load nobody could see came (_unseen_span)
-
-
-class UnloadedFriction:
-    """The unloaded robot's friction error in the residual, learnt while nothing is carried: per joint j, a
-    least-squares fit of r₀ − F φ̂ on observer.FilteredLoadFriction's columns 1.. (μ_j |τ̂_a,j| sgn(q̇_j) and the
-    identification's own friction columns, so the mean Coulomb level μ|τ| the identification absorbed is
-    taken back), with a ridge prior. Its prediction is subtracted from the re-estimate's rows: the same
-    motion with a part on leaves the same error, which a fit on F alone turned into mass. Joints are
-    independent (friction is per joint), so this is n small normal equations. A re-estimate uses the fit
-    as it stood at its change (`freeze`), never rows it is itself fitting: learning from the empty flange
-    being re-estimated and correcting that same re-estimate with it would chase its own noise."""
-
-    def __init__(self, n: int, m: int, mu_prior_std: float, other_prior_std: float = 10.0, min_moving_s: float = 0.0):
-        self.min_moving_s = min_moving_s
-        prior = np.concatenate([[mu_prior_std], np.full(m - 1, other_prior_std)]) ** -2.0
-        self.AtA = np.tile(np.diag(prior), (n, 1, 1))
-        self.data_AtA = np.zeros((n, m, m))      # the rows' information alone (the ridge's is not data)
-        self.Atb = np.zeros((n, m))
-        self.btb = np.zeros(n)
-        self.used: np.ndarray = np.zeros((n, m))
-        self.used_cov: np.ndarray | None = None    # (n, m, m): the frozen fit's covariance (None: nothing learnt)
-        self.rows = 0
-        self.moving_s = 0.0        # of the rows, seconds in motion
-
-    def current(self) -> np.ndarray:
-        """(n, m): the fit so far (none before `min_moving_s` of motion: see freeze)."""
-        if self.moving_s < self.min_moving_s:
-            return np.zeros_like(self.used)
-        return np.linalg.solve(self.AtA, self.Atb[..., None])[..., 0] if self.rows else self.used
-
-    def freeze(self, correlation: float = 1.0) -> None:
-        """What predict uses from now on: the fit so far, and its covariance: the ridge estimate's sandwich
-        (AᵀA + Λ)⁻¹ AᵀA (AᵀA + Λ)⁻¹ s², s² the rows' own misfit, times the rows' AR(1) `correlation` factor.
-        Directions the empty flange's motion did not determine are shrunk to no correction by the ridge, and
-        carry no variance of it either (the model error there is what it was without the correction)."""
-        self.used = self.current()
-        if self.moving_s < self.min_moving_s:
-            # Rows at rest only: the friction columns there are the sign of the velocity noise, and a fit on them
-            # (its offset column taking the rest's gravity error) predicted N·m of nonsense at the first move,
-            # which refuted a part picked before the robot had moved (misfit 54 per row). No correction yet.
-            self.used_cov = None
-            return
-        if not self.rows:
-            return
-        x = self.used
-        rss = self.btb - 2 * np.einsum("ji,ji->j", x, self.Atb) + np.einsum("ji,jil,jl->j", x, self.data_AtA, x)
-        s2 = np.maximum(rss / max(self.rows, 1), 1e-12)
-        inv = np.linalg.inv(self.AtA)
-        self.used_cov = (inv @ self.data_AtA @ inv) * (s2 * correlation)[:, None, None]
-
-    def add(self, C: np.ndarray, r: np.ndarray, scale: np.ndarray, moving_s: float = 0.0) -> None:
-        """Columns (N, n, m) and residual (N, n), whitened per joint by `scale`; `moving_s` of them in motion."""
-        Cw, rw = C / scale[None, :, None], r / scale[None, :]
-        info = np.einsum("kji,kjl->jil", Cw, Cw)
-        self.AtA += info
-        self.data_AtA += info
-        self.Atb += np.einsum("kji,kj->ji", Cw, rw)
-        self.btb += np.einsum("kj,kj->j", rw, rw)
-        self.rows += r.shape[0]
-        self.moving_s += moving_s
-
-    def predict(self, C: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
-        """(N, n): the error the columns C (N, n, m) predict (with the frozen fit, or `x`)."""
-        return np.einsum("kji,ji->kj", C, self.used if x is None else x)
-
-    def to_dict(self) -> dict:
-        """What was learnt, as plain lists (the node saves it with a re-estimate, payload.result_file): a monitor
-        that restarts with a part on cannot learn the unloaded robot's friction until the next place, so it takes
-        it from here (`restore`). The normal equations, not only the fit: learning goes on from them."""
-        return {"rows": int(self.rows), "moving_s": float(self.moving_s), "AtA": self.AtA.tolist(),
-                "data_AtA": self.data_AtA.tolist(), "Atb": self.Atb.tolist(), "btb": self.btb.tolist(),
-                "used": self.used.tolist(), "used_cov": None if self.used_cov is None else self.used_cov.tolist()}
-
-    def restore(self, saved: dict) -> None:
-        """Take what `to_dict` saved. PayloadIdError when it is not of this robot's shape (n joints, m columns) or
-        not finite: a friction of another robot model must not correct this one's re-estimates."""
-        n, m = self.Atb.shape
-        shapes = {"AtA": (n, m, m), "data_AtA": (n, m, m), "Atb": (n, m), "btb": (n,), "used": (n, m),
-                  "used_cov": (n, m, m)}
-        try:
-            cov = saved.get("used_cov")
-            arrays = {k: np.asarray(saved[k], dtype=float) for k in shapes if k != "used_cov"}
-            arrays["used_cov"] = np.zeros(shapes["used_cov"]) if cov is None else np.asarray(cov, dtype=float)
-            rows, moving_s = int(saved["rows"]), float(saved["moving_s"])
-        except (KeyError, TypeError, ValueError) as err:
-            raise PayloadIdError(f"the saved unloaded friction is malformed ({err!r})",
-                                 "delete the result file; the monitor learns it again on the empty flange") from err
-        for k, a in arrays.items():
-            if a.shape != shapes[k] or not np.all(np.isfinite(a)):
-                raise PayloadIdError(f"the saved unloaded friction's {k} is not {shapes[k]} finite numbers (another "
-                                     "robot model's?)", "delete the result file; the monitor learns it again on the "
-                                     "empty flange")
-        self.AtA, self.data_AtA, self.Atb = arrays["AtA"], arrays["data_AtA"], arrays["Atb"]
-        self.btb, self.used = arrays["btb"], arrays["used"]
-        self.used_cov = None if cov is None else arrays["used_cov"]
-        self.rows, self.moving_s = rows, moving_s
-
-
-def model_mass_std(robot: RobotIdentification, frame: str, model: RobotModel, detector: DetectorSettings) -> float:
-    """kg: the mass a fit of the monitor's residual invents on task motion from the robot model's error alone, the
-    model-error σ of every mass change it names. robot.yaml's measured one where it has it for this frame (the
-    payload a fit invents on held-out unloaded motions, robot_id/model_error.py: the empty flange re-estimated,
-    measured); else a third of `mass_resolution_kg`, the model error the detector already allows a load's mass
-    (on the simulated UR10 cell the empty flange is re-estimated at −0.01 to −0.13 kg, and a 0.5 kg part carried
-    through fast moves at 0.425 kg)."""
-    measured = measured_model_error(robot, frame, model)
-    if measured is not None and np.isfinite(measured[0, 0]):
-        return float(np.sqrt(max(measured[0, 0], 0.0)))
-    return detector.mass_resolution_kg / 3.0
-
-
-@dataclass
-class MonitorSettings:
-    gain: float = 50.0                 # 1/s: observer bandwidth (20 ms time constant)
-    detector: DetectorSettings = field(default_factory=DetectorSettings)
-    max_gap_s: float = 0.05            # joint states further apart than this: stopped, the monitor pauses
-    refine_stride: int = 5             # every k-th sample feeds the re-estimate (the residual is smooth)
-    mass_std_rel: float = 0.01         # re-estimate determined when σ(m) ≤ this share of m (or mass_std_abs) ...
-    mass_std_abs: float = 0.02         # kg
-    com_std_m: float = 0.005           # ... and σ of every CoM axis ≤ this
-    refine_every_s: float = 0.1        # the re-estimate replaces the detector's payload this often
-    min_refine_s: float = 1.0          # s of task motion before a re-estimate replaces the fast fit (or refutes it)
-    persist_s: float = 1.0             # s a load fitted at its change must hold before a next change ends it (a
-                                       # pick does not come back within a second; a push released does)
-    # Load-dependent Coulomb friction (observer.FilteredLoadFriction): the re-estimate fits each joint's μ with
-    # the payload, and the unloaded robot's friction error is learnt while nothing is carried and taken out.
-    load_friction: bool = True
-    load_friction_prior_std: float = 0.05   # μ a priori, N·m per N·m of transmitted torque (0.02 on the UR10 cell)
-    load_friction_floor_std: float = 0.002  # μ's σ carried to the next change never below this (it may drift)
-    unloaded_friction: bool = True
-    # A joint creeping below this speed while another moves faster is not trusted (its residual neither
-    # alarms nor fits), nor for 3 observer time constants after: see PayloadMonitor._trusted.
-    creep_speed: float = 0.03               # rad/s: 3 × the friction model's sign smoothing (0.01 rad/s) ...
-    creep_ratio: float = 0.1                # ... and below this share of the fastest joint's speed
-    unloaded_min_motion_s: float = 1.0      # s of motion the unloaded friction is learnt from before it is used
-    # s of task motion a disarmed monitor's residual may stay outside its allowance (far longer than the decision
-    # window, `detector.confirm_s`) before the carried payload is put in doubt and re-estimated (_put_in_doubt).
-    doubt_after_s: float = 1.0
-    # A change adopted as a load is named only once the motion's accelerations confirm it against a constant wrench
-    # at the flange (a person's push): monitor.contact_wrench.
-    load_or_push: LoadOrPushSettings = field(default_factory=LoadOrPushSettings)
-    # Right after a change the alarm also tests the residual against the fit of the rows since it (since_change.py,
-    # PayloadMonitor._alarm_reference). Off by default: it hears a part in the second after a pick (floor 2.59 -> 0.68
-    # kg), but on bench/monitor.py's pushed task seed 8 a 106 N flange push held 2.6 s in a move was then named
-    # `placed` -0.44 kg at its release (0 -> 1 of 310 pushes called a load; design.md, h140).
-    since_change_alarm: bool = False
-    # The alarm expects the carried load's gear friction where robot.yaml measured it and the data chose it, as a veto
-    # beside the unchanged CUSUM (load_friction_veto). Off: it removes the heavy part's false event and the 10 kg part's
-    # contact, but on bench/monitor.py's pushed task seed 7 pushes above 30 N found fell 81 -> 79 of 88 (picks and
-    # places found 54 -> 60 of 68; seeds 8 and 9 no push lost) and light parts named 97 -> 94 of 163 (design.md, h150).
-    load_friction_veto: bool = False
-
-
-@dataclass(frozen=True)
-class PayloadState:
-    """What the monitor holds as the carried payload."""
-    phi: np.ndarray
-    cov: np.ndarray
-    determined: bool           # mass and CoM known to the settings' σ (False right after a change)
-    since: float               # s: time of the change it follows (NaN: the initial payload)
-    seconds_of_motion: float   # of task motion in the re-estimate
-    # The empty flange's mass as last re-estimated, and its variance (PayloadMonitor._tare): the robot model's
-    # own error as a payload, taken off what is reported, never off what the residual is computed with.
-    tare_mass: float = 0.0
-    tare_var: float = 0.0
-    # Why the payload is in doubt ('' when it is not): a misfit that persisted in motion, not explained by it
-    # (PayloadMonitor._put_in_doubt); reported as suspect until a re-estimate is determined.
-    doubt: str = ""
-    # Why a payload restored after a refuted re-estimate is not confirmed yet ('' when it is): the rows that refuted
-    # the change contradict it too until the residual comes back within its allowance (PayloadMonitor._step).
-    # Reported as suspect; the state machine treats it as settled.
-    unconfirmed: str = ""
-    # Why a change may have happened that the monitor could not decide ('' : none), the variance (kg²) that possible
-    # mass change adds to the published mass, and when it came (PayloadMonitor._say_undecided). Kept through later
-    # changes until a re-estimate over rows all after it has its mass determined (it weighs the whole payload carried
-    # then: PayloadMonitor._mass_decides_undecided).
-    undecided: str = ""
-    undecided_var: float = 0.0
-    undecided_since: float = float("nan")
-    # Why the joints are not watched now ('' : they are): another publisher of the same joints paused the monitor
-    # (PayloadMonitor.stop_watching). The payload is kept, not called determined, and published suspect meanwhile: a
-    # change made during the pause is seen only once watching resumes.
-    unwatched: str = ""
-    # What the published covariance adds to `cov` (refine.RefinedCovariance.extra of the re-estimate behind it; None:
-    # nothing): published, never decided with. Carried into the states built on `cov` (a doubt's, a window's adoption).
-    published_extra: np.ndarray | None = None
-
-    @property
-    def undecided_fields(self) -> dict:
-        """The undecided change as carried into the next state."""
-        return {"undecided": self.undecided, "undecided_var": self.undecided_var,
-                "undecided_since": self.undecided_since}
-
-    @property
-    def part(self) -> tuple[np.ndarray, np.ndarray]:
-        """(φ, Σ) of what is carried: the fit less the tare (its mass, and the mass's variance)."""
-        phi, cov = self.phi.copy(), self.cov.copy()
-        phi[0] -= self.tare_mass
-        cov[0, 0] += self.tare_var
-        return phi, cov
-
-    @property
-    def published_part(self) -> tuple[np.ndarray, np.ndarray]:
-        """`part` with the covariance a user or a controller reads (published_extra added)."""
-        phi, cov = self.part
-        return phi, cov if self.published_extra is None else cov + self.published_extra
-
-    @property
-    def carries_nothing(self) -> bool:
-        """The mass is within 3σ of zero: nothing is on the flange (a part was put down)."""
-        phi, cov = self.part
-        return abs(float(phi[0])) <= 3.0 * float(np.sqrt(max(cov[0, 0], 0.0)))
-
-    def to_estimate(self, frame: str) -> PayloadEstimate:
-        """As the identify path reports a payload: mass and CoM determined, the inertia not (task motion
-        seldom excites it, and it is held near the previous value by a prior), so it is reported as not
-        identified. Nothing carried is reported as exactly nothing (φ = 0, the mass's σ kept; the CoM of no
-        mass is not identified), which a controller takes as the empty payload."""
-        empty = self.carries_nothing
-        part_phi, part_cov = self.published_part
-        ident = np.array([True] + [not empty] * 3 + [False] * 6)
-        cov = part_cov.copy()
-        if self.undecided:
-            # Published, not carried into the residual or the named changes: both hypotheses (the change came, or
-            # not) lie within 1σ of the mass said.
-            cov[0, 0] += self.undecided_var
-        cov[~ident, :] = np.nan
-        cov[:, ~ident] = np.nan
-        # The inertia is not identified: reported as a point mass (zero about the CoM, what UR's set_payload
-        # assumes from mass and CoG alone), not the prior-held value, which need not be a body's.
-        phi = np.zeros(10) if empty else from_mass_com_inertia(float(part_phi[0]), part_phi[1:4] / part_phi[0],
-                                                                np.zeros((3, 3)))
-        what = "nothing carried" if empty else "re-estimated"
-        est = PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
-                              convergence_time=self.seconds_of_motion,
-                              notes=[Note(NoteCode.PAYLOAD_MONITOR, f"{what} by the payload monitor from "
-                                          f"{self.seconds_of_motion:.1f} s of task motion after the change at "
-                                          f"{self.since:.3f} s")],
-                              determined=np.array([True, not empty, False]))
-        # A payload (not the deliberate nothing above) is judged as the identify path judges its own: a mass
-        # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
-        # suspect and not converged, never a confident number on ~/payload.
-        est = est if empty else judge_quality(est)
-        if self.unwatched:
-            est.mark(Quality.SUSPECT, f"not watched: {self.unwatched}; a change made meanwhile is seen only once the "
-                     "monitor resumes")
-            est.converged = False
-        if self.doubt or self.unconfirmed:
-            est.mark(Quality.SUSPECT, self.doubt or self.unconfirmed)
-            est.converged = False
-        elif not self.determined and not np.isnan(self.since):
-            # A change still being re-estimated (a recording that ends within seconds of a strike: the real UR10e's
-            # 3rd-link run ended at "0.000 ± 0.283 kg", the σ of the strike's 0.1 s window fit, 7× a settled one's).
-            est.converged = False
-            est.notes.append(Note(NoteCode.PAYLOAD_MONITOR, f"not settled: the change at {self.since:.3f} s is still "
-                                  f"being re-estimated ({self.seconds_of_motion:.1f} s of task motion so far); its σ "
-                                  "is the fit's so far"))
-        if self.undecided:
-            est.converged = False
-            est.notes.append(Note(NoteCode.PAYLOAD_MONITOR, f"undecided: {self.undecided}; the mass σ covers it "
-                                  f"(±{np.sqrt(self.undecided_var):.3f} kg) until a re-estimate over the motion "
-                                  "since decides"))
-        return est
-
-
-@dataclass(frozen=True)
-class Undecided:
-    """A change the monitor has seen but not decided yet (PayloadMonitor.undecided): at a recording's end, what a replay
-    must say rather than drop. `kind` is what its window fitted (picked / placed / changed), or None when nothing was
-    fitted yet; the mass change and its σ are that fit's (NaN: none)."""
-    kind: EventKind | None
-    t_change: float
-    t_alarm: float
-    delta_mass: float
-    delta_mass_std: float
-    reason: str
-    # As Event.t_change_located: False when the change's time was not located, t_change the earliest it can have come.
-    t_change_located: bool = True
-
-
-@dataclass
-class MonitorUpdate:
-    events: list[Event] = field(default_factory=list)
-    estimate: PayloadState | None = None      # a newly determined (or improved) payload, to publish
-    paused: str | None = None                 # why the monitor paused (reported once per pause)
-    residual: tuple[float, np.ndarray] | None = None   # (t, r N·m) of the block's last sample, to watch
 
 
 class PayloadMonitor:
