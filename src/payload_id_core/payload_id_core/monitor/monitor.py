@@ -125,10 +125,10 @@ class PayloadMonitor:
         self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
         self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
         # (t_change, t_alarm, Δm) of a later window's load of the other sign taken into that change (_decide): the
-        # change named is then the net of two steps, whose times are not one (_two_steps)
+        # change named is then the net of two steps, whose times are not one (steps.two_steps)
         self._taken_in: tuple[float, float, float] | None = None
         # A later window's load of the same sign taken into that change (_decide): a second part within `persist_s` of
-        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_split_steps)
+        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_named_steps)
         self._second_step: Event | None = None
         measured = measured_load_friction(robot) if self.load_friction is not None and self.s.load_friction_veto \
             else None
@@ -957,14 +957,14 @@ class PayloadMonitor:
         elif verdict.event is not None and verdict.event.is_load_change and self._taken_in is None and \
                 self._pending is not None and np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass):
             # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
-            # told from a push's release): what is named is the net of the two (_two_steps).
+            # told from a push's release): what is named is the net of the two (steps.two_steps).
             self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
         elif verdict.event is not None and verdict.event.is_load_change and self._second_step is None and \
                 self._taken_in is None and self._pending is not None and self._pending.is_load_change and \
                 np.sign(verdict.event.delta_mass) == np.sign(self._pending.delta_mass):
             # A second step of the same sign within `persist_s` of the pending load: a second part, or one load (a push)
             # fitted in two windows. Taken into the change as before (a push's release is still the way back from both),
-            # and named apart once the change is named, where the data tell the two steps (_split_steps).
+            # and named apart once the change is named, where the data tell the two steps (_named_steps).
             self._second_step = verdict.event
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra)
