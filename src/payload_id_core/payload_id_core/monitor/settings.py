@@ -64,7 +64,8 @@ class MonitorSettings:
     since_change_alarm: bool = False
     # The alarm expects the carried load's gear friction where robot.yaml measured it and the data chose it, as a veto
     # beside the unchanged CUSUM (load_friction_veto). Off: it removes the heavy part's false event and the 10 kg part's
-    # contact, but on bench/monitor.py's pushed task seed 7 pushes above 30 N found fell 81 -> 79 of 88 (picks and
-    # places found 54 -> 60 of 68; seeds 8 and 9 no push lost) and light parts named 97 -> 94 of 163 (design.md, h150).
+    # contact, but measured on main with h149-h152 (h154, bench/monitor.py, design.md) it names 2 of the task's 70
+    # picks and places fewer (a 4.58 kg pick refuted as a push by 102 against 100, 65 without it), finds 2 of 88
+    # pushes fewer on seed 7, and names a place on seed 7 6.6 s after it came, said located.
     load_friction_veto: bool = False
 
