@@ -49,9 +49,8 @@ def case_figures(run: rd.OnlineRun, prefix: str) -> dict:
         at, mass, std = run.declared
         fig.update({f"{prefix}_declared_s": at, f"{prefix}_declared_err_pct": 100 * (mass / truth - 1),
                     f"{prefix}_declared_err_over_std": abs(mass - truth) / std})
-    t, mass, std = run.trace.T if run.trace.size else (np.zeros(0),) * 3
-    ratio = np.abs(mass - truth) / std
-    ratio = ratio[t >= TRACED_FROM_S]
+    t, masses, stds = run.trace.T if run.trace.size else (np.zeros(0),) * 3
+    ratio = (np.abs(masses - truth) / stds)[t >= TRACED_FROM_S]
     fig[f"{prefix}_err_over_std_max"] = float(ratio.max()) if ratio.size else None
     fig[f"{prefix}_err_over_std_rms"] = float(np.sqrt(np.mean(ratio**2))) if ratio.size else None
     fig[f"{prefix}_final_err_pct"] = 100 * (run.final[1] / truth - 1)

@@ -273,14 +273,17 @@ def online_on_real_run(robot_yaml: str | os.PathLike, loaded_csv: str | os.PathL
         extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
         return float(sig.t[k - 1] - sig.t[0]), float(z[0]), float(np.sqrt(cov[0, 0] + extra[0, 0]))
 
-    declared, trace, k, next_at = None, [], 0, every_s
+    declared: tuple[float, float, float] | None = None
+    trace: list[tuple[float, float, float]] = []
+    k, next_at = 0, (np.inf if every_s is None else float(every_s))
     while k < sig.t.size:
         end = min(k + batch, sig.t.size)
         est.update_batch(sig.t[k:end], sig.q[k:end], sig.qd[k:end], sig.qdd[k:end], sig.tau[k:end])
         k = end
         if declared is None and est.converged:
-            declared = (float(est.convergence_time), *reported(k)[1:])
-        if next_at is not None and sig.t[k - 1] - sig.t[0] >= next_at:
+            _, mass, std = reported(k)
+            declared = (float(est.convergence_time), mass, std)
+        if sig.t[k - 1] - sig.t[0] >= next_at:
             trace.append(reported(k))
-            next_at = float(sig.t[k - 1] - sig.t[0]) + every_s
+            next_at = float(sig.t[k - 1] - sig.t[0]) + float(every_s or 0.0)
     return OnlineRun(declared, np.array(trace, dtype=float).reshape(-1, 3), reported(sig.t.size))

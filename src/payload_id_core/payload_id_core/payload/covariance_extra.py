@@ -85,7 +85,9 @@ def prefix_mass_excess(robot: RobotIdentification, frame: str, model: RobotModel
     stds = np.asarray(information_stds, dtype=float).reshape(-1)
     me = getattr(robot, "model_error", None)
     measured = measured_model_error(robot, frame, model)
-    variances = None if me is None or method is None or measured is None else me.prefix_mass_variances(method, stds)
+    if me is None or method is None or measured is None:
+        return np.zeros(stds.size)
+    variances = me.prefix_mass_variances(method, stds)
     if variances is None:
         return np.zeros(stds.size)
     return np.maximum(np.nan_to_num(variances - measured[0, 0], nan=0.0), 0.0)
