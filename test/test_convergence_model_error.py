@@ -22,18 +22,13 @@ import yaml
 from conftest import UR10E_DATA as DATA
 from conftest import requires_ur10e_data
 
+import ur10e_data  # tools/ur10e_data.py, on sys.path through conftest.py
 from payload_id_core.cli.main import main as cli_main
 from payload_id_core.dynamics.friction import make_friction_model
-from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.io.ur_csv import read_ur_csv
-from payload_id_core.payload.methods import payload_request
 from payload_id_core.payload.methods.common import method_signals
-from payload_id_core.payload.methods.online import online_estimator
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import MODEL_LIMITED_SHARE, ConvergedBy
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.robot_id import RobotIdentification
-from payload_id_core.robot_id.drive_gains import resolve_drive_gains
 from payload_id_core.robot_id.model_error import HeldOutModelError
 from payload_id_core.testing.sim_runs import DRIFT_MASS, DRIFT_PHI, FRICTION, NOISE, given_gains_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -93,14 +88,7 @@ def test_noise_limited_run_does_not_converge_yet(measured):
 def ur10e_measured_robot_yaml(tmp_path_factory):
     """robot.yaml as bench/ur10e.py's user path makes it: the gains from the 14harm pair with the known 2.805 kg, the
     model error measured and the offsets' drift recorded on the 15harm and 01_31 unloaded runs."""
-    out = tmp_path_factory.mktemp("ur10e_measured") / "robot.yaml"
-    others = [a for f in ("ur-20_02_19_15harm50sec.csv", "ur-20_01_31-unload.csv")
-              for a in ("--held-out-csv-ur", str(DATA / f), "--drift-csv-ur", str(DATA / f))]
-    assert cli_main(["identify-robot", "--urdf", str(DATA / "ur10e.urdf"), "--csv-ur",
-                     str(DATA / "ur-20_02_19_14harm50sec.csv"), "--loaded-csv-ur",
-                     str(DATA / "ur-20_02_19_14harm50secLoad.csv"), "--known-payload-mass", "2.805", *others,
-                     "--out", str(out)]) == 0
-    return out
+    return ur10e_data.user_path_robot_yaml(DATA, tmp_path_factory.mktemp("ur10e_measured") / "robot.yaml")
 
 
 @requires_ur10e_data
@@ -117,25 +105,13 @@ def test_difference_rls_converges_on_a_real_pair(ur10e_measured_robot_yaml, tmp_
     assert abs(d["mass"] - 2.805) <= d["std"]["mass"], (d["mass"], d["std"]["mass"])
 
 
-def _declared_on_real_run(robot_yaml, loaded_csv: str, method: str):
-    """The online `method` on a real loaded UR10e run read as identify-payload reads it (robot.yaml's gains), fed 25
-    samples at a time until it declares, as a goal that stops when converged would: (converged, seconds of motion,
-    mass then, the mass σ the goal reports then: the estimator's with the gains' and covariance_extra's)."""
-    model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
-    robot = RobotIdentification.load(str(robot_yaml), model)
-    rec = read_ur_csv(str(DATA / loaded_csv), joint_names=model.joint_names)
-    rec = rec.with_drive_gains(resolve_drive_gains(rec.joints.effort_unit, robot, None, model.n).scale)
-    request = payload_request(method, model, robot, model.payload_frame(None))
-    sig = method_signals(rec, model, request.options, robot)
-    est = online_estimator(request.spec.method, model, robot, request.frame, request.options,
-                           rate_hz=1.0 / float(np.median(np.diff(sig.t))))
-    k = 0
-    while k < sig.t.size and not est.converged:
-        est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
-        k += 25
-    z, cov, _ = est.payload_solution()
-    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
-    return est.converged, est.convergence_time, float(z[0]), float(np.sqrt(cov[0, 0] + extra[0, 0]))
+def _declared_on_real_run(robot_yaml, loaded_csv: str, method: str) -> tuple[float, float, float]:
+    """The online `method` on a real loaded UR10e run fed 25 samples at a time, as a goal that stops when converged
+    would (ur10e_data.online_on_real_run): (seconds of motion, mass, the mass σ the goal reports) when it declared;
+    the test fails if it never did."""
+    run = ur10e_data.online_on_real_run(robot_yaml, DATA / loaded_csv, method)
+    assert run.declared is not None, f"{method} on {loaded_csv} never declared (end: {run.final})"
+    return run.declared
 
 
 @requires_ur10e_data
@@ -144,10 +120,25 @@ def test_direct_rls_declares_within_two_sigma_on_15harm(ur10e_measured_robot_yam
     reported σ of 0.85 % (2.07σ): the model error, measured on whole held-out runs, does not average down with the
     prefix like noise. robot.yaml now records each online method's running spurious mass on its held-out runs, and
     the σ partway through a motion reads it at the information reached (HeldOutModelError.prefix_mass_variance)."""
-    converged, at, mass, std = _declared_on_real_run(ur10e_measured_robot_yaml, "ur-20_02_19_15harm50secLoad.csv",
-                                                     "direct-rls")
+    at, mass, std = _declared_on_real_run(ur10e_measured_robot_yaml, "ur-20_02_19_15harm50secLoad.csv", "direct-rls")
     assert std <= 0.02 * 2.805, std                    # the σ stays a measurement, not a refusal (≤ 2 % of the mass)
-    assert abs(mass - 2.805) <= 2.0 * std, (converged, at, mass, std)
+    assert abs(mass - 2.805) <= 2.0 * std, (at, mass, std)
+
+
+@requires_ur10e_data
+@pytest.mark.parametrize("loaded_csv, method", [("ur-20_02_19_15harm50secLoad.csv", "difference-rls"),
+                                                ("ur-20_01_31-load.csv", "direct-rls")])
+def test_declares_within_two_sigma_where_the_whole_run_is_right(ur10e_measured_robot_yaml, loaded_csv, method):
+    """Issue 29 (h155): difference-rls on 15harm and direct-rls on 01_31 never declared, although their final
+    estimates are within 1 % and within σ (+0.31 % at σ 0.87 %; −0.77 % at σ 0.91 %). The model-error route's
+    last-half settling held them: it judged an earlier estimate by the whole-run model error only, and
+    difference-rls's +4.20 % at 33.4 s (its reported σ then 1.6 %) lay 2.2× beyond the band from the final +0.31 %.
+    Judged by the σ each check reported (prefix_mass_excess), they declare at 47.4 s (+0.87 %, 0.98σ) and 25.4 s
+    (−0.80 %, 0.89σ); on main never."""
+    at, mass, std = _declared_on_real_run(ur10e_measured_robot_yaml, loaded_csv, method)
+    assert abs(mass - 2.805) <= 0.01 * 2.805, (at, mass, std)
+    assert abs(mass - 2.805) <= 2.0 * std, (at, mass, std)
+    assert std <= 0.02 * 2.805, std
 
 
 def test_prefix_model_error_read_at_the_information_reached():
@@ -164,5 +155,8 @@ def test_prefix_model_error_read_at_the_information_reached():
     assert error.prefix_mass_variance("direct-rls", 0.025) == pytest.approx((0.04**2 + 0.03**2) / 2)
     assert error.prefix_mass_variance("direct-rls", 0.001) == pytest.approx((0.01**2 + 0.03**2) / 2)
     assert error.prefix_mass_variance("difference-rls", 0.05) is None          # not run over the held-out runs
+    at_once = error.prefix_mass_variances("direct-rls", np.array([0.05, 0.025, 0.001, np.nan]))
+    assert at_once[:3] == pytest.approx([(0.12**2 + 0.03**2) / 2, (0.04**2 + 0.03**2) / 2, (0.01**2 + 0.03**2) / 2])
+    assert np.isnan(at_once[3])
     back = HeldOutModelError.from_dict(yaml.safe_load(yaml.safe_dump(error.to_dict())), "robot.yaml")
     assert back.prefix_mass_variance("direct-rls", 0.05) == pytest.approx((0.12**2 + 0.03**2) / 2)

@@ -208,3 +208,82 @@ def identify_payloads(model, robot, pair: PreparedPair, methods: Sequence[str] =
         except PayloadIdError as err:
             out[method] = str(err)
     return out
+
+
+# The judged loaded runs with their unloaded twins, as bench/ur10e.py's user path passes them (loaded, unloaded), and
+# the unloaded runs that path measures robot.yaml's model error and offsets' drift on (--held-out-csv-ur,
+# --drift-csv-ur).
+USER_PATH_HELD_OUT = ("ur-20_02_19_15harm50sec.csv", "ur-20_01_31-unload.csv")
+
+
+def user_path_robot_yaml(data_dir: Path, out: Path, held_out: Sequence[str] = USER_PATH_HELD_OUT) -> Path:
+    """`payload-id identify-robot` as bench/ur10e.py's user path runs it, written to `out`: the drive gains from the
+    GAIN_PAIR with its known load, the model error measured and the offsets' drift recorded on `held_out` (unloaded
+    recordings in `data_dir`)."""
+    from payload_id_core.cli.main import main as cli_main  # noqa: PLC0415 - only the benches running the CLI need it
+
+    unloaded, loaded = (str(data_dir / f) for f in PAIRS[GAIN_PAIR])
+    others = [a for f in held_out
+              for a in ("--held-out-csv-ur", str(data_dir / f), "--drift-csv-ur", str(data_dir / f))]
+    code = cli_main(["identify-robot", "--urdf", str(data_dir / "ur10e.urdf"), "--csv-ur", unloaded, "--loaded-csv-ur",
+                     loaded, "--known-payload-mass", str(LOAD_MASS_KG), *others, "--out", str(out)])
+    if code != 0:
+        raise RuntimeError(f"identify-robot on the {GAIN_PAIR} pair exited {code}")
+    return out
+
+
+@dataclass
+class OnlineRun:
+    """An online method along a real loaded run, fed as a goal that stops when converged feeds it (online_on_real_run).
+
+    `declared`: (seconds of motion, mass, the mass σ the goal reports) when it declared convergence, None if never;
+    `trace`: (K, 3) [seconds of motion, mass, reported σ] every ~`every_s` along the whole run (empty without);
+    `final`: the same at the end of the run."""
+
+    declared: tuple[float, float, float] | None
+    trace: np.ndarray
+    final: tuple[float, float, float]
+
+
+def online_on_real_run(robot_yaml: str | os.PathLike, loaded_csv: str | os.PathLike, method: str,
+                       every_s: float | None = None, batch: int = 25) -> OnlineRun:
+    """The online `method` on a real loaded UR10e run read as identify-payload reads it (robot.yaml's gains,
+    payload.methods.online.run_online's signals and estimator), fed `batch` samples at a time, as a goal does. The
+    reported mass σ is the estimator's with the gains' and covariance_extra's parts (what identify-payload writes),
+    computed on the samples fed so far: at the declaration, every ~`every_s` of motion (None: not traced) and at the
+    end. The estimator goes on being fed after it declares (its estimate does not depend on the declaration)."""
+    from payload_id_core.io.ur_csv import read_ur_csv  # noqa: PLC0415 - only this helper reads single runs
+    from payload_id_core.payload.methods import payload_request  # noqa: PLC0415
+    from payload_id_core.payload.methods.common import method_signals  # noqa: PLC0415
+    from payload_id_core.payload.methods.online import online_estimator  # noqa: PLC0415
+    from payload_id_core.robot_id.drive_gains import resolve_drive_gains  # noqa: PLC0415
+
+    data_dir = Path(loaded_csv).parent
+    model = RobotModel.from_urdf(str(data_dir / "ur10e.urdf"))
+    robot = RobotIdentification.load(str(robot_yaml), model)
+    rec = read_ur_csv(str(loaded_csv), joint_names=model.joint_names)
+    rec = rec.with_drive_gains(resolve_drive_gains(rec.joints.effort_unit, robot, None, model.n).scale)
+    request = payload_request(method, model, robot, model.payload_frame(None))
+    sig = method_signals(rec, model, request.options, robot)
+    est = online_estimator(request.spec.method, model, robot, request.frame, request.options,
+                           rate_hz=1.0 / float(np.median(np.diff(sig.t))))
+
+    def reported(k: int) -> tuple[float, float, float]:
+        z, cov, _ = est.payload_solution()
+        extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
+        return float(sig.t[k - 1] - sig.t[0]), float(z[0]), float(np.sqrt(cov[0, 0] + extra[0, 0]))
+
+    declared: tuple[float, float, float] | None = None
+    trace: list[tuple[float, float, float]] = []
+    k, next_at = 0, (np.inf if every_s is None else float(every_s))
+    while k < sig.t.size:
+        end = min(k + batch, sig.t.size)
+        est.update_batch(sig.t[k:end], sig.q[k:end], sig.qd[k:end], sig.qdd[k:end], sig.tau[k:end])
+        k = end
+        if declared is None and est.converged:
+            _, mass, std = reported(k)
+            declared = (float(est.convergence_time), mass, std)
+        if sig.t[k - 1] - sig.t[0] >= next_at:
+            trace.append(reported(k))
+            next_at = float(sig.t[k - 1] - sig.t[0]) + float(every_s or 0.0)
+    return OnlineRun(declared, np.array(trace, dtype=float).reshape(-1, 3), reported(sig.t.size))

@@ -76,6 +76,23 @@ def prefix_model_error(robot: RobotIdentification, measured: np.ndarray, method:
                         "over whole runs: the larger in the covariance")
 
 
+def prefix_mass_excess(robot: RobotIdentification, frame: str, model: RobotModel, method: str | None,
+                       information_stds: np.ndarray) -> np.ndarray:
+    """(K,) how much more model-error mass variance (kg²) than the whole-run C_me's an online `method`'s estimates
+    carried whose mass σ at the rows' assumed noise were `information_stds` (prefix_model_error's raise, ≥ 0): the
+    part of each one's reported σ that came from its being partway through a motion. Zero where robot.yaml measured
+    no model error usable for `frame` or did not run `method` over its held-out runs (then none is added)."""
+    stds = np.asarray(information_stds, dtype=float).reshape(-1)
+    me = getattr(robot, "model_error", None)
+    measured = measured_model_error(robot, frame, model)
+    if me is None or method is None or measured is None:
+        return np.zeros(stds.size)
+    variances = me.prefix_mass_variances(method, stds)
+    if variances is None:
+        return np.zeros(stds.size)
+    return np.maximum(np.nan_to_num(variances - measured[0, 0], nan=0.0), 0.0)
+
+
 def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                      qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for

@@ -153,19 +153,35 @@ class HeldOutModelError:
     def prefix_mass_variance(self, method: str, information_std: float) -> float | None:
         """The model error's mass variance for an online `method`'s estimate whose mass σ at the rows' assumed noise is
         `information_std` (module doc), kg²; None when `method` was not run over the held-out runs (then C_me's)."""
+        if not np.isfinite(information_std):
+            return None
+        variances = self.prefix_mass_variances(method, np.array([information_std], dtype=float))
+        return None if variances is None or not np.isfinite(variances[0]) else float(variances[0])
+
+    def prefix_mass_variances(self, method: str, information_stds: np.ndarray) -> np.ndarray | None:
+        """prefix_mass_variance at each of `information_stds` (K,) at once (NaN where a σ is not finite or no run
+        determined the mass); None when `method` was not run over the held-out runs."""
         runs = self.running.get(str(method))
         whole = np.asarray(self.spurious, dtype=float).reshape(-1, 10)[:, 0]
-        if not runs or len(runs) != whole.size or not np.isfinite(information_std):
+        if not runs or len(runs) != whole.size:
             return None
+        s = np.asarray(information_stds, dtype=float).reshape(-1)
         per_run = []
         for points, phi in zip(runs, whole):
             if not np.isfinite(phi):
                 continue     # its mass undetermined on that run: left out of the mean, as covariance() does
             p = np.asarray(points, dtype=float).reshape(-1, 2)
-            informed = np.isfinite(p).all(axis=1) & (p[:, 0] <= information_std)
-            spurious = p[informed, 1] ** 2
-            per_run.append(max(phi**2, float(spurious.max()) if spurious.size else 0.0))
-        return float(np.mean(per_run)) if per_run else None
+            p = p[np.isfinite(p).all(axis=1)]
+            # The largest spurious mass² over the points at least as informed as each σ: a running maximum over the
+            # points sorted by σ, read where each σ falls.
+            order = np.argsort(p[:, 0], kind="stable")
+            reach = np.maximum.accumulate(p[order, 1] ** 2) if order.size else np.zeros(0)
+            count = np.searchsorted(p[order, 0], s, side="right")
+            worst = np.where(count > 0, reach[np.maximum(count - 1, 0)] if reach.size else 0.0, 0.0)
+            per_run.append(np.maximum(phi**2, worst))
+        if not per_run:
+            return None
+        return np.where(np.isfinite(s), np.mean(per_run, axis=0), np.nan)
 
     def covariance(self) -> np.ndarray | None:
         """(10, 10) diagonal C_me over the held-out motions, None when some entry was determined by none of them."""
