@@ -120,8 +120,8 @@ class ChangeWitness:
 def hotelling_quantile(p: float, dof: int, nu: float) -> float:
     """The p quantile of Hotelling's T² on `dof` restrictions and ν = `nu` degrees of freedom, ν q / (ν − q + 1)
     F(q, ν − q + 1), ν real: a Wald statistic whose covariance is the scatter of G equal clusters' scores has ν = G − 1
-    (Bester, Conley & Hansen 2011, J. Econometrics 165, Theorem 1), unequal ones the ν of their_dof (Pustejovsky &
-    Tipton 2018's approximate Hotelling test). inf when ν ≤ q − 1."""
+    (Bester, Conley & Hansen 2011, J. Econometrics 165, Theorem 1), unequal ones the ν of small_sample_scatter
+    (Pustejovsky & Tipton 2018's approximate Hotelling test). inf when ν ≤ q − 1."""
     q = dof
     if q <= 0 or nu <= q - 1:
         return float("inf")
@@ -145,12 +145,13 @@ def small_sample_scatter(score: np.ndarray, info: np.ndarray, total: np.ndarray)
     `score` (S, B, q): each stretch's score under the two-payload fit, û_b = u_b − info_b total⁺ Σ_c u_c; `info`
     (S, B, q, q): each stretch's C⊥_bᵀ C⊥_b; `total` (S, q, q) their sum P. A split late in the run leaves few stretches
     after it, and there the fitted step has taken most of their score: the plain scatter is biased low and is the
-    scatter of a few clusters, not of B. Bell & McCaffrey 2002 (Survey Methodology 28, eq. 6, "CR2"): each stretch's
+    scatter of a few clusters, not of B. Bell & McCaffrey 2002 (Survey Methodology 28(2), "CR2"): each stretch's
     score × M_b = info_b^½ (I − K_b)^−½ info_b^+½, K_b = info_b^½ P⁺ info_b^½ (its leverage), unbiased when the scores
     are independent with covariance ∝ info_b. Degrees of freedom: the scatter's first two moments under that working
-    model matched to a Wishart's (Pustejovsky & Tipton 2018, J. Bus. Econ. Stat. 36, §3.2, the approximate Hotelling
+    model matched to a Wishart's (Pustejovsky & Tipton 2018, J. Bus. Econ. Stat. 36(4), the approximate Hotelling
     test): ν = q (q + 1) / Σ_bc [tr(F_bc)² + tr(F_bc²)], F_bc the covariance of stretches b and c's adjusted scores
-    normalised by P. B equal stretches give ν = B − 1 (Bester, Conley & Hansen's); a split with 3 of 20 after it ≈ 3."""
+    normalised by P. B equal stretches give ν = B − 1 (Bester, Conley & Hansen's); a split with 3 of 20 after it ≈ 3.
+    The common columns' own leverage on each stretch is left out (they are fitted on the whole run)."""
     S, B, q = score.shape
     p_plus, p_half = _psd_power(total, -1.0), _psd_power(total, -0.5)
     info_half, info_half_plus = _psd_power(info, 0.5), _psd_power(info, -0.5)
