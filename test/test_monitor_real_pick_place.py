@@ -58,11 +58,7 @@ def _run(ur10e, first, second, tmp_path):
 
 
 @pytest.mark.parametrize("first,second,carried", [
-    pytest.param(UNLOADED, LOADED, LOAD_KG, id="pick", marks=pytest.mark.xfail(strict=True, reason=(
-        "bounded as the node and `payload-id monitor` bound it (1.5 × the UR10e's 12.5 kg; the replay without a rated "
-        "payload was unbounded until h148): the working re-estimate 19.1 s into the loaded run is 3.026 ± 0.038 kg "
-        "for 2.805 kg, 5.8σ (unbounded 3.044 ± 0.049, 4.9σ): a 24.95 kg 'load' at the first second is refuted at once "
-        "instead of 13.8 s later, and the carry's σ after it is smaller for the same error"))),
+    pytest.param(UNLOADED, LOADED, LOAD_KG, id="pick"),
     pytest.param(LOADED, UNLOADED, 0.0, id="place")])
 def test_a_real_pick_or_place_is_never_left_under_an_ok_payload(ur10e, tmp_path, first, second, carried):
     join, t0, result = _run(ur10e, first, second, tmp_path)
@@ -76,7 +72,10 @@ def test_a_real_pick_or_place_is_never_left_under_an_ok_payload(ur10e, tmp_path,
     assert np.any(late)
     off = np.abs(result.mass[late] - carried) / np.maximum(result.mass_std[late], 1e-9)
     # The working re-estimate on real data wanders to ~4σ of its robust σ within the carry (the final is within 3σ);
-    # what must never happen again is the 60-80σ of a payload left standing.
+    # what must never happen again is the 60-80σ of a payload left standing. On the pick, the re-estimate restarted
+    # by a window 17.6 s into the loaded run read 3.038 ± 0.043 kg 1.1 s later on 3 blocks, 5.4σ (strict xfail until
+    # h159): its σ is now at least the model error's worst case within each block (refine.RefinedCovariance.
+    # floor_mass_var) while the blocks are too few for the sandwich, ± 0.139 kg.
     assert float(np.max(off)) <= 5.0, f"the carried mass is {np.max(off):.0f}σ off the truth during the carry"
     # The change is named, once, in its direction (before: the place never was), and what is carried at the end is
     # ok: a named load the motion since has not refuted answers the doubt its lasting misfit raised (before: both

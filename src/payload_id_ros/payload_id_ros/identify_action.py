@@ -43,6 +43,9 @@ from payload_id_ros.player_client import ExcitationPlayerClient, PlayerGoal
 from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
 
 FEEDBACK_PERIOD = 0.2        # s: feedback (and batch processing) at 5 Hz
+# s the goal's thread sleeps between two feedbacks however long the last one's work took: the node's subscription
+# callbacks (joint states at 500 Hz) need the GIL too.
+FEEDBACK_MIN_PAUSE = 0.05
 PLAYED_SETTLE = 0.5          # s after the excitation's end before a played goal counts as finished
 # s without feedback from the excitation player (it sends some every 0.1 s) before it counts as dead or hung: long
 # enough for a loaded machine's scheduling gaps, short enough that a killed player's arm is at rest within ~2 s of its
@@ -51,6 +54,15 @@ PLAYER_SILENCE = 1.5
 # Before its first feedback the player checks the trajectory and waits (up to its joint_states_wait, 3 s) for a joint
 # state: its first word may come later.
 PLAYER_FIRST_WORD = 6.0
+
+
+def _sleep_until_next(tick: float) -> float:
+    """Sleep until FEEDBACK_PERIOD after `tick` (at least FEEDBACK_MIN_PAUSE), and return when it woke. The period
+    counts from the last feedback's start, not its end: a fixed sleep after the work made every period the sleep plus
+    the work, and while the convergence rule's batch check grew with the motion the cell's 10 s goal sent feedback
+    every 0.5-1.6 s instead of 0.2 (bench/cell_feedback.py)."""
+    time.sleep(max(tick + FEEDBACK_PERIOD - time.monotonic(), FEEDBACK_MIN_PAUSE))
+    return time.monotonic()
 
 
 class GoalInterrupted(Exception):
@@ -189,8 +201,9 @@ class IdentifyAction:
     def _follow(self, goal: IdentifyGoal, run: IdentificationRun, player: PlayerGoal) -> GoalOutcome:
         """Every FEEDBACK_PERIOD: feed the samples, check the inputs, publish feedback, until the motion ends.
         Bad joint states or a motion the controller does not follow raise (the goal aborts)."""
+        tick = time.monotonic()
         while True:
-            time.sleep(FEEDBACK_PERIOD)
+            tick = _sleep_until_next(tick)
             now = self.node.now()
             self._feed(run)
             if goal.handle.is_cancel_requested:

@@ -59,8 +59,7 @@ def since_change_fit(refiner: PayloadRefiner, since: float, moment_prior_std: fl
     rho = refiner.rho
     # The model's error correlated within each of the refiner's clusters (BLOCK_S of rows), as its robust covariance
     # takes it, at the running level (the rows' whitening): N_b A_bᵀA_b per cluster of N_b samples.
-    model_error = sum(((rows / max(n_joints, 1)) * info for _, info, _, rows in refiner._blocks if rows > 0),
-                      np.zeros_like(AtA))
+    model_error = refiner.block_model_error(n_joints)
     Ginv = np.linalg.inv(G)
     cov = Ginv @ (s2 * (1.0 + rho) / (1.0 - rho) * AtA + model_error + W) @ Ginv
     cov = 0.5 * (cov + cov.T)

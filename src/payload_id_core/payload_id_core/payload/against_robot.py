@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.against_robot_fit import RobotResidual, robot_residual
 from payload_id_core.payload.effort_drift import effort_drift_reason, robot_scale_on_signals
 from payload_id_core.payload.gain_drift import gain_drift_note, gain_drift_reason, gain_drift_witness
 from payload_id_core.payload.gain_uncertainty import gain_check_widening
@@ -64,6 +66,11 @@ class JudgedRun:
     what: str
     with_unloaded: bool = False
 
+    @cached_property
+    def residual(self) -> RobotResidual:
+        """robot_residual on the run, made once for every witness that judges it (each made its own before)."""
+        return robot_residual(self.model, self.robot, self.sig, self.frame)
+
     @property
     def keeps_robot_offsets(self) -> bool:
         """The method fits the run against robot.yaml's constant friction offsets (offset_drift.OFFSET_KEEPING)."""
@@ -80,7 +87,7 @@ def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate
     change = None
     if est.phi is not None and run.method is not PayloadMethod.GAZ_STATIC:
         change = payload_change_witness(run.model, run.robot, run.sig, run.frame, np.asarray(est.phi, dtype=float),
-                                        run.load_friction)
+                                        run.load_friction, run.residual)
         if change is not None:
             est.notes.append(payload_change_note(change))
     # The drive gains: the run's efforts against robot.yaml's model of the arm, a free payload beside it.
@@ -88,25 +95,28 @@ def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate
     # The constant friction offsets, for a method that keeps robot.yaml's (the payload with them fixed against free).
     if run.keeps_robot_offsets and est.phi is not None:
         _verdict(est, run, names, offset_drift_witness(run.model, run.robot, run.sig, run.frame,
-                                                       np.asarray(est.phi, dtype=float), run.load_friction),
+                                                       np.asarray(est.phi, dtype=float), run.load_friction,
+                                                       residual=run.residual),
                  offset_drift_reason, offset_drift_note)
     # difference-rls holds them by robot.yaml's measured drift where it has one (the payload with that prior against
     # free): an offset beyond the recorded drift is read as payload otherwise.
     elif run.method is PayloadMethod.DIFFERENCE_RLS and run.robot.offset_drift is not None and est.phi is not None:
         _verdict(est, run, names, offset_drift_witness(run.model, run.robot, run.sig, run.frame,
                                                        np.asarray(est.phi, dtype=float), run.load_friction,
-                                                       prior_std=run.robot.offset_drift.prior_std),
+                                                       prior_std=run.robot.offset_drift.prior_std,
+                                                       residual=run.residual),
                  offset_drift_reason, offset_drift_note)
     # robot.yaml's gear friction μ̂, for a method that takes it as the load friction it knows (against the run's μ).
     if run.method in GEAR_KNOWING and run.load_friction and est.phi is not None:
         _verdict(est, run, names, gear_drift_witness(run.model, run.robot, run.sig, run.frame,
-                                                     np.asarray(est.phi, dtype=float)),
+                                                     np.asarray(est.phi, dtype=float), run.residual),
                  gear_drift_reason, gear_drift_note)
     # Each joint's drive gain (the payload with the joint's factor of its effort fixed against free); gaz-static has
     # no motion to tell a joint's factor from the payload's gravity.
     if est.phi is not None and run.method is not PayloadMethod.GAZ_STATIC:
         _verdict(est, run, names, gain_drift_witness(run.model, run.robot, run.sig, run.frame,
-                                                     np.asarray(est.phi, dtype=float), run.load_friction),
+                                                     np.asarray(est.phi, dtype=float), run.load_friction,
+                                                     run.residual),
                  gain_drift_reason, gain_drift_note)
         # It judges against the calibration's gain σ; what --gain-check runs widened it to is said, not judged against
         # (a wrong --gain-check-mass widens it as a drift does: gain_uncertainty.gain_calibration_relative_std).

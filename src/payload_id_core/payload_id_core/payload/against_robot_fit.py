@@ -20,7 +20,7 @@ shift's σ is small against the estimate's (`false_alarm_rate`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -56,6 +56,12 @@ class RobotResidual:
     def theta_a(self) -> np.ndarray:
         return np.asarray(self.robot.theta, dtype=float)
 
+    def rows(self, keep: np.ndarray) -> RobotResidual:
+        """The residual at the samples `keep` only (a mask or indices): robot_residual on Signals.rows(keep), each
+        sample's rows being its own."""
+        return replace(self, y_a=self.y_a[keep], tau_a=self.tau_a[keep], r=self.r[keep], w_l=self.w_l[keep],
+                       fric=self.fric[keep], qd=self.qd[keep])
+
     @property
     def offsets(self) -> np.ndarray:
         """(k,) bool: the friction model's constant offsets B_j."""
@@ -85,12 +91,58 @@ class RobotResidual:
 def robot_residual(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str) -> RobotResidual:
     """The residual and columns on the conditioned signals `sig` a method fitted (torques gear-corrected as
     robot.yaml's parameters were fitted), the payload on `frame`."""
-    lay = theta_layout(robot)
-    y_a = robot.regressor(sig.q, sig.qd, sig.qdd, sig.temperature)
-    tau_a = y_a @ np.asarray(robot.theta, dtype=float)
+    return residual_on(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau, sig.temperature)
+
+
+def residual_on(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray, qd: np.ndarray,
+                qdd: np.ndarray, tau: np.ndarray, temperature: np.ndarray | None = None) -> RobotResidual:
+    """robot_residual on the samples (q, q̇, q̈, τ[, temperature]) (N, n)."""
+    y_a = robot.regressor(q, qd, qdd, temperature)
     joint, X = payload_transform(model, frame)
-    w_l = rigid_body_regressor(model, sig.q, sig.qd, sig.qdd)[..., 10 * (joint - 1):10 * joint] @ X
-    return RobotResidual(robot, y_a, tau_a, sig.tau - tau_a, w_l, y_a[..., lay.friction], sig.qd)
+    return _residual(robot, y_a, rigid_body_regressor(model, q, qd, qdd)[..., 10 * (joint - 1):10 * joint], X, qd,
+                     tau)
+
+
+def _residual(robot: RobotIdentification, y_a: np.ndarray, payload_rows: np.ndarray, X: np.ndarray, qd: np.ndarray,
+              tau: np.ndarray) -> RobotResidual:
+    """The RobotResidual of robot.yaml's regressor `y_a` and the payload's rigid-body rows (N, n, 10) before the
+    frame transform X."""
+    tau_a = y_a @ np.asarray(robot.theta, dtype=float)
+    return RobotResidual(robot, y_a, tau_a, tau - tau_a, payload_rows @ X, y_a[..., theta_layout(robot).friction], qd)
+
+
+class FedResidual:
+    """residual_on over samples that arrive a block at a time, each sample's regressor rows made once: the online
+    convergence rule's batch check (covariance_extra.online_covariance_extra) judges every sample fed so far each
+    time it looks, and remaking robot.yaml's regressor and the payload's over all of them was a seventh of its
+    cost. A sample's rows are its own (the regressors work row by row), so the residual is the one residual_on
+    makes on the same samples, to the bit (test_against_robot_fit)."""
+
+    def __init__(self, model: RobotModel, robot: RobotIdentification, frame: str) -> None:
+        self.model, self.robot = model, robot
+        self.joint, self.X = payload_transform(model, frame)
+        self._y_a: np.ndarray | None = None        # (capacity, n, p): the first `count` rows made
+        self._payload_rows: np.ndarray | None = None   # (capacity, n, 10), before X
+        self.count = 0
+
+    def on(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> RobotResidual:
+        """residual_on on (q, q̇, q̈, τ) (N, n), whose first `count` samples are those of the earlier calls."""
+        N, k = q.shape[0], self.count
+        if N > k:
+            y_new = self.robot.regressor(q[k:], qd[k:], qdd[k:])
+            rows_new = rigid_body_regressor(self.model, q[k:], qd[k:], qdd[k:])[..., 10 * (self.joint - 1):
+                                                                                 10 * self.joint]
+            if self._y_a is None or N > self._y_a.shape[0]:       # grown by doubling
+                capacity = max(2 * (0 if self._y_a is None else self._y_a.shape[0]), N, 256)
+                y_a, rows = np.empty((capacity, *y_new.shape[1:])), np.empty((capacity, *rows_new.shape[1:]))
+                if self._y_a is not None and self._payload_rows is not None:
+                    y_a[:k], rows[:k] = self._y_a[:k], self._payload_rows[:k]
+                self._y_a, self._payload_rows = y_a, rows
+            assert self._payload_rows is not None
+            self._y_a[k:N], self._payload_rows[k:N] = y_new, rows_new
+            self.count = N
+        assert self._y_a is not None and self._payload_rows is not None
+        return _residual(self.robot, self._y_a[:N], self._payload_rows[:N], self.X, qd, tau)
 
 
 def residual_weights(A: np.ndarray, r: np.ndarray) -> np.ndarray:

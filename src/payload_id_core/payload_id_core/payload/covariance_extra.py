@@ -14,8 +14,8 @@ from typing import NamedTuple
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.against_robot_fit import RobotResidual, residual_on
 from payload_id_core.payload.finish import MODEL_RESOLUTION
 from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.linear import LinearSolution, weighted_response
@@ -217,7 +217,8 @@ class OnlineExtra(NamedTuple):
 def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray,
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False, friction_prior_var: np.ndarray | None = None,
-                            method: str | None = None, mass_information_std: float | None = None) -> OnlineExtra:
+                            method: str | None = None, mass_information_std: float | None = None,
+                            residual: RobotResidual | None = None) -> OnlineExtra:
     """(extra, notes, offset drift, lasting): what the covariance of φ_L (10, 10) of an online estimate lacks, and
     the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
@@ -252,6 +253,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     motion (the estimator's own covariance holds that share), it put the cell's declaration at 2.10 s for 1.95 s
     (bench/cell_convergence.py); (f² − 1) C_fixed stays above the free fit's own-ratio term there (cell, 1.5 / 1.95 /
     3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %).
+    `residual`: against_robot_fit.residual_on on these samples, when the caller has it (the online rule's FedResidual).
     `method`, `mass_information_std`: the online method and its mass σ at the rows' assumed noise on the samples fed
     (OnlineEstimator.mass_information_std); where robot.yaml ran that method
     over its held-out runs, the measured model error's mass variance is the one of an estimate that far into a motion
@@ -259,17 +261,14 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     The offsets' recorded drift (offset_drift_covariance, (10, 10); None where not added) is returned apart from
     `extra`: the estimate's σ holds both, but the projection onto physical parameters keeps the fit's own metric
     (`extra` alone), as khalil-1's does."""
-    y_a = robot.regressor(q, qd, qdd)
-    joint, X = payload_transform(model, frame)
-    w_l = rigid_body_regressor(model, q, qd, qdd)[..., 10 * (joint - 1):10 * joint] @ X
-    friction = y_a[..., theta_layout(robot).friction]
-    tau_a = y_a @ np.asarray(robot.theta, dtype=float)
+    res = residual_on(model, robot, frame, q, qd, qdd, tau) if residual is None else residual
+    y_a, w_l, friction, tau_a = res.y_a, res.w_l, res.fric, res.tau_a
 
     def fit(var: np.ndarray) -> tuple[LinearSolution, np.ndarray]:
         """The batch fit with the friction changes `var` holds (friction_prior_var), and its matrix."""
         columns = np.flatnonzero(var > 0)
         W = np.concatenate([w_l, friction[..., columns]], axis=-1)
-        sol, W_used, _ = solve_with_load_friction(W, tau - tau_a, tau_a, qd, sign_epsilon(robot), load_friction,
+        sol, W_used, _ = solve_with_load_friction(W, res.r, tau_a, qd, sign_epsilon(robot), load_friction,
                                                   prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])])
         return sol, W_used
 
@@ -289,12 +288,25 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
         lasting = np.zeros((10, 10))
     # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
     # holds them by that drift's prior, whose pull its own covariance carries).
-    offsets = np.array([name.partition("_")[0] == "B" for name in robot.friction.param_names], dtype=bool)
-    if not (offsets.any() and np.all(own_var[offsets] == 0)):
+    if not offsets_held(robot, own_var):
         return OnlineExtra(extra, notes, None, lasting)
     drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
     notes += [] if note is None else [note]
     return OnlineExtra(extra, notes, None if drift is None else drift[:10, :10], lasting)
+
+
+def lasting_from_robot(model: RobotModel, robot: RobotIdentification, frame: str,
+                       friction_prior_var: np.ndarray | None = None) -> float | None:
+    """The mass variance of online_covariance_extra's `lasting` plus its offset drift, where robot.yaml alone fixes
+    it: its measured model error's (0 without one) when no offset drift can be added; None when the batch fit must
+    tell (the estimator holds the offsets at robot.yaml's and robot.yaml records their drift: offset_drift_covariance
+    then answers from the fit). The online rule's second route reads it to know, without the batch fit over every
+    sample fed, that the share more rows do not shrink is too small to pass (online/base.py)."""
+    var = batch_friction_prior_var(robot) if friction_prior_var is None else np.asarray(friction_prior_var, float)
+    if offsets_held(robot, var) and getattr(robot, "offset_drift", None) is not None:
+        return None
+    measured = measured_model_error(robot, frame, model)
+    return 0.0 if measured is None else float(measured[0, 0])
 
 
 def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,
@@ -318,6 +330,12 @@ def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.nd
     shift, mu = gear[0][:10], gear[1]
     notes.append(gear_model_error_note(float(shift[0]), float(own.x[0]), mu))
     return extra + np.outer(shift, shift), notes
+
+
+def offsets_held(robot: RobotIdentification, friction_prior_var: np.ndarray) -> bool:
+    """The friction model has constant offsets and `friction_prior_var` holds every one at robot.yaml's (0)."""
+    offsets = np.array([name.partition("_")[0] == "B" for name in robot.friction.param_names], dtype=bool)
+    return bool(offsets.any() and np.all(friction_prior_var[offsets] == 0))
 
 
 def batch_friction_prior_var(robot: RobotIdentification) -> np.ndarray:

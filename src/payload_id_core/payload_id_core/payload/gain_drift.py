@@ -72,6 +72,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.against_robot_fit import (
     MATERIAL_SIGMAS,
     PLAIN_LEVEL,
+    RobotResidual,
     chi2_quantile,
     chi2_stat,
     com_shift,
@@ -201,13 +202,14 @@ class GainWitness:
 
 
 def gain_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
-                       phi: np.ndarray, load_friction: bool) -> GainWitness | None:
+                       phi: np.ndarray, load_friction: bool,
+                       residual: RobotResidual | None = None) -> GainWitness | None:
     """The witness on the conditioned signals `sig` a method fitted (torques gear-corrected as robot.yaml's), `phi`
     the method's payload (the column τ̂_j and the load-dependent friction columns). None when the motion leaves
-    nothing to fit."""
+    nothing to fit. `residual`: robot_residual on `sig`, when the caller has it (JudgedRun.residual)."""
     n = model.n
     phi = np.asarray(phi, dtype=float)[:10]
-    res = robot_residual(model, robot, sig, frame)
+    res = residual if residual is not None else robot_residual(model, robot, sig, frame)
     r = res.r
     free = res.changeable | res.offsets                   # the offsets free in both fits
     cols = [res.w_l, res.fric[..., np.flatnonzero(free)]]

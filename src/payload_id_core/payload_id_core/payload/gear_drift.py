@@ -33,6 +33,7 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.against_robot_fit import (
+    RobotResidual,
     chi2_stat,
     long_run_cov,
     payload_moves,
@@ -77,17 +78,17 @@ class GearWitness(PayloadContrast):
 
 
 def gear_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
-                       phi: np.ndarray) -> GearWitness | None:
+                       phi: np.ndarray, residual: RobotResidual | None = None) -> GearWitness | None:
     """The witness on the conditioned signals `sig` the method fitted (torques gear-corrected as robot.yaml's);
     `phi` the method's payload (the loaded torque of the load-friction columns, as the methods build them). None
-    when robot.yaml makes no joint's μ_j known."""
+    when robot.yaml makes no joint's μ_j known. `residual`: robot_residual on `sig`, when the caller has it."""
     known_std = prior_std(robot, model.n)
     known = np.flatnonzero(np.isfinite(known_std))
     if known.size == 0 or robot.gear is None:
         return None
     free = np.flatnonzero(~np.isfinite(known_std))
     n = model.n
-    res = robot_residual(model, robot, sig, frame)
+    res = residual if residual is not None else robot_residual(model, robot, sig, frame)
     r = res.r
     cols = res.load_friction(phi)
     A_known = np.concatenate([res.w_l, res.fric, cols[..., free]], axis=-1)

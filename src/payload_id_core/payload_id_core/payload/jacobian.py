@@ -101,11 +101,17 @@ def identifiable_entries(A: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:
         return ok
     As = A[:, live] / norms[live]
     _, s, vt = np.linalg.svd(As, full_matrices=False)
+    ok[np.flatnonzero(live)] = in_row_space(s, vt, rtol)
+    return ok
+
+
+def in_row_space(s: np.ndarray, vt: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:
+    """identifiable_entries from the SVD (s, vt) of the column-scaled matrix of live columns: which e_i lie in the
+    row space its singular vectors above rtol · s[0] span."""
     keep = s > rtol * s[0]
     V = vt[keep].T                      # orthonormal basis of the row space (scaled coordinates)
     resid = 1.0 - np.sum(V**2, axis=1)  # |e_i - V V^T e_i|^2 for each live column
-    ok[np.flatnonzero(live)] = resid < 1e-6
-    return ok
+    return resid < 1e-6
 
 
 def unidentifiable_names(mask: np.ndarray) -> list[str]:

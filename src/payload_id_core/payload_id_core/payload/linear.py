@@ -13,11 +13,12 @@ parameter's variance at least its Newey–West value (robot_id/serial_correlatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_core.payload.jacobian import LIVE_RTOL, RANK_RTOL, identifiable_entries
+from payload_id_core.payload.jacobian import LIVE_RTOL, RANK_RTOL, identifiable_entries, in_row_space
 from payload_id_core.robot_id import serial_correlation
 
 
@@ -43,23 +44,50 @@ class LinearSolution:
         return self.cov if self.hac_cov is None else self.hac_cov
 
 
-def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class _ScaledSvd(NamedTuple):
+    """The SVD u s vt of A with its columns scaled to unit norm (`norms`; `dead` columns, at round-off of the
+    largest, zeroed)."""
+
+    norms: np.ndarray
+    dead: np.ndarray
+    u: np.ndarray
+    s: np.ndarray
+    vt: np.ndarray
+
+    @classmethod
+    def of(cls, A: np.ndarray) -> _ScaledSvd:
+        norms = np.linalg.norm(A, axis=0)
+        dead = norms <= LIVE_RTOL * norms.max() if norms.size and norms.max() > 0 else np.ones(norms.size, dtype=bool)
+        norms[dead] = 1.0
+        As = A / norms
+        As[:, dead] = 0.0
+        u, s, vt = np.linalg.svd(As, full_matrices=False)
+        return cls(norms, dead, u, s, vt)
+
+    def identifiable(self) -> np.ndarray | None:
+        """identifiable_entries of A from this SVD, when it is the one that function makes (no dead column); None
+        otherwise."""
+        if self.dead.any() or not self.s.size:
+            return None
+        return in_row_space(self.s, self.vt)
+
+    def solve(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """_scaled_pinv_solve's answer for A and `y`."""
+        u, s, vt, norms = self.u, self.s, self.vt, self.norms
+        keep = s > RANK_RTOL * s[0] if s.size and s[0] > 0 else np.zeros_like(s, dtype=bool)
+        inv_s = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+        per_rhs = (slice(None),) + (None,) * (np.ndim(y) - 1)
+        xs = vt.T @ (inv_s[per_rhs] * (u.T @ y))
+        gram_pinv_s = (vt.T * inv_s**2) @ vt
+        x = xs / norms[per_rhs]
+        gram_pinv = gram_pinv_s / np.outer(norms, norms)
+        return x, gram_pinv
+
+
+def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Minimum-norm LS in column-scaled coordinates; returns (x, (AᵀA)^# in original units). `y` (rows,) or
     (rows, k): k right-hand sides, x then (u, k)."""
-    norms = np.linalg.norm(A, axis=0)
-    dead = norms <= LIVE_RTOL * norms.max() if norms.size and norms.max() > 0 else np.ones(norms.size, dtype=bool)
-    norms[dead] = 1.0
-    As = A / norms
-    As[:, dead] = 0.0
-    u, s, vt = np.linalg.svd(As, full_matrices=False)
-    keep = s > RANK_RTOL * s[0] if s.size and s[0] > 0 else np.zeros_like(s, dtype=bool)
-    inv_s = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    per_rhs = (slice(None),) + (None,) * (np.ndim(y) - 1)
-    xs = vt.T @ (inv_s[per_rhs] * (u.T @ y))
-    gram_pinv_s = (vt.T * inv_s**2) @ vt
-    x = xs / norms[per_rhs]
-    gram_pinv = gram_pinv_s / np.outer(norms, norms)
-    return x, gram_pinv
+    return _ScaledSvd.of(A).solve(y)
 
 
 def prior_information(prior_std: np.ndarray | None, u: int) -> np.ndarray | None:
@@ -109,18 +137,24 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
                              "record a longer excitation")
     A = W.reshape(N * n, u)
     b = y.reshape(N * n)
-    ok = identifiable_entries(A)
+    ok = None
     prior_info = prior_information(prior_std, u)
     if sigma is None:
-        x, _ = _scaled_pinv_solve(A, b, ok)
+        # The first, unweighted solve decomposes the matrix the rank analysis does: one SVD for both (two of the
+        # three SVDs of the batch fit the online convergence rule repeats over every sample fed).
+        plain = _ScaledSvd.of(A)
+        ok = plain.identifiable()
+        x, _ = plain.solve(b)
         r = (b - A @ x).reshape(N, n)
         dof = max(N - u / n, 1.0)
         sigma = np.sqrt(np.sum(r**2, axis=0) / dof)
         if not iterate_weights:
             sigma = np.full(n, np.sqrt(np.sum(r**2) / max(N * n - u, 1)))
+    if ok is None:
+        ok = identifiable_entries(A)
     sigma = np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)
     w = np.tile(1.0 / sigma, N)
-    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(A * w[:, None], b * w, prior_info), ok)
+    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(A * w[:, None], b * w, prior_info))
     r = ((b - A @ x) * w)
     # Residuals are normalised by σ_j: their variance should be 1; any misfit scales the covariance.
     dof = max(N * n - int(ok.sum()), 1)
@@ -161,7 +195,7 @@ def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifia
     rhs = y.reshape((N * n,) + y.shape[2:])
     A, b = _with_ridge(W.reshape(N * n, u) * w[:, None], rhs * w[(slice(None),) + (None,) * (rhs.ndim - 1)],
                        prior_info)
-    x, _ = _scaled_pinv_solve(A, b, np.asarray(identifiable, dtype=bool))
+    x, _ = _scaled_pinv_solve(A, b)
     return x
 
 
@@ -188,7 +222,7 @@ def generalized_lstsq(J: np.ndarray, eps: np.ndarray, C: np.ndarray,
     A = L @ J
     b = L @ eps
     ok = identifiable_entries(A)
-    x, gram_pinv = _scaled_pinv_solve(A, b, ok)
+    x, gram_pinv = _scaled_pinv_solve(A, b)
     cov = gram_pinv.copy()
     measured = None
     if measured_C is not None:

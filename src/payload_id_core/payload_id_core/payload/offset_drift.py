@@ -144,8 +144,8 @@ class OffsetWitness(PayloadContrast):
 
 
 def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
-                         phi: np.ndarray, load_friction: bool, prior_std: np.ndarray | None = None
-                         ) -> OffsetWitness | None:
+                         phi: np.ndarray, load_friction: bool, prior_std: np.ndarray | None = None,
+                         residual: RobotResidual | None = None) -> OffsetWitness | None:
     """The witness on the conditioned signals `sig` a method fitted (torques already gear-corrected as robot.yaml's);
     `phi` the method's payload (only for the load-dependent friction columns, as the methods build them). None when
     robot.yaml's friction model has no constant offsets.
@@ -153,8 +153,9 @@ def offset_drift_witness(model: RobotModel, robot: RobotIdentification, sig: Sig
     `prior_std` (n,) N·m: the method holds the offsets' change by a Gaussian prior (difference-rls with robot.yaml's
     measured offset drift) instead of fixing it. The "fixed" fit is then the one with the prior as ridge rows, and
     under "the offsets moved within the prior" d = D e + (M_prior A_free − 1) ΔB, so cov(d) gains that bias term
-    with ΔB ~ N(0, diag(prior_std²)): an offset beyond the recorded drift is seen, one within it is not flagged."""
-    res = robot_residual(model, robot, sig, frame)
+    with ΔB ~ N(0, diag(prior_std²)): an offset beyond the recorded drift is seen, one within it is not flagged.
+    `residual`: robot_residual on `sig`, when the caller has it (JudgedRun.residual)."""
+    res = residual if residual is not None else robot_residual(model, robot, sig, frame)
     offset_cols = np.flatnonzero(res.offsets)
     if not offset_cols.size:
         return None

@@ -201,10 +201,11 @@ def _block_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def payload_change_witness(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str,
-                           phi: np.ndarray, load_friction: bool) -> ChangeWitness | None:
+                           phi: np.ndarray, load_friction: bool,
+                           residual: RobotResidual | None = None) -> ChangeWitness | None:
     """The witness on the conditioned signals `sig` a method fitted (torques gear-corrected as robot.yaml's), `phi`
     the method's payload (the load-friction columns and each joint's modelled effort). None with fewer than
-    MIN_MOVING samples in motion or nothing to fit."""
+    MIN_MOVING samples in motion or nothing to fit. `residual`: robot_residual on `sig`, when the caller has it."""
     n = model.n
     phi = np.asarray(phi, dtype=float)[:10]
     moving = np.max(np.abs(sig.qd), axis=1) > MOTION_VELOCITY_RAD_S
@@ -212,7 +213,7 @@ def payload_change_witness(model: RobotModel, robot: RobotIdentification, sig: S
         return None
     t0 = float(sig.t[0])
     sig = sig.rows(moving)
-    res = robot_residual(model, robot, sig, frame)
+    res = residual.rows(moving) if residual is not None else robot_residual(model, robot, sig, frame)
     N = res.r.shape[0]
     per_joint = np.zeros((N, n, n))
     per_joint[:, np.arange(n), np.arange(n)] = res.tau_a + res.w_l @ phi

@@ -352,15 +352,18 @@ class IdentificationRun:
         sig = Signals(t, q, qd, qdd, tau, None, self.delay or 0.0, joint_names=list(self.model.joint_names))
         return JudgedRun(self.model, self.robot, sig, self.frame, self.payload_method, self.online.n_lf > 0, GOAL_RUN)
 
-    def with_online_covariance_extra(self, est: PayloadEstimate) -> tuple[PayloadEstimate, np.ndarray | None]:
+    def with_online_covariance_extra(self, est: PayloadEstimate, run: JudgedRun | None = None
+                                     ) -> tuple[PayloadEstimate, np.ndarray | None]:
         """(`est` with the covariance serially correlated residuals and the robot model's unmodelled gear friction
         add to the recursive estimator's (methods.common.online_covariance_extra, on every sample the run fed), the
-        projection's metric when it is not that covariance: the offsets' recorded drift is in σ only)."""
+        projection's metric when it is not that covariance: the offsets' recorded drift is in σ only). `run`: the
+        judged_run, whose robot.yaml residual (on the same samples) the witnesses read too: made once."""
         data = self.arrays()
         if data is None or data[0].size < 50:
             return est, None
         _, q, qd, qdd, tau = data
-        extra, extra_notes, drift = covariance_extra(self.online, q, qd, qdd, tau)
+        extra, extra_notes, drift = covariance_extra(self.online, q, qd, qdd, tau,
+                                                     None if run is None else run.residual)
         metric = with_covariance_extra(est.covariance, extra)
         est.covariance = metric if drift is None else with_covariance_extra(metric, drift)
         est.notes.extend(extra_notes)
@@ -394,8 +397,9 @@ class IdentificationRun:
             if outcome.partial:
                 return None
             raise PayloadIdError("no samples were identified", "check the joint states and trajectory topics")
-        est, metric = self.with_online_covariance_extra(est)
-        est = finalize(est, self.robot, self.options.payload_prior, self.judged_run(), metric)
+        judged = self.judged_run()
+        est, metric = self.with_online_covariance_extra(est, judged)
+        est = finalize(est, self.robot, self.options.payload_prior, judged, metric)
         if input_drops:
             est.notes.append(Note(NoteCode.NODE_INPUTS_DROPPED, input_drops))
         lost = self.lost_joint_states()

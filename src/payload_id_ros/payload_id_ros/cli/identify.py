@@ -155,7 +155,8 @@ def run(args) -> int:
                                 "com_std": [float(p.com_std.x), float(p.com_std.y), float(p.com_std.z)],
                                 "inertia": [float(getattr(p, k)) for k in ("ixx", "iyy", "izz")],
                                 "inertia_std": [float(getattr(p, f"{k}_std")) for k in ("ixx", "iyy", "izz")],
-                                "convergence_measure": float(fb.convergence_measure)})
+                                "convergence_measure": float(fb.convergence_measure),
+                                "wall": time.monotonic()})   # when it arrived: bench/cell_feedback.py's gaps
 
         goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,
                              stop_when_converged=args.stop_when_converged, apply_to_controller=args.apply,

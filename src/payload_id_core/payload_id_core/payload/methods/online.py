@@ -12,6 +12,7 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
+from payload_id_core.payload.against_robot_fit import RobotResidual
 from payload_id_core.payload.finish import prior_phi
 from payload_id_core.payload.method_names import PayloadMethod
 from payload_id_core.payload.methods.common import (
@@ -41,11 +42,13 @@ def online_estimator(method: PayloadMethod, model: RobotModel, robot: RobotIdent
 
 
 def covariance_extra(estimator: OnlineEstimator, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                     tau: np.ndarray) -> tuple[np.ndarray, list[Note], np.ndarray | None]:
+                     tau: np.ndarray, residual: RobotResidual | None = None
+                     ) -> tuple[np.ndarray, list[Note], np.ndarray | None]:
     """(extra, notes, offset drift): what the estimator's covariance of φ_L lacks after the samples (q, q̇, q̈, τ)
     it was fed, and why (OnlineEstimator.covariance_extra_parts: serially correlated residuals, the robot model's
-    unmodelled gear friction), and apart the offsets' recorded drift (σ only: not the projection's metric)."""
-    parts = estimator.covariance_extra_parts(q, qd, qdd, tau)
+    unmodelled gear friction), and apart the offsets' recorded drift (σ only: not the projection's metric).
+    `residual`: robot.yaml's residual on those samples, when the caller has it (against_robot.JudgedRun.residual)."""
+    parts = estimator.covariance_extra_parts(q, qd, qdd, tau, residual)
     return parts.extra, parts.notes, parts.drift
 
 

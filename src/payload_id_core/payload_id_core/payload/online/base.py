@@ -52,6 +52,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import deque
 from enum import Enum
+from functools import cached_property
 
 import numpy as np
 
@@ -60,7 +61,8 @@ from payload_id_core.dynamics.regressor import payload_transform
 from payload_id_core.errors import Choice, PayloadIdError, parse_choice
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.numpy_kernels import concatenate
-from payload_id_core.payload.covariance_extra import OnlineExtra, online_covariance_extra
+from payload_id_core.payload.against_robot_fit import FedResidual, RobotResidual
+from payload_id_core.payload.covariance_extra import OnlineExtra, lasting_from_robot, online_covariance_extra
 from payload_id_core.payload.finish import (
     judge_quality,
     model_error_notes,
@@ -201,6 +203,8 @@ class OnlineEstimator(ABC):
         self._fed = np.empty((0, 4, self.n))   # (samples, [q, q̇, q̈, τ], n): the first _n_fed are the samples fed
         self._fed_flat = self._fed.reshape(0, 4 * self.n)   # the same, one row of 4n per sample
         self._n_fed = 0
+        # robot.yaml's regressor and the payload's of the samples fed, each made once (the batch check's columns)
+        self._fed_residual = FedResidual(model, robot, frame)
         self._serial_at = -np.inf
         self._lasting_at = -np.inf     # when the model-error route last looked (_model_error_limited)
         self._extra: tuple[int, OnlineExtra] | None = None
@@ -300,7 +304,7 @@ class OnlineEstimator(ABC):
         return None
 
     def covariance_extra_parts(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                               tau: np.ndarray) -> OnlineExtra:
+                               tau: np.ndarray, residual: RobotResidual | None = None) -> OnlineExtra:
         """(extra, notes, offset drift, lasting): what the covariance of φ_L lacks after the samples (q, q̇, q̈, τ)
         fed, and why, from one batch fit with this estimator's unknowns (covariance_extra.online_covariance_extra:
         serially correlated residuals, the robot model's unmodelled gear friction, or robot.yaml's measured model
@@ -308,7 +312,8 @@ class OnlineEstimator(ABC):
         projection's metric leaves it out), and the part of `extra` more rows do not shrink (OnlineExtra)."""
         return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
                                        load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var(),
-                                       method=self.method, mass_information_std=self.mass_information_std())
+                                       method=self.method, mass_information_std=self.mass_information_std(),
+                                       residual=residual)
 
     def mass_information_std(self) -> float:
         """The mass σ the rows fed so far give at the rows' assumed noise (noise_std; the estimator's own mass σ
@@ -607,7 +612,8 @@ class OnlineEstimator(ABC):
         """covariance_extra_parts on every sample fed so far (cached per sample count: both routes may ask at one)."""
         if self._extra is None or self._extra[0] != self.samples:
             q, qd, qdd, tau = (np.ascontiguousarray(self._fed[:self._n_fed, i]) for i in range(4))
-            self._extra = (self.samples, self.covariance_extra_parts(q, qd, qdd, tau))
+            self._extra = (self.samples, self.covariance_extra_parts(q, qd, qdd, tau,
+                                                                     self._fed_residual.on(q, qd, qdd, tau)))
         return self._extra[1]
 
     def mass_variance_shares(self, z: np.ndarray, std: float) -> tuple[float, float]:
@@ -631,9 +637,30 @@ class OnlineEstimator(ABC):
         if elapsed < self._lasting_at + max(SERIAL_CHECK_S, SERIAL_CHECK_FRACTION * self._lasting_at) - 1e-9:
             return False
         self._lasting_at = elapsed
+        if not self._may_be_model_limited(z, std):
+            return False
         noise, lasting = self.mass_variance_shares(z, std)
         return bool(lasting > 0.0 and noise <= MODEL_LIMITED_SHARE * lasting
                     and self._settled_over_motion(elapsed, float(z[0]), std, lasting))
+
+    def _may_be_model_limited(self, z: np.ndarray, std: float) -> bool:
+        """False where the second route cannot pass whatever the batch fit over the samples fed would say: robot.yaml
+        alone fixes the lasting share (covariance_extra.lasting_from_robot, with the drive gains' term as
+        mass_variance_shares adds it), and the share that moves with the rows, never below the estimator's own σ²,
+        is above MODEL_LIMITED_SHARE of it. That fit grows with the motion (~0.1 s of CPU at 3000 samples on the
+        simulated cell); without a measured model error the lasting share is 0 and it was made for nothing."""
+        if self._robot_lasting is None:
+            return True
+        lasting = self._robot_lasting + 0.0
+        if self._joint_info is not None and self._gain_rel_cov is not None:
+            lasting += float(gain_covariance(self._joint_info, z[:10], np.isfinite(z[:10]), self._gain_rel_cov)[0, 0])
+        lasting = max(lasting, 0.0)
+        return lasting > 0.0 and std**2 <= MODEL_LIMITED_SHARE * lasting
+
+    @cached_property
+    def _robot_lasting(self) -> float | None:
+        """covariance_extra.lasting_from_robot for this estimator's unknowns (robot.yaml does not change)."""
+        return lasting_from_robot(self.model, self.robot, self.frame, self.batch_friction_prior_var())
 
     def _settled_over_motion(self, elapsed: float, mass: float, std: float, lasting: float) -> bool:
         """Every mass checked over the last half of the motion so far lies within SETTLE_SIGMAS of √(settle_band² +
@@ -656,6 +683,7 @@ class OnlineEstimator(ABC):
         self.converged = True
         self.converged_by = by
         self._fed, self._n_fed, self._extra = np.empty((0, 4, self.n)), 0, None
+        self._fed_residual = FedResidual(self.model, self.robot, self.frame)
         self._fed_flat = self._fed.reshape(0, 4 * self.n)
         self.convergence_time = elapsed + self.dt   # the sample that settled it counts as motion used
 
