@@ -36,8 +36,8 @@ CR2) and its degrees of freedom ν from the scatter's first two moments (Pustejo
 Hotelling test): ν ≈ 14 mid-run and 4-6 at the ends on the 8 s UR10 runs, so the limits run 85-100 mid-run and 10³-10⁶
 at the ends. Over the splits: Bonferroni on each split's own reference, not Andrews 1993's sup-Wald critical values,
 which are for a common χ² limit at every split. Measured (bench/payload_change.py, test_payload_change): honest
-simulated runs at most 0.15 of their limit, the noise-free Panda 0.49, the real UR10e's 35 of 42 estimates (both
-robot.yaml) at most 0.32 (h146: 0.81); 0.3 kg steps on 4 kg at 2/4/5.7/6 s 3.1-24× their limit. Where the model error is
+simulated runs at most 0.15 of their limit, the noise-free Panda 0.49, the real UR10e's 42 estimates (both robot.yaml)
+at most 0.24 (h146: 0.81); 0.3 kg steps on 4 kg at 2/4/5.7/6 s 3.1-24× their limit. Where the model error is
 smooth (AR(1) 0.9 within the stretches, synthetic) the mid-run size at 5 % is still 13-27 %, down from 61-73 %: the
 working model behind ν is independent samples.
 
