@@ -123,10 +123,13 @@ def judge_against_robot(run: JudgedRun, est: PayloadEstimate) -> PayloadEstimate
         widening = gain_check_widening(run.robot)
         if widening:
             est.notes.append(Note(NoteCode.PAYLOAD_GAIN_CHECK_WIDENING, widening))
-    # Named only where another witness already refuted the run (h146: naming it alone flagged an honest noise-free
-    # Panda run, test_gain_drift_witness's clean case, at 63.2 against 61.8 for a 1 g step).
-    if change is not None and est.quality is not Quality.OK:
-        _change_first(est, payload_change_reason(change, est, run.what), already)
+    # Named on its own where a split beyond its own limit (each split referred to its effective number of stretches,
+    # payload_change.small_sample_scatter; h146 referred every split to all 20 and named a 1 g step on
+    # test_gain_drift_witness's noise-free Panda run, which reads 0.49 of its limit now). On an estimate another witness
+    # already refuted, h146's pooled limit still puts the change first (the cause named, not the verdict).
+    if change is not None:
+        _change_first(est, payload_change_reason(change, est, run.what, suspect=est.quality is not Quality.OK),
+                      already)
     return est
 
 
