@@ -633,10 +633,16 @@ class OnlineEstimator(ABC):
         offsets' recorded drift, the drive gains'; OnlineExtra)."""
         parts = self._extra_on_fed()
         lasting = float(parts.lasting[0, 0]) + (0.0 if parts.drift is None else float(parts.drift[0, 0]))
-        if self._joint_info is not None and self._gain_rel_cov is not None:
-            lasting += float(gain_covariance(self._joint_info, z[:10], np.isfinite(z[:10]), self._gain_rel_cov)[0, 0])
+        lasting += self._gains_mass_variance(z)
         noise = std**2 + max(float(parts.extra[0, 0] - parts.lasting[0, 0]), 0.0)
         return noise, max(lasting, 0.0)
+
+    def _gains_mass_variance(self, z: np.ndarray) -> float:
+        """The drive gains' share of the mass variance at φ_L `z` (gain_uncertainty.py; 0 where robot.yaml gives no
+        effort scale std): a share more rows of this motion do not shrink."""
+        if self._joint_info is None or self._gain_rel_cov is None:
+            return 0.0
+        return float(gain_covariance(self._joint_info, z[:10], np.isfinite(z[:10]), self._gain_rel_cov)[0, 0])
 
     def _model_error_limited(self, elapsed: float, z: np.ndarray, std: float) -> bool:
         """The 'covariance' rule's second route (module doc): the mass variance the rows still shrink is at most
@@ -661,10 +667,7 @@ class OnlineEstimator(ABC):
         simulated cell); without a measured model error the lasting share is 0 and it was made for nothing."""
         if self._robot_lasting is None:
             return True
-        lasting = self._robot_lasting + 0.0
-        if self._joint_info is not None and self._gain_rel_cov is not None:
-            lasting += float(gain_covariance(self._joint_info, z[:10], np.isfinite(z[:10]), self._gain_rel_cov)[0, 0])
-        lasting = max(lasting, 0.0)
+        lasting = max(self._robot_lasting + self._gains_mass_variance(z), 0.0)
         return lasting > 0.0 and std**2 <= MODEL_LIMITED_SHARE * lasting
 
     @cached_property
