@@ -320,12 +320,11 @@ def _located(t: np.ndarray, s_We: np.ndarray, s_WW: np.ndarray, s_QW: np.ndarray
     return int(idx[best]), delta[best], QC[best]
 
 
-def payload_change_reason(witness: ChangeWitness, est: PayloadEstimate, what: str, joint_names=None,
-                          suspect: bool = False) -> str:
+def payload_change_reason(witness: ChangeWitness, est: PayloadEstimate, what: str, suspect: bool = False) -> str:
     """The sentence naming the change (empty when the step is within its limit or moves the payload less than the
     estimate's σ): when, the masses before and after, what the estimate is, and the fix. On an estimate another
     witness already made `suspect`, h146's pooled limit names the change first where the split's own does not (which
-    cause is named first, not whether the estimate is refused). `joint_names` unused."""
+    cause is named first, not whether the estimate is refused)."""
     pooled = suspect and not witness.changed(est)
     if not witness.changed(est, pooled):
         return ""
