@@ -31,8 +31,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft import CompensationStream, FtParameters
 from payload_id_core.payload import FinishedGoal, GoalOutcome, IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.signals import CommandedTrajectory
-from payload_id_core.signals.stamp_holes import WindowCoverage
+from payload_id_core.signals import CommandedTrajectory, WindowCoverage
 from payload_id_msgs.action import Identify
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import ControllerPayload

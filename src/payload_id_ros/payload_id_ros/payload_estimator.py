@@ -58,8 +58,7 @@ from payload_id_core.payload import (
 )
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import DriveGains, RobotIdentification, resolve_drive_gains
-from payload_id_core.signals import EffortUnit, check_drive_gains
-from payload_id_core.signals.stamp_holes import WindowCoverage
+from payload_id_core.signals import EffortUnit, WindowCoverage, check_drive_gains
 from payload_id_msgs.action import Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
