@@ -9,7 +9,8 @@
 3. `payload-id identify --ros` (the command-line action client) asks for the identification and
    prints the streaming feedback and the final estimate next to the truth.
 4. out/demo_report.png (mass, CoM error and inertia over the motion with their ±2σ bands, the truth and the
-   convergence time; torque RMSE before/after) and out/demo_result.yaml (estimate, truth, errors, wall times).
+   convergence time; torque RMSE before/after) and out/demo_result.yaml (estimate, truth, errors, wall times, and the
+   joint states the estimator received against those mock_hardware published: joint_state_delivery).
 """
 
 from __future__ import annotations
