@@ -12,7 +12,7 @@
    prints the streaming feedback and the final estimate next to the truth.
 4. out/demo_report.png (mass, CoM error and inertia over the motion with their ±2σ bands, the truth and the
    convergence time; torque RMSE before/after) and out/demo_result.yaml (estimate, truth, errors, wall times, and the
-   joint states the estimator received against those mock_hardware published: joint_state_delivery).
+   joint states the estimator received against those mock_hardware published: joint_state_delivery; the clock).
 """
 
 from __future__ import annotations
@@ -239,7 +239,9 @@ def run_cell(out: Path, robot_yaml: Path, payload_traj: str, truth_path: Path, m
         "payload_estimator": {"robot_yaml": str(robot_yaml), "trajectory": payload_traj, "method": method,
                               "payload_frame": FRAME, "result_path": str(saved)},
     })
-    print(f"demo: starting the cell (ROS_DOMAIN_ID={sup.env['ROS_DOMAIN_ID']}, logs in {sup.log_dir})", flush=True)
+    clock = "simulated time, mock_hardware's /clock" if sim_time else "the wall clock"
+    print(f"demo: starting the cell on {clock} (ROS_DOMAIN_ID={sup.env['ROS_DOMAIN_ID']}, logs in {sup.log_dir})",
+          flush=True)
     result_file = out / "demo_cache" / "identify_result.yaml"
     with sup:
         sup.wait_for_log("mock_hardware", "simulating", 60)
