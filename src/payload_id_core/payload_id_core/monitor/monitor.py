@@ -74,6 +74,7 @@ SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before it
 # named 7.6 s later, covered from 10 s of record ([68.33, 91.44] s at 30 s, [0.61, 91.44] s at 120 s; 5 s dates it at
 # its window, 91.30 s); pushed task seed 7, a place its window dated right, covered at any length ([53.31, 75.71] s).
 FLOOR_RECORD_S = 30.0
+RESIDUAL_PERIOD_S = 0.02  # s of stamps between two residuals given to watch (MonitorUpdate.residuals): 50 Hz
 
 
 class PayloadMonitor:
@@ -153,6 +154,7 @@ class PayloadMonitor:
         self._window: dict | None = None
         self._armed = True
         self._t_last: float | None = None
+        self._next_residual_t = -np.inf              # s: the stamp from which the next watched residual is due
         self._paused: str | None = None
         self._last_refine = -np.inf
         # A change's payload published with its CoM not identified, to publish again once it is (_republish_com)
@@ -411,6 +413,9 @@ class PayloadMonitor:
         for k, t_k in enumerate(t.tolist()):
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
+            if t_k >= self._next_residual_t:
+                out.residuals.append((t_k, r0[k] - F[k] @ self.state.phi))
+                self._next_residual_t = (np.floor(t_k / RESIDUAL_PERIOD_S) + 1.0) * RESIDUAL_PERIOD_S
         self._t_last = float(t[-1])
         out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
 
