@@ -30,6 +30,7 @@ from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import MODEL_LIMITED_SHARE, ConvergedBy
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.robot_id.model_error import HeldOutModelError
+from payload_id_core.testing.online_feed import feed_until_converged, reported_mass_std
 from payload_id_core.testing.sim_runs import DRIFT_MASS, DRIFT_PHI, FRICTION, NOISE, given_gains_robot
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
@@ -55,14 +56,10 @@ def _run(model, robot, frame, method: str, noise_scale: float):
                               payload=(DRIFT_PHI, frame))
     sig = method_signals(rec, model, PayloadOptions(), robot)
     est = OnlinePayloadEstimator(model, robot, frame, method, rate_hz=100.0)
-    k = 0
-    while k < sig.t.size and not est.converged:
-        est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
-        k += 25
+    k = feed_until_converged(est, sig)
     z, std = est._quick_payload()
-    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
     shares = est.mass_variance_shares(z, float(std[0])) if not est.converged else None
-    return est, float(z[0]), float(np.sqrt(std[0] ** 2 + extra[0, 0])), shares
+    return est, float(z[0]), reported_mass_std(est, std[0] ** 2, sig, k), shares
 
 
 @pytest.mark.parametrize("method", ["direct-rls", "difference-rls"])

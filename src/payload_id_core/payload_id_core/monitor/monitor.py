@@ -66,6 +66,7 @@ ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured,
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
 FLOOR_RECORD_S = 120.0   # s of the alarm's floor kept to bound when a load nobody could see came (floor.AlarmFloor)
+RESIDUAL_PERIOD_S = 0.02  # s of stamps between two residuals given to watch (MonitorUpdate.residuals): 50 Hz
 
 
 class PayloadMonitor:
@@ -145,6 +146,7 @@ class PayloadMonitor:
         self._window: dict | None = None
         self._armed = True
         self._t_last: float | None = None
+        self._next_residual_t = -np.inf              # s: the stamp from which the next watched residual is due
         self._paused: str | None = None
         self._last_refine = -np.inf
         # A change's payload published with its CoM not identified, to publish again once it is (_republish_com)
@@ -403,6 +405,9 @@ class PayloadMonitor:
         for k, t_k in enumerate(t.tolist()):
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
+            if t_k >= self._next_residual_t:
+                out.residuals.append((t_k, r0[k] - F[k] @ self.state.phi))
+                self._next_residual_t = (np.floor(t_k / RESIDUAL_PERIOD_S) + 1.0) * RESIDUAL_PERIOD_S
         self._t_last = float(t[-1])
         out.residual = (self._t_last, r0[-1] - F[-1] @ self.state.phi)
 

@@ -114,9 +114,9 @@ BLOCK = 8              # samples per Kalman update in update_batch (48 rows for 
 PENDING = 32           # samples whose rows enter the information matrix in one product
 LOAD_REFRESH = 8       # samples between refreshes of the estimate the load-friction columns are built from
 # Motion between two serial-correlation checks of the 'covariance' rule: SERIAL_CHECK_S, or a fraction of the
-# motion so far when more. Each check is a batch solve over every sample fed (~30 µs a sample, ~38 with the robot's
-# unmodelled gear friction); growing with the data keeps a run that never converges at a bounded share of a core
-# (~40 % at 500 Hz: 38 µs × 500 Hz / 0.05) however long it lasts.
+# motion so far when more. Each check is a batch solve over every sample fed, whose cost per sample itself grows with
+# them (bench/batch_check.py, load ~35: 50-66 µs a sample over 2 s, 95-108 over 10 s); growing with the data bounds
+# the number of checks, not their share of a core (~1 core at 500 Hz by 10 s of a run that never converges).
 SERIAL_CHECK_S = 0.25
 SERIAL_CHECK_FRACTION = 0.05
 
