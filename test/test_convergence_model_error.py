@@ -97,10 +97,10 @@ def test_noise_limited_run_does_not_converge_yet(measured):
 
 
 @pytest.fixture(scope="module")
-def ur10e_measured_robot_yaml(tmp_path_factory):
+def ur10e_measured_robot_yaml(ur10e_held_out_robot_yaml):
     """robot.yaml as bench/ur10e.py's user path makes it: the gains from the 14harm pair with the known 2.805 kg, the
-    model error measured and the offsets' drift recorded on the 15harm and 01_31 unloaded runs."""
-    return ur10e_data.user_path_robot_yaml(DATA, tmp_path_factory.mktemp("ur10e_measured") / "robot.yaml")
+    model error measured and the offsets' drift recorded on the 15harm and 01_31 unloaded runs (conftest's, shared)."""
+    return ur10e_held_out_robot_yaml
 
 
 @requires_ur10e_data
