@@ -67,18 +67,31 @@ def test_a_well_posed_fit_with_columns_orders_apart_gets_the_textbook_inverse():
 # -- a gain the calibration cannot determine (simulated UR10, CoM on wrist 3's axis) ---------------------------------
 
 @pytest.fixture(scope="module")
-def on_axis_rows(tmp_path_factory):
-    """h148's calibration: a 3 kg load with its CoM on wrist 3's axis (inertia 0.01 kg·m²), the unloaded run seed 1,
-    the loaded seed 3, `simulate --profile ur10` at 100 Hz. identify_drive_gains' rows and the linear model's fit."""
+def ur10_calibration(tmp_path_factory):
+    """h148's calibration on `simulate --profile ur10` at 100 Hz: the unloaded run (seed 1) and, per CoM offset x (m)
+    from wrist 3's axis, a loaded run (seed 3) of 3 kg at [x, 0, 0.05] in tool0 (inertia 0.01 kg·m²)."""
     d = tmp_path_factory.mktemp("on_axis")
-    on_axis = {"frame": "tool0", "mass": 3.0, "com": [0.0, 0.0, 0.05],
-               "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.01, "iyz": 0.0, "izz": 0.01}}
-    (d / "payload.yaml").write_text(yaml.safe_dump(on_axis))
     common = ["simulate", "--urdf", "ur10", "--trajectory", "ur10_payload", "--rate", "100", "--profile", "ur10"]
     assert cli_main([*common, "--seed", "1", "--out", str(d / "unloaded")]) == 0
-    assert cli_main([*common, "--seed", "3", "--payload", str(d / "payload.yaml"), "--out", str(d / "loaded")]) == 0
     model = RobotModel.from_urdf("ur10")
-    unloaded, loaded = read_bag(d / "unloaded"), read_bag(d / "loaded")
+    unloaded = read_bag(d / "unloaded")
+
+    def loaded(offset: float):
+        pay = {"frame": "tool0", "mass": 3.0, "com": [offset, 0.0, 0.05],
+               "inertia": {"ixx": 0.01, "ixy": 0.0, "ixz": 0.0, "iyy": 0.01, "iyz": 0.0, "izz": 0.01}}
+        (d / f"payload_{offset}.yaml").write_text(yaml.safe_dump(pay))
+        out = d / f"loaded_{offset}"
+        assert cli_main([*common, "--seed", "3", "--payload", str(d / f"payload_{offset}.yaml"),
+                         "--out", str(out)]) == 0
+        return read_bag(out)
+    return model, unloaded, loaded
+
+
+@pytest.fixture(scope="module")
+def on_axis_rows(ur10_calibration):
+    """The CoM on wrist 3's axis: identify_drive_gains' rows and the linear model's fit."""
+    model, unloaded, loaded_at = ur10_calibration
+    loaded = loaded_at(0.0)
     rows = drive_gain_rows(model, unloaded, loaded, 3.0, "tool0")
     return model, unloaded, loaded, rows, fit_gains_output_error(rows.xs, rows.cs, rows.es, rows.sgn,
                                                                  np.zeros(model.n, bool))
@@ -106,6 +119,16 @@ def test_identify_drive_gains_refuses_it_with_its_sigma_in_the_reason(on_axis_ro
     with pytest.raises(PayloadIdError, match=r"does not determine the drive gain of wrist_3_joint \(.* ± ") as err:
         identify_drive_gains(model, unloaded, loaded, 3.0, "tool0")
     assert "shoulder_lift_joint" not in str(err.value)
+
+
+def test_a_gain_that_wandered_below_zero_on_a_joint_the_load_barely_torques_is_named_undetermined(ur10_calibration):
+    """The CoM 10 mm off wrist 3's axis: the fit takes wrist 3 to −0.90 ± 0.53 (10.12). The refusal read "not all
+    positive ... check that the payload mass and frame are right" (both were); it now names the joint the load cannot
+    fix and the fix."""
+    model, unloaded, loaded_at = ur10_calibration
+    with pytest.raises(PayloadIdError, match=r"does not determine the drive gain of wrist_3_joint") as err:
+        identify_drive_gains(model, unloaded, loaded_at(0.01), 3.0, "tool0")
+    assert "not all positive" not in str(err.value) and "--effort-scale" in str(err.value)
 
 
 # -- a weakly determined gain: its σ covers its error over seeds ---------------------------------------------------
