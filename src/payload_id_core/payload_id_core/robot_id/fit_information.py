@@ -31,14 +31,15 @@ def information_covariance(jw: np.ndarray) -> np.ndarray:
     cov = np.zeros((p, p))
     var = np.full(p, np.inf)
     if live.size:
-        r = np.linalg.qr(a[:, live] / scale[live], mode="r")   # ‖A x‖ = ‖R x‖: everything below on R (p × p)
+        r: np.ndarray = np.asarray(np.linalg.qr(a[:, live] / scale[live], mode="r"))  # ‖A x‖ = ‖R x‖: all on R
         tol = max(a.shape) * np.finfo(float).eps
         inv = np.linalg.pinv(r, rcond=tol)
         unit_cov = inv @ inv.T                                  # (RᵀR)⁺: the correlations where resolved
         info = np.empty(live.size)
         for i in range(live.size):
             others = np.delete(r, i, axis=1)
-            explained = others @ np.linalg.lstsq(others, r[:, i], rcond=tol)[0]
+            coef, *_ = np.linalg.lstsq(others, r[:, i], rcond=tol)
+            explained = others @ coef
             info[i] = float(np.sum((r[:, i] - explained) ** 2))
         # A unit column the others reproduce to within rounding (its own part no longer than the rank tolerance): no
         # information of its own.
