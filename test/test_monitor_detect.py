@@ -156,7 +156,7 @@ def test_a_re_estimate_is_reported_as_a_body_and_nothing_carried_as_nothing():
     controller's physical check does not refuse a good mass and CoM. A mass within 3σ of zero is reported as
     exactly nothing."""
     from payload_id_core.dynamics.inertia import is_physically_consistent, to_mass_com_inertia  # noqa: PLC0415
-    from payload_id_core.monitor.monitor import PayloadState  # noqa: PLC0415
+    from payload_id_core.monitor.state import PayloadState  # noqa: PLC0415
 
     phi = np.array([3.0, 0.03, -0.06, 0.21, 0, 0, 0, 0, 0, 0])     # 7 cm out, inertia about tool0 held at 0
     cov = np.eye(10) * 0.01**2
@@ -215,7 +215,7 @@ def test_a_named_mass_change_carries_the_model_error_robot_yaml_measured(cell):
     from dataclasses import replace  # noqa: PLC0415
 
     from payload_id_core.monitor.detect import DetectorSettings  # noqa: PLC0415
-    from payload_id_core.monitor.monitor import model_mass_std  # noqa: PLC0415
+    from payload_id_core.monitor.settings import model_mass_std  # noqa: PLC0415
     from payload_id_core.robot_id.model_error import HeldOutModelError  # noqa: PLC0415
 
     model, robot = cell[:2]

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from payload_id_core.monitor import PayloadMonitor
-from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
+from payload_id_core.monitor.state import MonitorUpdate, PayloadState
 
 PART = np.array([3.0, 3.0 * 0.02, 3.0 * -0.01, 3.0 * 0.06, 0.01, 0.0, 0.0, 0.01, 0.0, 0.01])
 

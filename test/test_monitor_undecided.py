@@ -16,7 +16,7 @@ import pytest
 from payload_id_core.monitor import PayloadMonitor
 from payload_id_core.monitor.detect import DetectorSettings, Event, EventKind, classify
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.monitor.monitor import PayloadState
+from payload_id_core.monitor.state import PayloadState
 from payload_id_core.sim.pick_place import pick_and_place
 
 

@@ -18,7 +18,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.ft.kinematics import resolve_sensor_frame
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.monitor.monitor import MonitorUpdate, PayloadState
+from payload_id_core.monitor.state import MonitorUpdate, PayloadState
 from payload_id_core.notes import NoteCode, has_note
 from payload_id_core.payload.finish import finish, judge_determination
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome

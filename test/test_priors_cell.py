@@ -62,7 +62,9 @@ def test_the_box_narrows_an_inertia_the_motion_nearly_determines_and_covers_it(c
                    "moment on seeds 100-102, above the bar (0.4 × m·(5 cm)², 0.233 of it). h116: no tighter summary "
                    "covers seed 100, whose data put iyy 2.55σ low (the cell's model error): 2σ needs iyy's σ at 0.98 "
                    "of the data's own; the restricted Gaussian's own σ (0.207, iyy 2.35σ off) and the flat-vs-"
-                   "reference-prior spread (0.224, iyy 2.08σ off) both miss it")
+                   "reference-prior spread (0.224, iyy 2.08σ off) both miss it. h157: that error is a bias, not noise "
+                   "(iyy −1.79σ mean over seeds 100-109, their scatter 0.45σ): the robot's torque noise in the payload "
+                   "fit's weights projecting the friction model's misfit into the moments (design.md)")
 def test_the_box_determines_an_inertia_the_motion_nearly_determines(cell):
     _, with_box = _estimates(cell, 3.0)
     assert with_box.readable_identifiable()[4:].all(), with_box.notes

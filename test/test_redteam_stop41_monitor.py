@@ -22,7 +22,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.monitor import EventKind, PayloadMonitor
 from payload_id_core.monitor.contact_wrench import pushed_links
-from payload_id_core.monitor.monitor import MonitorSettings
+from payload_id_core.monitor.settings import MonitorSettings
 from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim.pick_place import FORCE_UPDATE_S, HUMAN_LINKS, _push_torque
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording

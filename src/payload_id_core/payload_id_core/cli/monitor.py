@@ -32,8 +32,8 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.io.files import atomic_write_bytes, atomic_write_yaml, check_output_file, read_yaml_mapping
 from payload_id_core.monitor.detect import Event
-from payload_id_core.monitor.monitor import Undecided
 from payload_id_core.monitor.replay import Replay, replay
+from payload_id_core.monitor.state import Undecided
 from payload_id_core.payload.mass_limit import rated_payload
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification

@@ -8,8 +8,10 @@ from payload_id_core.monitor.live import (
     ToggleLimit,
     publisher_wait,
 )
-from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor, PayloadState
+from payload_id_core.monitor.monitor import PayloadMonitor
 from payload_id_core.monitor.observer import FilteredPayloadRegressor, MomentumObserver, ObserverModel
+from payload_id_core.monitor.settings import MonitorSettings
+from payload_id_core.monitor.state import MonitorUpdate, PayloadState
 
 __all__ = ["MIN_TOGGLE_INTERVAL_S", "DetectorSettings", "Event", "EventKind", "FilteredPayloadRegressor", "LiveMonitor",
            "MomentumObserver", "MonitorSettings", "MonitorUpdate", "ObserverModel", "PayloadMonitor", "PayloadState",

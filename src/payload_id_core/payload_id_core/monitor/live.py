@@ -25,7 +25,9 @@ import numpy as np
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import DetectorSettings
-from payload_id_core.monitor.monitor import MonitorSettings, MonitorUpdate, PayloadMonitor, PayloadState
+from payload_id_core.monitor.monitor import PayloadMonitor
+from payload_id_core.monitor.settings import MonitorSettings
+from payload_id_core.monitor.state import MonitorUpdate, PayloadState
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.mass_limit import monitor_max_mass

@@ -18,25 +18,20 @@ from __future__ import annotations
 
 import copy
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
-from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.dynamics.model import RobotModel
-from payload_id_core.dynamics.regressor import payload_regressor
-from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.contact_wrench import (
     WRENCH,
     FilteredContactJacobian,
     LoadOrPush,
     LoadOrPushJudgement,
-    LoadOrPushSettings,
     pushed_links,
 )
 from payload_id_core.monitor.detect import (
     Cusum,
-    DetectorSettings,
     Event,
     EventKind,
     ar1_factor,
@@ -45,6 +40,8 @@ from payload_id_core.monitor.detect import (
     transient_free_rows,
 )
 from payload_id_core.monitor.disarmed import DisarmedRecord, locate_load
+from payload_id_core.monitor.doubt import implied_load
+from payload_id_core.monitor.floor import AlarmFloor, mass_floor_at_rest
 from payload_id_core.monitor.load_friction_veto import CusumWithVeto, LoadFrictionVeto, measured_load_friction
 from payload_id_core.monitor.observer import (
     FilteredLoadFriction,
@@ -53,306 +50,22 @@ from payload_id_core.monitor.observer import (
     MomentumObserver,
     ObserverModel,
 )
-from payload_id_core.monitor.refine import MIN_BLOCKS, PayloadRefiner, Refined
+from payload_id_core.monitor.publication import ComRepublication
+from payload_id_core.monitor.reestimate_judge import ReestimateJudge
+from payload_id_core.monitor.refine import PayloadRefiner, Refined
+from payload_id_core.monitor.settings import MonitorSettings, model_mass_std
 from payload_id_core.monitor.since_change import AlarmReference, since_change_fit
-from payload_id_core.notes import Note, NoteCode
+from payload_id_core.monitor.state import MonitorUpdate, PayloadState, Undecided
+from payload_id_core.monitor.steps import possible_step, split_steps, two_steps
+from payload_id_core.monitor.unloaded_friction import UnloadedFriction
 from payload_id_core.numpy_kernels import einsum
-from payload_id_core.payload.covariance_extra import measured_model_error
-from payload_id_core.payload.finish import judge_quality
-from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
 ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
-FLOOR_RECORD_S = 120.0   # s of the alarm's floor kept to bound when a load nobody could see came (_unseen_span)
-
-
-class UnloadedFriction:
-    """The unloaded robot's friction error in the residual, learnt while nothing is carried: per joint j, a
-    least-squares fit of r₀ − F φ̂ on observer.FilteredLoadFriction's columns 1.. (μ_j |τ̂_a,j| sgn(q̇_j) and the
-    identification's own friction columns, so the mean Coulomb level μ|τ| the identification absorbed is
-    taken back), with a ridge prior. Its prediction is subtracted from the re-estimate's rows: the same
-    motion with a part on leaves the same error, which a fit on F alone turned into mass. Joints are
-    independent (friction is per joint), so this is n small normal equations. A re-estimate uses the fit
-    as it stood at its change (`freeze`), never rows it is itself fitting: learning from the empty flange
-    being re-estimated and correcting that same re-estimate with it would chase its own noise."""
-
-    def __init__(self, n: int, m: int, mu_prior_std: float, other_prior_std: float = 10.0, min_moving_s: float = 0.0):
-        self.min_moving_s = min_moving_s
-        prior = np.concatenate([[mu_prior_std], np.full(m - 1, other_prior_std)]) ** -2.0
-        self.AtA = np.tile(np.diag(prior), (n, 1, 1))
-        self.data_AtA = np.zeros((n, m, m))      # the rows' information alone (the ridge's is not data)
-        self.Atb = np.zeros((n, m))
-        self.btb = np.zeros(n)
-        self.used: np.ndarray = np.zeros((n, m))
-        self.used_cov: np.ndarray | None = None    # (n, m, m): the frozen fit's covariance (None: nothing learnt)
-        self.rows = 0
-        self.moving_s = 0.0        # of the rows, seconds in motion
-
-    def current(self) -> np.ndarray:
-        """(n, m): the fit so far (none before `min_moving_s` of motion: see freeze)."""
-        if self.moving_s < self.min_moving_s:
-            return np.zeros_like(self.used)
-        return np.linalg.solve(self.AtA, self.Atb[..., None])[..., 0] if self.rows else self.used
-
-    def freeze(self, correlation: float = 1.0) -> None:
-        """What predict uses from now on: the fit so far, and its covariance: the ridge estimate's sandwich
-        (AᵀA + Λ)⁻¹ AᵀA (AᵀA + Λ)⁻¹ s², s² the rows' own misfit, times the rows' AR(1) `correlation` factor.
-        Directions the empty flange's motion did not determine are shrunk to no correction by the ridge, and
-        carry no variance of it either (the model error there is what it was without the correction)."""
-        self.used = self.current()
-        if self.moving_s < self.min_moving_s:
-            # Rows at rest only: the friction columns there are the sign of the velocity noise, and a fit on them
-            # (its offset column taking the rest's gravity error) predicted N·m of nonsense at the first move,
-            # which refuted a part picked before the robot had moved (misfit 54 per row). No correction yet.
-            self.used_cov = None
-            return
-        if not self.rows:
-            return
-        x = self.used
-        rss = self.btb - 2 * np.einsum("ji,ji->j", x, self.Atb) + np.einsum("ji,jil,jl->j", x, self.data_AtA, x)
-        s2 = np.maximum(rss / max(self.rows, 1), 1e-12)
-        inv = np.linalg.inv(self.AtA)
-        self.used_cov = (inv @ self.data_AtA @ inv) * (s2 * correlation)[:, None, None]
-
-    def add(self, C: np.ndarray, r: np.ndarray, scale: np.ndarray, moving_s: float = 0.0) -> None:
-        """Columns (N, n, m) and residual (N, n), whitened per joint by `scale`; `moving_s` of them in motion."""
-        Cw, rw = C / scale[None, :, None], r / scale[None, :]
-        info = np.einsum("kji,kjl->jil", Cw, Cw)
-        self.AtA += info
-        self.data_AtA += info
-        self.Atb += np.einsum("kji,kj->ji", Cw, rw)
-        self.btb += np.einsum("kj,kj->j", rw, rw)
-        self.rows += r.shape[0]
-        self.moving_s += moving_s
-
-    def predict(self, C: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
-        """(N, n): the error the columns C (N, n, m) predict (with the frozen fit, or `x`)."""
-        return np.einsum("kji,ji->kj", C, self.used if x is None else x)
-
-    def to_dict(self) -> dict:
-        """What was learnt, as plain lists (the node saves it with a re-estimate, payload.result_file): a monitor
-        that restarts with a part on cannot learn the unloaded robot's friction until the next place, so it takes
-        it from here (`restore`). The normal equations, not only the fit: learning goes on from them."""
-        return {"rows": int(self.rows), "moving_s": float(self.moving_s), "AtA": self.AtA.tolist(),
-                "data_AtA": self.data_AtA.tolist(), "Atb": self.Atb.tolist(), "btb": self.btb.tolist(),
-                "used": self.used.tolist(), "used_cov": None if self.used_cov is None else self.used_cov.tolist()}
-
-    def restore(self, saved: dict) -> None:
-        """Take what `to_dict` saved. PayloadIdError when it is not of this robot's shape (n joints, m columns) or
-        not finite: a friction of another robot model must not correct this one's re-estimates."""
-        n, m = self.Atb.shape
-        shapes = {"AtA": (n, m, m), "data_AtA": (n, m, m), "Atb": (n, m), "btb": (n,), "used": (n, m),
-                  "used_cov": (n, m, m)}
-        try:
-            cov = saved.get("used_cov")
-            arrays = {k: np.asarray(saved[k], dtype=float) for k in shapes if k != "used_cov"}
-            arrays["used_cov"] = np.zeros(shapes["used_cov"]) if cov is None else np.asarray(cov, dtype=float)
-            rows, moving_s = int(saved["rows"]), float(saved["moving_s"])
-        except (KeyError, TypeError, ValueError) as err:
-            raise PayloadIdError(f"the saved unloaded friction is malformed ({err!r})",
-                                 "delete the result file; the monitor learns it again on the empty flange") from err
-        for k, a in arrays.items():
-            if a.shape != shapes[k] or not np.all(np.isfinite(a)):
-                raise PayloadIdError(f"the saved unloaded friction's {k} is not {shapes[k]} finite numbers (another "
-                                     "robot model's?)", "delete the result file; the monitor learns it again on the "
-                                     "empty flange")
-        self.AtA, self.data_AtA, self.Atb = arrays["AtA"], arrays["data_AtA"], arrays["Atb"]
-        self.btb, self.used = arrays["btb"], arrays["used"]
-        self.used_cov = None if cov is None else arrays["used_cov"]
-        self.rows, self.moving_s = rows, moving_s
-
-
-def model_mass_std(robot: RobotIdentification, frame: str, model: RobotModel, detector: DetectorSettings) -> float:
-    """kg: the mass a fit of the monitor's residual invents on task motion from the robot model's error alone, the
-    model-error σ of every mass change it names. robot.yaml's measured one where it has it for this frame (the
-    payload a fit invents on held-out unloaded motions, robot_id/model_error.py: the empty flange re-estimated,
-    measured); else a third of `mass_resolution_kg`, the model error the detector already allows a load's mass
-    (on the simulated UR10 cell the empty flange is re-estimated at −0.01 to −0.13 kg, and a 0.5 kg part carried
-    through fast moves at 0.425 kg)."""
-    measured = measured_model_error(robot, frame, model)
-    if measured is not None and np.isfinite(measured[0, 0]):
-        return float(np.sqrt(max(measured[0, 0], 0.0)))
-    return detector.mass_resolution_kg / 3.0
-
-
-@dataclass
-class MonitorSettings:
-    gain: float = 50.0                 # 1/s: observer bandwidth (20 ms time constant)
-    detector: DetectorSettings = field(default_factory=DetectorSettings)
-    max_gap_s: float = 0.05            # joint states further apart than this: stopped, the monitor pauses
-    refine_stride: int = 5             # every k-th sample feeds the re-estimate (the residual is smooth)
-    mass_std_rel: float = 0.01         # re-estimate determined when σ(m) ≤ this share of m (or mass_std_abs) ...
-    mass_std_abs: float = 0.02         # kg
-    com_std_m: float = 0.005           # ... and σ of every CoM axis ≤ this
-    refine_every_s: float = 0.1        # the re-estimate replaces the detector's payload this often
-    min_refine_s: float = 1.0          # s of task motion before a re-estimate replaces the fast fit (or refutes it)
-    persist_s: float = 1.0             # s a load fitted at its change must hold before a next change ends it (a
-                                       # pick does not come back within a second; a push released does)
-    # Load-dependent Coulomb friction (observer.FilteredLoadFriction): the re-estimate fits each joint's μ with
-    # the payload, and the unloaded robot's friction error is learnt while nothing is carried and taken out.
-    load_friction: bool = True
-    load_friction_prior_std: float = 0.05   # μ a priori, N·m per N·m of transmitted torque (0.02 on the UR10 cell)
-    load_friction_floor_std: float = 0.002  # μ's σ carried to the next change never below this (it may drift)
-    unloaded_friction: bool = True
-    # A joint creeping below this speed while another moves faster is not trusted (its residual neither
-    # alarms nor fits), nor for 3 observer time constants after: see PayloadMonitor._trusted.
-    creep_speed: float = 0.03               # rad/s: 3 × the friction model's sign smoothing (0.01 rad/s) ...
-    creep_ratio: float = 0.1                # ... and below this share of the fastest joint's speed
-    unloaded_min_motion_s: float = 1.0      # s of motion the unloaded friction is learnt from before it is used
-    # s of task motion a disarmed monitor's residual may stay outside its allowance (far longer than the decision
-    # window, `detector.confirm_s`) before the carried payload is put in doubt and re-estimated (_put_in_doubt).
-    doubt_after_s: float = 1.0
-    # A change adopted as a load is named only once the motion's accelerations confirm it against a constant wrench
-    # at the flange (a person's push): monitor.contact_wrench.
-    load_or_push: LoadOrPushSettings = field(default_factory=LoadOrPushSettings)
-    # Right after a change the alarm also tests the residual against the fit of the rows since it (since_change.py,
-    # PayloadMonitor._alarm_reference). Off by default: it hears a part in the second after a pick (floor 2.59 -> 0.68
-    # kg), but on bench/monitor.py's pushed task seed 8 a 106 N flange push held 2.6 s in a move was then named
-    # `placed` -0.44 kg at its release (0 -> 1 of 310 pushes called a load; design.md, h140).
-    since_change_alarm: bool = False
-    # The alarm expects the carried load's gear friction where robot.yaml measured it and the data chose it, as a veto
-    # beside the unchanged CUSUM (load_friction_veto). Off: it removes the heavy part's false event and the 10 kg part's
-    # contact, but on bench/monitor.py's pushed task seed 7 pushes above 30 N found fell 81 -> 79 of 88 (picks and
-    # places found 54 -> 60 of 68; seeds 8 and 9 no push lost) and light parts named 97 -> 94 of 163 (design.md, h150).
-    load_friction_veto: bool = False
-
-
-@dataclass(frozen=True)
-class PayloadState:
-    """What the monitor holds as the carried payload."""
-    phi: np.ndarray
-    cov: np.ndarray
-    determined: bool           # mass and CoM known to the settings' σ (False right after a change)
-    since: float               # s: time of the change it follows (NaN: the initial payload)
-    seconds_of_motion: float   # of task motion in the re-estimate
-    # The empty flange's mass as last re-estimated, and its variance (PayloadMonitor._tare): the robot model's
-    # own error as a payload, taken off what is reported, never off what the residual is computed with.
-    tare_mass: float = 0.0
-    tare_var: float = 0.0
-    # Why the payload is in doubt ('' when it is not): a misfit that persisted in motion, not explained by it
-    # (PayloadMonitor._put_in_doubt); reported as suspect until a re-estimate is determined.
-    doubt: str = ""
-    # Why a payload restored after a refuted re-estimate is not confirmed yet ('' when it is): the rows that refuted
-    # the change contradict it too until the residual comes back within its allowance (PayloadMonitor._step).
-    # Reported as suspect; the state machine treats it as settled.
-    unconfirmed: str = ""
-    # Why a change may have happened that the monitor could not decide ('' : none), the variance (kg²) that possible
-    # mass change adds to the published mass, and when it came (PayloadMonitor._say_undecided). Kept through later
-    # changes until a re-estimate over rows all after it has its mass determined (it weighs the whole payload carried
-    # then: PayloadMonitor._mass_decides_undecided).
-    undecided: str = ""
-    undecided_var: float = 0.0
-    undecided_since: float = float("nan")
-    # Why the joints are not watched now ('' : they are): another publisher of the same joints paused the monitor
-    # (PayloadMonitor.stop_watching). The payload is kept, not called determined, and published suspect meanwhile: a
-    # change made during the pause is seen only once watching resumes.
-    unwatched: str = ""
-    # What the published covariance adds to `cov` (refine.RefinedCovariance.extra of the re-estimate behind it; None:
-    # nothing): published, never decided with. Carried into the states built on `cov` (a doubt's, a window's adoption).
-    published_extra: np.ndarray | None = None
-
-    @property
-    def undecided_fields(self) -> dict:
-        """The undecided change as carried into the next state."""
-        return {"undecided": self.undecided, "undecided_var": self.undecided_var,
-                "undecided_since": self.undecided_since}
-
-    @property
-    def part(self) -> tuple[np.ndarray, np.ndarray]:
-        """(φ, Σ) of what is carried: the fit less the tare (its mass, and the mass's variance)."""
-        phi, cov = self.phi.copy(), self.cov.copy()
-        phi[0] -= self.tare_mass
-        cov[0, 0] += self.tare_var
-        return phi, cov
-
-    @property
-    def published_part(self) -> tuple[np.ndarray, np.ndarray]:
-        """`part` with the covariance a user or a controller reads (published_extra added)."""
-        phi, cov = self.part
-        return phi, cov if self.published_extra is None else cov + self.published_extra
-
-    @property
-    def carries_nothing(self) -> bool:
-        """The mass is within 3σ of zero: nothing is on the flange (a part was put down)."""
-        phi, cov = self.part
-        return abs(float(phi[0])) <= 3.0 * float(np.sqrt(max(cov[0, 0], 0.0)))
-
-    def to_estimate(self, frame: str) -> PayloadEstimate:
-        """As the identify path reports a payload: mass and CoM determined, the inertia not (task motion
-        seldom excites it, and it is held near the previous value by a prior), so it is reported as not
-        identified. Nothing carried is reported as exactly nothing (φ = 0, the mass's σ kept; the CoM of no
-        mass is not identified), which a controller takes as the empty payload."""
-        empty = self.carries_nothing
-        part_phi, part_cov = self.published_part
-        ident = np.array([True] + [not empty] * 3 + [False] * 6)
-        cov = part_cov.copy()
-        if self.undecided:
-            # Published, not carried into the residual or the named changes: both hypotheses (the change came, or
-            # not) lie within 1σ of the mass said.
-            cov[0, 0] += self.undecided_var
-        cov[~ident, :] = np.nan
-        cov[:, ~ident] = np.nan
-        # The inertia is not identified: reported as a point mass (zero about the CoM, what UR's set_payload
-        # assumes from mass and CoG alone), not the prior-held value, which need not be a body's.
-        phi = np.zeros(10) if empty else from_mass_com_inertia(float(part_phi[0]), part_phi[1:4] / part_phi[0],
-                                                                np.zeros((3, 3)))
-        what = "nothing carried" if empty else "re-estimated"
-        est = PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
-                              convergence_time=self.seconds_of_motion,
-                              notes=[Note(NoteCode.PAYLOAD_MONITOR, f"{what} by the payload monitor from "
-                                          f"{self.seconds_of_motion:.1f} s of task motion after the change at "
-                                          f"{self.since:.3f} s")],
-                              determined=np.array([True, not empty, False]))
-        # A payload (not the deliberate nothing above) is judged as the identify path judges its own: a mass
-        # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
-        # suspect and not converged, never a confident number on ~/payload.
-        est = est if empty else judge_quality(est)
-        if self.unwatched:
-            est.mark(Quality.SUSPECT, f"not watched: {self.unwatched}; a change made meanwhile is seen only once the "
-                     "monitor resumes")
-            est.converged = False
-        if self.doubt or self.unconfirmed:
-            est.mark(Quality.SUSPECT, self.doubt or self.unconfirmed)
-            est.converged = False
-        elif not self.determined and not np.isnan(self.since):
-            # A change still being re-estimated (a recording that ends within seconds of a strike: the real UR10e's
-            # 3rd-link run ended at "0.000 ± 0.283 kg", the σ of the strike's 0.1 s window fit, 7× a settled one's).
-            est.converged = False
-            est.notes.append(Note(NoteCode.PAYLOAD_MONITOR, f"not settled: the change at {self.since:.3f} s is still "
-                                  f"being re-estimated ({self.seconds_of_motion:.1f} s of task motion so far); its σ "
-                                  "is the fit's so far"))
-        if self.undecided:
-            est.converged = False
-            est.notes.append(Note(NoteCode.PAYLOAD_MONITOR, f"undecided: {self.undecided}; the mass σ covers it "
-                                  f"(±{np.sqrt(self.undecided_var):.3f} kg) until a re-estimate over the motion "
-                                  "since decides"))
-        return est
-
-
-@dataclass(frozen=True)
-class Undecided:
-    """A change the monitor has seen but not decided yet (PayloadMonitor.undecided): at a recording's end, what a replay
-    must say rather than drop. `kind` is what its window fitted (picked / placed / changed), or None when nothing was
-    fitted yet; the mass change and its σ are that fit's (NaN: none)."""
-    kind: EventKind | None
-    t_change: float
-    t_alarm: float
-    delta_mass: float
-    delta_mass_std: float
-    reason: str
-    # As Event.t_change_located: False when the change's time was not located, t_change the earliest it can have come.
-    t_change_located: bool = True
-
-
-@dataclass
-class MonitorUpdate:
-    events: list[Event] = field(default_factory=list)
-    estimate: PayloadState | None = None      # a newly determined (or improved) payload, to publish
-    paused: str | None = None                 # why the monitor paused (reported once per pause)
-    residual: tuple[float, np.ndarray] | None = None   # (t, r N·m) of the block's last sample, to watch
+FLOOR_RECORD_S = 120.0   # s of the alarm's floor kept to bound when a load nobody could see came (floor.AlarmFloor)
 
 
 class PayloadMonitor:
@@ -403,6 +116,7 @@ class PayloadMonitor:
         # 2.5 s re-estimate), which every later re-estimate carries as well; it is taken off what is reported.
         self._tare: tuple[float, float] = (0.0, 0.0)
         self.model_mass_std = model_mass_std(robot, frame, model, self.s.detector)
+        self.judge = ReestimateJudge(self.s, self.model_mass_std)     # what a re-estimate says (_maybe_publish)
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
         self._before_change = self.state       # what to go back to if the change turns out not to be a load
         self._change_started = float("nan")
@@ -411,10 +125,10 @@ class PayloadMonitor:
         self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
         self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
         # (t_change, t_alarm, Δm) of a later window's load of the other sign taken into that change (_decide): the
-        # change named is then the net of two steps, whose times are not one (_two_steps)
+        # change named is then the net of two steps, whose times are not one (steps.two_steps)
         self._taken_in: tuple[float, float, float] | None = None
         # A later window's load of the same sign taken into that change (_decide): a second part within `persist_s` of
-        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_split_steps)
+        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_named_steps)
         self._second_step: Event | None = None
         measured = measured_load_friction(robot) if self.load_friction is not None and self.s.load_friction_veto \
             else None
@@ -433,8 +147,8 @@ class PayloadMonitor:
         self._t_last: float | None = None
         self._paused: str | None = None
         self._last_refine = -np.inf
-        # The change (PayloadState.since) whose payload was published with its CoM not identified (_republish_com)
-        self._com_unpublished_since: float | None = None
+        # A change's payload published with its CoM not identified, to publish again once it is (_republish_com)
+        self._com = ComRepublication(frame)
         self._change_share = np.zeros(n)
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
@@ -455,9 +169,8 @@ class PayloadMonitor:
         self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
         self._undecided_until_rearm = False          # the undecided change is decided by the re-arm (_say_undecided)
         self._determined_when_watched = True         # state.determined before stop_watching (resume_watching)
-        # (t, kg) of the alarm's floor in motion and at rest as the samples came (_note_floor), HISTORY_S of it
-        self._floors: deque = deque()
-        self._floor_record: deque = deque()          # the same, FLOOR_RECORD_S of it (_unseen_span)
+        # The alarm's floor in motion and at rest as the samples came (_step): HISTORY_S of it, and FLOOR_RECORD_S
+        self.alarm_floor = AlarmFloor(HISTORY_S, FLOOR_RECORD_S, CHANGE_LOOKBACK_S)
         # Right after a change, the fit of the rows since it that the alarm tests the residual against
         # (since_change.AlarmReference; _refresh_alarm_reference), and when it was last refreshed
         self._alarm_ref: AlarmReference | None = None
@@ -611,7 +324,7 @@ class PayloadMonitor:
         if self._unnamed_change is not None and self._pending is not None and self._keyed(self._named_early) is None:
             e = self._pending
             located, note = self._dating(e.t_change)
-            alarm, steps = self._two_steps(e.t_change, e.t_alarm)
+            alarm, steps = two_steps(e.t_change, e.t_alarm, self._taken_in, self.s.persist_s)
             located, note = located and not steps, note + steps
             out.append(Undecided(e.kind, e.t_change, alarm, e.delta_mass, e.delta_mass_std,
                                  f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
@@ -660,41 +373,14 @@ class PayloadMonitor:
         return self.state
 
     def mass_floor(self, q: np.ndarray) -> tuple[float, int]:
-        """(kg, joint): the smallest mass change at the flange the alarm can see with the arm at rest at `q`,
-        and the joint that sees it first. At rest a point mass Δm at the frame changes joint j's torque by
-        Δm g_j, g = the mass column of the payload regressor (the flange's gravity Jacobian Jᵥᵀ g); the CUSUM
-        only accumulates what exceeds its per-sample allowance ν_j σ_j (max(drift, drift_levels √level_j / σ_j),
-        _step), so a step below min_j ν_j σ_j / |g_j| never alarms, however long it holds. A change of a CoM
-        offset moves the floor by the lever's share; this is the mass column's."""
-        d = self.s.detector
-        g = np.abs(payload_regressor(self.model, self.frame, np.asarray(q, dtype=float), np.zeros(self.model.n),
-                                     np.zeros(self.model.n))[0, :, 0])
-        allowance = np.maximum(d.drift * self.sigma, d.drift_levels * np.sqrt(self.alarm_level))
-        with np.errstate(divide="ignore"):
-            per_joint = np.where(g > 1e-9, allowance / np.maximum(g, 1e-12), np.inf)
-        j = int(np.argmin(per_joint))
-        return float(per_joint[j]), j
-
-    def _note_floor(self, t: float, F: np.ndarray, w: np.ndarray, drift: np.ndarray) -> None:
-        """The floor as the alarm stands at t: mass_floor's min_j ν_j σ_j / |F_j,m| with the allowance ν of this sample
-        (the running level, and the carried payload's own uncertainty F Σ Fᵀ) and F's mass column as the motion has
-        it (gravity and the accelerations), over the trusted joints only (a creeping joint alarms on nothing)."""
-        col = np.abs(F[:, 0])
-        ok = (w > 0) & (col > 1e-9)
-        floor = float(np.min(drift[ok] * self.sigma[ok] / col[ok])) if np.any(ok) else float("inf")
-        self._floors.append((t, floor))
-        while self._floors and self._floors[0][0] < t - HISTORY_S:
-            self._floors.popleft()
-        self._floor_record.append((t, floor))
-        while self._floor_record and self._floor_record[0][0] < t - FLOOR_RECORD_S:
-            self._floor_record.popleft()
+        """(kg, joint): the smallest mass change at the flange the alarm can see with the arm at rest at `q`, and the
+        joint that sees it first (floor.mass_floor_at_rest, with the alarm's level as it stands)."""
+        return mass_floor_at_rest(self.model, self.frame, q, self.sigma, self.alarm_level, self.s.detector)
 
     def recent_floor(self) -> float:
         """kg: the smallest mass step the alarm is sure to see over the last HISTORY_S of samples watched, in motion or
-        at rest (the largest of _note_floor's there; NaN before any). Fast moves raise it above mass_floor's at-rest
-        figure (the level learnt on them, joints left out while they creep), and so does a payload still being
-        re-estimated (its σ widens the allowance): a change below it can pass unseen."""
-        return max(f for _, f in self._floors) if self._floors else float("nan")
+        at rest (floor.AlarmFloor.recent; NaN before any): a change below it can pass unseen."""
+        return self.alarm_floor.recent()
 
     # -- the per-sample work -----------------------------------------------------------------------------
     def _run(self, t, q, qd, tau, out: MonitorUpdate) -> None:
@@ -881,7 +567,7 @@ class PayloadMonitor:
         ref = self._alarm_reference()
         ref_drift = None if ref is None else self._reference_drift(F, ref)
         if self._count % self.s.refine_stride == 0:
-            self._note_floor(t, F, w, drift if ref_drift is None else np.minimum(drift, ref_drift))
+            self.alarm_floor.note(t, F, w, drift if ref_drift is None else np.minimum(drift, ref_drift), self.sigma)
             self._refine_rows([(t, F, r0, L, w, moving, G)])
             self._maybe_publish(t, out)
             self._refresh_alarm_reference(t)
@@ -961,36 +647,15 @@ class PayloadMonitor:
         the payload before, and the monitor re-arms and re-estimates from here, as after a change: the change is
         named once the re-estimate is determined and plausible (_maybe_publish, _name_late); until then the payload
         is published suspect with the reason (PayloadState.doubt), which no controller applies."""
-        hist = [s for s in self._history if s[5]] or list(self._history)
-        Fh = np.array([s[1][:, :4] for s in hist])                           # (N, n, 4)
-        Wh = np.array([s[4] for s in hist]) / np.sqrt(self.level)[None, :]
-        rh = np.array([s[2] - s[1] @ self.state.phi for s in hist])
-        A = (Fh * Wh[:, :, None]).reshape(-1, 4)
-        delta = np.zeros(10)
-        delta[:4], _, rank, sv = np.linalg.lstsq(A, (rh * Wh).reshape(-1), rcond=1e-6)
-        d = self.s.detector
-        bw = (rh * Wh).reshape(-1)
-        sse = float(np.sum((bw - A @ delta[:4]) ** 2))
-        explained = 1.0 - sse / max(float(np.sum(bw**2)), 1e-300)
-        # The fit's own σ of Δm: its residual's variance per row (at least the unit the rows are scaled to), times
-        # (AᵀA)⁻¹, times the variance factor of the observer's filtered, hence correlated, samples.
-        per_row = max(sse / max(A.shape[0] - 4, 1), 1.0)
-        mass_var = float(np.linalg.pinv(A.T @ A, rcond=1e-12)[0, 0]) if rank == 4 else float("inf")
-        fit_std = float(np.sqrt(per_row * mass_var * ar1_factor(self.gain, self._dt)))
-        part_m = float(self.state.phi[0] + delta[0]) - self._tare[0]
-        # Joint by joint: a flange load moves every joint its wrench reaches, while a push on a link leaves the joints
-        # beyond it untouched. A fit that puts more torque on some joint than that joint's own residual, by more than a
-        # flange load may leave unexplained there, is not a flange load (a 27 N forearm push held in motion was fitted
-        # as +1.04 kg: its torque on the wrist joints, where the residual had none; its release was then named placed).
-        rows_j = (bw - A @ delta[:4]).reshape(rh.shape)
-        worse = (np.sum(rows_j**2, axis=0) - np.sum((rh * Wh) ** 2, axis=0)) / max(rh.shape[0], 1)
-        if abs(delta[0]) < d.min_mass_change_kg or explained < 0.5 or part_m < -d.min_mass_change_kg or \
-                part_m > d.max_mass_kg or float(np.max(worse)) > d.joint_span_chi2:
-            # No part the detector would name (a contact's tail, the model's error on this motion), or no flange
-            # load (most of the misfit unexplained, a negative or unliftable mass: a push that lasts, already
-            # reported as a contact). Looked at again after as much motion again, if still disarmed then.
+        implied = implied_load(self._history, self.state.phi, self.level, self.gain, self._dt, self._tare[0],
+                               self.s.detector)
+        if implied is None:
+            # No part the detector would name, or no flange load (doubt.implied_load): a contact's tail, the model's
+            # error on this motion, a push that lasts (already reported as a contact). Looked at again after as much
+            # motion again, if still disarmed then.
             self._unarmed_motion_s = 0.0
             return
+        delta, d = implied.delta, self.s.detector
         settled = self.state.determined
         # When the load came: located in the residual kept while disarmed (a part picked under a push held at rest
         # came 2.4 s before the first motion whose misfit raised this doubt). Else it is not located: it came within
@@ -1044,14 +709,14 @@ class PayloadMonitor:
             self._second_step = None
         cov = self.state.cov.copy()
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
-        rms = np.sqrt(np.mean(rh**2, axis=0))
+        rms = implied.rms
         reason = (f"the torques since {t - self._unarmed_motion_s:.3f} s are not explained by the carried payload "
                   f"(residual {np.round(rms, 1).tolist()} N·m, {self._unarmed_motion_s:.1f} s of motion); being "
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra)
         self._doubt_mass = float(self.state.phi[0])
-        self._doubt_mass_std = fit_std
+        self._doubt_mass_std = implied.fit_std
         self._undo = None
         self._anchor = (t, F.copy(), r0.copy(), L.copy())
         self._anchor_G = G.copy()
@@ -1207,7 +872,7 @@ class PayloadMonitor:
             # Called a contact, the carried payload kept; but what the residual still holds at the window's end may be
             # a load (a light place as a move begins: its joints go untrusted, the rest read as decayed), and nothing
             # looks at it until the monitor re-arms: the published σ says so meanwhile.
-            left = self._possible_step(F, r, W) if verdict.transient else 0.0
+            left = possible_step(F, r, W, self.level) if verdict.transient else 0.0
             self._say_undecided(float(t[k_c]), left, f"a change of {left:+.3f} kg may have come at {t[k_c]:.3f} s: the "
                                 f"residual left at the end of the window called a contact ({verdict.event.reason})",
                                 out, until_rearm=True)
@@ -1292,14 +957,14 @@ class PayloadMonitor:
         elif verdict.event is not None and verdict.event.is_load_change and self._taken_in is None and \
                 self._pending is not None and np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass):
             # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
-            # told from a push's release): what is named is the net of the two (_two_steps).
+            # told from a push's release): what is named is the net of the two (steps.two_steps).
             self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
         elif verdict.event is not None and verdict.event.is_load_change and self._second_step is None and \
                 self._taken_in is None and self._pending is not None and self._pending.is_load_change and \
                 np.sign(verdict.event.delta_mass) == np.sign(self._pending.delta_mass):
             # A second step of the same sign within `persist_s` of the pending load: a second part, or one load (a push)
             # fitted in two windows. Taken into the change as before (a push's release is still the way back from both),
-            # and named apart once the change is named, where the data tell the two steps (_split_steps).
+            # and named apart once the change is named, where the data tell the two steps (_named_steps).
             self._second_step = verdict.event
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra)
@@ -1490,11 +1155,11 @@ class PayloadMonitor:
             # dated back into the push: the load named was the later window's own change.
             since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
             located, note = self._dating(since)
-            alarm, steps = self._two_steps(since, first.t_alarm)
+            alarm, steps = two_steps(since, first.t_alarm, self._taken_in, self.s.persist_s)
             located, note = located and not steps, note + steps
             moved_text = "" if confirmed is None else (f"; the arm moved {moved_s:.2f} s under it, which a load "
                                                        f"follows and a push does not ({confirmed})")
-            out.events.extend(self._split_steps(Event(
+            out.events.extend(self._named_steps(Event(
                 first.kind, since, alarm, t_verdict, held[0], held[1], first.delta_phi,
                 f"{first.reason}; it held {t_next - since:.2f} s, until the next change (Δm {held[0]:+.3f} ± "
                 f"{held[1]:.3f} kg){moved_text}{note}", t_change_located=located)))
@@ -1540,7 +1205,8 @@ class PayloadMonitor:
         # has not refuted answers it (the real UR10e's pick at rest, found by its lasting misfit, stayed suspect
         # to the end: its re-estimate never reached the 1 % σ that determines it). The payload is published
         # again, ok, with its σ.
-        lifted = named and bool(self.state.doubt) and not self._implausible(self.refiner.estimate())
+        lifted = named and bool(self.state.doubt) and not self.judge.implausible(self.refiner.estimate(), self.level,
+                                                                                  self._change_share)
         doubt = "" if lifted else self.state.doubt
         self.state = PayloadState(self.state.phi, self.state.cov, not doubt, self.state.since,
                                   self.state.seconds_of_motion, *self._tare, doubt=doubt, **self.state.undecided_fields,
@@ -1604,125 +1270,10 @@ class PayloadMonitor:
         self._undecided_until_rearm = until_rearm and (not st.undecided or self._undecided_until_rearm)
         out.estimate = self.state
 
-    def _possible_step(self, F: np.ndarray, r: np.ndarray, W: np.ndarray) -> float:
-        """kg: the mass step that the residual r (N, n) left at a window's end would be, fitted on the mass column of F
-        over its last fifth, trusted joints (W) only, each whitened by its running level (0.0: no joint to fit, or no
-        step significant)."""
-        k = max(1, r.shape[0] // 5)
-
-        def step(rows: slice) -> tuple[float, float]:
-            col, res, wt = F[rows, :, 0], r[rows], W[rows] / self.level[None, :]
-            den = float(np.sum(wt * col**2))
-            return (float(np.sum(wt * col * res)) / den, den) if den > 0 else (0.0, 0.0)
-
-        dm, den = step(slice(-k, None))
-        before, _ = step(slice(-2 * k, -k))
-        # The k filtered rows are one observation, not k: a step not 3σ of it above none is no step seen (on joints
-        # that barely feel a mass at the flange, the real UR10e's wrist, it read ±50 kg). And a step stays: a
-        # contact's tail still falling (by e⁻¹ per 20 ms through the observer) is no step (a 0.1 s strike's 21 % left
-        # read as +0.2 kg on the simulated cell).
-        if den <= 0 or abs(dm) <= 3.0 / np.sqrt(den / k) or dm * before <= 0 or abs(dm) < 0.7 * abs(before):
-            return 0.0
-        return dm
-
-    def _split_steps(self, named: Event) -> list[Event]:
-        """The load `named` from the pending window's change as one or two events. Two parts put on (or taken off)
-        within `persist_s` of each other are two steps in the flange load; the change is named as their sum (it held),
-        and the two window fits (Δm₁ ± σ₁ at the first step, Δm₂ ± σ₂ at the second, each fitted on the residual against
-        the payload just before it) with the held sum H ± σ_H are three measurements of two masses: m₁, m₂ fitted by
-        weighted least squares with m₁ + m₂ = H as the third row. Named apart when the residual between the steps fits a
-        load of the first part's size (it stayed within the allowance on the first fit for `confirm_s` after its
-        verdict before the second step), the three agree (χ² ≤ 9 on one degree of freedom) and each mass is a change
-        the detector names (above `min_mass_change_kg` and 3σ, of the same sign); else one event, whose reason says it
-        may be two parts. With no second window (a second part in the first second after a pick, in motion, raises no
-        alarm: test_monitor_floor_after_change), the first window's fit against the held sum says so when they differ
-        by more than the smallest change named and 3σ, and the event's σ takes in that difference."""
-        first, second = self._pending, self._second_step
-        d = self.s.detector
-        if first is None or named.kind is EventKind.CHANGED or named.t_change != first.t_change or \
-                not np.isfinite(first.delta_mass):
-            return [named]
-        a, sa, h, sh = first.delta_mass, first.delta_mass_std, named.delta_mass, named.delta_mass_std
-        span = f"{named.t_verdict - named.t_change:.2f}"
-        if second is None:
-            gap = h - a
-            if np.sign(a) != np.sign(h) or np.sign(gap) != np.sign(h) or \
-                abs(gap) <= max(d.min_mass_change_kg, 3.0 * float(np.hypot(sa, sh))):
-                return [named]
-            # Either may be the change: the σ takes in the difference (as PayloadState.undecided_var does).
-            two = replace(named, delta_mass_std=float(np.hypot(sh, gap)), reason=f"{named.reason}; two parts or "
-                          f"one: its window fitted Δm {a:+.3f} ± {sa:.3f} kg, {abs(gap):.3f} kg "
-                          f"{'less' if h > 0 else 'more'} than held, so a second part (or a push held) may have come "
-                          f"within the {span} s before it was named, unseen (the alarm is deaf to it in the first "
-                          f"second after a change); its σ takes in the difference")
-            unseen = self._unseen_span(named.t_change, h)
-            if unseen is not None:
-                two = replace(two, t_change=unseen[0], t_change_located=False, reason=f"{two.reason}; {unseen[1]}")
-            return [two]
-        b, sb = second.delta_mass, second.delta_mass_std
-        A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-        y, wt = np.array([a, b, h]), np.array([sa, sb, sh]) ** -2.0
-        cov = np.linalg.inv(A.T @ (A * wt[:, None]))
-        m = cov @ A.T @ (wt * y)
-        chi2 = float(np.sum(wt * (y - A @ m) ** 2))
-        s1, s2 = float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
-        apart = second.t_change - named.t_change
-        # The second window's fit is made on the residual against the first's, so the sum agrees by construction: what
-        # tells a second step from the first fit's error is the residual between them, within the allowance on the
-        # first fit (the CUSUM at zero) for at least a verdict window's length after the first verdict. A first fit off
-        # by a kilogram alarms again within a few samples of its window's end.
-        quiet = second.t_change - first.t_verdict
-        named_apart = all(np.sign(mk) == np.sign(h) and abs(mk) > max(d.min_mass_change_kg, 3.0 * sk)
-                          for mk, sk in ((m[0], s1), (m[1], s2)))
-        told = quiet >= d.confirm_s and chi2 <= 9.0 and named_apart
-        steps = (f"window fits Δm {a:+.3f} ± {sa:.3f} kg at {named.t_change:.3f} s and {b:+.3f} ± {sb:.3f} kg at "
-                 f"{second.t_change:.3f} s ({quiet:.2f} s after the first's verdict), held together Δm {h:+.3f} ± "
-                 f"{sh:.3f} kg (χ² {chi2:.1f} on 1)")
-        if not told:
-            return [replace(named, reason=f"{named.reason}; two parts or one, within {apart:.2f} s: the {steps} do not "
-                            "tell two steps apart")]
-        kind = EventKind.PICKED if h > 0 else EventKind.PLACED
-        return [replace(named, delta_mass=float(m[0]), delta_mass_std=s1, delta_phi=first.delta_phi.copy(),
-                        reason=f"{named.reason}; the first of two parts {apart:.2f} s apart, Δm {m[0]:+.3f} ± "
-                        f"{s1:.3f} kg from the {steps}"),
-                Event(kind, second.t_change, second.t_alarm, named.t_verdict, float(m[1]), s2, second.delta_phi,
-                      f"{second.reason}; the second of two parts, {apart:.2f} s after the first, Δm {m[1]:+.3f} ± "
-                      f"{s2:.3f} kg from the {steps}", t_change_located=second.t_change_located)]
-
-    def _unseen_span(self, t_change: float, dm: float) -> tuple[float, str] | None:
-        """(earliest, why) for a load of `dm` kg whose window fitted less than held (_split_steps): the window saw only
-        part of the step, so the rest may have been on before it, put on where no joint could feel it. A flange mass
-        changes the joint torques through F's mass column (its gravity and the motion's accelerations); where the
-        alarm's floor (_note_floor: min_j ν_j σ_j / |F_j,m|) was above |dm|, or where the alarm did not watch at all
-        (disarmed, paused: no floor noted for more than HISTORY_S), a step of |dm| raises no
-        alarm. Such a load shows only once the motion makes it visible, as a residual that grows with F, and the alarm
-        dates that growth, after as long as its CUSUM takes, which the floor of the mass column alone does not bound
-        (the load's moments may cancel its mass on a joint). So the earliest it can have come is the earliest row kept
-        (FLOOR_RECORD_S) where it could not be seen: the real UR10e, a 2.8 kg pick with the arm upright at rest, seen
-        8.2 s later once the arm had moved out of the pose, its window fitting +0.89 kg of it (h143). None: every row
-        kept before the change could see it, the alarm watching throughout."""
-        rows = [(t, f) for t, f in self._floor_record if t < t_change - CHANGE_LOOKBACK_S]
-        for (t_prev, _), (t, floor) in zip(rows, rows[1:]):
-            if t - t_prev > HISTORY_S or floor > abs(dm):
-                start = t_prev if t - t_prev > HISTORY_S else t
-                return start, (f"its time is not located after {start:.3f} s: the alarm could not see {abs(dm):.3f} "
-                               "kg at the flange there (its floor above it, or the joints not watched), and a load put "
-                               "on where no joint feels it shows only once the motion makes it visible, not as a step")
-        return None
-
-    def _two_steps(self, since: float, alarm: float) -> tuple[float, str]:
-        """(alarm, note) of a load named while a window's load of the other sign was taken into it (_decide's
-        `_taken_in`): the change named is the net of the two steps, and neither step's time is its time, so the event
-        spans from its own change to that window's alarm, not located, and says so. ('' : none taken in.) A place
-        followed within `persist_s` by a pick the motion could not yet tell from a push's release was named as one
-        `picked` of the net, at the place's time, said located."""
-        if self._taken_in is None:
-            return alarm, ""
-        t_step, t_alarm, dm = self._taken_in
-        end = max(alarm, t_alarm)
-        return end, (f"; its time is not located within [{since:.3f}, {end:.3f}] s: the net of two steps, the second "
-                     f"({dm:+.3f} kg fitted at {t_step:.3f} s) within {self.s.persist_s:g} s of the first, which the "
-                     "motion between could not tell from a push and its release")
+    def _named_steps(self, named: Event) -> list[Event]:
+        """The load `named` from the pending window's change, as one event or two (steps.split_steps: a second step of
+        the same sign taken into it, told apart where the data tell them)."""
+        return split_steps(named, self._pending, self._second_step, self.s.detector, self.alarm_floor)
 
     def _dating(self, since: float) -> tuple[bool, str]:
         """(located, what to add to the reason) for an event dated `since`: dated from a change whose time was not
@@ -1806,7 +1357,7 @@ class PayloadMonitor:
         est = self.refiner.estimate()
         if est.seconds < self.s.min_refine_s:
             return                   # the fast fit stands until the task motion has had time to say more
-        implausible = self._implausible(est)
+        implausible = self.judge.implausible(est, self.level, self._change_share)
         if implausible and (self.state.determined or self.state.doubt):
             # Settled: a stray re-estimate is not adopted, and refutes nothing. In doubt: the misfit persisted, so
             # going back to the payload before it would be the confident wrong answer; it stays suspect.
@@ -1830,7 +1381,8 @@ class PayloadMonitor:
             self._disarmed.disarmed(self._change_started)
             self._unnamed_change, self._pending = None, None
             return
-        if self.state.doubt and not self.state.determined and self._doubt_came_back(est):
+        if self.state.doubt and not self.state.determined and \
+                self.judge.came_back(est, self._before_change, self._doubt_mass):
             # The misfit that put the payload in doubt came back: what the motion since says is carried is what was
             # settled before it, and not what the doubt implied. A push held in motion (a flange push fits a mass of
             # 10 kg as well as a part does while it lasts) is no load: a pick does not come back. The contact was
@@ -1899,34 +1451,19 @@ class PayloadMonitor:
             if self._unnamed_change is not None:
                 late = None if self._keyed(self._named_early) is not None else self._name_late(est, t, in_doubt)
                 if late is not None:
-                    out.events.extend(self._split_steps(late))
+                    out.events.extend(self._named_steps(late))
                 self._unnamed_change, self._pending = None, None
         self._republish_com(out)
         self._name_confirmed(t, out)
 
     def _republish_com(self, out: MonitorUpdate) -> None:
-        """Publication only, no decision: a payload published with its CoM not identified (its published σ,
-        refine.RefinedCovariance.published, above the identify path's 5 mm on an axis, where the σ decided with was
-        within `com_std_m`) is published again once a later re-estimate of the same change has it identified. The
-        monitor publishes a change's payload once, when first determined, and a controller is given no payload whose
-        CoM is not identified (controller_payload.apply_refusal): without this, a third of the cell's picks (seeds 5
-        and 6) would have left the controller on the payload before them until the next change."""
-        if out.estimate is not None:
-            st = out.estimate
-            unknown = st.determined and not st.carries_nothing and not self._com_identified(st)
-            self._com_unpublished_since = st.since if unknown else None
-            return
-        st = self.state
-        if self._com_unpublished_since is None or not st.determined or st.since != self._com_unpublished_since or \
-                st.doubt or st.unconfirmed or st.undecided or st.carries_nothing:
-            return
-        if self._com_identified(st):
-            out.estimate = st
-            self._com_unpublished_since = None
+        """The same change's payload published again once its CoM is identified (publication.ComRepublication)."""
+        self._com.republish(out, self.state)
 
-    def _com_identified(self, state: PayloadState) -> bool:
-        """The CoM is identified on ~/payload (PayloadState.to_estimate, judged as the identify path judges)."""
-        return bool(state.to_estimate(self.frame).readable_identifiable()[1:4].all())
+    @property
+    def _com_unpublished_since(self) -> float | None:
+        """The change (PayloadState.since) whose payload was published with its CoM not identified (None: none)."""
+        return self._com.unpublished_since
 
     def _name_confirmed(self, t: float, out: MonitorUpdate) -> None:
         """Name a pending place that left the flange empty before its re-estimate is determined, once it is what a
@@ -1955,7 +1492,7 @@ class PayloadMonitor:
         if confirmed is None:
             return
         located, note = self._dating(first.t_change)
-        alarm, steps = self._two_steps(first.t_change, first.t_alarm)
+        alarm, steps = two_steps(first.t_change, first.t_alarm, self._taken_in, self.s.persist_s)
         out.events.append(Event(first.kind, first.t_change, alarm, t, held[0], held[1], first.delta_phi,
                                 f"{first.reason}; it held {t - first.t_change:.2f} s with the arm moving "
                                 f"{self._moved_under_pending():.2f} s under it, which a load follows and a push does "
@@ -1963,30 +1500,15 @@ class PayloadMonitor:
                                 t_change_located=located and not steps))
         self._named_early = self._key(first)
 
-    def _doubt_came_back(self, est: Refined) -> bool:
-        """The re-estimate since a doubt carries the mass settled before it (within the smallest change named, or
-        3σ) and tells it apart from the mass the doubt implied (by as much): the doubt's misfit came back."""
-        d = self.s.detector
-        before = self._before_change
-        std = float(np.sqrt(est.mass_std**2 + max(before.cov[0, 0], 0.0)))
-        allowed = max(d.min_mass_change_kg, 3.0 * std)
-        m = float(est.phi[0])
-        return abs(m - float(before.phi[0])) <= allowed and abs(m - self._doubt_mass) > allowed
-
     def _names_doubt(self, dm: float, dm_std: float) -> bool:
-        """The change Δm ± σ named against the payload before a doubt (_put_in_doubt) is the one the doubt implied:
-        within 3σ of both (the doubt's fit's and the named change's), or the smallest change named."""
-        implied = self._doubt_mass - float(self._before_change.phi[0])
-        std = float(np.sqrt(dm_std**2 + self._doubt_mass_std**2))
-        return abs(dm - implied) <= max(self.s.detector.min_mass_change_kg, 3.0 * std)
+        """The change Δm ± σ named against the payload before a doubt (_put_in_doubt) is the one the doubt implied."""
+        return self.judge.names_implied(dm, dm_std, self._doubt_mass - float(self._before_change.phi[0]),
+                                        self._doubt_mass_std)
 
     def _named_std(self, fit_var: float) -> float:
-        """σ of a mass change named from fits of variance `fit_var` (the rows' noise, AR(1)-widened or cluster-robust):
-        with the mass the robot model's error invents on the motion the part is weighed in (model_mass_std), which
-        no number of rows averages down and which differs from motion to motion (so the tare, the empty flange's
-        invented mass on the motions before, does not take it off). A 0.5 kg part carried through fast moves was
-        named +0.425 ± 0.014 kg (5.4σ low; the empty flange read −0.01 kg on the task's usual moves)."""
-        return float(np.sqrt(max(fit_var, 0.0) + self.model_mass_std**2))
+        """σ of a mass change named from fits of variance `fit_var`, with the robot model's error on the motion
+        (reestimate_judge.ReestimateJudge.named_std)."""
+        return self.judge.named_std(fit_var)
 
     def _held_change(self) -> tuple[float, float] | None:
         """(Δm, σ) of the payload held now against the one before the change, when significant (else None)."""
@@ -2033,42 +1555,12 @@ class PayloadMonitor:
         else:
             return None
         located, note = self._dating(since)
-        alarm, steps = self._two_steps(since, alarm)
+        alarm, steps = two_steps(since, alarm, self._taken_in, self.s.persist_s)
         located, note = located and not steps, note + steps
         return Event(kind, since, alarm, t, dm, dm_std, delta.copy(),
                      f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
                      f"{np.round(delta[1:4], 3).tolist()} kg·m, Δm {dm:+.3f} ± {dm_std:.3f} kg{note}",
                      t_change_located=located)
-
-    def _implausible(self, est: Refined) -> str:
-        """Why the re-estimate is no load ('' when it may be one)."""
-        d = self.s.detector
-        m, m_std = float(est.phi[0]), est.mass_std
-        allowed = d.span_chi2 * float(np.mean((self.level + self._change_share) / self.level))
-        if est.misfit > allowed:
-            return f"a flange load leaves {est.misfit:.1f} per row of the residual's variance (allowed {allowed:.1f})"
-        if m < -3.0 * m_std - d.mass_resolution_kg:
-            return f"it would weigh {m:.2f} ± {m_std:.2f} kg"
-        if m > d.max_mass_kg:
-            return f"it would weigh {m:.2f} kg, above the robot's {d.max_mass_kg:.2f} kg"
-        if m > max(3.0 * m_std, d.mass_resolution_kg) and np.linalg.norm(est.phi[1:4]) > d.max_lever_m * m:
-            return f"its CoM would be {np.linalg.norm(est.phi[1:4]) / m:.2f} m from the flange"
-        return ""
-
-    def _mass_determined(self, est: Refined) -> tuple[bool, bool]:
-        """(the mass is known to the settings' σ, nothing is carried): nothing carried (a mass within 3σ of zero) is
-        known once 3σ is below the smallest change the detector names (a part it would report is ruled out)."""
-        m = float(est.phi[0])
-        if est.blocks < MIN_BLOCKS or not est.determined[0]:
-            return False, False      # the robust covariance needs that many blocks of motion to mean anything
-        # "Nothing" as PayloadState.carries_nothing reports it: the mass less the tare.
-        part_m = m - self._tare[0]
-        part_std = float(np.sqrt(est.mass_std**2 + self._tare[1]))
-        if abs(part_m) <= 3.0 * part_std:
-            # σ ≤ 0.02 kg took the empty flange 7 s of motion after a place, the controller holding the part's
-            # payload all that time; 0.1 kg at 3σ takes about 4 s.
-            return 3.0 * part_std <= self.s.detector.min_mass_change_kg, True
-        return est.mass_std <= max(self.s.mass_std_rel * abs(m), self.s.mass_std_abs), False
 
     def _mass_decides_undecided(self, est: Refined) -> bool:
         """An undecided change (PayloadState.undecided) is a possible change of the mass alone: a re-estimate over rows
@@ -2081,29 +1573,16 @@ class PayloadMonitor:
         undecided change after a real pick outlived the 54 s carry: the controller was given nothing, h143).
 
         Determined to the settings' σ (1 % of the mass) or not, a mass whose σ (with the robot model's error on the
-        motion, _named_std) puts the undecided change beyond 3σ tells whether it came (_tells_undecided): the undecided
+        motion, _named_std) puts the undecided change beyond 3σ tells whether it came (tells_undecided): the undecided
         variance then adds nothing the re-estimate's own σ does not say (the real UR10e's re-estimates never reach 1 %,
         robot.yaml's measured model error alone is 0.85 % of the mass there, h134)."""
         if self.state.doubt or self._pending is not None:
             return False
-        return self._mass_determined(est)[0] or self._tells_undecided(est)
-
-    def _tells_undecided(self, est: Refined) -> bool:
-        """The re-estimate's mass, its robust covariance trusted (MIN_BLOCKS) and the mass determined by the motion,
-        has 3σ (with the model's error, _named_std) below the undecided change's size (√undecided_var)."""
-        if est.blocks < MIN_BLOCKS or not est.determined[0] or not self.state.undecided:
-            return False
-        return 3.0 * self._named_std(est.mass_std**2) < float(np.sqrt(self.state.undecided_var))
+        return self.judge.mass_determined(est, self._tare)[0] or self.judge.tells_undecided(est, self.state)
 
     def _is_determined(self, est: Refined) -> bool:
-        """Mass to the settings' σ (_mass_determined), and the CoM unless nothing is carried."""
-        mass_known, nothing = self._mass_determined(est)
-        if not mass_known or nothing:
-            return mass_known
-        if not np.all(est.determined[:4]):
-            return False
-        _, c_std = est.com_and_std()
-        return bool(np.all(c_std <= self.s.com_std_m))
+        """Mass to the settings' σ, and the CoM unless nothing is carried (ReestimateJudge.is_determined)."""
+        return self.judge.is_determined(est, self._tare)
 
     @property
     def paused(self) -> str | None:

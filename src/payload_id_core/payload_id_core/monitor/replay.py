@@ -14,7 +14,8 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.monitor.detect import Event
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_core.monitor.monitor import MonitorSettings, PayloadState, Undecided
+from payload_id_core.monitor.settings import MonitorSettings
+from payload_id_core.monitor.state import PayloadState, Undecided
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.signals.recording import JointSamples
