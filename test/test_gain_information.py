@@ -53,6 +53,26 @@ def test_a_column_the_others_reproduce_has_an_infinite_variance_and_the_rest_the
     assert np.all(np.isfinite(_old_pinv_std(jw)))              # the premise: the pseudo-inverse said determined
 
 
+def test_a_column_of_rounding_is_undetermined_and_takes_no_information_from_the_others():
+    """An unknown the motion does not excite at all has a column of rounding, itself a combination of the others'
+    columns (the planar_2r's out-of-plane load moments: norms 1e-13-1e-11 against ‖J‖₂ 8.9e3). Scaled to unit norm
+    it passed for a column, lay in the others' span, and took every unknown's information: both of that arm's gains
+    read ± inf (h160). Now it is below the Jacobian's rank tolerance: undetermined, and the others keep the
+    textbook inverse of their own columns."""
+    rng = np.random.default_rng(2)
+    good = rng.standard_normal((600, 3)) * np.array([1e3, 10.0, 1.0])
+    rounding = 1e-16 * (good @ np.array([1.0, -40.0, 300.0]))
+    jw = np.column_stack([good[:, :2], rounding, good[:, 2]])
+    cov = information_covariance(jw)
+    assert determined(cov).tolist() == [True, True, False, True]
+    keep = [0, 1, 3]
+    np.testing.assert_allclose(cov[np.ix_(keep, keep)], np.linalg.inv(good.T @ good), rtol=1e-8, atol=0.0)
+    assert not cov[2, keep].any() and not cov[keep, 2].any()
+    # The premise: scaled to unit norm with the rest, that column leaves no unknown any information of its own.
+    unit = jw / np.linalg.norm(jw, axis=0)
+    assert np.linalg.svd(unit, compute_uv=False)[-1] < 1e-12
+
+
 def test_a_well_posed_fit_with_columns_orders_apart_gets_the_textbook_inverse():
     """Where every unknown is determined the covariance is (JᵀJ)⁻¹ exactly, whatever the columns' units (here 1e-6
     to 1e4 apart, as θ's inertias and the gains are): the column scaling changes no number."""

@@ -13,7 +13,9 @@ column the other unknowns' columns cannot reproduce (the Schur complement of J�
 1989, §2.1.3 / Björck, Numerical Methods for Least Squares Problems, 1996, §1.1.5). Where the fit is well posed
 this is exactly (JᵀJ)⁻¹'s diagonal; where an unknown's column lies in the others' span to within rounding it is
 infinite, and the unknown is reported undetermined, not precise. Its correlations with the others are dropped (zero):
-there is nothing to correlate."""
+there is nothing to correlate. A column no longer than the Jacobian's rank tolerance (max(shape)·eps·‖J‖₂, as
+numpy's matrix_rank) is rounding, not data (an unknown the motion does not excite: a planar arm's out-of-plane load
+moments): undetermined, and left out of the others' information."""
 
 from __future__ import annotations
 
@@ -27,12 +29,16 @@ def information_covariance(jw: np.ndarray) -> np.ndarray:
     a = np.asarray(jw, dtype=float)
     p = a.shape[1]
     scale = np.linalg.norm(a, axis=0)
-    live = np.flatnonzero(scale > 0)
+    tol = max(a.shape) * np.finfo(float).eps
+    # A column no longer than the rank tolerance of the whole Jacobian (numpy's matrix_rank: max(shape)·eps·‖J‖₂) is
+    # rounding, not data: an unknown the motion does not excite at all. Scaled to unit norm its rounding would pass for
+    # a column, and one that is a combination of the others' (as rounding is) takes every unknown's information with
+    # it: the planar_2r's six out-of-plane load moments (norms 1e-13-1e-11, ‖J‖₂ 8.9e3) made both gains ± inf.
+    live = np.flatnonzero(scale > tol * np.linalg.norm(a, 2)) if a.size else np.arange(0)
     cov = np.zeros((p, p))
     var = np.full(p, np.inf)
     if live.size:
         r: np.ndarray = np.asarray(np.linalg.qr(a[:, live] / scale[live], mode="r"))  # ‖A x‖ = ‖R x‖: all on R
-        tol = max(a.shape) * np.finfo(float).eps
         inv = np.linalg.pinv(r, rcond=tol)
         unit_cov = inv @ inv.T                                  # (RᵀR)⁺: the correlations where resolved
         info = np.empty(live.size)
