@@ -57,6 +57,7 @@ from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
+from payload_id_core.testing.online_feed import feed_until_converged, reported_mass_std
 
 TRAJECTORY = "ur10_payload_fast"     # payload_id_ros.demo.PAYLOAD_TRAJECTORY (bench stays free of ROS imports)
 FRAME, MASS, COM = "tool0", 3.5, np.array([0.03, -0.02, 0.08])
@@ -131,15 +132,10 @@ def run(m: RobotModel, robot, rec, near_rest: float = 0.0) -> dict[str, float]:
     # history_every = the check's period: the history holds what each check saw (cached, nothing changes)
     est = OnlinePayloadEstimator(m, robot, FRAME, "difference-rls", rate_hz=500.0, include_robot_uncertainty=True,
                                  history_every=BLOCK, near_rest_epsilons=near_rest)
-    k = 0
-    while k < sig.t.size and not est.converged:
-        est.update_batch(sig.t[k:k + BLOCK], sig.q[k:k + BLOCK], sig.qd[k:k + BLOCK], sig.qdd[k:k + BLOCK],
-                         sig.tau[k:k + BLOCK])
-        k += BLOCK
+    k = feed_until_converged(est, sig, BLOCK)
     z, cov, _ = est.payload_solution()
-    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
     declared = est.convergence_time if est.converged else float(sig.t[-1] - sig.t[0])
-    err, std = z[0] - MASS, float(np.sqrt(cov[0, 0] + extra[0, 0]))
+    err, std = z[0] - MASS, reported_mass_std(est, cov[0, 0], sig, k)
     converged = bool(est.converged)
     est.update_batch(sig.t[k:], sig.q[k:], sig.qd[k:], sig.qdd[k:], sig.tau[k:])
     final = est.estimate()

@@ -77,6 +77,7 @@ from payload_id_core.robot_id import fit_given_model
 from payload_id_core.signals.conditioning import conditioned_signals
 from payload_id_core.sim import simulate
 from payload_id_core.sim.profile import load_profile
+from payload_id_core.testing.online_feed import feed_until_converged, reported_mass_std
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
 
 RATE, DURATION, NOISE, DELAY = 500.0, 10.0, 1.0, 0.003
@@ -205,15 +206,11 @@ def _convergence_figures(m, robot, recordings, frame, mass, options, prefix,
         # As the ROS session runs it (payload/session.py): the robot identification's covariance in σ.
         est = OnlinePayloadEstimator(m, robot, frame, "difference-rls", history_every=25, rate_hz=RATE,
                                      include_robot_uncertainty=True, **estimator_options)
-        k = 0
-        while k < sig.t.size and not est.converged:   # blocks of 25 samples: the check's own period
-            est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
-            k += 25
+        k = feed_until_converged(est, sig)             # blocks of 25 samples: the check's own period
         z, cov, _ = est.payload_solution()
-        extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
         declared.append(est.convergence_time if est.converged else float("nan"))   # NaN: never declared
         err_at.append(abs(z[0] - mass) / mass * 100)
-        std_at.append(float(np.sqrt(cov[0, 0] + extra[0, 0])) / mass * 100)
+        std_at.append(reported_mass_std(est, cov[0, 0], sig, k) / mass * 100)
         est.update_batch(sig.t[k:], sig.q[k:], sig.qd[k:], sig.qdd[k:], sig.tau[k:])
         history = est.estimate().history
         assert history is not None, "history_every=25 records the estimate's history"

@@ -27,6 +27,7 @@ from payload_id_core.payload.online.difference_rls import NEAR_REST_EPSILONS
 from payload_id_core.payload.options import PayloadOptions
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import fit_given_model
+from payload_id_core.testing.online_feed import feed_until_converged, reported_mass_std
 
 FRAME = "tool0"
 MASS = 3.5
@@ -176,13 +177,9 @@ def _declared(ur10, robot, rec, **options):
     sig = method_signals(rec, ur10, PayloadOptions(), robot)
     est = OnlinePayloadEstimator(ur10, robot, FRAME, "difference-rls", rate_hz=500.0, include_robot_uncertainty=True,
                                  **options)
-    k = 0
-    while k < sig.t.size and not est.converged:
-        est.update_batch(sig.t[k:k + 25], sig.q[k:k + 25], sig.qd[k:k + 25], sig.qdd[k:k + 25], sig.tau[k:k + 25])
-        k += 25
+    k = feed_until_converged(est, sig)
     z, cov, _ = est.payload_solution()
-    extra, _ = est.covariance_extra(sig.q[:k], sig.qd[:k], sig.qdd[:k], sig.tau[:k])
-    return est, k, z[0] - MASS, float(np.sqrt(cov[0, 0] + extra[0, 0]))
+    return est, k, z[0] - MASS, reported_mass_std(est, cov[0, 0], sig, k)
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])

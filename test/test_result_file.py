@@ -13,6 +13,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
+from payload_id_core.signals.stamp_holes import Hole, WindowCoverage
 
 FRAME = "tool0"
 
@@ -53,6 +54,20 @@ def test_the_result_comes_back_with_its_covariance_status_and_compensation(tmp_p
     assert saved.ft_params is not None
     np.testing.assert_allclose(saved.ft_params.offset, ft.offset)
     assert saved.ft_params.tilt == pytest.approx(ft.tilt) and saved.ft_params.sensor.name == "tool0"
+
+
+def test_a_goal_s_result_says_what_its_window_received_of_the_joint_states(tmp_path, model):
+    path = tmp_path / "last.yaml"
+    lost = [Hole(10.5, 11.0, 249), Hole(13.9, 14.3, 199)]          # the second clipped by the window's end
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 1.0,
+                 joint_states=WindowCoverage.of(lost, 10.0, 14.0, 1553, 0.002))
+    d = yaml.safe_load(path.read_text())["joint_states"]
+    assert d["window"] == [10.0, 14.0] and d["received"] == 1553 and d["period_s"] == 0.002
+    assert d["lost_s"] == pytest.approx(0.6) and d["longest_lost_s"] == pytest.approx(0.5)
+    assert d["lost_stretches"] == 2 and d["covered_share"] == pytest.approx(0.85) and d["complete"] is False
+    write_result(path, model, _estimate(), GoalOutcome.FINISHED, None, 1.0)
+    assert "joint_states" not in yaml.safe_load(path.read_text())
+    assert read_result(path, model) is not None
 
 
 def test_without_compensation_parameters_none_are_written_or_read(tmp_path, model):

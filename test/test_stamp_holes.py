@@ -79,6 +79,15 @@ def test_a_goal_that_lost_a_stretch_says_so_and_estimates_from_the_rows_on_each_
     assert said in holed.result_message()
     assert [Note.from_any(n).text for n in notes_with(holed.estimate.notes, NoteCode.NODE_JOINT_STATES_LOST)] == [said]
     assert not notes_with(holed.estimate.notes, NoteCode.NODE_INPUTS_DROPPED)     # no message was malformed
+    # The same in numbers, for the result file (bench/cell.py tells the runs apart by them).
+    assert whole.joint_states is not None and holed.joint_states is not None
+    assert whole.joint_states.complete and whole.joint_states.lost_s == 0.0
+    assert whole.joint_states.received == whole_run.online.samples
+    assert not holed.joint_states.complete and holed.joint_states.stretches == 1
+    assert holed.joint_states.received == whole.joint_states.received - lost
+    assert holed.joint_states.lost_s == holed.joint_states.longest_lost_s == pytest.approx(0.62, abs=0.011)
+    window = loaded.commanded[0].time_from_start[-1]
+    assert holed.joint_states.covered_share == pytest.approx(1.0 - 0.62 / window, abs=0.011 / window)
     # The estimate: the rows that arrived, honestly.
     mass, std = holed.estimate.mass, float(np.sqrt(holed.estimate.covariance[0, 0]))
     assert abs(mass - PHI[0]) < 3 * std and abs(mass - PHI[0]) < 0.02 * PHI[0], (mass, std)

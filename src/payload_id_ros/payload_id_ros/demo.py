@@ -9,7 +9,8 @@
 3. `payload-id identify --ros` (the command-line action client) asks for the identification and
    prints the streaming feedback and the final estimate next to the truth.
 4. out/demo_report.png (mass, CoM error and inertia over the motion with their ±2σ bands, the truth and the
-   convergence time; torque RMSE before/after) and out/demo_result.yaml (estimate, truth, errors, wall times).
+   convergence time; torque RMSE before/after) and out/demo_result.yaml (estimate, truth, errors, wall times, and the
+   joint states the estimator received against those mock_hardware published: joint_state_delivery).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ GEAR_FRICTION = True
 # The payload monitor demo's robot: its task motion is none of the excitations; ur10_payload is what its
 # thresholds were measured with (bench/monitor.py).
 MONITOR_ROBOT_TRAJECTORY = "ur10_payload"
+# mock_hardware's record of the joint states it published (its publish_log), in out/demo_logs: the run's
+# demo_result.yaml joint_states compares what the estimator received with it.
+PUBLISHED_LOG = "mock_hardware_published.log"
 # mock_hardware's noise seed. The goal's excitation starts at whatever sample the simulated clock has reached when the
 # command arrives, so even one seed gives another noise realisation under the excitation on every run.
 NOISE_SEED = 7
@@ -172,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stop-when-converged", action="store_true", help="end the motion once converged")
     ap.add_argument("--seed", type=int, default=NOISE_SEED,
                     help=f"mock_hardware's noise seed (default {NOISE_SEED}; bench/cell.py runs several)")
+    ap.add_argument("--prepare-only", action="store_true",
+                    help="identify (and cache) the unloaded robot of these arguments and stop: bench/cell.py's set-up")
     ap.add_argument("--robot-seed", type=int, default=ROBOT_SEED,
                     help=f"noise seed of the unloaded robot's simulated run, identified once per seed and cached "
                          f"(default {ROBOT_SEED})")
@@ -185,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         robot_yaml = unloaded_robot_yaml(cache, robot_traj, seed=args.robot_seed, gear_friction=GEAR_FRICTION)
         t_setup = time.monotonic() - t_start
         print(f"demo: unloaded robot model {robot_yaml.name} ready ({t_setup:.1f} s)", flush=True)
+        if args.prepare_only:
+            return 0
         truth_path = cache / "hidden_payload.yaml"
         atomic_write_yaml(truth_path, HIDDEN_PAYLOAD)
         result = run_cell(out, robot_yaml, payload_traj, truth_path, args.method, args.stop_when_converged,
@@ -206,12 +214,15 @@ def run_cell(out: Path, robot_yaml: Path, payload_traj: str, truth_path: Path, m
              stop_when_converged: bool = False, seed: int = NOISE_SEED) -> dict:
     hidden = HIDDEN_PAYLOAD
     i = hidden["inertia"]
+    published_log = out / "demo_logs" / PUBLISHED_LOG
+    saved = out / "demo_cache" / "last_payload.yaml"
+    saved.unlink(missing_ok=True)                 # a failed goal must not leave the last run's joint states
     sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_logs", overrides={
         "mock_hardware": {"payload_mass": hidden["mass"], "payload_com": hidden["com"], "payload_frame": FRAME,
                           "payload_inertia": [i["ixx"], i["ixy"], i["ixz"], i["iyy"], i["iyz"], i["izz"]],
-                          "seed": seed},
+                          "seed": seed, "publish_log": str(published_log)},
         "payload_estimator": {"robot_yaml": str(robot_yaml), "trajectory": payload_traj, "method": method,
-                              "payload_frame": FRAME, "result_path": str(out / "demo_cache" / "last_payload.yaml")},
+                              "payload_frame": FRAME, "result_path": str(saved)},
     })
     print(f"demo: starting the cell (ROS_DOMAIN_ID={sup.env['ROS_DOMAIN_ID']}, logs in {sup.log_dir})", flush=True)
     result_file = out / "demo_cache" / "identify_result.yaml"
@@ -253,12 +264,33 @@ def run_cell(out: Path, robot_yaml: Path, payload_traj: str, truth_path: Path, m
                                  f"see the logs in {sup.log_dir}")
     with open(result_file) as f:
         result = yaml.safe_load(f)
+    result["joint_states"] = joint_state_delivery(saved, published_log)
     result["estimator_cpu_pct"] = cpu_pct
     result["estimator_cpu_pct_mean"] = cpu_mean
     result["estimator_idle_cpu_pct"] = idle_pct
     print(f"demo: payload_estimator CPU during the identification: median {cpu_pct:.1f} % of one core "
           f"(mean {cpu_mean:.1f} % with the end-of-goal computations; {idle_pct:.1f} % idle)", flush=True)
     return result
+
+
+def joint_state_delivery(saved: Path, published_log: Path) -> dict | None:
+    """What the goal's excitation window received of the joint states (the estimator's result file's joint_states:
+    payload_id_core.signals.stamp_holes.WindowCoverage) and how many mock_hardware published in that window (its
+    publish_log, 'wall_s stamp_s' per joint state; None when it is not there), so a run that lost samples under load
+    can be told from one that got them all. None: the estimator saved none (no window)."""
+    try:
+        delivery = (yaml.safe_load(saved.read_text()) or {}).get("joint_states")
+    except (OSError, yaml.YAMLError):
+        return None
+    if not delivery:
+        return None
+    t0, t1 = delivery["window"]
+    try:
+        stamps = np.loadtxt(published_log, ndmin=2)[:, 1]
+        delivery["published"] = int(np.count_nonzero((stamps >= t0) & (stamps <= t1)))
+    except (OSError, ValueError, IndexError):
+        delivery["published"] = None
+    return delivery
 
 
 def process_cpu_seconds(pid: int) -> float:

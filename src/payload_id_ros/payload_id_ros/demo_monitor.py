@@ -59,7 +59,8 @@ TASK = [("move", 3), ("pick",), ("move", 3), ("push",), ("move", 3), ("regrasp",
 
 @dataclass
 class Record:
-    """What the demo saw: the truth it made, and what the estimator published (times in s since `t0`)."""
+    """What the demo saw: the truth it made, and what the estimator published (times in s since `t0`, on the
+    driver's clock: the wall clock, or /clock on simulated time)."""
 
     t0: float
     truth: list[dict] = field(default_factory=list)
@@ -69,14 +70,17 @@ class Record:
 
 
 class TaskDriver:
-    """An rclpy node (in this process) that drives the task and listens to the estimator."""
+    """An rclpy node (in this process) that drives the task and listens to the estimator. `sim_time`: the cell runs
+    on mock_hardware's /clock, and the task is paced and dated on it (`now`, `sleep`), not on the wall clock."""
 
-    def __init__(self, record: Record):
+    def __init__(self, record: Record, sim_time: bool = False):
         self.model = RobotModel.from_urdf(ROBOT)
+        self.sim_time = sim_time
         # A context of its own: the caller (a test) may run other rclpy nodes in this process.
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = Node("demo_monitor_task", context=self.context)
+        self.node = Node("demo_monitor_task", context=self.context,
+                         parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, sim_time)])
         self.record = record
         self.traj_pub = self.node.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
                                                    10)
@@ -87,7 +91,7 @@ class TaskDriver:
         self.node.create_subscription(PayloadEvent, "/payload_estimator/payload_event", self._on_event,
                                       QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
         self.node.create_subscription(PayloadEstimate, "/payload_estimator/payload", self._on_estimate, latched)
-        self.node.create_subscription(JointState, "/payload_estimator/monitor_residual", self._on_residual, 10)
+        self.node.create_subscription(JointState, "/payload_estimator/monitor_residual", self._on_residual, 50)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._spin = threading.Thread(target=self.executor.spin, daemon=True)
@@ -97,6 +101,20 @@ class TaskDriver:
         self.executor.shutdown()
         self.node.destroy_node()
         self.context.try_shutdown()
+
+    def now(self) -> float:
+        """s on the driver's clock: the wall clock's, or /clock's on simulated time (0 until the first is heard)."""
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def sleep(self, seconds: float) -> None:
+        """`seconds` on the driver's clock: on simulated time the task waits for the simulation, however slowly a
+        loaded machine lets it run, so every move, rest and push lasts the samples it was meant to."""
+        if not self.sim_time:
+            time.sleep(seconds)
+            return
+        end = self.now() + seconds
+        while self.now() < end:
+            time.sleep(0.002)
 
     # -- listening ------------------------------------------------------------------------------
     def _t(self, stamp) -> float:
@@ -112,7 +130,7 @@ class TaskDriver:
 
     def _on_estimate(self, msg) -> None:
         p = msg.payload
-        self.record.estimates.append({"t": time.time() - self.record.t0, "method": msg.method, "mass": p.mass,
+        self.record.estimates.append({"t": self.now() - self.record.t0, "method": msg.method, "mass": p.mass,
                                       "mass_std": p.mass_std, "com": [p.com.x, p.com.y, p.com.z],
                                       "com_identified": bool(p.com_identified)})
 
@@ -131,6 +149,10 @@ class TaskDriver:
                 raise PayloadIdError("nobody listens on the controller's JointTrajectory topic",
                                      "see mock_hardware's log")
             time.sleep(0.05)
+        while self.sim_time and self.now() == 0.0:
+            if time.monotonic() > deadline:
+                raise PayloadIdError("no /clock heard on simulated time", "see mock_hardware's log (sim_time:=true)")
+            time.sleep(0.05)
 
     def move(self, q0: np.ndarray, q1: np.ndarray, duration: float) -> None:
         """Rest to rest, starting on receipt (a zero stamp), as the cell's program would command it."""
@@ -148,7 +170,7 @@ class TaskDriver:
         response = self._call(self.set_payload, req)
         if not response.success:
             raise PayloadIdError(f"mock_hardware refused the payload: {response.message}", "report this")
-        self.record.truth.append({"t": time.time() - self.record.t0, "kind": kind,
+        self.record.truth.append({"t": self.now() - self.record.t0, "kind": kind,
                                   "mass": 0.0 if part is None else part["mass"],
                                   "com": None if part is None else list(part["com"])})
 
@@ -159,7 +181,7 @@ class TaskDriver:
         if not result.successful:
             raise PayloadIdError(f"mock_hardware refused the push: {result.reason}", "report this")
         if any(torque):
-            self.record.truth.append({"t": time.time() - self.record.t0, "kind": kind, "mass": None,
+            self.record.truth.append({"t": self.now() - self.record.t0, "kind": kind, "mass": None,
                                       "com": None, "duration": PUSH_S})
 
     def _call(self, client, request, timeout: float = 5.0):
@@ -177,7 +199,7 @@ def run_task(driver: TaskDriver, task=TASK, seed: int = 3) -> None:
     rng = np.random.default_rng(seed)
     q = np.array(HOME)
     push_next = False
-    time.sleep(2.0)                      # at rest: the monitor learns the residual's level
+    driver.sleep(2.0)                      # at rest: the monitor learns the residual's level
     for step in task:
         if step[0] == "move":
             for _ in range(step[1]):
@@ -185,23 +207,23 @@ def run_task(driver: TaskDriver, task=TASK, seed: int = 3) -> None:
                 driver.move(q, target, MOVE_S)
                 q = target
                 if push_next:
-                    time.sleep(0.4 * MOVE_S)
+                    driver.sleep(0.4 * MOVE_S)
                     driver.push(PUSH)
-                    time.sleep(PUSH_S)
+                    driver.sleep(PUSH_S)
                     driver.push([0.0] * 6)
-                    time.sleep(0.6 * MOVE_S - PUSH_S)
+                    driver.sleep(0.6 * MOVE_S - PUSH_S)
                     push_next = False
                 else:
-                    time.sleep(MOVE_S)
-                time.sleep(REST_S)
+                    driver.sleep(MOVE_S)
+                driver.sleep(REST_S)
         elif step[0] == "push":
             push_next = True
         else:
-            time.sleep(REST_S / 2)
+            driver.sleep(REST_S / 2)
             part = {"pick": PART, "regrasp": REGRASPED, "place": None}[step[0]]
             driver.carry(part, {"pick": "picked", "regrasp": "changed", "place": "placed"}[step[0]])
-            time.sleep(REST_S / 2)
-    time.sleep(1.0)
+            driver.sleep(REST_S / 2)
+    driver.sleep(1.0)
 
 
 def summarise(record: Record) -> dict:
@@ -327,13 +349,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_cell(out: Path, robot_yaml: Path, task=TASK, env: dict | None = None,
-             estimator: dict | None = None) -> Record:
-    """The cell up, the task driven, the cell stopped (by PID); `env` and `estimator` (parameters) for tests."""
+             estimator: dict | None = None, sim_time: bool = False) -> Record:
+    """The cell up, the task driven, the cell stopped (by PID); `env` and `estimator` (parameters) for tests.
+    `sim_time`: mock_hardware owns the clock (/clock, at most real time) and every node and the task run on it.
+    In real time a loaded machine makes mock_hardware skip the periods it missed (over 100 ms late), and the
+    monitor rightly pauses on those gaps and cannot date a change made in one; on simulated time the simulation
+    slows down instead, so the same samples reach the monitor whatever the machine's load (a test's choice)."""
     sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_monitor_logs",
                      env=dict(os.environ) if env is None else env, overrides={
-        "mock_hardware": {"profile": PROFILE, "seed": 7, "initial_positions": HOME},
+        "mock_hardware": {"profile": PROFILE, "seed": 7, "initial_positions": HOME,
+                          **({"sim_time": True, "real_time_factor": 1.0} if sim_time else {})},
         "payload_estimator": {"robot_yaml": str(robot_yaml), "payload_frame": FRAME, "monitor": True,
-                              "result_path": "", **(estimator or {})},
+                              "result_path": "", **({"use_sim_time": True} if sim_time else {}),
+                              **(estimator or {})},
     })
     print(f"demo-monitor: starting the cell (ROS_DOMAIN_ID={sup.env['ROS_DOMAIN_ID']}, logs in {sup.log_dir})",
           flush=True)
@@ -343,10 +371,11 @@ def run_cell(out: Path, robot_yaml: Path, task=TASK, env: dict | None = None,
         # This process joins the cell's domain, loopback only, like the nodes the supervisor started.
         for key in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
             os.environ[key] = sup.env[key]
-        record = Record(t0=time.time())
-        driver = TaskDriver(record)
+        record = Record(t0=0.0)
+        driver = TaskDriver(record, sim_time)
         try:
             driver.wait_for_cell(30.0)
+            record.t0 = driver.now()
             print("demo-monitor: running the pick-and-place task (about 40 s) ...", flush=True)
             run_task(driver, task)
         finally:

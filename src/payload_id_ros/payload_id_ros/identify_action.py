@@ -31,7 +31,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft import CompensationStream, FtParameters
 from payload_id_core.payload import FinishedGoal, GoalOutcome, IdentificationRun
 from payload_id_core.payload_estimate import PayloadEstimate
-from payload_id_core.signals import CommandedTrajectory
+from payload_id_core.signals import CommandedTrajectory, WindowCoverage
 from payload_id_msgs.action import Identify
 from payload_id_ros import conversions as conv
 from payload_id_ros.controller_payload import ControllerPayload
@@ -86,7 +86,8 @@ class EstimatorNode(Protocol):
     def new_run(self, request: Identify.Goal) -> IdentificationRun: ...
     def set_estimate(self, est: PayloadEstimate, measure: float | None = None,
                      ft_params: FtParameters | None = None) -> None: ...
-    def save_result(self, est: PayloadEstimate, outcome: GoalOutcome) -> str: ...
+    def save_result(self, est: PayloadEstimate, outcome: GoalOutcome,
+                    joint_states: WindowCoverage | None = None) -> str: ...
 
 
 @dataclass
@@ -283,7 +284,7 @@ class IdentifyAction:
         measure = conv.relative_mass_std(est)
         estimate_msg = conv.estimate_to_msg(est, self.node.now(), measure)
         self.node.set_estimate(est, ft_params=done.ft_calibration, measure=measure)
-        not_persisted = self.node.save_result(est, outcome)
+        not_persisted = self.node.save_result(est, outcome, done.joint_states)
         applied, note = self._apply(goal, done)
         summary = done.summary(note)
         # One severity per call site (rclpy refuses a call site whose severity changes).

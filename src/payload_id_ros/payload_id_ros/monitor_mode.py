@@ -54,7 +54,8 @@ class MonitorMode:
         self._kept: LiveMonitor | None = None       # switched off: what it held, for when it is switched on
         self._toggles = ToggleLimit()
         self.pub_event = node.create_publisher(PayloadEvent, "~/payload_event", EVENTS)
-        self.pub_residual = node.create_publisher(JointState, "~/monitor_residual", 10)
+        # A drain late on a loaded machine brings several 20 ms residuals at once (MonitorUpdate.residuals).
+        self.pub_residual = node.create_publisher(JointState, "~/monitor_residual", 50)
         self._lock = threading.Lock()
         self._apply_pending: PayloadEstimate | None = None     # the newest re-estimate, for the apply thread
         self._apply_thread: threading.Thread | None = None
@@ -131,10 +132,10 @@ class MonitorMode:
             # when_text: "at t", or "between a and b s (its time not located)", never the span's start as a date
             log.info(f"payload event: {event.kind.value} {event.when_text}, {event.mass_change_text} "
                      f"({event.reason})")
-        if update.residual is not None and self.pub_residual.get_subscription_count() > 0:
-            t, r = update.residual
-            self.pub_residual.publish(conv.joint_state_msg(conv.sec_to_time(t), live.model.joint_names,
-                                                           np.zeros(0), np.zeros(0), r))
+        if update.residuals and self.pub_residual.get_subscription_count() > 0:
+            for t, r in update.residuals:
+                self.pub_residual.publish(conv.joint_state_msg(conv.sec_to_time(t), live.model.joint_names,
+                                                               np.zeros(0), np.zeros(0), r))
         est = step.estimate
         if est is not None:
             self._publish(est)

@@ -58,7 +58,7 @@ from payload_id_core.payload import (
 )
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import DriveGains, RobotIdentification, resolve_drive_gains
-from payload_id_core.signals import EffortUnit, check_drive_gains
+from payload_id_core.signals import EffortUnit, WindowCoverage, check_drive_gains
 from payload_id_msgs.action import Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
@@ -237,14 +237,16 @@ class PayloadEstimator(Node):
         except OutputNotWritable as err:
             self.get_logger().warn(f"result_path: {err}; estimates will be delivered and published but not persisted")
 
-    def save_result(self, est: PayloadEstimate, outcome: GoalOutcome) -> str:
-        """The estimate, how its goal ended and the F/T compensation parameters, to `result_path`. Returns why it
-        could not be written ("" if it was): a full disk or a read-only directory must not cost the goal its
-        estimate."""
+    def save_result(self, est: PayloadEstimate, outcome: GoalOutcome,
+                    joint_states: WindowCoverage | None = None) -> str:
+        """The estimate, how its goal ended, what its window received of the joint states and the F/T compensation
+        parameters, to `result_path`. Returns why it could not be written ("" if it was): a full disk or a
+        read-only directory must not cost the goal its estimate."""
         if not self.params.result_path:
             return ""
         try:
-            write_result(self.params.result_path, self.model, est, outcome, self.compensation.params, self.now())
+            write_result(self.params.result_path, self.model, est, outcome, self.compensation.params, self.now(),
+                         joint_states=joint_states)
         except OSError as err:   # OutputNotWritable included
             problem = f"the estimate was not persisted: {err}"
             self.get_logger().error(problem)

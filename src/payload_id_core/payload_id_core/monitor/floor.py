@@ -73,12 +73,20 @@ class AlarmFloor:
         (the load's moments may cancel its mass on a joint). So the earliest it can have come is the earliest row kept
         (`record_s`) where it could not be seen: the real UR10e, a 2.8 kg pick with the arm upright at rest, seen
         8.2 s later once the arm had moved out of the pose, its window fitting +0.89 kg of it (h143). None: every row
-        kept before the change could see it, the alarm watching throughout."""
+        kept before the change could see it, the alarm watching throughout. The record's length (monitor.FLOOR_RECORD_S,
+        chosen there) trades a span that misses the change against one over every change since an old blind row; when
+        the rows kept are blind from the oldest on, the blindness began before them, and the reason says the load may
+        have come earlier still."""
         rows = [(t, f) for t, f in self._record if t < t_change - self.lookback_s]
-        for (t_prev, _), (t, floor) in zip(rows, rows[1:]):
+        for k, ((t_prev, _), (t, floor)) in enumerate(zip(rows, rows[1:])):
             if t - t_prev > self.recent_s or floor > abs(dm):
                 start = t_prev if t - t_prev > self.recent_s else t
+                # Blind from the oldest row kept on, with the record full: where the blindness began is beyond it.
+                edge = "" if k > 0 or self._record[-1][0] - rows[0][0] < self.record_s - self.recent_s else \
+                    (f"; the alarm was blind to it from the oldest of the {self.record_s:g} s of its floor kept, so it "
+                     "may have come earlier still")
                 return start, (f"its time is not located after {start:.3f} s: the alarm could not see {abs(dm):.3f} "
                                "kg at the flange there (its floor above it, or the joints not watched), and a load put "
-                               "on where no joint feels it shows only once the motion makes it visible, not as a step")
+                               f"on where no joint feels it shows only once the motion makes it visible, not as a step"
+                               f"{edge}")
         return None

@@ -147,3 +147,6 @@ class MonitorUpdate:
     estimate: PayloadState | None = None      # a newly determined (or improved) payload, to publish
     paused: str | None = None                 # why the monitor paused (reported once per pause)
     residual: tuple[float, np.ndarray] | None = None   # (t, r N·m) of the block's last sample, to watch
+    # (t, r N·m) at the block's first sample in each RESIDUAL_PERIOD_S of the stamps (~/monitor_residual): the
+    # stream's resolution is the data's, however late and large the node's batches come on a loaded machine.
+    residuals: list[tuple[float, np.ndarray]] = field(default_factory=list)

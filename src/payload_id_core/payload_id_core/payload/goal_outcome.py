@@ -10,6 +10,7 @@ import numpy as np
 
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
+from payload_id_core.signals.stamp_holes import WindowCoverage
 
 
 class GoalOutcome(Enum):
@@ -43,6 +44,7 @@ class FinishedGoal:
     ft_problem: str = ""                    # why that calibration failed ('' if it did not, or was not tried)
     input_drops: str = ""                   # what the goal's inputs lost ('' if nothing)
     interruption: str = ""                  # why an INTERRUPTED goal ended ('' otherwise)
+    joint_states: WindowCoverage | None = None   # what the excitation window received of them (None: no window)
 
     @property
     def cancelled(self) -> bool:

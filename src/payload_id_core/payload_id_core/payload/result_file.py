@@ -19,6 +19,9 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
                                  [this stamp, its alarm] (monitor.PayloadMonitor.carry_on_from_part). Absent in
                                  files saved before it was kept (null: not known)
   partial                        true for a cancelled or interrupted goal's estimate
+  joint_states                   a goal's: what its excitation window received of the joint states
+                                 (stamp_holes.WindowCoverage.to_dict: window [t0, t1] in their stamps, received
+                                 samples, period_s, lost_s, longest_lost_s, lost_stretches, covered_share, complete)
   ft_parameters                  the F/T compensation parameters in ft.yaml's form (ft.storage), when there are any
   stamp                          s, the node's clock when it was written
 Files written before notes had codes (plain strings) still load (PayloadEstimate.from_dict).
@@ -40,6 +43,7 @@ from payload_id_core.io.files import atomic_write_yaml
 from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.priors import MAX_KNOWN_MASS_KG
 from payload_id_core.payload_estimate import PayloadEstimate
+from payload_id_core.signals.stamp_holes import WindowCoverage
 
 
 class ResultUnreadable(Exception):
@@ -63,11 +67,12 @@ MONITOR_STATUS = "monitor"
 def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimate, outcome: GoalOutcome | None,
                  ft_params: FtParameters | None, stamp: float,
                  monitor_tare: tuple[float, float] | None = None, monitor_unloaded: dict | None = None,
-                 monitor_unconfirmed: str = "", monitor_watched_until: float | None = None) -> None:
+                 monitor_unconfirmed: str = "", monitor_watched_until: float | None = None,
+                 joint_states: WindowCoverage | None = None) -> None:
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
     (io.files.OutputNotWritable included) when it cannot be written. `outcome` None: a monitor's re-estimate,
     with its `monitor_tare` (kg, kg²), `monitor_unloaded` friction, `monitor_unconfirmed` mark and the last joint-state
-    stamp it had seen (`monitor_watched_until`)."""
+    stamp it had seen (`monitor_watched_until`). `joint_states`: what a goal's excitation window received of them."""
     d = est.to_dict()
     d["status"] = MONITOR_STATUS if outcome is None else outcome.value
     d["partial"] = outcome is not None and outcome.partial
@@ -78,6 +83,8 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
             d["monitor_unloaded_friction"] = monitor_unloaded
         d["monitor_unconfirmed"] = str(monitor_unconfirmed)
         d["monitor_watched_until"] = None if monitor_watched_until is None else float(monitor_watched_until)
+    if joint_states is not None:
+        d["joint_states"] = joint_states.to_dict()
     if ft_params is not None:
         d["ft_parameters"] = ft_parameters_to_dict(model, ft_params)
     d["stamp"] = stamp

@@ -47,7 +47,7 @@ from payload_id_core.signals.conditioning import Signals
 from payload_id_core.signals.delay import estimate_delay
 from payload_id_core.signals.effort import EffortUnit
 from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
-from payload_id_core.signals.stamp_holes import Hole, StampHoles, describe_holes
+from payload_id_core.signals.stamp_holes import Hole, StampHoles, WindowCoverage, describe_holes
 from payload_id_core.signals.tracking import MAX_TRACKING_ERROR_RAD, TrackingErrorStream, gap_seconds, window_samples
 
 MATCH_TOL = 0.05           # s: a commanded trajectory this close to the excitation's length is the excitation
@@ -231,6 +231,16 @@ class IdentificationRun:
         if self.window is None:
             return ""
         return describe_holes(self.stamp_holes.holes if holes is None else holes, *self.window)
+
+    def joint_state_coverage(self) -> WindowCoverage | None:
+        """What the excitation window received of its joint states (None: no window yet): the samples used and the
+        stretches lost, for the result file (a reader, bench/cell.py among them, tells a run that got the whole
+        motion from one that lost part of it without parsing the note)."""
+        if self.window is None:
+            return None
+        # The samples identified: those fed after an early end (end_window) are not.
+        used = sum(t.size for t in self._t)
+        return WindowCoverage.of(self.stamp_holes.holes, *self.window, received=used, period=self.stamp_holes.period)
 
     def add_wrenches(self, t: np.ndarray, wrench: np.ndarray) -> None:
         """F/T sensor readings (t (N,), [F, T] (N, 6)) received during the goal: the sensor is calibrated on those
@@ -423,7 +433,7 @@ class IdentificationRun:
                                   f"partial: {interruption or 'interrupted'} after {played:.2f} s of motion"))
         # A suspect estimate is not converged whatever the online rule said (finish.judge_quality).
         return FinishedGoal(outcome, est, played, self.converged and est.converged, before, after,
-                            calibration, problem, input_drops, interruption)
+                            calibration, problem, input_drops, interruption, self.joint_state_coverage())
 
     def ft_calibration(self, sensor_frame: str) -> FtParameters:
         """FtParameters for compensation from the wrist sensor's own readings during the excitation window:

@@ -183,6 +183,11 @@ class HeldOutModelError:
             return None
         return np.where(np.isfinite(s), np.mean(per_run, axis=0), np.nan)
 
+    def mass_motions(self) -> int:
+        """How many held-out motions determined the mass (their spurious masses are the sample C_me's mass variance
+        and the running record's are taken over)."""
+        return int(np.isfinite(np.asarray(self.spurious, dtype=float).reshape(-1, 10)[:, 0]).sum())
+
     def covariance(self) -> np.ndarray | None:
         """(10, 10) diagonal C_me over the held-out motions, None when some entry was determined by none of them."""
         s = np.asarray(self.spurious, dtype=float).reshape(-1, 10)

@@ -15,6 +15,7 @@ _EXPORTS = {
     "conditioning": ["Signals", "conditioned_signals"],
     "effort": ["EffortUnit", "check_drive_gains"],
     "recording": ["CommandedTrajectory", "JointSamples", "Recording", "WrenchSamples"],
+    "stamp_holes": ["WindowCoverage"],
 }
 __all__ = sorted(name for names in _EXPORTS.values() for name in names)
 if TYPE_CHECKING:  # the same names, for type checkers (test_architecture checks that the two agree)
@@ -23,5 +24,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (test_architecture checks
     from payload_id_core.signals.conditioning import Signals, conditioned_signals
     from payload_id_core.signals.effort import EffortUnit, check_drive_gains
     from payload_id_core.signals.recording import CommandedTrajectory, JointSamples, Recording, WrenchSamples
+    from payload_id_core.signals.stamp_holes import WindowCoverage
 else:
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

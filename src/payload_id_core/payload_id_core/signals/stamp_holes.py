@@ -64,10 +64,52 @@ class StampHoles:
         return found
 
 
+def holes_inside(holes: list[Hole], t0: float, t1: float) -> list[tuple[float, float, Hole]]:
+    """The holes overlapping the window [t0, t1] (s), each as (start, end) clipped to it and the hole."""
+    return [(max(h.start, t0), min(h.end, t1), h) for h in holes if h.end > t0 and h.start < t1]
+
+
+@dataclass(frozen=True)
+class WindowCoverage:
+    """What one stream delivered of a window [t0, t1] (s, its own stamps): `received` samples, and the stretches
+    lost in it (holes: steps over the stream's GAP_FACTOR periods, clipped to the window). Complete: no stretch
+    lost, so every part of the motion the window spans reached the estimator (shorter steps are scheduling jitter
+    or a lone lost sample, which no fit treats as a gap either)."""
+
+    t0: float
+    t1: float
+    received: int
+    period: float | None                    # s, the stream's median step (None: too few steps to know it)
+    lost_s: float                           # s of the window inside lost stretches
+    longest_lost_s: float                   # s, the longest of them (0: none)
+    stretches: int                          # how many
+
+    @classmethod
+    def of(cls, holes: list[Hole], t0: float, t1: float, received: int, period: float | None) -> WindowCoverage:
+        inside = [b - a for a, b, _ in holes_inside(holes, t0, t1)]
+        return cls(float(t0), float(t1), int(received), period, float(sum(inside)), float(max(inside, default=0.0)),
+                   len(inside))
+
+    @property
+    def covered_share(self) -> float:
+        """The share of the window's duration outside lost stretches (1.0 for an empty window)."""
+        length = self.t1 - self.t0
+        return 1.0 - self.lost_s / length if length > 0.0 else 1.0
+
+    @property
+    def complete(self) -> bool:
+        return self.stretches == 0
+
+    def to_dict(self) -> dict:
+        return {"window": [self.t0, self.t1], "received": self.received, "period_s": self.period,
+                "lost_s": self.lost_s, "longest_lost_s": self.longest_lost_s, "lost_stretches": self.stretches,
+                "covered_share": self.covered_share, "complete": self.complete}
+
+
 def describe_holes(holes: list[Hole], t0: float, t1: float, what: str = "joint states") -> str:
     """One sentence on the holes inside the window [t0, t1] (s; '' if none), where they fall in it: 'lost 0.62 s of
     joint states (309 samples) at 3.10 s of motion'."""
-    inside = [(max(h.start, t0), min(h.end, t1), h) for h in holes if h.end > t0 and h.start < t1]
+    inside = holes_inside(holes, t0, t1)
     if not inside:
         return ""
     # The samples a hole clipped by the window held, in proportion to the part of it inside.

@@ -49,6 +49,10 @@ Convergence (seconds of motion until declared):
                 only, it declared at 13.3 s at −4.1 % (4.6σ). Judged against the whole-run error alone, an
                 earlier estimate the σ it reported then covered held the route shut to the end of the run
                 (difference-rls on 15harm: +4.8 % at 28 s with a reported σ of 2.3 %, +0.3 % at 63 s).
+                The second route is closed where robot.yaml measured its model error on a single held-out motion
+                (covariance_extra.MIN_DECLARING_MOTIONS): robot.yaml given only 01_31's unloaded run, direct-rls
+                on the real 15harm run declared at 16.8 s at −4.41 % (3.74σ); the estimate then runs to the end
+                not converged (−0.73 %, 0.64σ there) and its progress note says why.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from payload_id_core.payload.covariance_extra import (
     lasting_from_robot,
     online_covariance_extra,
     prefix_mass_excess,
+    single_motion_model_error,
 )
 from payload_id_core.payload.finish import (
     judge_quality,
@@ -114,9 +119,9 @@ BLOCK = 8              # samples per Kalman update in update_batch (48 rows for 
 PENDING = 32           # samples whose rows enter the information matrix in one product
 LOAD_REFRESH = 8       # samples between refreshes of the estimate the load-friction columns are built from
 # Motion between two serial-correlation checks of the 'covariance' rule: SERIAL_CHECK_S, or a fraction of the
-# motion so far when more. Each check is a batch solve over every sample fed (~30 µs a sample, ~38 with the robot's
-# unmodelled gear friction); growing with the data keeps a run that never converges at a bounded share of a core
-# (~40 % at 500 Hz: 38 µs × 500 Hz / 0.05) however long it lasts.
+# motion so far when more. Each check is a batch solve over every sample fed, whose cost per sample itself grows with
+# them (bench/batch_check.py, load ~35: 50-66 µs a sample over 2 s, 95-108 over 10 s); growing with the data bounds
+# the number of checks, not their share of a core (~1 core at 500 Hz by 10 s of a run that never converges).
 SERIAL_CHECK_S = 0.25
 SERIAL_CHECK_FRACTION = 0.05
 
@@ -653,7 +658,7 @@ class OnlineEstimator(ABC):
         if elapsed < self._lasting_at + max(SERIAL_CHECK_S, SERIAL_CHECK_FRACTION * self._lasting_at) - 1e-9:
             return False
         self._lasting_at = elapsed
-        if not self._may_be_model_limited(z, std):
+        if self._single_motion_model_error or not self._may_be_model_limited(z, std):
             return False
         noise, lasting = self.mass_variance_shares(z, std)
         return bool(lasting > 0.0 and noise <= MODEL_LIMITED_SHARE * lasting
@@ -669,6 +674,12 @@ class OnlineEstimator(ABC):
             return True
         lasting = max(self._robot_lasting + self._gains_mass_variance(z), 0.0)
         return lasting > 0.0 and std**2 <= MODEL_LIMITED_SHARE * lasting
+
+    @cached_property
+    def _single_motion_model_error(self) -> bool:
+        """robot.yaml's measured model error rests on one held-out motion: the second route does not declare on it
+        (covariance_extra.MIN_DECLARING_MOTIONS; robot.yaml does not change)."""
+        return single_motion_model_error(self.robot, self.frame, self.model)
 
     @cached_property
     def _robot_lasting(self) -> float | None:
@@ -742,6 +753,11 @@ class OnlineEstimator(ABC):
 
     def _declared_how(self) -> str:
         """The progress note's account of the declaration: when, and which route of the rule."""
+        if not self.converged and self.convergence_rule is ConvergenceRule.COVARIANCE and self.serial_check \
+                and self._single_motion_model_error:
+            return ("; not declared by the robot model's error: robot.yaml measured it on one held-out motion, which "
+                    "cannot show how it varies between motions (identify-robot with a second --held-out-* run of "
+                    "another motion)")
         if not self.converged or self.converged_by is None:
             return ""
         how = {ConvergedBy.PRECISE: "its reported mass σ below the bar",
