@@ -144,7 +144,7 @@ def test_a_refuted_load_with_nothing_to_take_back_to_is_decided_once(cell):
     monitor = PayloadMonitor(model, robot, FRAME)
     k0, k1 = (int(np.searchsorted(t, x)) for x in (10.8, 11.8))
     feed(monitor, t[:k0], q[:k0], qd[:k0], tau[:k0])
-    assert monitor._pending is not None and monitor._pending.is_load_change, monitor._pending
+    assert monitor.change.pending is not None and monitor.change.pending.is_load_change, monitor.change.pending
     monitor._change_from = None
     monitor._is_determined = lambda est: True          # the refutation runs at a re-estimate's determination
     events, _ = feed(monitor, t[k0:k1], q[k0:k1], qd[k0:k1], tau[k0:k1])
@@ -152,7 +152,7 @@ def test_a_refuted_load_with_nothing_to_take_back_to_is_decided_once(cell):
     assert "push held through the motion" in events[0].reason, events[0]
     # Decided: nothing pending, and the payload settled (kept, with nothing to go back to), so a next change is one of
     # its own.
-    assert monitor._pending is None and monitor._unnamed_change is None and monitor.state.determined
+    assert monitor.change.pending is None and monitor.change.unnamed is None and monitor.state.determined
 
 
 def test_a_flange_push_held_at_rest_then_into_a_move_is_no_load(cell):

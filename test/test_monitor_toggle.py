@@ -390,7 +390,7 @@ def test_the_mass_floor_is_what_the_alarm_sees_at_rest(ur10_cell_robot):
                 tau[step:] += share * floor_now * g
             mon.feed(t[k:k + 10], qs[k:k + 10], np.zeros((10, model.n)), tau[k:k + 10], None)
             assert mon.monitor is not None
-            if mon.monitor._window is not None or mon.monitor._unnamed_change is not None:
+            if mon.monitor._window is not None or mon.monitor.change.unnamed is not None:
                 return True
         return False
 

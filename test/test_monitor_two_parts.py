@@ -6,7 +6,7 @@ the two window fits and the sum held afterwards name each part with its mass (Pa
 one `picked` +3.96 kg for 3 kg and 1 kg 0.5 s apart). Where no window fits it (in motion within the first second after
 a pick the alarm is deaf: test_monitor_floor_after_change's strict xfail), the one event says it may be two parts.
 
-Review finding B (h122, h130): `_moved_since_change`, the motion a pending load is named on, grows while the monitor is
+Review finding B (h122, h130): `change.moved_s`, the motion a pending load is named on, grows while the monitor is
 disarmed, when neither the re-estimate nor contact_wrench takes rows. Counted only at the re-arm on the carried fit
 (h138) or only while armed (h130), figures were lost (design.md): the behaviour meant is a strict xfail here.
 """
@@ -136,7 +136,7 @@ def test_one_part_is_not_said_to_be_two(cell):
 def test_motion_while_disarmed_counts_under_the_load_only_at_the_re_arm(cell):
     """Review finding B, the behaviour meant: a 3 kg pick at rest, and 0.3 s later a 100 N strike on the forearm as the
     next move begins (a contact: the monitor is disarmed in motion). While disarmed the motion under the pending pick
-    (`_moved_since_change`, what `_close_pending` names a load on) does not grow: neither the re-estimate nor
+    (`change.moved_s`, what `_close_pending` names a load on) does not grow: neither the re-estimate nor
     contact_wrench takes rows then, and the fit is seen to survive that motion only when the residual comes back within
     its allowance on it (the re-arm), where that motion would be counted. The pick is named with its mass."""
     model, robot = cell
@@ -152,7 +152,7 @@ def test_motion_while_disarmed_counts_under_the_load_only_at_the_re_arm(cell):
     task.moves(3)
     trace = []
     events, _ = fed(PayloadMonitor(model, robot, FRAME), task,
-                    lambda m, t: trace.append((t, m._armed, m._moved_since_change, t < m._moving_until)))
+                    lambda m, t: trace.append((t, m._armed, m.change.moved_s, t < m._moving_until)))
     contact = [e for e in events if e.kind is EventKind.CONTACT]
     loads = [e for e in events if e.is_load_change]
     assert contact and [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events

@@ -160,7 +160,7 @@ def test_an_undecided_change_is_decided_by_a_mass_determined_re_estimate_whateve
              for std in (0.03, 0.25)]
     assert 3.0 * monitor._named_std(0.03**2) < 0.6 <= 3.0 * monitor._named_std(0.25**2)
     assert monitor._mass_decides_undecided(wider[0]) and not monitor._mass_decides_undecided(wider[1])
-    monitor._unnamed_change = 11.0                                  # a newer change too small to name
+    monitor.change.unnamed = 11.0                                   # a newer change too small to name
     assert monitor._mass_decides_undecided(est)
-    monitor._pending = Event(EventKind.PLACED, 11.0, 11.05, 11.2, -0.5, 0.05, np.zeros(10), "a window's load")
+    monitor.change.pending = Event(EventKind.PLACED, 11.0, 11.05, 11.2, -0.5, 0.05, np.zeros(10), "a window's load")
     assert not monitor._mass_decides_undecided(est)                 # a newer load pending, not named yet

@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
+from payload_id_core.monitor.adopted_change import AdoptedChange, load_key
 from payload_id_core.monitor.contact_wrench import (
     WRENCH,
     FilteredContactJacobian,
@@ -127,18 +128,9 @@ class PayloadMonitor:
         self.model_mass_std = model_mass_std(robot, frame, model, self.s.detector)
         self.judge = ReestimateJudge(self.s, self.model_mass_std)     # what a re-estimate says (_maybe_publish)
         self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
-        self._before_change = self.state       # what to go back to if the change turns out not to be a load
-        self._change_started = float("nan")
-        self._change_unlocated = ""                  # why _change_started is only the earliest it can have come ('')
+        # The change being re-estimated (none yet: the payload given is settled), one object that _snapshot copies whole
+        self.change = AdoptedChange(self.state)
         self._doubt_rows: dict | None = None          # the disarmed rows of that change, to locate it again (_relocate)
-        self._unnamed_change: float | None = None    # t_alarm of a change not named yet (all are, at first)
-        self._pending: Event | None = None           # the load its window fitted (None: none), named once it holds
-        # (t_change, t_alarm, Δm) of a later window's load of the other sign taken into that change (_decide): the
-        # change named is then the net of two steps, whose times are not one (steps.two_steps)
-        self._taken_in: tuple[float, float, float] | None = None
-        # A later window's load of the same sign taken into that change (_decide): a second part within `persist_s` of
-        # the first, or one load fitted in two windows; named apart where the data tell the two steps (_named_steps)
-        self._second_step: Event | None = None
         measured = measured_load_friction(robot) if self.load_friction is not None and self.s.load_friction_veto \
             else None
         self.cusum = CusumWithVeto(n, self.s.detector, None if measured is None else
@@ -163,11 +155,6 @@ class PayloadMonitor:
         self._count = 0
         self._unarmed_motion_s = 0.0                 # s of motion the monitor has been disarmed with a misfit
         self._inside_since = np.inf                  # disarmed: since when every joint is inside its allowance
-        self._doubt_mass = float("nan")              # kg: the fit's mass a doubt implied (_put_in_doubt)
-        self._doubt_mass_std = float("nan")          # kg: that fit's own σ (not the step-wide σ the state carries)
-        self._moved_since_change = 0.0               # s of motion since the change being re-estimated began
-        # (t_change, Δm, _moved_since_change then) of a window's load fitted on a doubt not yet decided (_pending_start)
-        self._pending_on_doubt: tuple[float, float, float] | None = None
         # (t_change, Δm, judgement) of the pending load: contact_wrench's comparison of its rows up to the first contact
         # reported while it was pending (_decide), the rows that are the pending load's alone (_pending_judgement)
         self._pending_judged: tuple[float, float, LoadOrPushJudgement | None] | None = None
@@ -310,7 +297,7 @@ class PayloadMonitor:
         fit = self.state.phi.copy()
         fit[0] += tare_mass
         self._tare = (tare_mass, tare_var)
-        self.state = self._before_change = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
+        self.state = self.change.before = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
                                                         tare_var, unconfirmed=unconfirmed)
         if unconfirmed:
             self._armed = False
@@ -331,22 +318,23 @@ class PayloadMonitor:
                                  f"not yet decided: the alarm at {w['t_alarm']:.3f} s came within the verdict's "
                                  f"{self.s.detector.confirm_s:g} s of the last sample ({end:.3f} s)"
                                  + (f"; {unlocated}" if unlocated else ""), not unlocated))
-        if self._unnamed_change is not None and self._pending is not None and self._keyed(self._named_early) is None:
-            e = self._pending
-            located, note = self._dating(e.t_change)
-            alarm, steps = two_steps(e.t_change, e.t_alarm, self._taken_in, self.s.persist_s)
+        if self.change.unnamed is not None and self.change.pending is not None and \
+                self.change.keyed(self._named_early) is None:
+            e = self.change.pending
+            located, note = self.change.dating(e.t_change)
+            alarm, steps = two_steps(e.t_change, e.t_alarm, self.change.taken_in, self.s.persist_s)
             located, note = located and not steps, note + steps
             out.append(Undecided(e.kind, e.t_change, alarm, e.delta_mass, e.delta_mass_std,
                                  f"not yet decided: its window fitted {e.kind.value} ({e.mass_change_text}; "
                                  f"{e.reason}), "
                                  f"{end - e.t_change:.2f} s before the last sample, with the arm moving "
-                                 f"{self._moved_since_change:.2f} s under it; a load is named once its re-estimate is "
+                                 f"{self.change.moved_s:.2f} s under it; a load is named once its re-estimate is "
                                  f"determined or it held with the arm moving under it (a push held at rest fits a load "
                                  f"as well){note}", located and e.t_change_located))
-        elif self._unnamed_change is not None and self.state.doubt:
-            dm = float(self.state.phi[0] - self._before_change.phi[0])
-            located, note = self._dating(self._change_started)
-            out.append(Undecided(None, self._change_started, self._unnamed_change, dm, self._doubt_mass_std,
+        elif self.change.unnamed is not None and self.state.doubt:
+            dm = float(self.state.phi[0] - self.change.before.phi[0])
+            located, note = self.change.dating(self.change.started)
+            out.append(Undecided(None, self.change.started, self.change.unnamed, dm, self.change.doubt_mass_std,
                                  f"not yet decided: {self.state.doubt}{note}", located))
         return out
 
@@ -489,7 +477,7 @@ class PayloadMonitor:
             # carried fit (h138, tried), a place was dated into a light push at rest before the pick it followed
             # (test_monitor_task_motion) and pushes above 30 N found on bench/monitor.py's pushed task fell (seed 7 81 →
             # 77 of 88); test_monitor_two_parts' strict xfail pins the behaviour meant.
-            self._moved_since_change += t - self._history[-1][0]
+            self.change.moved_s += t - self._history[-1][0]
         self._history.append((t, F, r0, L, w, moving, G))
         while self._history and self._history[0][0] < t - HISTORY_S:
             self._history.popleft()
@@ -685,8 +673,8 @@ class PayloadMonitor:
         else:
             dated = min(self._disarmed.since, start) if np.isfinite(self._disarmed.since) else start
             unlocated = f"its time is not located within [{dated:.3f}, {t:.3f}] s, the monitor disarmed: {why}"
-        if not settled and self._unnamed_change is not None and self._pending is not None and \
-                start - self._pending_start() >= self.s.persist_s:
+        if not settled and self.change.unnamed is not None and self.change.pending is not None and \
+                start - self.change.pending_start() >= self.s.persist_s:
             # A change still being re-estimated does not take in what came while the monitor was disarmed: its load is
             # judged on the rows before (they stopped when the monitor was disarmed), and this misfit is a change of its
             # own. Absorbed, a real place made while disarmed was named from a 0.5 kg window fit 6 s before it (the
@@ -695,14 +683,14 @@ class PayloadMonitor:
                 # The pending fit was a push (_take_back_change): the misfit is judged again, on the payload restored,
                 # from the next sample (the motion counted so far still counts).
                 return
-        elif not settled and self._unnamed_change is not None and self._pending is None and not self.state.doubt and \
-                start - self._change_started >= self.s.persist_s:
+        elif not settled and self.change.unnamed is not None and self.change.pending is None and \
+                not self.state.doubt and start - self.change.started >= self.s.persist_s:
             # Nor one with nothing pending (a window's change too small to name, still being re-estimated): it is ended
             # as it stands, as a pending load is, and the misfit is a change of its own. Absorbed, a real place made
             # while disarmed (the UR10e's 01_31 loaded run then its unloaded twin, at the join) was folded into a
             # too-small change fitted 9.6 s before it and named at that window's time.
             self.state = replace(self.state, determined=True)
-            self._unnamed_change = None
+            self.change.unnamed = None
         # Taken after _close_pending: a doubt taken back by the motion (_judge_adoption) goes back to the change it
         # closed as closed (named, settled). Taken before, the pick still being re-estimated came back with its
         # pending fit after _close_pending had named it, and was named `picked` twice (test_monitor_push_or_load,
@@ -711,15 +699,8 @@ class PayloadMonitor:
         phi_ref = self.state.phi.copy()
         if self.state.determined:
             self._change_from = self._adopted_from
-            self._before_change = self.state
-            self._change_started = dated
-            self._change_unlocated = unlocated
+            self.change.begin(self.state, dated, unlocated, self._unarmed_motion_s, t, None)
             self._doubt_rows = None if rows is None else {**rows, "dated": dated}
-            self._moved_since_change = self._unarmed_motion_s
-            self._unnamed_change = t
-            self._pending = None
-            self._taken_in = None
-            self._second_step = None
         cov = self.state.cov.copy()
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
         rms = implied.rms
@@ -728,8 +709,8 @@ class PayloadMonitor:
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra)
-        self._doubt_mass = float(self.state.phi[0])
-        self._doubt_mass_std = implied.fit_std
+        self.change.doubt_mass = float(self.state.phi[0])
+        self.change.doubt_mass_std = implied.fit_std
         self._undo = None
         self._anchor = (t, F.copy(), r0.copy(), L.copy())
         self._anchor_G = G.copy()
@@ -781,11 +762,11 @@ class PayloadMonitor:
         motion (a 3 kg pick under a held push, then a short move: +25 % on the mass at rest, and its step was not
         found); the re-estimate's, over seconds of motion, is the load that came."""
         rows = self._doubt_rows
-        if rows is None or not self._change_unlocated or rows["dated"] != self._change_started:
+        if rows is None or not self.change.unlocated or rows["dated"] != self.change.started:
             return
         located, _ = self._locate_rows(rows, phi - rows["phi"])
         if located is not None:
-            self._change_started, self._change_unlocated = located, ""
+            self.change.started, self.change.unlocated = located, ""
         self._doubt_rows = None
 
     def _contact_onset(self, window: dict) -> float:
@@ -874,7 +855,7 @@ class PayloadMonitor:
         self.cusum.reset(float(t[-1]))
         dated, unlocated = self._unwatched_change(float(t[k_c]), float(w["t_alarm"]))
         if verdict.event is not None and unlocated:
-            # A load's event is said when it is named (_dating adds the reason then); a contact's now.
+            # A load's event is said when it is named (AdoptedChange.dating adds the reason then); a contact's now.
             said = verdict.event.reason if verdict.event.is_load_change else f"{verdict.event.reason}; {unlocated}"
             verdict.event = replace(verdict.event, t_change=dated, t_change_located=False, reason=said)
         if verdict.event is not None and not verdict.event.is_load_change:
@@ -901,22 +882,21 @@ class PayloadMonitor:
                 # as +1.2 kg by its first window and called a contact by its second; the place, re-estimated from
                 # +1.2 kg, was lost and the push's release named `placed`).
                 onset = undo["first"]
-                for name, value in undo["fields"].items():
-                    setattr(self, name, value)
+                self._restore(undo["fields"])
             self.refiner.drop_since(onset)
             self.load_or_push.drop_since(onset)
             self._disarmed.disarmed(onset)     # a load may have come from the contact's onset on
-            if self._unnamed_change is not None and self._pending is not None and \
-                    self._keyed(self._pending_judged) is None:
+            if self.change.unnamed is not None and self.change.pending is not None and \
+                    self.change.keyed(self._pending_judged) is None:
                 # What the motion says of the pending load is judged on its rows up to here: the rows after a contact
                 # came while someone may have pushed (the contact's own are taken out above, not a ramp below the
                 # alarm's allowance, nor a push felt too weakly to alarm), and contact_wrench compares one load with
                 # one push. Over 9-10 s of such rows two real places on bench/monitor.py's pushed task (seed 8)
                 # favoured a push by 256 and 406 (h104).
-                self._pending_judged = (*self._key(self._pending), self._judge_load_or_push())
+                self._pending_judged = (*load_key(self.change.pending), self._judge_load_or_push())
             return
-        if self._unnamed_change is not None and self._pending is not None and \
-                (float(t[k_c]) - self._pending_start() >= self.s.persist_s or self._a_load_of_its_own(verdict)):
+        if self.change.unnamed is not None and self.change.pending is not None and \
+                (float(t[k_c]) - self.change.pending_start() >= self.s.persist_s or self._a_load_of_its_own(verdict)):
             # The load the last window fitted held for longer than a push comes back in, or a load of its own follows
             # it within that time: it is judged now, on the rows before this change, and this change is a change of
             # its own.
@@ -929,25 +909,10 @@ class PayloadMonitor:
         # re-estimate restarts at the change and takes the window's rows at once.
         if len(out.events) == events_before:
             # What this window's fit replaces, for a contact found by the next window to take it back (above).
-            self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": {
-                name: copy.deepcopy(getattr(self, name)) for name in (
-                    "state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                    "_pending_on_doubt", "_unnamed_change",
-                    "_pending", "_taken_in", "_second_step", "_anchor", "_change_share", "_friction_prior",
-                    "refiner", "unloaded",
-                    "_last_refine", "_anchor_G", "load_or_push", "_adopted_from")}}
+            self._undo = {"t_end": float(t[-1]), "first": float(w["samples"][0][0]), "fields": self._snapshot()}
         self._adopted_from = self._snapshot()
         phi_ref = self.state.phi.copy()
         was_settled = self.state.determined
-        if was_settled:
-            # A change on top of one still being re-estimated keeps the last settled payload to go back to.
-            self._change_from = self._adopted_from
-            self._before_change = self.state
-            self._change_started = dated
-            self._change_unlocated = unlocated
-            self._moved_since_change = 0.0
-        phi = self.state.phi + verdict.delta_phi
-        cov = self.state.cov + verdict.cov
         # A load is never named from the window alone. At rest a flange load changes the torques only through its
         # gravity wrench (the mass and the two moments perpendicular to gravity), a family a hand pressing on the
         # flange lies in as well; and a push held for half a second fits a load as well as a part does. What a
@@ -958,27 +923,13 @@ class PayloadMonitor:
         # does not fit the motion is a contact (_name_late, _maybe_publish). A further alarm while a change is
         # still being re-estimated belongs to that change, so it names nothing itself.
         if was_settled:
-            self._unnamed_change = float(w["t_alarm"])
-            self._pending = verdict.event
-            self._taken_in = None
-            self._second_step = None
-        elif verdict.event is not None and self._pending is None:
-            self._pending = verdict.event
-            if self.state.doubt:
-                self._pending_on_doubt = (float(verdict.event.t_change), float(verdict.event.delta_mass),
-                                          self._moved_since_change)
-        elif verdict.event is not None and verdict.event.is_load_change and self._taken_in is None and \
-                self._pending is not None and np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass):
-            # A step of the other sign taken into the pending load (the way back, or a load the motion has not yet
-            # told from a push's release): what is named is the net of the two (steps.two_steps).
-            self._taken_in = (dated, float(w["t_alarm"]), float(verdict.event.delta_mass))
-        elif verdict.event is not None and verdict.event.is_load_change and self._second_step is None and \
-                self._taken_in is None and self._pending is not None and self._pending.is_load_change and \
-                np.sign(verdict.event.delta_mass) == np.sign(self._pending.delta_mass):
-            # A second step of the same sign within `persist_s` of the pending load: a second part, or one load (a push)
-            # fitted in two windows. Taken into the change as before (a push's release is still the way back from both),
-            # and named apart once the change is named, where the data tell the two steps (_named_steps).
-            self._second_step = verdict.event
+            # A change on top of one still being re-estimated keeps the last settled payload to go back to.
+            self._change_from = self._adopted_from
+            self.change.begin(self.state, dated, unlocated, 0.0, float(w["t_alarm"]), verdict.event)
+        else:
+            self.change.take_in(verdict.event, dated, float(w["t_alarm"]), bool(self.state.doubt))
+        phi = self.state.phi + verdict.delta_phi
+        cov = self.state.cov + verdict.cov
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
@@ -1003,11 +954,11 @@ class PayloadMonitor:
             # σ taking in the fitted change: bench/monitor.py's 0.6 kg pick at 86.61 s (seed 21) stood at
             # "0.000 ± 0.034 kg" for the 2 s until it was named.
             out.estimate = self._standing(float(verdict.event.delta_mass), dated, f"fitted at {dated:.3f} s")
-        elif verdict.event is not None and self._second_step is verdict.event:
+        elif verdict.event is not None and self.change.second_step is verdict.event:
             # The second step: the σ takes in both (3 kg then 1 kg 0.5 s later at rest stood at "0.000 ± 3.043 kg" with
             # 4 kg on the flange).
-            first = self._change_started
-            out.estimate = self._standing(float(phi[0] - self._before_change.phi[0]), first,
+            first = self.change.started
+            out.estimate = self._standing(float(phi[0] - self.change.before.phi[0]), first,
                                           f"fitted in two steps, at {first:.3f} and {dated:.3f} s,")
 
     def _restart_contradicted(self, why: str, out: MonitorUpdate) -> None:
@@ -1028,7 +979,7 @@ class PayloadMonitor:
     def _standing(self, dm: float, dated: float, fitted: str) -> PayloadState:
         """What ~/payload says while a change of `dm` kg `fitted` (from `dated` on) is not named: the payload settled
         before it, its mass σ taking in dm (PayloadState.undecided_var)."""
-        before = self._before_change
+        before = self.change.before
         return replace(before, undecided=f"a change of {dm:+.3f} kg {fitted} is not decided yet (a load is named once "
                        "it holds with the arm moving under it)", undecided_var=max(dm**2, before.undecided_var),
                        undecided_since=min(dated, before.undecided_since) if before.undecided else dated)
@@ -1036,11 +987,11 @@ class PayloadMonitor:
     def _takes_back_pending(self, verdict, t_change: float) -> bool:
         """The window's load (fitted at t_change) is of the other sign than the load pending since less than `persist_s`
         before it."""
-        if self._pending is None or self._unnamed_change is None or verdict.event is None or \
+        if self.change.pending is None or self.change.unnamed is None or verdict.event is None or \
                 not verdict.event.is_load_change:
             return False
-        return t_change - self._change_started < self.s.persist_s and \
-            np.sign(verdict.event.delta_mass) != np.sign(self._pending.delta_mass)
+        return t_change - self.change.started < self.s.persist_s and \
+            np.sign(verdict.event.delta_mass) != np.sign(self.change.pending.delta_mass)
 
     def _a_load_of_its_own(self, verdict) -> bool:
         """Whether a window's load, come within `persist_s` of the load still pending (not named yet), is a change of
@@ -1055,53 +1006,21 @@ class PayloadMonitor:
         d = self.s.detector
         if verdict.event is None or not verdict.event.is_load_change:
             return False
-        before = self._before_change
+        before = self.change.before
         m_after = float(self.state.phi[0] + verdict.delta_phi[0])
         std = float(np.sqrt(max(verdict.cov[0, 0] + before.cov[0, 0], 0.0)))
         if abs(m_after - float(before.phi[0])) <= max(d.min_mass_change_kg, 3.0 * std):
             return False          # the way back: what the pending change put on (or took off) went
         held = self._held_change()
-        assert self._pending is not None
-        if held is None or np.sign(held[0]) != np.sign(self._pending.delta_mass):
+        assert self.change.pending is not None
+        if held is None or np.sign(held[0]) != np.sign(self.change.pending.delta_mass):
             return False
-        return self._moved_since_change >= self.s.min_refine_s or self._motion_confirms_load() is not None
-
-    def _on_doubt(self) -> tuple[float, float, float] | None:
-        """(t_change, Δm, motion then) of the pending load when a window fitted it on a doubt not yet decided."""
-        mark, pending = self._pending_on_doubt, self._pending
-        if mark is None or pending is None or (mark[0], mark[1]) != (float(pending.t_change),
-                                                                     float(pending.delta_mass)):
-            return None
-        return mark
-
-    def _pending_start(self) -> float:
-        """When the pending load came, for `persist_s`: the change's start, or, for a window's load fitted on a doubt,
-        that window's own change. The doubt's start is no date of it: a 121 N forearm push ramped into a move, fitted
-        +1.24 kg by its first window 5.7 s after a doubt began, was closed by its own ramp's next window 0.15 s later
-        as having held, and named `picked` +2.50 kg with the doubt's mass (bench/monitor.py's pushed task, seed 9)."""
-        mark = self._on_doubt()
-        return self._change_started if mark is None else max(self._change_started, mark[0])
-
-    def _moved_under_pending(self) -> float:
-        """s of motion under the pending load (as _pending_start: from its own window when fitted on a doubt)."""
-        mark = self._on_doubt()
-        return self._moved_since_change if mark is None else self._moved_since_change - mark[2]
-
-    @staticmethod
-    def _key(event: Event) -> tuple[float, float]:
-        """What identifies a pending load across snapshots (deep copies): its change time and Δm."""
-        return float(event.t_change), float(event.delta_mass)
-
-    def _keyed(self, mark: tuple | None) -> tuple | None:
-        """`mark` if it was made for the load pending now (its first two entries _key's), else None."""
-        if mark is None or self._pending is None or tuple(mark[:2]) != self._key(self._pending):
-            return None
-        return mark
+        return self.change.moved_s >= self.s.min_refine_s or self._motion_confirms_load() is not None
 
     def _pending_judgement(self) -> LoadOrPushJudgement | None:
         """contact_wrench's comparison for the pending load: on its rows up to the first contact reported while it was
         pending (_decide), else on all its rows so far."""
-        judged = self._keyed(self._pending_judged)
+        judged = self.change.keyed(self._pending_judged)
         return self._judge_load_or_push() if judged is None else judged[2]
 
     def _refutes_pending(self) -> LoadOrPushJudgement | None:
@@ -1119,14 +1038,14 @@ class PayloadMonitor:
         return judged.most_for_load
 
     def _close_pending(self, t_next: float, t_verdict: float, out: MonitorUpdate) -> bool:
-        """The load a window fitted (`_pending`), held for `persist_s` and ended by a next change (a window, or a
+        """The load a window fitted (`change.pending`), held for `persist_s` and ended by a next change (a window, or a
         doubt): judged on what the re-estimate held before that change. Named, with the mass held since then, if the
         motion since has not refuted it and the arm moved under it; else a `contact` (it came back, the rest cannot
         tell it from a push, or the motion says it is one). The state is settled either way (unless still in doubt),
         so the next change, at `t_next`, is a change of its own. A fit still held that the rest could not confirm or
         the motion refutes is taken back (_take_back_change: True, the monitor disarmed and the next change not
         adopted): it was a push, and its release is the way back to the payload before it, not a change."""
-        first, held = self._pending, self._held_change()
+        first, held = self.change.pending, self._held_change()
         assert first is not None
         # At rest a flange load changes the torques only through its gravity wrench, which a hand pressing on the
         # flange (or a push on another link whose torques lie in that family) matches, and people hold pushes up
@@ -1146,14 +1065,14 @@ class PayloadMonitor:
         # a move, fitted +3.34 kg by its window, is still named `picked` at its release: test_monitor_push_or_load's
         # strict xfail.)
         judged = self._pending_judgement()
-        moved_s = self._moved_under_pending()
+        moved_s = self.change.moved_under_pending()
         long_enough = moved_s >= self.s.min_refine_s
         refutation = self._refutes_pending()
         refuted = refutation is not None
         confirmed = None if long_enough else self._motion_confirms_load(judged)
         moved = long_enough or confirmed is not None
         still_held = held is not None and np.sign(held[0]) == np.sign(first.delta_mass)
-        if self._keyed(self._named_early) is not None:
+        if self.change.keyed(self._named_early) is not None:
             # Named already, once the motion under it confirmed it (_name_confirmed): decided, and not said again.
             self._end_pending(True, out)
             return False
@@ -1166,9 +1085,9 @@ class PayloadMonitor:
             # dated from there, not from the later window that fitted it; but only when the load named is the
             # one the doubt implied. A real pick 16 s after a 6 s push at rest that had raised the doubt was
             # dated back into the push: the load named was the later window's own change.
-            since = self._change_started if self.state.doubt and self._names_doubt(*held) else first.t_change
-            located, note = self._dating(since)
-            alarm, steps = two_steps(since, first.t_alarm, self._taken_in, self.s.persist_s)
+            since = self.change.started if self.state.doubt and self._names_doubt(*held) else first.t_change
+            located, note = self.change.dating(since)
+            alarm, steps = two_steps(since, first.t_alarm, self.change.taken_in, self.s.persist_s)
             located, note = located and not steps, note + steps
             moved_text = "" if confirmed is None else (f"; the arm moved {moved_s:.2f} s under it, which a load "
                                                        f"follows and a push does not ({confirmed})")
@@ -1177,7 +1096,7 @@ class PayloadMonitor:
                 f"{first.reason}; it held {t_next - since:.2f} s, until the next change (Δm {held[0]:+.3f} ± "
                 f"{held[1]:.3f} kg){moved_text}{note}", t_change_located=located)))
         else:
-            dm = float(self.state.phi[0] - self._before_change.phi[0])
+            dm = float(self.state.phi[0] - self.change.before.phi[0])
             if refutation is not None:
                 why = (f"is a push held through the motion, not a load: the arm moved {moved_s:.1f} s "
                        f"under it, push over load by {-refutation.statistic:.0f} ({refutation.text})")
@@ -1212,7 +1131,7 @@ class PayloadMonitor:
     def _end_pending(self, named: bool, out: MonitorUpdate) -> None:
         """The pending load decided (`named`, or a contact kept in the payload): the state is settled (unless still in
         doubt), so the next change is a change of its own."""
-        self._unnamed_change, self._pending = None, None
+        self.change.end()
         self._change_from = None
         # A doubt asked whether the torques are a load's: one that held and was named from a window the motion
         # has not refuted answers it (the real UR10e's pick at rest, found by its lasting misfit, stayed suspect
@@ -1230,7 +1149,7 @@ class PayloadMonitor:
     def _pending_is_a_contact(self, t_verdict: float, why: str, out: MonitorUpdate, take_back: bool) -> bool:
         """The load the pending window fitted is a `contact` (`why` it is); with `take_back`, the change is taken back
         (_take_back_change; True when it was)."""
-        first = self._pending
+        first = self.change.pending
         assert first is not None
         said = f"what looked like a load at {first.t_change:.3f} s {why}"
         out.events.append(Event(EventKind.CONTACT, first.t_change, first.t_alarm, t_verdict, float("nan"),
@@ -1248,10 +1167,9 @@ class PayloadMonitor:
         push, which is the end of a contact, never a place (the release of a push whose fit stayed in the payload was
         named `placed`). A load that came meanwhile lasts, and its misfit in motion raises a doubt (_put_in_doubt),
         searched for in the residual kept from the change's start on (disarmed.DisarmedRecord)."""
-        snap, started = self._change_from, self._change_started
+        snap, started = self._change_from, self.change.started
         assert snap is not None
-        for name, value in snap.items():
-            setattr(self, name, value)
+        self._restore(snap)
         self._change_from = None
         self._undo = None
         self.state = replace(self.state, unconfirmed=f"restored: {why}; the residual does not confirm it yet")
@@ -1286,14 +1204,7 @@ class PayloadMonitor:
     def _named_steps(self, named: Event) -> list[Event]:
         """The load `named` from the pending window's change, as one event or two (steps.split_steps: a second step of
         the same sign taken into it, told apart where the data tell them)."""
-        return split_steps(named, self._pending, self._second_step, self.s.detector, self.alarm_floor)
-
-    def _dating(self, since: float) -> tuple[bool, str]:
-        """(located, what to add to the reason) for an event dated `since`: dated from a change whose time was not
-        located (_put_in_doubt), it says so."""
-        if self._change_unlocated and since == self._change_started:
-            return False, f"; {self._change_unlocated}"
-        return True, ""
+        return split_steps(named, self.change.pending, self.change.second_step, self.s.detector, self.alarm_floor)
 
     def _motion_confirms_load(self, judged: LoadOrPushJudgement | None = None) -> str | None:
         """Why the motion since the change being re-estimated confirms it as a load (None: it does not): its rows fit a
@@ -1307,15 +1218,19 @@ class PayloadMonitor:
         return f"load over push by {judged.statistic:.0f}: {judged.text}"
 
     # What _snapshot keeps: the fields a change's adoption (a window's fit, a doubt) replaces.
-    ADOPTION_FIELDS = ("state", "_before_change", "_change_started", "_change_unlocated", "_moved_since_change",
-                       "_pending_on_doubt", "_unnamed_change",
-                       "_pending", "_taken_in", "_second_step", "_anchor", "_anchor_G", "_change_share",
-                       "_friction_prior", "refiner",
-                       "load_or_push", "unloaded", "_last_refine", "_doubt_mass", "_doubt_mass_std", "_adopted_from")
+    ADOPTION_FIELDS = ("state", "change", "_anchor", "_anchor_G", "_change_share", "_friction_prior", "refiner",
+                       "load_or_push", "unloaded", "_last_refine", "_adopted_from")
 
     def _snapshot(self) -> dict:
         """The monitor as it stands before a change is adopted (_judge_adoption goes back to it)."""
         return {name: copy.deepcopy(getattr(self, name)) for name in self.ADOPTION_FIELDS}
+
+    def _restore(self, snap: dict) -> None:
+        """Back to a snapshot (_snapshot). The change is restored as a copy: the monitor changes its own in place, and
+        the same snapshot can be restored again (`_change_from` is `_adopted_from`'s when a change begins on a settled
+        payload)."""
+        for name, value in snap.items():
+            setattr(self, name, copy.copy(value) if name == "change" else value)
 
     def _judge_adoption(self, t: float, out: MonitorUpdate) -> bool:
         """Whether the doubt being re-estimated (_put_in_doubt) is a load, judged by the motion's accelerations
@@ -1335,9 +1250,8 @@ class PayloadMonitor:
         self._last_judgement = judged
         if judged is None or judged.statistic > -self.s.load_or_push.refute_chi2:
             return False
-        started = self._change_started
-        for name, value in snap.items():
-            setattr(self, name, value)      # the adoption before it, if any, is judged in its turn
+        started = self.change.started
+        self._restore(snap)      # the adoption before it, if any, is judged in its turn
         self.state = replace(self.state, unconfirmed=f"restored: the change adopted at {started:.3f} s is a push, not "
                              f"a load ({judged.text}); the residual does not confirm it yet")
         out.estimate = self.state
@@ -1378,24 +1292,24 @@ class PayloadMonitor:
         if implausible:
             # What looked like a load (or too small to call) is not one once the motion has varied: a push
             # or a collision that lasts. Back to the payload before it; nothing is published.
-            located, note = self._dating(self._change_started)
-            out.events.append(Event(EventKind.CONTACT, self._change_started, self.state.since, t, float("nan"),
-                                    float("nan"), np.zeros(10), f"the torque since {self._change_started:.3f} s is "
+            located, note = self.change.dating(self.change.started)
+            out.events.append(Event(EventKind.CONTACT, self.change.started, self.state.since, t, float("nan"),
+                                    float("nan"), np.zeros(10), f"the torque since {self.change.started:.3f} s is "
                                     f"not a load on the flange: {implausible}{note}", t_change_located=located))
             # Those rows refute the payload before it as much as the change: a place with a 118 N push on the
             # forearm 0.1 s later (bench/monitor.py's human task, seed 7) brought back the 1.61 kg part, ok, on the
             # empty flange. It is published suspect until the residual comes back within its allowance (_step); a
             # misfit that lasts in motion puts it in doubt (_put_in_doubt).
-            self.state = replace(self._before_change, unconfirmed=f"restored after the re-estimate since "
-                                 f"{self._change_started:.3f} s was refuted ({implausible}); the residual does not "
+            self.state = replace(self.change.before, unconfirmed=f"restored after the re-estimate since "
+                                 f"{self.change.started:.3f} s was refuted ({implausible}); the residual does not "
                                  "confirm it yet")
             out.estimate = self.state
             self._armed = False
-            self._disarmed.disarmed(self._change_started)
-            self._unnamed_change, self._pending = None, None
+            self._disarmed.disarmed(self.change.started)
+            self.change.end()
             return
         if self.state.doubt and not self.state.determined and \
-                self.judge.came_back(est, self._before_change, self._doubt_mass):
+                self.judge.came_back(est, self.change.before, self.change.doubt_mass):
             # The misfit that put the payload in doubt came back: what the motion since says is carried is what was
             # settled before it, and not what the doubt implied. A push held in motion (a flange push fits a mass of
             # 10 kg as well as a part does while it lasts) is no load: a pick does not come back. The contact was
@@ -1406,12 +1320,12 @@ class PayloadMonitor:
             # (_close_pending) was fitted by the next window as +3.4 kg, and the doubt that closed that fit later was
             # named `changed` −5.1 kg against it (test_monitor_push_or_load, seed 1; statistic −81). Disarmed on every
             # doubt that came back, picks and places found on bench/monitor.py's pushed task fell 52 → 43 of 68.
-            self.state = self._before_change
-            self._unnamed_change, self._pending = None, None
+            self.state = self.change.before
+            self.change.end()
             judged = self.load_or_push.judge(ar1_factor(self.gain, self._dt * self.s.refine_stride))
             if judged is not None and judged.statistic < 0.0:
                 self._armed = False
-                self._disarmed.disarmed(self._change_started)
+                self._disarmed.disarmed(self.change.started)
                 self._unarmed_motion_s = 0.0
             self.cusum.reset(t)
             out.estimate = self.state
@@ -1420,8 +1334,8 @@ class PayloadMonitor:
         if determined and not self.state.determined and self._judge_adoption(t, out):
             # Never named: the motion says it is a push (contact_wrench), taken back.
             return
-        if determined and not self.state.determined and not self.state.doubt and self._pending is not None and \
-                self._keyed(self._named_early) is None:
+        if determined and not self.state.determined and not self.state.doubt and self.change.pending is not None and \
+                self.change.keyed(self._named_early) is None:
             # A window's load about to be named from its re-estimate is judged by the motion under it as a doubt is
             # (_judge_adoption): refuted, it is a contact and taken back; while the motion favours a push short of
             # refuting it, it waits for more (40 N down on the flange held 2 s at rest and through a move was named
@@ -1429,19 +1343,19 @@ class PayloadMonitor:
             judged = self._judge_load_or_push()
             lp = self.s.load_or_push
             if judged is not None and judged.statistic <= -lp.refute_chi2:
-                pending = self._pending
-                why = (f"is a push held through the motion, not a load: the arm moved {self._moved_since_change:.1f} s "
+                pending = self.change.pending
+                why = (f"is a push held through the motion, not a load: the arm moved {self.change.moved_s:.1f} s "
                        f"under it, push over load by {-judged.statistic:.0f} ({judged.text})")
                 if not self._pending_is_a_contact(t, why, out, take_back=True):
                     # Not taken back (no snapshot to go back to): decided all the same, as _close_pending decides a
                     # contact it keeps. Left pending, the same refutation said `contact` again every `refine_every_s`
                     # and the change could still be named a load later (test_monitor_push_or_load).
-                    dm = float(self.state.phi[0] - self._before_change.phi[0])
+                    dm = float(self.state.phi[0] - self.change.before.phi[0])
                     self._say_undecided(pending.t_change, dm, f"what looked like a load at {pending.t_change:.3f} s "
                                         f"(Δm {dm:+.3f} kg) {why}", out, until_rearm=False)
                     self._end_pending(named=False, out=out)
                 return
-            if judged is not None and judged.statistic < 0.0 and self._moved_since_change < lp.favours_push_wait_s:
+            if judged is not None and judged.statistic < 0.0 and self.change.moved_s < lp.favours_push_wait_s:
                 determined = False
         first = determined and not self.state.determined
         in_doubt = bool(self.state.doubt)
@@ -1461,11 +1375,11 @@ class PayloadMonitor:
         if first:
             self._adopted_from = None
             out.estimate = self.state
-            if self._unnamed_change is not None:
-                late = None if self._keyed(self._named_early) is not None else self._name_late(est, t, in_doubt)
+            if self.change.unnamed is not None:
+                late = None if self.change.keyed(self._named_early) is not None else self._name_late(est, t, in_doubt)
                 if late is not None:
                     out.events.extend(self._named_steps(late))
-                self._unnamed_change, self._pending = None, None
+                self.change.end()
         self._republish_com(out)
         self._name_confirmed(t, out)
 
@@ -1489,34 +1403,34 @@ class PayloadMonitor:
         6.3 s of task after it, the empty flange reading −0.06 to −0.11 kg at σ 0.04-0.09 kg (its load friction μ
         wandering), with load over push by 140-350 from 1.6 s after the place on. (Picks named this way too read 5 %
         low on that test's seed 2, +1.892 ± 0.088 kg for 2 kg, 1.2σ: their determined re-estimate is better.)"""
-        first = self._pending
-        if first is None or self._unnamed_change is None or self.state.doubt or self.state.determined or \
-                first.kind is not EventKind.PLACED or self._keyed(self._named_early) is not None or \
-                t - self._pending_start() < self.s.persist_s or not self.state.carries_nothing:
+        first = self.change.pending
+        if first is None or self.change.unnamed is None or self.state.doubt or self.state.determined or \
+                first.kind is not EventKind.PLACED or self.change.keyed(self._named_early) is not None or \
+                t - self.change.pending_start() < self.s.persist_s or not self.state.carries_nothing:
             return
         held = self._held_change()
         if held is None or np.sign(held[0]) != np.sign(first.delta_mass):
             return
-        if self.state.cov[0, 0] + self._before_change.cov[0, 0] > self.model_mass_std**2:
+        if self.state.cov[0, 0] + self.change.before.cov[0, 0] > self.model_mass_std**2:
             # Named with the mass the rows have fixed: their own σ down to the robot model's error on the motion, which
             # no further rows average down (_named_std), so waiting gains at most √2 on the named σ.
             return
         confirmed = self._motion_confirms_load(self._pending_judgement())
         if confirmed is None:
             return
-        located, note = self._dating(first.t_change)
-        alarm, steps = two_steps(first.t_change, first.t_alarm, self._taken_in, self.s.persist_s)
+        located, note = self.change.dating(first.t_change)
+        alarm, steps = two_steps(first.t_change, first.t_alarm, self.change.taken_in, self.s.persist_s)
         out.events.append(Event(first.kind, first.t_change, alarm, t, held[0], held[1], first.delta_phi,
                                 f"{first.reason}; it held {t - first.t_change:.2f} s with the arm moving "
-                                f"{self._moved_under_pending():.2f} s under it, which a load follows and a push does "
-                                f"not ({confirmed}; Δm {held[0]:+.3f} ± {held[1]:.3f} kg)" + note + steps,
+                                f"{self.change.moved_under_pending():.2f} s under it, which a load follows and a push "
+                                f"does not ({confirmed}; Δm {held[0]:+.3f} ± {held[1]:.3f} kg)" + note + steps,
                                 t_change_located=located and not steps))
-        self._named_early = self._key(first)
+        self._named_early = load_key(first)
 
     def _names_doubt(self, dm: float, dm_std: float) -> bool:
         """The change Δm ± σ named against the payload before a doubt (_put_in_doubt) is the one the doubt implied."""
-        return self.judge.names_implied(dm, dm_std, self._doubt_mass - float(self._before_change.phi[0]),
-                                        self._doubt_mass_std)
+        return self.judge.names_implied(dm, dm_std, self.change.doubt_mass - float(self.change.before.phi[0]),
+                                        self.change.doubt_mass_std)
 
     def _named_std(self, fit_var: float) -> float:
         """σ of a mass change named from fits of variance `fit_var`, with the robot model's error on the motion
@@ -1526,8 +1440,8 @@ class PayloadMonitor:
     def _held_change(self) -> tuple[float, float] | None:
         """(Δm, σ) of the payload held now against the one before the change, when significant (else None)."""
         d = self.s.detector
-        dm = float(self.state.phi[0] - self._before_change.phi[0])
-        dm_std = self._named_std(self.state.cov[0, 0] + self._before_change.cov[0, 0])
+        dm = float(self.state.phi[0] - self.change.before.phi[0])
+        dm_std = self._named_std(self.state.cov[0, 0] + self.change.before.cov[0, 0])
         return (dm, dm_std) if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std) else None
 
     def _name_late(self, est: Refined, t: float, in_doubt: bool = False) -> Event | None:
@@ -1535,7 +1449,7 @@ class PayloadMonitor:
         payload before it (None: no significant difference; the change was within the noise). In doubt, it is dated
         from the doubt's start only when it is the load the doubt implied; else from the window that fitted it."""
         d = self.s.detector
-        before = self._before_change
+        before = self.change.before
         if in_doubt:
             self._relocate(est.phi)
         delta = est.phi - before.phi
@@ -1544,31 +1458,31 @@ class PayloadMonitor:
         moment_cov = cov[1:4, 1:4]
         # Mahalanobis distance of Δ(m c): only the directions the motion determined need to be significant.
         moment_z2 = float(delta[1:4] @ np.linalg.lstsq(moment_cov, delta[1:4], rcond=1e-9)[0])
-        assert self._unnamed_change is not None
+        assert self.change.unnamed is not None
         # Dated as the persist path dates (_decide): from the window that fitted the load, which is not the start of
         # the episode when an earlier window there fitted nothing to name (a 10 N push at rest held the flange
         # unsettled, and the real place 3 s later was dated from it); from the doubt's start when the load named is
         # the one the doubt implied (_names_doubt).
-        since, alarm = self._change_started, self._unnamed_change
-        if self._pending is not None and not (in_doubt and self._names_doubt(dm, dm_std)):
-            since, alarm = self._pending.t_change, self._pending.t_alarm
+        since, alarm = self.change.started, self.change.unnamed
+        if self.change.pending is not None and not (in_doubt and self._names_doubt(dm, dm_std)):
+            since, alarm = self.change.pending.t_change, self.change.pending.t_alarm
         if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std):
             kind = EventKind.PICKED if dm > 0 else EventKind.PLACED
         elif np.linalg.norm(delta[1:4]) > d.min_moment_change_kgm and moment_z2 > 16.0 and \
                 np.linalg.norm(est.phi[1:4]) <= d.max_lever_m * abs(float(est.phi[0]) - self._tare[0]):
             # The same mass with its CoM moved; a moment with (next to) no mass to carry it is no part.
             kind = EventKind.CHANGED
-        elif self._pending is not None:
+        elif self.change.pending is not None:
             # The window fitted a load, and what followed carries what was carried before: it came back.
-            located, note = self._dating(self._change_started)
-            return Event(EventKind.CONTACT, self._change_started, self._unnamed_change, t, float("nan"), float("nan"),
-                         np.zeros(10), f"what looked like a load at {self._change_started:.3f} s did not persist: "
+            located, note = self.change.dating(self.change.started)
+            return Event(EventKind.CONTACT, self.change.started, self.change.unnamed, t, float("nan"), float("nan"),
+                         np.zeros(10), f"what looked like a load at {self.change.started:.3f} s did not persist: "
                          f"{est.seconds:.1f} s later the flange carries what it did before (Δm {dm:+.3f} ± "
                          f"{dm_std:.3f} kg){note}", t_change_located=located)
         else:
             return None
-        located, note = self._dating(since)
-        alarm, steps = two_steps(since, alarm, self._taken_in, self.s.persist_s)
+        located, note = self.change.dating(since)
+        alarm, steps = two_steps(since, alarm, self.change.taken_in, self.s.persist_s)
         located, note = located and not steps, note + steps
         return Event(kind, since, alarm, t, dm, dm_std, delta.copy(),
                      f"named from {est.seconds:.1f} s of task motion after the change: Δ(m c) "
@@ -1589,7 +1503,7 @@ class PayloadMonitor:
         motion, _named_std) puts the undecided change beyond 3σ tells whether it came (tells_undecided): the undecided
         variance then adds nothing the re-estimate's own σ does not say (the real UR10e's re-estimates never reach 1 %,
         robot.yaml's measured model error alone is 0.85 % of the mass there, h134)."""
-        if self.state.doubt or self._pending is not None:
+        if self.state.doubt or self.change.pending is not None:
             return False
         return self.judge.mass_determined(est, self._tare)[0] or self.judge.tells_undecided(est, self.state)
 
