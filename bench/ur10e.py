@@ -25,6 +25,7 @@ load's mass on the two independent pairs. Prints one JSON object as its last lin
                                           largest CoM σ, mm (≤ 5; NaN: withheld as undetermined)
   ur10e_cli_<method>_com_gap_sigma_<pair> largest |CoM − khalil-3's| over the combined σ of the axis (≤ 2,
                                           or within 3 mm: ..._com_gap_mm_<pair>)
+  ur10e_cli_gain_jointJ / _std_pct_jointJ (issue 29 item 5) the drive gains robot.yaml carries and their σ, %
   ur10e_cli_offset_spread_nm_jointJ       (issue 29, h88) the friction offsets' spread between runs robot.yaml records
   ur10e_cli_offset_prior_std_nm_jointJ    from the drift runs (--drift-csv-ur: the 15harm and 01_31 unloaded runs),
                                           and the prior std difference-rls takes from it (UR10E_DRIFT=0: none)
@@ -109,7 +110,12 @@ with tempfile.TemporaryDirectory() as tmp:
     cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),
               "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]),
               "--known-payload-mass", str(rd.LOAD_MASS_KG), *HELD_OUT, *DRIFT, "--out", str(robot_yaml)])
-    drift = yaml.safe_load(robot_yaml.read_text()).get("friction_offset_drift")
+    written = yaml.safe_load(robot_yaml.read_text())
+    # The identified gains and their σ robot.yaml carries (issue 29 item 5: they must not move beyond rounding).
+    for i, (gain, std) in enumerate(zip(written["effort_scale"], written["effort"]["scale_std"], strict=True)):
+        fig[f"ur10e_cli_gain_joint{i + 1}"] = float(gain)
+        fig[f"ur10e_cli_gain_std_pct_joint{i + 1}"] = 100.0 * float(std) / float(gain)
+    drift = written.get("friction_offset_drift")
     for i, j in enumerate(model.joint_names if drift else ()):
         fig[f"ur10e_cli_offset_spread_nm_joint{i + 1}"] = float(drift["spread"][j])
         fig[f"ur10e_cli_offset_prior_std_nm_joint{i + 1}"] = float(drift["prior_std"][j])

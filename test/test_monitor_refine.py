@@ -3,10 +3,14 @@ down like white noise: an error constant over each 0.5 s block of motion (a mode
 and a correction subtracted from every row with an uncertain coefficient. 400 draws each; the coverage of
 the mass at 2σ is what a user reading the published σ relies on."""
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
+from payload_id_core.monitor.held_out import METHOD, HeldOutMassError
 from payload_id_core.monitor.refine import BLOCK_S, MIN_BLOCKS, PayloadRefiner, RefinedCovariance, covering
+from payload_id_core.robot_id.model_error import HeldOutModelError
 
 RATE = 100.0            # rows per second (the monitor's 500 Hz joint states, every 5th)
 SECONDS = 8.0
@@ -186,3 +190,74 @@ def test_with_too_few_blocks_the_published_mass_covers_a_model_error_at_the_runn
     assert np.mean(deciding > 3.0) > 0.02
     assert np.max(published) <= 3.0 and np.mean(published <= 2.0) >= 0.95
     assert fit(np.random.default_rng(5), SECONDS).covariance.floor_mass_var == 0.0
+
+
+def _held_out(noise, per_row, running, whole=0.02):
+    """monitor.held_out.HeldOutMassError over a robot.yaml whose model error was measured on one held-out run: the
+    whole run's spurious mass `whole` kg, and `running` (K, 2) [mass σ at the assumed noise, spurious mass] along it."""
+    robot = SimpleNamespace(model_error=HeldOutModelError("tool0", ["held-out"], np.r_[whole, np.full(9, 1e-3)][None],
+                                                          running={METHOD: [np.asarray(running, dtype=float)]}),
+                            rmse=np.asarray(noise, dtype=float))
+    model = SimpleNamespace(n=len(noise))
+    held = HeldOutMassError.from_robot(robot, "tool0", model, per_row)
+    assert held is not None
+    return held
+
+
+def test_the_published_mass_carries_the_model_error_held_out_runs_measured_at_the_same_information():
+    """robot.yaml's running model error (direct-rls over held-out unloaded runs: its spurious mass against how well the
+    rows so far determine the mass) reaches the re-estimate as it reaches the identify goal (covariance_extra.
+    prefix_mass_excess): read at the mass σ the re-estimate's rows give at direct-rls's assumed noise (robot.yaml's
+    torque RMSE), each row counted for the samples it stands for. Added to the published mass variance, beyond the
+    whole-run part every named change already has; the deciding covariance is as before, and so is everything without
+    the record. Rows dropped after a contact's onset leave the information as it was before them."""
+    rng = np.random.default_rng(7)
+    t, A = _rows(rng)
+    b = A @ PHI + rng.normal(scale=0.1, size=(t.size, A.shape[1]))
+    noise, per_row = np.array([2.0, 4.0, 1.4, 0.5, 0.9, 0.5]), 5.0
+    running = [[0.5, 6.0], [0.05, -0.4], [0.01, 0.1], [0.002, 0.03], [0.001, 0.01]]
+    held = _held_out(noise, per_row, running)
+    plain = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0)
+    read = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0, held_out=held)
+    seen = []
+    for k in range(0, t.size, 10):
+        for r in (plain, read):
+            r.add(t[k:k + 10], A[k:k + 10], b[k:k + 10], np.ones(A.shape[1]))
+        want, got = plain.estimate(), read.estimate()
+        rows = A[:k + 10] / noise[None, :, None]
+        info = np.einsum("kju,kjv->uv", rows, rows) * per_row
+        information_std = float(np.sqrt(np.linalg.inv(info + plain.prior_weight)[0, 0]))
+        assert got.information_std == pytest.approx(information_std, rel=1e-9)
+        # What the held-out run read once it knew the mass as well, beyond its whole-run 0.02 kg.
+        worst = max([m**2 for s, m in running if s <= information_std], default=0.0)
+        excess = max(worst, 0.02**2) - 0.02**2
+        assert got.covariance.held_out_mass_var == pytest.approx(excess, rel=1e-9)
+        np.testing.assert_array_equal(got.cov, want.cov)
+        np.testing.assert_array_equal(got.phi, want.phi)
+        extra = got.covariance.published - want.covariance.published
+        assert extra[0, 0] == pytest.approx(excess, rel=1e-9, abs=1e-15)
+        extra[0, 0] = 0.0
+        np.testing.assert_array_equal(extra, 0.0)
+        seen.append(excess)
+    # Along the motion the excess shrinks as the rows determine the mass: from the run's 0.4 kg to below its 0.1 kg.
+    assert seen[0] == pytest.approx(0.4**2 - 0.02**2) and seen[-1] < 0.1**2 and np.all(np.diff(seen) <= 0.0)
+    # A contact's rows taken out: the information is the earlier rows' again.
+    before = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0, held_out=held)
+    onset = t[t.size - 100]                     # a batch start, 1 s before the end
+    for k in range(0, t.size, 10):
+        keep = t[k:k + 10] < onset
+        before.add(t[k:k + 10][keep], A[k:k + 10][keep], b[k:k + 10][keep], np.ones(A.shape[1]))
+    read.drop_since(onset)
+    assert read.estimate().information_std == pytest.approx(before.estimate().information_std, rel=1e-6)
+
+
+def test_without_a_running_record_the_re_estimate_reads_nothing_of_it():
+    """robot.yaml without held-out runs (every simulated robot.yaml the monitor's tests and bench/monitor.py use), or
+    held-out runs without the online methods' running record (files written before h145): nothing is read."""
+    noise = np.ones(6)
+    assert HeldOutMassError.from_robot(SimpleNamespace(model_error=None, rmse=noise), "tool0",
+                                       SimpleNamespace(n=6), 5.0) is None
+    older = SimpleNamespace(model_error=HeldOutModelError("tool0", ["held-out"], np.full((1, 10), 1e-3)), rmse=noise)
+    assert HeldOutMassError.from_robot(older, "tool0", SimpleNamespace(n=6), 5.0) is None
+    est = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0).estimate()
+    assert np.isnan(est.information_std) and est.covariance.held_out_mass_var == 0.0

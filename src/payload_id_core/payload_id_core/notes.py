@@ -96,6 +96,7 @@ class NoteCode(str, Enum):
     ROBOT_GAIN_UNDETERMINED = "robot.gain_undetermined"  # a drive gain the calibration run does not determine
     ROBOT_GEAR_FRICTION = "robot.gear_friction"          # μ|τ| per joint identified (robot_id/gear_friction.py)
     ROBOT_FRICTION_CHOSEN = "robot.friction_chosen"      # friction model chosen on held-out runs (friction_choice.py)
+    ROBOT_MODEL_ERROR_FEW_MOTIONS = "robot.model_error_few_motions"  # held-out motions too few to declare on
     PAYLOAD_LOAD_FRICTION_CHOSEN = "payload.load_friction_chosen"  # on/off as robot.yaml records it for the method
     PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons

@@ -373,6 +373,10 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
                                                cutoff_hz=cutoff_hz, decimate=decimate, delay=delay)
     if held_out:
         ident.model_error = measure_model_error(model, ident, held_out, frame, conditioning)
+        few_motions = ident.model_error.too_few_motions_note()
+        if few_motions is not None:
+            ident.notes.append(few_motions)
+            say(few_motions.text)
         conv = ident.model_error.difference_rls
         if conv is not None:
             say(f"difference-rls moments conversion: {conv.chosen} (held-out first moments with and without C_a "

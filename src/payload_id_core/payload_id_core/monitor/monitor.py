@@ -43,6 +43,7 @@ from payload_id_core.monitor.detect import (
 from payload_id_core.monitor.disarmed import DisarmedRecord, locate_load
 from payload_id_core.monitor.doubt import implied_load
 from payload_id_core.monitor.floor import AlarmFloor, mass_floor_at_rest
+from payload_id_core.monitor.held_out import HeldOutMassError
 from payload_id_core.monitor.load_friction_veto import CusumWithVeto, LoadFrictionVeto, measured_load_friction
 from payload_id_core.monitor.observer import (
     FilteredLoadFriction,
@@ -138,8 +139,10 @@ class PayloadMonitor:
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
                                                                np.eye(nf) / self.s.load_friction_prior_std**2)
+        # robot.yaml's model error measured on held-out motions, read at the re-estimate's information (held_out.py)
         self.refiner = PayloadRefiner(phi0, rho=0.0, inertia_prior_std=self.s.detector.inertia_prior_std,
-                                      n_friction=nf, friction_prior=self._friction_prior)
+                                      n_friction=nf, friction_prior=self._friction_prior,
+                                      held_out=HeldOutMassError.from_robot(robot, frame, model, self.s.refine_stride))
         self._history: deque = deque()
         self._levels: deque = deque()          # (t, the running level then), HISTORY_S of it
         self._anchor: tuple | None = None     # (t_c, F(t_c), r₀(t_c), L(t_c))
@@ -1142,7 +1145,7 @@ class PayloadMonitor:
         doubt = "" if lifted else self.state.doubt
         self.state = PayloadState(self.state.phi, self.state.cov, not doubt, self.state.since,
                                   self.state.seconds_of_motion, *self._tare, doubt=doubt, **self.state.undecided_fields,
-                                  published_extra=self.state.published_extra)
+                                  published_extra=self.state.published_extra, held_out_var=self.state.held_out_var)
         if lifted:
             out.estimate = self.state
 
@@ -1365,7 +1368,8 @@ class PayloadMonitor:
             self._tare = (float(est.phi[0]), float(est.cov[0, 0]))
         self.state = PayloadState(est.phi, est.cov, self.state.determined or determined, self.state.since,
                                   est.seconds, *self._tare, doubt="" if determined else self.state.doubt,
-                                  **self.state.undecided_fields, published_extra=est.covariance.extra)
+                                  **self.state.undecided_fields, published_extra=est.covariance.extra,
+                                  held_out_var=est.covariance.held_out_mass_var)
         if (determined or self._mass_decides_undecided(est)) and self.state.undecided and \
                 self.refiner.t0 >= self.state.undecided_since - 1e-9:
             # Decided: a re-estimate over rows all after the undecided change weighs the whole payload carried now.
@@ -1432,16 +1436,17 @@ class PayloadMonitor:
         return self.judge.names_implied(dm, dm_std, self.change.doubt_mass - float(self.change.before.phi[0]),
                                         self.change.doubt_mass_std)
 
-    def _named_std(self, fit_var: float) -> float:
+    def _named_std(self, fit_var: float, held_out_var: float = 0.0) -> float:
         """σ of a mass change named from fits of variance `fit_var`, with the robot model's error on the motion
         (reestimate_judge.ReestimateJudge.named_std)."""
-        return self.judge.named_std(fit_var)
+        return self.judge.named_std(fit_var, held_out_var)
 
     def _held_change(self) -> tuple[float, float] | None:
         """(Δm, σ) of the payload held now against the one before the change, when significant (else None)."""
         d = self.s.detector
         dm = float(self.state.phi[0] - self.change.before.phi[0])
-        dm_std = self._named_std(self.state.cov[0, 0] + self.change.before.cov[0, 0])
+        dm_std = self._named_std(self.state.cov[0, 0] + self.change.before.cov[0, 0],
+                                 self.state.held_out_var + self.change.before.held_out_var)
         return (dm, dm_std) if abs(dm) > max(d.min_mass_change_kg, 3.0 * dm_std) else None
 
     def _name_late(self, est: Refined, t: float, in_doubt: bool = False) -> Event | None:
@@ -1454,7 +1459,8 @@ class PayloadMonitor:
             self._relocate(est.phi)
         delta = est.phi - before.phi
         cov = est.cov + before.cov
-        dm, dm_std = float(delta[0]), self._named_std(cov[0, 0])
+        dm, dm_std = float(delta[0]), self._named_std(cov[0, 0],
+                                                      est.covariance.held_out_mass_var + before.held_out_var)
         moment_cov = cov[1:4, 1:4]
         # Mahalanobis distance of Δ(m c): only the directions the motion determined need to be significant.
         moment_z2 = float(delta[1:4] @ np.linalg.lstsq(moment_cov, delta[1:4], rcond=1e-9)[0])

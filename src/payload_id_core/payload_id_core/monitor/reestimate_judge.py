@@ -20,13 +20,15 @@ class ReestimateJudge:
         self.s = settings
         self.model_mass_std = model_mass_std
 
-    def named_std(self, fit_var: float) -> float:
+    def named_std(self, fit_var: float, held_out_var: float = 0.0) -> float:
         """σ of a mass change named from fits of variance `fit_var` (the rows' noise, AR(1)-widened or cluster-robust):
         with the mass the robot model's error invents on the motion the part is weighed in (model_mass_std), which
         no number of rows averages down and which differs from motion to motion (so the tare, the empty flange's
         invented mass on the motions before, does not take it off). A 0.5 kg part carried through fast moves was
-        named +0.425 ± 0.014 kg (5.4σ low; the empty flange read −0.01 kg on the task's usual moves)."""
-        return float(np.sqrt(max(fit_var, 0.0) + self.model_mass_std**2))
+        named +0.425 ± 0.014 kg (5.4σ low; the empty flange read −0.01 kg on the task's usual moves).
+        `held_out_var`: what robot.yaml's held-out runs measured beyond that whole-run error for fits as little informed
+        as these (refine.RefinedCovariance.held_out_mass_var; 0 without the record)."""
+        return float(np.sqrt(max(fit_var, 0.0) + self.model_mass_std**2 + max(held_out_var, 0.0)))
 
     def implausible(self, est: Refined, level: np.ndarray, change_share: np.ndarray) -> str:
         """Why the re-estimate is no load ('' when it may be one): its misfit per row against the residual's running

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import t as student_t
 
+from payload_id_core.monitor.held_out import HeldOutMassError
 from payload_id_core.payload.online.base import gram_identifiable
 
 PRIOR_STD_MASS_MOMENTS = np.array([20.0, 5.0, 5.0, 5.0])   # kg, kg·m: only keeps the fit definite
@@ -58,6 +59,13 @@ class RefinedCovariance:
     semidefinite (`extra`), so a covariance built on the deciding one (a doubt's, a window's adoption) is published
     with that extra added. The events' Δm keep the deciding σ (a mass σ, the wider one's already).
 
+    `held_out_mass_var` (kg²): robot.yaml's model error measured on held-out motions beyond its whole-run part, at
+    how well the rows determine the mass (monitor/held_out.py; 0 without that record): in `published`'s mass, and in the
+    σ of a mass change named from the re-estimate (ReestimateJudge.named_std), not in `deciding`. Decided with, the
+    alarm's F Σ Fᵀ grew with it after a change and the real UR10e's 01_31-load (2.805 kg on from the start) was never
+    named at all (the next change that names a pending load on the persist path never alarmed; its re-estimate's σ
+    never reaches the 1 % that names it late): the carried 2.79 kg published with no `picked`.
+
     `floor_mass_var` (kg²): with fewer than MIN_BLOCKS clusters the sandwich cannot measure the robot model's error,
     and the AR(1) σ does not see it (it follows the motion), so `published` is also at least the fit's covariance under
     that error's worst case within each cluster at the rows' running level (PayloadRefiner.block_model_error); this is
@@ -71,6 +79,7 @@ class RefinedCovariance:
     deciding: np.ndarray
     published: np.ndarray
     floor_mass_var: float = 0.0
+    held_out_mass_var: float = 0.0
 
     @classmethod
     def one(cls, cov: np.ndarray) -> RefinedCovariance:
@@ -106,6 +115,8 @@ class Refined:
     friction: np.ndarray = field(default_factory=lambda: np.zeros(0))    # μ per joint (PayloadRefiner)
     friction_cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     blocks: int = 0              # clusters behind the robust covariance (< MIN_BLOCKS: not yet trusted)
+    # kg: the mass σ the rows give at direct-rls's assumed noise (held_out.py; NaN without robot.yaml's record)
+    information_std: float = float("nan")
 
     @property
     def cov(self) -> np.ndarray:
@@ -134,11 +145,16 @@ class PayloadRefiner:
     the payload, held by a prior (`friction_prior`: mean and information matrix, n), and the payload's
     covariance is the marginal one over them, so what the motion leaves of μ undetermined widens σ(m)
     instead of biasing m. The friction is the robot's, not the part's: the monitor carries its posterior
-    into the next change's prior (friction_posterior)."""
+    into the next change's prior (friction_posterior).
+
+    With `held_out` (robot.yaml's running model error, monitor/held_out.py) the rows are also summed whitened by
+    direct-rls's assumed noise, and the mass variance robot.yaml measured at that information is added (Refined)."""
 
     def __init__(self, prior_phi: np.ndarray, rho: float, inertia_prior_std: float = 0.02, n_friction: int = 0,
-                 friction_prior: tuple[np.ndarray, np.ndarray] | None = None):
+                 friction_prior: tuple[np.ndarray, np.ndarray] | None = None,
+                 held_out: HeldOutMassError | None = None):
         self.rho = float(rho)
+        self.held_out = held_out
         self.n_friction = int(n_friction)
         self.n_joints = 0            # per sample in the rows (set by add)
         self.restart(prior_phi, float("nan"), inertia_prior_std, friction_prior)
@@ -154,6 +170,8 @@ class PayloadRefiner:
                                                                      np.full(6, inertia_prior_std)])**2)
         self.prior_weight[10:, 10:] = info
         self.AtA = np.zeros((u, u))
+        # The rows' information at direct-rls's assumed noise (held_out; None without it).
+        self.info_at_noise: np.ndarray | None = None if self.held_out is None else np.zeros((u, u))
         self.Atb = np.zeros(u)
         self.btb = 0.0
         self.rows = 0
@@ -188,6 +206,11 @@ class PayloadRefiner:
         Aw = (A / scale[None, :, None]).reshape(-1, u)
         bw = (b / scale[None, :]).reshape(-1)
         AtA, Atb = Aw.T @ Aw, Aw.T @ bw
+        info = None
+        if self.held_out is not None and self.info_at_noise is not None:
+            An = (A / self.held_out.noise_std[None, :, None]).reshape(-1, u)
+            info = (An.T @ An) * self.held_out.samples_per_row
+            self.info_at_noise += info
         M = None
         if correction is not None:
             Cw = correction / scale[None, :, None]
@@ -204,7 +227,7 @@ class PayloadRefiner:
         block[1] += AtA
         block[2] += Atb
         block[3] += bw.size
-        self._recent.append((float(t[0]), AtA, Atb, btb, bw.size, M, block, self.t0, self.t1))
+        self._recent.append((float(t[0]), AtA, Atb, btb, bw.size, M, block, self.t0, self.t1, info))
         if not np.isfinite(self.t0):
             self.t0 = float(t[0])
         self.t1 = float(t[-1])
@@ -228,7 +251,9 @@ class PayloadRefiner:
         rows were taken out. What is left is the fit it was before those rows came."""
         dropped = 0
         while self._recent and self._recent[-1][0] >= t:
-            _, AtA, Atb, btb, rows, M, block, t0, t1 = self._recent.pop()
+            _, AtA, Atb, btb, rows, M, block, t0, t1, info = self._recent.pop()
+            if info is not None and self.info_at_noise is not None:
+                self.info_at_noise -= info
             self.AtA -= AtA
             self.Atb -= Atb
             self.btb -= btb
@@ -245,6 +270,8 @@ class PayloadRefiner:
         if self.rows <= 0:
             # Nothing of the data left: exactly the restart's state (no round-off left in the sums).
             self.AtA[:], self.Atb[:], self.btb, self.rows, self._M = 0.0, 0.0, 0.0, 0, None
+            if self.info_at_noise is not None:
+                self.info_at_noise[:] = 0.0
             self._blocks.clear()
         return dropped
 
@@ -290,7 +317,18 @@ class PayloadRefiner:
             published = published + Ginv @ spread @ Ginv
         cov = 0.5 * (cov + cov.T)
         published = 0.5 * (published + published.T)
-        return Refined(x[:10], RefinedCovariance(cov[:10, :10], published[:10, :10], floor_mass_var),
+        information_std, held_out_var = self._held_out_mass_var(W)
+        if held_out_var > 0.0:
+            published[0, 0] += held_out_var
+        return Refined(x[:10], RefinedCovariance(cov[:10, :10], published[:10, :10], floor_mass_var, held_out_var),
                        gram_identifiable(self.AtA[:10, :10]), self.rows,
                        float(self.t1 - self.t0) if np.isfinite(self.t0) else 0.0, float(s2),
-                       x[10:], cov[10:, 10:], B)
+                       x[10:], cov[10:, 10:], B, information_std)
+
+    def _held_out_mass_var(self, W: np.ndarray) -> tuple[float, float]:
+        """(the mass σ the rows give at direct-rls's assumed noise, kg; robot.yaml's model-error mass variance beyond
+        its whole-run part there, kg²): (NaN, 0) without robot.yaml's record or before any row."""
+        if self.held_out is None or self.info_at_noise is None or self.rows <= 0:
+            return float("nan"), 0.0
+        information_std = float(np.sqrt(max(np.linalg.inv(self.info_at_noise + W)[0, 0], 0.0)))
+        return information_std, self.held_out.excess(information_std)

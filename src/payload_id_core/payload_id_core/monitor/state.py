@@ -47,6 +47,9 @@ class PayloadState:
     # What the published covariance adds to `cov` (refine.RefinedCovariance.extra of the re-estimate behind it; None:
     # nothing): published, never decided with. Carried into the states built on `cov` (a doubt's, a window's adoption).
     published_extra: np.ndarray | None = None
+    # kg²: robot.yaml's held-out model error beyond its whole-run part at the re-estimate's information
+    # (refine.RefinedCovariance.held_out_mass_var; in published_extra's mass already): in a change's named σ.
+    held_out_var: float = 0.0
 
     @property
     def undecided_fields(self) -> dict:

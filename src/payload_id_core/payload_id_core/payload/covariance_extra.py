@@ -21,6 +21,7 @@ from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.linear import LinearSolution, weighted_response
 from payload_id_core.payload.load_friction import load_changeable_friction, sign_epsilon, solve_with_load_friction
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id.model_error import MIN_DECLARING_MOTIONS
 
 
 def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel) -> np.ndarray | None:
@@ -33,13 +34,6 @@ def measured_model_error(robot: RobotIdentification | None, frame: str, model: R
     return None if moved is None else moved.covariance()
 
 
-# The fewest held-out motions whose measured model error the online rule's second route may declare on (online/base.py).
-# The route declares because that error, which more rows do not shrink, dominates σ; what it then reports is right only
-# as far as the error carries over to this motion, and a spread between motions needs two to be seen at all. With one,
-# the real UR10e's cross-validation (robot.yaml given 01_31's unloaded run only) read 1.09 % of the load at the
-# information direct-rls on 15harm had at 16.8 s, where 15harm's own unloaded run reads 2.87 % and the loaded run was
-# −4.41 % off: declared at 3.74σ (docs/design.md, "Model error measured on held-out motions").
-MIN_DECLARING_MOTIONS = 2
 
 
 def single_motion_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel) -> bool:

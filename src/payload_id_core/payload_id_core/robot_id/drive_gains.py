@@ -18,6 +18,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id import gear_friction
 from payload_id_core.robot_id.choice_record import GAIN_MU_RANGE, GAIN_MU_SIGMAS, GainCandidate
+from payload_id_core.robot_id.fit_information import determined, information_covariance
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
 from payload_id_core.robot_id.serial_correlation import bandwidth, floored, long_run_covariance
@@ -72,16 +73,18 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     lf_j = np.flatnonzero(lf)
     nm = lf_j.size
     k, x, mu, sig, jw, res = fit_gains_output_error(xs, cs, es, sgn, lf, shared_mu)
-    full_cov = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
+    # σ from the information the runs carry on each gain (fit_information.py): infinite where none, not the
+    # pseudo-inverse's 0.03 % for a gain it cannot fix.
+    full_cov = information_covariance(jw)
     cov = full_cov[m:m + n, m:m + n]
     k_std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    serial = gain_fit_covariance(jw, res / sig, rows.n_unloaded)[m:m + n, m:m + n]
-    _require_positive(k)
     # The load's torque on each joint (its known mass with the fitted CoM and inertia: the same whatever the
     # frame's origin) against the joint's torque noise (sig is in effort units).
     load = c1 if payload_phi is not None else c1 + yl[:, :, 1:] @ x[m - 9:]
-    snr = np.sqrt(np.mean(load ** 2, axis=0)) / np.maximum(sig * k, 1e-12)
-    _require_load_on_every_joint(snr, load.shape[0], model.joint_names, k)
+    snr = np.sqrt(np.mean(load ** 2, axis=0)) / np.maximum(sig * np.abs(k), 1e-12)
+    _require_load_on_every_joint(snr, load.shape[0], model.joint_names, k, k_std)
+    _require_positive(k)
+    serial = gain_fit_covariance(jw, res / sig, rows.n_unloaded)[m:m + n, m:m + n]
     mu_std = np.zeros(n)
     mu_cov = full_cov[m + n:, m + n:]
     if shared_mu and nm:
@@ -218,16 +221,20 @@ def gain_fit_covariance(jw: np.ndarray, wres: np.ndarray, n_unloaded: int) -> np
     the same −0.44 % error) and withheld every CoM: a σ that grows where the error does not (docs/design.md)."""
     N, n = wres.shape
     p = jw.shape[1]
-    bread = np.linalg.pinv(jw.T @ jw, rcond=1e-12)
-    scores = np.einsum("tjp,tj->tp", jw.reshape(N, n, p), wres)
-    S = np.zeros((p, p))
+    full = information_covariance(jw)   # the textbook covariance (residuals weighted to unit σ), infinite where none
+    det = determined(full)
+    bread = full[np.ix_(det, det)]
+    scores = np.einsum("tjp,tj->tp", jw.reshape(N, n, p)[:, :, det], wres)
+    S = np.zeros((bread.shape[0],) * 2)
     for rows in (slice(0, n_unloaded), slice(n_unloaded, N)):
         if rows.stop - rows.start < 2:   # one run only (n_unloaded 0: a held-out gain check)
             continue
         S += long_run_covariance(scores[rows], bandwidth(wres[rows]))
     dof = N * n / max(N * n - p, 1)
     hac = bread @ S @ bread * dof
-    return floored(0.5 * (hac + hac.T), bread)   # bread: the textbook covariance (residuals weighted to unit σ)
+    out = full.copy()                    # an undetermined unknown keeps its infinite variance
+    out[np.ix_(det, det)] = floored(0.5 * (hac + hac.T), bread)
+    return out
 
 
 def identify_effort_scale(model: RobotModel, unloaded: Recording, loaded: Recording, payload_mass: float, frame: str,
@@ -306,22 +313,29 @@ def with_model_error(fit: GainFit, other: GainFit, names: Sequence[str], std: np
                      "off their axis, or give their gains with --effort-scale")
 
 
-def _require_load_on_every_joint(snr: np.ndarray, samples: int, names: Sequence[str], k: np.ndarray) -> None:
+def _require_load_on_every_joint(snr: np.ndarray, samples: int, names: Sequence[str], k: np.ndarray,
+                                 k_std: np.ndarray) -> None:
     """Refuse gains the known load cannot fix at all: on joint j the load's torque over the whole loaded run, against
     its noise, is snr_j √N (the relative precision the load alone gives k_j is about 1 / (snr_j √N)); below 1 it fixes
     not even the gain's order of magnitude. With the CoM on the last joint's axis (the mass torques it nothing, the
     inertia is fitted) k_j and that joint's θ are one direction, and the fit wandered along it: wrist 3 7.8e5 ± 7.8e5
     for 10.1 (snr 1.2e-6 at 5501 samples; its torque RMSE 2.5e4 N·m), written to robot.yaml, whose reader then refused
-    its covariance. The weakly determined joints (weakly_determined: snr 0.3-0.9 on the simulated cells, √N 30-74) are
-    kept with their σ widened (with_model_error)."""
-    undetermined = np.flatnonzero(~(snr * math.sqrt(samples) >= 1.0))
+    its covariance. The same bar on the information the runs carry on the gain (`k_std`, fit_information.py), which
+    also sees a load torque that joint's own friction and inertia can reproduce: k_std ≥ |k_j| (or infinite) is
+    undetermined too. So is a gain the fit took to zero or below on a joint the load torques less than GAIN_LOAD_SNR ×
+    its noise: with the CoM 10 mm off wrist 3's axis it wandered to −0.90 ± 0.53 for 10.12, and the refusal read
+    "check that the payload mass and frame are right" (they were). The weakly determined joints (weakly_determined:
+    snr 0.3-0.9 on the simulated cells, √N 30-74) are kept with their σ widened (with_model_error)."""
+    undetermined = np.flatnonzero(~(snr * math.sqrt(samples) >= 1.0) | ~(k_std < np.abs(k))
+                                  | ((k <= 0) & (snr < GAIN_LOAD_SNR)))
     if undetermined.size == 0:
         return
     which = ", ".join(f"{names[int(j)]} (the load torques it {snr[j]:.2g} × its noise; the fit wandered to "
-                      f"{k[j]:.3g})" for j in undetermined)
+                      f"{k[j]:.3g} ± {k_std[j]:.2g})" for j in undetermined)
     raise PayloadIdError(f"the calibration run does not determine the drive gain of {which}: over its {samples} "
-                         "loaded samples the known load's torque there stays below the noise (its CoM on the joint's "
-                         "axis torques it nothing); no robot.yaml written",
+                         "loaded samples the known load's torque there stays below the noise or is reproduced by the "
+                         "joint's own friction and inertia (its CoM on the joint's axis torques it nothing); no "
+                         "robot.yaml written",
                          "calibrate with the load's CoM off these joints' axes and a motion that accelerates them, "
                          "or give every joint's gain with --effort-scale")
 

@@ -50,7 +50,7 @@ Convergence (seconds of motion until declared):
                 earlier estimate the σ it reported then covered held the route shut to the end of the run
                 (difference-rls on 15harm: +4.8 % at 28 s with a reported σ of 2.3 %, +0.3 % at 63 s).
                 The second route is closed where robot.yaml measured its model error on a single held-out motion
-                (covariance_extra.MIN_DECLARING_MOTIONS): robot.yaml given only 01_31's unloaded run, direct-rls
+                (model_error.MIN_DECLARING_MOTIONS): robot.yaml given only 01_31's unloaded run, direct-rls
                 on the real 15harm run declared at 16.8 s at −4.41 % (3.74σ); the estimate then runs to the end
                 not converged (−0.73 %, 0.64σ there) and its progress note says why.
 """
@@ -678,7 +678,7 @@ class OnlineEstimator(ABC):
     @cached_property
     def _single_motion_model_error(self) -> bool:
         """robot.yaml's measured model error rests on one held-out motion: the second route does not declare on it
-        (covariance_extra.MIN_DECLARING_MOTIONS; robot.yaml does not change)."""
+        (model_error.MIN_DECLARING_MOTIONS; robot.yaml does not change)."""
         return single_motion_model_error(self.robot, self.frame, self.model)
 
     @cached_property
