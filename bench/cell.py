@@ -32,6 +32,8 @@ coverage is over independent runs; `demo` gives every run the demo's one (robot 
   cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
   cell_runs            how many runs these are over
   cell_robot_seeds     'each' or 'demo' (CELL_ROBOT_SEEDS)
+  cell_clock           the cell's clock (CELL_CLOCK: `sim`, the demo's default: mock_hardware owns /clock, at most
+                       real time, and slows down under load; `real`: the wall clock, where it skips after a stall)
 
 A loaded machine makes the estimator lose joint states (its subscription queue overwritten while it stalls, or
 mock_hardware skipping ahead after a stall): a run that lost a stretch of the excitation measured the cell on part of
@@ -90,6 +92,14 @@ def robot_seeds_from_env(value: str | None) -> str:
         sys.exit(f"CELL_ROBOT_SEEDS={value!r} is neither 'each' (one robot identification per run) nor 'demo' "
                  f"(the demo's one)")
     return mode
+
+
+def clock_from_env(value: str | None) -> str:
+    """CELL_CLOCK: 'sim' (unset or empty: the demo's default, payload_id_ros.demo.DEFAULT_CLOCK) or 'real'."""
+    clock = (value or "").strip() or "sim"
+    if clock not in ("sim", "real"):
+        sys.exit(f"CELL_CLOCK={value!r} is neither 'sim' (mock_hardware's /clock) nor 'real' (the wall clock)")
+    return clock
 
 
 def robot_seed(mode: str, seed: int) -> int:
@@ -192,8 +202,8 @@ def per_run(seed: int, robot: int, result: dict) -> dict:
             "mass_err_pct": round(float(result["errors"]["mass_err_pct"]), 3)}
 
 
-def run_demo(out: Path, seed: int, robot: int = DEMO_ROBOT_SEED) -> dict:
-    cmd = [sys.executable, "-m", "payload_id_ros.demo", "--out", str(out), "--seed", str(seed)]
+def run_demo(out: Path, seed: int, robot: int = DEMO_ROBOT_SEED, clock: str = "sim") -> dict:
+    cmd = [sys.executable, "-m", "payload_id_ros.demo", "--out", str(out), "--seed", str(seed), "--clock", clock]
     if robot != DEMO_ROBOT_SEED:
         cmd += ["--robot-seed", str(robot)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -204,12 +214,13 @@ def main() -> int:
     out = REPO / "out"
     seeds = seeds_from_env(os.environ.get("CELL_SEEDS"))
     robots = robot_seeds_from_env(os.environ.get("CELL_ROBOT_SEEDS"))
+    clock = clock_from_env(os.environ.get("CELL_CLOCK"))
     # The timed run's unloaded robot identified (and cached) first, under the key the timed run looks up: a check for
     # any cached robot.yaml let another robot seed's file pass, and the identification into demo_wall_s.
     subprocess.run([sys.executable, "-m", "payload_id_ros.demo", "--out", str(out), "--prepare-only"], check=True,
                    stdout=subprocess.DEVNULL)
     t0 = time.monotonic()
-    r = run_demo(out, FIRST_SEED)
+    r = run_demo(out, FIRST_SEED, clock=clock)
     wall = time.monotonic() - t0
     figures = {"demo_wall_s": round(wall, 1),
                "cell_convergence_s": r["convergence_time"],
@@ -224,7 +235,7 @@ def main() -> int:
     for seed in seeds:
         if seed == FIRST_SEED and results:
             continue
-        results.append(run_demo(out, seed, robot_seed(robots, seed)))
+        results.append(run_demo(out, seed, robot_seed(robots, seed), clock))
         runs.append(per_run(seed, robot_seed(robots, seed), results[-1]))
         d = runs[-1]
         print(f"cell: seed {seed} (robot seed {d['robot_seed']}): converged {d['converged']} at "
@@ -234,6 +245,7 @@ def main() -> int:
     figures.update(spread_figures(results))
     figures.update(delivery_figures(results))
     figures["cell_robot_seeds"] = robots
+    figures["cell_clock"] = clock
     figures["cell_per_run"] = runs
     print(json.dumps(figures))
     return 0

@@ -71,6 +71,14 @@ def test_cell_seeds_from_the_environment(cell):
         cell.seeds_from_env("7,x")
 
 
+def test_cell_clock_from_the_environment(cell):
+    """CELL_CLOCK: the demo's default (simulated time) unless the wall clock is asked for."""
+    assert cell.clock_from_env(None) == cell.clock_from_env(" ") == demo.DEFAULT_CLOCK == "sim"
+    assert cell.clock_from_env("real") == "real"
+    with pytest.raises(SystemExit, match="CELL_CLOCK"):
+        cell.clock_from_env("wall")
+
+
 def test_the_demo_passes_its_seed_to_mock_hardware(monkeypatch, tmp_path):
     """`python -m payload_id_ros.demo --seed N` runs mock_hardware with noise seed N (the demo's 7 without it)."""
     seen: list[dict] = []
@@ -80,14 +88,17 @@ def test_the_demo_passes_its_seed_to_mock_hardware(monkeypatch, tmp_path):
 
     class Supervisor:
         def __init__(self, **kwargs):
-            seen.append(kwargs["overrides"])
+            seen.append({**kwargs["overrides"], "sim_time": kwargs["sim_time"]})
             raise Stop("stopped by the test", "none")
 
     monkeypatch.setattr(demo, "Supervisor", Supervisor)
     monkeypatch.setattr(demo, "unloaded_robot_yaml", lambda *a, **k: tmp_path / "robot.yaml")
     assert demo.main(["--out", str(tmp_path), "--seed", "12"]) == 2
     assert demo.main(["--out", str(tmp_path)]) == 2
-    assert [s["mock_hardware"]["seed"] for s in seen] == [12, demo.NOISE_SEED]
+    assert demo.main(["--out", str(tmp_path), "--clock", "real"]) == 2
+    assert [s["mock_hardware"]["seed"] for s in seen] == [12, demo.NOISE_SEED, demo.NOISE_SEED]
+    # make demo runs on mock_hardware's /clock unless asked for the wall clock
+    assert [s["sim_time"] for s in seen] == [True, True, False]
     assert demo.NOISE_SEED == cell_first_seed()
 
 
@@ -221,9 +232,11 @@ def test_the_bench_prepares_the_robot_of_the_timed_run(cell, monkeypatch, tmp_pa
     calls: list[list[str]] = []
     monkeypatch.setattr(cell.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
     timed: list[tuple] = []
+    clocks: list[str] = []
 
-    def run_demo(out, seed, robot=cell.DEMO_ROBOT_SEED):
+    def run_demo(out, seed, robot=cell.DEMO_ROBOT_SEED, clock="sim"):
         timed.append((seed, robot, len(calls)))
+        clocks.append(clock)
         r = result(1.8, 3.51, 0.01)
         r.update(estimator_cpu_pct=10.0, estimator_cpu_pct_mean=12.0, estimator_idle_cpu_pct=1.0)
         return r
@@ -234,6 +247,9 @@ def test_the_bench_prepares_the_robot_of_the_timed_run(cell, monkeypatch, tmp_pa
     assert cell.main() == 0
     assert len(calls) == 1 and calls[0][-1] == "--prepare-only" and "--robot-seed" not in calls[0]
     assert timed[0] == (cell.FIRST_SEED, cell.DEMO_ROBOT_SEED, 1)       # after the pre-fill
+    monkeypatch.setenv("CELL_CLOCK", "real")
+    assert cell.main() == 0
+    assert clocks == ["sim", "real"]
 
     def stop(**_):
         raise AssertionError("--prepare-only started the cell")

@@ -20,7 +20,7 @@ from test_gz_cell import GZ_LAUNCH
 from test_nodes_parameters import TABLES
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_ros.cell import CELLS, ROBOTS, share_dir
+from payload_id_ros.cell import CELLS, ROBOTS, parameter_files, share_dir
 from payload_id_ros.supervisor import Supervisor
 
 pytestmark = pytest.mark.wall_clock   # the supervisor stops a node within 10 s
@@ -244,6 +244,28 @@ def test_supervisor_command_uses_the_same_files_and_overrides(tmp_path):
                 "/**/payload_estimator": {"ros__parameters": {"method": "direct-rls"}}}
     assert sup.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
     assert 0 <= int(sup.env["ROS_DOMAIN_ID"]) <= 232
+
+
+def test_supervisor_on_simulated_time_gives_the_clock_to_mock_hardware(tmp_path):
+    """sim_time: mock_hardware publishes /clock at real time, every other node runs on it; a caller's override of
+    the same parameter wins; on the wall clock nothing is added (a real cell's use_sim_time stays rclpy's false)."""
+    def extra(sup, name):
+        cmd = sup.command(next(s for s in CELLS["sim_cell"] if s.name == name))
+        files = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--params-file"]
+        return yaml.safe_load(Path(files[1]).read_text())[f"/**/{name}"]["ros__parameters"] if len(files) > 1 else {}
+
+    sup = Supervisor(cell="sim_cell", log_dir=tmp_path / "sim", sim_time=True,
+                     overrides={"mock_hardware": {"real_time_factor": 0.5}, "payload_estimator": {"method": "x"}})
+    assert extra(sup, "mock_hardware") == {"sim_time": True, "real_time_factor": 0.5}
+    assert extra(sup, "payload_estimator") == {"use_sim_time": True, "method": "x"}
+    assert extra(sup, "excitation_player") == {"use_sim_time": True}
+    wall = Supervisor(cell="sim_cell", log_dir=tmp_path / "wall")
+    assert all(extra(wall, s.name) == {} for s in CELLS["sim_cell"])
+    for spec in CELLS["sim_cell"]:
+        text = " ".join(Path(f).read_text() for f in parameter_files(spec, "ur10"))
+        assert "use_sim_time" not in text and "sim_time" not in text
+    with pytest.raises(PayloadIdError, match="no mock_hardware to publish /clock"):
+        Supervisor(cell="identify", log_dir=tmp_path / "identify", sim_time=True)
 
 
 def test_unknown_robot_or_cell_is_refused(tmp_path):

@@ -35,6 +35,24 @@ CELLS: dict[str, tuple[NodeSpec, ...]] = {
 }
 
 
+# The simulated cell's clock owner on simulated time: mock_hardware publishes /clock (at most real time: it slows down
+# when the machine cannot keep up, where on the wall clock it skips the periods it missed after a 0.1 s stall) and
+# every other node runs with use_sim_time. A real cell stays on the wall clock: use_sim_time is rclpy's, false unless
+# a launch sets it (config/*.yaml never do).
+CLOCK_OWNER = MOCK_HARDWARE.name
+
+
+def clock_parameters(cell: str, spec: NodeSpec, sim_time: bool) -> dict:
+    """The parameters that put `spec` of `cell` on simulated time (none on the wall clock): the clock owner's
+    sim_time at real_time_factor 1, use_sim_time for the others. A cell without the owner has no clock to run on."""
+    if not sim_time:
+        return {}
+    if all(s.name != CLOCK_OWNER for s in CELLS[cell]):
+        raise PayloadIdError(f"cell '{cell}' has no {CLOCK_OWNER} to publish /clock on simulated time",
+                             "use the sim_cell, or the wall clock")
+    return {"sim_time": True, "real_time_factor": 1.0} if spec.name == CLOCK_OWNER else {"use_sim_time": True}
+
+
 def share_dir() -> Path:
     """Where config/ and launch/ are: the package's source directory (a checkout, an editable install: its
     config/ and launch/ link to the repository root's), or share/payload_id_ros when installed."""

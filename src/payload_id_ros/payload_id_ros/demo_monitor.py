@@ -356,12 +356,10 @@ def run_cell(out: Path, robot_yaml: Path, task=TASK, env: dict | None = None,
     monitor rightly pauses on those gaps and cannot date a change made in one; on simulated time the simulation
     slows down instead, so the same samples reach the monitor whatever the machine's load (a test's choice)."""
     sup = Supervisor(cell="sim_cell", robot=ROBOT, log_dir=out / "demo_monitor_logs",
-                     env=dict(os.environ) if env is None else env, overrides={
-        "mock_hardware": {"profile": PROFILE, "seed": 7, "initial_positions": HOME,
-                          **({"sim_time": True, "real_time_factor": 1.0} if sim_time else {})},
+                     env=dict(os.environ) if env is None else env, sim_time=sim_time, overrides={
+        "mock_hardware": {"profile": PROFILE, "seed": 7, "initial_positions": HOME},
         "payload_estimator": {"robot_yaml": str(robot_yaml), "payload_frame": FRAME, "monitor": True,
-                              "result_path": "", **({"use_sim_time": True} if sim_time else {}),
-                              **(estimator or {})},
+                              "result_path": "", **(estimator or {})},
     })
     print(f"demo-monitor: starting the cell (ROS_DOMAIN_ID={sup.env['ROS_DOMAIN_ID']}, logs in {sup.log_dir})",
           flush=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from payload_id_core.errors import PayloadIdError
-from payload_id_ros.cell import CELLS, NodeSpec, parameter_files
+from payload_id_ros.cell import CELLS, NodeSpec, clock_parameters, parameter_files
 
 
 def cell_environment(domain_id: int | None = None, base: dict | None = None) -> dict:
@@ -61,10 +61,13 @@ class Supervisor:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))   # made the cell's in __post_init__
     log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="payload_id_cell_")))
     started: list[Started] = field(default_factory=list)
+    # On simulated time: mock_hardware owns /clock and the other nodes run on it (cell.clock_parameters).
+    sim_time: bool = False
 
     def __post_init__(self) -> None:
         if self.cell not in CELLS:
             raise PayloadIdError(f"unknown cell '{self.cell}'", f"use one of: {', '.join(CELLS)}")
+        clock_parameters(self.cell, CELLS[self.cell][0], self.sim_time)   # a cell with no clock owner: refused now
         self.env = cell_environment(base=self.env)
         self.log_dir = Path(self.log_dir)        # a str is accepted too
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -76,7 +79,7 @@ class Supervisor:
             cmd += ["-r", f"__ns:=/{self.namespace.strip('/')}"]
         for f in parameter_files(spec, self.robot):
             cmd += ["--params-file", str(f)]
-        extra = self.overrides.get(spec.name)
+        extra = {**clock_parameters(self.cell, spec, self.sim_time), **self.overrides.get(spec.name, {})}
         if extra:
             path = self.log_dir / f"{spec.name}.overrides.yaml"
             path.write_text(yaml.safe_dump({f"/**/{spec.name}": {"ros__parameters": dict(extra)}}))
