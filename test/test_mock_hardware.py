@@ -171,7 +171,11 @@ def test_mock_hardware_on_simulated_time(ros_env: dict) -> None:
         steps = np.diff(stamps)
         assert np.median(steps) == pytest.approx(0.002, abs=1e-6)
         assert np.allclose(steps / 0.002, np.round(steps / 0.002), atol=1e-3)   # whole periods of sim time only
-        assert np.abs(stamps - clock).max() < 0.1            # stamped on the clock it publishes
+        # Stamped on the clock it publishes: the probe's /clock trails a stamp only by delivery (a few periods; at 4x
+        # a 25 ms wall-clock hiccup of the probe is 0.1 s of it, seen once in CI at 0.1000000000000005), while a
+        # stamp on any other clock (the wall's, ~1.7e9 s) would be off by far more than a second.
+        lag = np.abs(stamps - clock)
+        assert np.median(lag) <= 0.01 and lag.max() < 1.0, (np.median(lag), lag.max())
 
         names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
                  "wrist_3_joint"]
