@@ -5,9 +5,9 @@
    real cell. Cached in out/demo_cache/ (keyed by the inputs), so a second demo skips it.
 2. The cell: mock_hardware carrying a payload the estimator is never told about (3.5 kg, CoM off
    the flange axis), payload_estimator and excitation_player, started by the supervisor with
-   config/ur10.yaml exactly as launch/sim_cell.launch.py would; on simulated time by default (--clock sim:
-   mock_hardware owns /clock at most at real time, the other nodes use_sim_time), so a busy machine slows the
-   simulation down instead of making it skip joint states (--clock real: the wall clock, as a real cell runs).
+   config/ur10.yaml exactly as launch/sim_cell.launch.py would; on the wall clock by default, as a real cell runs
+   (--clock sim: mock_hardware owns /clock at most at real time, the other nodes use_sim_time, so a busy machine
+   slows the simulation down instead of making it skip joint states).
 3. `payload-id identify --ros` (the command-line action client) asks for the identification and
    prints the streaming feedback and the final estimate next to the truth.
 4. out/demo_report.png (mass, CoM error and inertia over the motion with their ±2σ bands, the truth and the
@@ -75,12 +75,14 @@ NOISE_SEED = 7
 # The unloaded robot's run's noise seed (`payload-id simulate --seed`). One identification serves every demo;
 # bench/cell.py draws one per mock_hardware seed (--robot-seed) so that its runs are independent in the robot's error.
 ROBOT_SEED = 11
-# The cell's clock by default: simulated. On the wall clock a stall of mock_hardware over 0.1 s (a busy machine) makes
-# it skip the periods it missed, and the excitation window loses those joint states (published 37-51 % of them at
-# load 30, docs/design.md), so the demo measured a stall, not the estimator. A real cell is on the wall clock: the
-# estimator's use_sim_time stays false unless a launch sets it.
+# The cell's clock by default: the wall clock, as a real cell runs, so the estimator's CPU the demo prints is a real
+# cell's (on simulated time rclpy's time source takes mock_hardware's /clock with every 500 Hz joint state: the
+# estimator idled at 37 % of a core and ran the goal at a median 44.5 %, against 12 % and 21 % on the wall clock).
+# --clock sim (bench/cell.py CELL_CLOCK=sim) is for a busy machine: on the wall clock a stall of mock_hardware over
+# 0.1 s makes it skip the periods it missed (published 37-51 % of them at load 30, docs/design.md); on /clock the
+# simulation slows down instead. The estimator's use_sim_time stays false unless a launch sets it.
 CLOCKS = ("sim", "real")
-DEFAULT_CLOCK = "sim"
+DEFAULT_CLOCK = "real"
 
 
 def _cli(*args: str, log=None) -> None:
