@@ -76,8 +76,9 @@ NOISE_SEED = 7
 # bench/cell.py draws one per mock_hardware seed (--robot-seed) so that its runs are independent in the robot's error.
 ROBOT_SEED = 11
 # The cell's clock by default: the wall clock, as a real cell runs, so the estimator's CPU the demo prints is a real
-# cell's (on simulated time rclpy's time source takes mock_hardware's /clock with every 500 Hz joint state: the
-# estimator idled at 37 % of a core and ran the goal at a median 44.5 %, against 12 % and 21 % on the wall clock).
+# cell's (on simulated time rclpy's time source takes mock_hardware's /clock with every 500 Hz joint state: paired
+# runs at load 7-12 put the estimator's idle CPU at 11-12 % of a core on the wall clock against 20.5-26 %, its median
+# during the goal 17.9-26 % against 26-31.9 %; one quiet make demo on /clock read 37.2 % idle, 44.5 % median).
 # --clock sim (bench/cell.py CELL_CLOCK=sim) is for a busy machine: on the wall clock a stall of mock_hardware over
 # 0.1 s makes it skip the periods it missed (published 37-51 % of them at load 30, docs/design.md); on /clock the
 # simulation slows down instead. The estimator's use_sim_time stays false unless a launch sets it.
