@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 
 from payload_id_core.monitor import LiveMonitor, ToggleLimit
-from payload_id_core.payload.result_file import MonitorCarried
+from payload_id_core.payload import MonitorCarried
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_msgs.msg import PayloadEvent
 from payload_id_ros import conversions as conv
