@@ -66,3 +66,9 @@ def test_a_monitor_restarted_after_the_last_sample_watched_is_blind_in_between()
     assert start == 3.0
     # started on its own first sample: nothing unwatched
     assert floor.unseen_span(35.0, 1.0, since=10.0) is None
+
+
+def test_a_pause_right_after_the_confirmation_unlocates_the_load_from_it():
+    floor = fed(30.0, every(0.0, 20.0, 0.2) + every(23.0, 40.0, 0.2))     # paused 20-23 s, confirmed at 20.5 s
+    start, _ = floor.unseen_span(35.0, 1.0, since=20.5)
+    assert start == 20.5

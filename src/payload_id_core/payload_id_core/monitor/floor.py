@@ -84,8 +84,9 @@ class AlarmFloor:
         blindness wholly before them is not seen, and the event stays dated at its window."""
         rows = [(t, f) for t, f in self._record if since <= t < t_change - self.lookback_s]
         # Nothing noted from `since` to the first row ever noted: the monitor started after it (a restart on a saved
-        # payload last watched at `since`).
-        unwatched_from_since = self._first - since > self.recent_s
+        # payload last watched at `since`); or, the record reaching back to `since`, to the first row after it (paused).
+        unwatched_from_since = self._first - since > self.recent_s or \
+            (bool(rows) and self._record[0][0] <= since and rows[0][0] - since > self.recent_s)
         blind = unwatched_from_since or any(floor > abs(dm) for _, floor in rows) or \
             any(t - t_prev > self.recent_s for (t_prev, _), (t, _) in zip(rows, rows[1:]))
         if not blind:
