@@ -24,7 +24,10 @@ and the other way round. The tested run is never the record.
 Each case's figures twice from the same identify-robot run: `..._before_...` with robot.yaml's model_error.loaded
 taken out (what identify-robot wrote before it: the same command, the loaded run choosing each method's load friction
 only), `..._after_...` as written. UR10E_LR_CASES: which records to run (default "15harm,01_31"); UR10E_LR_PARTS:
-which figures (default "payload,online,monitor").
+which figures (default "payload,online,monitor"); UR10E_LR_KEEP: a directory where each case's robot.yaml is kept and,
+when there, reused (the figures of another part without identifying the robot again). The methods whose σ does not
+read robot.yaml's model error (khalil-2, khalil-3, khalil-4, gaz-dtau) run once, their figures the same before and
+after.
 """
 
 import json
@@ -49,24 +52,26 @@ from run_bench import SKIPPED_EXIT  # noqa: E402 - the same
 
 METHODS = ("khalil-1", "khalil-2", "khalil-3", "khalil-4", "gaz-dtau", "direct-rls", "difference-rls")
 ONLINE = ("difference-rls", "direct-rls")
+UNREAD = ("khalil-2", "khalil-3", "khalil-4", "gaz-dtau")      # their σ does not read robot.yaml's model error
 OTHER = {"15harm": "01_31", "01_31": "15harm"}
 WINDOWS = ((0.0, 9.0), (9.0, 21.0), (21.0, 40.0))
 
 
-def payload_figures(data: Path, robot_yaml: Path, tested: str, prefix: str, tmp: Path) -> dict:
+def payload_figures(data: Path, robot_yaml: Path, tested: str, prefix: str, tmp: Path, known: dict) -> dict:
+    """`known`: the figures of the methods that do not read the model error, filled on the first call."""
     fig: dict = {}
     unloaded_csv, loaded_csv = rd.PAIRS[tested]
     ratios, stds = [], []
     for m in METHODS:
-        out = tmp / f"{prefix}_{m}.yaml"
-        code = cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
-                         "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
-                         "--method", m, "--out", str(out)])
-        if code != 0:
-            fig[f"{prefix}_{m}_refused"] = code
+        if m in known:
+            err, std = known[m]
+        else:
+            err, std = _mass(data, robot_yaml, loaded_csv, unloaded_csv, m, tmp / f"{prefix}_{m}.yaml")
+            if m in UNREAD:
+                known[m] = (err, std)
+        if err is None:
+            fig[f"{prefix}_{m}_refused"] = True
             continue
-        d = yaml.safe_load(out.read_text())
-        err, std = d["mass"] - rd.LOAD_MASS_KG, d["std"]["mass"]
         key = f"{prefix}_{m.replace('-', '_')}"
         fig.update({f"{key}_err_pct": 100 * err / rd.LOAD_MASS_KG, f"{key}_std_pct": 100 * std / rd.LOAD_MASS_KG,
                     f"{key}_err_over_std": abs(err) / std})
@@ -76,6 +81,17 @@ def payload_figures(data: Path, robot_yaml: Path, tested: str, prefix: str, tmp:
     fig[f"{prefix}_err_over_std_max"] = float(np.max(ratios))
     fig[f"{prefix}_std_pct_max"] = float(np.max(stds))
     return fig
+
+
+def _mass(data: Path, robot_yaml: Path, loaded_csv: str, unloaded_csv: str, m: str, out: Path):
+    """(mass − 2.805, its σ) kg from identify-payload (None, None: refused)."""
+    code = cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
+                     "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
+                     "--method", m, "--out", str(out)])
+    if code != 0:
+        return None, None
+    d = yaml.safe_load(out.read_text())
+    return d["mass"] - rd.LOAD_MASS_KG, d["std"]["mass"]
 
 
 def online_figures(data: Path, robot_yaml: Path, tested: str, prefix: str) -> dict:
@@ -129,21 +145,24 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for record in os.environ.get("UR10E_LR_CASES", "15harm,01_31").split(","):
             tested = OTHER[record]
-            after = rd.user_path_robot_yaml(data, Path(tmp) / f"robot_{record}.yaml", rd.USER_PATH_HELD_OUT,
-                                            (rd.PAIRS[record][1],))
+            keep = os.environ.get("UR10E_LR_KEEP")
+            after = Path(keep or tmp) / f"robot_{record}.yaml"
+            if not (keep and after.is_file()):
+                rd.user_path_robot_yaml(data, after, rd.USER_PATH_HELD_OUT, (rd.PAIRS[record][1],))
             written = yaml.safe_load(after.read_text())
             fig[f"ur10e_lr_{record.replace('_', '')}_loaded_record"] = written["model_error"].get("loaded")
             written["model_error"].pop("loaded", None)
             before = Path(tmp) / f"robot_{record}_before.yaml"
             before.write_text(yaml.safe_dump(written, sort_keys=False))
+            known: dict = {}
             for name in ("payload", "online", "monitor"):
                 for when, robot_yaml in (("before", before), ("after", after)):
                     if name not in parts:
                         continue
                     prefix = f"ur10e_lr_{record.replace('_', '')}_{when}"
-                    part = (payload_figures(data, robot_yaml, tested, prefix, Path(tmp)) if name == "payload" else
-                            online_figures(data, robot_yaml, tested, prefix) if name == "online" else
-                            monitor_figures(data, robot_yaml, tested, prefix))
+                    part = (payload_figures(data, robot_yaml, tested, prefix, Path(tmp), known)
+                            if name == "payload" else online_figures(data, robot_yaml, tested, prefix)
+                            if name == "online" else monitor_figures(data, robot_yaml, tested, prefix))
                     fig.update(part)
                     print(json.dumps(part), file=sys.stderr, flush=True)
     print(json.dumps(fig))
