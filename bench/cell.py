@@ -32,9 +32,9 @@ coverage is over independent runs; `demo` gives every run the demo's one (robot 
   cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
   cell_runs            how many runs these are over
   cell_robot_seeds     'each' or 'demo' (CELL_ROBOT_SEEDS)
-  cell_clock           the cell's clock (CELL_CLOCK: `real`, the demo's default: the wall clock, where mock_hardware
-                       skips after a stall; `sim`: mock_hardware owns /clock, at most real time, and slows down under
-                       load)
+  cell_clock           the cell's clock (CELL_CLOCK: `sim`, the demo's default: mock_hardware owns /clock, at most real
+                       time, and slows down under load; `real`: the wall clock, where mock_hardware skips after a
+                       stall)
 
 A loaded machine makes the estimator lose joint states (its subscription queue overwritten while it stalls, or
 mock_hardware skipping ahead after a stall): a run that lost a stretch of the excitation measured the cell on part of
@@ -96,8 +96,8 @@ def robot_seeds_from_env(value: str | None) -> str:
 
 
 def clock_from_env(value: str | None) -> str:
-    """CELL_CLOCK: 'real' (unset or empty: the demo's default, payload_id_ros.demo.DEFAULT_CLOCK) or 'sim'."""
-    clock = (value or "").strip() or "real"
+    """CELL_CLOCK: 'sim' (unset or empty: the demo's default, payload_id_ros.demo.DEFAULT_CLOCK) or 'real'."""
+    clock = (value or "").strip() or "sim"
     if clock not in ("sim", "real"):
         sys.exit(f"CELL_CLOCK={value!r} is neither 'sim' (mock_hardware's /clock) nor 'real' (the wall clock)")
     return clock
