@@ -14,7 +14,7 @@ all of the first run, with mock_hardware's seed 7 (the demo's). Then the spread 
 per seed of CELL_SEEDS (comma-separated mock_hardware seeds, default 7-16; fewer while developing, e.g.
 CELL_SEEDS=7,8,9; the first run counts as seed 7's when 7 is listed and the robot is shared). A run's noise under the
 excitation differs even for one seed (the excitation starts at whatever sample mock_hardware has reached), so these
-are ten realisations of the cell as a user meets it, across processes on wall-clock time. CELL_ROBOT_SEEDS says which
+are ten realisations of the cell as a user meets it, across processes (on CELL_CLOCK below). CELL_ROBOT_SEEDS says which
 unloaded robot each run uses: `each` (default) identifies one per run, from the unloaded run of noise seed
 ROBOT_SEED_OFFSET + the run's seed, so the runs are independent in the robot identification's error too and the
 coverage is over independent runs; `demo` gives every run the demo's one (robot seed 11), as `make demo` does
