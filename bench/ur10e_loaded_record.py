@@ -117,7 +117,8 @@ def online_figures(data: Path, robot_yaml: Path, tested: str, prefix: str) -> di
 def monitor_figures(data: Path, robot_yaml: Path, tested: str, prefix: str) -> dict:
     model = RobotModel.from_urdf(str(data / "ur10e.urdf"))
     robot = RobotIdentification.load(str(robot_yaml), model)
-    rec = read_ur_csv(str(data / rd.PAIRS[tested][1]), robot.effort_scale, joint_names=model.joint_names)
+    rec = read_ur_csv(str(data / rd.PAIRS[tested][1]), [float(k) for k in robot.effort_scale],
+                      joint_names=model.joint_names)
     result = replay(model, robot, model.payload_frame(None), rec.joints, rated_payload_kg=12.5)
     fig: dict = {}
     t = result.t - rec.joints.t[0]
