@@ -71,13 +71,14 @@ HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change a
 ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
-# s of the alarm's floor kept to tell whether a load nobody could see may have come since the payload before it was named
-# or confirmed (floor.AlarmFloor.unseen_span: a row where the alarm could not see it, or did not watch). The span's
-# start is that confirmation (PayloadState.since), not a row of the record (h172), so the length no longer dates
-# anything: it bounds the record (15 000 rows at 500 Hz) and says for how long a blindness is remembered. A blindness
-# wholly older than it leaves the event dated at its window, as before h151. 30 s (h163): the real UR10e's 15harm
-# runs joined, the pick at 56.26 s in a blind stretch from 52.17 s, named 10-15 s after that stretch began, is found
-# unseen from 15 s of record on; the simulated cell's (bench/monitor.py, light parts seed 22 with the veto) from 10 s.
+# s of the alarm's floor kept to tell whether a load nobody could see may have come since the payload before it was
+# named or confirmed (floor.AlarmFloor.unseen_span: a row where the alarm could not see it, or did not watch). The
+# span's start is that confirmation (PayloadState.since), not a row of the record (h172), so the length no longer
+# dates anything: it bounds the record (15 000 rows at 500 Hz) and says for how long a blindness is remembered. A
+# blindness wholly older than it leaves the event dated at its window, as before h151. 30 s (h163): the real UR10e's
+# 15harm runs joined, the pick at 56.26 s in a blind stretch from 52.17 s, named 10-15 s after that stretch began, is
+# found unseen from 15 s of record on; the simulated cell's (bench/monitor.py, light parts seed 22 with the veto) from
+# 10 s.
 FLOOR_RECORD_S = 30.0
 RESIDUAL_PERIOD_S = 0.02  # s of stamps between two residuals given to watch (MonitorUpdate.residuals): 50 Hz
 
