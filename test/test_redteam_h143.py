@@ -245,15 +245,17 @@ def test_a_pick_made_where_no_joint_feels_the_mass_is_not_dated_where_it_was_see
     """The real 15harm runs joined: the part comes on at 56.26 s with the arm upright (q2 = q4 = -pi/2, at rest
     53.2-58.8 s), where no flange mass loads a joint; seen once the arm moves. Before (h143): named picked +2.918 ±
     0.151 kg at 64.44 s, said located, 8.2 s after it came (its window fitted +0.889 kg of it). Now its time is not
-    located, from the earliest row where the alarm could not see it (h151, PayloadMonitor._unseen_span)."""
+    located (h151, AlarmFloor.unseen_span), from when the payload before it was confirmed (h172: nothing was named
+    before it, so from the monitor's first sample; h163 dated it from the oldest blind row kept, 52.17 s)."""
     model, robot, frame = ur10e
     csv, join = _joined(tmp_path)
     joints = read_ur_csv(csv, robot.effort_scale, joint_names=model.joint_names).joints
     result = replay(model, robot, frame, joints, rated_payload_kg=12.5)
     (pick,) = [e for e in result.events if e.kind is EventKind.PICKED]
     t_pick = joints.t[0] + join
-    assert (pick.t_change <= t_pick <= pick.t_alarm) if not pick.t_change_located else \
-        abs(pick.t_change - t_pick) < 0.5, (pick.t_change - joints.t[0], pick.t_change_located, pick.reason)
+    assert not pick.t_change_located and pick.t_change <= t_pick <= pick.t_alarm, \
+        (pick.t_change - joints.t[0], pick.t_change_located, pick.reason)
+    assert abs(pick.t_change - joints.t[0]) < 0.01 and "cannot have come before" in pick.reason, pick.reason
 
 
 # -- the apply to the controller ----------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ still reads, its notes as NoteCode.INFO.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from os import PathLike
 
@@ -303,6 +305,12 @@ class RobotIdentification:
             d["shape_std"] = {name: [None if not np.isfinite(v) else float(v) for v in self.shape_std[:, i]]
                               for i, name in enumerate(self.friction.shape_names)}
         return d
+
+    def fingerprint(self) -> str:
+        """sha256 of what robot.yaml holds (to_dict, keys sorted): what a state saved with this identification's numbers
+        in it (the monitor's carried covariance, result_file) checks it is read back with. Two files with the same
+        content give the same; a re-identification, a held-out run added, or a hand edit of a number does not."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True, default=str).encode()).hexdigest()
 
     def save(self, path: str | PathLike) -> None:
         atomic_write_yaml(path, self.to_dict())
