@@ -319,16 +319,18 @@ class OnlineEstimator(ABC):
         return None
 
     def covariance_extra_parts(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                               tau: np.ndarray, residual: RobotResidual | None = None) -> OnlineExtra:
+                               tau: np.ndarray, residual: RobotResidual | None = None, gram: bool = False
+                               ) -> OnlineExtra:
         """(extra, notes, offset drift, lasting): what the covariance of φ_L lacks after the samples (q, q̇, q̈, τ)
         fed, and why, from one batch fit with this estimator's unknowns (covariance_extra.online_covariance_extra:
         serially correlated residuals, the robot model's unmodelled gear friction, or robot.yaml's measured model
         error), apart the offsets' recorded drift where the estimator holds them (None elsewhere: σ only, the
-        projection's metric leaves it out), and the part of `extra` more rows do not shrink (OnlineExtra)."""
+        projection's metric leaves it out), and the part of `extra` more rows do not shrink (OnlineExtra). `gram`:
+        online_covariance_extra's (the convergence rule's check; the reported σ keeps the SVD's fit)."""
         return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
                                        load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var(),
                                        method=self.method, mass_information_std=self.mass_information_std(),
-                                       residual=residual)
+                                       residual=residual, gram=gram)
 
     def mass_information_std(self) -> float:
         """The mass σ the rows fed so far give at the rows' assumed noise (noise_std; the estimator's own mass σ
@@ -628,7 +630,8 @@ class OnlineEstimator(ABC):
         if self._extra is None or self._extra[0] != self.samples:
             q, qd, qdd, tau = (np.ascontiguousarray(self._fed[:self._n_fed, i]) for i in range(4))
             self._extra = (self.samples, self.covariance_extra_parts(q, qd, qdd, tau,
-                                                                     self._fed_residual.on(q, qd, qdd, tau)))
+                                                                     self._fed_residual.on(q, qd, qdd, tau),
+                                                                     gram=True))
         return self._extra[1]
 
     def mass_variance_shares(self, z: np.ndarray, std: float) -> tuple[float, float]:
