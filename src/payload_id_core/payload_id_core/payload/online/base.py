@@ -119,9 +119,10 @@ BLOCK = 8              # samples per Kalman update in update_batch (48 rows for 
 PENDING = 32           # samples whose rows enter the information matrix in one product
 LOAD_REFRESH = 8       # samples between refreshes of the estimate the load-friction columns are built from
 # Motion between two serial-correlation checks of the 'covariance' rule: SERIAL_CHECK_S, or a fraction of the
-# motion so far when more. Each check is a batch solve over every sample fed, whose cost per sample itself grows with
-# them (bench/batch_check.py, load ~35: 50-66 µs a sample over 2 s, 95-108 over 10 s); growing with the data bounds
-# the number of checks, not their share of a core (~1 core at 500 Hz by 10 s of a run that never converges).
+# motion so far when more. Each check is a batch solve over every sample fed (its fits from the Gram matrix where
+# that is as good as the SVD: linear._ScaledSvd); growing with the data bounds the number of checks, and their share
+# of a core follows their cost per sample (bench/batch_check.py, load ~30: 20-31 µs a sample over 2-10 s, 31-45 over
+# 30 s; ~0.2-0.25 of a core at 500 Hz by 10 s of a run that never converges, ~1 core before h178).
 SERIAL_CHECK_S = 0.25
 SERIAL_CHECK_FRACTION = 0.05
 
