@@ -125,18 +125,18 @@ def prefix_mass_excess(robot: RobotIdentification, frame: str, model: RobotModel
 
 
 def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
-                     qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+                     qd: np.ndarray, gram: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
     the torque error the robot model's unmodelled gear friction would make on these samples
     (robot_id/gear_friction.UnmodelledGear, y_a the robot's rows there); None when robot.yaml shows none. A
     model-error term, Δz Δzᵀ added to the covariance, not a correction of z; but where an estimate is projected
     onto physical parameters (payload/finish.py) the covariance is the projection's metric, so a projected
-    estimate moves more freely along Δz."""
+    estimate moves more freely along Δz. `gram`: linear.weighted_lstsq's (the online rule's batch check)."""
     g = robot.unmodelled_gear
     if g is None:
         return None
     error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info), g.mu
+    return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info, gram), g.mu
 
 
 def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
@@ -167,7 +167,8 @@ def drift_in_measured_error(robot: RobotIdentification, frame: str, model: Robot
 def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                             frame: str, model: RobotModel,
                             to_payload: Callable[[np.ndarray], np.ndarray] | None = None, mass: float | None = None,
-                            holds_measured_error: bool = True) -> tuple[np.ndarray | None, Note | None]:
+                            holds_measured_error: bool = True, gram: bool = False
+                            ) -> tuple[np.ndarray | None, Note | None]:
     """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
     y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
     diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
@@ -193,7 +194,8 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     payload's (10, 10).
 
     `holds_measured_error`: the method's σ takes robot.yaml's measured model error where it has one for `frame`
-    (khalil-1, direct-rls); khalil-2 and gaz-dtau keep their own fit's σ (False), and the notes say which."""
+    (khalil-1, direct-rls); khalil-2 and gaz-dtau keep their own fit's σ (False), and the notes say which.
+    `gram`: linear.weighted_lstsq's (the online rule's batch check)."""
     names = list(robot.friction.param_names)
     spread = getattr(robot, "offset_drift", None)
     measured = holds_measured_error and measured_model_error(robot, frame, model) is not None
@@ -230,7 +232,7 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           f"the offsets {np.round(spread.identification, 3).tolist()} N·m (in σ through C_a): nothing "
                           "added to σ for it")
     columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
-    S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info)
+    S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info, gram)
     if to_payload is not None:
         S = to_payload(S)
     mass = float(fit.x[0]) if mass is None else float(mass)
@@ -266,7 +268,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False, friction_prior_var: np.ndarray | None = None,
                             method: str | None = None, mass_information_std: float | None = None,
-                            residual: RobotResidual | None = None) -> OnlineExtra:
+                            residual: RobotResidual | None = None, gram: bool = False) -> OnlineExtra:
     """(extra, notes, offset drift, lasting): what the covariance of φ_L (10, 10) of an online estimate lacks, and
     the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
@@ -302,6 +304,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     (bench/cell_convergence.py); (f² − 1) C_fixed stays above the free fit's own-ratio term there (cell, 1.5 / 1.95 /
     3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %).
     `residual`: against_robot_fit.residual_on on these samples, when the caller has it (the online rule's FedResidual).
+    `gram`: the batch fits from the Gram matrix where that is as good as the SVD (linear.weighted_lstsq): the online
+    rule's check, which repeats them over every sample fed (to ~1e-13 relative on the simulated cell, 6x cheaper).
     `method`, `mass_information_std`: the online method and its mass σ at the rows' assumed noise on the samples fed
     (OnlineEstimator.mass_information_std); where robot.yaml ran that method
     over its held-out runs, the measured model error's mass variance is the one of an estimate that far into a motion
@@ -317,7 +321,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
         columns = np.flatnonzero(var > 0)
         W = np.concatenate([w_l, friction[..., columns]], axis=-1)
         sol, W_used, _ = solve_with_load_friction(W, res.r, tau_a, qd, sign_epsilon(robot), load_friction,
-                                                  prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])])
+                                                  prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])],
+                                                  gram=gram)
         return sol, W_used
 
     held = batch_friction_prior_var(robot)
@@ -337,13 +342,13 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
             notes.append(prefix[1])
     else:
         sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
-        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used)
+        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used, gram)
         lasting = np.zeros((10, 10))
     # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
     # holds them by that drift's prior, whose pull its own covariance carries).
     if not offsets_held(robot, own_var):
         return OnlineExtra(extra, notes, None, lasting)
-    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
+    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model, gram=gram)
     notes += [] if note is None else [note]
     return OnlineExtra(extra, notes, None if drift is None else drift[:10, :10], lasting)
 
@@ -365,8 +370,8 @@ def lasting_from_robot(model: RobotModel, robot: RobotIdentification, frame: str
 
 
 def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,
-                          own: LinearSolution, W_own: np.ndarray, sol: LinearSolution, W_used: np.ndarray
-                          ) -> tuple[np.ndarray, list[Note]]:
+                          own: LinearSolution, W_own: np.ndarray, sol: LinearSolution, W_used: np.ndarray,
+                          gram: bool = False) -> tuple[np.ndarray, list[Note]]:
     """online_covariance_extra's model-error terms where robot.yaml has no measured one: the Newey–West inflation of
     the estimator's own batch fit (`own` on `W_own`) on the fixed-offset fit's covariance (`sol` on `W_used`), its
     residual level floored at the model's resolution, and the unmodelled gear friction's response."""
@@ -379,7 +384,7 @@ def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.nd
         extra = factor2 * np.nan_to_num(floored[:10, :10]) - plain
         floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
         notes += [] if floor_note is None else [floor_note]
-    gear = gear_model_error(robot, y_a, own, W_own, qd)
+    gear = gear_model_error(robot, y_a, own, W_own, qd, gram=gram)
     if gear is None:
         return extra, notes
     shift, mu = gear[0][:10], gear[1]
