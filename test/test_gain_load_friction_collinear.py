@@ -49,8 +49,8 @@ def _marginal(rows, x, k, sig, jw, j):
 
 def test_the_gains_sigma_with_mu_free_is_the_augmented_fits_and_grows_only_where_the_signs_stay():
     """The partitioned inverse: σ_cond² + (∂k/∂μ σ_μ)² is the gain's variance of the fit with μ_j's column added, to
-    rounding; where joint j's torque keeps the sign of its velocity the two columns are nearly one (5 % of the signs flipped: σ × 2.0-2.4), where
-    the velocity's sign is independent of the torque's they separate (σ × ≤ 1.05)."""
+    rounding; where joint j's torque keeps the sign of its velocity the two columns are nearly one (5 % of the signs
+    flipped: σ × 2.0-2.4), where the velocity's sign is independent of the torque's they separate (σ × ≤ 1.05)."""
     for reverse in (False, True):
         rows, x, k, sig, jw = _rows(3, reverse)
         slope, free_std = load_friction_collinearity(jw, rows, x, k, sig, np.ones(2, bool))

@@ -9,11 +9,11 @@ absorbed it, or off for gains that did not, and nothing noticed. So were candida
 as true), a NaN score and `determined` naming joints the robot does not have.
 
 Also here: the gains' σ where the criterion keeps the linear model and on a Panda-sized profile (covered since the
-model choice joins it, h90; the UR3's wrist 1 since its collinearity with its load friction joins it, h174) and the recorded choice weight; a
-light (1 kg) calibration load that was refused on the gain fit's starting point (fixed); and the robot.yaml witnesses
-(h79's per-joint gain witness, h80's gear witness, h85's goal judgment) against drifts beyond 3σ: what they now
-catch, and the drifts still written converged and ok (strict xfails, numbers in each reason). Simulated, seconds
-each."""
+model choice joins it, h90; the UR3's wrist 1 since its collinearity with its load friction joins it, h174) and
+the recorded choice weight; a light (1 kg) calibration load that was refused on the gain fit's starting point
+(fixed); and the robot.yaml witnesses (h79's per-joint gain witness, h80's gear witness, h85's goal judgment)
+against drifts beyond 3σ: what they now catch, and the drifts still written converged and ok (strict xfails,
+numbers in each reason). Simulated, seconds each."""
 
 from __future__ import annotations
 

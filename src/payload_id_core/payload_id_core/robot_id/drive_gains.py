@@ -323,7 +323,7 @@ def load_friction_spread(fit: GainFit, joints: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         info = np.where(np.isfinite(free), 1.0 / free ** 2, 0.0)
     mu_std = 1.0 / np.sqrt(info + 1.0 / LOAD_FRICTION_MU_PRIOR ** 2)
-    on = np.asarray(joints, dtype=bool) & np.isfinite(free)
+    on = np.asarray(joints, dtype=bool)     # the slope is 0 where μ_j was fitted or not asked
     out[on] = np.abs(fit.load_friction_slope[on]) * mu_std[on]
     return out
 
