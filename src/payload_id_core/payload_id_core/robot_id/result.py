@@ -408,6 +408,7 @@ class RobotIdentification:
             )
             _check_gain_covariance(ident, source)
             _check_gain_check(ident, source)
+            _check_load_friction_spread(ident, source)
             return ident
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
@@ -561,6 +562,22 @@ def _check_gain_check(ident: RobotIdentification, source: str) -> None:
             or not np.allclose(ident.effort_scale_std, check.widened_std(), rtol=1e-9, atol=0.0):
         raise PayloadIdError(f"{source}: effort.gain_check does not match effort_scale and effort.scale_std (the file "
                              "was edited after identification)", "re-run payload-id identify-robot")
+
+
+def _check_load_friction_spread(ident: RobotIdentification, source: str) -> None:
+    """effort.gain_model.load_friction_spread is a part of each gain's relative σ (identify-robot adds it in
+    quadrature), which the payloads' gain share takes off again (payload.gain_uncertainty.load_friction_spread): one
+    beyond the whole σ would take off more than the file holds."""
+    gm = ident.gain_model
+    if gm is None or gm.load_friction_spread is None:
+        return
+    rel = None if ident.effort_scale_std is None else \
+        np.asarray(ident.effort_scale_std, dtype=float) / np.asarray(ident.effort_scale, dtype=float)
+    if rel is None or np.any(gm.load_friction_spread > rel * (1 + 1e-9)):
+        raise PayloadIdError(f"{source}: effort.gain_model.load_friction_spread "
+                             f"{np.round(gm.load_friction_spread, 6).tolist()} exceeds the gains' relative σ "
+                             f"{None if rel is None else np.round(rel, 6).tolist()}: the file was edited after "
+                             "identification", "re-run payload-id identify-robot")
 
 
 def _check_gain_covariance(ident: RobotIdentification, source: str) -> None:
