@@ -412,3 +412,17 @@ def test_floored_keeps_a_larger_sigma_and_raises_a_smaller_one(ur10_cell_robot):
     assert raised.quality is Quality.OK and "floor" in raised.notes[-1].text
     loose = PayloadEstimate(FRAME, np.zeros(10), np.eye(10), "monitor")
     assert live.floored(loose, q) is loose
+
+
+def test_a_floor_above_any_part_the_robot_can_carry_raises_sigma_to_what_a_change_can_move(ur10_cell_robot):
+    """The arm upright, no joint feels the flange's mass at rest and the floor runs to tens of kg and beyond (the real
+    UR10e's 01_31-load ended there, 98.5 kg): σ is half the most a change can move the mass then (a place takes off at
+    most what is carried, a pick adds at most 1.5 × the rated payload less it), not half the floor (h171)."""
+    model, robot = ur10_cell_robot
+    live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
+    assert live.max_mass_kg == pytest.approx(15.0)
+    assert live.hidden_change(0.5, 3.0)[0] == 0.5                 # a floor below the reach stands
+    assert live.hidden_change(98.5, 3.0)[0] == pytest.approx(12.0)
+    assert live.hidden_change(98.5, 12.0)[0] == pytest.approx(12.0)     # a place of all 12 kg
+    hidden, said = live.hidden_change(98.5, 0.0)
+    assert hidden == pytest.approx(15.0) and "98.500 kg is above it" in said

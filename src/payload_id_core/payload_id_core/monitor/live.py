@@ -216,7 +216,8 @@ class LiveMonitor:
         return self.monitor.mass_floor(q)[0], "at rest"
 
     def floored(self, est: PayloadEstimate, q: np.ndarray) -> PayloadEstimate:
-        """`est` with its mass σ at least half the floor: a change below the floor cannot be excluded by the alarm,
+        """`est` with its mass σ at least half the floor (of `hidden_change`, which the floor is unless no change the
+        robot can carry would reach it): a change below the floor cannot be excluded by the alarm,
         and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said 0.000 ± 0.02
         kg). The floor is the alarm's as it stood over the samples just watched (PayloadMonitor.recent_floor: fast
         moves raise it), mass_floor's at rest at q before any. A mass pinned by the known-mass prior is left as the
@@ -224,14 +225,28 @@ class LiveMonitor:
         if "mass" in (est.prior_pinned or ()):
             return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
         floor, where = self.current_floor(q)
+        hidden, said = self.hidden_change(floor, est.mass)
         var = float(est.covariance[0, 0])
-        if not (floor > 0 and math.isfinite(floor)) or (math.isfinite(var) and var >= (floor / 2) ** 2):
+        if not (hidden > 0 and math.isfinite(hidden)) or (math.isfinite(var) and var >= (hidden / 2) ** 2):
             return est
         cov = est.covariance.copy()
-        cov[0, 0] = (floor / 2) ** 2
-        notes = list(est.notes) + [Note(NoteCode.PAYLOAD_MONITOR, f"mass σ raised to half the monitor's floor "
-                                        f"{floor:.3f} kg ({where}): a smaller change is not seen by its alarm")]
+        cov[0, 0] = (hidden / 2) ** 2
+        notes = list(est.notes) + [Note(NoteCode.PAYLOAD_MONITOR, f"mass σ raised to half {said} ({where}): a "
+                                        "smaller change is not seen by its alarm")]
         return replace(est, covariance=cov, notes=notes)
+
+    def hidden_change(self, floor: float, mass: float) -> tuple[float, str]:
+        """(kg, what it is): the largest mass change the alarm could have missed with its floor at `floor` and `mass`
+        carried: the floor, but no more than a change can move the mass, since a place takes off at most what is
+        carried and a pick adds at most what the robot can carry (`max_mass_kg`). Where no joint feels the flange's
+        mass at rest (the arm upright: the real UR10e's 01_31-load ends there at a floor of 98.5 kg, 15harm's 25.6 kg,
+        14harm's 13.9 kg), the floor's half stood as the σ of a payload re-estimated to ± 0.2 kg: 2.836 ± 49.267 kg
+        for the 2.805 kg carried, a mass range no part the robot lifts spans."""
+        reach = max(abs(mass), self.max_mass_kg - mass)
+        if not floor > reach:
+            return floor, f"the monitor's floor {floor:.3f} kg"
+        return reach, (f"the most a change can move the mass, {reach:.3f} kg (the alarm sees none the robot can carry "
+                       f"here: its floor {floor:.3f} kg is above it)")
 
     def new_monitor(self, last: PayloadEstimate | None) -> PayloadMonitor:
         """A monitor starting from `last` when its quality is OK, or suspect only for being unconfirmed (the saved

@@ -91,6 +91,12 @@ class RefinedCovariance:
         """published − deciding (positive semidefinite)."""
         return self.published - self.deciding
 
+    @property
+    def model_error_mass_var(self) -> float:
+        """kg²: what the robot model's error adds to the published mass variance and the rows' own σ does not say
+        (floor_mass_var + held_out_mass_var)."""
+        return self.floor_mass_var + self.held_out_mass_var
+
 
 def covering(cov: np.ndarray, robust: np.ndarray) -> np.ndarray:
     """The least covariance, in `cov`'s own metric, that is at least both in every direction (Loewner order): with
