@@ -157,8 +157,10 @@ def test_a_mass_no_row_excites_is_never_named_without_a_rated_payload(ur10e):
                    "held-out runs ± 0.084, 6.3σ), named on the persist path when the next change came 1.46 s later. "
                    "The held-out unloaded runs' direct-rls read at most ±0.12 kg at that information; the loaded run's "
                    "error is larger (load-dependent, as direct-rls's on 15harm: note48), which no unloaded held-out "
-                   "run measures. h159's floor (the model error's worst case within each block) is published, not "
-                   "named with (it lost a simulated 0.5 kg place, test_redteam_issue31_h87). Also dated at 5.8 s, "
+                   "run measures (with a held-out loaded run of known mass in robot.yaml, 15harm-load, the pick is "
+                   "+3.335 ± 0.315 kg, 1.7σ: test_ur10e_loaded_record). h159's floor (the model error's worst case "
+                   "within each block) is published, not named with (it lost a simulated 0.5 kg place, "
+                   "test_redteam_issue31_h87). Also dated at 5.8 s, "
                    "located, though on from the start")
 def test_a_load_on_from_the_start_is_named_with_its_mass(ur10e_measured):
     _, result = _replay(ur10e_measured, "ur-20_01_31-load.csv", rated_payload_kg=12.5)

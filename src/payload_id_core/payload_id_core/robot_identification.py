@@ -30,6 +30,7 @@ from payload_id_core.payload.held_out_error import (
     GAIN_CHECK,
     HELD_OUT,
     HELD_OUT_LOADED,
+    measure_loaded_model_error,
     measure_model_error,
     measure_offset_spread,
     refuse_fitted_runs,
@@ -403,6 +404,15 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
             options=conditioning)
         for method, c in ident.load_friction_choice.methods.items():
             say(f"load-dependent friction for {method}: {c.reason}")
+        if ident.model_error is not None:
+            # After the load friction choice: each method is scored as robot.yaml will run it.
+            ident.model_error.loaded = measure_loaded_model_error(
+                model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], known_payload_mass, frame,
+                conditioning)
+            say(ident.model_error.loaded.text())
+        else:
+            say("held-out loaded runs: not in the model error (robot.yaml measures none without unloaded held-out "
+                "runs, --held-out-csv-ur/--held-out-bag)")
     ident.gain_check = gain_check
     ident.effort_unit = unit.value
     ident.effort_scale_std = spread_std

@@ -24,14 +24,30 @@ from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.model_error import MIN_DECLARING_MOTIONS
 
 
-def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel) -> np.ndarray | None:
+def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel,
+                         method: str | None = None, mass: float | None = None) -> np.ndarray | None:
     """(10, 10) C_me, robot.yaml's model error measured on held-out motions (robot_id/model_error.py) for a
     payload on `frame` (moved there from the frame it was measured in when the two are rigidly attached); None
     when robot.yaml has no usable measurement for that frame. Where it is known it replaces the fit's Newey–West
-    inflation and the gear friction's predicted error (both estimates of it)."""
+    inflation and the gear friction's predicted error (both estimates of it). With `method` and `mass` (its
+    estimate, kg) the mass variance holds what robot.yaml's held-out loaded runs measured for that method beyond the
+    unloaded runs, scaled to that mass (HeldOutModelError.covariance)."""
     me = getattr(robot, "model_error", None)
     moved = None if me is None else me.in_frame(model, frame)
-    return None if moved is None else moved.covariance()
+    return None if moved is None else moved.covariance(method, mass)
+
+
+def loaded_model_error_note(robot: RobotIdentification, method: str, mass: float, unloaded: float,
+                            with_load: float) -> Note | None:
+    """Say that the loaded runs' record raised the mass's model-error σ (None where it added nothing)."""
+    me = getattr(robot, "model_error", None)
+    if me is None or me.loaded is None or not with_load > unloaded:
+        return None
+    return Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                f"{method}'s error on {len(me.loaded.sources)} held-out loaded run(s) of known mass (robot.yaml "
+                f"model_error.loaded) beyond the unloaded runs', scaled to this {mass:.4g} kg: model-error mass σ "
+                f"{np.sqrt(max(unloaded, 0.0)):.4g} → {np.sqrt(with_load):.4g} kg (part of the model's error grows "
+                "with the load, and no unloaded run sees it)")
 
 
 
@@ -68,15 +84,17 @@ def measured_model_error_note(cov: np.ndarray, mass: float, robot: RobotIdentifi
 
 
 def prefix_model_error(robot: RobotIdentification, measured: np.ndarray, method: str | None,
-                       mass_information_std: float | None) -> tuple[np.ndarray, Note] | None:
+                       mass_information_std: float | None, mass: float | None = None
+                       ) -> tuple[np.ndarray, Note] | None:
     """(C_me with its mass variance raised to the model error of an online `method`'s estimate whose mass σ at the
     rows' assumed noise is `mass_information_std`, the note that says so): robot.yaml's held-out runs, each run over
     by that method, read HeldOutModelError.prefix_mass_variance (robot_id/model_error.py). None where robot.yaml has
-    no such record or it adds nothing (an estimate as well informed as the whole held-out runs)."""
+    no such record or it adds nothing (an estimate as well informed as the whole held-out runs). `mass`: the estimate's,
+    for the loaded runs' part (robot_id/model_error.py; None: left out)."""
     me = getattr(robot, "model_error", None)
     if me is None or method is None or mass_information_std is None:
         return None
-    variance = me.prefix_mass_variance(method, float(mass_information_std))
+    variance = me.prefix_mass_variance(method, float(mass_information_std), mass)
     if variance is None or not variance > measured[0, 0]:
         return None
     raised = measured.copy()
@@ -89,17 +107,18 @@ def prefix_model_error(robot: RobotIdentification, measured: np.ndarray, method:
 
 
 def prefix_mass_excess(robot: RobotIdentification, frame: str, model: RobotModel, method: str | None,
-                       information_stds: np.ndarray) -> np.ndarray:
+                       information_stds: np.ndarray, mass: float | None = None) -> np.ndarray:
     """(K,) how much more model-error mass variance (kg²) than the whole-run C_me's an online `method`'s estimates
     carried whose mass σ at the rows' assumed noise were `information_stds` (prefix_model_error's raise, ≥ 0): the
     part of each one's reported σ that came from its being partway through a motion. Zero where robot.yaml measured
-    no model error usable for `frame` or did not run `method` over its held-out runs (then none is added)."""
+    no model error usable for `frame` or did not run `method` over its held-out runs (then none is added). `mass`:
+    the estimate's (kg), both sides then with the loaded runs' part (measured_model_error; None: left out)."""
     stds = np.asarray(information_stds, dtype=float).reshape(-1)
     me = getattr(robot, "model_error", None)
-    measured = measured_model_error(robot, frame, model)
+    measured = measured_model_error(robot, frame, model, method, mass)
     if me is None or method is None or measured is None:
         return np.zeros(stds.size)
-    variances = me.prefix_mass_variances(method, stds)
+    variances = me.prefix_mass_variances(method, stds, mass)
     if variances is None:
         return np.zeros(stds.size)
     return np.maximum(np.nan_to_num(variances - measured[0, 0], nan=0.0), 0.0)
@@ -304,10 +323,15 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     held = batch_friction_prior_var(robot)
     own_var = held if friction_prior_var is None else np.asarray(friction_prior_var, dtype=float)
     own, W_own = fit(own_var)
-    measured = measured_model_error(robot, frame, model)
+    mass = float(own.x[0])
+    measured = measured_model_error(robot, frame, model, method, mass)
     if measured is not None:
-        extra, lasting, notes = measured, measured, [measured_model_error_note(measured, float(own.x[0]), robot)]
-        prefix = prefix_model_error(robot, measured, method, mass_information_std)
+        extra, lasting, notes = measured, measured, [measured_model_error_note(measured, mass, robot)]
+        unloaded = measured_model_error(robot, frame, model)
+        load_note = None if method is None or unloaded is None else loaded_model_error_note(
+            robot, method, mass, float(unloaded[0, 0]), float(measured[0, 0]))
+        notes += [] if load_note is None else [load_note]
+        prefix = prefix_model_error(robot, measured, method, mass_information_std, mass)
         if prefix is not None:
             extra = prefix[0]
             notes.append(prefix[1])
@@ -334,6 +358,8 @@ def lasting_from_robot(model: RobotModel, robot: RobotIdentification, frame: str
     var = batch_friction_prior_var(robot) if friction_prior_var is None else np.asarray(friction_prior_var, float)
     if offsets_held(robot, var) and getattr(robot, "offset_drift", None) is not None:
         return None
+    if getattr(getattr(robot, "model_error", None), "loaded", None) is not None:
+        return None     # the loaded runs' part depends on the estimate's mass, which the batch fit gives
     measured = measured_model_error(robot, frame, model)
     return 0.0 if measured is None else float(measured[0, 0])
 

@@ -696,7 +696,7 @@ class OnlineEstimator(ABC):
         at 58 s with σ 0.85 %: judged by the whole-run error alone, it never declared)."""
         t, m, s, info = (np.array(column) for column in zip(*self._trail))
         recent = t >= 0.5 * elapsed - 1e-9
-        excess = prefix_mass_excess(self.robot, self.frame, self.model, self.method, info[recent])
+        excess = prefix_mass_excess(self.robot, self.frame, self.model, self.method, info[recent], mass)
         band = np.sqrt(np.square(settle_band(s[recent], std)) + lasting + excess)
         return bool(np.all(np.abs(m[recent] - mass) <= SETTLE_SIGMAS * band))
 
