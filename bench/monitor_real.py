@@ -108,7 +108,7 @@ def main() -> int:
     figures: dict = {}
     beyond = 0
     for name, csv in RUNS.items():
-        rec = read_ur_csv(data / csv, robot.effort_scale, joint_names=model.joint_names)
+        rec = read_ur_csv(data / csv, [float(k) for k in robot.effort_scale], joint_names=model.joint_names)
         result = replay(model, robot, frame, rec.joints, rated_payload_kg=RATED_PAYLOAD_KG)
         fig, n = run_figures(result, float(rec.joints.t[0]), f"monitor_real_{name}")
         figures.update(fig)
