@@ -14,7 +14,7 @@ all of the first run, with mock_hardware's seed 7 (the demo's). Then the spread 
 per seed of CELL_SEEDS (comma-separated mock_hardware seeds, default 7-16; fewer while developing, e.g.
 CELL_SEEDS=7,8,9; the first run counts as seed 7's when 7 is listed and the robot is shared). A run's noise under the
 excitation differs even for one seed (the excitation starts at whatever sample mock_hardware has reached), so these
-are ten realisations of the cell as a user meets it, across processes on wall-clock time. CELL_ROBOT_SEEDS says which
+are ten realisations of the cell as a user meets it, across processes (on CELL_CLOCK below). CELL_ROBOT_SEEDS says which
 unloaded robot each run uses: `each` (default) identifies one per run, from the unloaded run of noise seed
 ROBOT_SEED_OFFSET + the run's seed, so the runs are independent in the robot identification's error too and the
 coverage is over independent runs; `demo` gives every run the demo's one (robot seed 11), as `make demo` does
@@ -32,9 +32,9 @@ coverage is over independent runs; `demo` gives every run the demo's one (robot 
   cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
   cell_runs            how many runs these are over
   cell_robot_seeds     'each' or 'demo' (CELL_ROBOT_SEEDS)
-  cell_clock           the cell's clock (CELL_CLOCK: `real`, the demo's default: the wall clock, where mock_hardware
-                       skips after a stall; `sim`: mock_hardware owns /clock, at most real time, and slows down under
-                       load)
+  cell_clock           the cell's clock (CELL_CLOCK: `sim`, the demo's default: mock_hardware owns /clock, at most real
+                       time, and slows down under load; `real`: the wall clock, where mock_hardware skips after a
+                       stall)
 
 A loaded machine makes the estimator lose joint states (its subscription queue overwritten while it stalls, or
 mock_hardware skipping ahead after a stall): a run that lost a stretch of the excitation measured the cell on part of
@@ -96,8 +96,8 @@ def robot_seeds_from_env(value: str | None) -> str:
 
 
 def clock_from_env(value: str | None) -> str:
-    """CELL_CLOCK: 'real' (unset or empty: the demo's default, payload_id_ros.demo.DEFAULT_CLOCK) or 'sim'."""
-    clock = (value or "").strip() or "real"
+    """CELL_CLOCK: 'sim' (unset or empty: the demo's default, payload_id_ros.demo.DEFAULT_CLOCK) or 'real'."""
+    clock = (value or "").strip() or "sim"
     if clock not in ("sim", "real"):
         sys.exit(f"CELL_CLOCK={value!r} is neither 'sim' (mock_hardware's /clock) nor 'real' (the wall clock)")
     return clock

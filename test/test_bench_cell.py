@@ -73,8 +73,8 @@ def test_cell_seeds_from_the_environment(cell):
 
 def test_cell_clock_from_the_environment(cell):
     """CELL_CLOCK: the demo's default (simulated time) unless the wall clock is asked for."""
-    assert cell.clock_from_env(None) == cell.clock_from_env(" ") == demo.DEFAULT_CLOCK == "real"
-    assert cell.clock_from_env("sim") == "sim"
+    assert cell.clock_from_env(None) == cell.clock_from_env(" ") == demo.DEFAULT_CLOCK == "sim"
+    assert cell.clock_from_env("real") == "real"
     with pytest.raises(SystemExit, match="CELL_CLOCK"):
         cell.clock_from_env("wall")
 
@@ -95,10 +95,10 @@ def test_the_demo_passes_its_seed_to_mock_hardware(monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "unloaded_robot_yaml", lambda *a, **k: tmp_path / "robot.yaml")
     assert demo.main(["--out", str(tmp_path), "--seed", "12"]) == 2
     assert demo.main(["--out", str(tmp_path)]) == 2
-    assert demo.main(["--out", str(tmp_path), "--clock", "sim"]) == 2
+    assert demo.main(["--out", str(tmp_path), "--clock", "real"]) == 2
     assert [s["mock_hardware"]["seed"] for s in seen] == [12, demo.NOISE_SEED, demo.NOISE_SEED]
-    # make demo runs on the wall clock, as a real cell, unless asked for mock_hardware's /clock
-    assert [s["sim_time"] for s in seen] == [False, False, True]
+    # make demo runs on mock_hardware's /clock, unless asked for the wall clock (a real cell's)
+    assert [s["sim_time"] for s in seen] == [True, True, False]
     assert demo.NOISE_SEED == cell_first_seed()
 
 
@@ -247,9 +247,9 @@ def test_the_bench_prepares_the_robot_of_the_timed_run(cell, monkeypatch, tmp_pa
     assert cell.main() == 0
     assert len(calls) == 1 and calls[0][-1] == "--prepare-only" and "--robot-seed" not in calls[0]
     assert timed[0] == (cell.FIRST_SEED, cell.DEMO_ROBOT_SEED, 1)       # after the pre-fill
-    monkeypatch.setenv("CELL_CLOCK", "sim")
+    monkeypatch.setenv("CELL_CLOCK", "real")
     assert cell.main() == 0
-    assert clocks == ["real", "sim"]
+    assert clocks == ["sim", "real"]
 
     def stop(**_):
         raise AssertionError("--prepare-only started the cell")

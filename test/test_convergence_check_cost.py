@@ -6,6 +6,8 @@ the bit. A few seconds (one 8 s UR10 run at 100 Hz)."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from payload_id_core.dynamics import bundled_urdf
 from payload_id_core.payload import against_robot_fit as fit
@@ -86,3 +88,84 @@ def test_the_model_error_route_is_refused_without_the_batch_fit_only_where_it_ca
     assert fast.converged == slow.converged
     assert np.array_equal([fast.convergence_time], [slow.convergence_time], equal_nan=True)
     assert np.array_equal(a.history["phi"], b.history["phi"], equal_nan=True)
+
+
+# -- the batch check's fits from the Gram matrix (h178) ---------------------------------------------------------------
+def _same_fit(a, b, rtol: float) -> None:
+    assert np.array_equal(a.identifiable, b.identifiable)
+    assert (a.bandwidth, a.rows) == (b.bandwidth, b.rows)
+    np.testing.assert_allclose(a.x, b.x, rtol=rtol, atol=rtol * np.max(np.abs(b.x)))
+    np.testing.assert_allclose(a.sigma, b.sigma, rtol=rtol)
+    np.testing.assert_allclose(a.inflation, b.inflation, rtol=rtol)
+    for got, want in ((a.cov, b.cov), (a.hac_cov, b.hac_cov)):
+        ok = np.isfinite(want)
+        assert np.array_equal(np.isfinite(got), ok)
+        np.testing.assert_allclose(got[ok], want[ok], rtol=rtol, atol=rtol * np.max(np.abs(want[ok])))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), samples=st.integers(20, 400), joints=st.integers(1, 6),
+       unknowns=st.integers(1, 12), correlated=st.floats(0.0, 0.95), held=st.booleans())
+def test_the_gram_fit_is_the_svd_fit_to_rounding(seed, samples, joints, unknowns, correlated, held):
+    """weighted_lstsq(gram=True) on a random run (columns of very different scales, serially correlated residuals,
+    some unknowns held by a prior): the same determined entries, lags and solution as the SVD's to rounding."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((samples, joints, unknowns)) * 10.0 ** rng.uniform(-3, 3, unknowns)
+    noise = rng.standard_normal((samples, joints))
+    for t in range(1, samples):                     # AR(1) residuals: the Newey–West part has lags to sum
+        noise[t] += correlated * noise[t - 1]
+    y = W @ rng.standard_normal(unknowns) + noise
+    prior = np.where(rng.random(unknowns) < 0.3, rng.uniform(0.1, 2.0, unknowns), np.inf) if held else None
+    _same_fit(weighted_lstsq(W, y, prior_std=prior, gram=True), weighted_lstsq(W, y, prior_std=prior), 1e-9)
+
+
+def test_an_ill_conditioned_or_dead_column_takes_the_svd_to_the_bit():
+    """Where the Gram matrix cannot tell the rank as the SVD does (a column a copy of another, a dead one, a
+    condition number above GRAM_MAX_COND), the fit is the SVD's, to the bit."""
+    rng = np.random.default_rng(5)
+    for make in (lambda W: W[..., 1], lambda W: 0.0 * W[..., 1], lambda W: W[..., 1] + 1e-4 * W[..., 2]):
+        W = rng.standard_normal((300, 3, 5))
+        W[..., 4] = make(W)
+        y = rng.standard_normal((300, 3))
+        a, b = weighted_lstsq(W, y, gram=True), weighted_lstsq(W, y)
+        for name in ("x", "cov", "hac_cov", "sigma", "identifiable"):
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+
+
+def test_the_check_from_the_gram_matrix_declares_as_the_svd_one(ur10_run, monkeypatch):
+    """The online rule's batch check (covariance_extra_parts with gram=True, as _extra_on_fed asks it) against the
+    same check on the SVD over the whole run: every check's extra mass variance to 1e-10, the same notes, the same
+    declaration (date and route) and estimate; with the 0.5 % bar (declared at its first check) and a 0.02 % one
+    with the model-error route made to look (checked to the end of the run, every 5 % of the motion)."""
+    model, robot, samples = ur10_run
+    parts = OnlineEstimator.covariance_extra_parts
+    seen: dict[bool, list] = {True: [], False: []}
+
+    def run(gram: bool, bar: float):
+        def check(self, *a, **kw):
+            kw["gram"] = gram
+            got = parts(self, *a, **kw)
+            seen[gram].append((self.samples, float(got.extra[0, 0]), [str(n) for n in got.notes]))
+            return got
+        monkeypatch.setattr(OnlineEstimator, "covariance_extra_parts", check)
+        if bar < 0.005:
+            monkeypatch.setattr(OnlineEstimator, "_may_be_model_limited", lambda self, z, std: True)
+        est = OnlinePayloadEstimator(model, robot, model.default_payload_frame, "difference-rls", rate_hz=100.0,
+                                     mass_rel_std=bar)
+        est.update_batch(*samples)
+        monkeypatch.undo()
+        return est
+
+    for bar, declared in ((0.005, True), (0.0002, False)):
+        seen[True].clear()
+        seen[False].clear()
+        gram, svd = run(True, bar), run(False, bar)
+        assert svd.converged is gram.converged is declared
+        assert np.array_equal([gram.convergence_time], [svd.convergence_time], equal_nan=True)
+        assert gram.converged_by == svd.converged_by
+        assert [s for s, _, _ in seen[True]] == [s for s, _, _ in seen[False]]
+        assert len(seen[True]) >= (1 if declared else 10)
+        np.testing.assert_allclose([v for _, v, _ in seen[True]], [v for _, v, _ in seen[False]], rtol=1e-10)
+        assert [n for _, _, n in seen[True]] == [n for _, _, n in seen[False]]
+        a, b = gram.estimate(), svd.estimate()
+        assert np.array_equal(a.phi, b.phi) and np.array_equal(a.covariance, b.covariance, equal_nan=True)

@@ -380,13 +380,16 @@ def test_a_format_1_robot_yaml_reads_with_independent_gains(bags, calibrated):
     k, std = np.array(d["effort_scale"]), np.array(d["effort"]["scale_std"])
     # The payloads' share leaves out the friction model's choice, which robot.yaml's σ holds (gain_uncertainty.py;
     # before the choice term, the recorded covariance as it stood).
+    # Nor the load friction the run cannot separate from the gains (h174, effort.gain_model.load_friction_spread).
     shift = robot.gain_model.choice_spread(model.joint_names)
+    collinear = robot.gain_model.load_friction_spread
     assert np.abs(shift).max() > 0.01
-    np.testing.assert_allclose(gain_relative_covariance(robot), np.diag((std / k) ** 2 - shift ** 2))
+    np.testing.assert_allclose(gain_relative_covariance(robot), np.diag((std / k) ** 2 - shift ** 2 - collinear ** 2))
     new = RobotIdentification.from_dict(calibrated, model)
     assert new.gain_covariance is not None
     np.testing.assert_allclose(gain_relative_covariance(new),
-                               np.array(calibrated["effort"]["gain_covariance"]["relative"]) - np.outer(shift, shift))
+                               np.array(calibrated["effort"]["gain_covariance"]["relative"]) - np.outer(shift, shift)
+                               - np.diag(collinear ** 2))
     bad = dict(calibrated, effort=dict(calibrated["effort"],
                                        gain_covariance={"relative": [[1.0]], "theta_sensitivity": []}))
     with pytest.raises(PayloadIdError, match="gain_covariance"):

@@ -16,7 +16,9 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.client import Client
 from rclpy.experimental import EventsExecutor
 from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -26,6 +28,7 @@ from payload_id_ros.conversions import sec_to_time
 pytestmark = pytest.mark.wall_clock   # the node's publishing rate and its simulated/wall time ratio
 
 Q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
+CLOCK_PERIOD = 0.01     # s: mock_hardware's default clock_period
 
 
 def _end(proc: subprocess.Popen) -> None:
@@ -129,8 +132,9 @@ def test_mock_hardware_node(ros_env: dict) -> None:
 
 @pytest.mark.slow
 def test_mock_hardware_on_simulated_time(ros_env: dict) -> None:
-    """sim_time with real_time_factor 4: /clock runs ~4x the wall clock, joint states are 2 ms apart on
-    it, and a trajectory stamped to start 1 s later on the simulated clock moves the robot then."""
+    """sim_time with real_time_factor 4: /clock runs ~4x the wall clock, ticking every clock_period (10 ms, not
+    with each joint state), joint states are 2 ms apart on it, and a trajectory stamped to start 1 s later on the
+    simulated clock moves the robot then."""
     cmd = [sys.executable, "-m", "payload_id_ros.mock_hardware", "--ros-args", "-p", "urdf:=ur10",
            "-p", "profile:=clean", "-p", "sim_time:=true", "-p", "real_time_factor:=4",
            "-p", f"initial_positions:={Q0}"]
@@ -140,6 +144,10 @@ def test_mock_hardware_on_simulated_time(ros_env: dict) -> None:
     node = rclpy.create_node("sim_time_probe",
                              parameter_overrides=[Parameter("use_sim_time", Parameter.Type.BOOL, True)])
     states: list[tuple[float, float, np.ndarray, float]] = []   # (wall, stamp, q, probe's clock: /clock)
+    ticks: list[float] = []                                     # every /clock message's time
+
+    node.create_subscription(Clock, "/clock", lambda m: ticks.append(m.clock.sec + 1e-9 * m.clock.nanosec),
+                             QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT))
 
     def on_js(m):
         states.append((time.monotonic(), m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.position),
@@ -162,6 +170,7 @@ def test_mock_hardware_on_simulated_time(ros_env: dict) -> None:
         assert states and states[-1][3] > 0, "no /clock or joint states from mock_hardware"
         spin_for(0.3)
         states.clear()
+        ticks.clear()
         spin_for(1.5)
         wall, stamps, _, clock = (np.array([s[i] for s in states]) for i in range(4))
         factor = (clock[-1] - clock[0]) / (wall[-1] - wall[0])
@@ -171,11 +180,16 @@ def test_mock_hardware_on_simulated_time(ros_env: dict) -> None:
         steps = np.diff(stamps)
         assert np.median(steps) == pytest.approx(0.002, abs=1e-6)
         assert np.allclose(steps / 0.002, np.round(steps / 0.002), atol=1e-3)   # whole periods of sim time only
-        # Stamped on the clock it publishes: the probe's /clock trails a stamp only by delivery (a few periods; at 4x
-        # a 25 ms wall-clock hiccup of the probe is 0.1 s of it, seen once in CI at 0.1000000000000005), while a
-        # stamp on any other clock (the wall's, ~1.7e9 s) would be off by far more than a second.
+        # /clock ticks every 10 ms of simulated time (5 samples), not with each sample: 100 a simulated second.
+        tick_steps = np.diff(ticks)
+        assert np.median(tick_steps) == pytest.approx(CLOCK_PERIOD, abs=1e-6), np.median(tick_steps)
+        assert np.allclose(tick_steps / CLOCK_PERIOD, np.round(tick_steps / CLOCK_PERIOD), atol=1e-3)
+        # Stamped on the clock it publishes: the probe's /clock trails a stamp by up to one clock period plus
+        # delivery (a few periods; at 4x a 25 ms wall-clock hiccup of the probe is 0.1 s of it, seen once in CI at
+        # 0.1000000000000005), while a stamp on any other clock (the wall's, ~1.7e9 s) would be off by far more than
+        # a second.
         lag = np.abs(stamps - clock)
-        assert np.median(lag) <= 0.01 and lag.max() < 1.0, (np.median(lag), lag.max())
+        assert np.median(lag) <= CLOCK_PERIOD + 0.01 and lag.max() < 1.0, (np.median(lag), lag.max())
 
         names = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
                  "wrist_3_joint"]

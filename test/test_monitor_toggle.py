@@ -36,6 +36,7 @@ class _Cell:
         self.saved: list = []
         self.unconfirmed: list[str] = []     # the unconfirmed mark persisted with each re-estimate ('' : confirmed)
         self.watched_until: list[float] = []  # the last joint-state stamp persisted with each re-estimate
+        self.carried: list = []               # the covariance beyond the published one persisted with each
 
         def new_monitor():
             live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
@@ -43,6 +44,7 @@ class _Cell:
             live.saved_unloaded = getattr(saved, "unloaded", None)
             live.saved_unconfirmed = getattr(saved, "unconfirmed", "")
             live.saved_watched_until = getattr(saved, "watched_until", None)
+            live.saved_carried = getattr(saved, "carried", None)
             return live
 
         self.mode = MonitorMode(self.node, new_monitor, lambda: "", lambda: self.estimate, self._publish,
@@ -53,10 +55,11 @@ class _Cell:
     def _publish(self, est):
         self.estimate = est
 
-    def _persist(self, est, tare, unloaded, unconfirmed, watched_until):
+    def _persist(self, est, tare, unloaded, unconfirmed, watched_until, carried):
         self.saved.append((est, tare, unloaded))
         self.unconfirmed.append(unconfirmed)
         self.watched_until.append(watched_until)
+        self.carried.append(carried)
 
     def events(self) -> list[str]:
         return [m.kind for m in self.node.publishers["~/payload_event"].sent]
@@ -153,17 +156,17 @@ def test_toggles_within_the_decision_window_lose_and_duplicate_nothing(ur10_cell
     assert all(m == 0.0 or abs(m - PART) < 0.06 or abs(m - SECOND) < 0.06 for m in applied), applied
 
 
-def _restart_on(estimate, tare, unloaded=None, unconfirmed="", watched_until=None):
+def _restart_on(estimate, tare, unloaded=None, unconfirmed="", watched_until=None, carried=None):
     """What a restarted node starts on (_Cell's `saved`): the monitor's last re-estimate and what was persisted with
-    it (the defaults: nothing learnt, confirmed, no stamp)."""
+    it (the defaults: nothing learnt, confirmed, no stamp, the covariance not kept)."""
     return SimpleNamespace(estimate=estimate, tare=tare, unloaded=unloaded, unconfirmed=unconfirmed,
-                           watched_until=watched_until)
+                           watched_until=watched_until, carried=carried)
 
 
 def _restart_on_file(saved):
     """_restart_on what payload.yaml holds (read_result), as the node reads it back."""
     return _restart_on(saved.estimate, saved.monitor_tare, saved.monitor_unloaded, saved.monitor_unconfirmed,
-                       saved.monitor_watched_until)
+                       saved.monitor_watched_until, saved.monitor_carried)
 
 
 def test_a_restart_mid_carry_starts_from_the_part_carried(ur10_cell_robot, task):
@@ -409,3 +412,17 @@ def test_floored_keeps_a_larger_sigma_and_raises_a_smaller_one(ur10_cell_robot):
     assert raised.quality is Quality.OK and "floor" in raised.notes[-1].text
     loose = PayloadEstimate(FRAME, np.zeros(10), np.eye(10), "monitor")
     assert live.floored(loose, q) is loose
+
+
+def test_a_floor_above_any_part_the_robot_can_carry_raises_sigma_to_what_a_change_can_move(ur10_cell_robot):
+    """The arm upright, no joint feels the flange's mass at rest and the floor runs to tens of kg and beyond (the real
+    UR10e's 01_31-load ended there, 98.5 kg): σ is half the most a change can move the mass then (a place takes off at
+    most what is carried, a pick adds at most 1.5 × the rated payload less it), not half the floor (h171)."""
+    model, robot = ur10_cell_robot
+    live = LiveMonitor(model, robot, FRAME, None, rated_payload_kg=10.0)
+    assert live.max_mass_kg == pytest.approx(15.0)
+    assert live.hidden_change(0.5, 3.0)[0] == 0.5                 # a floor below the reach stands
+    assert live.hidden_change(98.5, 3.0)[0] == pytest.approx(12.0)
+    assert live.hidden_change(98.5, 12.0)[0] == pytest.approx(12.0)     # a place of all 12 kg
+    hidden, said = live.hidden_change(98.5, 0.0)
+    assert hidden == pytest.approx(15.0) and "98.500 kg is above it" in said

@@ -63,6 +63,7 @@ def test_given_values_are_typed_and_an_integer_factor_is_accepted(make_node):
 @pytest.mark.parametrize("table, name, value, expected", [
     (MockHardwareParameters, "rate_hz", -5.0, "rate_hz = -5 is out of range: it must be > 0; give a positive rate"),
     (MockHardwareParameters, "real_time_factor", -1.0, "it must be >= 0; give a factor > 0, or 0 for as fast"),
+    (MockHardwareParameters, "clock_period", -0.01, "clock_period = -0.01 is out of range: it must be >= 0; give"),
     (PlayerParameters, "limit_margin", 1.0, "limit_margin = 1 is out of range: it must be >= 0 and < 1"),
     (PlayerParameters, "acceleration_limits", [3.0, -1.0], "acceleration_limits = (3.0, -1.0) is out of range"),
     (EstimatorParameters, "stale_timeout", float("nan"), "stale_timeout = nan is out of range: it must be > 0"),

@@ -12,6 +12,14 @@ seed 4 is a tail draw of white noise through a linear fit whose σ is right: wid
 over-cover every other draw. The first test pins that (the run's own noise alone is beyond 3σ of its textbook
 σ); the second is the bench event itself, a strict xfail: it turns to XPASS (and fails) when σ or the estimate
 moves, so that the change is measured against the calibration above, not against this one draw.
+Re-measured with more draws (h177, issue 29 item 4, whether the Panda's CoM σ is ~20-25 % short: it is not):
+bench/xtraj_calibration.py (OMP_NUM_THREADS=1 XCAL_ROBOTS=panda XCAL_METHODS=<method> XCAL_SHARES=noise
+XCAL_FIRST_NOISE_SEED=200 XCAL_NOISE_DRAWS=50, and from 250; pooled from the per-draw log), the loaded run's
+noise, |change|/σ RMS mass / CoM x / y / z: khalil-2 86 draws 0.90 / 0.91 / 0.95 / 0.93 (95 % upper bounds in the
+CoM 1.05 / 1.08 / 1.07; 15 of 344 beyond 2σ for 15.7 expected, none beyond 2.5σ), difference-rls 63 draws
+0.90 / 0.95 / 0.92 / 0.90 (≤ 1.12), direct-rls 44 draws 0.92 / 0.80 / 0.96 / 0.94; the robot's share, khalil-2 over
+the bench's 20 identifications 0.51 / 0.80 / 0.90 / 0.79; UR10 (control) khalil-2 40 noise draws 0.93 / 1.02 /
+0.96 / 0.97. docs/design.md ("Is the Panda's CoM σ short?") has the rest.
 Two robot identifications (~6 s each) and three estimates.
 """
 

@@ -216,15 +216,18 @@ def identify_payloads(model, robot, pair: PreparedPair, methods: Sequence[str] =
 USER_PATH_HELD_OUT = ("ur-20_02_19_15harm50sec.csv", "ur-20_01_31-unload.csv")
 
 
-def user_path_robot_yaml(data_dir: Path, out: Path, held_out: Sequence[str] = USER_PATH_HELD_OUT) -> Path:
+def user_path_robot_yaml(data_dir: Path, out: Path, held_out: Sequence[str] = USER_PATH_HELD_OUT,
+                         held_out_loaded: Sequence[str] = ()) -> Path:
     """`payload-id identify-robot` as bench/ur10e.py's user path runs it, written to `out`: the drive gains from the
     GAIN_PAIR with its known load, the model error measured and the offsets' drift recorded on `held_out` (unloaded
-    recordings in `data_dir`)."""
+    recordings in `data_dir`); `held_out_loaded`: loaded recordings of other motions carrying the same known load
+    (--held-out-loaded-csv-ur: each method's load friction, and the model error on a loaded run)."""
     from payload_id_core.cli.main import main as cli_main  # noqa: PLC0415 - only the benches running the CLI need it
 
     unloaded, loaded = (str(data_dir / f) for f in PAIRS[GAIN_PAIR])
     others = [a for f in held_out
               for a in ("--held-out-csv-ur", str(data_dir / f), "--drift-csv-ur", str(data_dir / f))]
+    others += [a for f in held_out_loaded for a in ("--held-out-loaded-csv-ur", str(data_dir / f))]
     code = cli_main(["identify-robot", "--urdf", str(data_dir / "ur10e.urdf"), "--csv-ur", unloaded, "--loaded-csv-ur",
                      loaded, "--known-payload-mass", str(LOAD_MASS_KG), *others, "--out", str(out)])
     if code != 0:

@@ -94,6 +94,8 @@ class NoteCode(str, Enum):
     ROBOT_SCALE_CHECKED = "robot.scale_checked"          # identified gravity parameters / URDF's: plausible
     ROBOT_SCALE_IMPLAUSIBLE = "robot.scale_implausible"  # ... a common factor away: currents or wrong gains
     ROBOT_GAIN_UNDETERMINED = "robot.gain_undetermined"  # a drive gain the calibration run does not determine
+    # a determined gain the calibration run cannot separate from its joint's load friction (σ widened)
+    ROBOT_GAIN_LOAD_FRICTION_COLLINEAR = "robot.gain_load_friction_collinear"
     ROBOT_GEAR_FRICTION = "robot.gear_friction"          # μ|τ| per joint identified (robot_id/gear_friction.py)
     ROBOT_FRICTION_CHOSEN = "robot.friction_chosen"      # friction model chosen on held-out runs (friction_choice.py)
     ROBOT_MODEL_ERROR_FEW_MOTIONS = "robot.model_error_few_motions"  # held-out motions too few to declare on

@@ -30,6 +30,7 @@ from payload_id_core.payload.held_out_error import (
     GAIN_CHECK,
     HELD_OUT,
     HELD_OUT_LOADED,
+    measure_loaded_model_error,
     measure_model_error,
     measure_offset_spread,
     refuse_fitted_runs,
@@ -58,6 +59,8 @@ from payload_id_core.robot_id.drive_gains import (
     GainFit,
     gain_candidate,
     identify_drive_gains,
+    load_friction_collinear_note,
+    load_friction_spread,
     relative_gain_covariance,
     theta_gain_sensitivity,
     weakly_determined,
@@ -330,10 +333,18 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
             # own σ alone left wrist 1 −4.75 % at 8.7σ (linear kept, ur10 100 Hz) and panda_joint6 +1.06 % at 4.5σ
             # (load friction chosen); docs/design.md, "Conventions".
             choice_shift = gain_model.choice_spread(model.joint_names) * fit.scale
-            factor_std = np.hypot(fit_std, choice_shift)
+            # A determined gain fitted without its joint's load friction: what the run cannot separate of the two
+            # joins its σ (drive_gains.load_friction_spread; UR3 wrist 1 −5.03 % at 4.8σ without it). Not with the
+            # gear friction: its μ was identified and taken off first.
+            collinear = load_friction_spread(fit, determined) if geared is None else np.zeros(model.n)
+            gain_model.load_friction_spread = collinear / fit.scale
+            factor_std = np.sqrt(fit_std ** 2 + choice_shift ** 2 + collinear ** 2)
             say(gain_model.text())
             if gain_note is not None:
                 gain_notes.append(gain_note)
+            collinear_note = load_friction_collinear_note(fit, fit_std, collinear, model.joint_names)
+            if collinear_note is not None:
+                gain_notes.append(collinear_note)
         gain_fit, scale, scale_std, fit_scale_std = fit, scale * factor, scale * factor_std, scale * fit_std
         source = (f"{IDENTIFIED_GAINS_SOURCE}{loaded.source} with a known {known_payload_mass:g} kg payload"
                   + ("" if given is None else " (correcting --effort-scale)"))
@@ -403,6 +414,15 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
             options=conditioning)
         for method, c in ident.load_friction_choice.methods.items():
             say(f"load-dependent friction for {method}: {c.reason}")
+        if ident.model_error is not None:
+            # After the load friction choice: each method is scored as robot.yaml will run it.
+            ident.model_error.loaded = measure_loaded_model_error(
+                model, ident, [r.with_drive_gains(scale) for r in held_out_loaded], known_payload_mass, frame,
+                conditioning)
+            say(ident.model_error.loaded.text())
+        else:
+            say("held-out loaded runs: not in the model error (robot.yaml measures none without unloaded held-out "
+                "runs, --held-out-csv-ur/--held-out-bag)")
     ident.gain_check = gain_check
     ident.effort_unit = unit.value
     ident.effort_scale_std = spread_std
@@ -412,12 +432,15 @@ def identify_robot(model: RobotModel, recording: Recording, *, loaded: Recording
         # The model-choice shift is one direction across the joints (the two fits' gains move together), a rank-one
         # term beside the fit's own correlations: the payloads take its effect on their load, not √n of it.
         shift = np.zeros(model.n) if gain_model is None else gain_model.choice_spread(model.joint_names)
+        # Each joint's load friction its own direction (one μ_j per joint): a diagonal term.
+        collinear_rel = np.zeros(model.n) if gain_model is None or gain_model.load_friction_spread is None \
+            else gain_model.load_friction_spread
         # The check runs' spread beyond the calibration's σ: its own term per joint (their few runs cannot give the
         # correlations), so the relative covariance's diagonal is (robot.yaml's std / gain)² again.
         beyond = np.diag((spread_std ** 2 - scale_std ** 2) / scale ** 2)
         ident.gain_covariance = GainCovariance(
             relative_gain_covariance(gain_fit, fit_scale_std / scale * gain_fit.scale) + np.outer(shift, shift)
-            + beyond,
+            + np.diag(collinear_rel ** 2) + beyond,
             theta_gain_sensitivity(ident, recording, model, use_commanded=use_commanded, cutoff_hz=cutoff_hz,
                                    decimate=decimate, delay=delay))
     ident.effort_scale_source = source

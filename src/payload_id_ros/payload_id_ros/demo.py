@@ -5,9 +5,9 @@
    real cell. Cached in out/demo_cache/ (keyed by the inputs), so a second demo skips it.
 2. The cell: mock_hardware carrying a payload the estimator is never told about (3.5 kg, CoM off
    the flange axis), payload_estimator and excitation_player, started by the supervisor with
-   config/ur10.yaml exactly as launch/sim_cell.launch.py would; on the wall clock by default, as a real cell runs
-   (--clock sim: mock_hardware owns /clock at most at real time, the other nodes use_sim_time, so a busy machine
-   slows the simulation down instead of making it skip joint states).
+   config/ur10.yaml exactly as launch/sim_cell.launch.py would; on simulated time by default (mock_hardware owns
+   /clock at most at real time, the other nodes use_sim_time), so a busy machine slows the simulation down instead
+   of making it skip joint states (--clock real: the wall clock, as a real cell runs).
 3. `payload-id identify --ros` (the command-line action client) asks for the identification and
    prints the streaming feedback and the final estimate next to the truth.
 4. out/demo_report.png (mass, CoM error and inertia over the motion with their ±2σ bands, the truth and the
@@ -75,15 +75,16 @@ NOISE_SEED = 7
 # The unloaded robot's run's noise seed (`payload-id simulate --seed`). One identification serves every demo;
 # bench/cell.py draws one per mock_hardware seed (--robot-seed) so that its runs are independent in the robot's error.
 ROBOT_SEED = 11
-# The cell's clock by default: the wall clock, as a real cell runs, so the estimator's CPU the demo prints is a real
-# cell's (on simulated time rclpy's time source takes mock_hardware's /clock with every 500 Hz joint state: paired
-# runs at load 7-12 put the estimator's idle CPU at 11-12 % of a core on the wall clock against 20.5-26 %, its median
-# during the goal 17.9-26 % against 26-31.9 %; one quiet make demo on /clock read 37.2 % idle, 44.5 % median).
-# --clock sim (bench/cell.py CELL_CLOCK=sim) is for a busy machine: on the wall clock a stall of mock_hardware over
-# 0.1 s makes it skip the periods it missed (published 37-51 % of them at load 30, docs/design.md); on /clock the
-# simulation slows down instead. The estimator's use_sim_time stays false unless a launch sets it.
+# The cell's clock by default: simulated time, so the demo measures the estimator whatever else the machine runs. On
+# the wall clock a stall of mock_hardware over 0.1 s makes it skip the periods it missed: at load 23-31 (h176) one
+# demo of two on the wall clock aborted (joint states 0.67 s stale) and the other got 837 of the window's samples
+# (covered 0.41, mass -10.6 %), where every run on /clock was complete (2000 of 2001). What /clock used to cost:
+# mock_hardware published it with every 500 Hz joint state, and each message woke the estimator's executor (h170:
+# idle CPU 11-12 % of a core on the wall clock against 20.5-26 % at load 7-12); it now ticks every 10 ms
+# (mock_hardware clock_period), docs/design.md has the paired figures. --clock real (bench/cell.py CELL_CLOCK=real)
+# runs the cell as a real one runs; the estimator's use_sim_time stays false unless a launch sets it.
 CLOCKS = ("sim", "real")
-DEFAULT_CLOCK = "real"
+DEFAULT_CLOCK = "sim"
 
 
 def _cli(*args: str, log=None) -> None:

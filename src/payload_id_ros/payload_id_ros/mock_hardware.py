@@ -20,7 +20,9 @@ publication. Real time (default): stamps are the node clock at the schedule; aft
 than 100 ms the simulation skips ahead (silently) instead of publishing a burst of stale samples.
 Simulated time (`sim_time:=true`): the node owns the clock, starting at 0: it publishes `/clock`
 (rosgraph_msgs/Clock) and stamps everything on it, stepping `real_time_factor` times faster than
-the wall clock (0: as fast as it can); the other nodes run with `use_sim_time:=true`.
+the wall clock (0: as fast as it can); the other nodes run with `use_sim_time:=true`. `/clock` ticks every
+`clock_period` of simulated time (10 ms; its sample is published after the tick), so a subscriber's clock trails
+the newest stamp by up to that much.
 `publish_log:=<path>` (debug) writes one line per joint-state publication, "wall_monotonic_s stamp_s",
 to measure the publisher's own timing (bench/sim.py).
 
@@ -99,6 +101,9 @@ class MockHardwareParameters:
                                                    "push), not reported in the efforts; another length = none "
                                                    "(changeable at run time)")
     sim_time: bool = parameter(False, "own the clock: publish /clock from 0 and stamp everything on it")
+    clock_period: float = parameter(0.01, "s of simulated time between /clock messages with sim_time (at least "
+                                    "one sample period: 0 = with every joint state)", dynamic_typing=True,
+                                    valid=Range(low=0.0, hint="give seconds >= 0, e.g. 0.01"))
     real_time_factor: float = parameter(1.0, "simulated seconds per wall second with sim_time; 0 = as fast as "
                                         "possible", dynamic_typing=True,     # 4 or 4.0
                                         valid=Range(low=0.0, hint="give a factor > 0, or 0 for as fast as possible"))
@@ -139,6 +144,11 @@ class MockHardware(Node):
         # rclcpp's ClockQoS (what Gazebo publishes /clock with); rclpy's time source subscribes best effort.
         clock_qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.clock_pub = self.create_publisher(Clock, "/clock", clock_qos) if self.sim_time else None
+        # /clock every `clock_every` samples, not with each: every subscriber's time source handles each message in
+        # Python (at 500 Hz that cost the estimator ~10 % of a core, docs/design.md), and a clock that ticks at its
+        # own coarser rate is what a simulator gives (gazebo_ros publishes /clock at 10 Hz by default).
+        self.clock_every = max(1, int(round(params.clock_period * self.rate_hz)))
+        self._clock_count = 0
         topic = f"/{params.controller.strip('/')}/joint_trajectory"
         self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
         self.create_service(SetPayload, "~/set_payload", self._on_set_payload)
@@ -154,7 +164,7 @@ class MockHardware(Node):
         if not self.sim_time:
             return "real time"
         pace = "as fast as possible" if self.real_time_factor == 0 else f"{self.real_time_factor:g}x real time"
-        return f"simulated time on /clock, {pace}"
+        return f"simulated time on /clock, {pace}, the clock ticking every {self.clock_every / self.rate_hz * 1e3:g} ms"
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -275,7 +285,9 @@ class MockHardware(Node):
     def _publish(self, s, k: int, frame: str) -> None:
         stamp = conv.sec_to_time(float(s.t[k]))
         if self.clock_pub is not None:
-            self.clock_pub.publish(conv.clock_msg(stamp))
+            if self._clock_count % self.clock_every == 0:
+                self.clock_pub.publish(conv.clock_msg(stamp))
+            self._clock_count += 1
         self.js_pub.publish(conv.joint_state_msg(stamp, self.model.joint_names, s.q[k], s.qd[k], s.effort[k]))
         if self._log_path:
             self._log.append((time.monotonic(), float(s.t[k])))

@@ -6,9 +6,9 @@ of live joint states; a goal suspends it, and it restarts on the goal's estimate
 LiveMonitor (the carried payload, its σ and tare, a change being re-estimated): switched on again it goes on
 from there, so a toggle neither loses a pick nor finds it twice; switches come at most one per
 MIN_TOGGLE_INTERVAL_S (refused with the reason). Every re-estimate is handed to `persist` (the node writes it to
-its result file with the tare, whether it is still unconfirmed and the last joint-state stamp watched, so a restart
-mid-carry starts from the part carried, as sure of it as before, and does not date a change made while it was down at
-its first sample).
+its result file with the tare, whether it is still unconfirmed, the last joint-state stamp watched and the covariance
+the monitor decided with beyond the published one, so a restart mid-carry starts from the part carried, as sure of it
+as before and with the same σ, and does not date a change made while it was down at its first sample).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 
 from payload_id_core.monitor import LiveMonitor, ToggleLimit
+from payload_id_core.payload import MonitorCarried
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_msgs.msg import PayloadEvent
 from payload_id_ros import conversions as conv
@@ -37,15 +38,16 @@ EVENTS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 class MonitorMode:
     """`live` is None while the mode is off. `estimate()` gives the estimate a new monitor starts on;
     `publish(est)` makes a re-estimate the node's estimate; `apply` (None: off) sends re-estimates to the
-    controller; `persist(est, tare, unloaded, unconfirmed, watched_until)` saves a re-estimate with the tare, the
-    unloaded robot's friction learnt, why the payload is not confirmed yet and the last joint-state stamp the monitor
-    had seen (None: not saved); `clock` (monotonic s) times the
-    switches."""
+    controller; `persist(est, tare, unloaded, unconfirmed, watched_until, carried)` saves a re-estimate with the tare,
+    the unloaded robot's friction learnt, why the payload is not confirmed yet, the last joint-state stamp the monitor
+    had seen and its covariance beyond the published one (LiveMonitor.carried) (None: not saved); `clock` (monotonic s)
+    times the switches."""
 
     def __init__(self, node: Node, new_monitor: Callable[[], LiveMonitor], refusal: Callable[[], str],
                  estimate: Callable[[], PayloadEstimate | None], publish: Callable[[PayloadEstimate], None],
                  apply: ControllerPayload | None, busy: Callable[[], bool], callback_group: CallbackGroup,
-                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None, str, float], None] | None = None,
+                 persist: Callable[[PayloadEstimate, tuple[float, float], dict | None, str, float,
+                                    MonitorCarried | None], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._node, self._new_monitor, self._refusal = node, new_monitor, refusal
         self._estimate, self._publish, self._controller, self._busy = estimate, publish, apply, busy
@@ -142,7 +144,7 @@ class MonitorMode:
             log.info(f"monitor: payload re-estimated from task motion: "
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
             if self._persist is not None:
-                self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]))
+                self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]), live.carried)
             undecided = update.estimate.undecided if update.estimate is not None else ""
             if update.estimate is not None and update.estimate.unwatched:
                 # Published for the pause (said above): nothing new is known of the payload, the controller keeps

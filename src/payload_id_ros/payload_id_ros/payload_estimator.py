@@ -50,6 +50,7 @@ from payload_id_core.payload import (
     GoalOutcome,
     IdentificationRun,
     KnownMassLimit,
+    MonitorCarried,
     ResultUnreadable,
     goal_options,
     goal_prior,
@@ -111,6 +112,7 @@ class PayloadEstimator(Node):
         self._saved_unloaded: dict | None = None    # and the unloaded robot's friction saved with it
         self._saved_unconfirmed = ""                # and why its payload was not confirmed yet ('' : it was)
         self._saved_watched_until: float | None = None   # and the last joint-state stamp its monitor had seen
+        self._saved_carried: MonitorCarried | None = None   # and its covariance beyond the published one
         self.compensation = CompensationStream(self.model, params.sensor_frame, params.use_wrench_inertia)
         sensors = MutuallyExclusiveCallbackGroup()
         # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
@@ -206,7 +208,7 @@ class PayloadEstimator(Node):
         if not path:
             return
         try:
-            saved = read_result(path, self.model)
+            saved = read_result(path, self.model, None if self.robot is None else self.robot.fingerprint())
         except ResultUnreadable as err:
             self.get_logger().warn(f"cannot read the last result {path}: {err}; starting without")
             return
@@ -222,6 +224,7 @@ class PayloadEstimator(Node):
         self._saved_unloaded = saved.monitor_unloaded
         self._saved_unconfirmed = saved.monitor_unconfirmed
         self._saved_watched_until = saved.monitor_watched_until
+        self._saved_carried = saved.monitor_carried
         kind = " (partial: a cancelled identification)" if saved.partial else ""
         if saved.monitor_tare is not None:
             kind = " (the payload monitor's re-estimate: the monitor goes on from it)"
@@ -254,17 +257,19 @@ class PayloadEstimator(Node):
         return ""
 
     def _save_monitor_estimate(self, est: PayloadEstimate, tare: tuple[float, float], unloaded: dict | None,
-                               unconfirmed: str = "", watched_until: float | None = None) -> None:
+                               unconfirmed: str = "", watched_until: float | None = None,
+                               carried: MonitorCarried | None = None) -> None:
         """A monitor re-estimate to `result_path` with its tare, the unloaded robot's friction learnt, why it is not
-        confirmed yet and the last joint-state stamp watched, so a restart mid-carry starts from the part carried,
-        corrects its re-estimates as before, does not take a payload it still doubted for settled, and does not date a
-        change made while it was down at its first sample."""
+        confirmed yet, the last joint-state stamp watched and the covariance decided with beyond the published one, so
+        a restart mid-carry starts from the part carried, corrects its re-estimates as before, does not take a payload
+        it still doubted for settled, does not date a change made while it was down at its first sample, and decides,
+        publishes and names changes with the σ it had (robot.yaml's held-out model error included)."""
         if not self.params.result_path:
             return
         try:
             write_result(self.params.result_path, self.model, est, None, self.compensation.params, self.now(),
                          monitor_tare=tare, monitor_unloaded=unloaded, monitor_unconfirmed=unconfirmed,
-                         monitor_watched_until=watched_until)
+                         monitor_watched_until=watched_until, monitor_carried=carried)
         except OSError as err:
             self.get_logger().error(f"the monitor's re-estimate was not persisted: {err}")
 
@@ -330,6 +335,7 @@ class PayloadEstimator(Node):
         live.saved_unloaded, self._saved_unloaded = self._saved_unloaded, None
         live.saved_unconfirmed, self._saved_unconfirmed = self._saved_unconfirmed, ""
         live.saved_watched_until, self._saved_watched_until = self._saved_watched_until, None
+        live.saved_carried, self._saved_carried = self._saved_carried, None
         return live
 
 

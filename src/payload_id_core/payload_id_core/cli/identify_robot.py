@@ -219,8 +219,9 @@ def run(args) -> int:
                                                      zip(model.joint_names, ident.validation_rmse)))
     for note in _notes_to_print(ident.notes, args.cutoff_hz):
         print(f"note: {note.text}")
-    for note in notes_with(ident.notes, NoteCode.ROBOT_GAIN_UNDETERMINED):
-        print(f"warning: {note.text}", file=sys.stderr)
+    for code in (NoteCode.ROBOT_GAIN_UNDETERMINED, NoteCode.ROBOT_GAIN_LOAD_FRICTION_COLLINEAR):
+        for note in notes_with(ident.notes, code):
+            print(f"warning: {note.text}", file=sys.stderr)
     for note in notes_with(ident.notes, NoteCode.ROBOT_SCALE_IMPLAUSIBLE):
         # robot.yaml is still written (the scale check's factor in it): the payload step marks its estimates suspect
         print(f"warning: {note.text}", file=sys.stderr)

@@ -10,8 +10,9 @@ t_change_located false: the change came while the monitor was disarmed and its t
 the earliest it can have come and the reason says so; the plot shades its span), `started_on:` (a --payload that is not
 ok is not started on, as the node does not, and a warning says so), and `payload:`,
 what is carried at the end, with σ as ~/payload would say it (at least half the monitor's `floor`, the smallest mass
-change its alarm was sure to see over the last samples: a smaller one cannot be excluded; `mass_std_fit` is the
-re-estimate's own). The monitor's loads are bounded by the URDF robot's rated payload (payload.mass_limit.rated_payload;
+change its alarm was sure to see over the last samples: a smaller one cannot be excluded; no more than half what a
+change can move the mass, LiveMonitor.hidden_change; `mass_std_fit` is the re-estimate's own). The monitor's loads
+are bounded by the URDF robot's rated payload (payload.mass_limit.rated_payload;
 the node's rated_payload_kg). --plot draws the residual per joint with each event marked and labelled, and the carried
 mass with its ±2σ band. `undecided:` (same keys; kind null when nothing was fitted yet) lists the changes seen but not
 decided when the recording ended (a load is named once it holds, which needs what comes after it). Bad input

@@ -39,6 +39,7 @@ class AlarmFloor:
         self.recent_s, self.record_s, self.lookback_s = recent_s, record_s, lookback_s
         self._recent: deque = deque()       # (t, kg), recent_s of it
         self._record: deque = deque()       # the same, record_s of it
+        self._first = float("nan")          # s: the first row noted (before it, nothing was watched)
 
     def note(self, t: float, F: np.ndarray, w: np.ndarray, drift: np.ndarray, sigma: np.ndarray) -> None:
         """The floor as the alarm stands at t: mass_floor_at_rest's min_j ν_j σ_j / |F_j,m| with the allowance ν of
@@ -52,6 +53,8 @@ class AlarmFloor:
         while self._recent and self._recent[0][0] < t - self.recent_s:
             self._recent.popleft()
         self._record.append((t, floor))
+        if np.isnan(self._first):
+            self._first = t
         while self._record and self._record[0][0] < t - self.record_s:
             self._record.popleft()
 
@@ -62,31 +65,33 @@ class AlarmFloor:
         (its σ widens the allowance): a change below it can pass unseen."""
         return max(f for _, f in self._recent) if self._recent else float("nan")
 
-    def unseen_span(self, t_change: float, dm: float) -> tuple[float, str] | None:
+    def unseen_span(self, t_change: float, dm: float, since: float) -> tuple[float, str] | None:
         """(earliest, why) for a load of `dm` kg whose window fitted less than held (steps.split_steps): the window saw
         only part of the step, so the rest may have been on before it, put on where no joint could feel it. A flange
         mass changes the joint torques through F's mass column (its gravity and the motion's accelerations); where the
         alarm's floor (`note`: min_j ν_j σ_j / |F_j,m|) was above |dm|, or where the alarm did not watch at all
-        (disarmed, paused: no floor noted for more than `recent_s`), a step of |dm| raises no
-        alarm. Such a load shows only once the motion makes it visible, as a residual that grows with F, and the alarm
-        dates that growth, after as long as its CUSUM takes, which the floor of the mass column alone does not bound
-        (the load's moments may cancel its mass on a joint). So the earliest it can have come is the earliest row kept
-        (`record_s`) where it could not be seen: the real UR10e, a 2.8 kg pick with the arm upright at rest, seen
-        8.2 s later once the arm had moved out of the pose, its window fitting +0.89 kg of it (h143). None: every row
-        kept before the change could see it, the alarm watching throughout. The record's length (monitor.FLOOR_RECORD_S,
-        chosen there) trades a span that misses the change against one over every change since an old blind row; when
-        the rows kept are blind from the oldest on, the blindness began before them, and the reason says the load may
-        have come earlier still."""
-        rows = [(t, f) for t, f in self._record if t < t_change - self.lookback_s]
-        for k, ((t_prev, _), (t, floor)) in enumerate(zip(rows, rows[1:])):
-            if t - t_prev > self.recent_s or floor > abs(dm):
-                start = t_prev if t - t_prev > self.recent_s else t
-                # Blind from the oldest row kept on, with the record full: where the blindness began is beyond it.
-                edge = "" if k > 0 or self._record[-1][0] - rows[0][0] < self.record_s - self.recent_s else \
-                    (f"; the alarm was blind to it from the oldest of the {self.record_s:g} s of its floor kept, so it "
-                     "may have come earlier still")
-                return start, (f"its time is not located after {start:.3f} s: the alarm could not see {abs(dm):.3f} "
-                               "kg at the flange there (its floor above it, or the joints not watched), and a load put "
-                               f"on where no joint feels it shows only once the motion makes it visible, not as a step"
-                               f"{edge}")
-        return None
+        (disarmed, paused: no floor noted for more than `recent_s`), a step of |dm| raises no alarm. Such a load shows
+        only once the motion makes it visible, as a residual that grows with F, and the alarm dates that growth, after
+        as long as its CUSUM takes, which the floor of the mass column alone does not bound (the load's moments may
+        cancel its mass on a joint): the real UR10e, a 2.8 kg pick with the arm upright at rest, seen 8.2 s later once
+        the arm had moved out of the pose, its window fitting +0.89 kg of it (h143). For the same reason a row where the
+        floor was below |dm| does not exclude the load either, so no row of the floor dates it: `since`, when the
+        payload carried before the change was named or confirmed (PayloadState.since of the payload before it; the
+        monitor's first sample, or the last one watched before a restart, for the payload it started on), does. A load
+        that came before it would be in that payload's re-estimate, or in the start's. None: every row kept from
+        `since` to the change could see the load, the alarm watching throughout (the floor answers whether the load
+        can have gone unseen, not when it came). The rows kept reach `record_s` back (monitor.FLOOR_RECORD_S): a
+        blindness wholly before them is not seen, and the event stays dated at its window."""
+        rows = [(t, f) for t, f in self._record if since <= t < t_change - self.lookback_s]
+        # Nothing noted from `since` to the first row ever noted: the monitor started after it (a restart on a saved
+        # payload last watched at `since`); or, the record reaching back to `since`, to the first row after it (paused).
+        unwatched_from_since = self._first - since > self.recent_s or \
+            (bool(rows) and self._record[0][0] <= since and rows[0][0] - since > self.recent_s)
+        blind = unwatched_from_since or any(floor > abs(dm) for _, floor in rows) or \
+            any(t - t_prev > self.recent_s for (t_prev, _), (t, _) in zip(rows, rows[1:]))
+        if not blind:
+            return None
+        return since, (f"its time is not located after {since:.3f} s: the alarm could not see {abs(dm):.3f} kg at the "
+                       "flange at some time since (its floor above it, or the joints not watched), and a load put on "
+                       "where no joint feels it shows only once the motion makes it visible, not as a step; it cannot "
+                       f"have come before {since:.3f} s, when the payload before it was named or confirmed")

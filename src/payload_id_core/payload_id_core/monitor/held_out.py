@@ -52,10 +52,18 @@ class HeldOutMassError:
             return None
         return cls(robot, frame, model, rmse, float(samples_per_row))
 
-    def excess(self, information_std: float) -> float:
-        """kg²: the model error's mass variance beyond the whole-run C_me's for an estimate whose mass σ at the
-        assumed noise is `information_std` (covariance_extra.prefix_mass_excess)."""
+    def excess(self, information_std: float, mass: float | None = None) -> float:
+        """kg²: the model error's mass variance beyond the whole-run unloaded C_me's (in every named change's σ
+        already: settings.model_mass_std) for a re-estimate of `mass` kg whose mass σ at the assumed noise is
+        `information_std`: the part from being partway through a motion (covariance_extra.prefix_mass_excess) and
+        the held-out loaded runs' part at that mass (robot_id/model_error.py; none without them or `mass`)."""
         if not np.isfinite(information_std):
             return 0.0
-        return float(prefix_mass_excess(self.robot, self.frame, self.model, METHOD,
-                                        np.array([information_std]))[0])
+        partway = float(prefix_mass_excess(self.robot, self.frame, self.model, METHOD, np.array([information_std]),
+                                           mass)[0])
+        if mass is None or getattr(self.robot.model_error, "loaded", None) is None:
+            return partway
+        whole = measured_model_error(self.robot, self.frame, self.model, METHOD, mass)
+        unloaded = measured_model_error(self.robot, self.frame, self.model)
+        loaded = 0.0 if whole is None or unloaded is None else max(float(whole[0, 0] - unloaded[0, 0]), 0.0)
+        return partway + loaded

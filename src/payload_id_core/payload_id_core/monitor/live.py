@@ -7,7 +7,8 @@ What survives (issue 31): switching the monitor off and on keeps its PayloadMoni
 payload, its σ, the tare and a change being re-estimated), and it is switched off at most once per
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
 the saved re-estimate, its tare, the unloaded robot's friction learnt, whether the payload was still unconfirmed
-and the last joint-state stamp watched (`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`,
+the last joint-state stamp watched and the covariance it decided with beyond the published one, robot.yaml's held-out
+model error in it included (`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`, `saved_carried`,
 payload.result_file). A second publisher of the same joints pauses it (`feed`'s `second_source`), said once, until
 that publisher has been silent for `OtherPublisher.wait` (several of its periods: one that sends a message every few
 drains paused only the drains it landed in, and the pause was said 572 times while a real pick went unseen). Its
@@ -32,6 +33,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.mass_limit import monitor_max_mass
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
+from payload_id_core.payload.result_file import MonitorCarried
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
@@ -139,6 +141,10 @@ class LiveMonitor:
         # The last joint-state stamp the monitor that saved it had seen (None: not known): a change made after it, while
         # the node was down, is not located before the first monitor's alarm (PayloadMonitor.carry_on_from_part).
         self.saved_watched_until: float | None = None
+        # The covariance the saved payload was decided with, what publishing added to it and robot.yaml's held-out model
+        # error in that (None: a file saved before they were kept; the monitor then decides with the published one).
+        self.saved_carried: MonitorCarried | None = None
+        self._fingerprint = ""                 # robot.yaml's (RobotIdentification.fingerprint), once asked for
         # Another publisher of the same joints, heard at the stamps of the batches naming it: the monitor is paused
         # while it lives (PayloadMonitor.stop_watching: its state published not watched meanwhile, restored on resume).
         self.other = OtherPublisher(publisher_silence_s)
@@ -153,6 +159,7 @@ class LiveMonitor:
         self.saved_unloaded = None
         self.saved_unconfirmed = ""
         self.saved_watched_until = None
+        self.saved_carried = None
 
     def suspend(self) -> None:
         """Switched off: what the monitor holds is kept for when it is switched on (PayloadMonitor.suspend)."""
@@ -165,6 +172,17 @@ class LiveMonitor:
         if self.monitor is None:
             return self.saved_tare or (0.0, 0.0)
         return self.monitor.state.tare_mass, self.monitor.state.tare_var
+
+    @property
+    def carried(self) -> MonitorCarried | None:
+        """The carried payload's covariance beyond the published one, to save with a re-estimate (None: none held)."""
+        if self.monitor is None:
+            return self.saved_carried
+        st = self.monitor.state
+        if not self._fingerprint:
+            self._fingerprint = self.robot.fingerprint()
+        return MonitorCarried(st.cov.copy(), None if st.published_extra is None else st.published_extra.copy(),
+                              st.held_out_var, self._fingerprint)
 
     @property
     def unconfirmed(self) -> str:
@@ -198,7 +216,8 @@ class LiveMonitor:
         return self.monitor.mass_floor(q)[0], "at rest"
 
     def floored(self, est: PayloadEstimate, q: np.ndarray) -> PayloadEstimate:
-        """`est` with its mass σ at least half the floor: a change below the floor cannot be excluded by the alarm,
+        """`est` with its mass σ at least half the floor (of `hidden_change`, which the floor is unless no change the
+        robot can carry would reach it): a change below the floor cannot be excluded by the alarm,
         and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said 0.000 ± 0.02
         kg). The floor is the alarm's as it stood over the samples just watched (PayloadMonitor.recent_floor: fast
         moves raise it), mass_floor's at rest at q before any. A mass pinned by the known-mass prior is left as the
@@ -206,14 +225,28 @@ class LiveMonitor:
         if "mass" in (est.prior_pinned or ()):
             return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
         floor, where = self.current_floor(q)
+        hidden, said = self.hidden_change(floor, est.mass)
         var = float(est.covariance[0, 0])
-        if not (floor > 0 and math.isfinite(floor)) or (math.isfinite(var) and var >= (floor / 2) ** 2):
+        if not (hidden > 0 and math.isfinite(hidden)) or (math.isfinite(var) and var >= (hidden / 2) ** 2):
             return est
         cov = est.covariance.copy()
-        cov[0, 0] = (floor / 2) ** 2
-        notes = list(est.notes) + [Note(NoteCode.PAYLOAD_MONITOR, f"mass σ raised to half the monitor's floor "
-                                        f"{floor:.3f} kg ({where}): a smaller change is not seen by its alarm")]
+        cov[0, 0] = (hidden / 2) ** 2
+        notes = list(est.notes) + [Note(NoteCode.PAYLOAD_MONITOR, f"mass σ raised to half {said} ({where}): a "
+                                        "smaller change is not seen by its alarm")]
         return replace(est, covariance=cov, notes=notes)
+
+    def hidden_change(self, floor: float, mass: float) -> tuple[float, str]:
+        """(kg, what it is): the largest mass change the alarm could have missed with its floor at `floor` and `mass`
+        carried: the floor, but no more than a change can move the mass, since a place takes off at most what is
+        carried and a pick adds at most what the robot can carry (`max_mass_kg`). Where no joint feels the flange's
+        mass at rest (the arm upright: the real UR10e's 01_31-load ends there at a floor of 98.5 kg, 15harm's 25.6 kg,
+        14harm's 13.9 kg), the floor's half stood as the σ of a payload re-estimated to ± 0.2 kg: 2.836 ± 49.267 kg
+        for the 2.805 kg carried, a mass range no part the robot lifts spans."""
+        reach = max(abs(mass), self.max_mass_kg - mass)
+        if not floor > reach:
+            return floor, f"the monitor's floor {floor:.3f} kg"
+        return reach, (f"the most a change can move the mass, {reach:.3f} kg (the alarm sees none the robot can carry "
+                       f"here: its floor {floor:.3f} kg is above it)")
 
     def new_monitor(self, last: PayloadEstimate | None) -> PayloadMonitor:
         """A monitor starting from `last` when its quality is OK, or suspect only for being unconfirmed (the saved
@@ -230,14 +263,15 @@ class LiveMonitor:
             still = unconfirmed if only_unconfirmed else ""
             try:
                 monitor.carry_on_from_part(*self.saved_tare, unloaded=self.saved_unloaded, unconfirmed=still,
-                                           watched_until=self.saved_watched_until)
+                                           watched_until=self.saved_watched_until, carried=self.saved_carried)
             except PayloadIdError as err:
                 # The part and its tare are kept; only the friction is learnt again (on the empty flange).
-                monitor.carry_on_from_part(*self.saved_tare, unconfirmed=still, watched_until=self.saved_watched_until)
+                monitor.carry_on_from_part(*self.saved_tare, unconfirmed=still, watched_until=self.saved_watched_until,
+                                           carried=self.saved_carried)
                 self.saved_refused = (f"monitor: {err.problem}; not used, it is learnt again once nothing is "
                                       "carried")
         self.saved_tare, self.saved_unloaded, self.saved_unconfirmed = None, None, ""
-        self.saved_watched_until = None
+        self.saved_watched_until, self.saved_carried = None, None
         return monitor
 
     def feed(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, effort: np.ndarray,

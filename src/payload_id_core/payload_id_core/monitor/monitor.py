@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from collections import deque
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,18 +64,21 @@ from payload_id_core.monitor.unloaded_friction import UnloadedFriction
 from payload_id_core.numpy_kernels import einsum
 from payload_id_core.robot_id.result import RobotIdentification
 
+if TYPE_CHECKING:
+    from payload_id_core.payload.result_file import MonitorCarried
+
 HISTORY_S = 0.5          # s of (t, r₀, F) kept: the window between a change and its alarm is a few tens of ms
 ALARM_LEVEL_START = 0.25  # the alarm's residual variance before it is measured, in the identification's RMSE²
 CHANGE_LOOKBACK_S = 0.1  # s before the CUSUM's change time searched for the actual one (detect.locate_change)
 SETTLE_TIME_CONSTANTS = 5.0  # observer time constants after a restart before its residual says anything (e⁻⁵: 0.7 %)
-# s of the alarm's floor kept to bound when a load nobody could see came (floor.AlarmFloor.unseen_span: the oldest row
-# kept where it could not see the load). Too short, the span misses the change; too long, it reaches back to a blind
-# row long before and spans every change since. Chosen on the real UR10e (15harm runs joined, h151/h163): the pick made
-# with the arm upright at 56.26 s, in a blind stretch from 52.17 s, is named 10-15 s after that stretch began: the
-# span covers it from 15 s of record on (10 s: it starts at 59.39 s, after the pick). 30 s: twice that. Held out, the
-# simulated cell's two unseen spans at 120 s (bench/monitor.py): light parts seed 22 with the veto, a place at 89.78 s
-# named 7.6 s later, covered from 10 s of record ([68.33, 91.44] s at 30 s, [0.61, 91.44] s at 120 s; 5 s dates it at
-# its window, 91.30 s); pushed task seed 7, a place its window dated right, covered at any length ([53.31, 75.71] s).
+# s of the alarm's floor kept to tell whether a load nobody could see may have come since the payload before it was
+# named or confirmed (floor.AlarmFloor.unseen_span: a row where the alarm could not see it, or did not watch). The
+# span's start is that confirmation (PayloadState.since), not a row of the record (h172), so the length no longer
+# dates anything: it bounds the record (15 000 rows at 500 Hz) and says for how long a blindness is remembered. A
+# blindness wholly older than it leaves the event dated at its window, as before h151. 30 s (h163): the real UR10e's
+# 15harm runs joined, the pick at 56.26 s in a blind stretch from 52.17 s, named 10-15 s after that stretch began, is
+# found unseen from 15 s of record on; the simulated cell's (bench/monitor.py, light parts seed 22 with the veto) from
+# 10 s.
 FLOOR_RECORD_S = 30.0
 RESIDUAL_PERIOD_S = 0.02  # s of stamps between two residuals given to watch (MonitorUpdate.residuals): 50 Hz
 
@@ -164,6 +168,9 @@ class PayloadMonitor:
         # (t_change, Δm) of the pending load when it was named before its re-estimate was determined (_name_confirmed)
         self._named_early: tuple[float, float] | None = None
         self._observers_since = float("nan")         # s: the observers' first sample since they (re)started
+        # s: since when the payload this monitor started on is known to be carried (its first sample; a restart's, the
+        # last sample watched before it, carry_on_from_part): an unseen load came after it (AlarmFloor.unseen_span)
+        self._watched_from = float("nan")
         # (the last sample before the latest pause, why it paused): not watched after it (_unwatched_change)
         self._unwatched: tuple[float, str] | None = None
         self._undo: dict | None = None               # what the last window's adopted fit replaced (_decide)
@@ -275,7 +282,8 @@ class PayloadMonitor:
                        "residual rises to whatever changed meanwhile")
 
     def carry_on_from_part(self, tare_mass: float, tare_var: float, unloaded: dict | None = None,
-                           unconfirmed: str = "", watched_until: float | None = None) -> None:
+                           unconfirmed: str = "", watched_until: float | None = None,
+                           carried: MonitorCarried | None = None) -> None:
         """The initial payload was a saved re-estimate, which is the part (the fit less the tare, PayloadState.part;
         nothing carried: φ = 0): the tare it was reported less is put back into the fit, so the residual is
         computed as before the restart and the part reported is the one saved. `unloaded`: the unloaded robot's
@@ -289,19 +297,30 @@ class PayloadMonitor:
         residual at the restart as after a switch-off: it is not located within [watched_until, alarm]
         (_unwatched_change; a place made while the node was down was dated at its first sample, 0.7 s late, and said
         located). None (a file saved before the stamp was kept): the span's start is not known, and such a change is
-        not located either, dated at the first sample with the reason saying it may have come earlier."""
+        not located either, dated at the first sample with the reason saying it may have come earlier. `carried`: the
+        covariance the saved payload was decided with, what publishing added and robot.yaml's held-out model error in
+        that (result_file.MonitorCarried): the state is the one saved, and so are what it publishes, the alarm's
+        F Σ Fᵀ and the σ of a change named against it. None (a file saved before they were kept): the published
+        covariance is decided with (it holds the extra and the tare's variance, so the alarm allows more), and the
+        held-out error counts in a named change's σ through it, not as held_out_var (0: counted twice otherwise)."""
         self._unwatched = (float("nan") if watched_until is None else float(watched_until) - CHANGE_LOOKBACK_S,
                            "the node was restarted on its saved payload"
                            + ("" if watched_until is not None else
                               ", which carries no stamp of when it was last watched: the change may have come before "
                               "the span's start too"))
+        if watched_until is not None:
+            self._watched_from = float(watched_until)
         if unloaded is not None and self.unloaded is not None:
             self.unloaded.restore(unloaded)
         fit = self.state.phi.copy()
         fit[0] += tare_mass
         self._tare = (tare_mass, tare_var)
-        self.state = self.change.before = PayloadState(fit, self.state.cov, True, float("nan"), 0.0, tare_mass,
-                                                        tare_var, unconfirmed=unconfirmed)
+        cov, extra, held_out_var = self.state.cov, None, 0.0
+        if carried is not None:
+            cov, extra, held_out_var = carried.cov.copy(), carried.published_extra, carried.held_out_var
+        self.state = self.change.before = PayloadState(fit, cov, True, float("nan"), 0.0, tare_mass, tare_var,
+                                                        unconfirmed=unconfirmed, published_extra=extra,
+                                                        held_out_var=held_out_var)
         if unconfirmed:
             self._armed = False
 
@@ -392,6 +411,8 @@ class PayloadMonitor:
             self._anchor = (float(t[0]), F[0].copy(), r0[0].copy(), L[0].copy())
             self._anchor_G = G[0].copy()
             self._observers_since = float(t[0])
+            if np.isnan(self._watched_from):
+                self._watched_from = float(t[0])
             if self._t_last is None and self.refiner.rows == 0:
                 self.refiner.restart(self.state.phi, float(t[0]), self.s.detector.inertia_prior_std,
                                      self._friction_prior)
@@ -951,6 +972,7 @@ class PayloadMonitor:
             self.refiner.correction_cov = self.unloaded.used_cov
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
+        self.state = replace(self.state, published_extra=self._window_published_extra())
         if was_settled and verdict.event is not None and verdict.event.is_load_change:
             # Seen, not decided: a load is named once it holds (_close_pending, _name_late), and a push fits one as well
             # until then. ~/payload goes on with the payload settled before it, never the fit (a push is no load), its
@@ -963,6 +985,26 @@ class PayloadMonitor:
             first = self.change.started
             out.estimate = self._standing(float(phi[0] - self.change.before.phi[0]), first,
                                           f"fitted in two steps, at {first:.3f} and {dated:.3f} s,")
+
+    def _window_published_extra(self) -> np.ndarray | None:
+        """The published extra of a window's fit just adopted: the payload's before it, and what the robot model's
+        error on the window's rows adds to the fit's mass (refine.RefinedCovariance.model_error_mass_var of the
+        re-estimate restarted on those rows: the worst case of that error within the window, and robot.yaml's
+        held-out model error at the window's information). The window's own σ is its ~10 rows' misfit: the model's
+        error follows the motion and does not show in 0.1 s of it, and the fit stands until the re-estimate has
+        `min_refine_s` of motion. Real UR10e, 01_31-load from nothing carried: a window at 18.7 s fitted 3.416 ±
+        0.070 kg for 2.805 kg (6.8σ on the replay's trace for 0.4 s); its rows' model error is ± 0.184 kg (worst
+        case) and ± 0.404 kg (held-out), ± 0.45 kg in all (1.4σ). On the simulated cell (no held-out record) a window's
+        ± 0.06-0.21 kg becomes ± 0.10-0.25 kg (bench/monitor.py's task, seed 5). Published, never decided with."""
+        extra = self.state.published_extra
+        if self.refiner.rows == 0:
+            return extra
+        var = self.refiner.estimate().covariance.model_error_mass_var
+        if var <= 0.0:
+            return extra
+        extra = np.zeros((10, 10)) if extra is None else extra.copy()
+        extra[0, 0] += var
+        return extra
 
     def _restart_contradicted(self, why: str, out: MonitorUpdate) -> None:
         """The first window after the observers restarted (a node restart on its saved payload, a switch-off, a pause)
@@ -1207,7 +1249,9 @@ class PayloadMonitor:
     def _named_steps(self, named: Event) -> list[Event]:
         """The load `named` from the pending window's change, as one event or two (steps.split_steps: a second step of
         the same sign taken into it, told apart where the data tell them)."""
-        return split_steps(named, self.change.pending, self.change.second_step, self.s.detector, self.alarm_floor)
+        since = self.change.before.since
+        return split_steps(named, self.change.pending, self.change.second_step, self.s.detector, self.alarm_floor,
+                           since if np.isfinite(since) else self._watched_from)
 
     def _motion_confirms_load(self, judged: LoadOrPushJudgement | None = None) -> str | None:
         """Why the motion since the change being re-estimated confirms it as a load (None: it does not): its rows fit a

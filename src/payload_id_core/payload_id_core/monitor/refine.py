@@ -91,6 +91,12 @@ class RefinedCovariance:
         """published − deciding (positive semidefinite)."""
         return self.published - self.deciding
 
+    @property
+    def model_error_mass_var(self) -> float:
+        """kg²: what the robot model's error adds to the published mass variance and the rows' own σ does not say
+        (floor_mass_var + held_out_mass_var)."""
+        return self.floor_mass_var + self.held_out_mass_var
+
 
 def covering(cov: np.ndarray, robust: np.ndarray) -> np.ndarray:
     """The least covariance, in `cov`'s own metric, that is at least both in every direction (Loewner order): with
@@ -317,7 +323,7 @@ class PayloadRefiner:
             published = published + Ginv @ spread @ Ginv
         cov = 0.5 * (cov + cov.T)
         published = 0.5 * (published + published.T)
-        information_std, held_out_var = self._held_out_mass_var(W)
+        information_std, held_out_var = self._held_out_mass_var(W, float(x[0]))
         if held_out_var > 0.0:
             published[0, 0] += held_out_var
         return Refined(x[:10], RefinedCovariance(cov[:10, :10], published[:10, :10], floor_mass_var, held_out_var),
@@ -325,10 +331,11 @@ class PayloadRefiner:
                        float(self.t1 - self.t0) if np.isfinite(self.t0) else 0.0, float(s2),
                        x[10:], cov[10:, 10:], B, information_std)
 
-    def _held_out_mass_var(self, W: np.ndarray) -> tuple[float, float]:
+    def _held_out_mass_var(self, W: np.ndarray, mass: float) -> tuple[float, float]:
         """(the mass σ the rows give at direct-rls's assumed noise, kg; robot.yaml's model-error mass variance beyond
-        its whole-run part there, kg²): (NaN, 0) without robot.yaml's record or before any row."""
+        its whole-run unloaded part there for a re-estimate of `mass` kg, kg²): (NaN, 0) without robot.yaml's record
+        or before any row."""
         if self.held_out is None or self.info_at_noise is None or self.rows <= 0:
             return float("nan"), 0.0
         information_std = float(np.sqrt(max(np.linalg.inv(self.info_at_noise + W)[0, 0], 0.0)))
-        return information_std, self.held_out.excess(information_std)
+        return information_std, self.held_out.excess(information_std, mass)

@@ -41,6 +41,9 @@ class Replay:
     # to see over the last samples, or at rest at the last pose).
     payload: PayloadEstimate | None = None
     floor_kg: float = float("nan")
+    # (t, estimate): what ~/payload was given, in order (LiveStep.estimate: the node's publication, floored), with t the
+    # end of the block that gave it. Between two, the first stands.
+    published: list[tuple[float, PayloadEstimate]] = field(default_factory=list)
 
     def final_payload(self) -> PayloadEstimate | None:
         return self.payload
@@ -68,11 +71,14 @@ def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: Jo
     events: list[Event] = []
     paused: list[str] = []
     ts, res, mass, mass_std = [], [], [], []
+    published: list[tuple[float, PayloadEstimate]] = []
     for k in range(0, t_all.size, size):
         sl = slice(k, k + size)
         step = live.feed(t_all[sl], joints.q[sl], qd[sl], joints.tau[sl], payload)
         update = step.update
         events += update.events
+        if step.estimate is not None:
+            published.append((float(t_all[sl][-1]), step.estimate))
         if update.paused:
             paused.append(update.paused)
         if update.residual is not None:
@@ -90,4 +96,4 @@ def replay(model: RobotModel, robot: RobotIdentification, frame: str, joints: Jo
     floor = float("nan") if state is None else live.current_floor(joints.q[-1])[0]
     n = model.n
     return Replay(events, np.array(ts), np.array(res).reshape(-1, n), np.array(mass), np.array(mass_std), state,
-                  frame, paused, undecided, carried, floor)
+                  frame, paused, undecided, carried, floor, published)

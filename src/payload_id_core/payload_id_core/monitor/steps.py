@@ -35,7 +35,7 @@ def possible_step(F: np.ndarray, r: np.ndarray, W: np.ndarray, level: np.ndarray
 
 
 def split_steps(named: Event, first: Event | None, second: Event | None, detector: DetectorSettings,
-                floor: AlarmFloor) -> list[Event]:
+                floor: AlarmFloor, since: float) -> list[Event]:
     """The load `named` from the pending window's change (`first`, the load that window fitted; `second`, a later
     window's load of the same sign taken into it, or None) as one or two events. Two parts put on (or taken off)
     within `persist_s` of each other are two steps in the flange load; the change is named as their sum (it held),
@@ -47,7 +47,9 @@ def split_steps(named: Event, first: Event | None, second: Event | None, detecto
     the detector names (above `min_mass_change_kg` and 3σ, of the same sign); else one event, whose reason says it
     may be two parts. With no second window (a second part in the first second after a pick, in motion, raises no
     alarm: test_monitor_floor_after_change), the first window's fit against the held sum says so when they differ
-    by more than the smallest change named and 3σ, and the event's σ takes in that difference."""
+    by more than the smallest change named and 3σ, and the event's σ takes in that difference; where the alarm could
+    not see the load at some time after `since` (when the payload before it was named or confirmed), the rest may have
+    come then, and the event is not located from `since` on (floor.AlarmFloor.unseen_span)."""
     d = detector
     if first is None or named.kind is EventKind.CHANGED or named.t_change != first.t_change or \
             not np.isfinite(first.delta_mass):
@@ -65,7 +67,7 @@ def split_steps(named: Event, first: Event | None, second: Event | None, detecto
                       f"{'less' if h > 0 else 'more'} than held, so a second part (or a push held) may have come "
                       f"within the {span} s before it was named, unseen (the alarm is deaf to it in the first "
                       f"second after a change); its σ takes in the difference")
-        unseen = floor.unseen_span(named.t_change, h)
+        unseen = floor.unseen_span(named.t_change, h, since)
         if unseen is not None:
             two = replace(two, t_change=unseen[0], t_change_located=False, reason=f"{two.reason}; {unseen[1]}")
         return [two]

@@ -24,14 +24,30 @@ from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.model_error import MIN_DECLARING_MOTIONS
 
 
-def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel) -> np.ndarray | None:
+def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel,
+                         method: str | None = None, mass: float | None = None) -> np.ndarray | None:
     """(10, 10) C_me, robot.yaml's model error measured on held-out motions (robot_id/model_error.py) for a
     payload on `frame` (moved there from the frame it was measured in when the two are rigidly attached); None
     when robot.yaml has no usable measurement for that frame. Where it is known it replaces the fit's Newey–West
-    inflation and the gear friction's predicted error (both estimates of it)."""
+    inflation and the gear friction's predicted error (both estimates of it). With `method` and `mass` (its
+    estimate, kg) the mass variance holds what robot.yaml's held-out loaded runs measured for that method beyond the
+    unloaded runs, scaled to that mass (HeldOutModelError.covariance)."""
     me = getattr(robot, "model_error", None)
     moved = None if me is None else me.in_frame(model, frame)
-    return None if moved is None else moved.covariance()
+    return None if moved is None else moved.covariance(method, mass)
+
+
+def loaded_model_error_note(robot: RobotIdentification, method: str, mass: float, unloaded: float,
+                            with_load: float) -> Note | None:
+    """Say that the loaded runs' record raised the mass's model-error σ (None where it added nothing)."""
+    me = getattr(robot, "model_error", None)
+    if me is None or me.loaded is None or not with_load > unloaded:
+        return None
+    return Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                f"{method}'s error on {len(me.loaded.sources)} held-out loaded run(s) of known mass (robot.yaml "
+                f"model_error.loaded) beyond the unloaded runs', scaled to this {mass:.4g} kg: model-error mass σ "
+                f"{np.sqrt(max(unloaded, 0.0)):.4g} → {np.sqrt(with_load):.4g} kg (part of the model's error grows "
+                "with the load, and no unloaded run sees it)")
 
 
 
@@ -68,15 +84,17 @@ def measured_model_error_note(cov: np.ndarray, mass: float, robot: RobotIdentifi
 
 
 def prefix_model_error(robot: RobotIdentification, measured: np.ndarray, method: str | None,
-                       mass_information_std: float | None) -> tuple[np.ndarray, Note] | None:
+                       mass_information_std: float | None, mass: float | None = None
+                       ) -> tuple[np.ndarray, Note] | None:
     """(C_me with its mass variance raised to the model error of an online `method`'s estimate whose mass σ at the
     rows' assumed noise is `mass_information_std`, the note that says so): robot.yaml's held-out runs, each run over
     by that method, read HeldOutModelError.prefix_mass_variance (robot_id/model_error.py). None where robot.yaml has
-    no such record or it adds nothing (an estimate as well informed as the whole held-out runs)."""
+    no such record or it adds nothing (an estimate as well informed as the whole held-out runs). `mass`: the estimate's,
+    for the loaded runs' part (robot_id/model_error.py; None: left out)."""
     me = getattr(robot, "model_error", None)
     if me is None or method is None or mass_information_std is None:
         return None
-    variance = me.prefix_mass_variance(method, float(mass_information_std))
+    variance = me.prefix_mass_variance(method, float(mass_information_std), mass)
     if variance is None or not variance > measured[0, 0]:
         return None
     raised = measured.copy()
@@ -89,35 +107,36 @@ def prefix_model_error(robot: RobotIdentification, measured: np.ndarray, method:
 
 
 def prefix_mass_excess(robot: RobotIdentification, frame: str, model: RobotModel, method: str | None,
-                       information_stds: np.ndarray) -> np.ndarray:
+                       information_stds: np.ndarray, mass: float | None = None) -> np.ndarray:
     """(K,) how much more model-error mass variance (kg²) than the whole-run C_me's an online `method`'s estimates
     carried whose mass σ at the rows' assumed noise were `information_stds` (prefix_model_error's raise, ≥ 0): the
     part of each one's reported σ that came from its being partway through a motion. Zero where robot.yaml measured
-    no model error usable for `frame` or did not run `method` over its held-out runs (then none is added)."""
+    no model error usable for `frame` or did not run `method` over its held-out runs (then none is added). `mass`:
+    the estimate's (kg), both sides then with the loaded runs' part (measured_model_error; None: left out)."""
     stds = np.asarray(information_stds, dtype=float).reshape(-1)
     me = getattr(robot, "model_error", None)
-    measured = measured_model_error(robot, frame, model)
+    measured = measured_model_error(robot, frame, model, method, mass)
     if me is None or method is None or measured is None:
         return np.zeros(stds.size)
-    variances = me.prefix_mass_variances(method, stds)
+    variances = me.prefix_mass_variances(method, stds, mass)
     if variances is None:
         return np.zeros(stds.size)
     return np.maximum(np.nan_to_num(variances - measured[0, 0], nan=0.0), 0.0)
 
 
 def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
-                     qd: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+                     qd: np.ndarray, gram: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
     the torque error the robot model's unmodelled gear friction would make on these samples
     (robot_id/gear_friction.UnmodelledGear, y_a the robot's rows there); None when robot.yaml shows none. A
     model-error term, Δz Δzᵀ added to the covariance, not a correction of z; but where an estimate is projected
     onto physical parameters (payload/finish.py) the covariance is the projection's metric, so a projected
-    estimate moves more freely along Δz."""
+    estimate moves more freely along Δz. `gram`: linear.weighted_lstsq's (the online rule's batch check)."""
     g = robot.unmodelled_gear
     if g is None:
         return None
     error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info), g.mu
+    return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info, gram), g.mu
 
 
 def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
@@ -148,7 +167,8 @@ def drift_in_measured_error(robot: RobotIdentification, frame: str, model: Robot
 def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                             frame: str, model: RobotModel,
                             to_payload: Callable[[np.ndarray], np.ndarray] | None = None, mass: float | None = None,
-                            holds_measured_error: bool = True) -> tuple[np.ndarray | None, Note | None]:
+                            holds_measured_error: bool = True, gram: bool = False
+                            ) -> tuple[np.ndarray | None, Note | None]:
     """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
     y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
     diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
@@ -174,7 +194,8 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     payload's (10, 10).
 
     `holds_measured_error`: the method's σ takes robot.yaml's measured model error where it has one for `frame`
-    (khalil-1, direct-rls); khalil-2 and gaz-dtau keep their own fit's σ (False), and the notes say which."""
+    (khalil-1, direct-rls); khalil-2 and gaz-dtau keep their own fit's σ (False), and the notes say which.
+    `gram`: linear.weighted_lstsq's (the online rule's batch check)."""
     names = list(robot.friction.param_names)
     spread = getattr(robot, "offset_drift", None)
     measured = holds_measured_error and measured_model_error(robot, frame, model) is not None
@@ -211,7 +232,7 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           f"the offsets {np.round(spread.identification, 3).tolist()} N·m (in σ through C_a): nothing "
                           "added to σ for it")
     columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
-    S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info)
+    S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info, gram)
     if to_payload is not None:
         S = to_payload(S)
     mass = float(fit.x[0]) if mass is None else float(mass)
@@ -247,7 +268,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False, friction_prior_var: np.ndarray | None = None,
                             method: str | None = None, mass_information_std: float | None = None,
-                            residual: RobotResidual | None = None) -> OnlineExtra:
+                            residual: RobotResidual | None = None, gram: bool = False) -> OnlineExtra:
     """(extra, notes, offset drift, lasting): what the covariance of φ_L (10, 10) of an online estimate lacks, and
     the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
@@ -283,6 +304,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     (bench/cell_convergence.py); (f² − 1) C_fixed stays above the free fit's own-ratio term there (cell, 1.5 / 1.95 /
     3.0 s: mass σ 0.37 / 0.27 / 0.24 % against 0.17 / 0.00 / 0.06 %).
     `residual`: against_robot_fit.residual_on on these samples, when the caller has it (the online rule's FedResidual).
+    `gram`: the batch fits from the Gram matrix where that is as good as the SVD (linear.weighted_lstsq): the online
+    rule's check, which repeats them over every sample fed (to ~1e-13 relative on the simulated cell, 6x cheaper).
     `method`, `mass_information_std`: the online method and its mass σ at the rows' assumed noise on the samples fed
     (OnlineEstimator.mass_information_std); where robot.yaml ran that method
     over its held-out runs, the measured model error's mass variance is the one of an estimate that far into a motion
@@ -298,28 +321,34 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
         columns = np.flatnonzero(var > 0)
         W = np.concatenate([w_l, friction[..., columns]], axis=-1)
         sol, W_used, _ = solve_with_load_friction(W, res.r, tau_a, qd, sign_epsilon(robot), load_friction,
-                                                  prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])])
+                                                  prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])],
+                                                  gram=gram)
         return sol, W_used
 
     held = batch_friction_prior_var(robot)
     own_var = held if friction_prior_var is None else np.asarray(friction_prior_var, dtype=float)
     own, W_own = fit(own_var)
-    measured = measured_model_error(robot, frame, model)
+    mass = float(own.x[0])
+    measured = measured_model_error(robot, frame, model, method, mass)
     if measured is not None:
-        extra, lasting, notes = measured, measured, [measured_model_error_note(measured, float(own.x[0]), robot)]
-        prefix = prefix_model_error(robot, measured, method, mass_information_std)
+        extra, lasting, notes = measured, measured, [measured_model_error_note(measured, mass, robot)]
+        unloaded = measured_model_error(robot, frame, model)
+        load_note = None if method is None or unloaded is None else loaded_model_error_note(
+            robot, method, mass, float(unloaded[0, 0]), float(measured[0, 0]))
+        notes += [] if load_note is None else [load_note]
+        prefix = prefix_model_error(robot, measured, method, mass_information_std, mass)
         if prefix is not None:
             extra = prefix[0]
             notes.append(prefix[1])
     else:
         sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
-        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used)
+        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used, gram)
         lasting = np.zeros((10, 10))
     # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
     # holds them by that drift's prior, whose pull its own covariance carries).
     if not offsets_held(robot, own_var):
         return OnlineExtra(extra, notes, None, lasting)
-    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model)
+    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model, gram=gram)
     notes += [] if note is None else [note]
     return OnlineExtra(extra, notes, None if drift is None else drift[:10, :10], lasting)
 
@@ -334,13 +363,15 @@ def lasting_from_robot(model: RobotModel, robot: RobotIdentification, frame: str
     var = batch_friction_prior_var(robot) if friction_prior_var is None else np.asarray(friction_prior_var, float)
     if offsets_held(robot, var) and getattr(robot, "offset_drift", None) is not None:
         return None
+    if getattr(getattr(robot, "model_error", None), "loaded", None) is not None:
+        return None     # the loaded runs' part depends on the estimate's mass, which the batch fit gives
     measured = measured_model_error(robot, frame, model)
     return 0.0 if measured is None else float(measured[0, 0])
 
 
 def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,
-                          own: LinearSolution, W_own: np.ndarray, sol: LinearSolution, W_used: np.ndarray
-                          ) -> tuple[np.ndarray, list[Note]]:
+                          own: LinearSolution, W_own: np.ndarray, sol: LinearSolution, W_used: np.ndarray,
+                          gram: bool = False) -> tuple[np.ndarray, list[Note]]:
     """online_covariance_extra's model-error terms where robot.yaml has no measured one: the Newey–West inflation of
     the estimator's own batch fit (`own` on `W_own`) on the fixed-offset fit's covariance (`sol` on `W_used`), its
     residual level floored at the model's resolution, and the unmodelled gear friction's response."""
@@ -353,7 +384,7 @@ def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.nd
         extra = factor2 * np.nan_to_num(floored[:10, :10]) - plain
         floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
         notes += [] if floor_note is None else [floor_note]
-    gear = gear_model_error(robot, y_a, own, W_own, qd)
+    gear = gear_model_error(robot, y_a, own, W_own, qd, gram=gram)
     if gear is None:
         return extra, notes
     shift, mu = gear[0][:10], gear[1]

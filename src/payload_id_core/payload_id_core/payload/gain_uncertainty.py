@@ -113,6 +113,19 @@ def model_choice_shift(robot) -> np.ndarray | None:
     return shift if np.any(shift != 0.0) else None
 
 
+def load_friction_spread(robot, n: int) -> np.ndarray:
+    """(n,) the relative gain std robot.yaml's σ holds for the load friction its gains were fitted without and the
+    calibration run could not separate from them (effort.gain_model.load_friction_spread); zeros without one. The
+    payloads leave it out as they leave out the model choice: the gains absorbed that load friction, and the payload
+    fits leave its columns out (payload.load_friction_off), so on a joint whose torque keeps the sign of its velocity
+    the payload run reads the same combination of gain and μ_j the calibration fixed."""
+    gm = getattr(robot, "gain_model", None)
+    spread = None if gm is None else gm.load_friction_spread
+    if spread is None or np.asarray(spread).size != n:
+        return np.zeros(n)
+    return np.asarray(spread, dtype=float)
+
+
 def gain_relative_covariance(robot) -> np.ndarray | None:
     """cov(r), r_j = δk_j / k_j, for joint_gain_covariance: robot.yaml's (format 2, correlations kept) or diag of
     gain_relative_std, without the friction model's choice (model_choice_shift, module docstring); None as
@@ -123,7 +136,7 @@ def gain_relative_covariance(robot) -> np.ndarray | None:
     joint = getattr(robot, "gain_covariance", None)
     shift = model_choice_shift(robot)
     shift = np.zeros(rel.size) if shift is None or shift.size != rel.size else shift
-    excess = gain_check_excess(robot)
+    excess = gain_check_excess(robot) + load_friction_spread(robot, rel.size) ** 2
     if joint is not None and np.asarray(joint.relative).shape == (rel.size, rel.size):
         return np.asarray(joint.relative, dtype=float) - np.outer(shift, shift) - np.diag(excess)
     return np.diag(np.maximum(rel ** 2 - excess - shift ** 2, 0.0))
@@ -138,7 +151,8 @@ def gain_load_only_covariance(robot) -> np.ndarray | None:
         return None
     shift = model_choice_shift(robot)
     shift = np.zeros(rel.size) if shift is None or shift.size != rel.size else shift
-    return np.diag(np.maximum(rel ** 2 - gain_check_excess(robot) - shift ** 2, 0.0))
+    return np.diag(np.maximum(rel ** 2 - gain_check_excess(robot) - load_friction_spread(robot, rel.size) ** 2
+                              - shift ** 2, 0.0))
 
 
 def joint_information(payload_rows: np.ndarray, sigma: np.ndarray) -> np.ndarray:

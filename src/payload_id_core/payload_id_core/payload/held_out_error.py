@@ -14,7 +14,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.payload.linear import weighted_lstsq
 from payload_id_core.payload.method_names import PayloadMethod
-from payload_id_core.payload.methods import payload_request
+from payload_id_core.payload.methods import identify_payload, payload_request
 from payload_id_core.payload.methods.common import (
     check_covers_excitation,
     method_signals,
@@ -30,6 +30,7 @@ from payload_id_core.robot_id.model_error import (
     WITH_ROBOT_COVARIANCE,
     DifferenceRLSConversion,
     HeldOutModelError,
+    LoadedModelError,
 )
 from payload_id_core.robot_id.offset_spread import OffsetSpread
 from payload_id_core.signals.recording import Recording
@@ -195,7 +196,8 @@ def running_spurious_mass(model: RobotModel, robot: RobotIdentification, unloade
     """(K, 2) [mass σ at the rows' assumed noise, mass] (kg) of the online `method` (its default options) fed the
     unloaded held-out run, every RUNNING_EVERY_S of motion: the model error's image in a running estimate (true mass
     0), against how well the motion so far determines the mass (OnlineEstimator.mass_information_std;
-    HeldOutModelError.prefix_mass_variance)."""
+    HeldOutModelError.prefix_mass_variance). Fed a loaded run, the mass is the load's plus that error; the last
+    point is the whole run's."""
     request = payload_request(method, model, robot, frame, **(options or PayloadOptions()).given(SIGNAL_OPTIONS))
     sig = method_signals(unloaded, model, request.options, robot)
     dt = float(np.median(np.diff(sig.t)))
@@ -208,6 +210,39 @@ def running_spurious_mass(model: RobotModel, robot: RobotIdentification, unloade
                          sig.tau[k:k + every])
         points.append((est.mass_information_std(), float(est._quick_payload()[0][0])))
     return np.array(points, dtype=float).reshape(-1, 2)
+
+
+# The methods whose σ takes robot.yaml's measured model error (khalil-1's C_me; the online methods' running record):
+# the ones a held-out loaded run is scored for (LoadedModelError).
+LOADED_RECORD_METHODS = (PayloadMethod.KHALIL_1, *ONLINE_METHODS)
+
+
+def measure_loaded_model_error(model: RobotModel, robot: RobotIdentification, loaded: Sequence[Recording],
+                               known_mass: float, frame: str | None = None,
+                               options: PayloadOptions | None = None) -> LoadedModelError:
+    """robot.yaml's model error on held-out loaded runs of `known_mass` kg (motions it was not fitted to, efforts in
+    its torque units, conditioned with `options`' signal options): each LOADED_RECORD_METHODS method as robot.yaml
+    sets it (its load friction choice included) run over each, its mass − known_mass whole-run (khalil-1) and along
+    the run with its information σ (the online methods, running_spurious_mass). PayloadIdError (one line) for a run
+    that cannot measure it: too little motion."""
+    frame = model.payload_frame(frame)
+    conditioning = (options or PayloadOptions()).given(SIGNAL_OPTIONS)
+    running: dict[str, list[np.ndarray]] = {m.value: [] for m in LOADED_RECORD_METHODS}
+    for i, run in enumerate(loaded):
+        check_covers_excitation(run, "held-out loaded recording")
+        _, std, determined = _payload_fit(model, robot, run, frame, options)
+        if not (determined[0] and std[0] <= MAX_OWN_STD[0]):
+            raise PayloadIdError(
+                f"held-out loaded run {run.source or i + 1}: too little motion to measure the model error: its own fit "
+                f"determines the payload's mass only to σ {std[0]:.3g} kg (limit {MAX_OWN_STD[0]:g})",
+                "use a run of the excitation kind (all joints moving), carrying the --known-payload-mass payload")
+        est = identify_payload(PayloadMethod.KHALIL_1.value, model, robot, run, frame, **conditioning)
+        running[PayloadMethod.KHALIL_1.value].append(np.array([[float(std[0]), est.mass - known_mass]]))
+        for m in ONLINE_METHODS:
+            points = running_spurious_mass(model, robot, run, frame, m, options)
+            running[m.value].append(np.column_stack([points[:, 0], points[:, 1] - known_mass]))
+    return LoadedModelError([r.source or f"held-out loaded {i + 1}" for i, r in enumerate(loaded)],
+                            np.full(len(loaded), float(known_mass)), running)
 
 
 def measure_model_error(model: RobotModel, robot: RobotIdentification, held_out: Sequence[Recording],

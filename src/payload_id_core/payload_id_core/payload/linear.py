@@ -44,18 +44,34 @@ class LinearSolution:
         return self.cov if self.hac_cov is None else self.hac_cov
 
 
+# The online convergence rule's batch check (`gram=True` below) solves from the Gram matrix AᵀA where the
+# column-scaled A's condition number is at most this: x and (AᵀA)^# then to ~κ² ε ≤ 1e-10 relative, and no singular
+# value is near RANK_RTOL (1e-8) of the largest, so the rank analysis is the SVD's. Above it, or with a dead column,
+# the SVD as before. On the simulated cell's check κ is 13-28 (bench/batch_check.py's run, 2 s of samples).
+GRAM_MAX_COND = 1e3
+
+
 class _ScaledSvd(NamedTuple):
     """The SVD u s vt of A with its columns scaled to unit norm (`norms`; `dead` columns, at round-off of the
-    largest, zeroed)."""
+    largest, zeroed). From the Gram matrix (`of(A, gram=True)`), `u` is None and `A` is kept: uᵀy = s⁻¹ vt Asᵀy."""
 
     norms: np.ndarray
     dead: np.ndarray
-    u: np.ndarray
+    u: np.ndarray | None
     s: np.ndarray
     vt: np.ndarray
+    A: np.ndarray | None = None
 
     @classmethod
-    def of(cls, A: np.ndarray) -> _ScaledSvd:
+    def of(cls, A: np.ndarray, gram: bool = False) -> _ScaledSvd:
+        """`gram`: from AᵀA's eigen-decomposition where the scaled A is well conditioned (GRAM_MAX_COND), every
+        column live and A at least twice as tall as wide; else (and by default) A's SVD. The SVD of a tall A costs
+        ~25 times the product AᵀA (30000 × 32: 59 against 2.2 ms of CPU), and the online rule's batch check made 9
+        of them over every sample fed (bench/batch_check.py)."""
+        if gram and A.shape[0] >= 2 * A.shape[1] > 0:
+            svd = cls._from_gram(A)
+            if svd is not None:
+                return svd
         norms = np.linalg.norm(A, axis=0)
         dead = norms <= LIVE_RTOL * norms.max() if norms.size and norms.max() > 0 else np.ones(norms.size, dtype=bool)
         norms[dead] = 1.0
@@ -63,6 +79,20 @@ class _ScaledSvd(NamedTuple):
         As[:, dead] = 0.0
         u, s, vt = np.linalg.svd(As, full_matrices=False)
         return cls(norms, dead, u, s, vt)
+
+    @classmethod
+    def _from_gram(cls, A: np.ndarray) -> _ScaledSvd | None:
+        """The SVD of the column-scaled A from the eigen-decomposition of its Gram matrix (s² and vt), None where
+        that is not as good as A's own (a dead column, or a condition number above GRAM_MAX_COND)."""
+        G = A.T @ A
+        norms = np.sqrt(np.maximum(np.diag(G), 0.0))
+        if not norms.size or not np.all(norms > LIVE_RTOL * norms.max()):
+            return None
+        evals, V = np.linalg.eigh(G / np.outer(norms, norms))
+        evals, V = evals[::-1], V[:, ::-1]          # descending, as the SVD orders them
+        if not evals[-1] > evals[0] / GRAM_MAX_COND**2:
+            return None
+        return cls(norms, np.zeros(norms.size, dtype=bool), None, np.sqrt(evals), np.ascontiguousarray(V.T), A)
 
     def identifiable(self) -> np.ndarray | None:
         """identifiable_entries of A from this SVD, when it is the one that function makes (no dead column); None
@@ -73,21 +103,26 @@ class _ScaledSvd(NamedTuple):
 
     def solve(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """_scaled_pinv_solve's answer for A and `y`."""
-        u, s, vt, norms = self.u, self.s, self.vt, self.norms
+        s, vt, norms = self.s, self.vt, self.norms
         keep = s > RANK_RTOL * s[0] if s.size and s[0] > 0 else np.zeros_like(s, dtype=bool)
         inv_s = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
         per_rhs = (slice(None),) + (None,) * (np.ndim(y) - 1)
-        xs = vt.T @ (inv_s[per_rhs] * (u.T @ y))
+        if self.u is not None:
+            uty = self.u.T @ y
+        else:
+            assert self.A is not None
+            uty = (vt @ ((self.A.T @ y) / norms[per_rhs])) / s[per_rhs]
+        xs = vt.T @ (inv_s[per_rhs] * uty)
         gram_pinv_s = (vt.T * inv_s**2) @ vt
         x = xs / norms[per_rhs]
         gram_pinv = gram_pinv_s / np.outer(norms, norms)
         return x, gram_pinv
 
 
-def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _scaled_pinv_solve(A: np.ndarray, y: np.ndarray, gram: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Minimum-norm LS in column-scaled coordinates; returns (x, (AᵀA)^# in original units). `y` (rows,) or
-    (rows, k): k right-hand sides, x then (u, k)."""
-    return _ScaledSvd.of(A).solve(y)
+    (rows, k): k right-hand sides, x then (u, k). `gram`: _ScaledSvd.of's."""
+    return _ScaledSvd.of(A, gram).solve(y)
 
 
 def prior_information(prior_std: np.ndarray | None, u: int) -> np.ndarray | None:
@@ -114,7 +149,7 @@ def _with_ridge(A: np.ndarray, b: np.ndarray, prior_info: np.ndarray | None) -> 
 
 def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True,
                    sigma: np.ndarray | None = None, time_slots: np.ndarray | None = None,
-                   prior_std: np.ndarray | None = None) -> LinearSolution:
+                   prior_std: np.ndarray | None = None, gram: bool = False) -> LinearSolution:
     """Per-joint weighted LS of y (N, n) ≈ W (N, n, u) x (Khalil 2007 §III, eq. 16–21).
 
     Weights 1/σ_j come from the residuals of a first ordinary solution (iterate_weights), or are
@@ -128,6 +163,8 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     prior's pull P S⁻¹ P (the bias of an unknown that truly moved by its prior std; with white residuals the two
     sum to P). The weights σ_j come from the fit without the prior (the free fit's residual, consistent whether
     or not the held unknowns moved within it), and which entries are determined from the data alone.
+    `gram`: both solves from the Gram matrix where it is as good as the SVD (_ScaledSvd.of, GRAM_MAX_COND): the
+    online convergence rule's batch check, which repeats this fit over every sample fed.
     """
     W = np.asarray(W, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -142,7 +179,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     if sigma is None:
         # The first, unweighted solve decomposes the matrix the rank analysis does: one SVD for both (two of the
         # three SVDs of the batch fit the online convergence rule repeats over every sample fed).
-        plain = _ScaledSvd.of(A)
+        plain = _ScaledSvd.of(A, gram)
         ok = plain.identifiable()
         x, _ = plain.solve(b)
         r = (b - A @ x).reshape(N, n)
@@ -154,7 +191,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
         ok = identifiable_entries(A)
     sigma = np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)
     w = np.tile(1.0 / sigma, N)
-    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(A * w[:, None], b * w, prior_info))
+    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(A * w[:, None], b * w, prior_info), gram=gram)
     r = ((b - A @ x) * w)
     # Residuals are normalised by σ_j: their variance should be 1; any misfit scales the covariance.
     dof = max(N * n - int(ok.sum()), 1)
@@ -183,11 +220,12 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
 
 
 def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
-                      prior_info: np.ndarray | None = None) -> np.ndarray:
+                      prior_info: np.ndarray | None = None, gram: bool = False) -> np.ndarray:
     """x of weighted_lstsq(W, y, sigma=sigma) alone, on the determined entries that fit found (its
     `identifiable`: W's rank analysis is not repeated), no covariance: how that fit moves for a change y of its
     torques, e.g. a predicted model error. `prior_info`: that fit's prior (LinearSolution.prior_info), whose ridge
-    rows hold the unknowns it held. `y` (N, n), or (N, n, k) for k changes at once (x then (u, k))."""
+    rows hold the unknowns it held. `y` (N, n), or (N, n, k) for k changes at once (x then (u, k)). `gram`:
+    weighted_lstsq's."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
     y = np.asarray(y, dtype=float)
@@ -195,7 +233,7 @@ def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifia
     rhs = y.reshape((N * n,) + y.shape[2:])
     A, b = _with_ridge(W.reshape(N * n, u) * w[:, None], rhs * w[(slice(None),) + (None,) * (rhs.ndim - 1)],
                        prior_info)
-    x, _ = _scaled_pinv_solve(A, b)
+    x, _ = _scaled_pinv_solve(A, b, gram)
     return x
 
 

@@ -105,15 +105,17 @@ def load_friction_note(mu: np.ndarray, mu_std: np.ndarray) -> Note:
 
 def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray | None, qd: np.ndarray, eps: float,
                              use: bool, loaded_torque: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-                             prior_std: np.ndarray | None = None) -> tuple[LinearSolution, np.ndarray, list[Note]]:
+                             prior_std: np.ndarray | None = None, gram: bool = False
+                             ) -> tuple[LinearSolution, np.ndarray, list[Note]]:
     """Per-joint WLS of y ≈ W z; with `use` the load-dependent Coulomb columns
     (load_friction.py) are built from the unloaded model torque `tau_a` and the loaded model torque the
     first solution predicts, and the fit repeated (`tau_a` may be None without `use`). The loaded torque
     is `loaded_torque(W, x)` (W without the μ columns, x the first solution); by default the payload's
     rows are W's first 10 columns: τ̂_b = τ̂_a + W_L φ̂_L. The μ_j are the last n unknowns of the result.
-    `prior_std` (W's columns): a Gaussian prior on W's unknowns (weighted_lstsq; the μ_j are free).
+    `prior_std` (W's columns): a Gaussian prior on W's unknowns (weighted_lstsq; the μ_j are free). `gram`:
+    weighted_lstsq's (the online convergence rule's batch check).
     Returns (solution, the matrix actually used, notes: one line when the columns were used)."""
-    sol = weighted_lstsq(W, y, prior_std=prior_std)
+    sol = weighted_lstsq(W, y, prior_std=prior_std, gram=gram)
     if not use:
         return sol, W, []
     if tau_a is None:
@@ -123,7 +125,8 @@ def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray | N
     for _ in range(ITERATIONS):
         tau_b = (tau_a + W0[..., :10] @ sol.x[:10]) if loaded_torque is None else loaded_torque(W0, sol.x)
         W = np.concatenate([W0, load_friction_columns(tau_a, tau_b, qd, eps)], axis=-1)
-        sol = weighted_lstsq(W, y, prior_std=None if prior_std is None else np.r_[prior_std, np.full(n, np.inf)])
+        sol = weighted_lstsq(W, y, prior_std=None if prior_std is None else np.r_[prior_std, np.full(n, np.inf)],
+                             gram=gram)
     mu = sol.x[-n:]
     mu_std = np.sqrt(np.diag(sol.cov)[-n:])
     return sol, W, [load_friction_note(mu, mu_std)]

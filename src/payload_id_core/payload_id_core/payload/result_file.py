@@ -18,6 +18,12 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
                                  restart says a change that rises in its residual at the start is not located within
                                  [this stamp, its alarm] (monitor.PayloadMonitor.carry_on_from_part). Absent in
                                  files saved before it was kept (null: not known)
+  monitor_carried                with status monitor: what the published covariance does not say of the payload the
+                                 monitor carried (MonitorCarried: the covariance it decides with, what publishing adds
+                                 to it, robot.yaml's held-out model error in that, and robot.yaml's fingerprint), so
+                                 a monitor started on the file decides, names changes and publishes as before the
+                                 restart. A file of another robot.yaml is refused. Absent in files saved before it
+                                 was kept: the monitor then decides with the published covariance, as before
   partial                        true for a cancelled or interrupted goal's estimate
   joint_states                   a goal's: what its excitation window received of the joint states
                                  (stamp_holes.WindowCoverage.to_dict: window [t0, t1] in their stamps, received
@@ -33,6 +39,7 @@ import math
 import os
 from dataclasses import dataclass
 
+import numpy as np
 import yaml
 
 from payload_id_core.dynamics.model import RobotModel
@@ -44,6 +51,54 @@ from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.priors import MAX_KNOWN_MASS_KG
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.stamp_holes import WindowCoverage
+
+
+@dataclass(frozen=True)
+class MonitorCarried:
+    """What a restarted monitor needs of the payload it carried beyond the published covariance (monitor.PayloadState):
+    `cov` (10, 10), the covariance it decides with (the alarm's F Σ Fᵀ, a refutation's 3σ); `published_extra` (10, 10)
+    or None, what the published covariance adds to it; `held_out_var` (kg²), robot.yaml's held-out model error in that
+    extra's mass, which a change named against this payload carries in its σ (ReestimateJudge.named_std); `robot_yaml`,
+    the fingerprint (RobotIdentification.fingerprint) of the robot.yaml that measured that error."""
+    cov: np.ndarray
+    published_extra: np.ndarray | None
+    held_out_var: float
+    robot_yaml: str
+
+    def to_dict(self) -> dict:
+        return {"covariance": np.asarray(self.cov, dtype=float).tolist(),
+                "published_extra": None if self.published_extra is None else
+                np.asarray(self.published_extra, dtype=float).tolist(),
+                "held_out_variance": float(self.held_out_var), "robot_yaml_sha256": self.robot_yaml}
+
+    @classmethod
+    def from_dict(cls, raw, where: str) -> MonitorCarried:
+        """PayloadIdError naming `where` when it is not what to_dict writes: 10 × 10 finite matrices, a finite variance
+        not below 0, a fingerprint."""
+        fix = "delete the file; the next identification writes it anew"
+        if not isinstance(raw, dict):
+            raise PayloadIdError(f"{where} is not a mapping", fix)
+
+        def matrix(key: str, optional: bool) -> np.ndarray | None:
+            value = raw.get(key)
+            if value is None and optional:
+                return None
+            try:
+                a = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                a = np.zeros(0)
+            if a.shape != (10, 10) or not np.all(np.isfinite(a)):
+                raise PayloadIdError(f"{where} {key} is not 10 × 10 finite numbers", fix)
+            return a
+
+        cov, extra = matrix("covariance", False), matrix("published_extra", True)
+        var, robot_yaml = raw.get("held_out_variance"), raw.get("robot_yaml_sha256")
+        if isinstance(var, bool) or not isinstance(var, (int, float)) or not math.isfinite(var) or var < 0.0:
+            raise PayloadIdError(f"{where} held_out_variance is not a variance in kg² (finite, not negative)", fix)
+        if not isinstance(robot_yaml, str) or not robot_yaml:
+            raise PayloadIdError(f"{where} robot_yaml_sha256 is not robot.yaml's fingerprint", fix)
+        assert cov is not None
+        return cls(cov, extra, float(var), robot_yaml)
 
 
 class ResultUnreadable(Exception):
@@ -59,6 +114,7 @@ class SavedResult:
     monitor_unloaded: dict | None = None   # a monitor re-estimate's unloaded friction (None: a goal's, or not learnt)
     monitor_unconfirmed: str = ""          # why a monitor's saved payload is not confirmed yet ('' : it is; a goal's)
     monitor_watched_until: float | None = None   # s: the last joint-state stamp its monitor had seen (None: unknown)
+    monitor_carried: MonitorCarried | None = None   # a monitor's covariance beyond the published (None: older files)
 
 
 MONITOR_STATUS = "monitor"
@@ -68,11 +124,12 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
                  ft_params: FtParameters | None, stamp: float,
                  monitor_tare: tuple[float, float] | None = None, monitor_unloaded: dict | None = None,
                  monitor_unconfirmed: str = "", monitor_watched_until: float | None = None,
-                 joint_states: WindowCoverage | None = None) -> None:
+                 monitor_carried: MonitorCarried | None = None, joint_states: WindowCoverage | None = None) -> None:
     """Write atomically (io.files.atomic_write_yaml: a reader never sees half a file); OSError
     (io.files.OutputNotWritable included) when it cannot be written. `outcome` None: a monitor's re-estimate,
-    with its `monitor_tare` (kg, kg²), `monitor_unloaded` friction, `monitor_unconfirmed` mark and the last joint-state
-    stamp it had seen (`monitor_watched_until`). `joint_states`: what a goal's excitation window received of them."""
+    with its `monitor_tare` (kg, kg²), `monitor_unloaded` friction, `monitor_unconfirmed` mark, the last joint-state
+    stamp it had seen (`monitor_watched_until`) and its covariance beyond the published one (`monitor_carried`).
+    `joint_states`: what a goal's excitation window received of them."""
     d = est.to_dict()
     d["status"] = MONITOR_STATUS if outcome is None else outcome.value
     d["partial"] = outcome is not None and outcome.partial
@@ -83,6 +140,8 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
             d["monitor_unloaded_friction"] = monitor_unloaded
         d["monitor_unconfirmed"] = str(monitor_unconfirmed)
         d["monitor_watched_until"] = None if monitor_watched_until is None else float(monitor_watched_until)
+        if monitor_carried is not None:
+            d["monitor_carried"] = monitor_carried.to_dict()
     if joint_states is not None:
         d["joint_states"] = joint_states.to_dict()
     if ft_params is not None:
@@ -91,9 +150,11 @@ def write_result(path: str | os.PathLike, model: RobotModel, est: PayloadEstimat
     atomic_write_yaml(path, d)
 
 
-def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | None:
+def read_result(path: str | os.PathLike, model: RobotModel, robot_yaml: str | None = None) -> SavedResult | None:
     """The saved result; None when there is no file. ResultUnreadable when it cannot be read or is not YAML,
-    PayloadIdError when its content is malformed (or its F/T parameters belong to another URDF)."""
+    PayloadIdError when its content is malformed (or its F/T parameters belong to another URDF, or its monitor's
+    carried covariance to another robot.yaml than the one whose fingerprint is `robot_yaml`; None: not checked, the
+    node has no robot.yaml and no monitor)."""
     try:
         with open(path) as f:
             d = yaml.safe_load(f)
@@ -138,6 +199,14 @@ def read_result(path: str | os.PathLike, model: RobotModel) -> SavedResult | Non
                                 or not math.isfinite(watched)):
         raise PayloadIdError(f"{path} monitor_watched_until is not a joint-state stamp in seconds (null when unknown)",
                              "delete the file; the next identification writes it anew")
+    carried = None
+    if d.get("status") == MONITOR_STATUS and d.get("monitor_carried") is not None:
+        carried = MonitorCarried.from_dict(d["monitor_carried"], f"{path} monitor_carried")
+        if robot_yaml is not None and carried.robot_yaml != robot_yaml:
+            # Its held-out model error and its tare are that robot.yaml's errors, not this one's.
+            raise PayloadIdError(f"{path} holds the payload monitor's state saved with another robot.yaml "
+                                 f"(fingerprint {carried.robot_yaml[:12]}…, this node's {robot_yaml[:12]}…)",
+                                 "delete the file, or run an identify goal: the monitor starts on its result")
     return SavedResult(est, ft_params, bool(d.get("partial")), tare, unloaded, unconfirmed,
-                       None if watched is None else float(watched))
+                       None if watched is None else float(watched), carried)
 

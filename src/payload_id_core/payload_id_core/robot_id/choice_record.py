@@ -295,6 +295,14 @@ GAIN_CHOICE_SPREAD = (
     "shift is one direction, so it enters effort.gain_covariance as a rank-one term")
 
 
+GAIN_LOAD_FRICTION_SPREAD = (
+    "relative std of a determined gain whose fit left out its joint's load-Coulomb level μ_j|τ_j| sgn(q̇_j): "
+    "|∂k_j/∂μ_j| × μ_j's σ were it freed on the calibration run (bounded by a prior σ of 0.1), in quadrature with the "
+    "gain's σ; ~0 where the motion separates the two, large where the joint's torque keeps the sign of its velocity; "
+    "a diagonal term of effort.gain_covariance, which the payloads' gain share leaves out (the gains absorbed the "
+    "load friction the payload fits leave out)")
+
+
 @dataclass
 class GainModelChoice:
     """robot.yaml effort.gain_model: which friction model the drive gains were fitted with, by which criterion, the
@@ -310,6 +318,9 @@ class GainModelChoice:
     # the held-out loaded runs (or parts) the candidates were judged on (GAIN_HOLDOUT_CRITERION); empty: judged by
     # GAIN_MODEL_CRITERION, the calibration pair's own σ
     held_out: list[str] = field(default_factory=list)
+    # (n,) the relative std the chosen gains take from their joints' load friction where the fit left it out and the
+    # calibration run cannot separate it from the gain (GAIN_LOAD_FRICTION_SPREAD); None in files written before it
+    load_friction_spread: np.ndarray | None = None
 
     def choice_spread(self, joint_names: Sequence[str]) -> np.ndarray:
         """(n,) relative shift of the chosen gains that model-choice uncertainty adds, one direction:
@@ -358,6 +369,9 @@ class GainModelChoice:
         if self.choice_weight is not None:
             d["choice_weight"] = float(self.choice_weight)
             d["choice_spread"] = GAIN_CHOICE_SPREAD
+        if self.load_friction_spread is not None:
+            d["load_friction_spread"] = dict(zip(joint_names, (float(x) for x in self.load_friction_spread)))
+            d["load_friction_spread_rule"] = GAIN_LOAD_FRICTION_SPREAD
         return d
 
     @classmethod
@@ -385,6 +399,10 @@ class GainModelChoice:
                 raise ValueError("held_out names runs but not every eligible candidate has its held-out score")
             if not held_out and any(c.held_out is not None for c in cands):
                 raise ValueError("a candidate has a held-out score but held_out names no run")
+            spread = None if d.get("load_friction_spread") is None else \
+                _by_joint(d, "load_friction_spread", joint_names)
+            if spread is not None and not np.all(np.isfinite(spread) & (spread >= 0)):
+                raise ValueError(f"load_friction_spread {spread.tolist()} is not finite and non-negative")
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise PayloadIdError(f"{key} is damaged ({type(err).__name__}: {err})",
                                  "re-run payload-id identify-robot") from err
@@ -405,7 +423,7 @@ class GainModelChoice:
                                      f"{expected:.6g}: the file was edited after identification",
                                      "re-run payload-id identify-robot")
         return cls(str(d["chosen"]), str(d["criterion"]), determined, cands,
-                   None if weight is None else float(weight), held_out)
+                   None if weight is None else float(weight), held_out, spread)
 
 
 def _by_joint(d: Mapping, key: str, joint_names: Sequence[str]) -> np.ndarray:

@@ -90,8 +90,41 @@ def identify_drive_gains(model: RobotModel, unloaded: Recording, loaded: Recordi
     if shared_mu and nm:
         mu_cov = np.full((nm, nm), mu_cov[0, 0])
     mu_std[lf_j] = np.sqrt(np.maximum(np.diag(mu_cov), 0.0))
+    slope, free_std = load_friction_collinearity(jw, rows, x, k, sig, ~lf)
     return GainFit(k, k_std, snr, cov, np.sqrt(np.maximum(np.diag(serial), 0.0)),
-                   mu if nm else None, mu_std if nm else None)
+                   mu if nm else None, mu_std if nm else None, slope, free_std)
+
+
+def load_friction_collinearity(jw: np.ndarray, rows: DriveGainRows, x: np.ndarray, k: np.ndarray, sig: np.ndarray,
+                               joints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How far the calibration run separates each gain from its own joint's load-Coulomb level μ_j|û_j| sgn(q̇_j)
+    (on the `joints` where the fit did not free it): (∂k_j/∂μ_j (n,), the σ of μ_j freed (n,)), 0 and inf elsewhere.
+
+    Freeing one more unknown with column c in a least-squares fit whose weighted Jacobian is J: c = J β + r, r the
+    part of c no other unknown reproduces; its variance is 1/‖r‖² and every other unknown's marginal covariance is its
+    conditional one plus β βᵀ/‖r‖² (Seber & Wild 1989, §2.1.3, the partitioned inverse). So the gain's σ with μ_j free
+    is its σ at μ_j = 0 widened by |β_kj| σ_μj, β_kj = ∂k_j/∂μ_j, the ratio 1/√(1 − ρ²) with ρ their correlation:
+    ~1 where the motion separates them (the joint's torque reverses against its velocity under the load), large
+    where the joint's torque keeps the sign of its velocity (friction-dominated): there c is nearly the gain's own
+    column (the UR3's wrist 1 under the `ur10` drives, 100 Hz, 4 kg, seed 2: ρ 0.97, ∂k/∂μ −0.98 k, σ 0.95 % with
+    μ_j fixed, 3.8 % free). One lstsq for all the joints, on J's columns scaled to unit norm (as fit_information)."""
+    N, n, m = rows.xs.shape
+    slope, free_std = np.zeros(n), np.full(n, np.inf)
+    cols = np.flatnonzero(joints)
+    if cols.size == 0:
+        return slope, free_std
+    gear = np.abs((rows.xs @ x + rows.cs) / k) * rows.sgn / sig
+    blocks = np.zeros((N, n, cols.size))
+    blocks[:, cols, np.arange(cols.size)] = gear[:, cols]
+    c = blocks.reshape(N * n, cols.size)
+    scale = np.linalg.norm(jw, axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    beta = np.linalg.lstsq(jw / scale, c, rcond=1e-12)[0] / scale[:, None]
+    info = np.sum((c - jw @ beta) ** 2, axis=0)
+    slope[cols] = beta[m + cols, np.arange(cols.size)]
+    with np.errstate(divide="ignore"):
+        free_std[cols] = np.where(info > 0, 1.0 / np.sqrt(info), np.inf)
+    return slope, free_std
 
 
 @dataclass(frozen=True)
@@ -256,12 +289,62 @@ class GainFit:
     serial_std: np.ndarray | None = None
     load_friction_mu: np.ndarray | None = None      # (n,) μ_j fitted with the gains (load_friction=True), else None
     load_friction_mu_std: np.ndarray | None = None
+    # (n,) ∂k_j/∂μ_j and the σ of μ_j freed on the joints whose load friction the fit left out
+    # (load_friction_collinearity): the gain's σ with μ_j free is hypot(std_j, slope_j × free_std_j)
+    load_friction_slope: np.ndarray | None = None
+    load_friction_free_std: np.ndarray | None = None
 
 
 # A joint the calibration load torques less than this many times its noise: the known mass does not fix its gain
 # (the shoulder pan under gravity, the last wrist joint with the load near its axis: 0.4-0.7 and 0.3 on the
 # simulated ur10 cell with 3.75 kg).
 GAIN_LOAD_SNR = 3.0
+# The load-Coulomb level μ_j a gear is taken to have at most (choice_record.GAIN_MU_RANGE's upper end; the real
+# UR10e's shoulder reads 0.07, the simulated drives 0.02): the prior that bounds load_friction_spread where the
+# calibration run carries nothing on μ_j.
+LOAD_FRICTION_MU_PRIOR = GAIN_MU_RANGE[1]
+# load_friction_collinear_note names a gain whose σ with its load friction free is this many times the fit's own (its
+# correlation with μ_j ≥ 0.87): a convention (the σ, not the note, carries the uncertainty), not fitted to a run.
+LOAD_FRICTION_COLLINEAR_FACTOR = 2.0
+
+
+def load_friction_spread(fit: GainFit, joints: np.ndarray) -> np.ndarray:
+    """(n,) the std a gain fitted without its joint's load friction takes from it, on `joints` (the determined ones;
+    0 elsewhere and where the fit freed μ_j): |∂k_j/∂μ_j| × μ_j's σ freed (load_friction_collinearity) with
+    LOAD_FRICTION_MU_PRIOR as a prior, σ_μ = (1/σ_free² + 1/prior²)^-½. The gain's σ in quadrature with it is the
+    gain's σ with μ_j free: where the motion separates them it is the fit's own (ρ → 0, β σ_free → 0); where the
+    joint's torque keeps the sign of its velocity it is what the data leave of the gain (UR3, `ur10` drives, 100 Hz,
+    4 kg, seed 2: wrist 1 −5.03 % at 4.8σ, its σ 1.1 % → 3.6 %); where the run carries nothing on μ_j at all the
+    prior caps it at |∂k_j/∂μ_j| × 0.1."""
+    out = np.zeros(fit.scale.size)
+    if fit.load_friction_slope is None or fit.load_friction_free_std is None:
+        return out
+    free = np.asarray(fit.load_friction_free_std, dtype=float)
+    with np.errstate(divide="ignore"):
+        info = np.where(np.isfinite(free), 1.0 / free ** 2, 0.0)
+    mu_std = 1.0 / np.sqrt(info + 1.0 / LOAD_FRICTION_MU_PRIOR ** 2)
+    on = np.asarray(joints, dtype=bool)     # the slope is 0 where μ_j was fitted or not asked
+    out[on] = np.abs(fit.load_friction_slope[on]) * mu_std[on]
+    return out
+
+
+def load_friction_collinear_note(fit: GainFit, std: np.ndarray, spread: np.ndarray,
+                                 names: Sequence[str]) -> Note | None:
+    """The note naming the gains whose σ with their load friction free is at least LOAD_FRICTION_COLLINEAR_FACTOR × the
+    fit's own (`std`; `spread` load_friction_spread's term), and how to fix that. The σ takes the term whatever its
+    size; the note is for the gains it dominates: UR3 under the `ur10` drives (100 Hz, 4 kg, seed 2) wrist 1 × 3.8 and
+    wrist 2 × 4.9 (their correlation with μ_j 0.97 / 0.99), not the elbow (× 1.7, 0.81); on the real UR10e (14harm)
+    none: wrist 2 × 1.5, wrist 3 × 1.7 (0.75 / 0.81), the others ≤ 1.1."""
+    weak = np.flatnonzero(np.hypot(std, spread) >= LOAD_FRICTION_COLLINEAR_FACTOR * np.asarray(std))
+    if weak.size == 0:
+        return None
+    parts = [f"{names[int(j)]} {fit.scale[j]:.4g}: its load friction adds ± {spread[j]:.2g} "
+             f"({100 * spread[j] / fit.scale[j]:.2g} %) to the fit's ± {std[j]:.2g}" for j in weak]
+    return Note(NoteCode.ROBOT_GAIN_LOAD_FRICTION_COLLINEAR,
+                "drive gains the calibration run cannot separate from their joint's load-dependent friction (the "
+                "joint's torque keeps the sign of its velocity): " + "; ".join(parts) + "; to determine them, "
+                "calibrate with a motion that reverses these joints against their torque under the load (gravity "
+                "driving them), or give their gains with --effort-scale")
 
 
 def weakly_determined(fit: GainFit) -> np.ndarray:

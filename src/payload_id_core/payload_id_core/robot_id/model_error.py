@@ -29,6 +29,23 @@ holds more model error than on an unloaded one (real UR10e, 01_31 loaded: matche
 for errors under 1 %). An estimate as well informed as a whole held-out run reads that run's whole-run error, as
 before.
 
+Part of the model's error depends on the load (load-dependent gear friction, drive nonlinearity), and no unloaded
+run sees it: on the real UR10e direct-rls on 15harm-load read −4.41 % where 15harm's own unloaded twin read 2.87 %
+(h166). A held-out LOADED run of known mass m_L (identify-robot --held-out-loaded-csv-ur with --known-payload-mass)
+measures it for what is known there, the mass only (`LoadedModelError`): each method that takes this error into its
+σ (khalil-1, direct-rls, difference-rls) run over it reads e_L = m̂ − m_L, whole-run and, for the online methods,
+along the run against the same information σ as the unloaded record. The loaded error holds the motion's unloaded
+part too, so only what it holds beyond the unloaded record's variance v_u is the load's, and that part grows with the
+load (a friction ∝ the load's torque moves the mass ∝ the mass): for an estimate of mass m,
+
+    v(m) = v_u + mean_L((m / m_L)² max(0, e_L² − v_u)),
+
+at the same information σ on both sides where the record runs along the motion. At m = m_L it is the larger of the
+two records; an estimate of a light part keeps nearly the unloaded one. (A pooled mean over unloaded and loaded runs
+would dilute the one loaded run by the unloaded ones, which cannot see its error; the largest of the two would carry
+a 2.8 kg run's load error to a 0.3 kg part.) Only the mass is scored: the CoM and inertia of the load are unknown,
+and the methods' agreement on them is no truth.
+
 Only the diagonal: a handful of held-out motions (H of them, rank H ≤ 10) cannot measure the correlations, and a
 rank-1 C_me from one motion made the projection onto physical parameters (whose metric is the covariance,
 payload/finish.py) move the mass along the one measured direction (khalil-1 on 15harm +0.14 → −1.93 %).
@@ -148,6 +165,79 @@ class DifferenceRLSConversion:
         return cls(str(d["chosen"]), spurious, str(d.get("criterion", CONVERSION_CRITERION)), chi2)
 
 
+def _worst_at(points: np.ndarray, whole: float, s: np.ndarray) -> np.ndarray:
+    """(K,) per σ in `s`: the largest error² over `points` ((P, 2) [information σ, error]) at least as informed (σ at
+    most that one), never below the whole run's error² `whole`² (HeldOutModelError.prefix_mass_variance's rule)."""
+    p = np.asarray(points, dtype=float).reshape(-1, 2)
+    p = p[np.isfinite(p).all(axis=1)]
+    order = np.argsort(p[:, 0], kind="stable")
+    reach = np.maximum.accumulate(p[order, 1] ** 2) if order.size else np.zeros(0)
+    count = np.searchsorted(p[order, 0], s, side="right")
+    worst = np.where(count > 0, reach[np.maximum(count - 1, 0)] if reach.size else 0.0, 0.0)
+    return np.maximum(whole**2, worst)
+
+
+@dataclass
+class LoadedModelError:
+    """The model's error on held-out loaded runs of known mass, in the mass only (module doc): per method, per run
+    (K, 2) [mass σ at the rows' assumed noise, mass − known mass] (kg) along the run, its last row the whole run's
+    (khalil-1: one row, the whole run)."""
+
+    sources: list[str]
+    known_mass: np.ndarray                 # (L,) kg, one per run
+    running: dict[str, list[np.ndarray]]   # method -> per run (K, 2)
+
+    def mass_variances(self, method: str, information_stds: np.ndarray | None, unloaded: np.ndarray,
+                       mass: float) -> np.ndarray | None:
+        """(K,) v(m) (module doc) for an estimate of `mass` kg whose mass σ at the assumed noise is each of
+        `information_stds` (None: the whole run's), the unloaded record's variances there being `unloaded` (K,);
+        None when `method` was not run over the loaded runs."""
+        runs = self.running.get(str(method))
+        if not runs or len(runs) != len(self.sources) or not np.isfinite(mass):
+            return None
+        v_u = np.asarray(unloaded, dtype=float).reshape(-1)
+        load_part = []
+        for points, known in zip(runs, self.known_mass):
+            p = np.asarray(points, dtype=float).reshape(-1, 2)
+            if not p.size or not np.isfinite(p[-1, 1]) or not known > 0:
+                continue
+            e2 = (np.full(v_u.shape, p[-1, 1] ** 2) if information_stds is None else
+                  _worst_at(p, float(p[-1, 1]), np.asarray(information_stds, dtype=float).reshape(-1)))
+            load_part.append((abs(float(mass)) / float(known)) ** 2 * np.maximum(e2 - v_u, 0.0))
+        if not load_part:
+            return None
+        return v_u + np.mean(load_part, axis=0)
+
+    def text(self) -> str:
+        """identify-robot's progress line: each method's whole-run mass error on each loaded run."""
+        return ("model error on held-out loaded runs (mass − known, whole run): " + "; ".join(
+            f"{m} " + ", ".join(f"{100 * float(np.asarray(p).reshape(-1, 2)[-1, 1]) / k:+.2f} %"
+                                for p, k in zip(runs, self.known_mass))
+            for m, runs in self.running.items()))
+
+    def to_dict(self) -> dict:
+        return {"held_out": list(self.sources), "known_mass": [float(m) for m in self.known_mass],
+                "columns": ["mass_std_at_assumed_noise", "mass_error"],
+                "mass_error": {m: [np.asarray(p, dtype=float).round(6).tolist() for p in runs]
+                               for m, runs in self.running.items()}}
+
+    @classmethod
+    def from_dict(cls, d, key: str) -> LoadedModelError:
+        fix = "the file is damaged; re-run payload-id identify-robot"
+        if not isinstance(d, dict) or not {"held_out", "known_mass", "mass_error"} <= set(d):
+            raise PayloadIdError(f"{key}.loaded is {d!r}, not a mapping {{held_out, known_mass, mass_error}}", fix)
+        sources = [str(s) for s in d["held_out"]]
+        try:
+            known = np.array(d["known_mass"], dtype=float).reshape(-1)
+        except (TypeError, ValueError) as err:
+            raise PayloadIdError(f"{key}.loaded.known_mass is not numbers ({err})", fix) from err
+        if known.size != len(sources) or not np.all(known > 0):
+            raise PayloadIdError(f"{key}.loaded: {known.size} known masses for {len(sources)} loaded runs, or a mass "
+                                 "not positive", fix)
+        return cls(sources, known, _running_from_dict(d["mass_error"], f"{key}.loaded", len(sources),
+                                                      "mass_error", "mass_error"))
+
+
 @dataclass
 class HeldOutModelError:
     frame: str                       # the payload frame the spurious payloads are expressed in
@@ -159,16 +249,20 @@ class HeldOutModelError:
     # online method -> per held-out run (K, 2): [mass σ at the rows' assumed noise, spurious mass] (kg) along the run;
     # empty: not measured (files written before it), the whole-run C_me is used at every point of a motion.
     running: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    # The error on held-out loaded runs of known mass (None: none given, or a file written before it).
+    loaded: LoadedModelError | None = None
 
-    def prefix_mass_variance(self, method: str, information_std: float) -> float | None:
+    def prefix_mass_variance(self, method: str, information_std: float, mass: float | None = None) -> float | None:
         """The model error's mass variance for an online `method`'s estimate whose mass σ at the rows' assumed noise is
-        `information_std` (module doc), kg²; None when `method` was not run over the held-out runs (then C_me's)."""
+        `information_std` (module doc), kg², with the loaded runs' part for an estimate of `mass` kg (None: left out);
+        None when `method` was not run over the held-out runs (then C_me's)."""
         if not np.isfinite(information_std):
             return None
-        variances = self.prefix_mass_variances(method, np.array([information_std], dtype=float))
+        variances = self.prefix_mass_variances(method, np.array([information_std], dtype=float), mass)
         return None if variances is None or not np.isfinite(variances[0]) else float(variances[0])
 
-    def prefix_mass_variances(self, method: str, information_stds: np.ndarray) -> np.ndarray | None:
+    def prefix_mass_variances(self, method: str, information_stds: np.ndarray,
+                              mass: float | None = None) -> np.ndarray | None:
         """prefix_mass_variance at each of `information_stds` (K,) at once (NaN where a σ is not finite or no run
         determined the mass); None when `method` was not run over the held-out runs."""
         runs = self.running.get(str(method))
@@ -176,22 +270,14 @@ class HeldOutModelError:
         if not runs or len(runs) != whole.size:
             return None
         s = np.asarray(information_stds, dtype=float).reshape(-1)
-        per_run = []
-        for points, phi in zip(runs, whole):
-            if not np.isfinite(phi):
-                continue     # its mass undetermined on that run: left out of the mean, as covariance() does
-            p = np.asarray(points, dtype=float).reshape(-1, 2)
-            p = p[np.isfinite(p).all(axis=1)]
-            # The largest spurious mass² over the points at least as informed as each σ: a running maximum over the
-            # points sorted by σ, read where each σ falls.
-            order = np.argsort(p[:, 0], kind="stable")
-            reach = np.maximum.accumulate(p[order, 1] ** 2) if order.size else np.zeros(0)
-            count = np.searchsorted(p[order, 0], s, side="right")
-            worst = np.where(count > 0, reach[np.maximum(count - 1, 0)] if reach.size else 0.0, 0.0)
-            per_run.append(np.maximum(phi**2, worst))
+        # Its mass undetermined on a run (NaN): left out of the mean, as covariance() does.
+        per_run = [_worst_at(points, float(phi), s) for points, phi in zip(runs, whole) if np.isfinite(phi)]
         if not per_run:
             return None
-        return np.where(np.isfinite(s), np.mean(per_run, axis=0), np.nan)
+        unloaded = np.mean(per_run, axis=0)
+        with_load = None if self.loaded is None or mass is None else self.loaded.mass_variances(method, s, unloaded,
+                                                                                                float(mass))
+        return np.where(np.isfinite(s), unloaded if with_load is None else with_load, np.nan)
 
     def mass_motions(self) -> int:
         """How many held-out motions determined the mass (their spurious masses are the sample C_me's mass variance
@@ -210,13 +296,19 @@ class HeldOutModelError:
                     f"needs {MIN_DECLARING_MOTIONS} to be seen); add a --held-out-csv-ur / --held-out-bag run of "
                     f"another motion")
 
-    def covariance(self) -> np.ndarray | None:
-        """(10, 10) diagonal C_me over the held-out motions, None when some entry was determined by none of them."""
+    def covariance(self, method: str | None = None, mass: float | None = None) -> np.ndarray | None:
+        """(10, 10) diagonal C_me over the held-out motions, None when some entry was determined by none of them; with
+        `method` and `mass` (kg, its estimate) its mass variance holds the loaded runs' part too (module doc)."""
         s = np.asarray(self.spurious, dtype=float).reshape(-1, 10)
         known = np.isfinite(s)
         if s.shape[0] == 0 or not known.any(axis=0).all():
             return None
-        return np.diag(np.sum(np.where(known, s, 0.0) ** 2, axis=0) / known.sum(axis=0))
+        cov = np.diag(np.sum(np.where(known, s, 0.0) ** 2, axis=0) / known.sum(axis=0))
+        if self.loaded is not None and method is not None and mass is not None:
+            with_load = self.loaded.mass_variances(method, None, np.array([cov[0, 0]]), float(mass))
+            if with_load is not None:
+                cov[0, 0] = float(with_load[0])
+        return cov
 
     def in_frame(self, model: RobotModel, frame: str) -> HeldOutModelError | None:
         """The spurious payloads expressed in `frame`; None when `frame` is not rigidly attached to the body the
@@ -232,7 +324,7 @@ class HeldOutModelError:
         moved = s @ np.linalg.solve(x_b, x_a).T
         # The mass is the same in every frame: the running spurious masses stay as they are.
         return HeldOutModelError(str(frame), list(self.sources), moved, list(self.notes), self.difference_rls,
-                                 self.running)
+                                 self.running, self.loaded)
 
     def to_dict(self) -> dict:
         d: dict = {"frame": self.frame, "held_out": list(self.sources),
@@ -244,6 +336,8 @@ class HeldOutModelError:
             d["running_mass"] = {"columns": ["mass_std_at_assumed_noise", "spurious_mass"],
                                  **{m: [np.asarray(p, dtype=float).round(6).tolist() for p in runs]
                                     for m, runs in self.running.items()}}
+        if self.loaded is not None:
+            d["loaded"] = self.loaded.to_dict()
         return d
 
     @classmethod
@@ -264,17 +358,20 @@ class HeldOutModelError:
                                  "the file is damaged; re-run payload-id identify-robot")
         conversion = None if d.get("difference_rls") is None else DifferenceRLSConversion.from_dict(
             d["difference_rls"], key)
+        loaded = None if d.get("loaded") is None else LoadedModelError.from_dict(d["loaded"], key)
         return cls(str(d["frame"]), sources, rows, difference_rls=conversion,
-                   running=_running_from_dict(d.get("running_mass"), key, len(sources)))
+                   running=_running_from_dict(d.get("running_mass"), key, len(sources)), loaded=loaded)
 
 
-def _running_from_dict(d, key: str, runs: int) -> dict[str, list[np.ndarray]]:
-    """HeldOutModelError.running from robot.yaml's model_error.running_mass (absent: {})."""
+def _running_from_dict(d, key: str, runs: int, name: str = "running_mass",
+                       column: str = "spurious_mass") -> dict[str, list[np.ndarray]]:
+    """HeldOutModelError.running from robot.yaml's model_error.running_mass (absent: {}); LoadedModelError.running
+    from model_error.loaded.mass_error (`name`, its second `column`)."""
     if d is None:
         return {}
     fix = "the file is damaged; re-run payload-id identify-robot"
     if not isinstance(d, dict):
-        raise PayloadIdError(f"{key}.running_mass is {d!r}, not a mapping of method to runs", fix)
+        raise PayloadIdError(f"{key}.{name} is {d!r}, not a mapping of method to runs", fix)
     out: dict[str, list[np.ndarray]] = {}
     for method, per_run in d.items():
         if method == "columns":
@@ -282,10 +379,10 @@ def _running_from_dict(d, key: str, runs: int) -> dict[str, list[np.ndarray]]:
         try:
             arrays = [np.array(p, dtype=float).reshape(-1, 2) for p in per_run]
         except (TypeError, ValueError) as err:
-            raise PayloadIdError(f"{key}.running_mass.{method} is not rows of [mass_std_at_assumed_noise, "
-                                 f"spurious_mass] ({err})", fix) from err
+            raise PayloadIdError(f"{key}.{name}.{method} is not rows of [mass_std_at_assumed_noise, "
+                                 f"{column}] ({err})", fix) from err
         if len(arrays) != runs or any(np.isinf(a).any() or (a[:, 0] < 0).any() for a in arrays):
-            raise PayloadIdError(f"{key}.running_mass.{method}: {len(arrays)} runs for {runs} held-out recordings, "
+            raise PayloadIdError(f"{key}.{name}.{method}: {len(arrays)} runs for {runs} held-out recordings, "
                                  "or a σ negative or infinite", fix)
         out[str(method)] = arrays
     return out

@@ -8,6 +8,8 @@ still reads, its notes as NoteCode.INFO.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from os import PathLike
 
@@ -304,6 +306,12 @@ class RobotIdentification:
                               for i, name in enumerate(self.friction.shape_names)}
         return d
 
+    def fingerprint(self) -> str:
+        """sha256 of what robot.yaml holds (to_dict, keys sorted): what a state saved with this identification's numbers
+        in it (the monitor's carried covariance, result_file) checks it is read back with. Two files with the same
+        content give the same; a re-identification, a held-out run added, or a hand edit of a number does not."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True, default=str).encode()).hexdigest()
+
     def save(self, path: str | PathLike) -> None:
         atomic_write_yaml(path, self.to_dict())
 
@@ -400,6 +408,7 @@ class RobotIdentification:
             )
             _check_gain_covariance(ident, source)
             _check_gain_check(ident, source)
+            _check_load_friction_spread(ident, source)
             return ident
         except (KeyError, TypeError, ValueError) as err:
             raise PayloadIdError(f"{source} is not a valid robot.yaml ({type(err).__name__}: {err})",
@@ -553,6 +562,22 @@ def _check_gain_check(ident: RobotIdentification, source: str) -> None:
             or not np.allclose(ident.effort_scale_std, check.widened_std(), rtol=1e-9, atol=0.0):
         raise PayloadIdError(f"{source}: effort.gain_check does not match effort_scale and effort.scale_std (the file "
                              "was edited after identification)", "re-run payload-id identify-robot")
+
+
+def _check_load_friction_spread(ident: RobotIdentification, source: str) -> None:
+    """effort.gain_model.load_friction_spread is a part of each gain's relative σ (identify-robot adds it in
+    quadrature), which the payloads' gain share takes off again (payload.gain_uncertainty.load_friction_spread): one
+    beyond the whole σ would take off more than the file holds."""
+    gm = ident.gain_model
+    if gm is None or gm.load_friction_spread is None:
+        return
+    rel = None if ident.effort_scale_std is None else \
+        np.asarray(ident.effort_scale_std, dtype=float) / np.asarray(ident.effort_scale, dtype=float)
+    if rel is None or np.any(gm.load_friction_spread > rel * (1 + 1e-9)):
+        raise PayloadIdError(f"{source}: effort.gain_model.load_friction_spread "
+                             f"{np.round(gm.load_friction_spread, 6).tolist()} exceeds the gains' relative σ "
+                             f"{None if rel is None else np.round(rel, 6).tolist()}: the file was edited after "
+                             "identification", "re-run payload-id identify-robot")
 
 
 def _check_gain_covariance(ident: RobotIdentification, source: str) -> None:

@@ -17,6 +17,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.covariance_extra import (
     gear_model_error,
     gear_model_error_note,
+    loaded_model_error_note,
     measured_model_error,
     measured_model_error_note,
     model_error_frame_note,
@@ -66,7 +67,8 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     tau_a = y_a @ theta_a
     lf = bool(options.load_friction)   # resolved by identify_payload (the method's default when not given)
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), lf)
-    measured = measured_model_error(robot, frame, model)
+    # With the estimate's mass: the loaded held-out runs' part, where robot.yaml has them (robot_id/model_error.py).
+    measured = measured_model_error(robot, frame, model, "khalil-1", float(sol.x[0]))
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
@@ -90,6 +92,10 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     if measured is not None:
         cov[:10, :10] = cov[:10, :10] + measured
         notes.append(measured_model_error_note(measured, float(sol.x[0]), robot))
+        unloaded_error = measured_model_error(robot, frame, model)
+        load_note = None if unloaded_error is None else loaded_model_error_note(
+            robot, "khalil-1", float(sol.x[0]), float(unloaded_error[0, 0]), float(measured[0, 0]))
+        notes += [] if load_note is None else [load_note]
     if gear is not None:
         shift, mu = gear
         cov = cov + np.outer(shift, shift)

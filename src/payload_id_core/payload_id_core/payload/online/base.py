@@ -119,9 +119,10 @@ BLOCK = 8              # samples per Kalman update in update_batch (48 rows for 
 PENDING = 32           # samples whose rows enter the information matrix in one product
 LOAD_REFRESH = 8       # samples between refreshes of the estimate the load-friction columns are built from
 # Motion between two serial-correlation checks of the 'covariance' rule: SERIAL_CHECK_S, or a fraction of the
-# motion so far when more. Each check is a batch solve over every sample fed, whose cost per sample itself grows with
-# them (bench/batch_check.py, load ~35: 50-66 µs a sample over 2 s, 95-108 over 10 s); growing with the data bounds
-# the number of checks, not their share of a core (~1 core at 500 Hz by 10 s of a run that never converges).
+# motion so far when more. Each check is a batch solve over every sample fed (its fits from the Gram matrix where
+# that is as good as the SVD: linear._ScaledSvd); growing with the data bounds the number of checks, and their share
+# of a core follows their cost per sample (bench/batch_check.py, load ~30: 20-31 µs a sample over 2-10 s, 31-45 over
+# 30 s; ~0.2-0.25 of a core at 500 Hz by 10 s of a run that never converges, ~1 core before h178).
 SERIAL_CHECK_S = 0.25
 SERIAL_CHECK_FRACTION = 0.05
 
@@ -319,16 +320,18 @@ class OnlineEstimator(ABC):
         return None
 
     def covariance_extra_parts(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                               tau: np.ndarray, residual: RobotResidual | None = None) -> OnlineExtra:
+                               tau: np.ndarray, residual: RobotResidual | None = None, gram: bool = False
+                               ) -> OnlineExtra:
         """(extra, notes, offset drift, lasting): what the covariance of φ_L lacks after the samples (q, q̇, q̈, τ)
         fed, and why, from one batch fit with this estimator's unknowns (covariance_extra.online_covariance_extra:
         serially correlated residuals, the robot model's unmodelled gear friction, or robot.yaml's measured model
         error), apart the offsets' recorded drift where the estimator holds them (None elsewhere: σ only, the
-        projection's metric leaves it out), and the part of `extra` more rows do not shrink (OnlineExtra)."""
+        projection's metric leaves it out), and the part of `extra` more rows do not shrink (OnlineExtra). `gram`:
+        online_covariance_extra's (the convergence rule's check; the reported σ keeps the SVD's fit)."""
         return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
                                        load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var(),
                                        method=self.method, mass_information_std=self.mass_information_std(),
-                                       residual=residual)
+                                       residual=residual, gram=gram)
 
     def mass_information_std(self) -> float:
         """The mass σ the rows fed so far give at the rows' assumed noise (noise_std; the estimator's own mass σ
@@ -628,7 +631,8 @@ class OnlineEstimator(ABC):
         if self._extra is None or self._extra[0] != self.samples:
             q, qd, qdd, tau = (np.ascontiguousarray(self._fed[:self._n_fed, i]) for i in range(4))
             self._extra = (self.samples, self.covariance_extra_parts(q, qd, qdd, tau,
-                                                                     self._fed_residual.on(q, qd, qdd, tau)))
+                                                                     self._fed_residual.on(q, qd, qdd, tau),
+                                                                     gram=True))
         return self._extra[1]
 
     def mass_variance_shares(self, z: np.ndarray, std: float) -> tuple[float, float]:
@@ -696,7 +700,7 @@ class OnlineEstimator(ABC):
         at 58 s with σ 0.85 %: judged by the whole-run error alone, it never declared)."""
         t, m, s, info = (np.array(column) for column in zip(*self._trail))
         recent = t >= 0.5 * elapsed - 1e-9
-        excess = prefix_mass_excess(self.robot, self.frame, self.model, self.method, info[recent])
+        excess = prefix_mass_excess(self.robot, self.frame, self.model, self.method, info[recent], mass)
         band = np.sqrt(np.square(settle_band(s[recent], std)) + lasting + excess)
         return bool(np.all(np.abs(m[recent] - mass) <= SETTLE_SIGMAS * band))
 
