@@ -17,7 +17,7 @@ from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id import gear_friction
-from payload_id_core.robot_id.choice_record import GainCandidate, mu_plausible
+from payload_id_core.robot_id.choice_record import GAIN_MU_RANGE, GainCandidate, mu_plausible
 from payload_id_core.robot_id.fit_information import determined, information_covariance
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
