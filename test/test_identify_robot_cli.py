@@ -20,13 +20,13 @@ def planar():
     return RobotModel.from_urdf("planar_2r")
 
 
-def _recording(model, seed, duration=8.0, freeze_joint2=False, payload=None, effort_scale=None):
+def _recording(model, seed, duration=8.0, freeze_joint2=False, payload=None, effort_scale=None, noise_std=NOISE):
     t, q, qd, qdd = sum_of_sines(model, duration, 100.0, seed=seed)
     if freeze_joint2:
         q[:, 1], qd[:, 1], qdd[:, 1] = 0.4, 0.0, 0.0
     fm = make_friction_model("nonlinear", model.joint_names, alpha=[0.5, 0.6])
     return synthetic_recording(model, t, q, qd, qdd, friction=fm, friction_params=THETA_F, rotor_inertia=[0.1, 0.05],
-                               noise_std=NOISE, seed=seed, payload=payload, effort_scale=effort_scale)
+                               noise_std=noise_std, seed=seed, payload=payload, effort_scale=effort_scale)
 
 
 @pytest.fixture(scope="module")

@@ -185,6 +185,10 @@ GAIN_MODELS_SIMPLEST_FIRST = (GAIN_LINEAR, GAIN_SHARED_MU, GAIN_SHAPED_LOAD)
 # traded it for a gain (the two are near one column where the load's torque keeps one sign), and is not a candidate.
 GAIN_MU_RANGE = (0.0, 0.1)
 GAIN_MU_SIGMAS = 3.0
+# How far beyond GAIN_MU_RANGE a μ_j may lie before it is no gear's (mu_plausible).
+GAIN_MU_TOLERANCE = (f"the larger of {GAIN_MU_SIGMAS:g} of its σ and the relative σ of the candidate's own gain on "
+                     "that joint (a μ_j whose friction torque μ_j|τ_j| stays below the torque that gain is known to "
+                     "cannot have traded itself for it)")
 # A Newey–West σ is itself an estimate (from one pair of runs): the richer model must narrow it by more than this
 # fraction to replace the linear one (on `simulate --profile ur10` at 100 Hz the two tie at 1.8 %).
 GAIN_SCORE_MARGIN = 0.2
@@ -193,8 +197,26 @@ GAIN_MODEL_CRITERION = (
     "joints: a friction model that misses what the load changes leaves slow residuals that move the gains and widen "
     "that σ, one that trades a friction term for a gain widens it through their collinearity; the linear model "
     f"unless the other's is smaller by more than {100 * GAIN_SCORE_MARGIN:g} %; a candidate whose load friction μ_j "
-    f"lies beyond [{GAIN_MU_RANGE[0]:g}, {GAIN_MU_RANGE[1]:g}] by more than {GAIN_MU_SIGMAS:g} of its σ is not "
-    "eligible")
+    f"lies beyond [{GAIN_MU_RANGE[0]:g}, {GAIN_MU_RANGE[1]:g}] by more than {GAIN_MU_TOLERANCE} is not eligible")
+
+
+def mu_plausible(mu: np.ndarray, mu_std: np.ndarray, gain_rel_std: np.ndarray) -> bool:
+    """Whether a load-friction candidate's μ_j (n,) with their σ (n,) are a gear's: within GAIN_MU_RANGE up to the
+    larger of GAIN_MU_SIGMAS σ_μj and `gain_rel_std` (n,), the relative (Newey–West) σ of the candidate's own gain k_j.
+
+    The range's purpose is the trade: where the load's torque keeps one sign, μ_j|τ_j| sgn(q̇_j) ≈ μ_j τ_j is one column
+    with the gain, so a μ_j beyond a gear's range moves k_j by up to as much (relative), one for one. A μ_j whose
+    friction torque μ_j|τ_j| is below σ_kj/k_j × |τ_j|, the torque the gain itself is known to over the run (the joint's
+    torque noise and slow model error against the load's torque, gain_fit_covariance), moves k_j by less than its σ:
+    no trade the gains could show, whatever its sign. σ_μ alone cannot say that: it shrinks with the noise while the
+    model's own error (the unloaded run's friction shapes, the sign smoothing) does not. A noise-free planar
+    calibration put μ at −3.6e-6 ± 1.9e-6 and −5.1e-6 ± 1.2e-6, refused, and the linear fit was kept with gains 1.9σ
+    and 5.9σ off (+0.10 / +0.58 %); this candidate's own gains, 8.0003 and 5.0005 for 8 and 5, have σ 2.4e-5 and
+    4.2e-5 relative. Where the gain's σ is the larger and μ_j the trade (σ_kj/k_j ≈ σ_μj), the test is the 3σ one."""
+    resolution = np.where(np.isfinite(gain_rel_std), np.asarray(gain_rel_std, dtype=float), 0.0)
+    tol = np.maximum(GAIN_MU_SIGMAS * np.asarray(mu_std, dtype=float), resolution)
+    mu = np.asarray(mu, dtype=float)
+    return bool(np.all((mu + tol >= GAIN_MU_RANGE[0]) & (mu - tol <= GAIN_MU_RANGE[1])))
 
 
 @dataclass
@@ -253,7 +275,7 @@ GAIN_HOLDOUT_CRITERION = (
     "candidate, averaged over the joints the known mass determines; the simplest eligible candidate (linear, one "
     f"shared μ, a μ per joint) whose excess over the best is within {SEPARATION_SIGMAS:g} σ of the paired difference "
     f"(σ from {BLOCKS_PER_RUN} block means per held-out part); a candidate whose load friction μ_j lies beyond "
-    f"[{GAIN_MU_RANGE[0]:g}, {GAIN_MU_RANGE[1]:g}] by more than {GAIN_MU_SIGMAS:g} of its σ is not eligible")
+    f"[{GAIN_MU_RANGE[0]:g}, {GAIN_MU_RANGE[1]:g}] by more than {GAIN_MU_TOLERANCE} is not eligible")
 
 
 def model_choice_weight(candidates: Sequence[GainCandidate], chosen: str) -> float:

@@ -17,7 +17,7 @@ from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.robot_id import gear_friction
-from payload_id_core.robot_id.choice_record import GAIN_MU_RANGE, GAIN_MU_SIGMAS, GainCandidate
+from payload_id_core.robot_id.choice_record import GAIN_MU_RANGE, GainCandidate, mu_plausible
 from payload_id_core.robot_id.fit_information import determined, information_covariance
 from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.robot_id.result import RobotIdentification
@@ -354,16 +354,15 @@ def weakly_determined(fit: GainFit) -> np.ndarray:
 
 def gain_candidate(kind: str, fit: GainFit, determined: np.ndarray) -> GainCandidate:
     """`fit` as a candidate of choice_record.GAIN_MODEL_CRITERION: its gains' Newey–West σ (gain_fit_covariance)
-    relative to them, RMS over the `determined` joints, and whether its load friction μ is a gear's."""
+    relative to them, RMS over the `determined` joints, and whether its load friction μ is a gear's (mu_plausible,
+    against that same relative σ of each joint's gain)."""
     std = np.asarray(fit.std if fit.serial_std is None else fit.serial_std, dtype=float)
     rel = std / fit.scale
     det = np.asarray(determined, dtype=bool)
     score = float(np.sqrt(np.mean(rel[det] ** 2))) if det.any() else float("inf")
     eligible = True
     if fit.load_friction_mu is not None and fit.load_friction_mu_std is not None:
-        mu, s = fit.load_friction_mu, fit.load_friction_mu_std
-        eligible = bool(np.all((mu + GAIN_MU_SIGMAS * s >= GAIN_MU_RANGE[0])
-                               & (mu - GAIN_MU_SIGMAS * s <= GAIN_MU_RANGE[1])))
+        eligible = mu_plausible(fit.load_friction_mu, fit.load_friction_mu_std, rel)
     return GainCandidate(kind, np.array(fit.scale, dtype=float), std, score, eligible,
                          None if fit.load_friction_mu is None else np.array(fit.load_friction_mu, dtype=float),
                          None if fit.load_friction_mu_std is None else np.array(fit.load_friction_mu_std, dtype=float))
