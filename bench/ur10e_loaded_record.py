@@ -13,8 +13,9 @@ and the other way round. The tested run is never the record.
   ur10e_lr_<record>_err_over_std_rms / _max                      over the methods (target RMS 0.5-1.5, none > 2.5)
   ur10e_lr_<record>_std_pct_max                                  largest mass σ, % (target ≤ 1)
   ur10e_lr_<record>_online_<method>_declared_s / _declared_err_pct / _declared_err_over_std / _final_err_pct /
-      _final_std_pct / _err_over_std_max                         the online methods on the tested run as a goal feeds
-                                                                 them (tools/ur10e_data.online_on_real_run)
+      _final_std_pct / _err_over_std_max / _err_over_std_rms     the online methods on the tested run as a goal feeds
+                                                                 them (tools/ur10e_data.online_on_real_run; the
+                                                                 figures bench/ur10e_online.py names, OnlineRun.figures)
   ur10e_lr_<record>_monitor_max_z_<a>_<b>s                       the monitor replaying the tested run from the start
                                                                  (told nothing is carried): largest |mass − 2.805|/σ
                                                                  published over [a, b) s of the run while a load above
@@ -98,19 +99,7 @@ def online_figures(data: Path, robot_yaml: Path, tested: str, prefix: str) -> di
     fig: dict = {}
     for m in ONLINE:
         run = rd.online_on_real_run(robot_yaml, data / rd.PAIRS[tested][1], m, every_s=1.0)
-        key = f"{prefix}_online_{m.replace('-', '_')}"
-        truth = rd.LOAD_MASS_KG
-        if run.declared is not None:
-            at, mass, std = run.declared
-            fig.update({f"{key}_declared_s": at, f"{key}_declared_err_pct": 100 * (mass / truth - 1),
-                        f"{key}_declared_err_over_std": abs(mass - truth) / std})
-        else:
-            fig[f"{key}_declared_s"] = None
-        t, masses, stds = run.trace.T
-        ratio = (np.abs(masses - truth) / stds)[t >= 8.0]
-        fig[f"{key}_err_over_std_max"] = float(ratio.max()) if ratio.size else None
-        fig[f"{key}_final_err_pct"] = 100 * (run.final[1] / truth - 1)
-        fig[f"{key}_final_std_pct"] = 100 * run.final[2] / truth
+        fig.update(run.figures(f"{prefix}_online_{m.replace('-', '_')}"))
     return fig
 
 

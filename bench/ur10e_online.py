@@ -29,33 +29,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 # The dataset helpers live beside the report script, outside the installed packages.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import ur10e_data as rd  # noqa: E402 - found through the sys.path entry above
 from run_bench import SKIPPED_EXIT  # noqa: E402 - the same
 
 METHODS = ("difference-rls", "direct-rls")
-TRACED_FROM_S = 8.0
-
-
-def case_figures(run: rd.OnlineRun, prefix: str) -> dict:
-    """The figures of one method on one loaded run (module doc)."""
-    truth = rd.LOAD_MASS_KG
-    fig: dict = {f"{prefix}_declared_s": None, f"{prefix}_declared_err_pct": None,
-                 f"{prefix}_declared_err_over_std": None}
-    if run.declared is not None:
-        at, mass, std = run.declared
-        fig.update({f"{prefix}_declared_s": at, f"{prefix}_declared_err_pct": 100 * (mass / truth - 1),
-                    f"{prefix}_declared_err_over_std": abs(mass - truth) / std})
-    t, masses, stds = run.trace.T if run.trace.size else (np.zeros(0),) * 3
-    ratio = (np.abs(masses - truth) / stds)[t >= TRACED_FROM_S]
-    fig[f"{prefix}_err_over_std_max"] = float(ratio.max()) if ratio.size else None
-    fig[f"{prefix}_err_over_std_rms"] = float(np.sqrt(np.mean(ratio**2))) if ratio.size else None
-    fig[f"{prefix}_final_err_pct"] = 100 * (run.final[1] / truth - 1)
-    fig[f"{prefix}_final_std_pct"] = 100 * run.final[2] / truth
-    return fig
 
 
 def main() -> int:
@@ -73,7 +52,7 @@ def main() -> int:
             for method in METHODS:
                 prefix = f"ur10e_online_{method.replace('-', '_')}_{pair.replace('_', '')}"
                 run = rd.online_on_real_run(robot_yaml, data / loaded_csv, method, every_s=every)
-                fig.update(case_figures(run, prefix))
+                fig.update(run.figures(prefix))
                 print(prefix, {k.removeprefix(prefix + "_"): v if v is None else round(v, 3)
                                for k, v in fig.items() if k.startswith(prefix)}, file=sys.stderr, flush=True)
     declared = [(fig[k], fig[k.replace("_declared_err_over_std", "_declared_err_pct")]) for k in fig

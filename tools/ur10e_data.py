@@ -235,6 +235,11 @@ def user_path_robot_yaml(data_dir: Path, out: Path, held_out: Sequence[str] = US
     return out
 
 
+# An online estimate's |error| / σ is judged from this many seconds of motion on: before, it rests on a handful of
+# reversals (bench/ur10e_online.py, bench/ur10e_loaded_record.py).
+TRACED_FROM_S = 8.0
+
+
 @dataclass
 class OnlineRun:
     """An online method along a real loaded run, fed as a goal that stops when converged feeds it (online_on_real_run).
@@ -246,6 +251,24 @@ class OnlineRun:
     declared: tuple[float, float, float] | None
     trace: np.ndarray
     final: tuple[float, float, float]
+
+    def figures(self, prefix: str, truth: float = LOAD_MASS_KG) -> dict:
+        """bench/ur10e_online.py's figures of this run, each named `prefix`_<figure> (that module's doc): at the
+        declaration (None: never declared), |error| / σ along the trace from TRACED_FROM_S of motion on, and at the
+        end."""
+        fig: dict = {f"{prefix}_declared_s": None, f"{prefix}_declared_err_pct": None,
+                     f"{prefix}_declared_err_over_std": None}
+        if self.declared is not None:
+            at, mass, std = self.declared
+            fig.update({f"{prefix}_declared_s": at, f"{prefix}_declared_err_pct": 100 * (mass / truth - 1),
+                        f"{prefix}_declared_err_over_std": abs(mass - truth) / std})
+        t, masses, stds = self.trace.T if self.trace.size else (np.zeros(0),) * 3
+        ratio = (np.abs(masses - truth) / stds)[t >= TRACED_FROM_S]
+        fig[f"{prefix}_err_over_std_max"] = float(ratio.max()) if ratio.size else None
+        fig[f"{prefix}_err_over_std_rms"] = float(np.sqrt(np.mean(ratio**2))) if ratio.size else None
+        fig[f"{prefix}_final_err_pct"] = 100 * (self.final[1] / truth - 1)
+        fig[f"{prefix}_final_std_pct"] = 100 * self.final[2] / truth
+        return fig
 
 
 def online_on_real_run(robot_yaml: str | os.PathLike, loaded_csv: str | os.PathLike, method: str,
