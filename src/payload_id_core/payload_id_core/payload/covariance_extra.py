@@ -37,11 +37,18 @@ def measured_model_error(robot: RobotIdentification | None, frame: str, model: R
     return None if moved is None else moved.covariance(method, mass)
 
 
-def loaded_model_error_note(robot: RobotIdentification, method: str, mass: float, unloaded: float,
-                            with_load: float) -> Note | None:
-    """Say that the loaded runs' record raised the mass's model-error σ (None where it added nothing)."""
+def loaded_model_error_note(robot: RobotIdentification, frame: str, model: RobotModel, method: str | None,
+                            mass: float, with_load: float) -> Note | None:
+    """Say that the loaded runs' record raised `method`'s model-error mass variance to `with_load` (kg², the mass
+    variance of measured_model_error with `method` and `mass`) above the unloaded runs' (None where robot.yaml has
+    no loaded record, or it added nothing). The unloaded runs' variance is looked up only where there is a record:
+    the online rule's batch check calls this at every check."""
     me = getattr(robot, "model_error", None)
-    if me is None or me.loaded is None or not with_load > unloaded:
+    if me is None or me.loaded is None or method is None:
+        return None
+    unloaded_cov = measured_model_error(robot, frame, model)
+    unloaded = np.inf if unloaded_cov is None else float(unloaded_cov[0, 0])
+    if not with_load > unloaded:
         return None
     return Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
                 f"{method}'s error on {len(me.loaded.sources)} held-out loaded run(s) of known mass (robot.yaml "
@@ -332,9 +339,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     measured = measured_model_error(robot, frame, model, method, mass)
     if measured is not None:
         extra, lasting, notes = measured, measured, [measured_model_error_note(measured, mass, robot)]
-        unloaded = measured_model_error(robot, frame, model)
-        load_note = None if method is None or unloaded is None else loaded_model_error_note(
-            robot, method, mass, float(unloaded[0, 0]), float(measured[0, 0]))
+        load_note = loaded_model_error_note(robot, frame, model, method, mass, float(measured[0, 0]))
         notes += [] if load_note is None else [load_note]
         prefix = prefix_model_error(robot, measured, method, mass_information_std, mass)
         if prefix is not None:

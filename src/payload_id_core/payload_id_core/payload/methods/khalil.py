@@ -92,9 +92,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     if measured is not None:
         cov[:10, :10] = cov[:10, :10] + measured
         notes.append(measured_model_error_note(measured, float(sol.x[0]), robot))
-        unloaded_error = measured_model_error(robot, frame, model)
-        load_note = None if unloaded_error is None else loaded_model_error_note(
-            robot, "khalil-1", float(sol.x[0]), float(unloaded_error[0, 0]), float(measured[0, 0]))
+        load_note = loaded_model_error_note(robot, frame, model, "khalil-1", float(sol.x[0]), float(measured[0, 0]))
         notes += [] if load_note is None else [load_note]
     if gear is not None:
         shift, mu = gear
