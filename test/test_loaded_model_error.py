@@ -10,6 +10,7 @@ motion with its known mass measures it, and σ covers it; where the model is rig
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -63,6 +64,20 @@ def test_a_load_dependent_misfit_is_covered_by_the_loaded_record(unloaded_record
         plain = measured_model_error(robot, frame, model, method, DRIFT_MASS)[0, 0]
         with_load = measured_model_error(recorded, frame, model, method, DRIFT_MASS)[0, 0]
         assert np.sqrt(with_load) >= 0.5 * LOAD_MISFIT * DRIFT_MASS > 3 * np.sqrt(plain), (method, plain, with_load)
+
+
+def test_the_estimate_says_when_the_loaded_record_raised_its_sigma(unloaded_record):
+    """covariance_extra.loaded_model_error_note: with the record the note names it and the σ it raised; without a
+    record no such note (the unloaded runs' variance is then not looked up a second time)."""
+    model, robot, frame = unloaded_record
+    run = _loaded(model, 6, LOAD_MISFIT)
+    said = [n.text for n in identify_payload("khalil-1", model, _with_loaded_record(model, robot, frame, LOAD_MISFIT),
+                                             run, frame).notes if "model_error.loaded" in n.text]
+    assert len(said) == 1 and "khalil-1's error on 1 held-out loaded run(s)" in said[0], said
+    before, after = (float(x) for x in re.findall(r"σ ([0-9.e-]+) → ([0-9.e-]+) kg", said[0])[0])
+    assert after > 3 * before, said                         # the 3 % misfit beyond the unloaded runs' error
+    assert not [n for n in identify_payload("khalil-1", model, robot, run, frame).notes
+                if "model_error.loaded" in n.text]
 
 
 def test_a_right_model_s_loaded_record_adds_nearly_nothing(unloaded_record):
