@@ -178,11 +178,9 @@ class LiveMonitor:
         """The carried payload's covariance beyond the published one, to save with a re-estimate (None: none held)."""
         if self.monitor is None:
             return self.saved_carried
-        st = self.monitor.state
         if not self._fingerprint:
             self._fingerprint = self.robot.fingerprint()
-        return MonitorCarried(st.cov.copy(), None if st.published_extra is None else st.published_extra.copy(),
-                              st.held_out_var, self._fingerprint)
+        return MonitorCarried(robot_yaml=self._fingerprint, **self.monitor.carried_fields())
 
     @property
     def unconfirmed(self) -> str:
@@ -258,7 +256,9 @@ class LiveMonitor:
         if last is not None and (last.quality is Quality.OK or only_unconfirmed):
             phi, cov = last.phi, np.nan_to_num(last.covariance, nan=0.0)
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
-        monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
+        # An identify goal's inertia, identified and determined, is published as such while the monitor carries it.
+        inertia = phi is not None and last is not None and bool(np.all(last.identified_entries()[4:]))
+        monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings, inertia_identified=inertia)
         if self.saved_tare is not None and phi is not None:
             still = unconfirmed if only_unconfirmed else ""
             try:
