@@ -372,8 +372,8 @@ class PayloadMonitor:
 
     def carried_change(self) -> dict | None:
         """The change being re-estimated, to save with the state (result_file.change_from_dict's fields); None when the
-        state is settled (nothing to carry on). What the restarted monitor cannot carry over is the rows: its re-estimate
-        and the motion's load-or-push judgement start again at the restart."""
+        state is settled (nothing to carry on). What the restarted monitor cannot carry over is the rows: its
+        re-estimate and the motion's load-or-push judgement start again at the restart."""
         if self._carried_determined():
             return None
         ch, before, pending = self.change, self.change.before, self.change.pending

@@ -23,7 +23,11 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
                                  to it, robot.yaml's held-out model error in that, and robot.yaml's fingerprint), so
                                  a monitor started on the file decides, names changes and publishes as before the
                                  restart. A file of another robot.yaml is refused. Absent in files saved before it
-                                 was kept: the monitor then decides with the published covariance, as before
+                                 was kept: the monitor then decides with the published covariance, as before. With
+                                 the state itself (h181: the fit carried, whether determined and since when, the
+                                 undecided change, an identified inertia, the change being re-estimated), so a change
+                                 not settled at the restart goes on being re-estimated and is named as it would have
+                                 been; absent in files saved before it was kept (the published payload, settled)
   partial                        true for a cancelled or interrupted goal's estimate
   joint_states                   a goal's: what its excitation window received of the joint states
                                  (stamp_holes.WindowCoverage.to_dict: window [t0, t1] in their stamps, received
@@ -38,6 +42,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import numpy as np
 import yaml
@@ -51,7 +56,6 @@ from payload_id_core.payload.goal_outcome import GoalOutcome
 from payload_id_core.payload.priors import MAX_KNOWN_MASS_KG
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.stamp_holes import WindowCoverage
-
 
 EVENT_KINDS = ("picked", "placed", "changed", "contact")   # monitor.EventKind's values
 
@@ -149,7 +153,7 @@ def _vector(raw: dict, key: str, where: str, allow_nan: bool = False) -> np.ndar
     return a
 
 
-def _number(value) -> bool:
+def _number(value) -> TypeGuard[int | float]:
     return not isinstance(value, bool) and isinstance(value, (int, float))
 
 
@@ -188,9 +192,10 @@ def _text(raw: dict, key: str, where: str) -> str:
 def change_from_dict(raw, where: str) -> dict:
     """The change being re-estimated as PayloadMonitor.carried_change writes it, checked (PayloadIdError naming the
     field): `before_fit` (10), `before_covariance` (10 × 10), `before_published_extra` (10 × 10 or null),
-    `before_held_out_variance` (kg²), `before_since` (s or null), `started` (s), `unlocated` (''), `unnamed` (s of its alarm while not named, or
-    null), `named` (its window's load named already), `pending` (null, or its window's load: kind, t_change, t_alarm,
-    t_verdict, delta_mass, delta_mass_std, delta_phi, reason, t_change_located). Returned as read."""
+    `before_held_out_variance` (kg²), `before_since` (s or null), `started` (s), `unlocated` (''), `unnamed` (s of its
+    alarm while not named, or null), `named` (its window's load named already), `pending` (null, or its window's load:
+    kind, t_change, t_alarm, t_verdict, delta_mass, delta_mass_std, delta_phi, reason, t_change_located). Returned as
+    read."""
     if not isinstance(raw, dict):
         raise PayloadIdError(f"{where} is not a mapping", _FIX)
     _vector(raw, "before_fit", where)
