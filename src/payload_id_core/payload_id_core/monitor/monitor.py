@@ -338,7 +338,10 @@ class PayloadMonitor:
             # payload was a goal's carried the goal's inertia as a point mass. A change still being re-estimated stays
             # so: re-estimated over the motion after the restart (the refiner restarts at the first sample), named
             # against the payload before it once determined (_name_late), as the monitor before the restart would have.
-            self.state = PayloadState(carried.fit.copy(), cov, carried.determined, carried.since, 0.0, tare_mass,
+            # A settled one stays as saved (since NaN, as an initial payload): re-estimated on the rows after the
+            # restart alone, it would be replaced by a fit of fewer rows than it was, its σ wider for nothing.
+            since = float("nan") if carried.determined else carried.since
+            self.state = PayloadState(carried.fit.copy(), cov, carried.determined, since, 0.0, tare_mass,
                                       tare_var, unconfirmed=unconfirmed, undecided=carried.undecided,
                                       undecided_var=carried.undecided_var, undecided_since=carried.undecided_since,
                                       published_extra=extra, held_out_var=held_out_var,
