@@ -191,7 +191,8 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
         ok = identifiable_entries(A)
     sigma = np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)
     w = np.tile(1.0 / sigma, N)
-    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(A * w[:, None], b * w, prior_info), gram=gram)
+    Aw = A * w[:, None]        # the weighted rows, made once: the solve and the scores both read them
+    x, gram_pinv = _scaled_pinv_solve(*_with_ridge(Aw, b * w, prior_info), gram=gram)
     r = ((b - A @ x) * w)
     # Residuals are normalised by σ_j: their variance should be 1; any misfit scales the covariance.
     dof = max(N * n - int(ok.sum()), 1)
@@ -202,7 +203,7 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
     if ok.any():
         rt = r.reshape(N, n)
         lags = serial_correlation.bandwidth(rt)
-        scores = np.einsum("tjk,tj->tk", (A * w[:, None]).reshape(N, n, u)[..., ok], rt)
+        scores = np.einsum("tjk,tj->tk", _columns_outermost(Aw, ok, N, n), rt)
         if time_slots is not None:
             scores = serial_correlation.slot_sums(scores, time_slots)
         hac = serial_correlation.sandwich(gram_pinv[np.ix_(ok, ok)], scores, lags, N * n / dof)
@@ -217,6 +218,26 @@ def weighted_lstsq(W: np.ndarray, y: np.ndarray, *, iterate_weights: bool = True
         c[:, ~ok] = np.nan
     return LinearSolution(x, cov, ok, sigma * np.sqrt(scale2), N * n, lags, float(np.sqrt(factor2)), hac_cov,
                           prior_info)
+
+
+# Rows per block of _columns_outermost's transposing copy: a block's columns stay in the cache while it is written.
+TRANSPOSE_BLOCK_ROWS = 2048
+
+
+def _columns_outermost(A: np.ndarray, ok: np.ndarray, N: int, n: int) -> np.ndarray:
+    """A (N·n, u)'s columns `ok` as (N, n, k) with the columns outermost in memory: the array A.reshape(N, n, u)[...,
+    ok] is, values and layout (a boolean index over the last axis puts that axis first). np.einsum sums each sample's
+    joints in an order set by the layout (a joint-contiguous dot product, fused multiply-adds where the machine has
+    them), so weighted_lstsq's Newey–West scores keep their bits only in this one; copied a block of rows at a time,
+    which costs a third of the one-piece transposing copy the index makes over every sample fed (15000 samples × 32
+    columns: ~7 against ~20 ms, the online rule's batch check making four)."""
+    cols = np.flatnonzero(ok)
+    out = np.empty((cols.size, A.shape[0]))
+    every = cols.size == A.shape[1]
+    for i in range(0, A.shape[0], TRANSPOSE_BLOCK_ROWS):
+        block = A[i:i + TRANSPOSE_BLOCK_ROWS]
+        out[:, i:i + TRANSPOSE_BLOCK_ROWS] = block.T if every else block[:, cols].T
+    return out.T.reshape(N, n, cols.size)
 
 
 def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
