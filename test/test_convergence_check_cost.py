@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from payload_id_core.dynamics import bundled_urdf
 from payload_id_core.payload import against_robot_fit as fit
-from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.covariance_extra import online_covariance_extra
+from payload_id_core.payload.jacobian import identifiable_entries
 from payload_id_core.payload.linear import _columns_outermost, weighted_lstsq
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import OnlineEstimator
@@ -217,7 +217,9 @@ def test_the_scores_columns_are_the_boolean_index_in_values_and_layout(seed):
     want = A.reshape(N, n, u)[..., ok]
     got = _columns_outermost(A, ok, N, n)
     assert np.array_equal(got, want)
-    assert [s for s, d in zip(got.strides, got.shape) if d > 1] == [s for s, d in zip(want.strides, want.shape) if d > 1]
+    def long_axes(a):
+        return [s for s, d in zip(a.strides, a.shape, strict=True) if d > 1]
+    assert long_axes(got) == long_axes(want)
     assert np.array_equal(np.einsum("tjk,tj->tk", got, rt), np.einsum("tjk,tj->tk", want, rt))
 
 

@@ -24,7 +24,8 @@ goal's partial estimate too, flagged `partial`) is written to `result_path` with
 (ft.yaml format) and read back at start, so compensation survives a restart (payload_id_core.payload.result_file).
 
 CPU: the 500 Hz joint states and wrenches are not executor callbacks; a 50 Hz timer drains them
-in batches (sensor_inbox), and the goal thread feeds the online method block-wise (update_batch).
+in batches (sensor_inbox), 4 Hz while nothing takes every sample (IDLE_DRAIN_PERIOD), and the goal thread feeds
+the online method block-wise (update_batch).
 Joint states count as stale by the time their last one was taken; the goal thread drains the queue
 itself before it says so, and a goal waits for a live sample first (joint_state_watch.py).
 """
