@@ -108,7 +108,7 @@ def test_nan_samples_and_stopped_joint_states_make_no_event_and_the_node_says_wh
     _stop(fake)                                      # then the driver, the clock's owner, goes quiet
     out, _ = listener.communicate(timeout=60)
     assert [d for d in json_lines(out) if "event" in d] == []
-    _wait_for_pause(nodes, said, 10.0)
+    assert "the simulated clock has not moved for" in _wait_for_pause(nodes, said, 10.0)
 
 
 def _wait_for_pause(nodes, said: int, timeout: float) -> str:

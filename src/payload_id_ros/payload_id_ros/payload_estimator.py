@@ -307,6 +307,10 @@ class PayloadEstimator(Node):
         """Steady 10 Hz: the monitor says when simulated time stopped (ClockStall; nothing on the wall clock)."""
         stalled = self._clock_stall.stalled_for()
         if stalled > 0.0:
+            # The samples that came after the drain timer's last run would wait in the inbox for the clock to move
+            # again, and a restarted simulator's first samples would be drained with them, one batch from two
+            # publishers: the monitor paused for a second driver (seen under load, h186).
+            self.joint_states.drain()
             latest = self.joint_states.latest
             self.monitor.check_clock(stalled, None if latest is None else latest.stamp)
 
