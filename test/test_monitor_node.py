@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slow]
 HERE = Path(__file__).parent / "ros_cell"
 MASS = 2.0
 PICK_AFTER_S = 3.0
-PAUSE_BOUND_S = 2.0     # wall s from the clock owner's SIGKILL to "monitor paused": stale_timeout 0.5 s + the 0.1 s watch
+PAUSE_BOUND_S = 2.0     # wall s from the clock owner's SIGKILL to "monitor paused" (stale_timeout 0.5 s + 0.1 s watch)
 
 
 @pytest.fixture(scope="module")

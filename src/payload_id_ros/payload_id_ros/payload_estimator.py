@@ -35,7 +35,7 @@ import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock, ClockType, ROSClock
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory
@@ -127,7 +127,7 @@ class PayloadEstimator(Node):
         self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
         # The drain above runs on the node's time: on simulated time it stops with /clock, so a clock whose owner died
         # is watched on the steady clock.
-        self._clock_stall = ClockStall(self.now, lambda: self.get_clock().ros_time_is_active)
+        self._clock_stall = ClockStall(self.now, self._on_simulated_time)
         self.create_timer(CLOCK_WATCH_PERIOD, self._watch_clock, callback_group=sensors,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.pub_payload = self.create_publisher(PayloadEstimateMsg, "~/payload", LATCHED)
@@ -302,6 +302,10 @@ class PayloadEstimator(Node):
             out = self.compensation.compensate(*wr)
             for msg in [] if out is None else conv.wrench_msgs(out.t, out.frame, out.wrench):
                 self.pub_wrench.publish(msg)
+
+    def _on_simulated_time(self) -> bool:
+        clock = self.get_clock()
+        return isinstance(clock, ROSClock) and clock.ros_time_is_active
 
     def _watch_clock(self) -> None:
         """Steady 10 Hz: the monitor says when simulated time stopped (ClockStall; nothing on the wall clock)."""
