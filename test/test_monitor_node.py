@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.slow]
 HERE = Path(__file__).parent / "ros_cell"
 MASS = 2.0
 PICK_AFTER_S = 3.0
+STALL_S = 0.4           # s the fake is stopped in the first test: below stale_timeout, above the monitor's 50 ms gap
 PAUSE_BOUND_S = 2.0     # wall s from the clock owner's SIGKILL to "monitor paused" (stale_timeout 0.5 s + 0.1 s watch)
 
 
@@ -84,13 +85,26 @@ def test_a_part_picked_on_an_arm_at_rest_is_not_named_a_load(nodes, spawn):
     flange gives as well (issue 31): the monitor holds the fit but names no load until the task motion (or the
     change holding past the next one) tells a part from a push. The arm here never moves: no event, and
     nothing published as carried (test_monitor_task_ros: the pick named over ROS once the arm moves)."""
-    listener, _ = _listen(spawn, PICK_AFTER_S + 4.0)
+    listener, _ = _listen(spawn, PICK_AFTER_S + 10.0)
+    said = len(nodes.log_text("payload_estimator"))
     fake = _hardware(spawn, "normal", MASS, PICK_AFTER_S)
+    _wait_for_line(nodes, said, "monitor floor: ", 30.0)     # the monitor is fed (DDS's discovery: 0.5-2.5 s)
+    # The starved machine made certain: the fake stopped STALL_S (SIGSTOP) while the monitor watches it. On the wall
+    # clock that is a 0.4 s hole in its stamps, and the monitor pauses ("joint states stopped for 0.403 s"); on
+    # simulated time its clock stops with it and the stamps go on without a hole.
+    time.sleep(0.5)
+    os.kill(fake.pid, signal.SIGSTOP)
+    time.sleep(STALL_S)
+    os.kill(fake.pid, signal.SIGCONT)
+    time.sleep(1.5)                                  # fed again after the stop
     out, err = listener.communicate(timeout=60)
     _stop(fake)
     events = [d for d in json_lines(out) if "event" in d]
-    assert events == [], (out, err, nodes.log_text("payload_estimator")[-3000:])
-    assert "payload event" not in nodes.log_text("payload_estimator")
+    log = nodes.log_text("payload_estimator")[said:]
+    assert events == [], (out, err, log[-3000:])
+    assert "payload event" not in log
+    # Neither a hole in the stamps (the core's pause) nor one against the node's clock (the live monitor's silence).
+    assert "joint states stopped" not in log and "no joint states for" not in log, log[-3000:]
 
 
 def test_nan_samples_and_stopped_joint_states_make_no_event_and_the_node_says_why(nodes, spawn):
@@ -112,15 +126,19 @@ def test_nan_samples_and_stopped_joint_states_make_no_event_and_the_node_says_wh
 
 
 def _wait_for_pause(nodes, said: int, timeout: float) -> str:
-    """The estimator's first "monitor paused" line after its log's first `said` characters (AssertionError after
+    return _wait_for_line(nodes, said, "monitor paused: ", timeout)
+
+
+def _wait_for_line(nodes, said: int, text: str, timeout: float) -> str:
+    """The estimator's first log line from `text` on after its log's first `said` characters (AssertionError after
     `timeout` s)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         new = nodes.log_text("payload_estimator")[said:]
-        if "monitor paused: " in new:
-            return new[new.index("monitor paused: "):].splitlines()[0]
+        if text in new:
+            return new[new.index(text):].splitlines()[0]
         time.sleep(0.02)
-    raise AssertionError(f"no 'monitor paused' within {timeout:g} s: {nodes.log_text('payload_estimator')[-3000:]}")
+    raise AssertionError(f"no '{text}' within {timeout:g} s: {nodes.log_text('payload_estimator')[-3000:]}")
 
 
 @pytest.mark.wall_clock
