@@ -35,3 +35,15 @@ def test_the_wall_clock_never_stalls():
     stall = _stall(times)
     times.wall += 10.0                                 # the wall clock read in the same nanosecond: no stall
     assert stall.stalled_for() == 0.0
+
+
+def test_no_stall_before_the_first_clock_message():
+    times = Times()
+    times.ros = 0.0                                    # use_sim_time and no /clock yet
+    stall = _stall(times)
+    times.wall += 10.0
+    assert stall.stalled_for() == 0.0
+    times.ros = 3.0                                    # the owner's first message, then nothing
+    assert stall.stalled_for() == 0.0
+    times.wall += 0.6
+    assert abs(stall.stalled_for() - 0.6) < 1e-12

@@ -41,7 +41,8 @@ class ClockPublisher:
 class ClockStall:
     """Wall seconds since a node's ROS time last moved. On simulated time a node's timers run on /clock: when the
     clock's owner stalls or dies they stop with it, and nothing judged on that time (a silence, a timeout) can ever be
-    said. Read from a timer on the steady clock; `stalled_for()` is 0 while the time moves, and on the wall clock."""
+    said. Read from a timer on the steady clock; `stalled_for()` is 0 while the time moves, on the wall clock, and
+    before the first /clock (time 0: no owner yet, and samples drained against it would all be dropped as ahead)."""
 
     def __init__(self, now: Callable[[], float], simulated: Callable[[], bool],
                  monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -52,7 +53,7 @@ class ClockStall:
     def stalled_for(self) -> float:
         wall = self._monotonic()
         t = self._now()
-        if not self._simulated() or t != self._last:
+        if not self._simulated() or t != self._last or t == 0.0:
             self._last, self._moved = t, wall
             return 0.0
         return wall - self._moved
