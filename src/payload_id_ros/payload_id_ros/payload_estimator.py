@@ -24,7 +24,8 @@ goal's partial estimate too, flagged `partial`) is written to `result_path` with
 (ft.yaml format) and read back at start, so compensation survives a restart (payload_id_core.payload.result_file).
 
 CPU: the 500 Hz joint states and wrenches are not executor callbacks; a 50 Hz timer drains them
-in batches (sensor_inbox), and the goal thread feeds the online method block-wise (update_batch).
+in batches (sensor_inbox), 4 Hz while nothing takes every sample (IDLE_DRAIN_PERIOD), and the goal thread feeds
+the online method block-wise (update_batch).
 Joint states count as stale by the time their last one was taken; the goal thread drains the queue
 itself before it says so, and a goal waits for a live sample first (joint_state_watch.py).
 """
@@ -79,6 +80,13 @@ from payload_id_ros.sim_clock import ClockStall
 __all__ = ["EstimatorParameters", "PayloadEstimator", "main"]   # the parameter table: estimator_parameters.py
 
 DRAIN_PERIOD = 0.02          # s: sensor queues drained (and the wrench compensated) at 50 Hz
+# s: ... at 4 Hz while nothing takes every sample (no goal, monitor off, no compensated wrench asked for). Each drain
+# woke the executor and rebuilt its wait set, and with its fixed work (the batch's arrays, the publishers' watch, the
+# clock) that was about half of the idle node's 10 % of a core (py-spy, `make demo`'s cell). 125 joint states wait
+# in the 1000-deep queue (sensor_inbox.INBOX_QOS), the last one taken is at most this old (a goal's start drains
+# first), and a goal, the monitor or a subscriber to the compensated wrench puts the 50 Hz back at once or at the
+# next drain.
+IDLE_DRAIN_PERIOD = 0.25
 CLOCK_WATCH_PERIOD = 0.1     # s (steady): how often simulated time is checked for having stopped
 # The compensated wrench leaves in bursts of one drain period (10 samples at 500 Hz): a history of the
 # sensor-data depth (5) would drop half of each. Subscribers that want every sample need a depth of
@@ -124,7 +132,9 @@ class PayloadEstimator(Node):
         self.joint_states = JointStateWatch(self.inbox, self.now, params.stale_timeout, self._on_joint_states)
         self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory, 10,
                                  callback_group=sensors)
-        self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
+        self._drain_timer = self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
+        self._drain_period = DRAIN_PERIOD
+        self._publishing_wrench = False
         # The drain above runs on the node's time: on simulated time it stops with /clock, so a clock whose owner died
         # is watched on the steady clock.
         self._clock_stall = ClockStall(self.now, self._on_simulated_time)
@@ -286,12 +296,27 @@ class PayloadEstimator(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _drain(self) -> None:
-        """50 Hz: take the queued joint states and wrenches; feed the goal's buffers or the monitor; compensate
-        the wrench."""
+        """50 Hz (4 Hz idle: pace_drain): take the queued joint states and wrenches; feed the goal's buffers or the
+        monitor; compensate the wrench."""
+        self._drain_sensors()
+        self.pace_drain()
+
+    def pace_drain(self) -> None:
+        """The drain timer at DRAIN_PERIOD while a goal, the monitor or the compensated wrench takes every sample,
+        else at IDLE_DRAIN_PERIOD; restarted when it changes, so that a goal accepted now is drained from now on."""
+        period = (DRAIN_PERIOD if self.identify.busy or self.monitor.on or self._publishing_wrench
+                  else IDLE_DRAIN_PERIOD)
+        if period != self._drain_period:
+            self._drain_period = period
+            self._drain_timer.timer_period_ns = round(period * 1e9)
+            self._drain_timer.reset()
+
+    def _drain_sensors(self) -> None:
         self.joint_states.drain()
         latest = self.joint_states.latest
         self.monitor.check_input(self.now(), None if latest is None else latest.stamp)
         publish = self.compensation.params is not None and self.pub_wrench.get_subscription_count() > 0
+        self._publishing_wrench = publish
         self.inbox.want_wrench(self.identify.collecting or publish)
         wr = self.inbox.drain_wrenches()
         if wr is None:
