@@ -13,8 +13,8 @@ smoothed gap there is 1.6 N·m at 10 mrad/s and 0.8 N·m at 15. The simulator wi
 is, the place is named `placed` at 9.55 s; as is, the window's fit moves an unobservable moment to take the pan's rows
 and is called a contact on wrist 2's single trusted row (16.4 per row).
 
-Only in motion (PayloadMonitor's `moving`): at rest the measured speed is the encoder's noise (about 1 mrad/s against ε),
-u swings by N·m while the friction does not (stiction), and the level learnt at rest holds the residual's spread there.
+Only in motion (PayloadMonitor's `moving`): at rest the measured speed is the encoder's noise (about 1 mrad/s against
+ε), u swings by N·m while the friction does not (stiction), and the level learnt at rest holds the residual's spread.
 The verdict (detect.classify) whitens each row by this variance added to the level: rows where the law cannot be
 trusted weigh less, never more, and the alarm is not changed.
 """
