@@ -53,13 +53,20 @@ class FrictionSignDoubt:
         (ū ← e^{−KΔt} ū + (1 − e^{−KΔt}) u: a bound on the low-passed error), kept where the robot moved, 0 at rest."""
         if self.sharp is None:
             return
-        params = self.robot.friction_params
-        u = np.abs(self.sharp.torque(params, qd) - self.robot.friction_torque(qd))
-        for k, t_k in enumerate(np.asarray(t, dtype=float).tolist()):
-            a = np.exp(-self.gain * (t_k - self._t_last)) if self._t_last is not None else np.zeros_like(self.gain)
-            self._filtered = a * self._filtered + (1.0 - a) * u[k]
-            self._t_last = t_k
-            self._kept.append((t_k, self._filtered * float(moving[k])))
+        t = np.asarray(t, dtype=float)
+        u = np.abs(self.sharp.torque(self.robot.friction_params, qd) - self.robot.friction_torque(qd))
+        dt = np.diff(t, prepend=t[0] if self._t_last is None else self._t_last)
+        keep = np.exp(-self.gain[None, :] * dt[:, None])
+        if self._t_last is None:
+            keep[0] = 0.0            # the first sample after a (re)start: the filter starts at it
+        ubar = np.empty_like(u)
+        f = self._filtered
+        for k in range(t.size):
+            f = keep[k] * f + (1.0 - keep[k]) * u[k]
+            ubar[k] = f
+        self._filtered = f
+        self._t_last = float(t[-1])
+        self._kept.extend(zip(t.tolist(), ubar * np.asarray(moving, dtype=float)[:, None]))
         while self._kept and self._kept[0][0] < self._t_last - self.kept_s:
             self._kept.popleft()
 
