@@ -15,7 +15,9 @@ def _steady(robot, speed: float, moving: float, seconds: float = 0.2) -> np.ndar
     doubt = FrictionSignDoubt(robot, GAIN, 1.0)
     t = np.arange(int(seconds * 500)) * 0.002
     doubt.update(t, np.full((t.size, 6), speed), np.full(t.size, moving))
-    return np.sqrt(doubt.variance(t[-1:])[0])
+    var = doubt.variance(t[-1:])
+    assert var is not None
+    return np.sqrt(var[0])
 
 
 def test_the_bound_is_the_laws_sharp_less_smoothed_gap_in_motion_and_nothing_at_rest(ur10_cell_robot):
@@ -51,6 +53,6 @@ def test_rows_not_kept_weigh_as_before(ur10_cell_robot):
     t = np.arange(200) * 0.002
     doubt.update(t, np.full((t.size, 6), 0.008), np.ones(t.size))
     var = doubt.variance(np.array([t[0], t[-1]]))
-    assert np.all(var[0] == 0.0) and np.all(var[1] > 0.0)
+    assert var is not None and np.all(var[0] == 0.0) and np.all(var[1] > 0.0)
     doubt.reset()
     assert np.all(doubt.variance(t[-1:]) == 0.0)
