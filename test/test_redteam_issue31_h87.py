@@ -14,7 +14,7 @@ import pytest
 from test_monitor_task_motion import FRAME, HOME, Task
 
 from payload_id_core.cli.monitor import event_dict, undecided_dict
-from payload_id_core.monitor import EventKind, PayloadMonitor
+from payload_id_core.monitor import EventKind, MonitorSettings, PayloadMonitor
 
 pytestmark = pytest.mark.slow
 PART = 3.0
@@ -42,11 +42,11 @@ def _unwatched_pick(model, seed: int, lead: float, gap: float):
     return task, t_pick + lead, t_pick + lead + gap
 
 
-def _watch(task: Task, robot, t_off: float, t_on: float, switched_off: bool):
+def _watch(task: Task, robot, t_off: float, t_on: float, switched_off: bool, settings=None):
     """The task's events, fed in 20 ms blocks; from t_off to t_on no samples, the monitor suspended first (the toggle)
     or not (joint states stopped: the monitor pauses on the gap)."""
     t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
-    monitor = PayloadMonitor(task.model, robot, FRAME)
+    monitor = PayloadMonitor(task.model, robot, FRAME, settings=settings)
     events, suspended = [], False
     for k in range(0, t.size, 10):
         if t_off <= t[k] < t_on:
@@ -253,9 +253,9 @@ def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: f
     return task
 
 
-def _one_pick_and_one_place(model, robot, seed, mass, hold, move_s):
+def _one_pick_and_one_place(model, robot, seed, mass, hold, move_s, settings=None):
     task = _heavy_into_fast_moves(model, seed, mass, hold, move_s)
-    events = _watch(task, robot, np.inf, np.inf, False)
+    events = _watch(task, robot, np.inf, np.inf, False, settings)
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
     for e, (t_true, _, _) in zip(events, task.truth):
         assert e.t_change_located and abs(e.t_change - t_true) < 0.1, (e, t_true)
@@ -263,7 +263,21 @@ def _one_pick_and_one_place(model, robot, seed, mass, hold, move_s):
     return events
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "5 kg placed at rest as a fast move begins (9.55 s): a `contact` ('persistent but not a load on the flange (joint "
+    "5 misfit 16.4 per row)'), then `placed` −5.005 ± 0.071 kg not located within [9.450, 12.344] s. Cause, measured "
+    "(h182): the pan joint at 8-20 mrad/s (0.103 of the fastest joint's speed, trusted) reads −1.5 to −0.4 N·m against "
+    "the true payload from 9.62 s, the friction law's sign smoothing (tanh(v/0.01) against the drive's sharper sign; "
+    "the true Δφ leaves 11.2 per row there); the fit takes it by an unobservable moment, which wrist 2's one trusted "
+    "row refutes. MonitorSettings.friction_sign_doubt names it (test below) and is off: on the real UR10e's 14harm "
+    "loaded run it fitted a strike at 1937.36 s as a load (4.22 kg carried at the end, not determined, for 2.81)"))
 def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place(cell):
+    """The default path (friction_sign_doubt off): today a `contact` at the place, then `placed` not located."""
+    model, robot = cell
+    _one_pick_and_one_place(model, robot, 0, 5.0, 0.2291, 0.8802)
+
+
+def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place_with_the_sign_doubt(cell):
     """5 kg picked at rest, carried through four fast moves (0.88 s, up to 0.6 rad per joint), placed at rest as the
     next move begins (9.55 s). Before (h87's strict xfail): the place a `contact` ('persistent but not a load on the
     flange (joint 5 misfit 16.4 per row)'), then `placed` −5.005 ± 0.071 kg not located within [9.450, 12.344] s.
@@ -272,10 +286,10 @@ def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place(cell):
     11.2 per row there): the friction law's sign smoothing (tanh(v/0.01) against the drive's sharper one; the
     simulator with its sign smoothed as the law's names the place). The window's fit moved an unobservable moment
     (−0.52 kg·m on x for −0.05) to take those rows, which wrist 2's one trusted row (the anchor's next) refuted. Now
-    the verdict weighs each row in motion by the law's sharp-less-smoothed gap (monitor.sign_doubt): `placed` −5.023
-    ± 0.077 kg at 9.550 s, located, misfit 0.12 per row."""
+    the verdict weighs each row in motion by the law's sharp-less-smoothed gap (monitor.sign_doubt; opt-in,
+    MonitorSettings.friction_sign_doubt): `placed` −5.023 ± 0.077 kg at 9.550 s, located, misfit 0.12 per row."""
     model, robot = cell
-    _one_pick_and_one_place(model, robot, 0, 5.0, 0.2291, 0.8802)
+    _one_pick_and_one_place(model, robot, 0, 5.0, 0.2291, 0.8802, MonitorSettings(friction_sign_doubt=True))
 
 
 @pytest.mark.xfail(strict=True, reason=(

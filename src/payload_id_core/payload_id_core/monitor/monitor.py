@@ -427,7 +427,8 @@ class PayloadMonitor:
         self._dt = dt
         self.refiner.rho = float(np.exp(-np.mean(self.gain) * dt * self.s.refine_stride))
         trusted, moving_until = self._trusted_run(t, qd)
-        self.sign_doubt.update(t, qd, (t < np.asarray(moving_until)).astype(float))
+        if self.s.friction_sign_doubt:
+            self.sign_doubt.update(t, qd, (t < np.asarray(moving_until)).astype(float))
         for k, t_k in enumerate(t.tolist()):
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
@@ -875,7 +876,7 @@ class PayloadMonitor:
         args = (t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]), w["t_alarm"],
                 self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                 float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
-        row_var = self.sign_doubt.variance(t)
+        row_var = self.sign_doubt.variance(t) if self.s.friction_sign_doubt else None
         verdict = classify(*args, row_var=row_var)
         if verdict.decay_unseen and self._takes_back_pending(verdict, float(t[0])):
             # A load fitted where the decay was not seen that puts back what a change pending for less than `persist_s`
