@@ -14,7 +14,7 @@ import pytest
 from test_monitor_task_motion import FRAME, HOME, Task
 
 from payload_id_core.cli.monitor import event_dict, undecided_dict
-from payload_id_core.monitor import EventKind, PayloadMonitor
+from payload_id_core.monitor import EventKind, MonitorSettings, PayloadMonitor
 
 pytestmark = pytest.mark.slow
 PART = 3.0
@@ -42,11 +42,11 @@ def _unwatched_pick(model, seed: int, lead: float, gap: float):
     return task, t_pick + lead, t_pick + lead + gap
 
 
-def _watch(task: Task, robot, t_off: float, t_on: float, switched_off: bool):
+def _watch(task: Task, robot, t_off: float, t_on: float, switched_off: bool, settings=None):
     """The task's events, fed in 20 ms blocks; from t_off to t_on no samples, the monitor suspended first (the toggle)
     or not (joint states stopped: the monitor pauses on the gap)."""
     t, q, qd, tau = (np.concatenate([getattr(p, k) for p in task.parts]) for k in ("t", "q", "qd", "tau"))
-    monitor = PayloadMonitor(task.model, robot, FRAME)
+    monitor = PayloadMonitor(task.model, robot, FRAME, settings=settings)
     events, suspended = [], False
     for k in range(0, t.size, 10):
         if t_off <= t[k] < t_on:
@@ -253,28 +253,61 @@ def _heavy_into_fast_moves(model, seed: int, mass: float, hold: float, move_s: f
     return task
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a heavy part carried into fast moves (5-10 kg, 0.67-0.88 s point-to-point moves of up to 0.6 rad per joint) "
-    "raises `contact` events nobody made: 10 kg, a window in the carry fitted a load at 7.25 s, 2.2 s after the pick, "
-    "then 'not confirmed' (a contact); 5 kg, the place at rest at 9.55 s called a contact ('persistent but not a load "
-    "on the flange (joint 5 misfit 16.4 per row)'), named `placed` 2.8 s later, not located. 10 kg: the carried "
-    "load's gear friction, which the residual does not expect (expecting it passes this case, h103, h117; design.md "
-    "says what else it broke). 5 kg: not the load (h117): against the true payload wrist 2's residual is 0.6-0.7 N·m "
-    "from 9.66 s, the joint starting the next move at 4-9 mrad/s, against its level of 0.15 N·m, while the part's "
-    "inertia share there is at most 0.08 N·m (an inertia prior 3× wider still leaves 12.9 per row) and its gear "
-    "friction 0.07 N·m: the unloaded friction law's error where a joint starts slowly"))
-@pytest.mark.parametrize(("seed", "mass", "hold", "move_s"), [(0, 5.0, 0.2291, 0.8802), (2, 10.0, 0.1591, 0.6693)],
-                         ids=["5kg", "10kg"])
-def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell, seed, mass, hold, move_s):
-    """Today: 5 kg: `picked` +4.993 ± 0.027 kg, the place at 9.55 s a `contact`, then `placed` −5.005 ± 0.025 kg not
-    located within [9.450, 12.344] s (the span holds it; ~/payload suspect meanwhile); 10 kg: `picked` +9.951 ± 0.050
-    kg, a `contact` at 7.25 s in the carry, `placed` −10.143 ± 0.082 kg at 8.640 s."""
-    model, robot = cell
+def _one_pick_and_one_place(model, robot, seed, mass, hold, move_s, settings=None):
     task = _heavy_into_fast_moves(model, seed, mass, hold, move_s)
-    events = _watch(task, robot, np.inf, np.inf, False)
+    events = _watch(task, robot, np.inf, np.inf, False, settings)
     assert [e.kind for e in events] == [EventKind.PICKED, EventKind.PLACED], events
     for e, (t_true, _, _) in zip(events, task.truth):
-        assert abs(e.t_change - t_true) < 0.1 and abs(abs(e.delta_mass) - mass) <= 3 * e.delta_mass_std + 0.01 * mass
+        assert e.t_change_located and abs(e.t_change - t_true) < 0.1, (e, t_true)
+        assert abs(abs(e.delta_mass) - mass) <= 3 * e.delta_mass_std + 0.01 * mass, (e, mass)
+    return events
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "5 kg placed at rest as a fast move begins (9.55 s): a `contact` ('persistent but not a load on the flange (joint "
+    "5 misfit 16.4 per row)'), then `placed` −5.005 ± 0.071 kg not located within [9.450, 12.344] s. Cause, measured "
+    "(h182): the pan joint at 8-20 mrad/s (0.103 of the fastest joint's speed, trusted) reads −1.5 to −0.4 N·m against "
+    "the true payload from 9.62 s, the friction law's sign smoothing (tanh(v/0.01) against the drive's sharper sign; "
+    "the true Δφ leaves 11.2 per row there); the fit takes it by an unobservable moment, which wrist 2's one trusted "
+    "row refutes. MonitorSettings.friction_sign_doubt names it (test below) and is off: on the real UR10e's 14harm "
+    "loaded run it fitted a strike at 1937.36 s as a load (4.22 kg carried at the end, not determined, for 2.81)"))
+def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place(cell):
+    """The default path (friction_sign_doubt off): today a `contact` at the place, then `placed` not located."""
+    model, robot = cell
+    _one_pick_and_one_place(model, robot, 0, 5.0, 0.2291, 0.8802)
+
+
+def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place_with_the_sign_doubt(cell):
+    """5 kg picked at rest, carried through four fast moves (0.88 s, up to 0.6 rad per joint), placed at rest as the
+    next move begins (9.55 s). Before (h87's strict xfail): the place a `contact` ('persistent but not a load on the
+    flange (joint 5 misfit 16.4 per row)'), then `placed` −5.005 ± 0.071 kg not located within [9.450, 12.344] s.
+    Cause: the pan joint starts at 8-20 mrad/s (0.103 of the fastest joint's speed, so trusted) and its residual
+    against the true payload is −1.5 to −0.4 N·m from 9.62 s against its level of 0.55 N·m (the true change leaves
+    11.2 per row there): the friction law's sign smoothing (tanh(v/0.01) against the drive's sharper one; the
+    simulator with its sign smoothed as the law's names the place). The window's fit moved an unobservable moment
+    (−0.52 kg·m on x for −0.05) to take those rows, which wrist 2's one trusted row (the anchor's next) refuted. Now
+    the verdict weighs each row in motion by the law's sharp-less-smoothed gap (monitor.sign_doubt; opt-in,
+    MonitorSettings.friction_sign_doubt): `placed` −5.023 ± 0.077 kg at 9.550 s, located, misfit 0.12 per row."""
+    model, robot = cell
+    _one_pick_and_one_place(model, robot, 0, 5.0, 0.2291, 0.8802, MonitorSettings(friction_sign_doubt=True))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "10 kg carried into fast moves (0.67 s point-to-point, up to 0.6 rad per joint): a window in the carry at 7.254 s"
+    " (alarm 7.388, 2.2 s after the pick) fits `placed` −0.335 kg, and the motion refutes it: a `contact` ('a push "
+    "held through the motion, push over load by 264'). Cause, measured (h182): the part's own gear friction. At the "
+    "alarm the lift joint's residual against the TRUE payload is 6.1-6.7 N·m (8.7 at 7.39 s) against an allowance of "
+    "4.02 N·m (2σ; the carried payload's F Σ Fᵀ is 0.65 N·m of it, and the residual against the carried fit is "
+    "smaller, 5.4-7.6: not the estimate's error); of it μ L₀ (the simulator's μ 0.02 times the part's filtered |τ_b| "
+    "− |τ_a|) is 3.5-3.8 N·m. A CUSUM with the monitor's allowance on the true-payload residual alarms at 7.370 s; "
+    "less μ L₀ it peaks at 5.2 of 12 and never alarms. The simulator with μ = 0 gives `picked` +9.94 / `placed` −9.95"
+    " kg and nothing else. Expecting μ L₀ in the alarm (h67, h83, h103, h117; h150's opt-in load_friction_veto) "
+    "passes this case and moved bench/monitor.py's pushed-task figures each time (design.md)"))
+def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell):
+    """Today: 10 kg: `picked` +9.951 ± 0.083 kg, a `contact` at 7.254 s in the carry, `placed` −10.146 ± 0.105 kg at
+    8.640 s."""
+    model, robot = cell
+    _one_pick_and_one_place(model, robot, 2, 10.0, 0.1591, 0.6693)
 
 
 def test_a_light_place_then_a_heavy_pick_a_second_later_is_not_one_net_pick(cell):

@@ -24,7 +24,8 @@ goal's partial estimate too, flagged `partial`) is written to `result_path` with
 (ft.yaml format) and read back at start, so compensation survives a restart (payload_id_core.payload.result_file).
 
 CPU: the 500 Hz joint states and wrenches are not executor callbacks; a 50 Hz timer drains them
-in batches (sensor_inbox), and the goal thread feeds the online method block-wise (update_batch).
+in batches (sensor_inbox), 4 Hz while nothing takes every sample (sensor_timers), and the goal thread feeds
+the online method block-wise (update_batch).
 Joint states count as stale by the time their last one was taken; the goal thread drains the queue
 itself before it says so, and a goal waits for a live sample first (joint_state_watch.py).
 """
@@ -32,11 +33,10 @@ itself before it says so, and a goal waits for a live sample first (joint_state_
 from __future__ import annotations
 
 import numpy as np
-from geometry_msgs.msg import WrenchStamped
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
@@ -52,6 +52,7 @@ from payload_id_core.payload import (
     KnownMassLimit,
     MonitorCarried,
     ResultUnreadable,
+    SavedResult,
     goal_options,
     goal_prior,
     read_result,
@@ -64,6 +65,7 @@ from payload_id_msgs.action import Identify
 from payload_id_msgs.msg import PayloadEstimate as PayloadEstimateMsg
 from payload_id_ros import conversions as conv
 from payload_id_ros.action_thread import threaded
+from payload_id_ros.compensated_wrench import CompensatedWrenchOutput
 from payload_id_ros.controller_payload import ControllerPayload
 from payload_id_ros.estimator_parameters import EstimatorParameters
 from payload_id_ros.identify_action import IdentifyAction
@@ -73,14 +75,10 @@ from payload_id_ros.node_main import run_node
 from payload_id_ros.parameters import declare_parameters
 from payload_id_ros.player_client import ExcitationPlayerClient
 from payload_id_ros.sensor_inbox import JointStateBatch, SensorInbox
+from payload_id_ros.sensor_timers import SensorTimers
 
 __all__ = ["EstimatorParameters", "PayloadEstimator", "main"]   # the parameter table: estimator_parameters.py
 
-DRAIN_PERIOD = 0.02          # s: sensor queues drained (and the wrench compensated) at 50 Hz
-# The compensated wrench leaves in bursts of one drain period (10 samples at 500 Hz): a history of the
-# sensor-data depth (5) would drop half of each. Subscribers that want every sample need a depth of
-# >= 2 bursts too (rviz, which draws only the newest, does not).
-WRENCH_OUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
 
@@ -108,11 +106,7 @@ class PayloadEstimator(Node):
         self._load_robot()
 
         self.estimate: PayloadEstimate | None = None
-        self._saved_tare: tuple[float, float] | None = None    # a saved monitor re-estimate's, for the monitor
-        self._saved_unloaded: dict | None = None    # and the unloaded robot's friction saved with it
-        self._saved_unconfirmed = ""                # and why its payload was not confirmed yet ('' : it was)
-        self._saved_watched_until: float | None = None   # and the last joint-state stamp its monitor had seen
-        self._saved_carried: MonitorCarried | None = None   # and its covariance beyond the published one
+        self._saved: SavedResult | None = None     # the result started on: its monitor state, for the first monitor
         self.compensation = CompensationStream(self.model, params.sensor_frame, params.use_wrench_inertia)
         sensors = MutuallyExclusiveCallbackGroup()
         # Samples stamped further ahead than stale_timeout are a clock jump: dropped (a lag is judged per goal).
@@ -121,10 +115,10 @@ class PayloadEstimator(Node):
         self.joint_states = JointStateWatch(self.inbox, self.now, params.stale_timeout, self._on_joint_states)
         self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory, 10,
                                  callback_group=sensors)
-        self.create_timer(DRAIN_PERIOD, self._drain, callback_group=sensors)
+        self.sensor_timers = SensorTimers(self, self.now, self._drain, self._on_clock_stalled, sensors)
         self.pub_payload = self.create_publisher(PayloadEstimateMsg, "~/payload", LATCHED)
         self.pub_markers = self.create_publisher(MarkerArray, "~/markers", LATCHED)
-        self.pub_wrench = self.create_publisher(WrenchStamped, "~/wrench_compensated", WRENCH_OUT_QOS)
+        self.wrench_out = CompensatedWrenchOutput(self, self.compensation)
         self.controller = ControllerPayload(self, self.model, self.frame, params.controller_settings)
         self.monitor = MonitorMode(self, self._new_live_monitor, self._monitor_refusal, lambda: self.estimate,
                                    self.set_estimate, self.controller if params.monitor_apply_to_controller else None,
@@ -220,11 +214,7 @@ class PayloadEstimator(Node):
         if saved.ft_params is not None:
             self.compensation.restore(saved.ft_params)
         self.set_estimate(saved.estimate, ft_params=saved.ft_params)
-        self._saved_tare = saved.monitor_tare
-        self._saved_unloaded = saved.monitor_unloaded
-        self._saved_unconfirmed = saved.monitor_unconfirmed
-        self._saved_watched_until = saved.monitor_watched_until
-        self._saved_carried = saved.monitor_carried
+        self._saved = saved
         kind = " (partial: a cancelled identification)" if saved.partial else ""
         if saved.monitor_tare is not None:
             kind = " (the payload monitor's re-estimate: the monitor goes on from it)"
@@ -278,22 +268,32 @@ class PayloadEstimator(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _drain(self) -> None:
-        """50 Hz: take the queued joint states and wrenches; feed the goal's buffers or the monitor; compensate
-        the wrench."""
+        """50 Hz (4 Hz idle: pace_drain): take the queued joint states and wrenches; feed the goal's buffers or the
+        monitor; compensate the wrench."""
         self.joint_states.drain()
         latest = self.joint_states.latest
         self.monitor.check_input(self.now(), None if latest is None else latest.stamp)
-        publish = self.compensation.params is not None and self.pub_wrench.get_subscription_count() > 0
-        self.inbox.want_wrench(self.identify.collecting or publish)
+        self.inbox.want_wrench(self.identify.collecting or self.wrench_out.want())
         wr = self.inbox.drain_wrenches()
-        if wr is None:
-            return
-        self.compensation.hear_sensor(self.inbox.wrench_frame or "")
-        self.identify.collect_wrenches(wr)
-        if publish:
-            out = self.compensation.compensate(*wr)
-            for msg in [] if out is None else conv.wrench_msgs(out.t, out.frame, out.wrench):
-                self.pub_wrench.publish(msg)
+        if wr is not None:
+            self.compensation.hear_sensor(self.inbox.wrench_frame or "")
+            self.identify.collect_wrenches(wr)
+            self.wrench_out.publish(wr)
+        self.pace_drain()
+
+    def pace_drain(self) -> None:
+        """The drain at 50 Hz while a goal, the monitor or the compensated wrench takes every sample, else 4 Hz
+        (SensorTimers.pace)."""
+        self.sensor_timers.pace(self.identify.busy or self.monitor.on or self.wrench_out.wanted)
+
+    def _on_clock_stalled(self, stalled: float) -> None:
+        """Steady 10 Hz while simulated time stands (SensorTimers): the monitor says so."""
+        # The samples that came after the drain timer's last run would wait in the inbox for the clock to move
+        # again, and a restarted simulator's first samples would be drained with them, one batch from two
+        # publishers: the monitor paused for a second driver (seen under load, h186).
+        self.joint_states.drain()
+        latest = self.joint_states.latest
+        self.monitor.check_clock(stalled, None if latest is None else latest.stamp)
 
     def _on_joint_states(self, js: JointStateBatch) -> None:
         """Each batch drained (JointStateWatch.drain): placed in time for compensation, then a goal's or the
@@ -331,11 +331,9 @@ class PayloadEstimator(Node):
         live = LiveMonitor(self.model, self.robot, self.frame, self.gains, self.params.rated_payload_kg,
                            self.params.stale_timeout, self.prior, publisher_silence_s=0.0)
         # The saved monitor re-estimate's tare goes with the estimate it was saved with (the node's at start).
-        live.saved_tare, self._saved_tare = self._saved_tare, None
-        live.saved_unloaded, self._saved_unloaded = self._saved_unloaded, None
-        live.saved_unconfirmed, self._saved_unconfirmed = self._saved_unconfirmed, ""
-        live.saved_watched_until, self._saved_watched_until = self._saved_watched_until, None
-        live.saved_carried, self._saved_carried = self._saved_carried, None
+        if self._saved is not None:
+            live.carry_on_from(self._saved)
+            self._saved = None
         return live
 
 

@@ -214,7 +214,8 @@ class Verdict:
 def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: np.ndarray, level: np.ndarray,
              mass_now: float, t_change: float, t_alarm: float, settings: DetectorSettings,
              correlation: float = 1.0, mass_now_std: float = 0.0, weights: np.ndarray | None = None,
-             allowance: np.ndarray | None = None, judge_unseen: bool = True) -> Verdict:
+             allowance: np.ndarray | None = None, judge_unseen: bool = True,
+             row_var: np.ndarray | None = None) -> Verdict:
     """The verdict on the window after an alarm (see the module docstring for the rules, in order).
 
     A, b: transient_free_rows over the window; r: the residual itself (for the transient test); σ: the
@@ -224,6 +225,8 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     joint the monitor does not trust then, PayloadMonitor._trusted); allowance (n,) N·m: the CUSUM's per-sample
     allowance when it alarmed (ν σ), which the residual at the change is judged against when no load is left;
     judge_unseen False: the decay is read on every joint at the window's end, trusted or not (as before h105).
+    row_var (N, n) N·m²: what the robot model may be off by on each row beyond the level (sign_doubt: the friction law
+    where a joint moves slowly), added to each row's whitening: such rows weigh less in the fit and its misfit.
     """
     s = settings
     t_v = float(t[-1])
@@ -255,9 +258,10 @@ def classify(t: np.ndarray, A: np.ndarray, b: np.ndarray, r: np.ndarray, sigma: 
     # The residual's own level, plus a share of the change itself: on a robot whose torques are known to a
     # few mN·m, 0.1 s of fit with the inertia held near zero leaves more than the noise for a real load.
     counted = np.maximum(np.sum(w, axis=0), 1.0)
-    scale = np.sqrt(level + (s.misfit_share * np.sqrt(np.sum(w * b**2, axis=0) / counted)) ** 2)
-    Aw = (w[:, :, None] * A / scale[None, :, None]).reshape(-1, 10)
-    bw = (w * b / scale[None, :]).reshape(-1)
+    spread = level + (s.misfit_share * np.sqrt(np.sum(w * b**2, axis=0) / counted)) ** 2
+    scale = np.sqrt(spread[None, :] + (0.0 if row_var is None else row_var))      # (N, n) or (1, n)
+    Aw = (w[:, :, None] * A / scale[:, :, None]).reshape(-1, 10)
+    bw = (w * b / scale).reshape(-1)
     G = Aw.T @ Aw + _prior_weight(s)
     x = np.linalg.solve(G, Aw.T @ bw)
     misfit = float(np.sum((bw - Aw @ x) ** 2) / max(float(np.sum(w)), 1.0))

@@ -34,7 +34,7 @@ from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.mass_limit import monitor_max_mass
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
-from payload_id_core.payload.result_file import MonitorCarried
+from payload_id_core.payload.result_file import MonitorCarried, SavedResult
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id.result import RobotIdentification
 
@@ -150,6 +150,13 @@ class LiveMonitor:
         # while it lives (PayloadMonitor.stop_watching: its state published not watched meanwhile, restored on resume).
         self.other = OtherPublisher(publisher_silence_s)
         self._paused_for_other = False
+
+    def carry_on_from(self, saved: SavedResult) -> None:
+        """The result file the node started on (payload.result_file): the first monitor built goes on from its
+        monitor re-estimate's state (all None / '' for a goal's result)."""
+        self.saved_tare, self.saved_unloaded = saved.monitor_tare, saved.monitor_unloaded
+        self.saved_unconfirmed, self.saved_watched_until = saved.monitor_unconfirmed, saved.monitor_watched_until
+        self.saved_carried = saved.monitor_carried
 
     def restart(self) -> None:
         """After a goal: the next batch starts a new monitor on the goal's estimate (nothing of the old kept)."""
@@ -342,4 +349,16 @@ class LiveMonitor:
             return ""
         self._silent = True
         return (f"monitor paused: no joint states for {age:.2f} s; it restarts on the next good sample, "
+                "no event meanwhile")
+
+    def clock_stopped(self, stalled_s: float) -> str:
+        """Why the monitor hears nothing on simulated time whose clock stopped, once per silence ('' otherwise): the
+        node's time has not moved for more than stale_timeout of wall time (`stalled_s`). `silence` cannot say it: it
+        is judged on that time, and the node's timers run on it too, so when the clock's owner (a simulator) dies
+        they stop with it and the monitor would say nothing at all."""
+        if self._silent or stalled_s <= self.stale_timeout:
+            return ""
+        self._silent = True
+        return (f"monitor paused: the simulated clock has not moved for {stalled_s:.2f} s of wall time (its owner, "
+                "the simulator, stopped or died), so no joint state arrives; it restarts on the next good sample, "
                 "no event meanwhile")

@@ -52,11 +52,13 @@ from payload_id_core.monitor.observer import (
     MomentumFilter,
     MomentumObserver,
     ObserverModel,
+    small_median,
 )
 from payload_id_core.monitor.publication import ComRepublication
 from payload_id_core.monitor.reestimate_judge import ReestimateJudge
 from payload_id_core.monitor.refine import PayloadRefiner, Refined
 from payload_id_core.monitor.settings import MonitorSettings, model_mass_std
+from payload_id_core.monitor.sign_doubt import FrictionSignDoubt
 from payload_id_core.monitor.since_change import AlarmReference, since_change_fit
 from payload_id_core.monitor.state import MonitorUpdate, PayloadState, Undecided
 from payload_id_core.monitor.steps import possible_step, split_steps, two_steps
@@ -187,6 +189,9 @@ class PayloadMonitor:
         self._determined_when_watched = True         # state.determined before stop_watching (resume_watching)
         # The alarm's floor in motion and at rest as the samples came (_step): HISTORY_S of it, and FLOOR_RECORD_S
         self.alarm_floor = AlarmFloor(HISTORY_S, FLOOR_RECORD_S, CHANGE_LOOKBACK_S)
+        # The friction law's error bound where a joint moves slowly (its sign's smoothing), for the verdict's rows: kept
+        # as long as a window can reach back (the history) and forward (its decision time).
+        self.sign_doubt = FrictionSignDoubt(robot, self.gain, HISTORY_S + 2.0 * self.s.detector.confirm_s)
         # Right after a change, the fit of the rows since it that the alarm tests the residual against
         # (since_change.AlarmReference; _refresh_alarm_reference), and when it was last refreshed
         self._alarm_ref: AlarmReference | None = None
@@ -256,6 +261,7 @@ class PayloadMonitor:
         self._window = None
         self._undo = None
         self._history.clear()
+        self.sign_doubt.reset()
         self._levels.clear()
         self._t_last = None
         self._anchor = None        # the observers restart from zero: r₀ = F φ holds from the next sample
@@ -505,10 +511,12 @@ class PayloadMonitor:
                 # Judged against the payload settled before the change being re-estimated (the state itself when none
                 # is: a restart mid-change, carry_on_from_part, restores that change and its payload before).
                 self.load_or_push.restart(self.change.before.phi, float(t[0]))
-        dt = float(np.median(np.diff(t))) if t.size > 1 else 0.002
+        dt = small_median(np.diff(t)) if t.size > 1 else 0.002
         self._dt = dt
         self.refiner.rho = float(np.exp(-np.mean(self.gain) * dt * self.s.refine_stride))
         trusted, moving_until = self._trusted_run(t, qd)
+        if self.s.friction_sign_doubt:
+            self.sign_doubt.update(t, qd, (t < np.asarray(moving_until)).astype(float))
         for k, t_k in enumerate(t.tolist()):
             self._moving_until = moving_until[k]      # as _trusted leaves it after sample k
             self._step(t_k, F[k], r0[k], L[k], trusted[k], out, G[k])
@@ -959,13 +967,14 @@ class PayloadMonitor:
         args = (t, A, b, r, self.sigma, w["level"], float(self.state.phi[0]), float(t[0]), w["t_alarm"],
                 self.s.detector, ar1_factor(self.gain, float(np.median(np.diff(t)))),
                 float(np.sqrt(max(self.state.cov[0, 0], 0.0))), W, w["allowance"])
-        verdict = classify(*args)
+        row_var = self.sign_doubt.variance(t) if self.s.friction_sign_doubt else None
+        verdict = classify(*args, row_var=row_var)
         if verdict.decay_unseen and self._takes_back_pending(verdict, float(t[0])):
             # A load fitted where the decay was not seen that puts back what a change pending for less than `persist_s`
             # put on: what a push released looks like (a pick does not come back within a second). Read as before, on
             # every joint: a real strike on the UR10e's 3rd link (+1.04 kg fitted at 54.08 s, −1.39 kg at 54.67 s, its
             # joint untrusted before it decayed) was otherwise no contact at all.
-            verdict = classify(*args, judge_unseen=False)
+            verdict = classify(*args, judge_unseen=False, row_var=row_var)
         self.cusum.reset(float(t[-1]))
         dated, unlocated = self._unwatched_change(float(t[k_c]), float(w["t_alarm"]))
         if verdict.event is not None and unlocated:

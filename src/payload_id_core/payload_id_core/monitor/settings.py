@@ -68,4 +68,9 @@ class MonitorSettings:
     # picks and places fewer (a 4.58 kg pick refuted as a push by 102 against 100, 65 without it), finds 2 of 88
     # pushes fewer on seed 7, and names a place on seed 7 6.6 s after it came, said located.
     load_friction_veto: bool = False
+    # The verdict whitens each row in motion by the friction law's sign-smoothing gap as well (sign_doubt). Off: it
+    # names h87's 5 kg place as a fast move begins, but on the real UR10e's 14harm loaded run a strike at 1937.36 s
+    # (main: a contact, joint 1 misfit 9.5 per row) was then fitted as a load and the run ended carrying 4.22 kg not
+    # determined for 2.81 (test_redteam_h143; design.md, h182).
+    friction_sign_doubt: bool = False
 

@@ -18,7 +18,7 @@ _EXPORTS = {
     "online": ["ConvergenceRule", "OnlinePayloadEstimator"],
     "options": ["PayloadOptions"],
     "priors": ["PayloadPrior"],
-    "result_file": ["MonitorCarried", "ResultUnreadable", "read_result", "write_result"],
+    "result_file": ["MonitorCarried", "ResultUnreadable", "SavedResult", "read_result", "write_result"],
     "session": ["IdentificationRun", "goal_options", "goal_prior"],
 }
 __all__ = sorted(name for names in _EXPORTS.values() for name in names)
@@ -31,7 +31,13 @@ if TYPE_CHECKING:  # the same names, for type checkers (test_architecture checks
     from payload_id_core.payload.online import ConvergenceRule, OnlinePayloadEstimator
     from payload_id_core.payload.options import PayloadOptions
     from payload_id_core.payload.priors import PayloadPrior
-    from payload_id_core.payload.result_file import MonitorCarried, ResultUnreadable, read_result, write_result
+    from payload_id_core.payload.result_file import (
+        MonitorCarried,
+        ResultUnreadable,
+        SavedResult,
+        read_result,
+        write_result,
+    )
     from payload_id_core.payload.session import IdentificationRun, goal_options, goal_prior
 else:
     __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
