@@ -24,10 +24,10 @@ coverage is over independent runs; `demo` gives every run the demo's one (robot 
                        declared counts as the motion's whole length, so it raises the max); target: max <= 2
   cell_convergence_within_2s_share   share of runs declared within 2.0 s of motion
   cell_declared_share  share of runs declared converged
-  cell_converged_cover_2sigma   share of declared runs whose estimate when declared (the goal's feedback at the
-                       first feedback at or after the declaration: what a client watching it is shown) is within
-                       2σ of the true mass, σ the feedback's (the estimator's own, without the serial-correlation
-                       part the rule adds: stricter than the σ the rule judged); target >= 0.9
+  cell_converged_cover_2sigma   share of declared runs whose estimate when declared (the goal's first feedback whose
+                       estimate says converged: what a client watching it is shown) is within
+                       2σ of the true mass, σ the feedback's (since h188 the σ the rule judged: the estimator's own
+                       with the serially correlated / model-error part of its latest batch check); target >= 0.9
   cell_converged_beyond_3sigma   declared runs whose estimate then is more than 3σ off in mass; target 0
   cell_mass_err_pct_median_abs, cell_com_err_mm_median   the final estimates' accuracy over the runs
   cell_runs            how many runs these are over
@@ -109,13 +109,18 @@ def robot_seed(mode: str, seed: int) -> int:
 
 
 def declared_estimate(result: dict) -> tuple[float, float] | None:
-    """(mass, its σ) the goal's feedback showed when convergence was declared: the first feedback at or after the
-    declared time (None: not declared, or no feedback then)."""
+    """(mass, its σ) the goal's feedback showed when convergence was declared: the first feedback whose estimate says
+    converged, or in a history that does not record it the first at or after the declared time (None: not
+    declared, or no feedback then). The feedback's elapsed is the goal's clock and the declaration is dated on the
+    joint-state stamps the estimator has been fed, which trail it: on the cell (h188) a feedback 0.01 s after the
+    declared time still showed the estimate before the declaration, with the estimator's own σ."""
     t = result.get("convergence_time")
     if t is None or not np.isfinite(t):
         return None
-    for fb in result.get("feedback") or []:
-        if fb["elapsed"] >= t - 1e-9 and fb.get("mass_std") is not None:
+    feedback = [fb for fb in result.get("feedback") or [] if fb.get("mass_std") is not None]
+    flagged = all("converged" in fb for fb in feedback)
+    for fb in feedback:
+        if fb["converged"] if flagged else fb["elapsed"] >= t - 1e-9:
             return float(fb["mass"]), float(fb["mass_std"])
     return None
 

@@ -54,6 +54,22 @@ def test_spread_counts_median_max_and_the_declared_estimates_coverage(cell):
     assert f["cell_com_err_mm_median"] == pytest.approx(1.0)
 
 
+def test_the_declared_estimate_is_the_first_feedback_flagged_converged(cell):
+    """The feedback's elapsed is the goal's clock, the declaration is dated on the joint-state stamps: a feedback at
+    or after the declared time may still show the estimate before it (h188). Where the history records the
+    estimate's converged flag the bench takes the first flagged one; a history without the flag, the first at or
+    after the declared time, as before."""
+    run = result(1.55, 3.53, 0.0124)              # the first at/after 1.55 s: 2.4σ
+    for fb in run["feedback"]:
+        fb["converged"] = fb["elapsed"] >= 1.8 - 1e-9
+        if fb["elapsed"] == pytest.approx(1.8):
+            fb["mass"], fb["mass_std"] = 3.52, 0.0175   # the declared estimate with the σ the rule judged: 1.1σ
+    assert cell.declared_estimate(run) == (3.52, 0.0175)
+    for fb in run["feedback"]:
+        del fb["converged"]
+    assert cell.declared_estimate(run) == (3.53, 0.0124)
+
+
 def test_a_suspect_run_is_not_counted_as_declared(cell):
     """The online rule's time stands in the result of an estimate judged suspect (converged false): it is not a
     declaration the bench may count."""

@@ -156,6 +156,9 @@ def run(args) -> int:
                                 "inertia": [float(getattr(p, k)) for k in ("ixx", "iyy", "izz")],
                                 "inertia_std": [float(getattr(p, f"{k}_std")) for k in ("ixx", "iyy", "izz")],
                                 "convergence_measure": float(fb.convergence_measure),
+                                # the estimate's own flag: the feedback's elapsed is the goal's clock, the declaration
+                                # is dated on joint-state stamps (bench/cell.py declared_estimate)
+                                "converged": bool(fb.estimate.converged),
                                 "wall": time.monotonic()})   # when it arrived: bench/cell_feedback.py's gaps
 
         goal = Identify.Goal(method=args.method, trajectory=args.trajectory, max_duration=args.max_duration,

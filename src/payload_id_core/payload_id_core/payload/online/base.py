@@ -224,6 +224,9 @@ class OnlineEstimator(ABC):
         self._serial_at = -np.inf
         self._lasting_at = -np.inf     # when the model-error route last looked (_model_error_limited)
         self._extra: tuple[int, OnlineExtra] | None = None
+        # (10, 10): what the rule last added to the estimator's own covariance of φ_L (covariance_extra's part with the
+        # offsets' drift, on the samples fed then), kept past the declaration: judged_covariance.
+        self.judged_extra: np.ndarray | None = None
         self.history_every = int(history_every)
         self.forgetting = float(forgetting)
         self.include_robot_uncertainty = bool(include_robot_uncertainty)
@@ -633,7 +636,26 @@ class OnlineEstimator(ABC):
             self._extra = (self.samples, self.covariance_extra_parts(q, qd, qdd, tau,
                                                                      self._fed_residual.on(q, qd, qdd, tau),
                                                                      gram=True))
+            parts = self._extra[1]
+            self.judged_extra = parts.extra if parts.drift is None else parts.extra + parts.drift
         return self._extra[1]
+
+    def judged_covariance(self, cov: np.ndarray) -> np.ndarray:
+        """`cov` (φ_L's block first, the estimator's own) with what the rule last added to it (judged_extra) where it
+        is known: the σ the declaration was judged with, for an estimate shown while the motion goes on (a goal's
+        feedback). The own covariance counts independent noise and an exact robot model; on the simulated cell the
+        estimate shown at the declaration was beyond 3σ of it in the CoM on 38 of 420 runs (x +2-5 mm, z −3-5 mm
+        for σ ~1.2 mm: the robot model's error at the joints' first reversals, which the batch fit's serially
+        correlated residuals carry), none of the σ the rule judged (docs/design.md, h188). Kept past the
+        declaration, the extra of the samples fed until then only overstates what more samples leave of it; the
+        goal's final estimate recomputes it on every sample (session.IdentificationRun.finish)."""
+        if self.judged_extra is None:
+            return cov
+        out = cov.copy()
+        block = out[:10, :10]
+        known = np.isfinite(block)
+        block[known] += self.judged_extra[known]
+        return out
 
     def mass_variance_shares(self, z: np.ndarray, std: float) -> tuple[float, float]:
         """(noise, lasting): the mass variance of the estimate (φ_L `z`, its own mass σ `std`) split into the share
