@@ -85,6 +85,9 @@ def test_unknown_method_and_trajectory_abort_with_the_choices(nodes, spawn):
     (["--noise-std", "1", "2"], "noise_std [1.0, 2.0] is not one positive N·m value or one per joint"),
     (["--bounding-box", "0", "0.1", "0", "0.1", "0", "0.1"], "the bounding box's corners are swapped on y"),
     (["--known-mass", "-1"], "the known mass is -1 kg, not > 0"),
+    (["--bounding-box", "0", "0", "0", "0", "0.1", "0.1"], "the bounding box has zero extent on x (0 to 0)"),
+    (["--bounding-box", "0", "0", "0", "0.1", "nan", "0.1"], "holds a NaN or infinite corner"),
+    (["--known-mass", "nan"], "the known mass is nan, not a number"),
     # The node's rated_payload_kg (10) binds; the reason says what the URDF's joints hold (h137).
     (["--known-mass", "12"], "above the robot's rated payload 10 kg (its joints could hold 16.4 kg at full reach"),
 ])
