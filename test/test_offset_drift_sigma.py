@@ -8,7 +8,9 @@ robot), and its drift record from three unloaded 8 s runs of other motions whose
 N(0, 0.2 N·m) per joint (real drives move 0.1-0.3 N·m between days; the UR10e's unloaded recordings −0.30..+0.55 N·m
 against its calibration run). The loaded run (4 kg) has the shoulder lift's offset moved +0.3 N·m: a draw of the same
 drift, and on this motion nearly collinear with the payload's parameters, so no witness can see it (the offsets'
-witness: χ² 7.8 / 11.3 on 6 against its 22.5 limit); σ must carry it. Simulated, seconds each."""
+witness: χ² 7.8 / 11.3 on 6 against its 22.5 limit); σ must carry it. Without a record khalil-1 fits robot.yaml's
+error (C_a) and the offsets' drift the run shows with the run (h184, payload/robot_prior.py); `_holding` gives the
+fit that holds them, as every method did before. Simulated, seconds each."""
 
 import re
 from dataclasses import replace

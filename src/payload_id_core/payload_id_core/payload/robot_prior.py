@@ -58,6 +58,16 @@ class RobotPriorFit:
     offsets: np.ndarray
     offsets_std: np.ndarray
     drift_std: np.ndarray
+    map: np.ndarray             # (determined entries, N·n) x[ok] = map (r / σ), the weighted residual's map
+    weights: np.ndarray         # (N·n,) 1/σ per row
+    identifiable: np.ndarray    # (u,) the fixed fit's determined entries
+
+    def response(self, rhs: np.ndarray) -> np.ndarray:
+        """(u, k) this fit's move for k torque changes `rhs` (N, n, k); 0 on the undetermined entries."""
+        rhs = np.asarray(rhs, dtype=float)
+        out = np.zeros((self.identifiable.size, rhs.shape[-1]))
+        out[self.identifiable] = self.map @ (rhs.reshape(self.weights.size, -1) * self.weights[:, None])
+        return out
 
 
 def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
@@ -113,7 +123,7 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     noise, robot = (np.full((u, u), np.nan) for _ in range(2))
     noise[np.ix_(ok, ok)] = (M * level) @ M.T
     robot[np.ix_(ok, ok)] = G @ ca @ G.T + (Gd * drift[moved] ** 2) @ Gd.T
-    return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(np.diag(v0), 0.0)), drift)
+    return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(np.diag(v0), 0.0)), drift, M, w, ok)
 
 
 def _least_squares_map(A: np.ndarray) -> np.ndarray:
@@ -132,15 +142,21 @@ def robot_offset_entries(robot: RobotIdentification) -> np.ndarray:
     return mask
 
 
-def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, joint_names: list[str]) -> Note:
-    """What the fit with robot.yaml's error and the offsets' drift free did, and the drift it allowed."""
+def robot_offset_joints(robot: RobotIdentification) -> list[str]:
+    """The joints of robot_offset_entries' offsets, in their order."""
+    return [name.partition("_")[2] for name in robot.friction.param_names if name.partition("_")[0] == "B"]
+
+
+def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[str]) -> Note:
+    """What the fit with robot.yaml's error and the offsets' drift free did, and the drift it allowed;
+    `offset_joints` names fit.offsets' joints (robot_offset_joints)."""
     mass = float(fit.x[0])
     share = f" ({100 * (mass - fixed_mass) / fixed_mass:+.2f} %)" if fixed_mass > 0 else ""
-    moved = [j for j in range(len(joint_names)) if fit.drift_std[j] > 0]
+    moved = np.flatnonzero(fit.drift_std > 0)
     drift = ("; this run's offsets show a drift beyond that: "
-             + ", ".join(f"{joint_names[j]} {fit.offsets[j]:+.3f} N·m against ± {fit.offsets_std[j]:.3f}"
+             + ", ".join(f"{offset_joints[j]} {fit.offsets[j]:+.3f} N·m against ± {fit.offsets_std[j]:.3f}"
                          for j in moved)
-             + ", fitted and in σ" if moved else "; no offset beyond it")
+             + ", fitted and in σ" if moved.size else "; no offset beyond it")
     return Note(NoteCode.PAYLOAD_ROBOT_PRIOR,
                 "robot.yaml records no drift of its constant friction offsets (nor a model error measured on held-out "
                 "runs): its parameters were fitted with this run under their identification covariance C_a, each "

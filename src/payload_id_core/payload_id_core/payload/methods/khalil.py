@@ -53,7 +53,12 @@ from payload_id_core.payload.methods.common import (
     shared_trajectory_slots,
 )
 from payload_id_core.payload.options import PayloadOptions
-from payload_id_core.payload.robot_prior import robot_offset_entries, robot_prior_fit, robot_prior_note
+from payload_id_core.payload.robot_prior import (
+    robot_offset_entries,
+    robot_offset_joints,
+    robot_prior_fit,
+    robot_prior_note,
+)
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
@@ -95,10 +100,11 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         fixed_mass = float(sol.x[0])
         sol = replace(sol, x=held.x)
         cov = sol.inflation**2 * held.noise + held.robot
-        notes_held = [robot_prior_note(held, fixed_mass, list(robot.joint_names))]
+        notes_held = [robot_prior_note(held, fixed_mass, robot_offset_joints(robot))]
     elif rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
-    gains = joint_gain_covariance(W, sol.sigma, sol.identifiable, sig.tau, y_a, robot)
+    gains = joint_gain_covariance(W, sol.sigma, sol.identifiable, sig.tau, y_a, robot,
+                                  None if held is None else held.response)
     cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma) if gains is None else cov + gains
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
