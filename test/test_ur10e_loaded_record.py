@@ -12,6 +12,8 @@ bench/ur10e_loaded_record.py has both directions and the figures before/after (d
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import yaml
@@ -48,20 +50,63 @@ def test_robot_yaml_records_the_loaded_run_s_mass_error(robot_yaml):
         assert abs(whole) < 0.05 * LOAD_KG, (method, whole)   # an honest loaded run: within 5 % (it carries 2.805)
 
 
-@pytest.mark.parametrize("method", ["khalil-1", "direct-rls", "difference-rls"])
-def test_a_loaded_run_robot_yaml_never_saw_loaded_is_covered(robot_yaml, tmp_path, method):
+def _tested_mass(robot_yaml, tmp_path, method: str) -> tuple[float, float]:
+    """(mass − 2.805, its σ) kg: identify-payload `method` on the TESTED loaded run with its unloaded twin."""
     unloaded, loaded = ur10e_data.PAIRS[TESTED]
     out = tmp_path / "payload.yaml"
     assert cli_main(["identify-payload", "--urdf", str(DATA / "ur10e.urdf"), "--robot", str(robot_yaml),
                      "--csv-ur", str(DATA / loaded), "--unloaded-csv-ur", str(DATA / unloaded), "--method", method,
                      "--out", str(out)]) == 0
     d = yaml.safe_load(out.read_text())
-    err, std = d["mass"] - LOAD_KG, d["std"]["mass"]
+    return d["mass"] - LOAD_KG, d["std"]["mass"]
+
+
+@pytest.mark.parametrize("method", ["khalil-1", "direct-rls", "difference-rls"])
+def test_a_loaded_run_robot_yaml_never_saw_loaded_is_covered(robot_yaml, tmp_path, method):
+    err, std = _tested_mass(robot_yaml, tmp_path, method)
     assert abs(err) <= 2.5 * std, (method, err, std)
     # Measured: khalil-1 +0.856 % ± 0.926 % (unchanged: its whole-run error on 15harm-load, +0.12 %, is inside the
     # unloaded record), direct-rls −0.755 % ± 1.895 % (0.910 % without the record: as well informed as its whole
-    # 01_31 run, direct-rls on 15harm-load had been −4.4 % off), difference-rls +0.090 % ± 1.105 %.
+    # 01_31 run, direct-rls on 15harm-load was −1.86 % off, at 34 s of its 50 s motion: see the test below),
+    # difference-rls +0.090 % ± 1.105 %.
     assert std <= 0.025 * LOAD_KG, (method, std)
+
+
+def test_direct_rls_s_sigma_is_sized_mid_run_not_by_the_start_up(robot_yaml):
+    """h185: what sets direct-rls's loaded-record σ on 01_31-load (1.9 %) is the record at the information that run
+    has (4.95 g at the assumed noise; 01_31's unloaded twin's whole run 4.94 g), and that is 15harm-load from 31.5 s
+    of its ~50 s motion on, where direct-rls sat 1.4-1.9 % off over 31-38 s and 0.7-1.4 % after while its own unloaded
+    twin read −0.45..+0.10 % at the same information: a load error sustained over a third of the motion, not the RLS's
+    start-up (the prefix rule counts only points at least as informed: the first 31 s, kilograms off at first, cannot
+    reach a whole-run estimate)."""
+    model = RobotModel.from_urdf(str(DATA / "ur10e.urdf"))
+    me = RobotIdentification.load(str(robot_yaml), model).model_error
+    sources = [s.rsplit("/", 1)[-1] for s in me.sources]
+    tested_twin = me.running["direct-rls"][sources.index(ur10e_data.PAIRS[TESTED][0])]
+    record_twin = me.running["direct-rls"][sources.index(ur10e_data.PAIRS[RECORD][0])]
+    s = float(tested_twin[-1, 0])                        # the tested motion's whole-run information σ, kg
+    loaded = me.loaded.running["direct-rls"][0]
+    at = loaded[:, 0] <= s
+    seconds = 0.5 * (np.flatnonzero(at) + 1)             # held_out_error.RUNNING_EVERY_S
+    assert seconds.min() >= 25.0, seconds.min()          # nothing of the start-up is as informed
+    assert np.abs(loaded[at, 1]).max() >= 0.015 * LOAD_KG, loaded[at, 1]        # measured −1.86 % (34.0 s)
+    assert np.abs(record_twin[record_twin[:, 0] <= s, 1]).max() <= 0.005 * LOAD_KG   # measured 0.45 %
+    # The start-up dropped from the record: the same variance at that information.
+    late = replace(me.loaded, running={"direct-rls": [loaded[at]]})
+    unloaded = me.prefix_mass_variances("direct-rls", np.array([s]))
+    assert late.mass_variances("direct-rls", np.array([s]), unloaded, LOAD_KG)[0] == pytest.approx(
+        me.loaded.mass_variances("direct-rls", np.array([s]), unloaded, LOAD_KG)[0], rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="h185: direct-rls on 01_31-load −0.76 % ± 1.89 % with the 15harm-load record "
+                   "(0.91 % without): at the information of that whole run the record reads −1.86 % (15harm-load at "
+                   "34 s, its unloaded twin −0.43 %). Measured alternatives, none ≤ 1 %: the held-out run's own "
+                   "information variance taken out 1.89 %, the error at exactly matched information (no envelope) "
+                   "1.47 %, the load part paired with the unloaded twin 1.73 %")
+def test_the_loaded_record_keeps_direct_rls_sigma_within_1_percent(robot_yaml, tmp_path):
+    err, std = _tested_mass(robot_yaml, tmp_path, "direct-rls")
+    assert abs(err) <= 0.01 * LOAD_KG                    # −0.76 %: the error is within 1 %
+    assert std <= 0.01 * LOAD_KG, std
 
 
 def test_the_monitor_names_the_load_on_from_the_start_within_its_sigma(robot_yaml):
