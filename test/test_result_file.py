@@ -11,7 +11,7 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.ft.storage import ft_parameters_from_payload, ft_parameters_to_dict
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.goal_outcome import GoalOutcome
-from payload_id_core.payload.result_file import ResultUnreadable, read_result, write_result
+from payload_id_core.payload.result_file import MonitorCarried, ResultUnreadable, read_result, write_result
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.signals.stamp_holes import Hole, WindowCoverage
 
@@ -193,3 +193,52 @@ def test_a_monitor_re_estimate_comes_back_with_the_last_stamp_watched(tmp_path, 
         path.write_text(yaml.safe_dump(d))
         with pytest.raises(PayloadIdError, match="monitor_watched_until"):
             read_result(path, model)
+
+
+def _carried_state() -> MonitorCarried:
+    """A monitor's state 0.5 s after a 3 kg pick (h181): its window's fit carried, undetermined since the pick, the
+    payload settled before it (nothing) and the pick's load not named yet."""
+    fit = from_mass_com_inertia(2.895, [0.01, -0.02, 0.07], np.diag([0.01, 0.012, 0.008]))
+    pending = {"kind": "picked", "t_change": 4.702, "t_alarm": 4.718, "t_verdict": 4.818, "delta_mass": 2.895,
+               "delta_mass_std": 0.135, "delta_phi": fit.tolist(), "reason": "a load fits", "t_change_located": True}
+    change = {"before_fit": [0.0] * 10, "before_covariance": np.diag(np.full(10, 1e-4)).tolist(),
+              "before_published_extra": None, "before_held_out_variance": 0.0, "before_since": None,
+              "started": 4.702, "unlocated": "", "unnamed": 4.718, "named": False, "pending": pending}
+    return MonitorCarried(np.diag(np.full(10, 0.018)), None, 0.0, "f" * 64, fit=fit, determined=False, since=4.702,
+                          undecided="", undecided_var=0.0, undecided_since=float("nan"), inertia_identified=False,
+                          change=change)
+
+
+def test_a_monitor_state_being_re_estimated_comes_back_as_saved(tmp_path, model):
+    """h181: the state itself (the fit, undetermined since the change, the change being re-estimated) round-trips;
+    NaN stamps are written as null and read back NaN."""
+    path = tmp_path / "last.yaml"
+    carried = _carried_state()
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4), monitor_carried=carried)
+    back = read_result(path, model, "f" * 64).monitor_carried
+    assert back is not None and not back.determined and back.since == 4.702 and np.isnan(back.undecided_since)
+    np.testing.assert_array_equal(back.fit, carried.fit)
+    assert back.change == carried.change
+    assert yaml.safe_load(path.read_text())["monitor_carried"]["undecided_since"] is None
+
+
+@pytest.mark.parametrize("damage,said", [
+    (lambda c: c.update(fit=[1.0] * 9), "fit is not 10 finite numbers"),
+    (lambda c: c.update(determined="no"), "determined is not true or false"),
+    (lambda c: c.update(since="then"), "since is not a joint-state stamp"),
+    (lambda c: c.update(undecided_variance=-1.0), "undecided_variance is not a variance"),
+    (lambda c: c["change"].update(before_fit=[float("nan")] * 10), "change before_fit is not 10 finite numbers"),
+    (lambda c: c["change"].update(started=None), "change started is not a joint-state stamp"),
+    (lambda c: c["change"]["pending"].update(kind="grabbed"), "change pending kind is not one of"),
+    (lambda c: c["change"]["pending"].update(delta_mass="3 kg"), "change pending delta_mass is not a number"),
+    (lambda c: c.update(change=[1, 2]), "change is not a mapping")])
+def test_a_damaged_monitor_state_is_refused_with_one_reason(tmp_path, model, damage, said):
+    path = tmp_path / "last.yaml"
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4),
+                 monitor_carried=_carried_state())
+    d = yaml.safe_load(path.read_text())
+    damage(d["monitor_carried"])
+    path.write_text(yaml.safe_dump(d))
+    with pytest.raises(PayloadIdError, match=said) as err:
+        read_result(path, model)
+    assert "monitor_carried" in str(err.value)

@@ -43,7 +43,7 @@ class AdoptedChange:
     doubt_mass: float = float("nan")     # kg: the fit's mass a doubt implied (PayloadMonitor._put_in_doubt)
     doubt_mass_std: float = float("nan")  # kg: that fit's own σ (not the step-wide σ the state carries)
 
-    def begin(self, before: PayloadState, started: float, unlocated: str, moved_s: float, unnamed: float,
+    def begin(self, before: PayloadState, started: float, unlocated: str, moved_s: float, unnamed: float | None,
               pending: Event | None) -> None:
         """A change adopted on the settled payload `before`: what a change before it left pending goes."""
         self.before, self.started, self.unlocated, self.moved_s = before, started, unlocated, moved_s

@@ -8,12 +8,13 @@ payload, its σ, the tare and a change being re-estimated), and it is switched o
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
 the saved re-estimate, its tare, the unloaded robot's friction learnt, whether the payload was still unconfirmed
 the last joint-state stamp watched and the covariance it decided with beyond the published one, robot.yaml's held-out
-model error in it included (`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`, `saved_carried`,
-payload.result_file). A second publisher of the same joints pauses it (`feed`'s `second_source`), said once, until
-that publisher has been silent for `OtherPublisher.wait` (several of its periods: one that sends a message every few
-drains paused only the drains it landed in, and the pause was said 572 times while a real pick went unseen). Its
-floor, the smallest mass change the alarm can see here (PayloadMonitor.mass_floor), is said at its start and kept
-in every re-estimate's mass σ (`floored`).
+model error in it included, and the state itself: its fit, a change still being re-estimated (`saved_tare`,
+`saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`, `saved_carried`, payload.result_file). A second publisher
+of the same joints pauses it (`feed`'s `second_source`), said once, until that publisher has been silent for
+`OtherPublisher.wait` (several of its periods: one that sends a message every few drains paused only the drains it
+landed in, and the pause was said 572 times while a real pick went unseen). Its floor, the smallest mass change the
+alarm can see here (PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ
+(`floored`).
 """
 
 from __future__ import annotations
@@ -178,11 +179,9 @@ class LiveMonitor:
         """The carried payload's covariance beyond the published one, to save with a re-estimate (None: none held)."""
         if self.monitor is None:
             return self.saved_carried
-        st = self.monitor.state
         if not self._fingerprint:
             self._fingerprint = self.robot.fingerprint()
-        return MonitorCarried(st.cov.copy(), None if st.published_extra is None else st.published_extra.copy(),
-                              st.held_out_var, self._fingerprint)
+        return MonitorCarried(robot_yaml=self._fingerprint, **self.monitor.carried_fields())
 
     @property
     def unconfirmed(self) -> str:
@@ -258,7 +257,9 @@ class LiveMonitor:
         if last is not None and (last.quality is Quality.OK or only_unconfirmed):
             phi, cov = last.phi, np.nan_to_num(last.covariance, nan=0.0)
         settings = MonitorSettings(detector=DetectorSettings(max_mass_kg=self.max_mass_kg))
-        monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings)
+        # An identify goal's inertia, identified and determined, is published as such while the monitor carries it.
+        inertia = phi is not None and last is not None and bool(np.all(last.identified_entries()[4:]))
+        monitor = PayloadMonitor(self.model, self.robot, self.frame, phi, cov, settings, inertia_identified=inertia)
         if self.saved_tare is not None and phi is not None:
             still = unconfirmed if only_unconfirmed else ""
             try:

@@ -83,11 +83,19 @@ FLOOR_RECORD_S = 30.0
 RESIDUAL_PERIOD_S = 0.02  # s of stamps between two residuals given to watch (MonitorUpdate.residuals): 50 Hz
 
 
+def _stamp(value) -> float:
+    """A saved stamp (s; None: none, NaN)."""
+    return float("nan") if value is None else float(value)
+
+
 class PayloadMonitor:
     """Feed (t, q, q̇, τ) blocks with `update`; see the module docstring."""
 
     def __init__(self, model: RobotModel, robot: RobotIdentification, frame: str, phi: np.ndarray | None = None,
-                 cov: np.ndarray | None = None, settings: MonitorSettings | None = None):
+                 cov: np.ndarray | None = None, settings: MonitorSettings | None = None,
+                 inertia_identified: bool = False):
+        """`phi`, `cov`: the payload carried at the start (None: nothing); `inertia_identified`: its inertia was
+        identified (an identify goal's), so it is published with it (PayloadState.inertia_identified)."""
         self.model, self.robot, self.frame = model, robot, frame
         self.s = settings or MonitorSettings()
         n = model.n
@@ -132,7 +140,8 @@ class PayloadMonitor:
         self._tare: tuple[float, float] = (0.0, 0.0)
         self.model_mass_std = model_mass_std(robot, frame, model, self.s.detector)
         self.judge = ReestimateJudge(self.s, self.model_mass_std)     # what a re-estimate says (_maybe_publish)
-        self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0)
+        self.state = PayloadState(phi0, cov0, True, float("nan"), 0.0,
+                                  inertia_identified=inertia_identified and phi is not None)
         # The change being re-estimated (none yet: the payload given is settled), one object that _snapshot copies whole
         self.change = AdoptedChange(self.state)
         self._doubt_rows: dict | None = None          # the disarmed rows of that change, to locate it again (_relocate)
@@ -320,9 +329,85 @@ class PayloadMonitor:
             cov, extra, held_out_var = carried.cov.copy(), carried.published_extra, carried.held_out_var
         self.state = self.change.before = PayloadState(fit, cov, True, float("nan"), 0.0, tare_mass, tare_var,
                                                         unconfirmed=unconfirmed, published_extra=extra,
-                                                        held_out_var=held_out_var)
+                                                        held_out_var=held_out_var,
+                                                        inertia_identified=self.state.inertia_identified)
+        if carried is not None and carried.fit is not None:
+            # The state itself, not the published part (h181): a change not named yet publishes the payload settled
+            # before it (_standing), and every publication the inertia as a point mass, so a restart 0.5-5 s after a
+            # 3 kg pick carried 0 kg as settled and saw neither the pick nor the place (simulated UR10), and one whose
+            # payload was a goal's carried the goal's inertia as a point mass. A change still being re-estimated stays
+            # so: re-estimated over the motion after the restart (the refiner restarts at the first sample), named
+            # against the payload before it once determined (_name_late), as the monitor before the restart would have.
+            # A settled one stays as saved (since NaN, as an initial payload): re-estimated on the rows after the
+            # restart alone, it would be replaced by a fit of fewer rows than it was, its σ wider for nothing.
+            since = float("nan") if carried.determined else carried.since
+            self.state = PayloadState(carried.fit.copy(), cov, carried.determined, since, 0.0, tare_mass,
+                                      tare_var, unconfirmed=unconfirmed, undecided=carried.undecided,
+                                      undecided_var=carried.undecided_var, undecided_since=carried.undecided_since,
+                                      published_extra=extra, held_out_var=held_out_var,
+                                      inertia_identified=carried.inertia_identified)
+            self.change = AdoptedChange(self.state)
+            if carried.change is not None and not carried.determined:
+                self._restore_change(carried.change)
         if unconfirmed:
             self._armed = False
+
+    def _restore_change(self, raw: dict) -> None:
+        """The change being re-estimated when the monitor that saved it stopped (carried_change's record, checked by
+        result_file.change_from_dict): the payload settled before it (what it is named against, and what a refuted
+        re-estimate goes back to) and its window's load not decided yet, with whether it was named already."""
+        extra = raw["before_published_extra"]
+        before = PayloadState(np.asarray(raw["before_fit"], dtype=float), np.asarray(raw["before_covariance"],
+                                                                                      dtype=float),
+                              True, _stamp(raw.get("before_since")), 0.0, *self._tare,
+                              published_extra=None if extra is None else np.asarray(extra, dtype=float),
+                              held_out_var=float(raw["before_held_out_variance"]))
+        p = raw.get("pending")
+        pending = None if p is None else Event(
+            EventKind(p["kind"]), float(p["t_change"]), float(p["t_alarm"]), float(p["t_verdict"]),
+            float(p["delta_mass"]), float(p["delta_mass_std"]), np.asarray(p["delta_phi"], dtype=float),
+            str(p["reason"]), bool(p["t_change_located"]))
+        unnamed = raw.get("unnamed")
+        self.change.begin(before, float(raw["started"]), str(raw["unlocated"]), 0.0,
+                          None if unnamed is None else float(unnamed), pending)
+        if pending is not None and raw["named"]:
+            self._named_early = load_key(pending)
+
+    def carried_change(self) -> dict | None:
+        """The change being re-estimated, to save with the state (result_file.change_from_dict's fields); None when the
+        state is settled (nothing to carry on). What the restarted monitor cannot carry over is the rows: its
+        re-estimate and the motion's load-or-push judgement start again at the restart."""
+        if self._carried_determined():
+            return None
+        ch, before, pending = self.change, self.change.before, self.change.pending
+        extra = before.published_extra
+        return {"before_fit": before.phi.tolist(), "before_covariance": before.cov.tolist(),
+                "before_published_extra": None if extra is None else extra.tolist(),
+                "before_held_out_variance": float(before.held_out_var),
+                "before_since": None if not np.isfinite(before.since) else float(before.since),
+                "started": float(ch.started if np.isfinite(ch.started) else self.state.since),
+                "unlocated": ch.unlocated, "unnamed": None if ch.unnamed is None else float(ch.unnamed),
+                "named": ch.keyed(self._named_early) is not None,
+                "pending": None if pending is None else {
+                    "kind": pending.kind.value, "t_change": float(pending.t_change), "t_alarm": float(pending.t_alarm),
+                    "t_verdict": float(pending.t_verdict), "delta_mass": float(pending.delta_mass),
+                    "delta_mass_std": float(pending.delta_mass_std), "delta_phi": pending.delta_phi.tolist(),
+                    "reason": pending.reason, "t_change_located": bool(pending.t_change_located)}}
+
+    def _carried_determined(self) -> bool:
+        """state.determined as it is when watched (stop_watching sets it False for the pause alone)."""
+        return self._determined_when_watched if self.state.unwatched else self.state.determined
+
+    def carried_fields(self) -> dict:
+        """What result_file.MonitorCarried keeps of the state (all but robot.yaml's fingerprint): the covariance decided
+        with, the published extra and held-out error, and the state itself (its fit, whether determined, since when,
+        the undecided change, the inertia identified, the change being re-estimated)."""
+        st = self.state
+        return {"cov": st.cov.copy(), "published_extra": None if st.published_extra is None else
+                st.published_extra.copy(), "held_out_var": st.held_out_var, "fit": st.phi.copy(),
+                "determined": self._carried_determined(), "since": st.since, "undecided": st.undecided,
+                "undecided_var": st.undecided_var, "undecided_since": st.undecided_since,
+                "inertia_identified": st.inertia_identified, "change": self.carried_change()}
 
     def undecided(self) -> list[Undecided]:
         """The changes seen and not decided by the last sample fed: a verdict window still open (an alarm within
@@ -417,7 +502,9 @@ class PayloadMonitor:
                 self.refiner.restart(self.state.phi, float(t[0]), self.s.detector.inertia_prior_std,
                                      self._friction_prior)
             if self._t_last is None and self.load_or_push.rows == 0:
-                self.load_or_push.restart(self.state.phi, float(t[0]))
+                # Judged against the payload settled before the change being re-estimated (the state itself when none
+                # is: a restart mid-change, carry_on_from_part, restores that change and its payload before).
+                self.load_or_push.restart(self.change.before.phi, float(t[0]))
         dt = float(np.median(np.diff(t))) if t.size > 1 else 0.002
         self._dt = dt
         self.refiner.rho = float(np.exp(-np.mean(self.gain) * dt * self.s.refine_stride))
@@ -731,8 +818,11 @@ class PayloadMonitor:
         reason = (f"the torques since {t - self._unarmed_motion_s:.3f} s are not explained by the carried payload "
                   f"(residual {np.round(rms, 1).tolist()} N·m, {self._unarmed_motion_s:.1f} s of motion); being "
                   f"re-estimated (implied Δm {delta[0]:+.3f} kg)")
+        # φ + δ carries φ's errors and the implied step's (δ² on the diagonal, which covers its model error): the
+        # held-out error of φ goes with its extra, as the covariance does.
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
-                                  **self.state.undecided_fields, published_extra=self.state.published_extra)
+                                  **self.state.undecided_fields, published_extra=self.state.published_extra,
+                                  held_out_var=self.state.held_out_var)
         self.change.doubt_mass = float(self.state.phi[0])
         self.change.doubt_mass_std = implied.fit_std
         self._undo = None
@@ -955,7 +1045,8 @@ class PayloadMonitor:
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
-                                  **self.state.undecided_fields, published_extra=self.state.published_extra)
+                                  **self.state.undecided_fields, published_extra=self.state.published_extra,
+                                  held_out_var=self.state.held_out_var)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         self._anchor_G = samples[k_c][6].copy()
         self.load_or_push.restart(phi_ref, float(t[k_c]))
@@ -972,7 +1063,8 @@ class PayloadMonitor:
             self.refiner.correction_cov = self.unloaded.used_cov
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
-        self.state = replace(self.state, published_extra=self._window_published_extra())
+        extra, window_held_out = self._window_published_extra()
+        self.state = replace(self.state, published_extra=extra, held_out_var=self.state.held_out_var + window_held_out)
         if was_settled and verdict.event is not None and verdict.event.is_load_change:
             # Seen, not decided: a load is named once it holds (_close_pending, _name_late), and a push fits one as well
             # until then. ~/payload goes on with the payload settled before it, never the fit (a push is no load), its
@@ -986,7 +1078,7 @@ class PayloadMonitor:
             out.estimate = self._standing(float(phi[0] - self.change.before.phi[0]), first,
                                           f"fitted in two steps, at {first:.3f} and {dated:.3f} s,")
 
-    def _window_published_extra(self) -> np.ndarray | None:
+    def _window_published_extra(self) -> tuple[np.ndarray | None, float]:
         """The published extra of a window's fit just adopted: the payload's before it, and what the robot model's
         error on the window's rows adds to the fit's mass (refine.RefinedCovariance.model_error_mass_var of the
         re-estimate restarted on those rows: the worst case of that error within the window, and robot.yaml's
@@ -995,16 +1087,24 @@ class PayloadMonitor:
         `min_refine_s` of motion. Real UR10e, 01_31-load from nothing carried: a window at 18.7 s fitted 3.416 ±
         0.070 kg for 2.805 kg (6.8σ on the replay's trace for 0.4 s); its rows' model error is ± 0.184 kg (worst
         case) and ± 0.404 kg (held-out), ± 0.45 kg in all (1.4σ). On the simulated cell (no held-out record) a window's
-        ± 0.06-0.21 kg becomes ± 0.10-0.25 kg (bench/monitor.py's task, seed 5). Published, never decided with."""
+        ± 0.06-0.21 kg becomes ± 0.10-0.25 kg (bench/monitor.py's task, seed 5). Published, never decided with.
+
+        Also returned: the held-out part of that error (kg², RefinedCovariance.held_out_mass_var), which the adopted
+        state's held_out_var adds to the payload's before it (h181). The fit is φ_before + Δφ_window, its error the
+        two's; a mass change named from it (_held_change: the persist path before the re-estimate replaces the fit, or
+        a load of its own) is Δφ_window's mass, whose σ must carry the window's held-out error (the real UR10e's
+        ± 0.404 kg above), and the fit, once settled, is the payload before the next change. Held at 0 (h172), that
+        error was in what ~/payload published but not in the σ a change was named with, nor saved for a restart."""
         extra = self.state.published_extra
         if self.refiner.rows == 0:
-            return extra
-        var = self.refiner.estimate().covariance.model_error_mass_var
+            return extra, 0.0
+        covariance = self.refiner.estimate().covariance
+        var = covariance.model_error_mass_var
         if var <= 0.0:
-            return extra
+            return extra, 0.0
         extra = np.zeros((10, 10)) if extra is None else extra.copy()
         extra[0, 0] += var
-        return extra
+        return extra, float(covariance.held_out_mass_var)
 
     def _restart_contradicted(self, why: str, out: MonitorUpdate) -> None:
         """The first window after the observers restarted (a node restart on its saved payload, a switch-off, a pause)

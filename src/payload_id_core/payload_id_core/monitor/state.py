@@ -50,6 +50,10 @@ class PayloadState:
     # kg²: robot.yaml's held-out model error beyond its whole-run part at the re-estimate's information
     # (refine.RefinedCovariance.held_out_mass_var; in published_extra's mass already): in a change's named σ.
     held_out_var: float = 0.0
+    # The initial payload's inertia was identified (an identify goal's, PayloadMonitor's `inertia_identified`): it is
+    # published with its covariance, as the goal published it, not as a point mass. A change's re-estimate holds the
+    # inertia near a prior (task motion seldom excites it), so every state a change builds leaves this False.
+    inertia_identified: bool = False
 
     @property
     def undecided_fields(self) -> dict:
@@ -84,7 +88,8 @@ class PayloadState:
         mass is not identified), which a controller takes as the empty payload."""
         empty = self.carries_nothing
         part_phi, part_cov = self.published_part
-        ident = np.array([True] + [not empty] * 3 + [False] * 6)
+        inertia = self.inertia_identified and not empty
+        ident = np.array([True] + [not empty] * 3 + [inertia] * 6)
         cov = part_cov.copy()
         if self.undecided:
             # Published, not carried into the residual or the named changes: both hypotheses (the change came, or
@@ -93,16 +98,17 @@ class PayloadState:
         cov[~ident, :] = np.nan
         cov[:, ~ident] = np.nan
         # The inertia is not identified: reported as a point mass (zero about the CoM, what UR's set_payload
-        # assumes from mass and CoG alone), not the prior-held value, which need not be a body's.
-        phi = np.zeros(10) if empty else from_mass_com_inertia(float(part_phi[0]), part_phi[1:4] / part_phi[0],
-                                                                np.zeros((3, 3)))
+        # assumes from mass and CoG alone), not the prior-held value, which need not be a body's. An identified one
+        # (the goal's the monitor started on, no change since) is reported as identified.
+        phi = np.zeros(10) if empty else part_phi.copy() if inertia else \
+            from_mass_com_inertia(float(part_phi[0]), part_phi[1:4] / part_phi[0], np.zeros((3, 3)))
         what = "nothing carried" if empty else "re-estimated"
         est = PayloadEstimate(frame, phi, cov, "monitor", identifiable=ident, converged=True,
                               convergence_time=self.seconds_of_motion,
                               notes=[Note(NoteCode.PAYLOAD_MONITOR, f"{what} by the payload monitor from "
                                           f"{self.seconds_of_motion:.1f} s of task motion after the change at "
                                           f"{self.since:.3f} s")],
-                              determined=np.array([True, not empty, False]))
+                              determined=np.array([True, not empty, inertia]))
         # A payload (not the deliberate nothing above) is judged as the identify path judges its own: a mass
         # not significantly above 0 (a negative re-estimate within the refutation's model-error allowance) is
         # suspect and not converged, never a confident number on ~/payload.

@@ -23,7 +23,11 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
                                  to it, robot.yaml's held-out model error in that, and robot.yaml's fingerprint), so
                                  a monitor started on the file decides, names changes and publishes as before the
                                  restart. A file of another robot.yaml is refused. Absent in files saved before it
-                                 was kept: the monitor then decides with the published covariance, as before
+                                 was kept: the monitor then decides with the published covariance, as before. With
+                                 the state itself (h181: the fit carried, whether determined and since when, the
+                                 undecided change, an identified inertia, the change being re-estimated), so a change
+                                 not settled at the restart goes on being re-estimated and is named as it would have
+                                 been; absent in files saved before it was kept (the published payload, settled)
   partial                        true for a cancelled or interrupted goal's estimate
   joint_states                   a goal's: what its excitation window received of the joint states
                                  (stamp_holes.WindowCoverage.to_dict: window [t0, t1] in their stamps, received
@@ -38,6 +42,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import numpy as np
 import yaml
@@ -52,6 +57,8 @@ from payload_id_core.payload.priors import MAX_KNOWN_MASS_KG
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.stamp_holes import WindowCoverage
 
+EVENT_KINDS = ("picked", "placed", "changed", "contact")   # monitor.EventKind's values
+
 
 @dataclass(frozen=True)
 class MonitorCarried:
@@ -59,46 +66,162 @@ class MonitorCarried:
     `cov` (10, 10), the covariance it decides with (the alarm's F Σ Fᵀ, a refutation's 3σ); `published_extra` (10, 10)
     or None, what the published covariance adds to it; `held_out_var` (kg²), robot.yaml's held-out model error in that
     extra's mass, which a change named against this payload carries in its σ (ReestimateJudge.named_std); `robot_yaml`,
-    the fingerprint (RobotIdentification.fingerprint) of the robot.yaml that measured that error."""
+    the fingerprint (RobotIdentification.fingerprint) of the robot.yaml that measured that error.
+
+    The state itself, which the published estimate need not be (h181): `fit` (10,), the φ the monitor carried, tare
+    in and inertia as held (the published estimate is the part, its inertia a point mass, and while a change is not
+    named yet the payload settled before it); `determined` and `since` (s; NaN: the initial payload), so a change still
+    being re-estimated goes on being re-estimated; the undecided change (`undecided`, `undecided_var` kg²,
+    `undecided_since` s) the published σ covers; `inertia_identified`, the initial payload's inertia identified (a
+    goal's), published as such; and `change`, the change being re-estimated (PayloadMonitor.carried_change: the payload
+    settled before it and its window's load not decided yet, checked by `change_from_dict`). None / defaults: files
+    saved before they were kept (the published payload is carried on, settled, as before)."""
     cov: np.ndarray
     published_extra: np.ndarray | None
     held_out_var: float
     robot_yaml: str
+    fit: np.ndarray | None = None
+    determined: bool = True
+    since: float = float("nan")
+    undecided: str = ""
+    undecided_var: float = 0.0
+    undecided_since: float = float("nan")
+    inertia_identified: bool = False
+    change: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"covariance": np.asarray(self.cov, dtype=float).tolist(),
-                "published_extra": None if self.published_extra is None else
-                np.asarray(self.published_extra, dtype=float).tolist(),
-                "held_out_variance": float(self.held_out_var), "robot_yaml_sha256": self.robot_yaml}
+        d = {"covariance": np.asarray(self.cov, dtype=float).tolist(),
+             "published_extra": None if self.published_extra is None else
+             np.asarray(self.published_extra, dtype=float).tolist(),
+             "held_out_variance": float(self.held_out_var), "robot_yaml_sha256": self.robot_yaml}
+        if self.fit is not None:
+            d.update(fit=np.asarray(self.fit, dtype=float).tolist(), determined=bool(self.determined),
+                     since=_stamp_or_none(self.since), undecided=str(self.undecided),
+                     undecided_variance=float(self.undecided_var), undecided_since=_stamp_or_none(self.undecided_since),
+                     inertia_identified=bool(self.inertia_identified), change=self.change)
+        return d
 
     @classmethod
     def from_dict(cls, raw, where: str) -> MonitorCarried:
         """PayloadIdError naming `where` when it is not what to_dict writes: 10 × 10 finite matrices, a finite variance
-        not below 0, a fingerprint."""
-        fix = "delete the file; the next identification writes it anew"
+        not below 0, a fingerprint; and, where the state is kept, a 10-vector fit, flags, stamps and the change."""
         if not isinstance(raw, dict):
-            raise PayloadIdError(f"{where} is not a mapping", fix)
-
-        def matrix(key: str, optional: bool) -> np.ndarray | None:
-            value = raw.get(key)
-            if value is None and optional:
-                return None
-            try:
-                a = np.asarray(value, dtype=float)
-            except (TypeError, ValueError):
-                a = np.zeros(0)
-            if a.shape != (10, 10) or not np.all(np.isfinite(a)):
-                raise PayloadIdError(f"{where} {key} is not 10 × 10 finite numbers", fix)
-            return a
-
-        cov, extra = matrix("covariance", False), matrix("published_extra", True)
-        var, robot_yaml = raw.get("held_out_variance"), raw.get("robot_yaml_sha256")
-        if isinstance(var, bool) or not isinstance(var, (int, float)) or not math.isfinite(var) or var < 0.0:
-            raise PayloadIdError(f"{where} held_out_variance is not a variance in kg² (finite, not negative)", fix)
+            raise PayloadIdError(f"{where} is not a mapping", _FIX)
+        cov, extra = _matrix(raw, "covariance", False, where), _matrix(raw, "published_extra", True, where)
+        var, robot_yaml = _variance(raw, "held_out_variance", where), raw.get("robot_yaml_sha256")
         if not isinstance(robot_yaml, str) or not robot_yaml:
-            raise PayloadIdError(f"{where} robot_yaml_sha256 is not robot.yaml's fingerprint", fix)
+            raise PayloadIdError(f"{where} robot_yaml_sha256 is not robot.yaml's fingerprint", _FIX)
         assert cov is not None
-        return cls(cov, extra, float(var), robot_yaml)
+        if raw.get("fit") is None:
+            return cls(cov, extra, var, robot_yaml)
+        fit = _vector(raw, "fit", where)
+        change = raw.get("change")
+        if change is not None:
+            change_from_dict(change, f"{where} change")
+        return cls(cov, extra, var, robot_yaml, fit, _flag(raw, "determined", where), _stamp(raw, "since", where),
+                   _text(raw, "undecided", where), _variance(raw, "undecided_variance", where),
+                   _stamp(raw, "undecided_since", where), _flag(raw, "inertia_identified", where), change)
+
+
+_FIX = "delete the file; the next identification writes it anew"
+
+
+def _stamp_or_none(t: float) -> float | None:
+    return None if not math.isfinite(t) else float(t)
+
+
+def _matrix(raw: dict, key: str, optional: bool, where: str) -> np.ndarray | None:
+    value = raw.get(key)
+    if value is None and optional:
+        return None
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        a = np.zeros(0)
+    if a.shape != (10, 10) or not np.all(np.isfinite(a)):
+        raise PayloadIdError(f"{where} {key} is not 10 × 10 finite numbers", _FIX)
+    return a
+
+
+def _vector(raw: dict, key: str, where: str, allow_nan: bool = False) -> np.ndarray:
+    try:
+        a = np.asarray(raw.get(key), dtype=float)
+    except (TypeError, ValueError):
+        a = np.zeros(0)
+    if a.shape != (10,) or not (allow_nan or np.all(np.isfinite(a))):
+        raise PayloadIdError(f"{where} {key} is not 10 finite numbers", _FIX)
+    return a
+
+
+def _number(value) -> TypeGuard[int | float]:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _variance(raw: dict, key: str, where: str) -> float:
+    value = raw.get(key)
+    if not _number(value) or not math.isfinite(value) or value < 0.0:
+        raise PayloadIdError(f"{where} {key} is not a variance in kg² (finite, not negative)", _FIX)
+    return float(value)
+
+
+def _stamp(raw: dict, key: str, where: str, optional: bool = True) -> float:
+    """A joint-state stamp in s; null: none (NaN)."""
+    value = raw.get(key)
+    if value is None and optional:
+        return float("nan")
+    if not _number(value) or not math.isfinite(value):
+        raise PayloadIdError(f"{where} {key} is not a joint-state stamp in seconds" +
+                             (" (null when none)" if optional else ""), _FIX)
+    return float(value)
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    value = raw.get(key)
+    if not isinstance(value, bool):
+        raise PayloadIdError(f"{where} {key} is not true or false", _FIX)
+    return value
+
+
+def _text(raw: dict, key: str, where: str) -> str:
+    value = raw.get(key)
+    if not isinstance(value, str):
+        raise PayloadIdError(f"{where} {key} is not a sentence ('' when none)", _FIX)
+    return value
+
+
+def change_from_dict(raw, where: str) -> dict:
+    """The change being re-estimated as PayloadMonitor.carried_change writes it, checked (PayloadIdError naming the
+    field): `before_fit` (10), `before_covariance` (10 × 10), `before_published_extra` (10 × 10 or null),
+    `before_held_out_variance` (kg²), `before_since` (s or null), `started` (s), `unlocated` (''), `unnamed` (s of its
+    alarm while not named, or null), `named` (its window's load named already), `pending` (null, or its window's load:
+    kind, t_change, t_alarm, t_verdict, delta_mass, delta_mass_std, delta_phi, reason, t_change_located). Returned as
+    read."""
+    if not isinstance(raw, dict):
+        raise PayloadIdError(f"{where} is not a mapping", _FIX)
+    _vector(raw, "before_fit", where)
+    _matrix(raw, "before_covariance", False, where)
+    _matrix(raw, "before_published_extra", True, where)
+    _variance(raw, "before_held_out_variance", where)
+    _stamp(raw, "before_since", where)
+    _stamp(raw, "started", where, optional=False)
+    _text(raw, "unlocated", where)
+    _stamp(raw, "unnamed", where)
+    _flag(raw, "named", where)
+    pending = raw.get("pending")
+    if pending is not None:
+        if not isinstance(pending, dict):
+            raise PayloadIdError(f"{where} pending is not a mapping", _FIX)
+        if pending.get("kind") not in EVENT_KINDS:
+            raise PayloadIdError(f"{where} pending kind is not one of {', '.join(EVENT_KINDS)}", _FIX)
+        for key in ("t_change", "t_alarm", "t_verdict"):
+            _stamp(pending, key, f"{where} pending", optional=False)
+        for key in ("delta_mass", "delta_mass_std"):
+            if not _number(pending.get(key)):
+                raise PayloadIdError(f"{where} pending {key} is not a number in kg", _FIX)
+        _vector(pending, "delta_phi", f"{where} pending", allow_nan=True)
+        _text(pending, "reason", f"{where} pending")
+        _flag(pending, "t_change_located", f"{where} pending")
+    return raw
 
 
 class ResultUnreadable(Exception):
