@@ -4,6 +4,8 @@ and the first solve of weighted_lstsq, and the model-error route refused without
 cannot make it pass (online/base._may_be_model_limited). Each is checked against the computation it replaces, to
 the bit. A few seconds (one 8 s UR10 run at 100 Hz)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,10 +13,12 @@ from hypothesis import strategies as st
 
 from payload_id_core.dynamics import bundled_urdf
 from payload_id_core.payload import against_robot_fit as fit
+from payload_id_core.payload.covariance_extra import online_covariance_extra
 from payload_id_core.payload.jacobian import identifiable_entries
-from payload_id_core.payload.linear import weighted_lstsq
+from payload_id_core.payload.linear import _columns_outermost, weighted_lstsq
 from payload_id_core.payload.online import OnlinePayloadEstimator
 from payload_id_core.payload.online.base import OnlineEstimator
+from payload_id_core.robot_id.gear_friction import UnmodelledGear
 from payload_id_core.testing.sim_runs import drift_run, given_gains_robot
 from payload_id_core.testing.synthetic import sum_of_sines
 
@@ -169,3 +173,65 @@ def test_the_check_from_the_gram_matrix_declares_as_the_svd_one(ur10_run, monkey
         assert [n for _, _, n in seen[True]] == [n for _, _, n in seen[False]]
         a, b = gram.estimate(), svd.estimate()
         assert np.array_equal(a.phi, b.phi) and np.array_equal(a.covariance, b.covariance, equal_nan=True)
+
+
+# -- h187: the check's passes over every sample fed made fewer, each answer the same to the bit -----------------------
+def test_the_fed_residual_keeps_the_gear_error_and_the_check_is_the_fresh_ones_to_the_bit(ur10_run):
+    """FedResidual keeps robot.yaml's unmodelled gear friction's torque error row by row (with τ̂_a and the payload's
+    columns): the error whole-run UnmodelledGear.torque_error makes, and online_covariance_extra on the fed residual
+    the one it makes from scratch (gear term included), to the bit."""
+    model, robot, (_, q, qd, qdd, tau) = ur10_run
+    n, p = q.shape[1], np.asarray(robot.theta).size
+    rng = np.random.default_rng(7)
+    gear = UnmodelledGear(mu=np.full(n, 0.02), mu_std=np.full(n, 0.002), theta_shift=1e-3 * rng.standard_normal(p))
+    geared = replace(robot, unmodelled_gear=gear)
+    frame = model.default_payload_frame
+    fed = fit.FedResidual(model, geared, frame)
+    for end in (7, 300, 301, q.shape[0]):
+        got = fed.on(q[:end], qd[:end], qdd[:end], tau[:end])
+    whole = fit.residual_on(model, geared, frame, q, qd, qdd, tau)
+    assert whole.gear_error is None and got.gear_error is not None
+    want = gear.torque_error(whole.y_a, geared.theta, qd, geared.friction.sign_epsilon)
+    assert np.array_equal(got.gear_error, want)
+    for gram in (True, False):
+        a = online_covariance_extra(model, geared, frame, q, qd, qdd, tau, load_friction=True, gram=gram,
+                                    residual=got)
+        b = online_covariance_extra(model, geared, frame, q, qd, qdd, tau, load_friction=True, gram=gram)
+        assert np.array_equal(a.extra, b.extra) and [str(x) for x in a.notes] == [str(x) for x in b.notes]
+        assert any("gear friction" in str(x) for x in a.notes)
+    moving = np.flatnonzero(np.max(np.abs(qd), axis=1) > 0.05)
+    assert np.array_equal(got.rows(moving).gear_error, want[moving])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_scores_columns_are_the_boolean_index_in_values_and_layout(seed):
+    """linear._columns_outermost makes A.reshape(N, n, u)[..., ok] (the array weighted_lstsq's Newey–West scores
+    were summed from): the same values and, along every axis longer than one, the same strides, so np.einsum sums
+    each sample's joints in the same order; blocks split mid-sample and a last short one included."""
+    rng = np.random.default_rng(seed)
+    N, n, u = int(rng.integers(100, 3000)), int(rng.integers(2, 8)), int(rng.integers(2, 40))
+    A = rng.standard_normal((N * n, u)) * 10.0 ** rng.uniform(-3, 3, u)
+    ok = np.ones(u, dtype=bool) if seed % 2 else rng.random(u) < 0.6
+    ok[0] = True
+    rt = rng.standard_normal((N, n))
+    want = A.reshape(N, n, u)[..., ok]
+    got = _columns_outermost(A, ok, N, n)
+    assert np.array_equal(got, want)
+    def long_axes(a):
+        return [s for s, d in zip(a.strides, a.shape, strict=True) if d > 1]
+    assert long_axes(got) == long_axes(want)
+    assert np.array_equal(np.einsum("tjk,tj->tk", got, rt), np.einsum("tjk,tj->tk", want, rt))
+
+
+def test_the_first_load_friction_solve_skips_only_what_nobody_reads(ur10_run):
+    """weighted_lstsq(covariance=False), load_friction's first solve: x and the determined entries the full fit's to
+    the bit; the covariance NaN, not a number nobody computed."""
+    rng = np.random.default_rng(11)
+    W = rng.standard_normal((400, 3, 6)) * 10.0 ** rng.uniform(-2, 2, 6)
+    y = W @ rng.standard_normal(6) + rng.standard_normal((400, 3))
+    for gram in (True, False):
+        for prior in (None, np.r_[np.full(4, np.inf), 0.5, 0.5]):
+            full = weighted_lstsq(W, y, prior_std=prior, gram=gram)
+            bare = weighted_lstsq(W, y, prior_std=prior, gram=gram, covariance=False)
+            assert np.array_equal(bare.x, full.x) and np.array_equal(bare.identifiable, full.identifiable)
+            assert np.isnan(bare.cov).all() and np.isnan(bare.hac_cov).all()

@@ -53,6 +53,28 @@ def test_merger_reorders_by_name_and_ignores_other_drivers_joints():
     assert got.t == pytest.approx(1.01)
 
 
+def test_a_whole_message_gives_the_sample_its_parts_give():
+    """The usual message (every joint, any order, velocities and efforts, another driver's joint beside them) takes
+    the merger's one-conversion path (h187); its sample is the one the same values give through the general path
+    (two partial messages), and a NaN in any of the three arrays is dropped as there."""
+    rng = np.random.default_rng(4)
+    order = [ARM[k] for k in rng.permutation(len(ARM))]
+    q, qd, eff = (rng.standard_normal(len(ARM)) for _ in range(3))
+    whole = JointStateMerger(ARM).add(_js(2.0, ["gripper_finger_joint", *order], [9.0, *q], [0.0, *qd],
+                                          [0.0, *eff]))
+    parts = JointStateMerger(ARM)
+    assert parts.add(_js(1.999, order[:2], q[:2], qd[:2], eff[:2])) is None
+    split = parts.add(_js(2.0, order[2:], q[2:], qd[2:], eff[2:]))
+    assert isinstance(whole, JointSample) and isinstance(split, JointSample)
+    assert whole.t == split.t
+    for name in ("q", "qd", "effort"):
+        assert np.array_equal(getattr(whole, name), getattr(split, name)), name
+    for bad in range(3):
+        arrays = [list(q), list(qd), list(eff)]
+        arrays[bad][3] = math.nan
+        assert JointStateMerger(ARM).add(_js(2.0, order, *arrays)) == DropReason.NON_FINITE
+
+
 def test_merger_joins_partial_messages_into_one_sample_stamped_with_the_newest_part():
     m = JointStateMerger(ARM)
     assert m.add(_js(1.0, ARM[:3], [1, 2, 3], effort=[10, 20, 30])) is None

@@ -74,6 +74,20 @@ def test_silent_joint_states_are_said_once_per_silence(cell):
     assert live.silence(20.0, 10.0).startswith("monitor paused: no joint states for 10.00 s")
 
 
+def test_a_stopped_simulated_clock_is_said_once_per_silence_with_its_reason(cell):
+    """h186: on simulated time the node's time stops with /clock, so `silence` (judged on it) never fires; the
+    wall seconds the clock has stood still are judged against the same stale_timeout, and share its once-per-silence."""
+    model, robot, task = cell
+    j = task.joints
+    live = LiveMonitor(model, robot, FRAME, None, stale_timeout=0.5)
+    assert live.clock_stopped(0.5) == ""
+    said = live.clock_stopped(0.6)
+    assert said.startswith("monitor paused: the simulated clock has not moved for 0.60 s of wall time")
+    assert live.clock_stopped(3.0) == "" and live.silence(20.0, 10.0) == ""     # one silence, said once
+    live.feed(j.t[:10], j.q[:10], j.qd[:10], j.tau[:10], None)            # samples again: a new silence is said
+    assert live.clock_stopped(0.7).startswith("monitor paused: the simulated clock has not moved for 0.70 s")
+
+
 def test_a_monitor_started_on_a_saved_re_estimate_reports_the_same_part(cell):
     """Issue 31 item 4: the saved re-estimate is the part (the fit less the tare); the monitor built on it after a
     restart puts the tare back into its fit, so what it reports as carried is what was saved."""

@@ -69,7 +69,11 @@ def test_the_box_narrows_an_inertia_the_motion_nearly_determines_and_covers_it(c
                    "of the data's own; the restricted Gaussian's own σ (0.207, iyy 2.35σ off) and the flat-vs-"
                    "reference-prior spread (0.224, iyy 2.08σ off) both miss it. h157: that error is a bias, not noise "
                    "(iyy −1.79σ mean over seeds 100-109, their scatter 0.45σ): the robot's torque noise in the payload "
-                   "fit's weights projecting the friction model's misfit into the moments (design.md)")
+                   "fit's weights projecting the friction model's misfit into the moments (design.md). h179: the free "
+                   "load-friction μ_j of the joints robot.yaml has no μ̂ for (shoulder pan, wrists) carry ixx's whole "
+                   "bias and 0.5σ of iyy's (seeds 100-109, no box: ixx −1.01 → +0.04σ, iyy −1.42 → −0.88σ without "
+                   "them); σ is the motion's either way (largest 0.268 → 0.260 of the moment, the box's 0.21-0.30 "
+                   "by seed), so no handling of the columns meets the bar")
 def test_the_box_determines_an_inertia_the_motion_nearly_determines(cell):
     _, with_box = _estimates(cell, 3.0)
     assert with_box.readable_identifiable()[4:].all(), with_box.notes
@@ -82,7 +86,9 @@ def test_the_box_determines_an_inertia_the_motion_nearly_determines(cell):
                    "0.155 of the largest moment (bar 0.233) while iyy stays 2.88σ low (with the box; iyy within 2σ "
                    "1.00 -> 0.50 over seeds 100-105 at 3 s). The unloaded run's spurious iyy is 0.3e-3 kg·m² where "
                    "the loaded run's is 6-7e-3 (h157: the load's friction columns trade with the moments), and one "
-                   "run's φ_h² is a 1-dof variance (design.md 'Prior knowledge')")
+                   "run's φ_h² is a 1-dof variance (design.md 'Prior knowledge'). h179: robot.yaml's loaded record "
+                   "(h175, model_error.loaded) scores the mass only, so a held-out loaded run cannot reach the "
+                   "moments' σ or error")
 def test_a_held_out_run_determines_the_inertia_and_covers_it(cell):
     m, robot, loaded = cell
     held_out = simulate(m, load_trajectory("ur10_payload_fast"), None, "ur10", seed=5100)

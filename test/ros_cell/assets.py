@@ -52,15 +52,17 @@ def make_robot_yaml(path: Path, robot: str = "ur10", noise_std=0.01) -> Path:
 
 @contextmanager
 def identify_nodes(ros_env: dict, log_dir: Path, assets: Path, result_path: Path | None = None,
-                   estimator_parameters: dict | None = None) -> Iterator[Supervisor]:
+                   estimator_parameters: dict | None = None, use_sim_time: bool = False) -> Iterator[Supervisor]:
     """payload_estimator + excitation_player (config/ur10.yaml) on assets/robot.yaml and assets/traj.yaml (and
-    any further estimator parameters), up and ready; stopped, by PID, on exit."""
-    estimator = {"robot_yaml": str(assets / "robot.yaml"), "trajectory": str(assets / "traj.yaml"),
+    any further estimator parameters), up and ready; stopped, by PID, on exit. `use_sim_time`: both on /clock, which
+    the identify cell has no owner of (Supervisor's sim_time refuses it): the test's fake_hardware.py owns it."""
+    clock = {"use_sim_time": True} if use_sim_time else {}
+    estimator = {"robot_yaml": str(assets / "robot.yaml"), "trajectory": str(assets / "traj.yaml"), **clock,
                  **(estimator_parameters or {})}
     if result_path is not None:
         estimator["result_path"] = str(result_path)
     sup = Supervisor(cell="identify", robot="ur10", env=ros_env, log_dir=log_dir,
-                     overrides={"payload_estimator": estimator})
+                     overrides={"payload_estimator": estimator, "excitation_player": clock})
     sup.start()
     try:
         sup.wait_for_log("payload_estimator", "payload estimator ready", 60)

@@ -20,7 +20,11 @@ controller would interpolate it (signals.commanded.sample_commanded) and publish
                 excitation), as a driver that pauses or a subscriber queue overwritten in a stall leaves it
 argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0):
 its torques are added to the efforts. argv[4]: seconds after "ready" at which that payload is picked (default
-0: carried from the start), for the payload monitor. Prints "fake hardware ready", then one JSON line per trajectory it
+0: carried from the start), for the payload monitor. argv[5]: its clock, `wall` (default: the node's, 200 Hz on an rclpy
+timer) or `sim`: it owns simulated time as mock_hardware does (payload_id_ros.sim_clock, /clock every CLOCK_PERIOD),
+one TICK of it per timer tick, so a starved process stretches its time instead of leaving holes in the stamps; the
+time starts at the wall time, so a fake restarted within a test never moves its subscribers' clocks back (their
+inboxes drop samples stamped before the last). Prints "fake hardware ready", then one JSON line per trajectory it
 receives ({"trajectory": summary}): what the robot was told, heard by the one process that was matched
 with the player long before any goal (a probe started later may miss the first messages while its
 discovery completes).
@@ -43,12 +47,15 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_regressor
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_ros.conversions import joint_state_msg, msg_to_commanded, sec_to_time
+from payload_id_ros.sim_clock import ClockPublisher
 
 PAYLOAD_FRAME = "tool0"
 PAYLOAD_COM = [0.02, -0.01, 0.06]
 PAYLOAD_INERTIA = np.diag([0.004, 0.005, 0.003])
 DRIFT = 1.05                   # "drifted" mode's factor on every effort
 PAUSE_AT, PAUSE_S = 1.5, 0.3   # s: "pause" mode's silence, shorter than the estimator's stale_timeout (0.5 s)
+TICK = 0.005                   # s between joint states (200 Hz)
+CLOCK_PERIOD = 0.01            # s of simulated time between /clock messages, mock_hardware's default
 
 
 def main() -> None:
@@ -59,12 +66,17 @@ def main() -> None:
     phi = from_mass_com_inertia(mass, PAYLOAD_COM, PAYLOAD_INERTIA) if mass > 0 else None
     pick_after = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     picked_at = [float("inf") if pick_after > 0 else -float("inf")]
+    simulated = (sys.argv[5] if len(sys.argv) > 5 else "wall") == "sim"
     rclpy.init()
     node = Node("fake_hardware")
+    clock = ClockPublisher(node, CLOCK_PERIOD, TICK) if simulated else None
+    sim_t = [time.time()]          # simulated time (s), advanced TICK per tick
     q0 = np.clip(np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0][: model.n]), model.limits.lower, model.limits.upper)
     cmds = []
     pub = node.create_publisher(JointState, "/joint_states", 10)
-    now = lambda: node.get_clock().now().nanoseconds * 1e-9  # noqa: E731
+
+    def now() -> float:
+        return sim_t[0] if simulated else node.get_clock().now().nanoseconds * 1e-9
 
     def on_traj(msg):
         print(json.dumps({"trajectory": traj_summary(msg, time.time())}), flush=True)
@@ -78,6 +90,9 @@ def main() -> None:
     noise = np.random.default_rng(5)
 
     def tick():
+        if clock is not None:
+            sim_t[0] += TICK
+            clock.tick(sec_to_time(sim_t[0]))
         t = now()
         if cmds:
             q, qd, qdd = (a[0] for a in sample_commanded(cmds, np.array([t]), names))
@@ -116,12 +131,16 @@ def main() -> None:
         if mode == "duplicate":
             pub.publish(msg)
 
-    node.create_timer(0.005, tick)
+    node.create_timer(TICK, tick)
     # "ready" only once the player's trajectories and the estimator's joint states are matched: a goal sent
     # before discovery ends would have its first trajectory lost, and the arm left standing (a test race,
     # seen once in CI as a 0.3 rad tracking abort).
     deadline = time.monotonic() + 30.0
-    while (not player_matched(node, traj_sub) or pub.get_subscription_count() == 0) and time.monotonic() < deadline:
+    def matched() -> bool:
+        clock_heard = clock is None or clock.publisher.get_subscription_count() > 0
+        return player_matched(node, traj_sub) and pub.get_subscription_count() > 0 and clock_heard
+
+    while not matched() and time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)
     if pick_after > 0:
         picked_at[0] = now() + pick_after

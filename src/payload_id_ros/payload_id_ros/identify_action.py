@@ -88,6 +88,7 @@ class EstimatorNode(Protocol):
                      ft_params: FtParameters | None = None) -> None: ...
     def save_result(self, est: PayloadEstimate, outcome: GoalOutcome,
                     joint_states: WindowCoverage | None = None) -> str: ...
+    def pace_drain(self) -> None: ...
 
 
 @dataclass
@@ -150,6 +151,7 @@ class IdentifyAction:
                 self.node.get_logger().warn(f"identify goal rejected: {self._interruption}")
                 return GoalResponse.REJECT
             self.busy = True
+        self.node.pace_drain()          # the sensor queues drained at 50 Hz again from now on
         return GoalResponse.ACCEPT
 
     def execute(self, gh):
@@ -189,6 +191,7 @@ class IdentifyAction:
     # -- the steps of a goal ----------------------------------------------------------------------
     def _start_motion(self, request: Identify.Goal) -> PlayerGoal:
         """With live joint states only: collect from now on and ask the player to play the excitation."""
+        self.node.joint_states.drain()     # the idle node drained at 4 Hz: the newest sample judged, not one 0.25 s old
         self.node.joint_states.check(wait=self.node.params.joint_states_wait)
         self._commanded.clear()
         self._buffer.clear()

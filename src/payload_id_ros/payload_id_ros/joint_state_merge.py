@@ -70,8 +70,9 @@ class JointStateMerger:
         self.future_tolerance = future_tolerance
         n = len(self.joint_names)
         self._position = {name: k for k, name in enumerate(self.joint_names)}
-        # names of a message -> (model indices, message indices) of the model joints it names; None: a repeated name
-        self._mappings: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray] | None] = {}
+        # names of a message -> (model indices, message indices) of the model joints it names and, where it names
+        # every one, the message index of each model joint in model order (else None); None: a repeated name
+        self._mappings: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray | None] | None] = {}
         self._q = np.full(n, np.nan)
         self._qd = np.zeros(n)
         self._effort = np.full(n, np.nan)
@@ -83,14 +84,18 @@ class JointStateMerger:
         """The model joints no message has given since the last sample."""
         return [name for name, heard in zip(self.joint_names, self._heard, strict=True) if not heard]
 
-    def _mapping(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray] | None:
+    def _mapping(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
         if names not in self._mappings:
             mapping = None
             if len(set(names)) == len(names):
                 pairs = [(self._position[name], k) for k, name in enumerate(names) if name in self._position]
                 model_idx = np.array([p[0] for p in pairs], dtype=int)
                 msg_idx = np.array([p[1] for p in pairs], dtype=int)
-                mapping = (model_idx, msg_idx)
+                in_model_order = None
+                if model_idx.size == len(self.joint_names):
+                    in_model_order = np.empty(model_idx.size, dtype=int)
+                    in_model_order[model_idx] = msg_idx
+                mapping = (model_idx, msg_idx, in_model_order)
             if len(self._mappings) > 64:            # a publisher renaming joints every message: keep memory flat
                 self._mappings.clear()
             self._mappings[names] = mapping
@@ -103,18 +108,27 @@ class JointStateMerger:
         mapping = self._mapping(names)
         if mapping is None:
             return DropReason.REPEATED_NAME
-        model_idx, msg_idx = mapping
+        model_idx, msg_idx, in_model_order = mapping
         if model_idx.size == 0:
             return None
         n_names = len(names)
         position, velocity, effort = msg.position, msg.velocity, msg.effort
         if len(position) != n_names or len(velocity) not in (0, n_names) or len(effort) not in (0, n_names):
             return DropReason.RAGGED
-        q = np.asarray(position, dtype=float)[msg_idx]
-        qd = np.asarray(velocity, dtype=float)[msg_idx] if len(velocity) else np.zeros(model_idx.size)
-        eff = np.asarray(effort, dtype=float)[msg_idx] if len(effort) else np.full(model_idx.size, np.nan)
-        if not (np.isfinite(q).all() and np.isfinite(qd).all() and (len(effort) == 0 or np.isfinite(eff).all())):
-            return DropReason.NON_FINITE
+        if in_model_order is not None and len(velocity) and len(effort):
+            # The usual driver's message (every joint, with velocities and efforts): one conversion, one index and
+            # one finiteness test for the three, in model order already (the per-array ones were a third of the idle
+            # node's CPU at 500 Hz); the same values and verdicts as below.
+            values = np.array((position, velocity, effort), dtype=float)[:, in_model_order]
+            if not np.isfinite(values).all():
+                return DropReason.NON_FINITE
+            q, qd, eff = values
+        else:
+            q = np.asarray(position, dtype=float)[msg_idx]
+            qd = np.asarray(velocity, dtype=float)[msg_idx] if len(velocity) else np.zeros(model_idx.size)
+            eff = np.asarray(effort, dtype=float)[msg_idx] if len(effort) else np.full(model_idx.size, np.nan)
+            if not (np.isfinite(q).all() and np.isfinite(qd).all() and (len(effort) == 0 or np.isfinite(eff).all())):
+                return DropReason.NON_FINITE
         t = stamp_seconds(msg)
         if now is not None and t > now + self.future_tolerance:
             return DropReason.FUTURE
@@ -130,6 +144,8 @@ class JointStateMerger:
             return DropReason.OUT_OF_ORDER
         if t == self.last_stamp:
             return DropReason.DUPLICATE
+        if in_model_order is not None and len(velocity) and len(effort):
+            return self._sample(t, q, qd, eff)
         if model_idx.size == n:
             order = np.empty(n, dtype=int)
             order[model_idx] = np.arange(n)

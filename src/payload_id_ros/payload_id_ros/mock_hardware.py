@@ -41,8 +41,6 @@ import rclpy
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -54,6 +52,7 @@ from payload_id_msgs.srv import SetPayload
 from payload_id_ros import conversions as conv
 from payload_id_ros.node_main import run_node
 from payload_id_ros.parameters import Range, declare_parameters, parameter
+from payload_id_ros.sim_clock import ClockPublisher
 
 _PAYLOAD_PARAMS = ("payload_mass", "payload_com", "payload_inertia", "payload_frame")
 
@@ -141,15 +140,10 @@ class MockHardware(Node):
 
         self.js_pub = self.create_publisher(JointState, params.joint_states_topic, 50)
         self.wrench_pub = self.create_publisher(WrenchStamped, params.wrench_topic, 50)
-        # rclcpp's ClockQoS (what Gazebo publishes /clock with); rclpy's time source subscribes best effort.
-        clock_qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        self.clock_pub = self.create_publisher(Clock, "/clock", clock_qos) if self.sim_time else None
-        # /clock every `clock_every` samples, not with each: a clock that ticks at its own coarser rate is what a
-        # simulator gives (gazebo_ros publishes /clock at 10 Hz by default), and every subscriber's time source takes
-        # each message in Python. Suspected of ~10 points of the estimator's CPU on simulated time (h170); py-spy did
-        # not confirm it at load 27 (0 of 7035 samples in TimeSource.clock_callback, docs/design.md).
-        self.clock_every = max(1, int(round(params.clock_period * self.rate_hz)))
-        self._clock_count = 0
+        # /clock at its own period, not with each sample (sim_clock.ClockPublisher). Suspected of ~10 points of the
+        # estimator's CPU on simulated time (h170); py-spy did not confirm it at load 27 (0 of 7035 samples in
+        # TimeSource.clock_callback, docs/design.md).
+        self.clock = ClockPublisher(self, params.clock_period, 1.0 / self.rate_hz) if self.sim_time else None
         topic = f"/{params.controller.strip('/')}/joint_trajectory"
         self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
         self.create_service(SetPayload, "~/set_payload", self._on_set_payload)
@@ -165,7 +159,8 @@ class MockHardware(Node):
         if not self.sim_time:
             return "real time"
         pace = "as fast as possible" if self.real_time_factor == 0 else f"{self.real_time_factor:g}x real time"
-        return f"simulated time on /clock, {pace}, the clock ticking every {self.clock_every / self.rate_hz * 1e3:g} ms"
+        assert self.clock is not None
+        return f"simulated time on /clock, {pace}, the clock ticking every {self.clock.period * 1e3:g} ms"
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -285,10 +280,8 @@ class MockHardware(Node):
 
     def _publish(self, s, k: int, frame: str) -> None:
         stamp = conv.sec_to_time(float(s.t[k]))
-        if self.clock_pub is not None:
-            if self._clock_count % self.clock_every == 0:
-                self.clock_pub.publish(conv.clock_msg(stamp))
-            self._clock_count += 1
+        if self.clock is not None:
+            self.clock.tick(stamp)
         self.js_pub.publish(conv.joint_state_msg(stamp, self.model.joint_names, s.q[k], s.qd[k], s.effort[k]))
         if self._log_path:
             self._log.append((time.monotonic(), float(s.t[k])))

@@ -178,6 +178,16 @@ class MonitorMode:
         if warning:
             self._node.get_logger().warn(warning)
 
+    def check_clock(self, stalled_s: float, last_stamp: float | None) -> None:
+        """On simulated time: a clock stopped `stalled_s` wall seconds ago stops the joint states and the node's own
+        timers (check_input's with them), so a watch on the wall clock says it instead."""
+        live = self.live
+        if live is None or self._busy() or last_stamp is None:
+            return
+        warning = live.clock_stopped(stalled_s)
+        if warning:
+            self._node.get_logger().warn(warning)
+
     def _apply_in_background(self, est: PayloadEstimate) -> None:
         """The service call blocks until the controller answers, and this executor is single-threaded (the
         answer would never be processed): a worker thread applies the newest re-estimate, one call at a time."""

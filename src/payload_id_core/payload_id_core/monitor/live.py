@@ -343,3 +343,15 @@ class LiveMonitor:
         self._silent = True
         return (f"monitor paused: no joint states for {age:.2f} s; it restarts on the next good sample, "
                 "no event meanwhile")
+
+    def clock_stopped(self, stalled_s: float) -> str:
+        """Why the monitor hears nothing on simulated time whose clock stopped, once per silence ('' otherwise): the
+        node's time has not moved for more than stale_timeout of wall time (`stalled_s`). `silence` cannot say it: it
+        is judged on that time, and the node's timers run on it too, so when the clock's owner (a simulator) dies
+        they stop with it and the monitor would say nothing at all."""
+        if self._silent or stalled_s <= self.stale_timeout:
+            return ""
+        self._silent = True
+        return (f"monitor paused: the simulated clock has not moved for {stalled_s:.2f} s of wall time (its owner, "
+                "the simulator, stopped or died), so no joint state arrives; it restarts on the next good sample, "
+                "no event meanwhile")

@@ -52,6 +52,7 @@ from payload_id_core.monitor.observer import (
     MomentumFilter,
     MomentumObserver,
     ObserverModel,
+    small_median,
 )
 from payload_id_core.monitor.publication import ComRepublication
 from payload_id_core.monitor.reestimate_judge import ReestimateJudge
@@ -505,7 +506,7 @@ class PayloadMonitor:
                 # Judged against the payload settled before the change being re-estimated (the state itself when none
                 # is: a restart mid-change, carry_on_from_part, restores that change and its payload before).
                 self.load_or_push.restart(self.change.before.phi, float(t[0]))
-        dt = float(np.median(np.diff(t))) if t.size > 1 else 0.002
+        dt = small_median(np.diff(t)) if t.size > 1 else 0.002
         self._dt = dt
         self.refiner.rho = float(np.exp(-np.mean(self.gain) * dt * self.s.refine_stride))
         trusted, moving_until = self._trusted_run(t, qd)

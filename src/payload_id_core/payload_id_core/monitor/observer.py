@@ -30,6 +30,7 @@ restarting anything, and φ itself is a linear fit of r₀ on F, needing no join
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,8 +83,29 @@ class ObserverModel:
 
 def payload_block(model: RobotModel, frame: str, rigid: np.ndarray) -> np.ndarray:
     """(N, n, 10): payload_regressor from the standard rigid-body regressor (N, n, 10 n) at the same samples."""
-    joint, x = payload_transform(model, frame)
+    joint, x = _payload_transform(model, frame)
     return np.ascontiguousarray(rigid[..., 10 * (joint - 1): 10 * joint]) @ x
+
+
+@functools.lru_cache(maxsize=16)
+def _payload_transform(model: RobotModel, frame: str) -> tuple[int, np.ndarray]:
+    """payload_transform, made once per model and frame (the URDF does not change; pinocchio's frame lookup and the
+    10×10 transform were ~2 % of the monitor's update, made twice per block). The X returned is shared: not to be
+    written."""
+    joint, x = payload_transform(model, frame)
+    x.setflags(write=False)
+    return joint, x
+
+
+def small_median(values: np.ndarray) -> float:
+    """np.median of a short 1-D array, to the bit (the middle value, or the mean of the two middle ones as np.mean
+    takes it: their sum over 2), without np.median's general machinery (~1.5 % of the monitor's update, per block).
+    NaN where a value is NaN, as np.median."""
+    v = np.sort(values)
+    m = v.size // 2
+    if v.size and np.isnan(v[-1]):
+        return float("nan")
+    return float(v[m]) if v.size % 2 else float((v[m - 1] + v[m]) / 2)
 
 
 def stacked_arguments(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -102,7 +124,9 @@ def combine_terms(stacked: np.ndarray, friction_qd: np.ndarray | None = None,
                   friction_zero: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(p, β) from a linear torque prediction τ̂ evaluated at stacked_arguments ((7 N, ...), any trailing shape),
     with the friction τ_f(q̇) and τ_f(0) (N, n) when τ̂ includes friction (module docstring's identities)."""
-    rest, with_v, with_qd, ahead_v, ahead_0, behind_v, behind_0 = np.split(stacked, 7)
+    # Seven views by slicing (np.split's general machinery cost ~2 % of the monitor's update)
+    rows = stacked.shape[0] // 7
+    rest, with_v, with_qd, ahead_v, ahead_0, behind_v, behind_0 = (stacked[i * rows:(i + 1) * rows] for i in range(7))
     momentum = with_v - rest                          # rest = g + τ_f(0)
     coriolis = with_qd - rest
     gravity = rest

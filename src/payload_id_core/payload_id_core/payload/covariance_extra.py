@@ -132,17 +132,20 @@ def prefix_mass_excess(robot: RobotIdentification, frame: str, model: RobotModel
 
 
 def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
-                     qd: np.ndarray, gram: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+                     qd: np.ndarray, gram: bool = False, error: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
     """(Δz (u,), μ left out): how far the WLS fit y ≈ W z (`fit`, its weights and determined entries) moves for
     the torque error the robot model's unmodelled gear friction would make on these samples
     (robot_id/gear_friction.UnmodelledGear, y_a the robot's rows there); None when robot.yaml shows none. A
     model-error term, Δz Δzᵀ added to the covariance, not a correction of z; but where an estimate is projected
     onto physical parameters (payload/finish.py) the covariance is the projection's metric, so a projected
-    estimate moves more freely along Δz. `gram`: linear.weighted_lstsq's (the online rule's batch check)."""
+    estimate moves more freely along Δz. `gram`: linear.weighted_lstsq's (the online rule's batch check). `error`:
+    that torque error where the caller has it (RobotResidual.gear_error)."""
     g = robot.unmodelled_gear
     if g is None:
         return None
-    error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
+    if error is None:
+        error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
     return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info, gram), g.mu
 
 
@@ -326,7 +329,10 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     def fit(var: np.ndarray) -> tuple[LinearSolution, np.ndarray]:
         """The batch fit with the friction changes `var` holds (friction_prior_var), and its matrix."""
         columns = np.flatnonzero(var > 0)
-        W = np.concatenate([w_l, friction[..., columns]], axis=-1)
+        # np.take, or the view itself where every column is held: indexing the last axis of every sample fed with an
+        # index array cost several times the copy the concatenation makes (the values are the same)
+        freed = friction if columns.size == friction.shape[-1] else np.take(friction, columns, axis=-1)
+        W = np.concatenate([w_l, freed], axis=-1)
         sol, W_used, _ = solve_with_load_friction(W, res.r, tau_a, qd, sign_epsilon(robot), load_friction,
                                                   prior_std=np.r_[np.full(10, np.inf), np.sqrt(var[columns])],
                                                   gram=gram)
@@ -347,7 +353,7 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
             notes.append(prefix[1])
     else:
         sol, W_used = (own, W_own) if np.array_equal(own_var, held) else fit(held)
-        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used, gram)
+        extra, notes = _residual_model_error(robot, y_a, qd, tau, own, W_own, sol, W_used, gram, res.gear_error)
         lasting = np.zeros((10, 10))
     # Offsets the estimator holds at robot.yaml's (direct-rls): their measured drift between runs (difference-rls
     # holds them by that drift's prior, whose pull its own covariance carries).
@@ -376,7 +382,7 @@ def lasting_from_robot(model: RobotModel, robot: RobotIdentification, frame: str
 
 def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.ndarray, tau: np.ndarray,
                           own: LinearSolution, W_own: np.ndarray, sol: LinearSolution, W_used: np.ndarray,
-                          gram: bool = False) -> tuple[np.ndarray, list[Note]]:
+                          gram: bool = False, gear_error: np.ndarray | None = None) -> tuple[np.ndarray, list[Note]]:
     """online_covariance_extra's model-error terms where robot.yaml has no measured one: the Newey–West inflation of
     the estimator's own batch fit (`own` on `W_own`) on the fixed-offset fit's covariance (`sol` on `W_used`), its
     residual level floored at the model's resolution, and the unmodelled gear friction's response."""
@@ -389,7 +395,7 @@ def _residual_model_error(robot: RobotIdentification, y_a: np.ndarray, qd: np.nd
         extra = factor2 * np.nan_to_num(floored[:10, :10]) - plain
         floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(np.asarray(tau, dtype=float)**2, axis=0)))
         notes += [] if floor_note is None else [floor_note]
-    gear = gear_model_error(robot, y_a, own, W_own, qd, gram=gram)
+    gear = gear_model_error(robot, y_a, own, W_own, qd, gram=gram, error=gear_error)
     if gear is None:
         return extra, notes
     shift, mu = gear[0][:10], gear[1]

@@ -115,7 +115,8 @@ def solve_with_load_friction(W: np.ndarray, y: np.ndarray, tau_a: np.ndarray | N
     `prior_std` (W's columns): a Gaussian prior on W's unknowns (weighted_lstsq; the μ_j are free). `gram`:
     weighted_lstsq's (the online convergence rule's batch check).
     Returns (solution, the matrix actually used, notes: one line when the columns were used)."""
-    sol = weighted_lstsq(W, y, prior_std=prior_std, gram=gram)
+    # With the columns, the first solve's x alone builds them (its covariance is never read)
+    sol = weighted_lstsq(W, y, prior_std=prior_std, gram=gram, covariance=not (use and ITERATIONS > 0))
     if not use:
         return sol, W, []
     if tau_a is None:
