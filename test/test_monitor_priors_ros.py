@@ -9,7 +9,8 @@ A 2 kg part (CoM [20, -10, 60] mm on tool0) is picked with the arm at rest; the 
 arm, and the monitor re-estimates the part from that motion. Every ~/payload it publishes for the part says the priors
 given and what became of them, and its numbers keep to them: the mass within the weighed mass's σ, the CoM inside the
 box. The box itself is not applied to these re-estimates (its sampler does not settle on the monitor's covariance):
-the strict xfail below, with the figures. Its own module: two cells in one module would share the node names while both live.
+the strict xfail below, with the figures. Its own module: two cells in one module would share the node names while
+both live.
 """
 import os
 import signal

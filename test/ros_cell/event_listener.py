@@ -9,13 +9,13 @@ import time
 from typing import Any
 
 import rclpy
+from probe import prior_dict  # noqa: E402 - sibling script in test/ros_cell
 from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import SetBool
 
 from payload_id_msgs.msg import PayloadEstimate, PayloadEvent
-from probe import prior_dict  # noqa: E402 - sibling script in test/ros_cell
 
 
 def _num(x: float):
