@@ -129,7 +129,7 @@ def test_the_monitors_re_estimate_keeps_to_the_priors(heard):
 
 
 @pytest.mark.xfail(strict=True, reason="h190: the box is not applied to the monitor's re-estimates: its sampler's "
-                   "chains disagree (split R-hat 1.20-1.32 over 7 runs, limit 1.15) and ~/payload says so "
+                   "chains disagree (split R-hat 1.20-1.32 in the 4 runs printed, limit 1.15) and ~/payload says so "
                    "(prior_not_applied: bounding_box, the numbers the motion's alone); so the first re-estimate's CoM "
                    "is published undetermined (σ NaN, as without the priors) although the box bounds it. An "
                    "identify goal's estimate on the same fake and box is applied (test_priors_ros_parameters)")
