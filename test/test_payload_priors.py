@@ -418,6 +418,24 @@ def test_the_monitor_applies_the_prior_to_a_carried_part_only():
     assert nothing.prior is None and np.all(nothing.phi == 0)
 
 
+@pytest.mark.xfail(strict=True, reason="h190: the box is not applied to a monitor re-estimate (mass and CoM determined "
+                   "to 1 / 0.5-4.5 mm, the inertia not identified, published as a point mass): the sampler's chains "
+                   "disagree, split R-hat 1.27 (limit 1.15), and the numbers stay the motion's; with the inertia "
+                   "identified (σ 2e-3 kg·m² each) the same box is applied. Across processes: test_monitor_priors_ros")
+def test_the_box_is_applied_to_a_monitor_re_estimate_with_the_inertia_not_identified():
+    """The monitor's re-estimate as ~/payload publishes it (PayloadState.to_estimate: the inertia reported as not
+    identified, zero about the CoM), of the fake hardware's 2 kg part in test_monitor_priors_ros's box, with the σ its
+    re-estimates had there."""
+    phi = from_mass_com_inertia(2.0, [0.0201, -0.01, 0.060], np.diag([0.004, 0.005, 0.003]))
+    std = np.array([0.001, 0.001, 0.0012, 0.009])            # kg, kg·m: σ of m and m·c
+    cov = np.diag(np.r_[std ** 2, np.full(6, 1e-4)])
+    state = PayloadState(phi=phi, cov=cov, determined=True, since=1.0, seconds_of_motion=4.0)
+    est = state.to_estimate("tool0")
+    assert not est.identifiable[4:].any()                    # the monitor's shape: the inertia not identified
+    box = PayloadPrior.checked([-0.08, -0.1, -0.02, 0.1, 0.1, 0.16], 2.0, 0.004)
+    assert "bounding_box" not in apply_prior(est, box).prior_not_applied
+
+
 def test_the_wrist_sensor_method_honours_the_prior_too():
     """ft fits the wrench, not the joint torques: its estimate gets the same prior (the known mass pins its mass)."""
     m = RobotModel.from_urdf("ur10")

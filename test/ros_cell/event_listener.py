@@ -1,6 +1,7 @@
-"""Listens to the payload estimator's monitor: one JSON line per ~/payload_event and per ~/payload, for
-argv[1] seconds after "listener ready" (printed once both publishers are matched). With argv[2] = on/off it
-first calls ~/monitor (std_srvs/SetBool) and prints the answer."""
+"""Listens to the payload estimator's monitor: one JSON line per ~/payload_event and per ~/payload (its method, mass,
+σ, CoM, quality and the priors it says were given, probe.prior_dict), for argv[1] seconds after "listener ready"
+(printed once both publishers are matched). With argv[2] = on/off it first calls ~/monitor (std_srvs/SetBool) and
+prints the answer."""
 import json
 import math
 import sys
@@ -8,6 +9,7 @@ import time
 from typing import Any
 
 import rclpy
+from probe import prior_dict  # noqa: E402 - sibling script in test/ros_cell
 from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -18,6 +20,13 @@ from payload_id_msgs.msg import PayloadEstimate, PayloadEvent
 
 def _num(x: float):
     return None if math.isnan(x) else x
+
+
+def _payload(m: PayloadEstimate) -> dict:
+    p = m.payload
+    return {"mass": p.mass, "mass_std": _num(p.mass_std), "com": [p.com.x, p.com.y, p.com.z],
+            "com_std": [_num(v) for v in (p.com_std.x, p.com_std.y, p.com_std.z)], "quality": m.quality,
+            **prior_dict(m)}
 
 
 def main() -> None:
@@ -31,7 +40,7 @@ def main() -> None:
          "stamp": m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec}), flush=True),
         QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE))
     payload = node.create_subscription(PayloadEstimate, "/payload_estimator/payload", lambda m: print(json.dumps(
-        {"payload": m.method, "mass": m.payload.mass}), flush=True), latched)
+        {"payload": m.method, **_payload(m)}), flush=True), latched)
     deadline = time.monotonic() + 30.0
     while (events.get_publisher_count() == 0 or payload.get_publisher_count() == 0) and time.monotonic() < deadline:
         rclpy.spin_once(node, timeout_sec=0.05)

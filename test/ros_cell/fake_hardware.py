@@ -18,16 +18,16 @@ controller would interpolate it (signals.commanded.sample_commanded) and publish
                 gains given by hand), a run identify-payload calls suspect (payload/effort_drift.py)
   pause         publishes nothing from PAUSE_AT to PAUSE_AT + PAUSE_S s into a trajectory of 3 s or more (the
                 excitation), as a driver that pauses or a subscriber queue overwritten in a stall leaves it
-argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0):
-its torques are added to the efforts. argv[4]: seconds after "ready" at which that payload is picked (default
-0: carried from the start), for the payload monitor. argv[5]: its clock, `wall` (default: the node's, 200 Hz on an rclpy
-timer) or `sim`: it owns simulated time as mock_hardware does (payload_id_ros.sim_clock, /clock every CLOCK_PERIOD),
-one TICK of it per timer tick, so a starved process stretches its time instead of leaving holes in the stamps; the
-time starts at the wall time, so a fake restarted within a test never moves its subscribers' clocks back (their
-inboxes drop samples stamped before the last). Prints "fake hardware ready", then one JSON line per trajectory it
-receives ({"trajectory": summary}): what the robot was told, heard by the one process that was matched
-with the player long before any goal (a probe started later may miss the first messages while its
-discovery completes).
+argv[2]: robot name (default ur10). argv[3]: mass (kg) of a payload on tool0 (CoM PAYLOAD_COM, default 0): its torques
+are added to the efforts. argv[4]: seconds after "ready" at which that payload is picked (default 0: carried from the
+start), for the payload monitor; it prints {"picked": t} (its time) at the first tick carrying it. argv[5]: its clock,
+`wall` (default: the node's, 200 Hz on an rclpy timer) or `sim`: it owns simulated time as mock_hardware does
+(payload_id_ros.sim_clock, /clock every CLOCK_PERIOD), one TICK of it per timer tick, so a starved process stretches
+its time instead of leaving holes in the stamps; the time starts at the wall time, so a fake restarted within a test
+never moves its subscribers' clocks back (their inboxes drop samples stamped before the last). Prints "fake hardware
+ready", then one JSON line per trajectory it receives ({"trajectory": summary}): what the robot was told, heard by the
+one process that was matched with the player long before any goal (a probe started later may miss the first messages
+while its discovery completes).
 """
 import json
 import sys
@@ -66,6 +66,7 @@ def main() -> None:
     phi = from_mass_com_inertia(mass, PAYLOAD_COM, PAYLOAD_INERTIA) if mass > 0 else None
     pick_after = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     picked_at = [float("inf") if pick_after > 0 else -float("inf")]
+    said_picked = [False]
     simulated = (sys.argv[5] if len(sys.argv) > 5 else "wall") == "sim"
     rclpy.init()
     node = Node("fake_hardware")
@@ -101,6 +102,9 @@ def main() -> None:
         tau = model.rnea(q, qd, qdd)
         if phi is not None and t >= picked_at[0]:
             tau = tau + payload_regressor(model, PAYLOAD_FRAME, q, qd, qdd)[0] @ phi
+            if not said_picked[0] and pick_after > 0:
+                said_picked[0] = True
+                print(json.dumps({"picked": t}), flush=True)
         keep = model.n - 1 if mode == "missing_joint" else model.n
         q, qd = np.asarray(q[:keep], dtype=float), np.asarray(qd[:keep], dtype=float)
         effort = np.full(keep, np.nan) if mode == "nan" else np.asarray(tau[:keep], dtype=float)
