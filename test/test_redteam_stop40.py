@@ -5,6 +5,7 @@ guards the fix against refusing what it should not); simulated, seconds each."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from payload_id_core.io.bag import write_bag
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id.offset_spread import OffsetSpread
 from payload_id_core.testing.sim_runs import DRIFT_MASS as MASS
 from payload_id_core.testing.sim_runs import drift_run as _linear_friction_run
 from payload_id_core.testing.sim_runs import given_gains_robot
@@ -142,10 +144,16 @@ def test_a_shoulder_lift_gain_drift_alone_is_not_written_confidently(identified,
     model, robot = identified
     factor = np.ones(model.n)
     factor[1] = 1.02
-    est = identify_payload("khalil-1", model, robot, _linear_friction_run(model, seed, factor),
-                           model.default_payload_frame, delay=0.0)
+    run = _linear_friction_run(model, seed, factor)
+    # The premise on the fit that holds robot.yaml's offsets (a drift record that shows none): since h184 khalil-1
+    # without a record fits the offsets' drift the run shows, which takes up the drift's mean on that joint (UR10 seed
+    # 3: +6.18 % at 10.7σ held, +1.83 % at 2.1σ fitted; suspect either way).
+    still = OffsetSpread(list(model.joint_names), ["still"], np.zeros((1, model.n)), np.full((1, model.n), 1e-3))
+    held = identify_payload("khalil-1", model, replace(robot, offset_drift=still), run, model.default_payload_frame,
+                            delay=0.0)
+    assert abs(held.mass - MASS) > 3 * np.sqrt(held.covariance[0, 0])    # the premise: the drift is in the mass
+    est = identify_payload("khalil-1", model, robot, run, model.default_payload_frame, delay=0.0)
     off_sigmas = abs(est.mass - MASS) / np.sqrt(est.covariance[0, 0])
-    assert off_sigmas > 3                                          # the premise: the drift is in the mass
     assert not (est.converged and est.quality is Quality.OK), (est.mass, off_sigmas, est.quality_reasons)
     if model.n == 6:
         reason = next((r for r in est.quality_reasons if "against robot.yaml's model: factor" in r), "")

@@ -31,6 +31,7 @@ class NoteCode(str, Enum):
     PAYLOAD_MODEL_ERROR_MEASURED = "payload.model_error_measured"  # σ's model error from robot.yaml's held-out runs
     PAYLOAD_MODEL_ERROR_OTHER_FRAME = "payload.model_error_other_frame"  # measured on another body: not used
     PAYLOAD_OFFSET_DRIFT_SIGMA = "payload.offset_drift_sigma"  # σ widened for robot.yaml's offsets' measured drift
+    PAYLOAD_ROBOT_PRIOR = "payload.robot_prior"    # robot.yaml's parameters fitted with the run under their C_a
     PAYLOAD_LOAD_FRICTION_OFF = "payload.load_friction_off"    # not modelled: identified gains absorbed it
     PAYLOAD_MOMENTS_DISAGREE = "payload.moments_disagree"      # difference-rls: the wrist and the shoulder disagree
     PAYLOAD_LOAD_FRICTION = "payload.load_friction"            # load-dependent Coulomb μ per joint estimated

@@ -183,10 +183,12 @@ def _as_covariance(rel: np.ndarray) -> np.ndarray:
 
 
 def joint_gain_covariance(W: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray, tau: np.ndarray,
-                          y_a: np.ndarray, robot) -> np.ndarray | None:
+                          y_a: np.ndarray, robot, response_of=None) -> np.ndarray | None:
     """(u, u) covariance the gains add to x = P (τ − Y_a θ_a) through their joint covariance with θ_a (module
     docstring); W (N, n, u) the fit's rows, τ (N, n) the run's torques, Y_a (N, n, p) the robot's regressor.
-    None when robot.yaml has no S (format 1, gains given): the caller then takes with_gain_uncertainty."""
+    `response_of`: the fit's own map when it is not W's weighted least squares (robot_prior.RobotPriorFit.response:
+    (N, n, k) torque changes → (u, k)). None when robot.yaml has no S (format 1, gains given): the caller then takes
+    with_gain_uncertainty."""
     joint = getattr(robot, "gain_covariance", None)
     rel = gain_relative_covariance(robot)
     if joint is None or rel is None:
@@ -198,6 +200,9 @@ def joint_gain_covariance(W: np.ndarray, sigma: np.ndarray, identifiable: np.nda
     w = 1.0 / np.asarray(sigma, dtype=float)
     response = -(y_a @ sens)                                            # (N, n, n): column j, −Y_a S_j
     response[:, np.arange(n), np.arange(n)] += tau
+    if response_of is not None:
+        G = np.nan_to_num(response_of(response))
+        return G @ rel @ G.T
     ok = np.asarray(identifiable, dtype=bool)
     A = (W * w[None, :, None]).reshape(N * n, u)[:, ok]
     G = np.zeros((u, n))

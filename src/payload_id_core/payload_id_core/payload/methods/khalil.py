@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
@@ -25,7 +27,7 @@ from payload_id_core.payload.covariance_extra import (
     resolution_floor_note,
     resolution_floored_covariance,
 )
-from payload_id_core.payload.finish import model_error_notes, model_error_ratio
+from payload_id_core.payload.finish import MODEL_RESOLUTION, model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import joint_gain_covariance, with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian
 from payload_id_core.payload.linear import LinearSolution, generalized_lstsq, weighted_lstsq
@@ -51,6 +53,12 @@ from payload_id_core.payload.methods.common import (
     shared_trajectory_slots,
 )
 from payload_id_core.payload.options import PayloadOptions
+from payload_id_core.payload.robot_prior import (
+    robot_offset_entries,
+    robot_offset_joints,
+    robot_prior_fit,
+    robot_prior_note,
+)
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.signals.recording import Recording
@@ -81,13 +89,27 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         cov = sol.inflation**2 * floored
         floor_note = resolution_floor_note(sol.sigma, np.sqrt(np.mean(sig.tau**2, axis=0)))
     rc = robot_uncertainty(robot, options)
-    if rc is not None:
+    # Without a drift record or a measured model error robot.yaml says only how well it knows its parameters (C_a):
+    # they join the fit under that prior, so what this run determines of them (an offset one calibration motion
+    # left loose, and its drift since) is measured, not read as payload (payload/robot_prior.py).
+    held = None if rc is None or measured is not None or robot.offset_drift is not None else robot_prior_fit(
+        W, sig.tau - tau_a, y_a, sol.sigma, sol.identifiable, sol.x, rc, robot_offset_entries(robot),
+        None if floored is None else np.maximum(sol.sigma, MODEL_RESOLUTION * np.sqrt(np.mean(sig.tau**2, axis=0))))
+    notes_held: list[Note] = []
+    if held is not None:
+        fixed_mass = float(sol.x[0])
+        sol = replace(sol, x=held.x)
+        cov = sol.inflation**2 * held.noise + held.robot
+        notes_held = [robot_prior_note(held, fixed_mass, robot_offset_joints(robot))]
+    elif rc is not None:
         cov = cov + robot_sensitivity_cov(W, sol.sigma, y_a, sol, rc)
-    gains = joint_gain_covariance(W, sol.sigma, sol.identifiable, sig.tau, y_a, robot)
+    gains = joint_gain_covariance(W, sol.sigma, sol.identifiable, sig.tau, y_a, robot,
+                                  None if held is None else held.response)
     cov = with_gain_uncertainty(cov, sol.x, sol.identifiable, robot, W, sol.sigma) if gains is None else cov + gains
     notes = [*sig.notes, Note(NoteCode.PAYLOAD_RESIDUAL,
                               f"torque residual std per joint: {np.round(sol.sigma, 4).tolist()} N·m"), *lf_notes]
     notes += [] if floor_note is None else [floor_note]
+    notes += notes_held
     gear = gear_model_error(robot, y_a, sol, W, sig.qd) if measured is None else None
     if measured is not None:
         cov[:10, :10] = cov[:10, :10] + measured
@@ -101,7 +123,9 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     # robot.yaml's offsets are held at their values: how far they move between runs, where robot.yaml measured it
     # (σ only: the projection's metric leaves it out).
     drift, drift_note = offset_drift_covariance(robot, y_a, sol, W, frame, model)
-    notes += [] if drift_note is None else [drift_note]
+    # Fitted with robot.yaml's error free (held), the offsets are not held at robot.yaml's values: that fit's note
+    # says what σ then holds of their drift.
+    notes += [] if drift_note is None or held is not None else [drift_note]
     frame_note = model_error_frame_note(robot, frame, model)
     if frame_note is not None:
         notes.append(frame_note)
