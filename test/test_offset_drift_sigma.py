@@ -190,6 +190,22 @@ def test_without_a_drift_record_the_moved_offset_is_measured_not_read_as_payload
     assert "shoulder_lift_joint +0.2" in note, note                                        # the drift it saw, named
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "without a drift record the methods that hold robot.yaml's offsets are still confident and wrong on the moved "
+    "shoulder lift (seed 3 / 4, converged and ok): direct-rls −0.95 % at 3.55σ / −0.30 % at 3.86σ, khalil-2 −0.58 % "
+    "at 5.0σ / −0.31 % at 4.8σ, gaz-dtau −0.60 % at 5.5σ / −0.31 % at 5.2σ (difference-rls −0.16 % at 0.9σ; "
+    "khalil-1 fits the offsets where the run knows them better, payload/robot_prior.py, and is within 1.5σ)"))
+@pytest.mark.parametrize("method", ["direct-rls", "khalil-2", "gaz-dtau"])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_without_a_drift_record_no_method_holding_the_offsets_is_confidently_wrong(ur10, method, seed):
+    """The issue's rule for every method, on the run khalil-1 is now right on: within 3σ, or not converged and ok."""
+    model, robot, _ = ur10
+    est = _estimate(model, robot, method, _moved_lift(model, seed))
+    err, std = est.mass - DRIFT_MASS, np.sqrt(est.covariance[0, 0])
+    assert abs(err) <= 3.0 * std or not (est.converged and est.quality is Quality.OK), (100 * err / DRIFT_MASS,
+                                                                                         100 * std / DRIFT_MASS)
+
+
 @pytest.mark.parametrize("seed", [2, 3, 4, 5, 6, 7])
 def test_without_a_drift_record_sigma_is_no_wider_on_honest_runs(ur10, seed):
     """The same fit on runs whose offsets did not move: σ no wider than with robot.yaml's offsets held (C_a's share
