@@ -96,6 +96,37 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     A = W[..., ok].reshape(N * n, -1) * w[:, None]
     Yw = np.asarray(y_a, dtype=float).reshape(N * n, -1) * w[:, None]
     k = int(ok.sum())
+    shown = _drift_shown(A, y, Yw, ca, offs, N, n)
+    if shown is None:
+        return None
+    dB, v0, drift = shown
+    moved = drift > 0
+    Z = np.hstack([Yw @ V[:, keep], Yw[:, offs[moved]]])
+    prior = np.r_[np.sqrt(lam[keep]), drift[moved]]
+    m = prior.size
+    ridge = np.zeros((m, k + m))
+    ridge[np.arange(m), k + np.arange(m)] = 1.0 / prior
+    M = _least_squares_map(np.vstack([np.hstack([A, Z]), ridge]))[:k, :N * n]
+    x = np.array(x_fixed, dtype=float, copy=True)
+    x[ok] = M @ y
+    level = np.ones(N * n) if noise_sigma is None else np.tile(
+        (np.maximum(np.asarray(noise_sigma, dtype=float).reshape(n), 1e-12)
+         / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)) ** 2, N)
+    G = M @ Yw
+    Gd = G[:, offs[moved]]
+    noise, robot = (np.full((u, u), np.nan) for _ in range(2))
+    noise[np.ix_(ok, ok)] = (M * level) @ M.T
+    robot[np.ix_(ok, ok)] = G @ ca @ G.T + (Gd * drift[moved] ** 2) @ Gd.T
+    return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(v0, 0.0)), drift, M, w, ok)
+
+
+def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, offs: np.ndarray, N: int, n: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(ΔB̂, v, d̂) per offset column `offs` of the weighted robot regressor `Yw` beside the weighted fit columns `A`
+    (weighted residual `y`): the run's free ΔB̂_j, its variance under "not moved" v_j and the drift width d̂_j the run
+    shows beyond it (0 where the gate below holds the offset); None where C_a (`ca`) leaves no offset looser than the
+    run resolves it (h191's gate)."""
+    k = A.shape[1]
     # The offsets' drift since the calibration: the run's own ΔB̂_j (the fit with them free) beyond what "not moved"
     # gives it, its noise (Newey–West) and θ̂_a's error along the offset column (C_a): d̂_j² = max(ΔB̂_j² − v_j, 0),
     # the marginal maximum-likelihood width of a drift N(0, d_j²) from one draw (empirical Bayes).
@@ -116,24 +147,7 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     if not loose.any():
         return None
     drift = np.where(loose, np.sqrt(np.maximum(dB**2 - np.diag(v0), 0.0)), 0.0)
-    moved = drift > 0
-    Z = np.hstack([Yw @ V[:, keep], Yw[:, offs[moved]]])
-    prior = np.r_[np.sqrt(lam[keep]), drift[moved]]
-    m = prior.size
-    ridge = np.zeros((m, k + m))
-    ridge[np.arange(m), k + np.arange(m)] = 1.0 / prior
-    M = _least_squares_map(np.vstack([np.hstack([A, Z]), ridge]))[:k, :N * n]
-    x = np.array(x_fixed, dtype=float, copy=True)
-    x[ok] = M @ y
-    level = np.ones(N * n) if noise_sigma is None else np.tile(
-        (np.maximum(np.asarray(noise_sigma, dtype=float).reshape(n), 1e-12)
-         / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12)) ** 2, N)
-    G = M @ Yw
-    Gd = G[:, offs[moved]]
-    noise, robot = (np.full((u, u), np.nan) for _ in range(2))
-    noise[np.ix_(ok, ok)] = (M * level) @ M.T
-    robot[np.ix_(ok, ok)] = G @ ca @ G.T + (Gd * drift[moved] ** 2) @ Gd.T
-    return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(np.diag(v0), 0.0)), drift, M, w, ok)
+    return dB, np.diag(v0), drift
 
 
 def _least_squares_map(A: np.ndarray) -> np.ndarray:
@@ -155,6 +169,53 @@ def robot_offset_entries(robot: RobotIdentification) -> np.ndarray:
 def robot_offset_joints(robot: RobotIdentification) -> list[str]:
     """The joints of robot_offset_entries' offsets, in their order."""
     return [name.partition("_")[2] for name in robot.friction.param_names if name.partition("_")[0] == "B"]
+
+
+@dataclass(frozen=True)
+class RunOffsetDrift:
+    """What a loaded run shows of robot.yaml's constant friction offsets where robot.yaml records no drift (h192):
+    per offset (robot_offset_joints' order) the run's free ΔB̂_j (N·m), its std under "not moved" (noise and C_a) and
+    the drift width d̂_j robot_prior_fit gives it (0 where the run shows none beyond that, or where the calibration
+    knows the offset better than the run resolves it). A method that holds the offsets at robot.yaml's values cannot
+    fit that drift as khalil-1 does; its σ carries it (covariance_extra.offset_drift_covariance's `run_drift`)."""
+
+    joints: list[str]
+    offsets: np.ndarray
+    offsets_std: np.ndarray
+    drift_std: np.ndarray
+
+    @property
+    def moved(self) -> np.ndarray:
+        """Indices of the offsets given a drift width."""
+        return np.flatnonzero(self.drift_std > 0)
+
+    def shown(self) -> str:
+        """The moved offsets as the notes name them."""
+        return ", ".join(f"{self.joints[j]} {self.offsets[j]:+.3f} N·m against ± {self.offsets_std[j]:.3f}"
+                         for j in self.moved)
+
+
+def run_offset_drift(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
+                     robot_cov: np.ndarray, robot: RobotIdentification) -> RunOffsetDrift | None:
+    """robot_prior_fit's drift widths on the same fit (its arguments; `robot` names the offsets), without the fit
+    itself: None where C_a holds no uncertainty or leaves no offset looser than this run resolves it (h191's gate:
+    the real UR10e's runs, where the free ΔB̂_j are the model's error, not a drift)."""
+    W = np.asarray(W, dtype=float)
+    N, n, _ = W.shape
+    ca = np.asarray(robot_cov, dtype=float)
+    ca = np.where(np.isfinite(ca), ca, 0.0)
+    ca = 0.5 * (ca + ca.T)
+    if not np.any(np.diag(ca) > 0):
+        return None
+    ok = np.asarray(identifiable, dtype=bool)
+    w = np.tile(1.0 / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12), N)
+    shown = _drift_shown(W[..., ok].reshape(N * n, -1) * w[:, None], np.asarray(r, dtype=float).reshape(N * n) * w,
+                         np.asarray(y_a, dtype=float).reshape(N * n, -1) * w[:, None], ca,
+                         np.flatnonzero(robot_offset_entries(robot)), N, n)
+    if shown is None:
+        return None
+    dB, v0, drift = shown
+    return RunOffsetDrift(robot_offset_joints(robot), dB, np.sqrt(np.maximum(v0, 0.0)), drift)
 
 
 def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[str]) -> Note:
