@@ -27,6 +27,11 @@ beyond C_a is not absorbed, and the offsets' witness (payload/offset_drift.py, i
 
 Measured (the h86 robot, khalil-1, the witness's weighting, seeds 2-7 honest and 3-4 with the lift +0.3 N·m): see
 docs/design.md "The offsets' drift in σ", h184.
+
+The methods that hold robot.yaml's offsets by their structure (direct-rls, an online RLS whose width d̂_j is known
+only from the whole run; khalil-2, whose conversion of the re-identified θ_b has no offset unknown; gaz-dtau against
+robot.yaml's prediction) take the same widths alone (run_offset_drift, h192) into σ through their own response to
+the offsets (covariance_extra.offset_drift_covariance's `run_drift`), where a drift record would be.
 """
 
 from __future__ import annotations
