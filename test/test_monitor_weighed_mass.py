@@ -50,7 +50,8 @@ def _published(cell, mass: float, mass_std: float, prior: PayloadPrior | None):
     phi = PHI * (mass / MASS)
     cov = np.diag([mass_std**2] + [(mass * 0.001) ** 2] * 3 + [1e-6] * 6)
     live = LiveMonitor(model, robot, "tool0", None, prior=prior)
-    live.monitor = _Stub(PayloadState(phi=phi, cov=cov, determined=True, since=1.0, seconds_of_motion=4.0))
+    live.monitor = _Stub(PayloadState(phi=phi, cov=cov, determined=True, since=1.0,  # type: ignore[assignment]
+                                      seconds_of_motion=4.0))
     batch = (np.zeros(1), np.zeros((1, model.n)), np.zeros((1, model.n)), np.zeros((1, model.n)), None)
     est = live.feed(*batch).estimate
     assert est is not None
