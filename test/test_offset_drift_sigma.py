@@ -197,8 +197,11 @@ def test_without_a_drift_record_no_method_holding_the_offsets_is_confidently_wro
     these methods hold robot.yaml's offsets and cannot fit them, so the drift the run shows of the offsets it resolves
     better than robot.yaml (robot_prior.run_offset_drift: the shoulder lift +0.26-0.29 N·m against ± 0.11-0.14, the
     width khalil-1 fits it with) is in σ through each method's own response (covariance_extra.offset_drift_covariance's
-    `run_drift`). Seeds 3 / 4, before → after: direct-rls −0.95 % at 3.55σ / −0.30 % at 3.86σ, khalil-2 −0.58 % at
-    5.0σ / −0.31 % at 4.8σ, gaz-dtau −0.60 % at 5.5σ / −0.31 % at 5.2σ, converged and ok → FIGURES (h192)."""
+    `run_drift`). Seeds 3 / 4, mass error ± σ before → after (the estimate unchanged, converged and ok both):
+    direct-rls −0.95 % ± 0.27 % (3.55σ) → ± 0.67 % (1.42σ) / −0.30 % ± 0.077 % (3.86σ) → ± 0.23 % (1.27σ), khalil-2
+    −0.58 % ± 0.12 % (5.0σ) → ± 0.33 % (1.79σ) / −0.31 % ± 0.063 % (4.8σ) → ± 0.26 % (1.16σ), gaz-dtau −0.60 % ± 0.11 %
+    (5.5σ) → ± 0.31 % (1.91σ) / −0.31 % ± 0.060 % (5.2σ) → ± 0.26 % (1.18σ); khalil-1, which fits the drift, −0.22 % ±
+    0.15 % / −0.04 % ± 0.08 %."""
     model, robot, _ = ur10
     run = _moved_lift(model, seed)
     held = _estimate(model, _holding(model, robot), method, run)
@@ -216,8 +219,9 @@ def test_without_a_drift_record_no_method_holding_the_offsets_is_confidently_wro
 def test_without_a_drift_record_the_holding_methods_sigma_is_no_wider_on_honest_runs(ur10, seed):
     """The same on runs whose offsets did not move: the run shows no drift beyond C_a and its noise but by chance on
     an offset or two (seeds 4 / 6: the shoulder pan 0.04, the lift 0.03 N·m; the wrist 3 ≤ 0.006 N·m on most), so σ
-    is the held fit's to within noise, and every estimate stays converged and ok. Seeds 2-7, the largest widening
-    over direct-rls, khalil-2 and gaz-dtau: FIGURES (h192)."""
+    is the held fit's to within noise, and every estimate stays converged and ok. Seeds 2-7, mass σ main → h192 over
+    direct-rls, khalil-2 and gaz-dtau: at most 0.069 → 0.070 % (khalil-2, seed 6) and 0.051 → 0.052 % (gaz-dtau, seed
+    2), the rest to the digit; errors unchanged."""
     model, robot, _ = ur10
     run = drift_run(model, seed)
     for method in ("direct-rls", "khalil-2", "gaz-dtau"):
