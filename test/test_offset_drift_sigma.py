@@ -58,8 +58,9 @@ def _moved_lift(model, seed: int, moved: float = MOVED):
 def _estimate(model, robot, method, run, hold: bool = False, **options):
     """`hold`: khalil-1 holds robot.yaml's parameters (robot_prior off; its default with a record) even where it has
     no record (where it fits them with the run by default, h184)."""
-    extra = {"robot_prior": False} if hold and method == "khalil-1" else {}
-    return identify_payload(method, model, robot, run, model.default_payload_frame, delay=0.0, **extra, **options)
+    if hold and method == "khalil-1":
+        options["robot_prior"] = False
+    return identify_payload(method, model, robot, run, model.default_payload_frame, delay=0.0, **options)
 
 
 def _drift_note(est):
@@ -245,11 +246,11 @@ def test_offsets_the_calibration_knows_better_than_the_run_are_held(ur10):
 
 def test_with_a_drift_record_khalil_1_fits_robot_yamls_parameters_under_it_narrower_and_covering(ur10):
     """h195, robot_prior on: with the record, khalil-1 does not hold robot.yaml's parameters and add C_a's and the
-    recorded drift's response to σ afterwards (its default); it fits them with the run under that prior (C_a + the offsets' drift_std², generalised
-    least squares, payload/robot_prior.py), so the run's own data shrink the calibration's error and the offsets'
-    drift. Honest runs (offsets as at the calibration), seeds 2-7, held → fitted, mass σ %: 0.773 → 0.106, 1.221 →
-    0.152, 0.396 → 0.082, 0.610 → 0.082, 0.892 → 0.151, 0.946 → 0.108 (median 0.83 → 0.11); |err|/σ RMS 0.10 → 0.76,
-    largest 1.20σ; every one converged and ok."""
+    recorded drift's response to σ afterwards (its default); it fits them with the run under that prior (C_a + the
+    offsets' drift_std², generalised least squares, payload/robot_prior.py), so the run's own data shrink the
+    calibration's error and the offsets' drift. Honest runs (offsets as at the calibration), seeds 2-7, held → fitted,
+    mass σ %: 0.773 → 0.106, 1.221 → 0.152, 0.396 → 0.082, 0.610 → 0.082, 0.892 → 0.151, 0.946 → 0.108 (median
+    0.83 → 0.11); |err|/σ RMS 0.10 → 0.76, largest 1.20σ; every one converged and ok."""
     model, _, with_drift = ur10
     ratios = []
     for seed in range(2, 8):

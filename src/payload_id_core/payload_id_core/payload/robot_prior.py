@@ -27,6 +27,11 @@ beyond C_a is not absorbed, and the offsets' witness (payload/offset_drift.py, i
 
 Measured (the h86 robot, khalil-1, the witness's weighting, seeds 2-7 honest and 3-4 with the lift +0.3 N·m): see
 docs/design.md "The offsets' drift in σ", h184.
+
+With robot.yaml's drift record (friction_offset_drift) the offsets' drift takes the recorded width, drift_std_j, in
+place of the run's own (`recorded_drift`, h195): the same GLS with the prior C_a + diag(drift_std²) on the offsets.
+khalil-1 uses it only with the option robot_prior on: on the simulated robot it narrows σ 8× with the error covered,
+on the real UR10e it moves the mass by −0.5..−1.3 % at an unchanged σ (docs/design.md h195).
 """
 
 from __future__ import annotations
