@@ -166,7 +166,7 @@ def project_if_inconsistent(est: PayloadEstimate, metric: np.ndarray | None = No
 
 def _box_applied(est: PayloadEstimate) -> bool:
     """Whether a bounding box restricted the estimate already (priors.apply_prior: its set is J ⪰ 0 cut further)."""
-    return bool(est.prior) and "bounding_box" in est.prior and "bounding_box" not in est.prior_not_applied
+    return "bounding_box" in (est.prior or {}) and "bounding_box" not in est.prior_not_applied
 
 
 def make_physical(est: PayloadEstimate, metric: np.ndarray | None = None) -> PayloadEstimate:

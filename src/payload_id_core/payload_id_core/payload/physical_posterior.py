@@ -72,6 +72,8 @@ def restricted_second_moment(mean: np.ndarray, cov: np.ndarray, point: np.ndarra
         n += DRAWS_PER_ROUND
         if accepted == n:
             return None, 1.0, n
+        if accepted * MAX_DRAWS < 0.5 * ACCEPTED_MIN * n:   # on course for under half the minimum: stop here
+            break
     fraction = accepted / n
     if accepted < ACCEPTED_MIN:
         return None, fraction, n
