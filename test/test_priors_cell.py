@@ -7,7 +7,9 @@ loaded run (bench/priors.py `priors_cell_*`, 10 seeds): at 3 s the motion alone 
 σ of the moments carried its flat prior's pull (h102: 0.25-0.28 × on seeds 100-102, a strict xfail); at
 1.5 s izz's σ is 1.4 × the moment, and the box cannot pin it (Bhatia–Davis: design.md "Prior knowledge").
 With robot.yaml given a held-out unloaded run, as identify-robot --held-out-bag records it (h161), the σ narrows but
-the moments' error does not: a strict xfail names the figure.
+the moments' error does not: a strict xfail names the figure. Without a box the estimate's inertia σ are now the data's
+Gaussian restricted to J ⪰ 0, what the box's narrowing at 3 s was (h194: 0.268 → 0.251 of the moment on seed 100,
+median 0.234 over seeds 100-109), so the motion's own σ are taken with that step switched off (_data_only).
 """
 
 import dataclasses
