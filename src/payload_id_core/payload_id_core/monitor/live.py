@@ -8,8 +8,10 @@ payload, its σ, the tare and a change being re-estimated), and it is switched o
 `MIN_TOGGLE_INTERVAL_S` (ToggleLimit; switching on, which resumes, is never refused); a node restart starts from
 the saved re-estimate, its tare, the unloaded robot's friction learnt, whether the payload was still unconfirmed
 the last joint-state stamp watched and the covariance it decided with beyond the published one, robot.yaml's held-out
-model error in it included, and the state itself: its fit, a change still being re-estimated (`saved_tare`,
-`saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`, `saved_carried`, payload.result_file). A second publisher
+model error in it included, and the state itself: its fit, a change still being re-estimated, a doubt, whether it was
+armed (`saved_tare`, `saved_unloaded`, `saved_unconfirmed`, `saved_watched_until`, `saved_carried`,
+payload.result_file); that state is saved with every publication and whenever it changes materially between them
+(`LiveStep.save`, carried_saves.CarriedSaves: rate-limited). A second publisher
 of the same joints pauses it (`feed`'s `second_source`), said once, until that publisher has been silent for
 `OtherPublisher.wait` (several of its periods: one that sends a message every few drains paused only the drains it
 landed in, and the pause was said 572 times while a real pick went unseen). Its floor, the smallest mass change the
