@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 from ros_cell.json_lines import json_lines
+from ros_cell.process_group import stop_group
 
 pytestmark = [pytest.mark.slow]
 HERE = Path(__file__).parent / "ros_cell"
@@ -88,14 +89,9 @@ def heard(nodes, ros_env):
         os.killpg(listener.pid, signal.SIGINT)
         out, _ = listener.communicate(timeout=30)
     finally:
-        for proc in procs:
+        for proc in procs:              # one after the other, each given its grace
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
+                stop_group(proc, grace=10.0, kill_wait=10.0)
     lines = json_lines(out)
     carried = [d for d in lines if d.get("payload") == "monitor" and d["mass"] > 0]
     return [d["event"] for d in lines if "event" in d], carried, sup.log_text("payload_estimator")[said:]
@@ -113,15 +109,19 @@ def test_the_monitors_re_estimate_of_a_picked_part_says_the_priors_given(heard):
 
 
 def test_the_monitors_re_estimate_keeps_to_the_priors(heard):
-    """Each re-estimate: the mass within the weighed mass's σ, the CoM inside the box. The last (determined by the
-    motion): the CoM on the part's, within 3σ and 1 cm."""
+    """Each re-estimate: the mass within the weighed mass's σ, published no wider than it (h198: the alarm's floor
+    raised it to 0.018-0.034 kg), the CoM inside the box with a σ, one not identified yet (the first re-estimate when
+    the first seconds of motion leave it beyond 5 mm: h190's "σ NaN, quality ok") beyond that limit. The last
+    (determined by the motion): the CoM on the part's, within 3σ and 1 cm."""
     _, carried, log = heard
     assert carried, log[-3000:]
     box_min, box_max = np.array(BOX[:3]), np.array(BOX[3:])
     for est in carried:
-        assert abs(est["mass"] - PART_KG) <= KNOWN_MASS_STD, est
+        assert abs(est["mass"] - PART_KG) <= KNOWN_MASS_STD and est["mass_std"] <= KNOWN_MASS_STD, est
         com = np.array(est["com"])
         assert np.all(com >= box_min) and np.all(com <= box_max), est
+        com_std = np.array(est["com_std"], dtype=float)
+        assert np.all(np.isfinite(com_std)) and (est["com_identified"] or com_std.max() > 0.005), est
     last = carried[-1]
     com, com_std = np.array(last["com"]), np.array(last["com_std"], dtype=float)
     assert np.all(np.isfinite(com_std)), last

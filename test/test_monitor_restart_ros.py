@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 from ros_cell.json_lines import json_lines
+from ros_cell.process_group import stop_groups
 from ros_cell.signal_cell import OutputReader, restart_ended
 
 pytestmark = [pytest.mark.slow]
@@ -107,14 +108,7 @@ class _Run:
         return self.log()[said:]
 
     def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
+        stop_groups(self.procs, grace=10.0, kill_wait=10.0)
 
 
 @pytest.fixture(scope="module")

@@ -143,7 +143,8 @@ class MonitorMode:
         if est is not None:
             self._publish(est)
             log.info(f"monitor: payload re-estimated from task motion: "
-                     f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
+                     f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}"
+                     + (f", {est.undetermined_com_text()}" if est.undetermined_com_text() else ""))
         saved = self._estimate()
         if step.save and self._persist is not None and saved is not None:
             # Every publication, and the carried state whenever it changed materially between them (rate-limited,
