@@ -27,6 +27,11 @@ beyond C_a is not absorbed, and the offsets' witness (payload/offset_drift.py, i
 
 Measured (the h86 robot, khalil-1, the witness's weighting, seeds 2-7 honest and 3-4 with the lift +0.3 N·m): see
 docs/design.md "The offsets' drift in σ", h184.
+
+With robot.yaml's drift record (friction_offset_drift) the offsets' drift takes the recorded width, drift_std_j, in
+place of the run's own (`recorded_drift`, h195): the same GLS with the prior C_a + diag(drift_std²) on the offsets.
+khalil-1 uses it only with the option robot_prior on: on the simulated robot it narrows σ 8× with the error covered,
+on the real UR10e it moves the mass by −0.5..−1.3 % at an unchanged σ (docs/design.md h195).
 """
 
 from __future__ import annotations
@@ -72,14 +77,18 @@ class RobotPriorFit:
 
 def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
                     x_fixed: np.ndarray, robot_cov: np.ndarray, offsets: np.ndarray,
-                    noise_sigma: np.ndarray | None = None) -> RobotPriorFit | None:
+                    noise_sigma: np.ndarray | None = None,
+                    recorded_drift: np.ndarray | None = None) -> RobotPriorFit | None:
     """The fit of `r` (N, n) ≈ `W` (N, n, u) x + `y_a` (N, n, p) (δθ + ΔB) with per-joint weights 1/`sigma` (the fixed
     fit's residual std: the weighted residual has unit variance), δθ ~ N(0, `robot_cov`) and each constant offset's
     drift ΔB_j ~ N(0, d̂_j²), d̂_j from this run (module docstring); `offsets` (p,) bool marks θ's constant offsets.
     Only the fixed fit's `identifiable` entries are fitted; the others keep `x_fixed`. `noise_sigma` (n,): the
     residual level the noise covariance is stated at (the resolution floor,
     covariance_extra.resolution_floored_covariance), default `sigma`. None when C_a holds no uncertainty or leaves no
-    offset looser than this run resolves it (the caller then holds robot.yaml's parameters)."""
+    offset looser than this run resolves it (the caller then holds robot.yaml's parameters). `recorded_drift` (one per
+    `offsets` entry, N·m): robot.yaml's measured drift of the offsets between runs (friction_offset_drift's
+    drift_std); where given, it is the drift's prior width in place of the run's own d̂_j, for every offset and
+    without the gate (the record bounds the drift, so the run's ΔB̂_j beyond it is not read as one)."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
     ca = np.asarray(robot_cov, dtype=float)
@@ -112,10 +121,13 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     # 1.4-1.9 × its v_j, C_a 0.01-0.14 N·m against the run's 0.09-0.48 N·m; fitting them moved khalil-1 −0.34 →
     # −2.40 %), not an offset drift the run measures. Only an offset C_a leaves looser than the run resolves it
     # (the h86 robot's shoulder lift: 0.18 against 0.03 N·m) is fitted; with none, the fit is not this module's.
-    loose = np.sqrt(np.maximum(np.diag(ca)[offs], 0.0)) > np.sqrt(np.maximum(np.diag(vn), 0.0))
-    if not loose.any():
-        return None
-    drift = np.where(loose, np.sqrt(np.maximum(dB**2 - np.diag(v0), 0.0)), 0.0)
+    if recorded_drift is not None:
+        drift = np.where(np.isfinite(recorded_drift), np.maximum(np.asarray(recorded_drift, dtype=float), 0.0), 0.0)
+    else:
+        loose = np.sqrt(np.maximum(np.diag(ca)[offs], 0.0)) > np.sqrt(np.maximum(np.diag(vn), 0.0))
+        if not loose.any():
+            return None
+        drift = np.where(loose, np.sqrt(np.maximum(dB**2 - np.diag(v0), 0.0)), 0.0)
     moved = drift > 0
     Z = np.hstack([Yw @ V[:, keep], Yw[:, offs[moved]]])
     prior = np.r_[np.sqrt(lam[keep]), drift[moved]]
@@ -157,7 +169,17 @@ def robot_offset_joints(robot: RobotIdentification) -> list[str]:
     return [name.partition("_")[2] for name in robot.friction.param_names if name.partition("_")[0] == "B"]
 
 
-def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[str]) -> Note:
+def recorded_offset_drift(robot: RobotIdentification) -> np.ndarray | None:
+    """(offsets,) N·m: robot.yaml's recorded drift of each constant offset between runs (friction_offset_drift's
+    drift_std, in robot_offset_joints' order), None without the record."""
+    record = getattr(robot, "offset_drift", None)
+    if record is None:
+        return None
+    width = dict(zip(record.joint_names, record.drift_std))
+    return np.array([width.get(j, np.nan) for j in robot_offset_joints(robot)], dtype=float)
+
+
+def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[str], recorded: bool = False) -> Note:
     """What the fit with robot.yaml's error and the offsets' drift free did, and the drift it allowed;
     `offset_joints` names fit.offsets' joints (robot_offset_joints)."""
     mass = float(fit.x[0])
@@ -167,6 +189,13 @@ def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[
              + ", ".join(f"{offset_joints[j]} {fit.offsets[j]:+.3f} N·m against ± {fit.offsets_std[j]:.3f}"
                          for j in moved)
              + ", fitted and in σ" if moved.size else "; no offset beyond it")
+    if recorded:
+        widths = ", ".join(f"{j} {d:.3f}" for j, d in zip(offset_joints, fit.drift_std) if d > 0) or "none"
+        return Note(NoteCode.PAYLOAD_ROBOT_PRIOR,
+                    "robot.yaml's parameters were fitted with this run under their identification covariance C_a and "
+                    f"the offsets' recorded drift between runs (friction_offset_drift, N·m: {widths}) as the prior, "
+                    f"in place of holding them at their values and adding that covariance's response to σ: the mass "
+                    f"moved {mass - fixed_mass:+.4g} kg{share}")
     return Note(NoteCode.PAYLOAD_ROBOT_PRIOR,
                 "robot.yaml records no drift of its constant friction offsets (nor a model error measured on held-out "
                 "runs): its parameters were fitted with this run under their identification covariance C_a, each "
