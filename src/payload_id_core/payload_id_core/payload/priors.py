@@ -32,6 +32,11 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                (com_reaching_the_mode: near a face the flat prior's volume pushes the CoM into the box), and a CoM
                the data put more than 2σ outside the box, held in by it, makes the estimate suspect
                (com_held_in_by_the_box).
+               Where the motion identifies the mass and m·c but no inertia entry (the payload monitor's re-estimates,
+               published as a point mass: inertia_not_identified), the box says only that the CoM lies in it: the
+               data's Gaussian on (m, h) restricted to lo·m ≤ h ≤ hi·m (com_box; exact for a body whose mass lies in
+               the box), the inertia left not identified (mass_and_com_in_box). The ten-parameter sampler's chains do
+               not settle on that shape (six free entries along the box's flat directions: split R̂ 1.20-1.32, h190).
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
