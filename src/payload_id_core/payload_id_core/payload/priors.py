@@ -607,8 +607,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     projected = est.phi
     if prior.has_box:
         # The data's distance to the nearest body in the box (Mahalanobis, in the data's metric).
-        projected, inside, dist = project_feasible(est.phi, est.covariance, ok,
-                                                   extra_constraints=box_constraints(prior.lo, prior.hi))
+        projected, inside, dist = _nearest_in_box(est.phi, est.covariance, ok, prior)
         if not inside and not _has_spread(est.covariance, ok):
             # Zero σ (noise-free torques): the projection falls back to a Euclidean metric, not σ; the data admit no
             # other body, so one outside the box is infinitely many σ from it (it passed as 0.65 "σ", ok).
@@ -662,8 +661,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
                     f"the data's CoM lies inside it by at least {BIND_MARGIN_SIGMA:g}σ, so its numbers are kept "
                     "unchanged)")
     elif mass_and_com_only:
-        nearest = projected if prior.known_mass is None else \
-            project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))[0]
+        nearest = projected if prior.known_mass is None else _nearest_in_box(phi, cov, ok, prior)[0]
         box_phi, box_cov, ess, rhat = mass_and_com_in_box(phi, sub, prior.lo, prior.hi, nearest)
         untrusted = _untrusted_sampling(box_cov[:4, :4], sub, float(np.max(rhat)))
         if untrusted:
@@ -894,6 +892,21 @@ def inertia_not_identified(identifiable: np.ndarray) -> bool:
     re-estimates, PayloadState.to_estimate: a point mass with no covariance on the inertia)."""
     ok = np.asarray(identifiable, dtype=bool)
     return bool(ok[:4].all() and not ok[4:].any())
+
+
+def _nearest_in_box(phi: np.ndarray, cov: np.ndarray, ok: np.ndarray, prior: PayloadPrior
+                    ) -> tuple[np.ndarray, bool, float]:
+    """consistency.project_feasible with the box's constraints: (φ of the nearest body in the box in the data's
+    metric, whether φ is one, the Mahalanobis distance). Where the inertia is not identified and φ's CoM lies in the
+    box with a positive mass, φ is its own answer at distance 0 (a point mass there, completed by any inertia the box
+    allows, is a body in it), without the conic solver's 25-30 ms a monitor re-estimate would otherwise spend on it."""
+    from payload_id_core.dynamics.consistency import MIN_MASS, project_feasible  # noqa: PLC0415 - cvxpy
+
+    phi = np.asarray(phi, dtype=float)
+    if inertia_not_identified(ok) and phi[0] >= MIN_MASS and np.all(phi[1:4] >= prior.lo * phi[0]) \
+            and np.all(phi[1:4] <= prior.hi * phi[0]):
+        return phi.copy(), True, 0.0
+    return project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))
 
 
 def mass_and_com_in_box(phi: np.ndarray, cov4: np.ndarray, lo: np.ndarray, hi: np.ndarray, nearest: np.ndarray
