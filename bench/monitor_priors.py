@@ -11,8 +11,10 @@ per setting, built around that part's true CoM c (sim.pick_place.random_part: a 
   excluding  the face setting's cube moved so that c lies EXCLUDING_SIGMA of the re-estimate's own CoM σ outside
              that face: a wrong box, which must make the estimate suspect (or be refused), never an ok CoM held in it
 monitor_priors_<setting>_com_coverage_2sigma   share of the CoM components within 2σ of the truth (σ first order
-                                               through c = h/m, as published), over the re-estimates where the box is
-                                               applied (not excluding)
+                                               through c = h/m), over the re-estimates where the box is applied (not
+                                               excluding); _published: over those whose CoM ~/payload publishes with
+                                               its σ (determined: σ ≤ 5 mm; the others go out with σ NaN), and
+                                               _com_published how many those are
 monitor_priors_none_com_coverage_2sigma        the same without the box (the monitor's own)
 monitor_priors_<setting>_applied               share of the re-estimates with the box applied (not in
                                                prior_not_applied)
@@ -20,7 +22,8 @@ monitor_priors_<setting>_suspect               share published suspect
 monitor_priors_<setting>_com_std_ratio_median  median of the bound axis's CoM σ with the box over without (face: the
                                                face's axis; others: the smallest over the three axes)
 monitor_priors_excluding_flagged               share of the excluding box's re-estimates suspect or the box refused
-monitor_priors_excluding_confident_wrong       share ok with the box applied and the truth beyond 2σ of the CoM
+monitor_priors_excluding_confident_wrong       share ok with the box applied and the truth beyond 2σ of the CoM on the
+                                               excluding face's axis
 monitor_priors_apply_ms_median, _max           process time of apply_prior + judge_quality per re-estimate, ms
 monitor_priors_re_estimates                    how many re-estimates the figures are over (and parts picked)
 MONITOR_PRIORS_SEEDS (default 10) tasks of MONITOR_PRIORS_TASK_S s (default 60) each. The last stdout line is JSON.
@@ -108,9 +111,13 @@ def main() -> int:
             if not last or last[-1].kind != "picked" or state.since < last[-1].t - 0.2:
                 continue
             truth = last[-1].phi[1:4] / last[-1].phi[0]
-            data = state.to_estimate(run.frame)
+            data = judge_quality(state.to_estimate(run.frame))
             data_std = data.propagated_std()[1:4]
-            rows["none"].append({"covered": (np.abs(data.com - truth) <= 2 * data_std).tolist()})
+            rows["none"].append({"covered": (np.abs(data.com - truth) <= 2 * data_std).tolist(),
+                                 "identified": bool(data.readable_identifiable()[1:4].all())})
+            log(f"  t {t_block:.2f} s, part {last[-1].mass:.2f} kg: CoM error / σ "
+                f"{np.round((data.com - truth) / data_std, 2).tolist()}, σ {np.round(1e3 * data_std, 2).tolist()} mm"
+                f"{'' if rows['none'][-1]['identified'] else ' (CoM undetermined: σ not published)'}")
             for name, (box, axis) in boxes(truth, part_sides(last[-1].phi), data_std, rng).items():
                 c0 = time.process_time()
                 est = judge_quality(apply_prior(state.to_estimate(run.frame), PayloadPrior.checked(box.tolist())))
@@ -119,25 +126,36 @@ def main() -> int:
                 ratio = std[axis] / data_std[axis] if name in ("face", "excluding") else float(np.min(std / data_std))
                 applied = "bounding_box" not in est.prior_not_applied
                 rows[name].append({"covered": (np.abs(est.com - truth) <= 2 * std).tolist(), "applied": applied,
-                                   "suspect": est.quality.value != "ok", "ratio": ratio})
+                                   "suspect": est.quality.value != "ok", "ratio": ratio, "axis": axis,
+                                   "identified": bool(est.readable_identifiable()[1:4].all())})
+                if name in ("face", "excluding"):
+                    log(f"    {name} on axis {'xyz'[axis]}: applied {applied}, {est.quality.value}, error / σ "
+                        f"{(est.com[axis] - truth[axis]) / std[axis]:+.2f} (σ ratio {ratio:.2f})")
         log(f"seed {seed}: {len(picks)} picks, {len(rows['none'])} re-estimates so far, "
             f"{time.perf_counter() - t0:.0f} s")
     out: dict = {"monitor_priors_re_estimates": len(rows["none"]), "monitor_priors_parts_picked": parts}
-    out["monitor_priors_none_com_coverage_2sigma"] = round(float(np.mean([r["covered"] for r in rows["none"]])), 3)
+    def coverage(r: list, identified_only: bool) -> float | None:
+        kept = [x["covered"] for x in r if x["identified"] or not identified_only]
+        return round(float(np.mean(kept)), 3) if kept else None
+
+    out["monitor_priors_none_com_coverage_2sigma"] = coverage(rows["none"], False)
+    out["monitor_priors_none_com_coverage_2sigma_published"] = coverage(rows["none"], True)
+    out["monitor_priors_none_com_published"] = sum(x["identified"] for x in rows["none"])
     for name in SETTINGS:
         r = rows[name]
         applied = [x for x in r if x["applied"]]
         key = f"monitor_priors_{name}"
         if name != "excluding":
-            out[f"{key}_com_coverage_2sigma"] = round(float(np.mean([x["covered"] for x in applied])), 3) \
-                if applied else None
+            out[f"{key}_com_coverage_2sigma"] = coverage(applied, False)
+            out[f"{key}_com_coverage_2sigma_published"] = coverage(applied, True)
+            out[f"{key}_com_published"] = sum(x["identified"] for x in applied)
         out[f"{key}_applied"] = round(float(np.mean([x["applied"] for x in r])), 3)
         out[f"{key}_suspect"] = round(float(np.mean([x["suspect"] for x in r])), 3)
         out[f"{key}_com_std_ratio_median"] = round(float(np.median([x["ratio"] for x in r])), 3)
     ex = rows["excluding"]
     out["monitor_priors_excluding_flagged"] = round(float(np.mean([x["suspect"] or not x["applied"] for x in ex])), 3)
     out["monitor_priors_excluding_confident_wrong"] = round(float(np.mean(
-        [x["applied"] and not x["suspect"] and not all(x["covered"]) for x in ex])), 3)
+        [x["applied"] and not x["suspect"] and not x["covered"][x["axis"]] for x in ex])), 3)
     out["monitor_priors_apply_ms_median"] = round(float(np.median(ms)), 1)
     out["monitor_priors_apply_ms_max"] = round(float(np.max(ms)), 1)
     print(json.dumps(out))
