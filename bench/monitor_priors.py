@@ -108,9 +108,10 @@ def main() -> int:
                 continue
             # The part carried now (picked last, not placed since), if the re-estimate is of it.
             last = [c for c in run.changes if c.kind in ("picked", "placed") and c.t + 0.1 < t_block]
-            if not last or last[-1].kind != "picked" or state.since < last[-1].t - 0.2:
+            part = last[-1].phi if last and last[-1].kind == "picked" else None
+            if part is None or state.since < last[-1].t - 0.2:
                 continue
-            truth = last[-1].phi[1:4] / last[-1].phi[0]
+            truth = part[1:4] / part[0]
             data = judge_quality(state.to_estimate(run.frame))
             data_std = data.propagated_std()[1:4]
             rows["none"].append({"covered": (np.abs(data.com - truth) <= 2 * data_std).tolist(),
@@ -118,7 +119,7 @@ def main() -> int:
             log(f"  t {t_block:.2f} s, part {last[-1].mass:.2f} kg: CoM error / σ "
                 f"{np.round((data.com - truth) / data_std, 2).tolist()}, σ {np.round(1e3 * data_std, 2).tolist()} mm"
                 f"{'' if rows['none'][-1]['identified'] else ' (CoM undetermined: σ not published)'}")
-            for name, (box, axis) in boxes(truth, part_sides(last[-1].phi), data_std, rng).items():
+            for name, (box, axis) in boxes(truth, part_sides(part), data_std, rng).items():
                 c0 = time.process_time()
                 est = judge_quality(apply_prior(state.to_estimate(run.frame), PayloadPrior.checked(box.tolist())))
                 ms.append(1e3 * (time.process_time() - c0))
@@ -143,12 +144,12 @@ def main() -> int:
     out["monitor_priors_none_com_published"] = sum(x["identified"] for x in rows["none"])
     for name in SETTINGS:
         r = rows[name]
-        applied = [x for x in r if x["applied"]]
+        used = [x for x in r if x["applied"]]
         key = f"monitor_priors_{name}"
         if name != "excluding":
-            out[f"{key}_com_coverage_2sigma"] = coverage(applied, False)
-            out[f"{key}_com_coverage_2sigma_published"] = coverage(applied, True)
-            out[f"{key}_com_published"] = sum(x["identified"] for x in applied)
+            out[f"{key}_com_coverage_2sigma"] = coverage(used, False)
+            out[f"{key}_com_coverage_2sigma_published"] = coverage(used, True)
+            out[f"{key}_com_published"] = sum(x["identified"] for x in used)
         out[f"{key}_applied"] = round(float(np.mean([x["applied"] for x in r])), 3)
         out[f"{key}_suspect"] = round(float(np.mean([x["suspect"] for x in r])), 3)
         out[f"{key}_com_std_ratio_median"] = round(float(np.median([x["ratio"] for x in r])), 3)
