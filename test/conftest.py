@@ -3,7 +3,6 @@
 import fcntl
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Dataset helpers that are not part of the installed packages (tools/ur10e_data.py) import by bare name.
 sys.path.insert(0, str(REPO / "tools"))
+
+from ros_cell.process_group import stop_groups  # noqa: E402 - test/ is on sys.path (pytest's rootdir conftest)
 
 import ur10e_data  # noqa: E402 - found through the sys.path entry above
 
@@ -110,15 +111,7 @@ def spawn(ros_env: dict) -> Iterator[Callable[..., subprocess.Popen]]:
         return proc
 
     yield _spawn
-    for proc in procs:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-    for proc in procs:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+    stop_groups(procs, grace=5.0, kill_wait=5.0)
 
 
 

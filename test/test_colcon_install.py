@@ -13,7 +13,6 @@ payload of the kinematic fake robot across processes.
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ros_cell.assets import make_robot_yaml, make_trajectory
+from ros_cell.process_group import stop_group, stop_groups
 from test_gz_cell import GZ_LAUNCH, gz_cell_launch, launch_context, launched_nodes, named_files
 from test_launch_supervisor_sync import LAUNCH, SHARE_SOURCE, _arguments, launch_nodes
 
@@ -217,18 +217,9 @@ def test_the_installed_nodes_identify_the_payload_across_processes(install, ros_
         assert final["status"] == "succeeded", final
         assert abs(final["mass"] - MASS) < 0.05 * MASS, final
         assert (tmp_path / "last_payload.yaml").is_file()
-        os.killpg(fake.pid, signal.SIGINT)
-        fake.wait(timeout=10)
+        assert stop_group(fake, grace=10.0), "the fake hardware did not end within 10 s of SIGINT"
     finally:
-        for proc in nodes.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-        for proc in nodes.values():
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_groups(nodes.values(), grace=15.0, kill_wait=None)
     # Both ended cleanly on SIGINT; that this environment imports the install space's packages, not the
     # source tree's, is test_the_installed_core_finds_its_bundled_files_without_the_source_tree's check.
     assert all(proc.returncode == 0 for proc in nodes.values()), [p.returncode for p in nodes.values()]

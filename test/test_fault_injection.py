@@ -23,6 +23,7 @@ import yaml
 from builtin_interfaces.msg import Time
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 from ros_cell.json_lines import json_lines
+from ros_cell.process_group import stop_group
 from sensor_msgs.msg import JointState
 
 from payload_id_core.notes import NoteCode
@@ -163,8 +164,7 @@ def _result_note_codes(assets: Path) -> set[str]:
 
 
 def _stop(proc) -> None:
-    os.killpg(proc.pid, signal.SIGINT)
-    proc.wait(timeout=10)
+    assert stop_group(proc, grace=10.0), f"{proc.args} did not end within 10 s of SIGINT"
 
 
 @pytest.mark.slow

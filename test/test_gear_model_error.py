@@ -125,8 +125,9 @@ def test_on_another_motion_the_mass_error_is_within_the_sigma_and_not_declared(c
 
 
 def test_the_response_is_the_weighted_fits_estimate(cross):
-    """gear_model_error's solve is weighted_lstsq's estimate without its covariance (what a fit moves by), on the
-    determined entries that fit found."""
+    """gear_model_error's solve is weighted_lstsq's estimate without its covariance (what a fit moves by), its own
+    rank truncation the fit's: the two duplicated columns share their direction equally (minimum norm), with no
+    `identifiable` to pass (the argument it took was never read, h198)."""
     from payload_id_core.payload.linear import weighted_lstsq, weighted_response  # noqa: PLC0415
 
     rng = np.random.default_rng(3)
@@ -134,7 +135,9 @@ def test_the_response_is_the_weighted_fits_estimate(cross):
     W[..., 4] = W[..., 3]                                   # one undetermined direction: minimum norm alike
     fit = weighted_lstsq(W, y, sigma=sigma)
     assert not fit.identifiable.all()
-    np.testing.assert_allclose(weighted_response(W, y, sigma, fit.identifiable), fit.x, rtol=1e-10)
+    response = weighted_response(W, y, sigma)
+    np.testing.assert_allclose(response, fit.x, rtol=1e-10)
+    assert response[3] == pytest.approx(response[4], rel=1e-9)
 
 
 def test_on_its_own_motion_the_term_is_small(cross):

@@ -11,7 +11,12 @@ from monitor_fixtures import live_cell
 from test_redteam_issue31_h87 import PART, _check, _unwatched_pick
 
 from payload_id_core.monitor.live import LiveMonitor
-from payload_id_ros.joint_state_merge import SharedJointWatch, shared_joint_publishers
+from payload_id_ros.joint_state_merge import (
+    UNKNOWN_NODE_NAME,
+    SharedJointWatch,
+    publisher_label,
+    shared_joint_publishers,
+)
 
 ARM = ("j1", "j2", "j3")
 HERE = Path(__file__).parent / "ros_cell"
@@ -101,6 +106,50 @@ def test_the_inbox_keeps_a_publisher_until_it_has_been_silent_for_several_of_its
     assert once.shared().endswith("(it counts as gone once silent for 3 s)")
     once.add([(b"a", ARM)], 3.0)
     assert once.shared() == ""
+
+
+def test_a_driver_restarted_within_its_old_publishers_wait_pauses_until_that_wait_ends():
+    """A driver restarting (its old publisher's last message at 2.0 s, its new publisher's first `gap` s later, both
+    every 20 ms drain) is two publishers of the same joints until the old one has been silent for its wait, max(1 s,
+    3 × 20 ms) = 1 s: not only within one drain (h186's guess), any restart faster than 1 s pauses the monitor, from
+    the new publisher's first drain to 1 s after the old one's last message (1 s − gap). A restart slower than that
+    is never paused. The pause names each by its GID, neither being in the graph (h186: "_NODE_NAMESPACE_UNKNOWN_/
+    _NODE_NAME_UNKNOWN_" and "?")."""
+    old, new = bytes([1, 15, 0xAB, 0xCD]), bytes([1, 15, 0xEF, 0x01])
+    paused_for = {}
+    for gap in (0.02, 0.5, 0.96, 1.04):
+        watch = SharedJointWatch(ARM, silence_s=1.0)
+        named = []
+        for k in range(201):                                    # 20 ms drains over 4 s
+            now = round(k * 0.02, 6)
+            heard = [(old, ARM)] if now <= 2.0 else []
+            heard += [(new, ARM)] if now >= 2.0 + gap - 1e-9 else []
+            watch.add(heard, now)
+            why = watch.shared({})
+            if why:
+                named.append((now, why))
+        paused_for[gap] = (named[0][0], named[-1][0]) if named else None
+        if named:
+            assert "a publisher not in the ROS graph (GID 01.0f.ab.cd: gone, or not discovered yet)" in named[0][1]
+            assert "GID 01.0f.ef.01" in named[0][1] and "?" not in named[0][1], named[0][1]
+    # Paused from the new publisher's first drain until the drain before the old one's 1 s of silence (3.0 s).
+    assert paused_for[0.02] == pytest.approx((2.02, 2.98))
+    assert paused_for[0.5] == pytest.approx((2.5, 2.98))
+    assert paused_for[0.96] == pytest.approx((2.96, 2.98))
+    assert paused_for[1.04] is None
+
+
+def test_a_publisher_is_named_by_its_node_or_by_its_gid():
+    """publisher_label: the graph's node name; for an endpoint the graph lists without its node (a restarted driver's
+    old publisher) or not at all, what it likely is and its GID as `ros2 topic info --verbose` prints it."""
+    gid = bytes([1, 15, 0x9A, 0, 0x14, 3])
+    assert publisher_label(gid, "/", "ur_driver") == "/ur_driver"
+    assert publisher_label(gid, "/cell", "ur_driver") == "/cell/ur_driver"
+    assert publisher_label(gid, "_NODE_NAMESPACE_UNKNOWN_", UNKNOWN_NODE_NAME) == (
+        "a publisher without a node name (GID 01.0f.9a.00.14.03: its node has left, e.g. a driver that restarted, "
+        "or it is no ROS node)")
+    assert publisher_label(gid) == "a publisher not in the ROS graph (GID 01.0f.9a.00.14.03: gone, or not discovered "\
+        "yet)"
 
 
 @pytest.mark.slow

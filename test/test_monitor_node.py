@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 from ros_cell.json_lines import json_lines
+from ros_cell.process_group import stop_group
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -61,8 +62,7 @@ def _hardware(spawn, mode: str, mass: float = 0.0, pick_after: float = 0.0):
 
 
 def _stop(proc) -> None:
-    os.killpg(proc.pid, signal.SIGINT)
-    proc.wait(timeout=10)
+    assert stop_group(proc, grace=10.0), f"{proc.args} did not end within 10 s of SIGINT"
 
 
 def test_without_a_robot_model_the_monitor_is_refused_with_the_reason(ros_env, spawn, tmp_path):

@@ -5,12 +5,11 @@ and the kinematic fake robot carrying 2 kg (test/ros_cell/fake_hardware.py). The
 regular file, which no user (root included) can create a directory in."""
 
 import json
-import os
-import signal
 from pathlib import Path
 
 import pytest
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
+from ros_cell.process_group import stop_group
 
 HERE = Path(__file__).parent / "ros_cell"
 MASS = 2.0
@@ -41,5 +40,4 @@ def test_unwritable_result_path_warns_at_start_and_still_delivers_the_estimate(u
     assert "the estimate was not persisted" in final["message"] and "a_file" in final["message"], final
     assert (d / "a_file").read_text() == "not a directory\n"
     assert sup.dead() == []
-    os.killpg(fake.pid, signal.SIGINT)
-    fake.wait(timeout=10)
+    assert stop_group(fake, grace=10.0), "the fake hardware did not end within 10 s of SIGINT"

@@ -25,7 +25,8 @@ def _num(x: float):
 def _payload(m: PayloadEstimate) -> dict:
     p = m.payload
     return {"mass": p.mass, "mass_std": _num(p.mass_std), "com": [p.com.x, p.com.y, p.com.z],
-            "com_std": [_num(v) for v in (p.com_std.x, p.com_std.y, p.com_std.z)], "quality": m.quality,
+            "com_std": [_num(v) for v in (p.com_std.x, p.com_std.y, p.com_std.z)], "com_identified": p.com_identified,
+            "quality": m.quality,
             **prior_dict(m)}
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 from ros_cell.assets import make_robot_yaml, make_trajectory
 from ros_cell.json_lines import json_lines
+from ros_cell.process_group import stop_group
 
 from payload_id_ros.supervisor import Supervisor
 
@@ -175,24 +176,14 @@ class SignalCell:
 
     def _restart_fake(self) -> None:
         if self.fake is not None and self.fake.poll() is None:
-            os.killpg(self.fake.pid, signal.SIGINT)
-            try:
-                self.fake.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.fake.pid, signal.SIGKILL)
-                self.fake.wait(timeout=5)
+            stop_group(self.fake, grace=5.0, kill_wait=5.0)
         self.fake = None
 
     def close(self) -> None:
         self.sup.stop()
-        for proc in self.children:
+        for proc in self.children:      # one after the other, each given its grace
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=5)
+                stop_group(proc, grace=5.0, kill_wait=5.0)
 
     def _log_since(self, node: str) -> str:
         try:

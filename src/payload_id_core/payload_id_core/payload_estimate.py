@@ -187,6 +187,30 @@ class PayloadEstimate:
         std[~self.readable_identifiable()] = np.nan
         return std
 
+    def published_std(self) -> np.ndarray:
+        """readable_std, but a CoM the motion identifies and has not determined to COM_STD_LIMIT keeps its σ: it is
+        published (~/payload) as not identified with that σ, so that its numbers, which the message carries all the
+        same, can be checked. With NaN there, the monitor's first re-estimate after a pick was published with quality
+        ok and the CoM [20.5, -10.5, 65.8] mm (truth [20, -10, 60]) of σ NaN: its z σ was 8.4 mm, beyond the 5 mm
+        limit (h190, h198). Not for no payload (a CoM of no mass means nothing) nor a CoM not identifiable."""
+        std = self.readable_std()
+        known = self.readable_identifiable()
+        if known[0] and np.asarray(self.identifiable, dtype=bool)[:4].all() and not known[1:4].all() \
+                and not has_note(self.notes, NoteCode.PAYLOAD_NO_PAYLOAD):
+            std[1:4] = self.propagated_std()[1:4]
+        return std
+
+    def undetermined_com_text(self) -> str:
+        """'CoM undetermined by this motion (σ x, y, z mm)' for a payload whose CoM is published as not identified
+        (with its σ where published_std gives one: the rviz label and the monitor's log say it beside the mass), ''
+        for a determined CoM or nothing carried."""
+        known = self.readable_identifiable()
+        if not known[0] or known[1:4].all() or self.mass == 0.0:
+            return ""
+        std = self.published_std()[1:4]
+        return f"CoM {UNDETERMINED}" + (f" (σ {', '.join(f'{1e3 * s:.1f}' for s in std)} mm)"
+                                        if np.all(np.isfinite(std)) else "")
+
     def propagated_std(self) -> np.ndarray:
         """Standard deviations of readable_vector(phi) by a numerical Jacobian of the conversion, whatever
         the data determine (unknown covariance entries count as 0)."""

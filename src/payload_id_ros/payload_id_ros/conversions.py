@@ -118,7 +118,7 @@ def clock_msg(stamp: Time) -> Clock:
 # -- payload estimates ----------------------------------------------------------------------------
 def parameters_msg(est: PayloadEstimate) -> PayloadParameters:
     val = readable_vector(est.phi)
-    std = est.readable_std()
+    std = est.published_std()
     known = est.readable_identifiable()
     p = PayloadParameters()
     p.frame_id = est.frame
@@ -355,3 +355,4 @@ def markers_msg(est: PayloadEstimate, stamp: float, ns: str = "payload") -> Mark
 
 def mass_text(mass: float, std: float) -> str:
     return mass_label(mass, std)
+

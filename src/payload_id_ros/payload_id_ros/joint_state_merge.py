@@ -165,12 +165,35 @@ class JointStateMerger:
         return JointSample(t, q, qd, effort)
 
 
+# What the ROS graph gives for the node of an endpoint whose participant left or never said its nodes (rmw's
+# graph cache): a restarted driver's old publisher, still matched for the DDS lease after its process ended, reads so.
+UNKNOWN_NODE_NAME = "_NODE_NAME_UNKNOWN_"
+
+
+def gid_text(pub: object) -> str:
+    """A publisher id as `ros2 topic info --verbose` prints an endpoint's GID (dotted hex bytes)."""
+    return ".".join(f"{b:02x}" for b in pub) if isinstance(pub, (bytes, bytearray)) else str(pub)
+
+
+def publisher_label(pub: object, namespace: str | None = None, name: str | None = None) -> str:
+    """How the pause names a publisher of the joints: its node (`namespace`/`name`, as the graph gives them), or,
+    for one the graph lists without a node (name UNKNOWN_NODE_NAME) or not at all (name None), what it is likely to
+    be and its GID, which `ros2 topic info --verbose` lists beside its node (h186: the pause named a restarted
+    driver's old publisher "_NODE_NAMESPACE_UNKNOWN_/_NODE_NAME_UNKNOWN_" and its new one "?")."""
+    if name is None:
+        return f"a publisher not in the ROS graph (GID {gid_text(pub)}: gone, or not discovered yet)"
+    if name == UNKNOWN_NODE_NAME:
+        return (f"a publisher without a node name (GID {gid_text(pub)}: its node has left, e.g. a driver that "
+                "restarted, or it is no ROS node)")
+    return f"{namespace.rstrip('/') if namespace else ''}/{name}"
+
+
 def shared_joint_publishers(sources: list[tuple[object, tuple[str, ...]]], joint_names,
                             labels: dict | None = None) -> str:
     """Why the messages `sources` ([(publisher id, names)], one drain's) are two drivers' samples of the same
     joints ('' when they are not): two publishers naming a model joint each. A cell's other drivers (a gripper)
     name other joints and are fine; a publisher id None (a middleware that gives none) counts as unknown. `labels`
-    (publisher id -> its node's name) names the publishers."""
+    (publisher id -> publisher_label) names the publishers, one missing from it as not in the graph."""
     wanted = set(joint_names)
     joints_of: dict[object, set[str]] = {}
     for pub, names in sources:
@@ -182,7 +205,8 @@ def shared_joint_publishers(sources: list[tuple[object, tuple[str, ...]]], joint
         for b in pubs[i + 1:]:
             shared = joints_of[a] & joints_of[b]
             if shared:
-                named = f": {' and '.join(sorted(labels.get(p, '?') for p in pubs))}" if labels else ""
+                named = f": {' and '.join(sorted(labels.get(p) or publisher_label(p) for p in pubs))}" \
+                    if labels is not None else ""
                 return (f"{len(pubs)} publishers send joint states of the same joints ({', '.join(sorted(shared))})"
                         f"{named}; two drivers' samples cannot be one robot's; stop the other publisher")
     return ""

@@ -142,7 +142,8 @@ class MonitorMode:
         if est is not None:
             self._publish(est)
             log.info(f"monitor: payload re-estimated from task motion: "
-                     f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}")
+                     f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}"
+                     + (f", {est.undetermined_com_text()}" if est.undetermined_com_text() else ""))
             if self._persist is not None:
                 self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]), live.carried)
             undecided = update.estimate.undecided if update.estimate is not None else ""

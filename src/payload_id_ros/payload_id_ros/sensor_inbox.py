@@ -25,7 +25,14 @@ from sensor_msgs.msg import JointState
 
 from payload_id_core.monitor import PUBLISHER_SILENCE_S
 from payload_id_ros.input_drops import DropCounter
-from payload_id_ros.joint_state_merge import DropReason, JointSample, JointStateMerger, SharedJointWatch
+from payload_id_ros.joint_state_merge import (
+    UNKNOWN_NODE_NAME,
+    DropReason,
+    JointSample,
+    JointStateMerger,
+    SharedJointWatch,
+    publisher_label,
+)
 
 # Best effort talks to reliable and best-effort publishers alike. 1000 samples = 2 s at 500 Hz: a goal thread that
 # stalls (0.9 s measured under load while it fed its first second) loses nothing; a longer stall overwrites the
@@ -145,14 +152,19 @@ class SensorInbox:
                                self._second_source())
 
     def _second_source(self) -> str:
-        """SharedJointWatch.shared, the publishers named by their nodes (looked up in the graph when one is new)."""
-        why = self.publishers.shared(self._labels)
+        """SharedJointWatch.shared, the publishers named by their nodes (looked up in the graph while one is not
+        named yet: one the graph lists without its node, or not at all, is named by its GID, publisher_label, and
+        looked up again on the next drain)."""
+        why = self.publishers.shared()
         if why and any(p not in self._labels for p in self.publishers.publishers):
+            labels = dict(self._labels)
             for info in self.node.get_publishers_info_by_topic(self._joint_topic):
                 key = _publisher_key({"publisher_gid": info.endpoint_gid})
-                self._labels[key] = f"{info.node_namespace.rstrip('/')}/{info.node_name}"
-            why = self.publishers.shared(self._labels)
-        return why
+                labels[key] = publisher_label(key, info.node_namespace, info.node_name)
+                if info.node_name != UNKNOWN_NODE_NAME:
+                    self._labels[key] = labels[key]
+            return self.publishers.shared(labels)
+        return self.publishers.shared(self._labels)
 
     def drain_wrenches(self) -> tuple[np.ndarray, np.ndarray] | None:
         """(t (N,), wrench (N, 6) [F, T]) received since the last drain, or None. Non-finite readings are

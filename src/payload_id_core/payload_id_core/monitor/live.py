@@ -14,7 +14,7 @@ of the same joints pauses it (`feed`'s `second_source`), said once, until that p
 `OtherPublisher.wait` (several of its periods: one that sends a message every few drains paused only the drains it
 landed in, and the pause was said 572 times while a real pick went unseen). Its floor, the smallest mass change the
 alarm can see here (PayloadMonitor.mass_floor), is said at its start and kept in every re-estimate's mass σ
-(`floored`).
+(`floored`) but one conditioned on a weighed mass (the node's known_mass).
 """
 
 from __future__ import annotations
@@ -107,6 +107,13 @@ class LiveStep:
     update: MonitorUpdate
     estimate: PayloadEstimate | None = None
     resumed: str | None = None        # why the monitor resumed after another publisher's pause (said once)
+
+
+def weighed_mass_applied(est: PayloadEstimate) -> bool:
+    """The estimate's mass is conditioned on a weighed mass (payload/priors.apply_prior with a known mass the data
+    do not contradict)."""
+    return bool(np.asarray(est.identifiable, dtype=bool)[0]) and (est.prior or {}).get("known_mass") is not None \
+        and "known_mass" not in (est.prior_not_applied or {})
 
 
 class LiveMonitor:
@@ -226,10 +233,17 @@ class LiveMonitor:
         robot can carry would reach it): a change below the floor cannot be excluded by the alarm,
         and a re-estimate's 2σ band must cover it (a 0.2 kg part once went unseen while ~/payload said 0.000 ± 0.02
         kg). The floor is the alarm's as it stood over the samples just watched (PayloadMonitor.recent_floor: fast
-        moves raise it), mass_floor's at rest at q before any. A mass pinned by the known-mass prior is left as the
-        prior has it."""
-        if "mass" in (est.prior_pinned or ()):
-            return est      # a weighed mass (the node's known_mass) is what the cell declares it carries
+        moves raise it), mass_floor's at rest at q before any.
+
+        A weighed mass applied (the node's known_mass, not contradicted by the data: `weighed_mass_applied`) is left
+        as the prior has it, pinned by it or not: the floor stands for a change the alarm cannot see since the data
+        were fitted, and the weighed mass bounds the part carried whatever the alarm saw (the premise of applying it
+        at all: the cell carries the part it weighed). Its σ combined with the data's is then the mass's σ; raising it
+        to the floor published 0.018-0.034 kg for a weighed 0.004 kg exactly when the data were sharper than the
+        scale (h190). A change that breaks the premise (another part picked) is the alarm's and the prior check's:
+        once the data put it beyond the prior's 3 combined σ the known mass is not applied, and the floor is back."""
+        if weighed_mass_applied(est):
+            return est
         floor, where = self.current_floor(q)
         hidden, said = self.hidden_change(floor, est.mass)
         var = float(est.covariance[0, 0])

@@ -146,7 +146,7 @@ def gear_model_error(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSol
         return None
     if error is None:
         error = g.torque_error(y_a, robot.theta, qd, robot.friction.sign_epsilon)
-    return weighted_response(W, error, fit.sigma, fit.identifiable, fit.prior_info, gram), g.mu
+    return weighted_response(W, error, fit.sigma, fit.prior_info, gram), g.mu
 
 
 def gear_model_error_note(delta_mass: float, mass: float, unmodelled_mu: np.ndarray) -> Note:
@@ -242,7 +242,7 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           f"the offsets {np.round(spread.identification, 3).tolist()} N·m (in σ through C_a): nothing "
                           "added to σ for it")
     columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
-    S = weighted_response(W, columns, fit.sigma, fit.identifiable, fit.prior_info, gram)
+    S = weighted_response(W, columns, fit.sigma, fit.prior_info, gram)
     if to_payload is not None:
         S = to_payload(S)
     mass = float(fit.x[0]) if mass is None else float(mass)

@@ -248,13 +248,15 @@ def _columns_outermost(A: np.ndarray, ok: np.ndarray, N: int, n: int) -> np.ndar
     return out.T.reshape(N, n, cols.size)
 
 
-def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
-                      prior_info: np.ndarray | None = None, gram: bool = False) -> np.ndarray:
-    """x of weighted_lstsq(W, y, sigma=sigma) alone, on the determined entries that fit found (its
-    `identifiable`: W's rank analysis is not repeated), no covariance: how that fit moves for a change y of its
-    torques, e.g. a predicted model error. `prior_info`: that fit's prior (LinearSolution.prior_info), whose ridge
-    rows hold the unknowns it held. `y` (N, n), or (N, n, k) for k changes at once (x then (u, k)). `gram`:
-    weighted_lstsq's."""
+def weighted_response(W: np.ndarray, y: np.ndarray, sigma: np.ndarray, prior_info: np.ndarray | None = None,
+                      gram: bool = False) -> np.ndarray:
+    """x of weighted_lstsq(W, y, sigma=sigma) alone, no covariance: how that fit moves for a change y of its torques,
+    e.g. a predicted model error. The same weighted (and ridged) rows are decomposed as that fit's solve decomposes
+    them, so the directions it truncates (singular values below RANK_RTOL of the largest, in column-scaled
+    coordinates) are truncated here too and x is that fit's to rounding; only the structural rank analysis
+    (identifiable_entries, a second SVD of the unweighted rows) is not made. `prior_info`: that fit's prior
+    (LinearSolution.prior_info), whose ridge rows hold the unknowns it held. `y` (N, n), or (N, n, k) for k changes
+    at once (x then (u, k)). `gram`: weighted_lstsq's."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
     y = np.asarray(y, dtype=float)

@@ -72,6 +72,9 @@ def marker_geometry(est: PayloadEstimate) -> MarkerGeometry:
     sides, axes = equivalent_box(est.mass, est.inertia_about_com)
     suspect = est.quality is not Quality.OK
     label = mass_label(est.mass, float(est.readable_std()[0]))
+    if est.undetermined_com_text():
+        # The sphere stands at numbers the motion did not determine (the monitor's first re-estimate after a pick).
+        label += ", " + est.undetermined_com_text()
     if not est.readable_identifiable()[4:].all():
         # An inertia the motion did not determine gets no box: its size would be the prior's or noise.
         sides, axes = np.zeros(3), np.eye(3)
