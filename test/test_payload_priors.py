@@ -403,6 +403,9 @@ def test_the_monitor_applies_the_prior_to_a_carried_part_only():
         def recent_floor(self):        # none kept over samples (h105): the at-rest floor above is taken
             return float("nan")
 
+        def carried_key(self):         # what decides in the state: each publication is marked saved with it (h197)
+            return (self.state.determined, self.state.since)
+
     carried = PayloadState(phi=PHI.copy(), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
     empty = PayloadState(phi=np.zeros(10), cov=DATA_COV.copy(), determined=True, since=1.0, seconds_of_motion=3.0)
     batch = (np.zeros(1), np.zeros((1, model.n)), np.zeros((1, model.n)), np.zeros((1, model.n)), None)
