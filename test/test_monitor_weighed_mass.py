@@ -38,6 +38,10 @@ class _Stub:
     def recent_floor(self):
         return float("nan")
 
+    def carried_key(self):
+        """What decides in the state (LiveMonitor marks each publication saved with it, carried_saves: h197)."""
+        return (self.state.determined, self.state.since)
+
 
 @pytest.fixture(scope="module")
 def cell():

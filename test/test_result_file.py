@@ -231,7 +231,9 @@ def test_a_monitor_state_being_re_estimated_comes_back_as_saved(tmp_path, model)
     (lambda c: c["change"].update(started=None), "change started is not a joint-state stamp"),
     (lambda c: c["change"]["pending"].update(kind="grabbed"), "change pending kind is not one of"),
     (lambda c: c["change"]["pending"].update(delta_mass="3 kg"), "change pending delta_mass is not a number"),
-    (lambda c: c.update(change=[1, 2]), "change is not a mapping")])
+    (lambda c: c.update(change=[1, 2]), "change is not a mapping"),
+    (lambda c: c.update(doubt=3), "doubt is not a sentence"),
+    (lambda c: c["change"].update(doubt_mass="heavy"), "change doubt_mass is not a mass in kg")])
 def test_a_damaged_monitor_state_is_refused_with_one_reason(tmp_path, model, damage, said):
     path = tmp_path / "last.yaml"
     write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(-0.047, 4e-4),
@@ -242,3 +244,24 @@ def test_a_damaged_monitor_state_is_refused_with_one_reason(tmp_path, model, dam
     with pytest.raises(PayloadIdError, match=said) as err:
         read_result(path, model)
     assert "monitor_carried" in str(err.value)
+
+
+def test_a_monitor_state_in_doubt_comes_back_in_doubt(tmp_path, model):
+    """h197: why the payload is in doubt and the doubt's implied mass round-trip (a restart went on from the doubt's
+    fit as if it were a change like any other, with nothing to take it back to); a file saved before they were kept
+    (h181: no `doubt`, no doubt mass in the change) still loads, with no doubt."""
+    path = tmp_path / "last.yaml"
+    carried = _carried_state()
+    change = dict(carried.change, doubt_mass=5.97, doubt_mass_std=0.21)
+    doubted = MonitorCarried(carried.cov, None, 0.0, "f" * 64, fit=carried.fit, determined=False, since=9.092,
+                             change=change, doubt="the torques since 9.092 s are not explained by the carried payload")
+    write_result(path, model, _estimate(), None, None, 3.0, monitor_tare=(0.0, 0.0), monitor_carried=doubted)
+    back = read_result(path, model, "f" * 64).monitor_carried
+    assert back is not None and back.doubt == doubted.doubt
+    assert back.change["doubt_mass"] == 5.97 and back.change["doubt_mass_std"] == 0.21
+    d = yaml.safe_load(path.read_text())
+    del d["monitor_carried"]["doubt"]
+    del d["monitor_carried"]["change"]["doubt_mass"]
+    path.write_text(yaml.safe_dump(d))
+    older = read_result(path, model, "f" * 64).monitor_carried
+    assert older is not None and older.doubt == "" and "doubt_mass" not in older.change

@@ -27,9 +27,10 @@ its time instead of leaving holes in the stamps; the time starts at the wall tim
 never moves its subscribers' clocks back (their inboxes drop samples stamped before the last). Prints "fake hardware
 ready", then one JSON line per trajectory it receives ({"trajectory": summary}): what the robot was told, heard by the
 one process that was matched with the player long before any goal (a probe started later may miss the first messages
-while its discovery completes).
+while its discovery completes). SIGUSR1 puts the payload down at the next tick: it prints {"placed": t} there.
 """
 import json
+import signal
 import sys
 import time
 
@@ -67,6 +68,9 @@ def main() -> None:
     pick_after = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     picked_at = [float("inf") if pick_after > 0 else -float("inf")]
     said_picked = [False]
+    # s: when the payload is put down (SIGUSR1: at the next tick; inf: not asked)
+    placed_at, said_placed, place_asked = [float("inf")], [False], [False]
+    signal.signal(signal.SIGUSR1, lambda *_: place_asked.__setitem__(0, True))
     simulated = (sys.argv[5] if len(sys.argv) > 5 else "wall") == "sim"
     rclpy.init()
     node = Node("fake_hardware")
@@ -100,7 +104,10 @@ def main() -> None:
         else:
             q, qd, qdd = q0, np.zeros(model.n), np.zeros(model.n)
         tau = model.rnea(q, qd, qdd)
-        if phi is not None and t >= picked_at[0]:
+        if place_asked[0] and not said_placed[0]:
+            placed_at[0], said_placed[0] = t, True
+            print(json.dumps({"placed": t}), flush=True)
+        if phi is not None and picked_at[0] <= t < placed_at[0]:
             tau = tau + payload_regressor(model, PAYLOAD_FRAME, q, qd, qdd)[0] @ phi
             if not said_picked[0] and pick_after > 0:
                 said_picked[0] = True

@@ -154,20 +154,7 @@ class SignalCell:
 
     def ensure(self) -> None:
         """Every process of the cell up and ready (those a case ended restarted)."""
-        names = {s.spec.name for s in self.sup.started if s.proc.poll() is None}
-        gone = [s for s in self.sup.started if s.proc.poll() is not None]
-        self.sup.started = [s for s in self.sup.started if s not in gone]
-        for node, ready in (("payload_estimator", "payload estimator ready"),
-                            ("excitation_player", "excitation player ready")):
-            if node not in names:
-                log = self.sup.log_dir / f"{node}.log"
-                before = log.read_text(errors="replace").count(ready) if log.exists() else 0
-                self.sup.start(only=[node])
-                deadline = time.monotonic() + 90
-                while self.sup.log_text(node).count(ready) <= before:
-                    if time.monotonic() > deadline or node in self.sup.dead():
-                        raise RuntimeError(f"{node} did not start: {self.sup.log_text(node)[-2000:]}")
-                    time.sleep(0.1)
+        restart_ended(self.sup)
         if self.fake is None or self.fake.poll() is not None:
             self.fake = self._spawn(sys.executable, str(HERE / "fake_hardware.py"), "normal", "ur10", str(MASS))
             line = self.fake.stdout.readline() if self.fake.stdout else ""
@@ -213,7 +200,7 @@ class SignalCell:
         else:
             client = self._spawn(sys.executable, str(HERE / "probe.py"), "identify", "--method", "direct-rls",
                                  "--rest-window", "0.2", "--timeout", "40", "--until-server-gone")
-        wread, cread = _Reader(watcher), _Reader(client)
+        wread, cread = OutputReader(watcher), OutputReader(client)
         if point == "sent":
             # The probe says so just before it sends; the CLI as it sends.
             marker = "goal sent" if client_kind == "cli" else "trajectory_publishers"
@@ -338,7 +325,7 @@ class SignalCell:
             proc.wait(timeout=5)
             return None
 
-    def _finish_client(self, client: subprocess.Popen, reader: _Reader) -> tuple[str, str]:
+    def _finish_client(self, client: subprocess.Popen, reader: OutputReader) -> tuple[str, str]:
         try:
             client.wait(timeout=45)
         except subprocess.TimeoutExpired:
@@ -348,11 +335,36 @@ class SignalCell:
         return out, reader.stderr()
 
 
+READY = {"payload_estimator": "payload estimator ready", "excitation_player": "excitation player ready"}
+
+
+def restart_ended(sup: Supervisor, timeout: float = 90.0) -> list[str]:
+    """Every node of the identify cell that has ended (a signal, a crash) started again, with the parameters it was
+    started with, and waited for until its log says it is ready (RuntimeError if it does not within `timeout` s).
+    Returns the nodes restarted."""
+    names = {s.spec.name for s in sup.started if s.proc.poll() is None}
+    gone = [s for s in sup.started if s.proc.poll() is not None]
+    sup.started = [s for s in sup.started if s not in gone]
+    restarted = []
+    for node, ready in READY.items():
+        if node not in names:
+            log = sup.log_dir / f"{node}.log"
+            before = log.read_text(errors="replace").count(ready) if log.exists() else 0
+            sup.start(only=[node])
+            deadline = time.monotonic() + timeout
+            while sup.log_text(node).count(ready) <= before:
+                if time.monotonic() > deadline or node in sup.dead():
+                    raise RuntimeError(f"{node} did not start: {sup.log_text(node)[-2000:]}")
+                time.sleep(0.1)
+            restarted.append(node)
+    return restarted
+
+
 def _trajs(text: str) -> list[dict]:
     return [d for d in json_lines(text) if "traj" in d]
 
 
-class _Reader:
+class OutputReader:
     """A child's stdout read without blocking as it comes (`poll`: everything so far), the rest at its end."""
 
     def __init__(self, proc: subprocess.Popen) -> None:

@@ -111,6 +111,8 @@ class NoteCode(str, Enum):
     # -- prior knowledge of the payload (issue 30): payload/priors.py --
     PAYLOAD_PRIOR = "payload.prior"                      # the box / known mass used, what they determined
     PAYLOAD_PRIOR_CONTRADICTED = "payload.prior_contradicted"  # the data contradict the prior: estimate suspect
+    # -- physical consistency's σ (issues 29/30): payload/physical_posterior.py --
+    PAYLOAD_PHYSICALLY_NARROWED = "payload.physically_narrowed"  # σ of entries J ⪰ 0 narrowed, against the motion's
     # -- ROS nodes (payload_id_ros) --
     GOAL_CANCELLED = "node.goal_cancelled"          # the identify goal was cancelled: the estimate is partial
     GOAL_INTERRUPTED = "node.goal_interrupted"      # the cell ended the goal (shutdown, player lost): partial

@@ -160,6 +160,9 @@ class PayloadEstimate:
     # The parts of the prior given but not used ("bounding_box", "known_mass") and why: the data contradict them, their
     # σ is degenerate, or the box's sampler did not settle. The numbers above are then the data's own for that part.
     prior_not_applied: dict[str, str] = field(default_factory=dict)
+    # Readable entries ("inertia ixx", ...) whose σ physical consistency (J ⪰ 0) narrowed without a box, with their σ
+    # over the motion's own (payload/physical_posterior.py): those are not the motion's alone.
+    physically_narrowed: dict[str, float] = field(default_factory=dict)
 
     def mark(self, quality: Quality, reason: str) -> None:
         """Lower the quality to `quality` (never raise it) and record why."""
@@ -277,6 +280,7 @@ class PayloadEstimate:
             **({"prior": {**self.prior, "pinned": list(self.prior_pinned), "bounded": list(self.prior_bounded),
                           **({"not_applied": dict(self.prior_not_applied)} if self.prior_not_applied else {})}}
                if self.prior else {}),
+            **({"physically_narrowed": dict(self.physically_narrowed)} if self.physically_narrowed else {}),
             # Last: the convergence over the motion of an online method (what `payload-id report` draws).
             **({"history": history_to_file(self.history)} if self.history else {}),
         }
@@ -320,6 +324,9 @@ class PayloadEstimate:
             not_applied = (prior_d or {}).get("not_applied") or {}
             if not isinstance(not_applied, dict):
                 raise ValueError(f"prior.not_applied is {not_applied!r:.40}, not {{part: reason}}")
+            narrowed = d.get("physically_narrowed") or {}
+            if not isinstance(narrowed, dict):
+                raise ValueError(f"physically_narrowed is {narrowed!r:.40}, not {{entry: σ ratio}}")
         except (KeyError, TypeError, ValueError, RuntimeError) as err:   # RuntimeError: pinocchio, negative inertia
             raise PayloadIdError(f"payload file is malformed ({err})",
                                  "give frame, mass, com [x,y,z] and inertia {ixx..izz} as payload-id writes them",
@@ -330,4 +337,5 @@ class PayloadEstimate:
                    physically_consistent=bool(d.get("physically_consistent", True)), notes=notes,
                    quality=quality, quality_reasons=[str(r) for r in quality_d.get("reasons") or []],
                    prior=prior, prior_pinned=pinned, prior_bounded=bounded,
-                   prior_not_applied={str(k): str(v) for k, v in not_applied.items()})
+                   prior_not_applied={str(k): str(v) for k, v in not_applied.items()},
+                   physically_narrowed={str(k): float(v) for k, v in narrowed.items()})

@@ -5,7 +5,8 @@ The monitoring itself is payload_id_core.monitor.live (LiveMonitor). Between goa
 of live joint states; a goal suspends it, and it restarts on the goal's estimate. Switching it off keeps the
 LiveMonitor (the carried payload, its σ and tare, a change being re-estimated): switched on again it goes on
 from there, so a toggle neither loses a pick nor finds it twice; switches come at most one per
-MIN_TOGGLE_INTERVAL_S (refused with the reason). Every re-estimate is handed to `persist` (the node writes it to
+MIN_TOGGLE_INTERVAL_S (refused with the reason). Every re-estimate is handed to `persist`, and so is the monitor's
+carried state whenever it changes materially between re-estimates (LiveStep.save, rate-limited) (the node writes it to
 its result file with the tare, whether it is still unconfirmed, the last joint-state stamp watched and the covariance
 the monitor decided with beyond the published one, so a restart mid-carry starts from the part carried, as sure of it
 as before and with the same σ, and does not date a change made while it was down at its first sample).
@@ -144,8 +145,12 @@ class MonitorMode:
             log.info(f"monitor: payload re-estimated from task motion: "
                      f"{conv.mass_text(est.mass, float(np.sqrt(est.covariance[0, 0])))}"
                      + (f", {est.undetermined_com_text()}" if est.undetermined_com_text() else ""))
-            if self._persist is not None:
-                self._persist(est, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]), live.carried)
+        saved = self._estimate()
+        if step.save and self._persist is not None and saved is not None:
+            # Every publication, and the carried state whenever it changed materially between them (rate-limited,
+            # carried_saves): with the estimate ~/payload says now, which a restarted node publishes first.
+            self._persist(saved, live.tare, live.unloaded_friction, live.unconfirmed, float(js.t[-1]), live.carried)
+        if est is not None:
             undecided = update.estimate.undecided if update.estimate is not None else ""
             if update.estimate is not None and update.estimate.unwatched:
                 # Published for the pause (said above): nothing new is known of the payload, the controller keeps

@@ -5,7 +5,9 @@ goes through the same steps:
   1. undetermined entries of φ_L take the prior's value and a NaN standard deviation (undetermined);
   2. the model-error check compares the fit's residual with the robot identification's own;
   3. a physically inconsistent raw estimate (mass <= 0 or pseudo-inertia not positive semidefinite,
-     Wensing 2017) is projected onto the feasible set (consistency.project_feasible), and says so;
+     Wensing 2017) is projected onto the feasible set (consistency.project_feasible), and says so; the inertia's σ
+     are those of the data's Gaussian restricted to that set (physical_posterior.narrow_to_physical), where no box
+     has restricted it already;
   4. the quality (ok | suspect | failed, with reasons) is judged from those checks, and from the
      robot identification's and the recordings' scale against the URDF (robot_id/scale_check.py) when the
      method fits joint efforts (methods/registry.py MethodSpec.fits_joint_efforts: not the F/T method).
@@ -26,6 +28,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode, has_note
 from payload_id_core.payload.gain_uncertainty import gain_relative_std
+from payload_id_core.payload.physical_posterior import narrow_to_physical
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.payload_estimate import PayloadEstimate, Quality
 from payload_id_core.robot_id import RobotIdentification, check_scale
@@ -159,6 +162,20 @@ def project_if_inconsistent(est: PayloadEstimate, metric: np.ndarray | None = No
                  f"(limit {PROJECTION_SIGMA_SUSPECT:g}): the torques do not fit this robot model (effort unit, "
                  "drive gains?)")
     return est
+
+
+def _box_applied(est: PayloadEstimate) -> bool:
+    """Whether a bounding box restricted the estimate already (priors.apply_prior: its set is J ⪰ 0 cut further)."""
+    return "bounding_box" in (est.prior or {}) and "bounding_box" not in est.prior_not_applied
+
+
+def make_physical(est: PayloadEstimate, metric: np.ndarray | None = None) -> PayloadEstimate:
+    """Step 3: the point projected onto the physically consistent bodies (project_if_inconsistent, `metric` as
+    there), and, unless a box has restricted the estimate, the inertia's σ those of the data's Gaussian restricted to
+    them (physical_posterior.narrow_to_physical: never wider than the data's, the mass and CoM left the data's)."""
+    raw = np.array(est.phi, dtype=float)
+    est = project_if_inconsistent(est, metric)
+    return est if _box_applied(est) else narrow_to_physical(est, raw)
 
 
 def inertia_scale(est: PayloadEstimate) -> float:
@@ -333,4 +350,4 @@ def finish(frame: str, method: str, z: np.ndarray, cov: np.ndarray, ok: np.ndarr
     if payload_prior is not None:   # the box and known mass (payload/priors.py): before the projection
         est = apply_prior(est, payload_prior)
     metric = None if projection_cov is None else undetermined_to_prior(z, projection_cov, ok, prior_phi(prior))[1]
-    return judge_quality(project_if_inconsistent(est, metric) if project else est)
+    return judge_quality(make_physical(est, metric) if project else est)

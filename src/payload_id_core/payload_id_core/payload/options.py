@@ -48,6 +48,10 @@ class PayloadOptions:
     friction_change: bool | None = None    # estimate Δφ_f (None: each method's default)
     load_friction: bool | None = None      # load-dependent Coulomb μ (None: LOAD_FRICTION_DEFAULT per method)
     include_robot_uncertainty: bool = True  # the robot identification's covariance enters the payload's
+    # khalil-1: robot.yaml's parameters fitted with the run under their covariance (C_a, and the offsets' recorded
+    # drift) instead of held at their values (payload/robot_prior.py); None: only where robot.yaml records neither a
+    # drift nor a measured model error (on the real UR10e the fit under C_a moved the mass by −0.5..−1.3 %)
+    robot_prior: bool | None = None
     prior: PayloadEstimate | Sequence[float] | np.ndarray | None = None  # φ for undetermined entries (None: 0)
     payload_prior: PayloadPrior | None = None  # what is known: bounding box, weighed mass (payload/priors.py)
     project: bool = True                   # project an inconsistent estimate onto the feasible set

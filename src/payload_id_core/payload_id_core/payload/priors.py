@@ -32,6 +32,11 @@ estimate N(φ̂, C) of φ_L (apply_prior):
                (com_reaching_the_mode: near a face the flat prior's volume pushes the CoM into the box), and a CoM
                the data put more than 2σ outside the box, held in by it, makes the estimate suspect
                (com_held_in_by_the_box).
+               Where the motion identifies the mass and m·c but no inertia entry (the payload monitor's re-estimates,
+               published as a point mass: inertia_not_identified), the box says only that the CoM lies in it: the
+               data's Gaussian on (m, h) restricted to lo·m ≤ h ≤ hi·m (com_box; exact for a body whose mass lies in
+               the box), the inertia left not identified (mass_and_com_in_box). The ten-parameter sampler's chains do
+               not settle on that shape (six free entries along the box's flat directions: split R̂ 1.20-1.32, h190).
 
 Consistency check (prior_contradictions): a prior the data contradict is not forced on them: it is not applied. The
 unconstrained CoM outside the box by more than PRIOR_CONTRADICTION_SIGMA of its σ, the known mass that many
@@ -58,12 +63,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from payload_id_core.dynamics.inertia import from_mass_com_inertia
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.box_fractions import sample_box_in_fractions, split_rhat
+from payload_id_core.payload.com_box import com_box_does_not_bind, com_box_samples, truncated_normal
 from payload_id_core.payload.mass_limit import MassLimit, rated_payload
 from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_jacobian, readable_vector
 
@@ -433,21 +438,6 @@ def uniform_box_phi(mass: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return from_mass_com_inertia(mass, 0.5 * (lo + hi), inertia)
 
 
-def _truncated_normal(rng: np.random.Generator, mean: np.ndarray, std: np.ndarray, a: np.ndarray,
-                      b: np.ndarray) -> np.ndarray:
-    """One draw each of N(mean, std²) restricted to [a, b] (inverse CDF, computed on the side of the mean that keeps
-    precision; an interval far in one tail gives its end nearer the mean)."""
-    za, zb = (a - mean) / std, (b - mean) / std
-    flip = za > 0
-    za, zb = np.where(flip, -zb, za), np.where(flip, -za, zb)
-    pa, pb = ndtr(za), ndtr(zb)
-    u = rng.random(mean.shape)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(pb > pa, ndtri(pa + (pb - pa) * u), zb)
-    z = np.clip(np.nan_to_num(z, nan=0.0), za, zb)
-    return mean + std * np.where(flip, -z, z)
-
-
 def _chord(x: np.ndarray, d: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(K,) interval [t_lo, t_hi] of t with x + t d a body in the box, for K points x and directions d (K, 10):
     the linear rows from their roots, J(x + t d) ⪰ 0 from the eigenvalues μ of J(x)^-½ J(d) J(x)^-½ (1 + t μ ≥ 0)."""
@@ -489,7 +479,7 @@ def _sample_box_posterior(info: np.ndarray, eta: np.ndarray, lo: np.ndarray, hi:
         width = t_hi - t_lo
         informative = curvature > 1e-12 * np.maximum(1.0, np.abs(slope)) * np.maximum(width, 1e-12)
         safe = np.where(informative, curvature, 1.0)
-        t = np.where(informative, _truncated_normal(rng, slope / safe, 1.0 / np.sqrt(safe), t_lo, t_hi),
+        t = np.where(informative, truncated_normal(rng, slope / safe, 1.0 / np.sqrt(safe), t_lo, t_hi),
                      t_lo + width * rng.random(k))   # no information along d: uniform on the chord
         # Strictly inside: a point on the boundary would stall its chain.
         t = np.clip(t, t_lo + 1e-9 * width, t_hi - 1e-9 * width)
@@ -617,8 +607,7 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     projected = est.phi
     if prior.has_box:
         # The data's distance to the nearest body in the box (Mahalanobis, in the data's metric).
-        projected, inside, dist = project_feasible(est.phi, est.covariance, ok,
-                                                   extra_constraints=box_constraints(prior.lo, prior.hi))
+        projected, inside, dist = _nearest_in_box(est.phi, est.covariance, ok, prior)
         if not inside and not _has_spread(est.covariance, ok):
             # Zero σ (noise-free torques): the projection falls back to a Euclidean metric, not σ; the data admit no
             # other body, so one outside the box is infinitely many σ from it (it passed as 0.65 "σ", ok).
@@ -663,9 +652,36 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     unresolved_moments = False
     mode = None
     data_value = readable_vector(phi)   # the data's numbers (after the known mass), before the box
+    mass_and_com_only = prior.has_box and inertia_not_identified(ok)
     if prior.has_box and ok.all() and box_does_not_bind(phi, sub, prior.lo, prior.hi):
         box_text = (f" (the bounding box does not bind: the data's estimate lies inside it by at least "
                     f"{BIND_MARGIN_SIGMA:g}σ, so its numbers are kept unchanged)")
+    elif mass_and_com_only and com_box_does_not_bind(phi[:4], sub, prior.lo, prior.hi):
+        box_text = (" (the motion does not identify the inertia: the box bounds the CoM only, and does not bind: "
+                    f"the data's CoM lies inside it by at least {BIND_MARGIN_SIGMA:g}σ, so its numbers are kept "
+                    "unchanged)")
+    elif mass_and_com_only:
+        nearest = projected if prior.known_mass is None else _nearest_in_box(phi, cov, ok, prior)[0]
+        box_phi, box_cov, ess, rhat = mass_and_com_in_box(phi, sub, prior.lo, prior.hi, nearest)
+        untrusted = _untrusted_sampling(box_cov[:4, :4], sub, float(np.max(rhat)))
+        if untrusted:
+            box_text = f" (the bounding box not applied: {untrusted}; the data's estimate kept)"
+            ess = float("nan")
+            est.prior_not_applied = {"bounding_box": f"{untrusted}; the numbers are the motion's alone"}
+            kept = PayloadEstimate(frame=est.frame, phi=phi, covariance=cov, method=est.method, identifiable=ok)
+            tension = _box_would_move(kept, nearest)
+            if tension:
+                est.mark(Quality.SUSPECT, f"the bounding box could not be applied ({untrusted}) and it would move "
+                         f"{tension}: the motion's estimate is not confirmed by the box given (check the box's "
+                         "corners and the payload frame)")
+        else:
+            if ess < MIN_EFFECTIVE_SAMPLES:
+                est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
+                         f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            mode = nearest
+            box_text = (" (the motion does not identify the inertia: the box bounds the mass and CoM only, the CoM "
+                        "inside it; the inertia stays not identified)")
+            phi, cov = box_phi, box_cov
     elif prior.has_box:
         mass, mass_std = float(phi[0]), math.sqrt(max(float(sub[0, 0]), 0.0))
         box_phi, box_cov, ess, rhat = box_posterior(info, eta, prior.lo, prior.hi, mass, mass_std, projected)
@@ -709,7 +725,11 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
     est.covariance = np.asarray(cov, dtype=float)
     est.identifiable = ok
     bounded: list[str] = []
-    if prior.has_box and np.isfinite(ess):
+    if mass_and_com_only and np.isfinite(ess):
+        bounded, est.covariance = box_bounded_entries(est, data_std, prior.lo, prior.hi, entries=(1, 2, 3))
+        if mode is not None:
+            est.covariance = com_reaching_the_mode(est, mode, data_std)
+    elif prior.has_box and np.isfinite(ess):
         bounded, est.covariance = box_bounded_entries(est, data_std, prior.lo, prior.hi)
         if unresolved_moments:
             cut, est.covariance = inertia_reaching_the_cut_ends(est, data_value, data_std, prior.lo, prior.hi, bounded)
@@ -867,6 +887,58 @@ def _covering_the_disagreement(post: np.ndarray, est: PayloadEstimate, prior: Pa
     return post + (r * r - 1.0) * post[0, 0] * np.outer(g, g)
 
 
+def inertia_not_identified(identifiable: np.ndarray) -> bool:
+    """Whether φ's mass and first moments are identified and none of its six inertia entries (the payload monitor's
+    re-estimates, PayloadState.to_estimate: a point mass with no covariance on the inertia)."""
+    ok = np.asarray(identifiable, dtype=bool)
+    return bool(ok[:4].all() and not ok[4:].any())
+
+
+def _nearest_in_box(phi: np.ndarray, cov: np.ndarray, ok: np.ndarray, prior: PayloadPrior
+                    ) -> tuple[np.ndarray, bool, float]:
+    """consistency.project_feasible with the box's constraints: (φ of the nearest body in the box in the data's
+    metric, whether φ is one, the Mahalanobis distance). Where the inertia is not identified and φ's CoM lies in the
+    box with a positive mass, φ is its own answer at distance 0 (a point mass there, completed by any inertia the box
+    allows, is a body in it), without the conic solver's 25-30 ms a monitor re-estimate would otherwise spend on it."""
+    from payload_id_core.dynamics.consistency import MIN_MASS, project_feasible  # noqa: PLC0415 - cvxpy
+
+    phi = np.asarray(phi, dtype=float)
+    if inertia_not_identified(ok) and phi[0] >= MIN_MASS and np.all(phi[1:4] >= prior.lo * phi[0]) \
+            and np.all(phi[1:4] <= prior.hi * phi[0]):
+        return phi.copy(), True, 0.0
+    return project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))
+
+
+def mass_and_com_in_box(phi: np.ndarray, cov4: np.ndarray, lo: np.ndarray, hi: np.ndarray, nearest: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """Where the inertia is not identified: the data's Gaussian on (m, h) (mean φ[:4], covariance `cov4`) restricted
+    to the bodies whose CoM lies in the box (com_box: exact for a body whose mass lies in it), as φ (10,) with the
+    inertia about the CoM kept as it was (not identified: never one the box made up), its covariance (NaN on the
+    inertia), the effective sample count and each of (m, h)'s split R̂. `nearest`: φ of the nearest body in the box
+    (the hit-and-run's chains, where they are needed, start between it and the box's centre)."""
+    m_near = max(float(nearest[0]), 1e-9)
+    centre = np.r_[m_near, m_near * 0.5 * (lo + hi)]
+    start = 0.9 * np.asarray(nearest[:4], dtype=float) + 0.1 * centre
+    samples = com_box_samples(np.asarray(phi[:4], dtype=float), cov4, lo, hi, start, split_rhat)
+    flat = samples.reshape(-1, 4)
+    mean, cov = flat.mean(axis=0), np.cov(flat.T)
+    # The inertia about the CoM kept: φ's about the origin less the old (m, h)'s point-mass part, plus the new one's.
+    out = np.array(phi, dtype=float)
+    out[4:] += _point_mass_inertia(mean) - _point_mass_inertia(out[:4])
+    out[:4] = mean
+    out_cov = np.full((10, 10), np.nan)
+    out_cov[:4, :4] = cov
+    return out, out_cov, _effective_samples(samples), split_rhat(samples)
+
+
+def _point_mass_inertia(mh: np.ndarray) -> np.ndarray:
+    """φ's inertia entries about the origin (pinocchio order Ixx, Ixy, Iyy, Ixz, Iyz, Izz) of a point mass m at
+    h/m: (|h|² 1 − h hᵀ) / m (the parallel-axis term, Steiner)."""
+    m, h = float(mh[0]), np.asarray(mh[1:4], dtype=float)
+    full = (h @ h * np.eye(3) - np.outer(h, h)) / m
+    return np.array([full[0, 0], full[0, 1], full[1, 1], full[0, 2], full[1, 2], full[2, 2]])
+
+
 def box_does_not_bind(phi: np.ndarray, cov: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
     """Whether the Gaussian N(φ, cov) (all ten entries determined) lies inside the box with margin: every linear
     constraint (the slabs, the CoM between the corners) at least BIND_MARGIN_SIGMA σ inside along its normal, and
@@ -944,8 +1016,8 @@ def box_readable_ranges(mean: np.ndarray, cov: np.ndarray, lo: np.ndarray,
     return ends_low, ends_high
 
 
-def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray,
-                        hi: np.ndarray) -> tuple[list[str], np.ndarray]:
+def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                        entries: Sequence[int] = range(1, 10)) -> tuple[list[str], np.ndarray]:
     """The CoM and inertia entries the box merely bounds, and φ's covariance widened so that their 2σ reach the far
     end of what the box allows.
 
@@ -955,12 +1027,13 @@ def box_bounded_entries(est: PayloadEstimate, data_std: np.ndarray, lo: np.ndarr
     where the off-diagonal moments have most room (their range grows with √(Σ_ii Σ_jj)), so it pulls the principal
     moments up, and a compact part's moments sat 3–3.6 of those σ below the mean (bench/priors.py, Panda: inertia 2σ
     coverage 0.5; UR10 diagonal moments 1.5–2.6σ). The box bounds such an entry; its σ then reaches the farther end
-    of the range (box_readable_ranges) at 2σ, and never beyond the data's own σ."""
+    of the range (box_readable_ranges) at 2σ, and never beyond the data's own σ. `entries`: the readable entries
+    judged (1-3 the CoM: where the inertia is not identified the box bounds nothing else)."""
     value, std = readable_vector(est.phi), est.propagated_std()
     low, high = box_readable_ranges(est.phi, est.covariance, lo, hi)
     cov = np.array(est.covariance, dtype=float)
     bounded = []
-    for k in range(1, 10):
+    for k in entries:
         width = high[k] - low[k]
         if not (np.isfinite(width) and data_std[k] >= BOUNDED_DATA_FRACTION * width):
             continue

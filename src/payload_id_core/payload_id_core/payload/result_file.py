@@ -27,7 +27,10 @@ The file is payload.yaml (PayloadEstimate.to_dict, its covariance_about_frame_or
                                  the state itself (h181: the fit carried, whether determined and since when, the
                                  undecided change, an identified inertia, the change being re-estimated), so a change
                                  not settled at the restart goes on being re-estimated and is named as it would have
-                                 been; absent in files saved before it was kept (the published payload, settled)
+                                 been; absent in files saved before it was kept (the published payload, settled).
+                                 Since h197 with the doubt (why the payload is in doubt, and the doubt's implied mass
+                                 in the change), whether the monitor was armed, and saved whenever that state
+                                 changes materially, not only with a publication (monitor.carried_saves)
   partial                        true for a cancelled or interrupted goal's estimate
   joint_states                   a goal's: what its excitation window received of the joint states
                                  (stamp_holes.WindowCoverage.to_dict: window [t0, t1] in their stamps, received
@@ -88,6 +91,8 @@ class MonitorCarried:
     undecided_since: float = float("nan")
     inertia_identified: bool = False
     change: dict | None = None
+    doubt: str = ""             # why the payload is in doubt ('' : it is not; PayloadState.doubt), h197
+    armed: bool = True          # False: the monitor was disarmed (a contact's residual not back yet), h197
 
     def to_dict(self) -> dict:
         d = {"covariance": np.asarray(self.cov, dtype=float).tolist(),
@@ -98,7 +103,8 @@ class MonitorCarried:
             d.update(fit=np.asarray(self.fit, dtype=float).tolist(), determined=bool(self.determined),
                      since=_stamp_or_none(self.since), undecided=str(self.undecided),
                      undecided_variance=float(self.undecided_var), undecided_since=_stamp_or_none(self.undecided_since),
-                     inertia_identified=bool(self.inertia_identified), change=self.change)
+                     inertia_identified=bool(self.inertia_identified), change=self.change, doubt=str(self.doubt),
+                     armed=bool(self.armed))
         return d
 
     @classmethod
@@ -118,9 +124,12 @@ class MonitorCarried:
         change = raw.get("change")
         if change is not None:
             change_from_dict(change, f"{where} change")
+        # `doubt` since h197 (absent: none, as those files saved no doubt)
+        doubt = _text(raw, "doubt", where) if "doubt" in raw else ""
+        armed = _flag(raw, "armed", where) if "armed" in raw else True
         return cls(cov, extra, var, robot_yaml, fit, _flag(raw, "determined", where), _stamp(raw, "since", where),
                    _text(raw, "undecided", where), _variance(raw, "undecided_variance", where),
-                   _stamp(raw, "undecided_since", where), _flag(raw, "inertia_identified", where), change)
+                   _stamp(raw, "undecided_since", where), _flag(raw, "inertia_identified", where), change, doubt, armed)
 
 
 _FIX = "delete the file; the next identification writes it anew"
@@ -194,8 +203,9 @@ def change_from_dict(raw, where: str) -> dict:
     field): `before_fit` (10), `before_covariance` (10 × 10), `before_published_extra` (10 × 10 or null),
     `before_held_out_variance` (kg²), `before_since` (s or null), `started` (s), `unlocated` (''), `unnamed` (s of its
     alarm while not named, or null), `named` (its window's load named already), `pending` (null, or its window's load:
-    kind, t_change, t_alarm, t_verdict, delta_mass, delta_mass_std, delta_phi, reason, t_change_located). Returned as
-    read."""
+    kind, t_change, t_alarm, t_verdict, delta_mass, delta_mass_std, delta_phi, reason, t_change_located), and since
+    h197 (absent before): for a doubt `doubt_mass`, `doubt_mass_std` (kg, or null), `change_share` (per joint, (N·m)²:
+    the misfit the change's size allows its re-estimate). Returned as read."""
     if not isinstance(raw, dict):
         raise PayloadIdError(f"{where} is not a mapping", _FIX)
     _vector(raw, "before_fit", where)
@@ -207,6 +217,14 @@ def change_from_dict(raw, where: str) -> dict:
     _text(raw, "unlocated", where)
     _stamp(raw, "unnamed", where)
     _flag(raw, "named", where)
+    for key in ("doubt_mass", "doubt_mass_std"):
+        value = raw.get(key)
+        if value is not None and (not _number(value) or not math.isfinite(value)):
+            raise PayloadIdError(f"{where} {key} is not a mass in kg (null when none)", _FIX)
+    share = raw.get("change_share")
+    if share is not None and (not isinstance(share, list) or
+                              not all(_number(v) and math.isfinite(v) and v >= 0.0 for v in share)):
+        raise PayloadIdError(f"{where} change_share is not a list of variances in (N·m)² (absent: none)", _FIX)
     pending = raw.get("pending")
     if pending is not None:
         if not isinstance(pending, dict):

@@ -28,6 +28,11 @@ beyond C_a is not absorbed, and the offsets' witness (payload/offset_drift.py, i
 Measured (the h86 robot, khalil-1, the witness's weighting, seeds 2-7 honest and 3-4 with the lift +0.3 N·m): see
 docs/design.md "The offsets' drift in σ", h184.
 
+With robot.yaml's drift record (friction_offset_drift) the offsets' drift takes the recorded width, drift_std_j, in
+place of the run's own (`recorded_drift`, h195): the same GLS with the prior C_a + diag(drift_std²) on the offsets.
+khalil-1 uses it only with the option robot_prior on: on the simulated robot it narrows σ 8× with the error covered,
+on the real UR10e it moves the mass by −0.5..−1.3 % at an unchanged σ (docs/design.md h195).
+
 The methods that hold robot.yaml's offsets by their structure (direct-rls, an online RLS whose width d̂_j is known
 only from the whole run; khalil-2, whose conversion of the re-identified θ_b has no offset unknown; gaz-dtau against
 robot.yaml's prediction) take the same widths alone (run_offset_drift, h192) into σ through their own response to
@@ -77,14 +82,18 @@ class RobotPriorFit:
 
 def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
                     x_fixed: np.ndarray, robot_cov: np.ndarray, offsets: np.ndarray,
-                    noise_sigma: np.ndarray | None = None) -> RobotPriorFit | None:
+                    noise_sigma: np.ndarray | None = None,
+                    recorded_drift: np.ndarray | None = None) -> RobotPriorFit | None:
     """The fit of `r` (N, n) ≈ `W` (N, n, u) x + `y_a` (N, n, p) (δθ + ΔB) with per-joint weights 1/`sigma` (the fixed
     fit's residual std: the weighted residual has unit variance), δθ ~ N(0, `robot_cov`) and each constant offset's
     drift ΔB_j ~ N(0, d̂_j²), d̂_j from this run (module docstring); `offsets` (p,) bool marks θ's constant offsets.
     Only the fixed fit's `identifiable` entries are fitted; the others keep `x_fixed`. `noise_sigma` (n,): the
     residual level the noise covariance is stated at (the resolution floor,
     covariance_extra.resolution_floored_covariance), default `sigma`. None when C_a holds no uncertainty or leaves no
-    offset looser than this run resolves it (the caller then holds robot.yaml's parameters)."""
+    offset looser than this run resolves it (the caller then holds robot.yaml's parameters). `recorded_drift` (one per
+    `offsets` entry, N·m): robot.yaml's measured drift of the offsets between runs (friction_offset_drift's
+    drift_std); where given, it is the drift's prior width in place of the run's own d̂_j, for every offset and
+    without the gate (the record bounds the drift, so the run's ΔB̂_j beyond it is not read as one)."""
     W = np.asarray(W, dtype=float)
     N, n, u = W.shape
     ca = np.asarray(robot_cov, dtype=float)
@@ -101,7 +110,7 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     A = W[..., ok].reshape(N * n, -1) * w[:, None]
     Yw = np.asarray(y_a, dtype=float).reshape(N * n, -1) * w[:, None]
     k = int(ok.sum())
-    shown = _drift_shown(A, y, Yw, ca, offs, N, n)
+    shown = _drift_shown(A, y, Yw, ca, offs, N, n, recorded_drift)
     if shown is None:
         return None
     dB, v0, drift = shown
@@ -125,12 +134,12 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(v0, 0.0)), drift, M, w, ok)
 
 
-def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, offs: np.ndarray, N: int, n: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, offs: np.ndarray, N: int, n: int,
+                 recorded_drift: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(ΔB̂, v, d̂) per offset column `offs` of the weighted robot regressor `Yw` beside the weighted fit columns `A`
     (weighted residual `y`): the run's free ΔB̂_j, its variance under "not moved" v_j and the drift width d̂_j the run
     shows beyond it (0 where the gate below holds the offset); None where C_a (`ca`) leaves no offset looser than the
-    run resolves it (h191's gate)."""
+    run resolves it (h191's gate). `recorded_drift`: robot_prior_fit's, the width in place of d̂_j, without the gate."""
     k = A.shape[1]
     # The offsets' drift since the calibration: the run's own ΔB̂_j (the fit with them free) beyond what "not moved"
     # gives it, its noise (Newey–West) and θ̂_a's error along the offset column (C_a): d̂_j² = max(ΔB̂_j² − v_j, 0),
@@ -148,6 +157,9 @@ def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, o
     # 1.4-1.9 × its v_j, C_a 0.01-0.14 N·m against the run's 0.09-0.48 N·m; fitting them moved khalil-1 −0.34 →
     # −2.40 %), not an offset drift the run measures. Only an offset C_a leaves looser than the run resolves it
     # (the h86 robot's shoulder lift: 0.18 against 0.03 N·m) is fitted; with none, the fit is not this module's.
+    if recorded_drift is not None:
+        return dB, np.diag(v0), np.where(np.isfinite(recorded_drift),
+                                         np.maximum(np.asarray(recorded_drift, dtype=float), 0.0), 0.0)
     loose = np.sqrt(np.maximum(np.diag(ca)[offs], 0.0)) > np.sqrt(np.maximum(np.diag(vn), 0.0))
     if not loose.any():
         return None
@@ -223,7 +235,17 @@ def run_offset_drift(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nd
     return RunOffsetDrift(robot_offset_joints(robot), dB, np.sqrt(np.maximum(v0, 0.0)), drift)
 
 
-def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[str]) -> Note:
+def recorded_offset_drift(robot: RobotIdentification) -> np.ndarray | None:
+    """(offsets,) N·m: robot.yaml's recorded drift of each constant offset between runs (friction_offset_drift's
+    drift_std, in robot_offset_joints' order), None without the record."""
+    record = getattr(robot, "offset_drift", None)
+    if record is None:
+        return None
+    width = dict(zip(record.joint_names, record.drift_std))
+    return np.array([width.get(j, np.nan) for j in robot_offset_joints(robot)], dtype=float)
+
+
+def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[str], recorded: bool = False) -> Note:
     """What the fit with robot.yaml's error and the offsets' drift free did, and the drift it allowed;
     `offset_joints` names fit.offsets' joints (robot_offset_joints)."""
     mass = float(fit.x[0])
@@ -233,6 +255,13 @@ def robot_prior_note(fit: RobotPriorFit, fixed_mass: float, offset_joints: list[
              + ", ".join(f"{offset_joints[j]} {fit.offsets[j]:+.3f} N·m against ± {fit.offsets_std[j]:.3f}"
                          for j in moved)
              + ", fitted and in σ" if moved.size else "; no offset beyond it")
+    if recorded:
+        widths = ", ".join(f"{j} {d:.3f}" for j, d in zip(offset_joints, fit.drift_std) if d > 0) or "none"
+        return Note(NoteCode.PAYLOAD_ROBOT_PRIOR,
+                    "robot.yaml's parameters were fitted with this run under their identification covariance C_a and "
+                    f"the offsets' recorded drift between runs (friction_offset_drift, N·m: {widths}) as the prior, "
+                    f"in place of holding them at their values and adding that covariance's response to σ: the mass "
+                    f"moved {mass - fixed_mass:+.4g} kg{share}")
     return Note(NoteCode.PAYLOAD_ROBOT_PRIOR,
                 "robot.yaml records no drift of its constant friction offsets (nor a model error measured on held-out "
                 "runs): its parameters were fitted with this run under their identification covariance C_a, each "

@@ -25,7 +25,7 @@ from payload_id_core.ft.api import identify_ft
 from payload_id_core.ft.compensate import FtParameters
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.against_robot import JudgedRun, judge_against_robot
-from payload_id_core.payload.finish import judge_quality, project_if_inconsistent
+from payload_id_core.payload.finish import judge_quality, make_physical
 from payload_id_core.payload.goal_outcome import FinishedGoal, GoalOutcome
 from payload_id_core.payload.mass_limit import MassLimit
 from payload_id_core.payload.methods import online_spec, prepared_options
@@ -476,14 +476,14 @@ def finalize(est: PayloadEstimate, robot: RobotIdentification | None = None,
              prior: PayloadPrior | None = None, run: JudgedRun | None = None,
              metric: np.ndarray | None = None) -> PayloadEstimate:
     """The goal's final estimate, finished in identify-payload's order: with what is known of the payload (`prior`,
-    priors.apply_prior, as finish.finish applies it), physically consistent (finish.project_if_inconsistent), judged
+    priors.apply_prior, as finish.finish applies it), physically consistent (finish.make_physical), judged
     against robot.yaml on the run it came from (`run`: against_robot.judge_against_robot, the witnesses
     methods.estimate_payload runs), then its quality (finish.judge_quality; with `robot`, also the robot
     identification's scale against the URDF), which makes a suspect estimate not converged. `metric`: the
     projection's when it is not the estimate's covariance (finish.project_if_inconsistent)."""
     if prior is not None:
         est = apply_prior(est, prior)
-    est = project_if_inconsistent(est, metric)
+    est = make_physical(est, metric)
     if run is not None:
         judge_against_robot(run, est)
     return judge_quality(est, robot)

@@ -101,7 +101,7 @@ SPECS: tuple[MethodSpec, ...] = (
                "RLS straight on [φ_L, Δφ_f] from τ − Y θ_a (Khalil 2007 method 1, recursive)",
                _ONLINE, online=True, estimator=DirectRLS, load_friction_default=True),
     MethodSpec(PayloadMethod.KHALIL_1, khalil_1,
-               "Khalil 2007 §V-A-1, eq. 23: WLS of φ_L on τ − Y θ_a", _TORQUE_FIT | _LOAD_MODEL,
+               "Khalil 2007 §V-A-1, eq. 23: WLS of φ_L on τ − Y θ_a", _TORQUE_FIT | _LOAD_MODEL | {"robot_prior"},
                load_friction_default=True),
     MethodSpec(PayloadMethod.KHALIL_2, khalil_2,
                "Khalil 2007 §V-A-2, eq. 24–28: the robot re-identified with the payload, φ_L from the variation",

@@ -1,0 +1,221 @@
+"""The monitor's state survives the estimator's death across processes (issue 31 item 4, h197), on simulated time.
+
+The cell of test_monitor_node.py: payload_estimator (config/ur10.yaml, `monitor` on, a `result_path`) and the
+excitation player on the simulated time of the kinematic fake robot (test/ros_cell/fake_hardware.py, efforts the
+rigid-body model's, a 3 kg part picked at rest and put down on SIGUSR1), a listener (test/ros_cell/event_listener.py)
+on ~/payload_event and ~/payload. The estimator is killed with SIGKILL (no clean stop, nothing written at exit) twice
+and started again on the same result file (signal_cell.restart_ended):
+  1. 1 s into the first motion after the pick, inside the pick's re-estimate (a load is named once its re-estimate is
+     determined: 6 blocks of 0.5 s of motion): the restarted node carries on re-estimating the change and names the
+     pick, dated at the pick, on the next motion;
+  2. mid-carry, 2 s into a later motion: the restarted node publishes the part it carried (≈ 3 kg, within 3σ, ok).
+The part is then put down and, on the next motion, `placed` is named and ~/payload returns to nothing (0 kg within 3σ).
+Simulated time: the fake's clock stretches on a starved machine, so what the monitor sees does not depend on the load.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
+from ros_cell.json_lines import json_lines
+from ros_cell.process_group import stop_groups
+from ros_cell.signal_cell import OutputReader, restart_ended
+
+pytestmark = [pytest.mark.slow]
+HERE = Path(__file__).parent / "ros_cell"
+PART_KG = 3.0
+PICK_AFTER_S = 1.0          # simulated s after the fake is ready
+MOTION_S = 8.0              # each motion (the player's Excite): enough to determine a re-estimate (~3-4 s of it)
+KILL_IN_PICK_S = 1.0        # s into the first motion's excitation: the pick's re-estimate is not determined yet
+KILL_MID_CARRY_S = 2.0      # s into the third motion
+
+
+@pytest.fixture(scope="module")
+def cell(ros_env, tmp_path_factory):
+    assets = tmp_path_factory.mktemp("monitor_restart_assets")
+    make_robot_yaml(assets / "robot.yaml")
+    make_trajectory(assets / "traj.yaml", duration=MOTION_S)
+    with identify_nodes(ros_env, tmp_path_factory.mktemp("monitor_restart_logs"), assets,
+                        result_path=assets / "result.yaml", estimator_parameters={"monitor": True},
+                        use_sim_time=True) as sup:
+        sup.wait_for_log("payload_estimator", "monitor started", 10)
+        yield sup, assets
+
+
+class _Run:
+    """The processes of one run, each ended by its process group at `close`."""
+
+    def __init__(self, sup, env: dict, assets: Path) -> None:
+        self.sup, self.env, self.assets = sup, env, assets
+        self.procs: list[subprocess.Popen] = []
+
+    def spawn(self, *args: str) -> subprocess.Popen:
+        proc = subprocess.Popen([sys.executable, *args], env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    def log(self) -> str:
+        return self.sup.log_text("payload_estimator")
+
+    def wait_log(self, said: int, text: str, timeout: float) -> str:
+        """The estimator's first log line holding `text` after its first `said` characters."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            new = self.log()[said:]
+            if text in new:
+                return new[new.index(text):].splitlines()[0]
+            time.sleep(0.05)
+        raise AssertionError(f"no '{text}' within {timeout:g} s: {self.log()[-3000:]}")
+
+    def excite(self) -> tuple[subprocess.Popen, OutputReader]:
+        proc = self.spawn(str(HERE / "probe.py"), "excite", str(self.assets / "traj.yaml"), "--timeout", "180",
+                          "--rest-window", "0.2")
+        return proc, OutputReader(proc)
+
+    @staticmethod
+    def wait_excitation(reader: OutputReader, elapsed: float, timeout: float = 120.0) -> None:
+        """Until the excitation (not the move to its start) has run `elapsed` simulated s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(d.get("phase") == "excitation" and d["feedback"] >= elapsed for d in json_lines(reader.poll())):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"the excitation did not reach {elapsed} s: {reader.poll()[-2000:]}")
+
+    @staticmethod
+    def finished(reader: OutputReader, timeout: float = 180.0) -> None:
+        """Until the Excite goal is answered (its client ends): it succeeded."""
+        deadline = time.monotonic() + timeout
+        while reader.proc.poll() is None and time.monotonic() < deadline:
+            reader.poll()
+            time.sleep(0.05)
+        final = next((d for d in json_lines(reader.rest()) if "status" in d), None)
+        assert final is not None and final["status"] == "succeeded", reader.text[-2000:]
+
+    def kill_estimator(self) -> str:
+        """SIGKILL to the estimator's process group, then started again on the same parameters (its result file):
+        the log from the restart on is what the restarted node said."""
+        started = next(s for s in self.sup.started if s.spec.name == "payload_estimator")
+        os.killpg(started.proc.pid, signal.SIGKILL)
+        assert started.proc.wait(timeout=20) == -signal.SIGKILL
+        said = len(self.log())
+        assert restart_ended(self.sup) == ["payload_estimator"]
+        return self.log()[said:]
+
+    def close(self) -> None:
+        stop_groups(self.procs, grace=10.0, kill_wait=10.0)
+
+
+@pytest.fixture(scope="module")
+def heard(cell, ros_env):
+    """The run: {listener text at each step, the fake's pick and place times, the estimator's log at each restart}."""
+    sup, assets = cell
+    run = _Run(sup, ros_env, assets)
+    out: dict = {}
+    try:
+        listener = OutputReader(run.spawn(str(HERE / "event_listener.py"), "900"))
+        deadline = time.monotonic() + 60
+        while "listener ready" not in listener.poll() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        said = len(run.log())
+        fake = run.spawn(str(HERE / "fake_hardware.py"), "normal", "ur10", str(PART_KG), str(PICK_AFTER_S), "sim")
+        assert fake.stdout is not None and "fake hardware ready" in fake.stdout.readline()
+        fake_out = OutputReader(fake)
+        run.wait_log(said, "monitor floor: ", 30.0)                # the monitor is fed
+        deadline = time.monotonic() + 30
+        while "picked" not in fake_out.poll() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        out["picked_at"] = next(d["picked"] for d in json_lines(fake_out.poll()) if "picked" in d)
+        time.sleep(0.5)                                             # at rest after the pick: its window's fit adopted
+        # 1. Killed inside the pick's re-estimate.
+        excite, reader = run.excite()
+        run.wait_excitation(reader, KILL_IN_PICK_S)
+        out["named_before_first_kill"] = "payload event: picked" in run.log()[said:]
+        said = len(run.log())
+        out["first_restart_log"] = run.kill_estimator()
+        run.wait_log(said, "monitor floor: ", 60.0)                # the restarted node's monitor is fed
+        run.finished(reader)
+        excite, reader = run.excite()
+        run.finished(reader)
+        run.wait_log(said, "payload event: picked", 30.0)
+        time.sleep(1.0)
+        # 2. Killed mid-carry, in motion.
+        excite, reader = run.excite()
+        run.wait_excitation(reader, KILL_MID_CARRY_S)
+        said = len(run.log())
+        out["at_second_kill"] = len(listener.poll())
+        out["second_restart_log"] = run.kill_estimator()
+        run.wait_log(said, "monitor floor: ", 60.0)
+        run.finished(reader)
+        time.sleep(1.0)
+        out["after_second_restart"] = len(listener.poll())
+        # 3. The place, then a motion to name it.
+        os.kill(fake.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while "placed" not in fake_out.poll() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        out["placed_at"] = next(d["placed"] for d in json_lines(fake_out.poll()) if "placed" in d)
+        time.sleep(0.5)
+        for _ in range(2):
+            # Named once the motion under it tells it from a push's release; nothing carried is determined (3σ within
+            # the smallest change named) after a few seconds more of motion, which a second motion gives if need be.
+            excite, reader = run.excite()
+            run.finished(reader)
+            time.sleep(1.5)                                         # the listener hears the last ~/payload
+            if "payload event: placed" in run.log()[said:] and _nothing(_payloads(listener.poll())[-1]):
+                break
+        os.killpg(listener.proc.pid, signal.SIGINT)
+        out["listener"] = listener.rest()
+    finally:
+        run.close()
+    out["log"] = run.log()
+    return out
+
+
+def _payloads(text: str) -> list[dict]:
+    return [d for d in json_lines(text) if "payload" in d]
+
+
+def _nothing(payload: dict) -> bool:
+    """~/payload says nothing is carried: ok, its mass within 3σ of 0."""
+    return payload["quality"] == "ok" and abs(payload["mass"]) <= 3.0 * payload["mass_std"]
+
+
+def test_a_restart_inside_the_picks_re_estimate_names_the_pick_at_its_time(heard):
+    """Killed 1 s into the motion after the pick (not named yet), the node restarts on its saved state (the change
+    being re-estimated) and names the pick once, dated at the pick, with its mass."""
+    assert not heard["named_before_first_kill"], heard["log"][-3000:]
+    assert "the payload monitor's re-estimate: the monitor goes on from it" in heard["first_restart_log"], \
+        heard["first_restart_log"][-2000:]
+    events = [d for d in json_lines(heard["listener"]) if "event" in d]
+    picks = [d for d in events if d["event"] == "picked"]
+    assert len(picks) == 1, events
+    (pick,) = picks
+    assert abs(pick["stamp"] - heard["picked_at"]) < 0.1 and pick["t_change_located"], (pick, heard["picked_at"])
+    assert abs(pick["delta_mass"] - PART_KG) < 0.1, pick
+
+
+def test_a_restart_mid_carry_publishes_the_part_carried(heard):
+    """Killed mid-carry in motion: the restarted node's first ~/payload is the part carried, ok, within 3σ of 3 kg."""
+    assert "loaded the last result" in heard["second_restart_log"], heard["second_restart_log"][-2000:]
+    text = heard["listener"][heard["at_second_kill"]:heard["after_second_restart"]]
+    after_kill = _payloads(text)
+    assert after_kill, text
+    for said in after_kill:
+        assert said["quality"] == "ok", after_kill
+        assert abs(said["mass"] - PART_KG) <= 3.0 * said["mass_std"] and abs(said["mass"] - PART_KG) < 0.1, said
+
+
+def test_the_place_after_the_restarts_is_named_and_the_payload_returns_to_nothing(heard):
+    events = [d for d in json_lines(heard["listener"]) if "event" in d]
+    assert [d["event"] for d in events] == ["picked", "placed"], events
+    place = events[-1]
+    assert abs(place["stamp"] - heard["placed_at"]) < 0.1, (place, heard["placed_at"])
+    assert abs(place["delta_mass"] + PART_KG) < 0.1, place
+    last = _payloads(heard["listener"])[-1]
+    assert _nothing(last), last
