@@ -665,19 +665,9 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         box_phi, box_cov, ess, rhat = mass_and_com_in_box(phi, sub, prior.lo, prior.hi, nearest)
         untrusted = _untrusted_sampling(box_cov[:4, :4], sub, float(np.max(rhat)))
         if untrusted:
-            box_text = f" (the bounding box not applied: {untrusted}; the data's estimate kept)"
-            ess = float("nan")
-            est.prior_not_applied = {"bounding_box": f"{untrusted}; the numbers are the motion's alone"}
-            kept = PayloadEstimate(frame=est.frame, phi=phi, covariance=cov, method=est.method, identifiable=ok)
-            tension = _box_would_move(kept, nearest)
-            if tension:
-                est.mark(Quality.SUSPECT, f"the bounding box could not be applied ({untrusted}) and it would move "
-                         f"{tension}: the motion's estimate is not confirmed by the box given (check the box's "
-                         "corners and the payload frame)")
+            box_text, ess = _box_not_applied(est, untrusted, phi, cov, ok, nearest)
         else:
-            if ess < MIN_EFFECTIVE_SAMPLES:
-                est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
-                         f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            _mark_few_samples(est, ess)
             mode = nearest
             box_text = (" (the motion does not identify the inertia: the box bounds the mass and CoM only, the CoM "
                         "inside it; the inertia stays not identified)")
@@ -689,22 +679,11 @@ def apply_prior(est: PayloadEstimate, prior: PayloadPrior) -> PayloadEstimate:
         # slowly along the box's flat directions, and stay undetermined unless the box pins them).
         untrusted = _untrusted_sampling(box_cov[np.ix_(idx, idx)], sub, float(np.max(rhat[idx])))
         if untrusted:
-            box_text = f" (the bounding box not applied: {untrusted}; the data's estimate kept)"
-            ess = float("nan")
-            est.prior_not_applied = {"bounding_box": f"{untrusted}; the numbers are the motion's alone"}
-            # The data's numbers that stay (after the known mass) against the nearest body in the box to them.
-            kept = PayloadEstimate(frame=est.frame, phi=phi, covariance=cov, method=est.method, identifiable=ok)
             nearest = projected if prior.known_mass is None else \
                 project_feasible(phi, cov, ok, extra_constraints=box_constraints(prior.lo, prior.hi))[0]
-            tension = _box_would_move(kept, nearest)
-            if tension:
-                est.mark(Quality.SUSPECT, f"the bounding box could not be applied ({untrusted}) and it would move "
-                         f"{tension}: the motion's estimate is not confirmed by the box given (check the box's "
-                         "corners and the payload frame)")
+            box_text, ess = _box_not_applied(est, untrusted, phi, cov, ok, nearest)
         else:
-            if ess < MIN_EFFECTIVE_SAMPLES:
-                est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
-                         f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
+            _mark_few_samples(est, ess)
             # The nearest body in the box to the data (their metric; with a known mass, the data conditioned on it):
             # the posterior's mode, where the flat prior's volume has not pulled it.
             mode = projected
@@ -772,6 +751,28 @@ def com_held_in_by_the_box(data_value: np.ndarray, data_std: np.ndarray, lo: np.
         if np.isfinite(gap) and gap > UNAPPLIED_BOX_SHIFT_SIGMA:
             far.append(f"com {axis}, {gap:.1f}σ of the motion's own outside it")
     return ", ".join(far) + (f" (limit {UNAPPLIED_BOX_SHIFT_SIGMA:g}σ)" if far else "")
+
+
+def _box_not_applied(est: PayloadEstimate, untrusted: str, phi: np.ndarray, cov: np.ndarray, ok: np.ndarray,
+                     nearest: np.ndarray) -> tuple[str, float]:
+    """The box's sampling cannot be trusted (`untrusted` says why): the data's numbers `phi`, `cov` stay, `est` says
+    the box was not applied, and is suspect when the nearest body in the box (`nearest`) lies where the box would
+    move them. Returns the result's text about the box and the effective sample size (NaN: none)."""
+    est.prior_not_applied = {"bounding_box": f"{untrusted}; the numbers are the motion's alone"}
+    kept = PayloadEstimate(frame=est.frame, phi=phi, covariance=cov, method=est.method, identifiable=ok)
+    tension = _box_would_move(kept, nearest)
+    if tension:
+        est.mark(Quality.SUSPECT, f"the bounding box could not be applied ({untrusted}) and it would move "
+                 f"{tension}: the motion's estimate is not confirmed by the box given (check the box's "
+                 "corners and the payload frame)")
+    return f" (the bounding box not applied: {untrusted}; the data's estimate kept)", float("nan")
+
+
+def _mark_few_samples(est: PayloadEstimate, ess: float) -> None:
+    """`est` suspect when the box's σ rest on fewer than MIN_EFFECTIVE_SAMPLES effective samples."""
+    if ess < MIN_EFFECTIVE_SAMPLES:
+        est.mark(Quality.SUSPECT, f"the σ with the bounding box rest on {ess:.0f} effective samples (at "
+                 f"least {MIN_EFFECTIVE_SAMPLES}): the data and the box barely overlap")
 
 
 def _box_would_move(est: PayloadEstimate, nearest: np.ndarray) -> str:
