@@ -9,6 +9,7 @@ Below both the methods (khalil, the online adapter) and the online estimators, w
 from __future__ import annotations
 
 from collections.abc import Callable
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +24,10 @@ from payload_id_core.payload.load_friction import load_changeable_friction, sign
 from payload_id_core.payload.robot_prior import RunOffsetDrift, run_offset_drift
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.model_error import MIN_DECLARING_MOTIONS
+
+# Two-sided false-alarm rate of the test that opens the run's own offset-drift width in the σ of a method that holds
+# the offsets (_run_drift_covariance, h202): on runs whose offsets did not move, σ is main's on all but this share.
+RUN_DRIFT_FALSE_ALARM = 0.05
 
 
 def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel,
@@ -212,15 +217,18 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
     calibration left looser than the run resolves them, the width khalil-1 fits them with (robot_prior.py). A method
     that holds them cannot fit it; its response to them times that width is added in the record's place (the h86
     robot's shoulder lift moved +0.3 N·m: direct-rls −0.95 % at 3.55σ, khalil-2 −0.58 % at 5.0σ, gaz-dtau −0.60 % at
-    5.5σ, converged and ok, before), and the note names the offsets and the fix."""
+    5.5σ, converged and ok, before), and the note names the offsets and the fix; only where the drift is beyond
+    chance in this method's mass (_run_drift_covariance, h202), else nothing, as without `run_drift`."""
     names = list(robot.friction.param_names)
     spread = getattr(robot, "offset_drift", None)
     measured = holds_measured_error and measured_model_error(robot, frame, model) is not None
     if spread is None:
         if not any(name.partition("_")[0] == "B" for name in names):
             return None, None
-        if run_drift is not None and run_drift.moved.size:
-            return _run_drift_covariance(robot, run_drift, y_a, fit, W, to_payload, mass, gram)
+        term = None if run_drift is None else _run_drift_covariance(robot, run_drift, y_a, fit, W, to_payload, mass,
+                                                                    gram)
+        if term is not None:
+            return term
         held_out = (f"; σ's measured model error (model_error, {len(robot.model_error.sources)} held-out runs) holds "
                     "them only as they moved on those runs" if measured and robot.model_error is not None else "")
         return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
@@ -264,14 +272,20 @@ def _drift_term(robot: RobotIdentification, std: np.ndarray, y_a: np.ndarray, fi
     """(S_B diag(s²) S_Bᵀ, its mass σ, that σ as a share of the mass for the note): offset_drift_covariance's term for
     the per-friction-parameter widths `std` (the offsets given one > 0)."""
     held = np.flatnonzero(np.isfinite(std) & (std > 0))
-    columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
-    S = weighted_response(W, columns, fit.sigma, fit.prior_info, gram)
-    if to_payload is not None:
-        S = to_payload(S)
+    S = _offset_response(robot, held, y_a, fit, W, to_payload, gram)
     mass = float(fit.x[0]) if mass is None else float(mass)
     cov = (S * std[held] ** 2) @ S.T
     mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
     return cov, mass_std, f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
+
+
+def _offset_response(robot: RobotIdentification, held: np.ndarray, y_a: np.ndarray, fit: LinearSolution,
+                     W: np.ndarray, to_payload: Callable[[np.ndarray], np.ndarray] | None, gram: bool) -> np.ndarray:
+    """(u, k) S_B: the fit's (through `to_payload`, the payload's) move per unit change of the friction parameters
+    `held` (indices into robot.friction.param_names), their columns of robot.yaml's regressor `y_a`."""
+    columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
+    S = weighted_response(W, columns, fit.sigma, fit.prior_info, gram)
+    return S if to_payload is None else to_payload(S)
 
 
 def _drift_unknown(robot: RobotIdentification, frame: str, model: RobotModel, robot_cov: np.ndarray | None) -> bool:
@@ -310,19 +324,39 @@ def run_offset_drift_on(model: RobotModel, robot: RobotIdentification, frame: st
 
 def _run_drift_covariance(robot: RobotIdentification, run_drift: RunOffsetDrift, y_a: np.ndarray, fit: LinearSolution,
                           W: np.ndarray, to_payload: Callable[[np.ndarray], np.ndarray] | None, mass: float | None,
-                          gram: bool) -> tuple[np.ndarray, Note]:
-    """offset_drift_covariance's term and note with `run_drift`'s widths in the record's place (its docstring)."""
-    names = list(robot.friction.param_names)
-    std = np.zeros(len(names))
-    std[[i for i, name in enumerate(names) if name.partition("_")[0] == "B"]] = run_drift.drift_std
+                          gram: bool) -> tuple[np.ndarray, Note] | None:
+    """offset_drift_covariance's term and note with `run_drift`'s widths in the record's place (its docstring), or
+    None where the drift is not beyond chance in the mass this method reads.
+
+    The widths d̂_j open on one draw per offset, so on runs whose offsets did not move they open by chance (~32 % of
+    the offsets, h191; the Panda's cross-motion run: direct-rls's mass σ 0.32 → 0.53 % for a +0.28 % error, h192's
+    revert). What the drift does to this estimate is the mass shift s = S_m ΔB̂_L it implies through the method's own
+    response S_m to the offsets L the run resolves better than C_a; under "not moved" s ~ N(0, S_m V_LL S_mᵀ), V the
+    free ΔB̂'s covariance (noise and C_a). The widths are added only where |s| exceeds that at the two-sided
+    RUN_DRIFT_FALSE_ALARM (a Wald test on the one direction that matters to the mass; the joint χ² over L spends its
+    degrees of freedom on offsets the mass does not see and could not tell the Panda's honest run, p 0.078, from the
+    h86 moved lift's, p 0.066 / 0.078: docs/design.md h202)."""
+    offsets = np.flatnonzero([name.partition("_")[0] == "B" for name in robot.friction.param_names])
+    L = np.flatnonzero(run_drift.loose)
+    if not run_drift.moved.size or not L.size:
+        return None
+    S_m = _offset_response(robot, offsets[L], y_a, fit, W, to_payload, gram)[0]
+    var = float(S_m @ run_drift.cov[np.ix_(L, L)] @ S_m)
+    if not var > 0:
+        return None
+    z = float(S_m @ run_drift.offsets[L]) / np.sqrt(var)
+    if 2.0 * NormalDist().cdf(-abs(z)) >= RUN_DRIFT_FALSE_ALARM:
+        return None
+    std = np.zeros(len(robot.friction.param_names))
+    std[offsets] = run_drift.drift_std
     cov, mass_std, share = _drift_term(robot, std, y_a, fit, W, to_payload, mass, gram)
     return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                      "robot.yaml records no drift of its constant friction offsets, and this run resolves some of "
                      "them better than robot.yaml's calibration and shows them moved beyond its C_a and its noise ("
-                     f"{run_drift.shown()}): this method holds them at robot.yaml's values and cannot fit that drift "
-                     "(khalil-1 fits it), so its width from this run moves this fit's mass by σ "
-                     f"{mass_std:.4g} kg{share}, added to the covariance; identify-robot --drift-bag/--drift-csv-ur "
-                     "on unloaded runs of other occasions measures the drift")
+                     f"{run_drift.shown()}; the mass shift they imply {z:+.2f}σ of chance): this method holds them at "
+                     "robot.yaml's values and cannot fit that drift (khalil-1 fits it), so its width from this run "
+                     f"moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance; identify-robot "
+                     "--drift-bag/--drift-csv-ur on unloaded runs of other occasions measures the drift")
 
 
 class OnlineExtra(NamedTuple):

@@ -42,6 +42,7 @@ the offsets (covariance_extra.offset_drift_covariance's `run_drift`), where a dr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     shown = _drift_shown(A, y, Yw, ca, offs, N, n, recorded_drift)
     if shown is None:
         return None
-    dB, v0, drift = shown
+    dB, v0, drift = shown.offsets, np.diag(shown.cov), shown.drift
     moved = drift > 0
     Z = np.hstack([Yw @ V[:, keep], Yw[:, offs[moved]]])
     prior = np.r_[np.sqrt(lam[keep]), drift[moved]]
@@ -134,12 +135,22 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(v0, 0.0)), drift, M, w, ok)
 
 
+class _Shown(NamedTuple):
+    """_drift_shown's answer: per offset the run's free ΔB̂_j (N·m), the covariance of ΔB̂ under "not moved" (noise and
+    C_a), the drift width d̂_j, and which offsets the gate lets the run speak for (`loose`)."""
+
+    offsets: np.ndarray
+    cov: np.ndarray
+    drift: np.ndarray
+    loose: np.ndarray
+
+
 def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, offs: np.ndarray, N: int, n: int,
-                 recorded_drift: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(ΔB̂, v, d̂) per offset column `offs` of the weighted robot regressor `Yw` beside the weighted fit columns `A`
-    (weighted residual `y`): the run's free ΔB̂_j, its variance under "not moved" v_j and the drift width d̂_j the run
-    shows beyond it (0 where the gate below holds the offset); None where C_a (`ca`) leaves no offset looser than the
-    run resolves it (h191's gate). `recorded_drift`: robot_prior_fit's, the width in place of d̂_j, without the gate."""
+                 recorded_drift: np.ndarray | None = None) -> _Shown | None:
+    """Per offset column `offs` of the weighted robot regressor `Yw` beside the weighted fit columns `A` (weighted
+    residual `y`): the run's free ΔB̂_j, their covariance under "not moved" and the drift width d̂_j the run shows beyond
+    it (0 where the gate below holds the offset); None where C_a (`ca`) leaves no offset looser than the run resolves
+    it (h191's gate). `recorded_drift`: robot_prior_fit's, the width in place of d̂_j, without the gate."""
     k = A.shape[1]
     # The offsets' drift since the calibration: the run's own ΔB̂_j (the fit with them free) beyond what "not moved"
     # gives it, its noise (Newey–West) and θ̂_a's error along the offset column (C_a): d̂_j² = max(ΔB̂_j² − v_j, 0),
@@ -157,14 +168,14 @@ def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, o
     # 1.4-1.9 × its v_j, C_a 0.01-0.14 N·m against the run's 0.09-0.48 N·m; fitting them moved khalil-1 −0.34 →
     # −2.40 %), not an offset drift the run measures. Only an offset C_a leaves looser than the run resolves it
     # (the h86 robot's shoulder lift: 0.18 against 0.03 N·m) is fitted; with none, the fit is not this module's.
-    if recorded_drift is not None:
-        return dB, np.diag(v0), np.where(np.isfinite(recorded_drift),
-                                         np.maximum(np.asarray(recorded_drift, dtype=float), 0.0), 0.0)
     loose = np.sqrt(np.maximum(np.diag(ca)[offs], 0.0)) > np.sqrt(np.maximum(np.diag(vn), 0.0))
+    if recorded_drift is not None:
+        return _Shown(dB, v0, np.where(np.isfinite(recorded_drift),
+                                       np.maximum(np.asarray(recorded_drift, dtype=float), 0.0), 0.0), loose)
     if not loose.any():
         return None
     drift = np.where(loose, np.sqrt(np.maximum(dB**2 - np.diag(v0), 0.0)), 0.0)
-    return dB, np.diag(v0), drift
+    return _Shown(dB, v0, drift, loose)
 
 
 def _least_squares_map(A: np.ndarray) -> np.ndarray:
@@ -194,12 +205,15 @@ class RunOffsetDrift:
     per offset (robot_offset_joints' order) the run's free ΔB̂_j (N·m), its std under "not moved" (noise and C_a) and
     the drift width d̂_j robot_prior_fit gives it (0 where the run shows none beyond that, or where the calibration
     knows the offset better than the run resolves it). A method that holds the offsets at robot.yaml's values cannot
-    fit that drift as khalil-1 does; its σ carries it (covariance_extra.offset_drift_covariance's `run_drift`)."""
+    fit that drift as khalil-1 does; its σ carries it where the drift is beyond chance in the mass that method reads
+    (covariance_extra.offset_drift_covariance's `run_drift`, h202's test on `cov` and `loose`)."""
 
     joints: list[str]
     offsets: np.ndarray
     offsets_std: np.ndarray
     drift_std: np.ndarray
+    cov: np.ndarray         # (offsets, offsets) of the free ΔB̂ under "not moved" (noise and C_a)
+    loose: np.ndarray       # (offsets,) bool: those the run resolves better than C_a (h191's gate)
 
     @property
     def moved(self) -> np.ndarray:
@@ -231,8 +245,8 @@ def run_offset_drift(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nd
                          np.flatnonzero(robot_offset_entries(robot)), N, n)
     if shown is None:
         return None
-    dB, v0, drift = shown
-    return RunOffsetDrift(robot_offset_joints(robot), dB, np.sqrt(np.maximum(v0, 0.0)), drift)
+    return RunOffsetDrift(robot_offset_joints(robot), shown.offsets, np.sqrt(np.maximum(np.diag(shown.cov), 0.0)),
+                          shown.drift, shown.cov, shown.loose)
 
 
 def recorded_offset_drift(robot: RobotIdentification) -> np.ndarray | None:
