@@ -114,8 +114,11 @@ def test_a_shoulder_lift_offset_moved_within_the_recorded_drift_is_within_three_
     assert abs(err) >= 0.5 * std, (100 * err / DRIFT_MASS, 100 * std / DRIFT_MASS)
     assert "robot.yaml's offsets drift between runs" in _drift_note(est)
     if method != "khalil-1":       # khalil-1 without a record fits the offsets with the run (tests below)
-        no_record = _drift_note(_estimate(model, robot, method, run))                    # the run's own drift: said
-        assert "robot.yaml records no drift" in no_record and "shoulder_lift_joint +0.2" in no_record, no_record
+        no_record = _drift_note(_estimate(model, robot, method, run))
+        if seed == 4:              # the run's own drift, beyond chance in the mass (h202): said
+            assert "robot.yaml records no drift" in no_record and "shoulder_lift_joint +0.2" in no_record, no_record
+        else:                      # seed 3 within chance: main's note (SEED_3_BELOW_CHANCE)
+            assert "σ leaves out how far the constant friction offsets move" in no_record, no_record
 
 
 def test_gaz_dtau_against_an_unloaded_twin_adds_no_drift_term(ur10):
