@@ -333,7 +333,7 @@ def _run_drift_covariance(robot: RobotIdentification, run_drift: RunOffsetDrift,
     revert). They are added only where the Wald statistic of the free changes ΔB̂_L of the offsets L the run resolves
     better than C_a, against their covariance under "not moved" V_LL (noise and C_a), χ² = ΔB̂_Lᵀ V_LL⁺ ΔB̂_L on
     rank(V_LL) degrees of freedom, exceeds chance at RUN_DRIFT_FALSE_ALARM: one test over the offsets, not one draw
-    per offset (docs/design.md h202: 0 of 50 honest runs opened; the h86 moved lift's seeds 3 / 4, χ² p 0.066 / 0.078,
+    per offset (docs/design.md h202: 0 of 52 honest runs opened; the h86 moved lift's seeds 3 / 4, χ² p 0.066 / 0.078,
     are no more than the Panda's honest runs' 0.078 and 0.015, and stay shut)."""
     L = np.flatnonzero(run_drift.loose)
     if not run_drift.moved.size or not L.size:
