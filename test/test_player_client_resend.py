@@ -104,9 +104,9 @@ def client(monkeypatch):
     c = player_client.ExcitationPlayerClient(node, "/player_client_resend/excite", 1.0, ReentrantCallbackGroup(),
                                              "/player_client_resend/joint_trajectory", RobotModel.from_urdf("ur10"),
                                              answer_timeout=1.0)
-    c.client = StandInClient()      # type: ignore[assignment]
-    c._node = NodeSaying(node, said)   # type: ignore[assignment]
-    c.said = said                   # type: ignore[attr-defined]
+    c.client = StandInClient()
+    c._node = NodeSaying(node, said)
+    c.said = said
     try:
         yield c
     finally:
