@@ -6,6 +6,7 @@ from payload_id_core.dynamics.inertia import equivalent_box, from_mass_com_inert
 from payload_id_core.excitation import stop_from_commanded
 from payload_id_core.excitation.fourier import FourierTrajectory
 from payload_id_core.excitation.playback import _eval_poly, quintic_coefficients, stop_trajectory, time_scaled
+from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.signals.commanded import sample_commanded
 from payload_id_core.signals.recording import CommandedTrajectory
@@ -50,6 +51,36 @@ def test_the_published_estimate_says_which_priors_were_given_used_and_not_applie
     assert (back.prior, back.prior_pinned, back.prior_bounded, back.prior_not_applied) == \
         (est.prior, est.prior_pinned, est.prior_bounded, est.prior_not_applied)
     assert back.prior_not_applied_text() == est.prior_not_applied_text()
+    assert conv.payload_yaml_context(msg)["prior"] == est.to_dict()["prior"]   # identify --ros --out's prior:
+
+
+def test_the_published_estimate_says_what_physical_consistency_narrowed_and_the_notes_as_payload_yaml_does():
+    """payload.yaml names the inertia entries J ⪰ 0 narrowed (σ over the motion's) and carries the notes; ~/payload and
+    the Identify result carried neither (h194): a ROS user read a σ the restriction to bodies had halved as the
+    motion's own, and never saw why a CoM was undetermined. The message now carries both, and reads back the same."""
+    plain = conv.estimate_to_msg(_estimate(), 1.0)
+    assert not (plain.physically_narrowed or plain.physically_narrowed_ratio or plain.note_codes or plain.notes)
+    est = _estimate()
+    est.physically_narrowed = {"inertia ixx": 0.62, "inertia izz": 0.41}
+    est.notes = [Note(NoteCode.PAYLOAD_PHYSICALLY_NARROWED, "narrowed by physical consistency: inertia ixx 0.62, "
+                      "inertia izz 0.41; pinned by it rather than the motion (below 0.5): inertia izz"),
+                 Note(NoteCode.PAYLOAD_UNDETERMINED, "undetermined by this motion: inertia"), "a plain remark"]
+    msg = conv.estimate_to_msg(est, 1.0)
+    assert list(msg.physically_narrowed) == ["inertia ixx", "inertia izz"]
+    assert list(msg.physically_narrowed_ratio) == [0.62, 0.41]
+    assert list(msg.note_codes) == ["payload.physically_narrowed", "payload.undetermined", "info"]
+    assert list(msg.notes)[2] == "a plain remark"
+    back = conv.msg_to_estimate(msg)
+    assert back.physically_narrowed == est.physically_narrowed
+    written, read = est.to_dict(), back.to_dict()
+    assert (read["notes"], read["physically_narrowed"]) == (written["notes"], written["physically_narrowed"])
+    # `identify --ros --out` writes these entries as payload.yaml does.
+    context = conv.payload_yaml_context(msg)
+    assert (context["physically_narrowed"], context["notes"]) == (written["physically_narrowed"], written["notes"])
+    assert "prior" not in context and "prior" not in written
+    # A code from a newer sender reads as info with its sentence kept, as payload.yaml's notes do.
+    msg.note_codes[0] = "payload.some_future_code"
+    assert conv.msg_to_estimate(msg).notes[0] == Note(NoteCode.INFO, est.notes[0].text)
 
 
 def test_the_identify_client_reads_a_message_as_payload_yaml_reads_the_estimate():

@@ -12,6 +12,7 @@ node names while both live.)
 from pathlib import Path
 
 import pytest
+import yaml
 from ros_cell.assets import identify_nodes, make_robot_yaml, make_trajectory
 from ros_cell.json_lines import json_lines
 
@@ -54,8 +55,14 @@ def _hardware(spawn, mass: float = 0.0):
 
 
 @pytest.fixture(scope="module")
-def nodes(assets, ros_env, tmp_path_factory):
-    with identify_nodes(ros_env, tmp_path_factory.mktemp("priors_logs"), assets) as sup:
+def result_path(tmp_path_factory) -> Path:
+    """The estimator's result file: payload.yaml's content (PayloadEstimate.to_dict) of each goal's estimate."""
+    return tmp_path_factory.mktemp("priors_result") / "payload_result.yaml"
+
+
+@pytest.fixture(scope="module")
+def nodes(assets, ros_env, tmp_path_factory, result_path):
+    with identify_nodes(ros_env, tmp_path_factory.mktemp("priors_logs"), assets, result_path=result_path) as sup:
         yield sup
 
 
@@ -88,4 +95,39 @@ def test_a_prior_the_data_contradict_is_published_as_not_applied_with_the_reason
                    for why in said["prior_not_applied"].values()), said["prior_not_applied"]
         assert said["prior_pinned"] == [] and said["prior_bounded"] == []
     assert "known mass given but NOT applied" in final["message"]
+    fake.terminate()
+
+
+def test_the_result_says_what_payload_yaml_says_of_the_physical_narrowing_and_the_notes(nodes, spawn, result_path):
+    """Without a box, physical consistency (J ⪰ 0) narrows the σ of an inertia the motion leaves loose (h194): the
+    node's payload.yaml said which entries and by how much, and its notes why; the Identify result and ~/payload said
+    neither, so a ROS user read those σ as the motion's own. 2 s of this motion leave the 2 kg part's inertia loose
+    enough for J ⪰ 0 to bite (the premise, asserted on the file; in-process the same data hold J ⪰ 0 on 12 % of the
+    Gaussian at 1.5 s and 67 % at 2.5 s, σ narrowed to 0.34-0.98 of the motion's)."""
+    fake = _hardware(spawn, PART_KG)
+    final, _ = _identify(spawn, "--max-duration", "2.0")
+    saved = yaml.safe_load(result_path.read_text())
+    assert final["status"] == "succeeded" and abs(final["mass"] - PART_KG) < 0.01, final
+    narrowed = saved.get("physically_narrowed") or {}
+    assert narrowed and all(k.startswith("inertia ") and 0 < r < 1 for k, r in narrowed.items()), saved
+    latest = _latest(spawn)
+    for said in (final, latest):             # the result's estimate and ~/payload alike
+        assert said["physically_narrowed"] == pytest.approx(narrowed), said
+        assert said["notes"] == saved["notes"], said
+        assert [n for n in said["notes"] if n["code"] == "payload.physically_narrowed"], said["notes"]
+        assert said["bounding_box"] == [] and said["prior_pinned"] == [], said
+    fake.terminate()
+
+
+def test_with_a_box_the_result_says_the_box_restricted_and_nothing_was_narrowed_besides(nodes, spawn, result_path):
+    """The box restricts to bodies in it (J ⪰ 0 and more), so physical consistency adds nothing after it: the result
+    names no narrowed entry, and its notes are payload.yaml's, the prior's among them."""
+    fake = _hardware(spawn, PART_KG)
+    final, _ = _identify(spawn, "--max-duration", "2.0", "--bounding-box", *map(str, BOX))
+    saved = yaml.safe_load(result_path.read_text())
+    assert final["status"] == "succeeded" and final["bounding_box"] == pytest.approx(BOX), final
+    assert "physically_narrowed" not in saved and final["physically_narrowed"] == {}, (saved, final)
+    assert final["notes"] == saved["notes"], final
+    assert [n for n in final["notes"] if n["code"] == "payload.prior"], final["notes"]
+    assert final["prior_bounded"] == saved["prior"]["bounded"] and final["prior_pinned"] == saved["prior"]["pinned"]
     fake.terminate()

@@ -150,11 +150,14 @@ def result_dict(r) -> dict:
 
 
 def prior_dict(est: PayloadEstimate) -> dict:
-    """The priors a PayloadEstimate message says were given, and what became of them."""
+    """The priors a PayloadEstimate message says were given, what became of them, the entries physical consistency
+    narrowed and the notes (payload.yaml's prior:, physically_narrowed: and notes:)."""
     return {"bounding_box": list(est.bounding_box), "known_mass": est.known_mass,
             "known_mass_std": est.known_mass_std, "prior_pinned": list(est.prior_pinned),
             "prior_bounded": list(est.prior_bounded),
-            "prior_not_applied": dict(zip(est.prior_not_applied, est.prior_not_applied_reasons))}
+            "prior_not_applied": dict(zip(est.prior_not_applied, est.prior_not_applied_reasons)),
+            "physically_narrowed": dict(zip(est.physically_narrowed, est.physically_narrowed_ratio)),
+            "notes": [{"code": c, "text": t} for c, t in zip(est.note_codes, est.notes)]}
 
 
 def burst(node, args) -> None:

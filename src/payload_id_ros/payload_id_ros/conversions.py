@@ -20,6 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from payload_id_core.dynamics import from_mass_com_inertia
 from payload_id_core.monitor import Event
+from payload_id_core.notes import Note
 from payload_id_core.payload import COM_SPHERE_DIAMETER, LABEL_SIZE, marker_geometry, mass_label
 from payload_id_core.payload_estimate import INERTIA_KEYS, PayloadEstimate, Quality, readable_dict, readable_vector
 from payload_id_core.signals import CommandedTrajectory
@@ -156,6 +157,7 @@ def estimate_to_msg(est: PayloadEstimate, stamp: float, convergence_measure: flo
     msg.quality = est.quality.value
     msg.quality_reasons = [str(r) for r in est.quality_reasons]
     fill_prior(msg, est)
+    fill_narrowed_and_notes(msg, est)
     return msg
 
 
@@ -171,6 +173,32 @@ def fill_prior(msg: PayloadEstimateMsg, est: PayloadEstimate) -> None:
     msg.prior_bounded = [str(p) for p in est.prior_bounded]
     msg.prior_not_applied = [str(part) for part in est.prior_not_applied]
     msg.prior_not_applied_reasons = [str(why) for why in est.prior_not_applied.values()]
+
+
+def fill_narrowed_and_notes(msg: PayloadEstimateMsg, est: PayloadEstimate) -> None:
+    """What payload.yaml says beyond the numbers and the priors: the entries physical consistency narrowed (σ ratio)
+    and the notes (code, sentence). Without them a ROS user read an inertia σ that J ⪰ 0, not the motion, had narrowed
+    as the motion's own (h194), and never saw why a CoM was undetermined or a prior pinned what it did."""
+    msg.physically_narrowed = [str(k) for k in est.physically_narrowed]
+    msg.physically_narrowed_ratio = [float(r) for r in est.physically_narrowed.values()]
+    notes = [Note.from_any(n) for n in est.notes]
+    msg.note_codes = [n.code.value for n in notes]
+    msg.notes = [n.text for n in notes]
+
+
+def narrowed_and_notes_of_msg(msg: PayloadEstimateMsg) -> dict:
+    """PayloadEstimate's physically_narrowed and notes of a message (a code this release does not know reads as info,
+    as payload.yaml's do)."""
+    return {"physically_narrowed": dict(zip(msg.physically_narrowed, map(float, msg.physically_narrowed_ratio),
+                                            strict=True)),
+            "notes": [Note.from_any({"code": c, "text": t}) for c, t in zip(msg.note_codes, msg.notes, strict=True)]}
+
+
+def payload_yaml_context(msg: PayloadEstimateMsg) -> dict:
+    """payload.yaml's prior:, physically_narrowed: and notes: entries (PayloadEstimate.to_dict's, those present) as a
+    message carries them: what `identify --ros --out` writes beside the numbers."""
+    d = msg_to_estimate(msg).to_dict()
+    return {k: d[k] for k in ("prior", "physically_narrowed", "notes") if k in d}
 
 
 def prior_of_msg(msg: PayloadEstimateMsg) -> dict:
@@ -212,7 +240,8 @@ def msg_to_estimate(msg: PayloadEstimateMsg) -> PayloadEstimate:
                            method=msg.method, identifiable=ident, converged=msg.converged,
                            convergence_time=msg.convergence_time, physically_consistent=msg.physically_consistent,
                            quality=Quality(msg.quality or Quality.OK.value),   # empty: a sender without the field
-                           quality_reasons=list(msg.quality_reasons), **prior_of_msg(msg))
+                           quality_reasons=list(msg.quality_reasons), **prior_of_msg(msg),
+                           **narrowed_and_notes_of_msg(msg))
 
 
 def payload_request_values(p: PayloadParameters) -> tuple[float, list[float], list[float], str]:

@@ -60,7 +60,8 @@ class MonitorSettings:
     # Right after a change the alarm also tests the residual against the fit of the rows since it (since_change.py,
     # PayloadMonitor._alarm_reference). Off by default: it hears a part in the second after a pick (floor 2.59 -> 0.68
     # kg), but on bench/monitor.py's pushed task seed 8 a 106 N flange push held 2.6 s in a move was then named
-    # `placed` -0.44 kg at its release (0 -> 1 of 310 pushes called a load; design.md, h140).
+    # `placed` -0.44 kg at its release (0 -> 1 of 310 pushes called a load; design.md, h140). Still so on main at
+    # 7b2b49a (h206): a doubt kept by 5 g at 152.15 s, whose step-wide σ then hides a real place (design.md).
     since_change_alarm: bool = False
     # The alarm expects the carried load's gear friction where robot.yaml measured it and the data chose it, as a veto
     # beside the unchanged CUSUM (load_friction_veto). Off: it removes the heavy part's false event and the 10 kg part's

@@ -127,7 +127,10 @@ def run(args) -> int:
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415 - ROS only for this subcommand
 
     from payload_id_msgs.action import Identify  # noqa: PLC0415 - ROS only for this subcommand
-    from payload_id_ros.conversions import parameters_to_dict  # noqa: PLC0415 - ROS only for this subcommand
+    from payload_id_ros.conversions import (  # noqa: PLC0415 - ROS only for this subcommand
+        parameters_to_dict,
+        payload_yaml_context,
+    )
 
     truth = None
     if args.truth:
@@ -231,7 +234,9 @@ def run(args) -> int:
                     "quality": {"status": res.estimate.quality or "ok", "reasons": list(res.estimate.quality_reasons)},
                     "torque_rmse_before": [float(x) for x in res.torque_rmse_before],
                     "torque_rmse_after": [float(x) for x in res.torque_rmse_after],
-                    "applied_to_controller": bool(res.applied_to_controller)})
+                    "applied_to_controller": bool(res.applied_to_controller),
+                    # What payload.yaml says of the priors, the physical narrowing and the notes (the result's own).
+                    **payload_yaml_context(res.estimate)})
         if est["mass"] is not None and has_estimate:
             if partial:
                 print("  partial estimate (the motion was cut short):")
