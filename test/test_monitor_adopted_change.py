@@ -112,7 +112,7 @@ def test_a_window_fit_taken_back_on_a_doubt_leaves_the_doubt_with_the_mass_it_im
         monitor._armed = False                   # disarmed (by a contact, say) while the 2 kg came
         events += monitor.update(t[k:k + 1], qs[k:k + 1], qd[k:k + 1], tau[k:k + 1]).events
     last = monitor._history[-1]
-    monitor._put_in_doubt(last[0], last[1], last[2], last[3], MonitorUpdate(), last[6])
+    monitor._put_in_doubt(last[0], last[1], last[2], last[3], MonitorUpdate(), last[6], last[7])
     doubt, mass, implied = monitor.state.doubt, float(monitor.state.phi[0]), monitor.change.doubt_mass
     assert doubt and abs(mass - 2.0) < 0.2 and implied == mass, (doubt, mass)
     said = monitor.undecided()

@@ -131,11 +131,15 @@ def test_the_monitors_re_estimate_keeps_to_the_priors(heard):
 def test_the_box_is_applied_to_the_monitors_re_estimates(heard):
     """h190's strict xfail, passing since h193: the box is applied to every re-estimate (on (m, h) alone, the inertia
     not identified: priors.mass_and_com_in_box); before, the ten-parameter sampler's chains disagreed (split R-hat
-    1.20-1.32, limit 1.15) and ~/payload said `prior_not_applied: bounding_box`. Each CoM inside the box and within 2σ
-    of the part's. Here the box does not bind (the CoM 80 mm, 15 of its σ, from the nearest face), so the numbers are
-    the motion's: a first re-estimate the motion leaves undetermined stays so (one run: z σ 5.19 mm against the 5 mm
-    limit; the box cannot honestly narrow a CoM it does not cut), the later one is identified (σ 0.54 / 0.58 / 4.23
-    mm, 0.1 mm from the part's)."""
+    1.20-1.32, limit 1.15) and ~/payload said `prior_not_applied: bounding_box`. Each CoM inside the box and within 3σ
+    of the part's, and each mass within 3 of its own σ: the project's bar for a confident wrong answer (2σ per axis
+    over every re-estimate fails a share of runs whose σ is exact). The fake's efforts are the rigid-body model's, so
+    the only error left is robot.yaml's own parameter error: once (stop 53's landing CI) the fit's σ collapsed to
+    1.99979 ± 5.7e-6 kg, CoM x σ 0.035 mm for 0.1 mm off; since h201 the published σ is at least what robot.yaml's
+    noise and parameter covariance allow (1.5e-4 kg, CoM x 0.04-0.08 mm there). Here the box does not bind (the CoM
+    80 mm, 15 of its σ, from the nearest face), so the numbers are the motion's: a first re-estimate the motion
+    leaves undetermined stays so (one run: z σ 5.19 mm against the 5 mm limit; the box cannot honestly narrow a CoM
+    it does not cut), the later one is identified (σ 0.54 / 0.58 / 4.23 mm, 0.1 mm from the part's)."""
     _, carried, log = heard
     assert carried, log[-3000:]
     assert all(est["bounding_box"] == pytest.approx(BOX) for est in carried), carried        # the box given...
@@ -144,5 +148,6 @@ def test_the_box_is_applied_to_the_monitors_re_estimates(heard):
     for est in carried:
         com, com_std = np.array(est["com"]), np.array(est["com_std"], dtype=float)
         assert np.all(com >= box_min) and np.all(com <= box_max), est
-        assert np.all(np.abs(com - PART_COM) <= 2 * com_std), est
+        assert np.all(np.abs(com - PART_COM) <= 3 * com_std), est
+        assert abs(est["mass"] - PART_KG) <= 3 * est["mass_std"], est
     assert carried[-1]["com_identified"], carried[-1]

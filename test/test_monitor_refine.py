@@ -261,3 +261,64 @@ def test_without_a_running_record_the_re_estimate_reads_nothing_of_it():
     assert HeldOutMassError.from_robot(older, "tool0", SimpleNamespace(n=6), 5.0) is None
     est = PayloadRefiner(np.zeros(10), rho=0.5, inertia_prior_std=10.0).estimate()
     assert np.isnan(est.information_std) and est.covariance.held_out_mass_var == 0.0
+
+
+def _published_mass_std(est) -> float:
+    return float(np.sqrt(est.covariance.published[0, 0]))
+
+
+def test_noise_free_rows_are_published_no_surer_than_the_robots_torque_noise_allows():
+    """Rows a payload explains exactly (a noise-free simulation: the fit's own s2 is ~0, and test_monitor_priors_ros
+    once published 1.99979 ± 0.0000057 kg for a 2 kg part): the published covariance is at least the fit's at the
+    torque noise robot.yaml measured, as each row carries it (`noise_var`), AR(1)-widened as the fit's own."""
+    rng = np.random.default_rng(4)
+    t, A = _rows(rng)
+    n = A.shape[1]
+    b = A @ PHI
+    noise_var = np.full(n, 0.01**2 * 0.12)      # robot.yaml's 0.01 N·m through the observer's filter
+    rho = 0.29
+    bare = PayloadRefiner(np.zeros(10), rho=rho, inertia_prior_std=10.0)
+    floored = PayloadRefiner(np.zeros(10), rho=rho, inertia_prior_std=10.0)
+    for k in range(0, t.size, 10):
+        bare.add(t[k:k + 10], A[k:k + 10], b[k:k + 10], np.full(n, 0.05))
+        floored.add(t[k:k + 10], A[k:k + 10], b[k:k + 10], np.full(n, 0.05), noise_var=noise_var)
+    G = floored.AtA + floored.prior_weight
+    Ginv = np.linalg.inv(G)
+    at_noise = Ginv @ floored.noise_info @ Ginv * (1 + rho) / (1 - rho)
+    assert _published_mass_std(bare.estimate()) < 1e-5                     # what the rows alone say: nothing
+    est = floored.estimate()
+    assert _published_mass_std(est) >= 0.999 * np.sqrt(at_noise[0, 0]) > 5e-5
+    # Every direction, not only the mass's (covering): published − at_noise is positive semidefinite.
+    assert np.linalg.eigvalsh(est.covariance.published - at_noise[:10, :10]).min() > -1e-12
+    assert est.mass_std == bare.estimate().mass_std                         # decided with as before
+
+
+def test_noise_free_rows_off_by_the_robot_models_parameter_error_are_covered():
+    """The fake hardware's torques are the rigid-body model's and robot.yaml's parameters θ̂ are off by δθ (its
+    identification's noise): the rows are exact but for Y_a δθ, which the payload's columns partly absorb, leaving
+    nothing in the residual (the 2 kg part's 2.1e-4 kg and 0.1 mm on test_monitor_priors_ros, 36σ and 3σ). With
+    robot.yaml's C_a carried (theta_cov, model_rows) the published mass σ covers the error at 2σ in ≥ 93 % of 400
+    draws of δθ ~ N(0, C_a) (0.99); without, the clusters see only its share that varies along the motion (0.74)."""
+    p = 8
+    L = np.random.default_rng(9).normal(size=(p, p)) * 0.01
+    theta_cov = L @ L.T
+
+    def draw(rng, carried: bool):
+        t, A = _rows(rng)
+        n = A.shape[1]
+        Y = _rows(rng)[1][:, :, :p] + 0.3 * A[:, :, :p]      # robot.yaml's regressor, correlated with the payload's
+        delta = np.linalg.cholesky(theta_cov) @ rng.normal(size=p)
+        b = A @ PHI + Y @ delta
+        r = PayloadRefiner(np.zeros(10), rho=0.0, inertia_prior_std=10.0, theta_cov=theta_cov if carried else None)
+        for k in range(0, t.size, 10):
+            r.add(t[k:k + 10], A[k:k + 10], b[k:k + 10], np.ones(n), model_rows=Y[k:k + 10])
+        return r.estimate()
+
+    def coverage(carried: bool) -> float:
+        rng = np.random.default_rng(3)
+        hits = [abs((est := draw(rng, carried)).phi[0] - PHI[0]) <= 2.0 * _published_mass_std(est)
+                for _ in range(400)]
+        return float(np.mean(hits))
+
+    assert coverage(True) >= 0.93
+    assert coverage(False) < 0.85

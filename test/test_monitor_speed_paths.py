@@ -215,22 +215,37 @@ class ReferenceFeedMonitor(PayloadMonitor):
         self.link_jacobians = [ReferenceContactJacobian(model, link, self.gain) for link in pushed_links(model, frame)]
 
     def _filtered(self, t, q, qd, tau):
+        fresh = self.observer._filter._p0 is None           # the observers restarted (a pause): Y's filter too
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
         G = np.concatenate([jacobian.update(t, q) for jacobian in (self.contact_jacobian, *self.link_jacobians)],
                            axis=2)
         L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
-        return r0, F, L, G
+        return r0, F, L, G, robot_regressor_filtered(self, t, fresh)
+
+
+def robot_regressor_filtered(monitor, t, fresh: bool):
+    """Y (N, n, p): robot.yaml's regressor through a MomentumFilter of its own (h201), after the observer's update of
+    the same samples (the regressor it kept); (N, n, 0) without robot.yaml's C_a."""
+    n = monitor.model.n
+    if monitor.theta_cov is None:
+        return np.zeros((t.size, n, 0))
+    own = monitor.__dict__.setdefault("_reference_robot_filter",
+                                      MomentumFilter(monitor.gain, (n, monitor.theta_cov.shape[0])))
+    if fresh:
+        own.reset()
+    P_a, B_a = monitor.observer.dynamics.robot_regressor_terms()
+    return own.update(t, -P_a, -B_a)
 
 
 def _recording_steps(monitor):
-    """Each sample's (t, F, r₀, L, weights, G) as _step gets them."""
+    """Each sample's (t, F, r₀, L, weights, G, Y) as _step gets them."""
     steps = []
     step = monitor._step
 
-    def recorded(t, F, r0, L, w, out, G):
-        steps.append((t, F.copy(), r0.copy(), L.copy(), w.copy(), G.copy()))
-        step(t, F, r0, L, w, out, G)
+    def recorded(t, F, r0, L, w, out, G, Y):
+        steps.append((t, F.copy(), r0.copy(), L.copy(), w.copy(), G.copy(), Y.copy()))
+        step(t, F, r0, L, w, out, G, Y)
 
     monitor._step = recorded
     return steps
@@ -272,6 +287,10 @@ def test_monitor_feed_gives_the_former_feeds_numbers(cell):
             np.testing.assert_array_equal(a, e)
     G, G_ref = np.array([s[5] for s in fast_steps]), np.array([s[5] for s in ref_steps])
     np.testing.assert_allclose(G, G_ref, rtol=1e-9, atol=1e-9 * np.abs(G_ref).max())
+    # robot.yaml's filtered regressor (h201): the one-array feed's against its own filter, the same operations
+    Y, Y_ref = np.array([s[6] for s in fast_steps]), np.array([s[6] for s in ref_steps])
+    assert Y.shape[-1] == robot.theta.size and np.abs(Y_ref).max() > 0.1
+    np.testing.assert_array_equal(Y, Y_ref)
     np.testing.assert_array_equal(fast.state.phi, ref.state.phi)
     lp, lp_ref = fast.load_or_push, ref.load_or_push
     assert lp.rows == lp_ref.rows and lp.moving_rows == lp_ref.moving_rows and lp.rows > 50

@@ -15,7 +15,7 @@ record's cost while armed.
 
 import numpy as np
 import pytest
-from test_monitor_speed_paths import ReferenceContactJacobian, _recording_steps
+from test_monitor_speed_paths import ReferenceContactJacobian, _recording_steps, robot_regressor_filtered
 from test_monitor_task_motion import FRAME, Task
 
 from payload_id_core.dynamics.model import RobotModel
@@ -206,6 +206,7 @@ class FormerFeedMonitor(PayloadMonitor):
         self.link_jacobians = [ReferenceContactJacobian(model, link, self.gain) for link in pushed_links(model, frame)]
 
     def _filtered(self, t, q, qd, tau):
+        fresh = self.observer._filter._p0 is None           # the observers restarted (a pause): Y's filter too
         r0 = self.observer.update(t, q, qd, tau)
         F = self.regressor.update(t, q, qd)
         G = np.concatenate([jacobian.update(t, q) for jacobian in (self.contact_jacobian, *self.link_jacobians)],
@@ -214,7 +215,7 @@ class FormerFeedMonitor(PayloadMonitor):
             L = self.load_friction.update(t, qd, *self.observer.terms, *self.regressor.terms, self.state.phi)
         else:
             L = np.zeros(r0.shape + (1,))
-        return r0, F, L, G
+        return r0, F, L, G, robot_regressor_filtered(self, t, fresh)
 
 
 def test_the_one_array_feed_is_the_former_one_on_a_panda_at_another_frame(cell):

@@ -59,6 +59,11 @@ STOP_FLUSH = 0.3            # s the process stays up after a final stop so DDS d
 # s the goal's client may be missing from the graph (nobody subscribed to the action's feedback) before the player
 # stops the arm: a killed estimator cannot cancel, and its excitation must not play on with nobody watching.
 CLIENT_GONE = 1.0
+# s an accepted goal may take to start executing before its claim on the player is given up: rclpy sends the
+# acceptance and then starts the goal, and where the send fails ("Failed to send goal response", a client a restarted
+# player has not discovered yet) it never starts it, so a claim taken in the goal callback would reject every later
+# goal "already playing" until a restart (h200). Within one executor the start follows the acceptance at once.
+CLAIM_TIMEOUT = 1.0
 
 
 # -- the node ---------------------------------------------------------------------------------------
@@ -103,6 +108,7 @@ class ExcitationPlayer(Node):
         self._lock = threading.Lock()
         self._joint_state: tuple[float, np.ndarray] | None = None   # (receipt time, q in model order)
         self._busy = False
+        self._claimed_at: float | None = None   # monotonic s a goal was accepted that has not started yet
         # What the controller is executing: (absolute start, CommandedTrajectory), for the stop.
         self._active: tuple[float, CommandedTrajectory] | None = None
         self._closing = False       # after the final stop (exit): nothing else is published
@@ -114,7 +120,8 @@ class ExcitationPlayer(Node):
         self.create_subscription(JointState, params.joint_states_topic, self._on_joint_state, 10,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self._server = ActionServer(self, Excite, "~/excite", execute_callback=threaded(self._execute),
-                                    goal_callback=self._on_goal, cancel_callback=lambda _h: CancelResponse.ACCEPT,
+                                    goal_callback=self._on_goal, handle_accepted_callback=self._on_accepted,
+                                    cancel_callback=lambda _h: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
         self._feedback_topic = f"{self.get_fully_qualified_name()}/excite/_action/feedback"
         self._supervisors = SupervisorBeats()
@@ -148,11 +155,23 @@ class ExcitationPlayer(Node):
 
     def _on_goal(self, _goal) -> GoalResponse:
         with self._lock:
+            now = time.monotonic()
             if self._busy:
-                self.get_logger().warn("excite goal rejected: a trajectory is already playing")
-                return GoalResponse.REJECT
+                claimed = self._claimed_at
+                if claimed is None or now - claimed <= CLAIM_TIMEOUT:
+                    self.get_logger().warn("excite goal rejected: a trajectory is already playing")
+                    return GoalResponse.REJECT
+                self.get_logger().warn(f"a goal accepted {now - claimed:.1f} s ago never started (its acceptance did "
+                                       "not reach its client): the player takes this one")
             self._busy = True
+            self._claimed_at = now
         return GoalResponse.ACCEPT
+
+    def _on_accepted(self, goal_handle) -> None:
+        """The acceptance reached the client: the goal starts, and the claim is the running goal's."""
+        with self._lock:
+            self._claimed_at = None
+        goal_handle.execute()
 
     # -- commanded state and the decelerating stop ------------------------------------------------
     @staticmethod

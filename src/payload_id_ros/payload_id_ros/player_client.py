@@ -14,6 +14,7 @@ from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
+from rclpy.task import Future
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 from unique_identifier_msgs.msg import UUID
@@ -23,12 +24,17 @@ from payload_id_core.errors import PayloadIdError
 from payload_id_core.excitation import MotionLimits, stop_from_commanded
 from payload_id_core.signals import CommandedTrajectory
 from payload_id_msgs.action import Excite
-from payload_id_ros.action_thread import wait_for_future
 from payload_id_ros.conversions import commanded_to_msg
 from payload_id_ros.heartbeat import HEARTBEAT_PERIOD, goal_key, heartbeat_topic
 
 STOP_CONFIRM = 5.0     # s the player has to confirm a stop (its stop lasts up to ~3 s): then we send one ourselves
 SILENT = 1.0           # s without the player's feedback (sent every 0.1 s) after which it is not asked to stop
+# s without the player's accept/reject before the goal is sent again (a fresh goal id), until answer_timeout. A player
+# restarted after a SIGKILL is "available" at once (its dead predecessor's endpoints stay in the graph until the DDS
+# lease ends), and a request sent before the new player has discovered this node is lost, never answered: a fresh
+# ActionClient does not help, a second request once discovery has caught up does (h200: a restarted server's first
+# goal 1 s after its start unanswered in 2 of 5, 1 of 6, 3 of 6 runs; after 6 s, 0 of 5).
+RESEND_AFTER = 2.0
 
 
 @dataclass
@@ -100,7 +106,9 @@ class ExcitationPlayerClient:
             self._heartbeat_pub.publish(Header(stamp=stamp, frame_id=key))
 
     def play(self, trajectory: str) -> PlayerGoal:
-        """Ask the player to play `trajectory`; raise when it is absent, silent or busy."""
+        """Ask the player to play `trajectory`; raise when it is absent, silent or busy. A request the player has not
+        answered within RESEND_AFTER s is sent again (lost: RESEND_AFTER above), the reason logged; the first
+        acceptance is the goal, whichever request it answers."""
         if not self.client.wait_for_server(timeout_sec=self.server_timeout):
             raise PayloadIdError(f"no excitation player answers on {self.action}", "start the excitation_player node")
         heard: list[PlayerGoal] = []          # the feedback callback may run before the handle is back
@@ -109,28 +117,65 @@ class ExcitationPlayerClient:
             for p in heard:
                 p.heard()
 
-        # Named (heartbeat) before it is sent: killed before the player's acceptance arrives, we still supervise it.
-        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-        key = goal_key(goal_id)
-        self._supervise(key, lambda: False)
+        sent: list[tuple[str, Future]] = []   # (goal key, the answer's future), one per request
+        deadline = time.monotonic() + self.answer_timeout
         try:
-            future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0),
-                                                 feedback_callback=on_feedback, goal_uuid=goal_id)
-            handle = future.result() if wait_for_future(future, self.answer_timeout) else None    # None: no answer
-            if handle is None:
-                raise PayloadIdError("the excitation player did not answer the goal",
-                                     "check the excitation_player node")
-            if not handle.accepted:
+            handle = None
+            while handle is None:
+                if not any(f.done() for _, f in sent):   # once the player answers, it hears us: no more requests
+                    if sent:
+                        self._node.get_logger().warn(
+                            f"the excitation player has not answered the goal in {RESEND_AFTER:g} s: sending it again "
+                            f"(request {len(sent) + 1}; a request sent before a restarted player has discovered this "
+                            "node is lost)")
+                    sent.append(self._send(trajectory, on_feedback))
+                handle, answered = self._await_answer(sent, min(time.monotonic() + RESEND_AFTER, deadline))
+                if handle is None and (answered or time.monotonic() >= deadline):
+                    break
+        except BaseException:
+            self._forsake(sent, None)
+            raise
+        self._forsake(sent, handle)
+        if handle is None:
+            if any(f.done() for _, f in sent):
                 raise PayloadIdError("the excitation player rejected the goal (already playing?)",
                                      "wait for the running excitation to end")
-        except BaseException:
-            self._supervise(key, None)      # a goal we do not follow: if the player plays it after all, it stops
-            raise
+            raise PayloadIdError("the excitation player did not answer the goal", "check the excitation_player node")
         player = PlayerGoal(handle)
         heard.append(player)
         handle.get_result_async().add_done_callback(player.on_result)
-        self._supervise(key, lambda: player.ended)
+        self._supervise(goal_key(handle.goal_id), lambda: player.ended)
         return player
+
+    def _send(self, trajectory: str, on_feedback: Callable) -> tuple[str, Future]:
+        """One Excite request, named (heartbeat) before it is sent: killed before the player's acceptance arrives, we
+        still supervise it."""
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        key = goal_key(goal_id)
+        self._supervise(key, lambda: False)
+        future = self.client.send_goal_async(Excite.Goal(trajectory=trajectory, speed_scale=1.0),
+                                             feedback_callback=on_feedback, goal_uuid=goal_id)
+        return key, future
+
+    @staticmethod
+    def _await_answer(sent: list[tuple[str, Future]], until: float) -> tuple[ClientGoalHandle | None, bool]:
+        """(the accepted goal's handle or None, every request answered) once one is accepted, every one is answered,
+        or at `until` (monotonic s)."""
+        while True:
+            handles = [f.result() for _, f in sent if f.done()]
+            accepted = next((h for h in handles if h is not None and h.accepted), None)
+            if accepted is not None or len(handles) == len(sent) or time.monotonic() >= until:
+                return accepted, len(handles) == len(sent)
+            time.sleep(0.01)
+
+    def _forsake(self, sent: list[tuple[str, Future]], kept: ClientGoalHandle | None) -> None:
+        """Every request but `kept`'s is no longer supervised, and cancelled if the player accepts it after all: a goal
+        nobody follows stops (the player hears its heartbeat end)."""
+        for key, future in sent:
+            if kept is not None and goal_key(kept.goal_id) == key:
+                continue
+            self._supervise(key, None)
+            future.add_done_callback(_cancel_if_accepted)
 
     def stop(self, player: PlayerGoal | None, commanded: list[CommandedTrajectory], now: Callable[[], float],
              timeout: float = STOP_CONFIRM) -> None:
@@ -159,3 +204,10 @@ class ExcitationPlayerClient:
         self._stop_pub.publish(commanded_to_msg(stop, stamp=stop.start_time))
         self._node.get_logger().warn(f"sent the decelerating stop in place of the excitation player "
                                      f"({float(stop.time_from_start[-1]):.2f} s)")
+
+
+def _cancel_if_accepted(future: Future) -> None:
+    """A request given up on (ExcitationPlayerClient._forsake) that the player accepted all the same: cancelled."""
+    handle = future.result()
+    if handle is not None and handle.accepted:
+        handle.cancel_goal_async()

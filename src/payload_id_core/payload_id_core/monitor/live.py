@@ -102,6 +102,9 @@ class ToggleLimit:
         return ""
 
 
+JOINT_STATES_SILENCE, CLOCK_SILENCE = "joint states", "the simulated clock"   # LiveMonitor._silent
+
+
 @dataclass
 class LiveStep:
     """What one batch of joint states made: the monitor's update and its re-estimate as the identify path
@@ -109,7 +112,8 @@ class LiveStep:
 
     update: MonitorUpdate
     estimate: PayloadEstimate | None = None
-    resumed: str | None = None        # why the monitor resumed after another publisher's pause (said once)
+    # why the monitor resumed after a pause (another publisher's, a silence, a stopped clock), said once
+    resumed: str | None = None
     # Why the monitor's state is to be saved with this batch ('' : not): every publication is, and a material change of
     # the carried state between publications (carried_saves.CarriedSaves)
     save: str = ""
@@ -141,7 +145,10 @@ class LiveMonitor:
         self.max_mass_kg = monitor_max_mass(model, rated_payload_kg)
         self.stale_timeout = stale_timeout
         self.monitor: PayloadMonitor | None = None
-        self._silent = False                   # said once that the joint states stopped
+        # What was said to have stopped ('' : nothing): "joint states" or "the simulated clock". Said once per silence,
+        # and its end once, at the first batch after it (LiveStep.resumed): the node's log then says the monitor is
+        # fed again, which a test waits for instead of a fixed sleep (h200).
+        self._silent = ""
         # (kg, kg²): the tare saved with the re-estimate the node started on (result_file); the first monitor
         # built takes it, so its reported part is the one carried before the restart.
         self.saved_tare: tuple[float, float] | None = None
@@ -369,8 +376,13 @@ class LiveMonitor:
         assert self.monitor is not None
         tau = effort if self.gains is None else effort * self.gains[None, :]
         update = self.monitor.update(t, q, qd, tau)
-        self._silent = False
-        return LiveStep(update, self._published(update.estimate, q[-1]))
+        step = LiveStep(update, self._published(update.estimate, q[-1]))
+        if self._silent:
+            moves = "the simulated clock moves again and " if self._silent == CLOCK_SILENCE else ""
+            step.resumed = (f"monitor resumed: {moves}joint states arrive again (stamped from {float(t[0]):.3f} s), "
+                            "watched from there")
+            self._silent = ""
+        return step
 
     def _published(self, state: PayloadState | None, q: np.ndarray) -> PayloadEstimate | None:
         """The monitor's state as ~/payload publishes it (None: nothing to publish): the identify path's estimate, the
@@ -390,7 +402,7 @@ class LiveMonitor:
         age = now - last_stamp
         if age <= self.stale_timeout:
             return ""
-        self._silent = True
+        self._silent = JOINT_STATES_SILENCE
         return (f"monitor paused: no joint states for {age:.2f} s; it restarts on the next good sample, "
                 "no event meanwhile")
 
@@ -401,7 +413,7 @@ class LiveMonitor:
         they stop with it and the monitor would say nothing at all."""
         if self._silent or stalled_s <= self.stale_timeout:
             return ""
-        self._silent = True
+        self._silent = CLOCK_SILENCE
         return (f"monitor paused: the simulated clock has not moved for {stalled_s:.2f} s of wall time (its owner, "
                 "the simulator, stopped or died), so no joint state arrives; it restarts on the next good sample, "
                 "no event meanwhile")

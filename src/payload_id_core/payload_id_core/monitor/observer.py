@@ -66,6 +66,16 @@ class ObserverModel:
             tau = tau + payload_regressor(self.model, self.frame, q, qd, qdd) @ np.asarray(self.phi, dtype=float)
         return tau
 
+    last_regressor: np.ndarray | None = field(default=None, repr=False, compare=False)   # (7 N, n, p) of `terms`' block
+
+    def robot_regressor_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """(P_a, B_a), each (N, n, p): the momentum and β of the last block `terms` made, in the regressor form of
+        robot.yaml's parameters θ (p = θ's size), so that (P_a δθ, B_a δθ) are what an error δθ of θ changes in them.
+        The friction columns drop out of both (τ_f(0) cancels in the momentum, τ_f(q̇) in β = Ṁq̇ − τ̂(q, q̇, 0)), so
+        combine_terms needs no friction of its own here."""
+        assert self.last_regressor is not None
+        return combine_terms(self.last_regressor)
+
     def friction(self, qd) -> np.ndarray:
         return np.asarray(self.robot.friction_torque(qd), dtype=float)
 
@@ -74,7 +84,9 @@ class ObserverModel:
         momentum_terms(self.torque, q, qd, self.friction), from the block's shared rigid-body regressor."""
         (Q, V, A), rigid = self.memo.stacked(self.model, q, qd)
         robot = self.robot
-        tau = full_regressor(self.model, robot.base, robot.rotor, robot.friction, Q, V, A, rigid=rigid) @ robot.theta
+        # Kept: the robot's parameter error δθ moves r₀ by the same filter of this regressor (robot_regressor_terms).
+        self.last_regressor = full_regressor(self.model, robot.base, robot.rotor, robot.friction, Q, V, A, rigid=rigid)
+        tau = self.last_regressor @ robot.theta
         if self.phi is not None:
             tau = tau + payload_block(self.model, self.frame, rigid) @ np.asarray(self.phi, dtype=float)
         fr = self.friction(np.concatenate([qd, np.zeros_like(qd)]))

@@ -25,6 +25,16 @@ payload directions no variance at all, and the CoM's σ comes from those directi
 controller reads is therefore another covariance, one that is at least both in every direction (`covering`,
 RefinedCovariance.published); every decision keeps the one it was measured with (RefinedCovariance.deciding):
 weighed in the decisions, the wider one named 3 of 151 pushes a load on bench/monitor.py's pushed task (h141).
+
+Both covariances are measured on the rows, and rows a payload explains exactly measure nothing: on the fake hardware's
+noise-free torques (test_monitor_priors_ros) the fit's s2 fell to ~1e-5 in some runs and ~/payload said 1.99979 ±
+0.0000057 kg and CoM x σ 0.035 mm for an error of 2.1e-4 kg and 0.1 mm. What the rows cannot show is what robot.yaml
+says its model cannot predict (PayloadRefiner.information_limit): the torque noise it measured (its RMSE per joint,
+as the observer's filter leaves it in each row) and its parameters' error δθ ~ N(0, C_a), which moves the fit by
+G⁻¹ Σ Aᵀ Y_a δθ (Y_a robot.yaml's regressor through the same filter; the identify methods' robot_sensitivity_cov,
+S C_a Sᵀ) and leaves no residual where the payload's columns absorb it: on that cell robot.yaml's gravity torque at
+the rest pose is off by [0.00, −1.06, −1.08, 0.51, 1.45, −0.67] mN·m where C_a says σ [0.3, 1.1, 0.5, 0.5, 0.6,
+0.4] mN·m. `published` is at least that covariance in every direction (covering); decisions keep `deciding`.
 """
 
 from __future__ import annotations
@@ -98,6 +108,18 @@ class RefinedCovariance:
         return self.floor_mass_var + self.held_out_mass_var
 
 
+def robot_theta_cov(robot) -> np.ndarray | None:
+    """robot.yaml's parameter covariance C_a (p, p) as the re-estimate carries it (NaN entries as 0, as
+    against_robot_fit.RobotResidual.theta_cov_through takes them), or None where it holds none of θ's size or no
+    variance at all."""
+    theta = np.asarray(getattr(robot, "theta", np.zeros(0)), dtype=float).reshape(-1)
+    cov = np.asarray(getattr(robot, "cov", np.zeros((0, 0))), dtype=float)
+    if theta.size == 0 or cov.shape != (theta.size, theta.size):
+        return None
+    cov = np.where(np.isfinite(cov), cov, 0.0)
+    return 0.5 * (cov + cov.T) if np.any(np.diag(cov) > 0) else None
+
+
 def covering(cov: np.ndarray, robust: np.ndarray) -> np.ndarray:
     """The least covariance, in `cov`'s own metric, that is at least both in every direction (Loewner order): with
     cov = L Lᵀ and L⁻¹ robust L⁻ᵀ = V Λ Vᵀ, L V max(Λ, 1) Vᵀ Lᵀ. Taken in `cov`'s metric rather than as
@@ -158,8 +180,9 @@ class PayloadRefiner:
 
     def __init__(self, prior_phi: np.ndarray, rho: float, inertia_prior_std: float = 0.02, n_friction: int = 0,
                  friction_prior: tuple[np.ndarray, np.ndarray] | None = None,
-                 held_out: HeldOutMassError | None = None):
+                 held_out: HeldOutMassError | None = None, theta_cov: np.ndarray | None = None):
         self.rho = float(rho)
+        self.theta_cov = theta_cov       # robot.yaml's C_a (robot_theta_cov; None: not carried)
         self.held_out = held_out
         self.n_friction = int(n_friction)
         self.n_joints = 0            # per sample in the rows (set by add)
@@ -176,6 +199,12 @@ class PayloadRefiner:
                                                                      np.full(6, inertia_prior_std)])**2)
         self.prior_weight[10:, 10:] = info
         self.AtA = np.zeros((u, u))
+        # Σ Aᵀ diag(v / scale²) A over the rows, v the robot's torque noise as each row carries it (add's `noise_var`):
+        # the covariance G⁻¹ (this) G⁻¹ of a fit whose rows held that noise alone (estimate's noise floor).
+        self.noise_info = np.zeros((u, u))
+        # Σ Aᵀ Y_a over the rows (whitened alike; Y_a robot.yaml's filtered regressor, add's `model_rows`): the fit
+        # moves by G⁻¹ (this) δθ for an error δθ of robot.yaml's parameters (information_limit).
+        self.model_info = None if self.theta_cov is None else np.zeros((u, self.theta_cov.shape[0]))
         # The rows' information at direct-rls's assumed noise (held_out; None without it).
         self.info_at_noise: np.ndarray | None = None if self.held_out is None else np.zeros((u, u))
         self.Atb = np.zeros(u)
@@ -194,10 +223,14 @@ class PayloadRefiner:
         self._M: np.ndarray | None = None
 
     def add(self, t: np.ndarray, A: np.ndarray, b: np.ndarray, scale: np.ndarray, L: np.ndarray | None = None,
-            correction: np.ndarray | None = None) -> None:
+            correction: np.ndarray | None = None, noise_var: np.ndarray | None = None,
+            model_rows: np.ndarray | None = None) -> None:
         """Rows (N, n, 10) and (N, n) from transient_free_rows, whitened by `scale` (n,); with n_friction,
         L (N, n): the load-friction column's transient-free rows (joint j's row sees μ_j only); `correction`
-        (N, n, m): the columns of a correction already subtracted from b (see correction_cov)."""
+        (N, n, m): the columns of a correction already subtracted from b (see correction_cov); `noise_var` (n,) N·m²:
+        the variance the robot's torque noise leaves in each row (the estimate's noise floor; None: none counted);
+        `model_rows` (N, n, p): robot.yaml's filtered regressor's transient-free rows (Y_a δθ is what its parameters'
+        error δθ leaves in b; counted with theta_cov only)."""
         if t.size == 0:
             return
         self.n_joints = b.shape[1]
@@ -217,6 +250,16 @@ class PayloadRefiner:
             An = (A / self.held_out.noise_std[None, :, None]).reshape(-1, u)
             info = (An.T @ An) * self.held_out.samples_per_row
             self.info_at_noise += info
+        noise = None
+        if noise_var is not None:
+            An = (Aw.reshape(b.shape + (u,)) * np.sqrt(np.asarray(noise_var, dtype=float) / scale**2)[None, :, None])
+            An = An.reshape(-1, u)
+            noise = An.T @ An
+            self.noise_info += noise
+        K = None
+        if self.model_info is not None and model_rows is not None:
+            K = Aw.T @ (model_rows / scale[None, :, None]).reshape(-1, self.model_info.shape[1])
+            self.model_info += K
         M = None
         if correction is not None:
             Cw = correction / scale[None, :, None]
@@ -233,7 +276,7 @@ class PayloadRefiner:
         block[1] += AtA
         block[2] += Atb
         block[3] += bw.size
-        self._recent.append((float(t[0]), AtA, Atb, btb, bw.size, M, block, self.t0, self.t1, info))
+        self._recent.append((float(t[0]), AtA, Atb, btb, bw.size, M, block, self.t0, self.t1, info, noise, K))
         if not np.isfinite(self.t0):
             self.t0 = float(t[0])
         self.t1 = float(t[-1])
@@ -257,9 +300,13 @@ class PayloadRefiner:
         rows were taken out. What is left is the fit it was before those rows came."""
         dropped = 0
         while self._recent and self._recent[-1][0] >= t:
-            _, AtA, Atb, btb, rows, M, block, t0, t1, info = self._recent.pop()
+            _, AtA, Atb, btb, rows, M, block, t0, t1, info, noise, K = self._recent.pop()
+            if K is not None and self.model_info is not None:
+                self.model_info -= K
             if info is not None and self.info_at_noise is not None:
                 self.info_at_noise -= info
+            if noise is not None:
+                self.noise_info -= noise
             self.AtA -= AtA
             self.Atb -= Atb
             self.btb -= btb
@@ -276,6 +323,9 @@ class PayloadRefiner:
         if self.rows <= 0:
             # Nothing of the data left: exactly the restart's state (no round-off left in the sums).
             self.AtA[:], self.Atb[:], self.btb, self.rows, self._M = 0.0, 0.0, 0.0, 0, None
+            self.noise_info[:] = 0.0
+            if self.model_info is not None:
+                self.model_info[:] = 0.0
             if self.info_at_noise is not None:
                 self.info_at_noise[:] = 0.0
             self._blocks.clear()
@@ -317,6 +367,10 @@ class PayloadRefiner:
             widened = covering(published, floor)
             floor_mass_var = max(float(widened[0, 0] - published[0, 0]), 0.0)
             published = widened
+        if self.rows > 0:
+            limit = self.information_limit(Ginv, factor)
+            if limit is not None:
+                published = covering(published, limit)
         if self.correction_cov is not None and self._M is not None:
             spread = np.einsum("jum,jmp,jvp->uv", self._M, self.correction_cov, self._M)
             cov = cov + Ginv @ spread @ Ginv
@@ -330,6 +384,21 @@ class PayloadRefiner:
                        gram_identifiable(self.AtA[:10, :10]), self.rows,
                        float(self.t1 - self.t0) if np.isfinite(self.t0) else 0.0, float(s2),
                        x[10:], cov[10:, 10:], B, information_std)
+
+    def information_limit(self, Ginv: np.ndarray, factor: float) -> np.ndarray | None:
+        """(u, u): the covariance the fit would have if its rows held nothing but what robot.yaml says its model cannot
+        predict: the torque noise it measured (each row's share of it through the observer's filter, AR(1)-widened as
+        the fit's own) and its parameters' error δθ ~ N(0, C_a), which moves the fit by G⁻¹ Σ Aᵀ Y_a δθ whatever the
+        rows' residual says (a δθ the payload's columns absorb leaves no residual). The same S C_a Sᵀ as the identify
+        methods' robot_sensitivity_cov. None: neither is known."""
+        limit = None
+        if np.any(self.noise_info):
+            limit = Ginv @ self.noise_info @ Ginv * factor
+        if self.model_info is not None and self.theta_cov is not None and np.any(self.model_info):
+            S = Ginv @ self.model_info
+            model = S @ self.theta_cov @ S.T
+            limit = model if limit is None else limit + model
+        return None if limit is None else 0.5 * (limit + limit.T)
 
     def _held_out_mass_var(self, W: np.ndarray, mass: float) -> tuple[float, float]:
         """(the mass σ the rows give at direct-rls's assumed noise, kg; robot.yaml's model-error mass variance beyond

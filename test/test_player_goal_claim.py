@@ -1,0 +1,72 @@
+"""The excitation player's claim on a goal (excitation_player.ExcitationPlayer._on_goal / _on_accepted): rclpy calls
+the goal callback, sends the acceptance, then starts the goal; where the send fails ("Failed to send goal response",
+a client a restarted player has not discovered yet, h200) it never starts it. Before, the claim taken in the goal
+callback stayed, and every later goal was rejected "already playing" until the player was restarted."""
+import threading
+
+import pytest
+from rclpy.action import GoalResponse
+
+from payload_id_ros import excitation_player
+from payload_id_ros.excitation_player import CLAIM_TIMEOUT, ExcitationPlayer
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
+
+
+class _Player:
+    """The state _on_goal and _on_accepted read and write, as ExcitationPlayer.__init__ sets it."""
+    _on_goal = ExcitationPlayer._on_goal
+    _on_accepted = ExcitationPlayer._on_accepted
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._busy = False
+        self._claimed_at = None
+        self.logger = _Logger()
+
+    def get_logger(self) -> _Logger:
+        return self.logger
+
+
+class _Handle:
+    def __init__(self) -> None:
+        self.executed = 0
+
+    def execute(self) -> None:
+        self.executed += 1
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(excitation_player.time, "monotonic", lambda: now[0])
+    return now
+
+
+def test_a_goal_that_started_keeps_the_player_busy(clock):
+    player, handle = _Player(), _Handle()
+    assert player._on_goal(None) == GoalResponse.ACCEPT
+    player._on_accepted(handle)
+    assert handle.executed == 1
+    clock[0] += 10 * CLAIM_TIMEOUT                 # a long excitation: still playing
+    assert player._on_goal(None) == GoalResponse.REJECT
+    assert player.logger.warnings == ["excite goal rejected: a trajectory is already playing"]
+
+
+def test_a_goal_whose_acceptance_never_reached_its_client_does_not_block_the_next(clock):
+    player = _Player()
+    assert player._on_goal(None) == GoalResponse.ACCEPT      # ...and the acceptance's send fails: never started
+    clock[0] += 0.5 * CLAIM_TIMEOUT
+    assert player._on_goal(None) == GoalResponse.REJECT       # within the claim's time: could still start
+    clock[0] += CLAIM_TIMEOUT
+    assert player._on_goal(None) == GoalResponse.ACCEPT
+    assert "never started" in player.logger.warnings[-1], player.logger.warnings
+    handle = _Handle()
+    player._on_accepted(handle)
+    assert handle.executed == 1 and player._busy and player._claimed_at is None
