@@ -114,8 +114,8 @@ def test_a_shoulder_lift_offset_moved_within_the_recorded_drift_is_within_three_
     assert abs(err) >= 0.5 * std, (100 * err / DRIFT_MASS, 100 * std / DRIFT_MASS)
     assert "robot.yaml's offsets drift between runs" in _drift_note(est)
     if method != "khalil-1":       # khalil-1 without a record fits the offsets with the run (tests below)
-        assert "σ leaves out how far the constant friction offsets move" in _drift_note(
-            _estimate(model, robot, method, run))                                        # no record: said
+        no_record = _drift_note(_estimate(model, robot, method, run))    # within chance (WITHIN_CHANCE): main's
+        assert "σ leaves out how far the constant friction offsets move" in no_record, no_record
 
 
 def test_gaz_dtau_against_an_unloaded_twin_adds_no_drift_term(ur10):
@@ -195,20 +195,55 @@ def test_without_a_drift_record_the_moved_offset_is_measured_not_read_as_payload
     assert "shoulder_lift_joint +0.2" in note, note                                        # the drift it saw, named
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "without a drift record the methods that hold robot.yaml's offsets are still confident and wrong on the moved "
-    "shoulder lift (seed 3 / 4, converged and ok): direct-rls −0.95 % at 3.55σ / −0.30 % at 3.86σ, khalil-2 −0.58 % "
-    "at 5.0σ / −0.31 % at 4.8σ, gaz-dtau −0.60 % at 5.5σ / −0.31 % at 5.2σ (difference-rls −0.16 % at 0.9σ; "
-    "khalil-1 fits the offsets where the run knows them better, payload/robot_prior.py, and is within 1.5σ)"))
+WITHIN_CHANCE = pytest.mark.xfail(strict=True, reason=(
+    "seeds 3 / 4: the lift's free change +0.26 ± 0.14 / +0.28 ± 0.11 N·m (1.9σ / 2.5σ of 'not moved'); over the "
+    "offsets the run resolves better than C_a, χ² 7.18 on 3 / 11.36 on 6, p 0.066 / 0.078 > the 0.01 false-alarm rate, "
+    "no more "
+    "than the Panda's honest cross-motion runs show by chance (χ² 6.82 on 3, p 0.078; 10.41 on 3, p 0.015): the width "
+    "stays shut and the "
+    "methods stay confidently wrong, direct-rls −0.95 % at 3.55σ / −0.30 % at 3.86σ, khalil-2 −0.58 % at 5.0σ / "
+    "−0.30 % at 4.8σ, gaz-dtau −0.60 % at 5.5σ / −0.31 % at 5.2σ (khalil-1 fits the offsets, −0.22 % / −0.04 %)"))
+
+
 @pytest.mark.parametrize("method", ["direct-rls", "khalil-2", "gaz-dtau"])
-@pytest.mark.parametrize("seed", [3, 4])
+@pytest.mark.parametrize("seed", [pytest.param(3, marks=WITHIN_CHANCE), pytest.param(4, marks=WITHIN_CHANCE), 9])
 def test_without_a_drift_record_no_method_holding_the_offsets_is_confidently_wrong(ur10, method, seed):
-    """The issue's rule for every method, on the run khalil-1 is now right on: within 3σ, or not converged and ok."""
+    """The issue's rule for every method (h127's and h184's strict xfail, h192, h202): these methods hold robot.yaml's
+    offsets and cannot fit them, so where the drift the run shows of the offsets it resolves better than robot.yaml
+    (robot_prior.run_offset_drift) is beyond chance over those offsets together (covariance_extra.
+    _run_drift_covariance: seed 9, χ² 11.94 on 3, p 0.0076), the width khalil-1 fits it with is in σ through each
+    method's own response. Seed 9, mass error ± σ main → h202 (the estimate unchanged, converged and ok both):
+    direct-rls −0.57 % ± 0.131 % (4.3σ) → ± 0.497 % (1.14σ), khalil-2 −0.44 % ± 0.074 % (6.0σ) → ± 0.315 % (1.40σ),
+    gaz-dtau −0.45 % ± 0.065 % (6.8σ) → ± 0.316 % (1.41σ). Seeds 3 / 4: WITHIN_CHANCE."""
     model, robot, _ = ur10
-    est = _estimate(model, robot, method, _moved_lift(model, seed))
+    run = _moved_lift(model, seed)
+    held = _estimate(model, _holding(model, robot), method, run)
+    assert abs(held.mass - DRIFT_MASS) > 3 * np.sqrt(held.covariance[0, 0])       # the premise: held, wrong
+    assert held.converged and held.quality is Quality.OK                          # ... and confident
+    est = _estimate(model, robot, method, run)
     err, std = est.mass - DRIFT_MASS, np.sqrt(est.covariance[0, 0])
-    assert abs(err) <= 3.0 * std or not (est.converged and est.quality is Quality.OK), (100 * err / DRIFT_MASS,
-                                                                                         100 * std / DRIFT_MASS)
+    assert est.mass == pytest.approx(held.mass, rel=1e-9)                          # σ only: the method's own estimate
+    assert abs(err) <= 3.0 * std, (100 * err / DRIFT_MASS, 100 * std / DRIFT_MASS)
+    assert abs(err) >= 0.3 * std, (100 * err / DRIFT_MASS, 100 * std / DRIFT_MASS)  # σ no wider than the drift makes it
+    note = _drift_note(est)
+    assert "shoulder_lift_joint +0." in note and "--drift-bag" in note, note       # the drift named, and the fix
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4, 5, 6, 7])
+def test_without_a_drift_record_the_holding_methods_sigma_is_unchanged_on_honest_runs(ur10, seed):
+    """The same on runs whose offsets did not move: the run shows its offsets moved by chance on an offset or two
+    (h192's per-offset widths opened on seeds 2 / 4 / 6, σ 0.051 → 0.052 %, 0.069 → 0.070 %), but together their
+    changes are within chance (χ² p ≥ 0.27 over seeds 2-13), so σ is main's to the bit:
+    the covariance equal to the held fit's, the same estimate, converged and quality, and the note main gives."""
+    model, robot, _ = ur10
+    run = drift_run(model, seed)
+    for method in ("direct-rls", "khalil-2", "gaz-dtau"):
+        held = _estimate(model, _holding(model, robot), method, run)
+        est = _estimate(model, robot, method, run)
+        assert est.mass == pytest.approx(held.mass, rel=1e-9)
+        np.testing.assert_allclose(est.covariance, held.covariance, rtol=1e-12, atol=0, err_msg=method)
+        assert est.converged == held.converged and est.quality is held.quality, (method, est.quality_reasons)
+        assert "σ leaves out how far the constant friction offsets move" in _drift_note(est), _drift_note(est)
 
 
 @pytest.mark.parametrize("seed", [2, 3, 4, 5, 6, 7])

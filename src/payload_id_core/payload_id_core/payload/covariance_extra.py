@@ -15,13 +15,19 @@ import numpy as np
 
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.against_robot_fit import RobotResidual, residual_on
+from payload_id_core.payload.against_robot_fit import RobotResidual, chi2_sf, chi2_stat, residual_on
 from payload_id_core.payload.finish import MODEL_RESOLUTION
 from payload_id_core.payload.jacobian import theta_layout
 from payload_id_core.payload.linear import LinearSolution, weighted_response
 from payload_id_core.payload.load_friction import load_changeable_friction, sign_epsilon, solve_with_load_friction
+from payload_id_core.payload.robot_prior import RunOffsetDrift, run_offset_drift
 from payload_id_core.robot_id import RobotIdentification
 from payload_id_core.robot_id.model_error import MIN_DECLARING_MOTIONS
+
+# False-alarm rate of the χ² test that opens the run's own offset-drift width in the σ of a method that holds the
+# offsets (_run_drift_covariance, h202): on runs whose offsets did not move, σ is main's on all but this share. At
+# 0.05 it opened on an honest Panda cross-motion run (p 0.015: σ 0.32 → 0.63 % for a +0.04 % error).
+RUN_DRIFT_FALSE_ALARM = 0.01
 
 
 def measured_model_error(robot: RobotIdentification | None, frame: str, model: RobotModel,
@@ -177,8 +183,8 @@ def drift_in_measured_error(robot: RobotIdentification, frame: str, model: Robot
 def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
                             frame: str, model: RobotModel,
                             to_payload: Callable[[np.ndarray], np.ndarray] | None = None, mass: float | None = None,
-                            holds_measured_error: bool = True, gram: bool = False
-                            ) -> tuple[np.ndarray | None, Note | None]:
+                            holds_measured_error: bool = True, gram: bool = False,
+                            run_drift: RunOffsetDrift | None = None) -> tuple[np.ndarray | None, Note | None]:
     """(u, u) what robot.yaml's measured drift of the constant friction offsets between runs does to the WLS fit
     y ≈ W z (`fit`, its weights and determined entries) of a method that holds them at robot.yaml's values: S_B
     diag(s²) S_Bᵀ, S_B the fit's response to each offset's column of robot.yaml's regressor y_a (a change ΔB_j is
@@ -205,13 +211,24 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
 
     `holds_measured_error`: the method's σ takes robot.yaml's measured model error where it has one for `frame`
     (khalil-1, direct-rls); khalil-2 and gaz-dtau keep their own fit's σ (False), and the notes say which.
-    `gram`: linear.weighted_lstsq's (the online rule's batch check)."""
+    `gram`: linear.weighted_lstsq's (the online rule's batch check).
+
+    `run_drift` (h192; run_offset_drift_for): without a record, the drift this run itself shows of the offsets the
+    calibration left looser than the run resolves them, the width khalil-1 fits them with (robot_prior.py). A method
+    that holds them cannot fit it; its response to them times that width is added in the record's place (the h86
+    robot's shoulder lift moved +0.3 N·m: direct-rls −0.95 % at 3.55σ, khalil-2 −0.58 % at 5.0σ, gaz-dtau −0.60 % at
+    5.5σ, converged and ok, before), and the note names the offsets and the fix; only where the drift is beyond
+    chance over the offsets together (_run_drift_covariance, h202), else nothing, as without `run_drift`."""
     names = list(robot.friction.param_names)
     spread = getattr(robot, "offset_drift", None)
     measured = holds_measured_error and measured_model_error(robot, frame, model) is not None
     if spread is None:
         if not any(name.partition("_")[0] == "B" for name in names):
             return None, None
+        term = None if run_drift is None else _run_drift_covariance(robot, run_drift, y_a, fit, W, to_payload, mass,
+                                                                    gram)
+        if term is not None:
+            return term
         held_out = (f"; σ's measured model error (model_error, {len(robot.model_error.sources)} held-out runs) holds "
                     "them only as they moved on those runs" if measured and robot.model_error is not None else "")
         return None, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
@@ -241,19 +258,100 @@ def offset_drift_covariance(robot: RobotIdentification, y_a: np.ndarray, fit: Li
                           f"{np.round(spread.resolution, 3).tolist()} N·m and robot.yaml's identification error along "
                           f"the offsets {np.round(spread.identification, 3).tolist()} N·m (in σ through C_a): nothing "
                           "added to σ for it")
-    columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
-    S = weighted_response(W, columns, fit.sigma, fit.prior_info, gram)
-    if to_payload is not None:
-        S = to_payload(S)
-    mass = float(fit.x[0]) if mass is None else float(mass)
-    cov = (S * std[held] ** 2) @ S.T
-    mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
-    share = f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
+    cov, mass_std, share = _drift_term(robot, std, y_a, fit, W, to_payload, mass, gram)
     return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                      f"robot.yaml's offsets drift between runs (friction_offset_drift, {len(spread.runs)} drift runs, "
                      "their noise and robot.yaml's identification error, which σ carries through C_a, out: "
                      f"{np.round(spread.drift_std, 3).tolist()} N·m): held at robot.yaml's values, "
                      f"their drift moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance")
+
+
+def _drift_term(robot: RobotIdentification, std: np.ndarray, y_a: np.ndarray, fit: LinearSolution, W: np.ndarray,
+                to_payload: Callable[[np.ndarray], np.ndarray] | None, mass: float | None, gram: bool
+                ) -> tuple[np.ndarray, float, str]:
+    """(S_B diag(s²) S_Bᵀ, its mass σ, that σ as a share of the mass for the note): offset_drift_covariance's term for
+    the per-friction-parameter widths `std` (the offsets given one > 0)."""
+    held = np.flatnonzero(np.isfinite(std) & (std > 0))
+    S = _offset_response(robot, held, y_a, fit, W, to_payload, gram)
+    mass = float(fit.x[0]) if mass is None else float(mass)
+    cov = (S * std[held] ** 2) @ S.T
+    mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
+    return cov, mass_std, f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
+
+
+def _offset_response(robot: RobotIdentification, held: np.ndarray, y_a: np.ndarray, fit: LinearSolution,
+                     W: np.ndarray, to_payload: Callable[[np.ndarray], np.ndarray] | None, gram: bool) -> np.ndarray:
+    """(u, k) S_B: the fit's (through `to_payload`, the payload's) move per unit change of the friction parameters
+    `held` (indices into robot.friction.param_names), their columns of robot.yaml's regressor `y_a`."""
+    columns = np.asarray(y_a, dtype=float)[..., theta_layout(robot).friction][..., held]
+    S = weighted_response(W, columns, fit.sigma, fit.prior_info, gram)
+    return S if to_payload is None else to_payload(S)
+
+
+def _drift_unknown(robot: RobotIdentification, frame: str, model: RobotModel, robot_cov: np.ndarray | None) -> bool:
+    """robot.yaml knows nothing of its offsets' change (no drift record, no model error measured on held-out runs for
+    `frame`) and states its C_a (`robot_cov`): the run's own drift is all there is (khalil-1's robot_prior fit)."""
+    return (robot_cov is not None and getattr(robot, "offset_drift", None) is None
+            and measured_model_error(robot, frame, model) is None)
+
+
+def run_offset_drift_for(robot: RobotIdentification, frame: str, model: RobotModel, W: np.ndarray, r: np.ndarray,
+                         y_a: np.ndarray, fit: LinearSolution, robot_cov: np.ndarray | None) -> RunOffsetDrift | None:
+    """robot_prior.run_offset_drift on the WLS fit r ≈ W z (`fit`) of a method that holds robot.yaml's offsets, where
+    robot.yaml has neither a drift record nor a measured model error for `frame` (as khalil-1 fits them only there)
+    and its C_a is to enter σ (`robot_cov` not None); None elsewhere."""
+    if not _drift_unknown(robot, frame, model, robot_cov):
+        return None
+    assert robot_cov is not None
+    return run_offset_drift(W, r, y_a, fit.sigma, fit.identifiable, robot_cov, robot)
+
+
+def run_offset_drift_on(model: RobotModel, robot: RobotIdentification, frame: str, q: np.ndarray, qd: np.ndarray,
+                        qdd: np.ndarray, tau: np.ndarray, temperature: np.ndarray | None, load_friction: bool,
+                        robot_cov: np.ndarray | None) -> RunOffsetDrift | None:
+    """run_offset_drift_for on khalil-1's fit of the samples (q, q̇, q̈, τ) (the payload, the friction a load can
+    change, the load-dependent friction where the method fits it): for a method whose own fit is not a payload's
+    (khalil-2 re-identifies the robot, gaz-dtau fits ε̂ on the base parameters), the drift is the run's against
+    robot.yaml, whatever the method does with it."""
+    if not _drift_unknown(robot, frame, model, robot_cov):
+        return None
+    assert robot_cov is not None
+    res = residual_on(model, robot, frame, q, qd, qdd, tau, temperature)
+    W = np.concatenate([res.w_l, res.fric[..., np.flatnonzero(res.changeable)]], axis=-1)
+    sol, W_used, _ = solve_with_load_friction(W, res.r, res.tau_a, qd, sign_epsilon(robot), load_friction)
+    return run_offset_drift(W_used, res.r, res.y_a, sol.sigma, sol.identifiable, robot_cov, robot)
+
+
+def _run_drift_covariance(robot: RobotIdentification, run_drift: RunOffsetDrift, y_a: np.ndarray, fit: LinearSolution,
+                          W: np.ndarray, to_payload: Callable[[np.ndarray], np.ndarray] | None, mass: float | None,
+                          gram: bool) -> tuple[np.ndarray, Note] | None:
+    """offset_drift_covariance's term and note with `run_drift`'s widths in the record's place (its docstring), or
+    None where the offsets' drift is not beyond chance over the offsets together.
+
+    The widths d̂_j open on one draw per offset, so on runs whose offsets did not move they open by chance (~32 % of
+    the offsets, h191; the Panda's cross-motion run: direct-rls's mass σ 0.32 → 0.53 % for a +0.28 % error, h192's
+    revert). They are added only where the Wald statistic of the free changes ΔB̂_L of the offsets L the run resolves
+    better than C_a, against their covariance under "not moved" V_LL (noise and C_a), χ² = ΔB̂_Lᵀ V_LL⁺ ΔB̂_L on
+    rank(V_LL) degrees of freedom, exceeds chance at RUN_DRIFT_FALSE_ALARM: one test over the offsets, not one draw
+    per offset (docs/design.md h202: 0 of 52 honest runs opened; the h86 moved lift's seeds 3 / 4, χ² p 0.066 / 0.078,
+    are no more than the Panda's honest runs' 0.078 and 0.015, and stay shut)."""
+    L = np.flatnonzero(run_drift.loose)
+    if not run_drift.moved.size or not L.size:
+        return None
+    chi2, dof = chi2_stat(run_drift.offsets[L], run_drift.cov[np.ix_(L, L)])
+    if dof == 0 or not chi2_sf(chi2, dof) < RUN_DRIFT_FALSE_ALARM:
+        return None
+    offsets = np.flatnonzero([name.partition("_")[0] == "B" for name in robot.friction.param_names])
+    std = np.zeros(len(robot.friction.param_names))
+    std[offsets] = run_drift.drift_std
+    cov, mass_std, share = _drift_term(robot, std, y_a, fit, W, to_payload, mass, gram)
+    return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
+                     "robot.yaml records no drift of its constant friction offsets, and this run resolves some of "
+                     "them better than robot.yaml's calibration and shows them moved beyond its C_a and its noise ("
+                     f"{run_drift.shown()}; together χ² {chi2:.1f} on {dof}, p {chi2_sf(chi2, dof):.2g}): this method "
+                     "holds them at robot.yaml's values and cannot fit that drift (khalil-1 fits it), so its width "
+                     f"from this run moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance; "
+                     "identify-robot --drift-bag/--drift-csv-ur on unloaded runs of other occasions measures the drift")
 
 
 class OnlineExtra(NamedTuple):
@@ -278,7 +376,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
                             qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray,
                             load_friction: bool = False, friction_prior_var: np.ndarray | None = None,
                             method: str | None = None, mass_information_std: float | None = None,
-                            residual: RobotResidual | None = None, gram: bool = False) -> OnlineExtra:
+                            residual: RobotResidual | None = None, gram: bool = False,
+                            robot_cov: np.ndarray | None = None) -> OnlineExtra:
     """(extra, notes, offset drift, lasting): what the covariance of φ_L (10, 10) of an online estimate lacks, and
     the notes that say why (the
     Newey–West inflation factor; the gear-friction model error when robot.yaml leaves one out; both replaced by
@@ -322,7 +421,9 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     (prefix_model_error), the whole-run C_me staying `lasting` (what more rows do not shrink).
     The offsets' recorded drift (offset_drift_covariance, (10, 10); None where not added) is returned apart from
     `extra`: the estimate's σ holds both, but the projection onto physical parameters keeps the fit's own metric
-    (`extra` alone), as khalil-1's does."""
+    (`extra` alone), as khalil-1's does. `robot_cov`: robot.yaml's C_a where it enters the estimator's σ; without a
+    drift record or a measured model error the drift the samples themselves show of the offsets the estimator holds is
+    carried in its place (offset_drift_covariance's `run_drift`, h192)."""
     res = residual_on(model, robot, frame, q, qd, qdd, tau) if residual is None else residual
     y_a, w_l, friction, tau_a = res.y_a, res.w_l, res.fric, res.tau_a
 
@@ -359,7 +460,8 @@ def online_covariance_extra(model: RobotModel, robot: RobotIdentification, frame
     # holds them by that drift's prior, whose pull its own covariance carries).
     if not offsets_held(robot, own_var):
         return OnlineExtra(extra, notes, None, lasting)
-    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model, gram=gram)
+    run_drift = run_offset_drift_for(robot, frame, model, W_own, res.r, y_a, own, robot_cov)
+    drift, note = offset_drift_covariance(robot, y_a, own, W_own, frame, model, gram=gram, run_drift=run_drift)
     notes += [] if note is None else [note]
     return OnlineExtra(extra, notes, None if drift is None else drift[:10, :10], lasting)
 

@@ -32,11 +32,17 @@ With robot.yaml's drift record (friction_offset_drift) the offsets' drift takes 
 place of the run's own (`recorded_drift`, h195): the same GLS with the prior C_a + diag(drift_std²) on the offsets.
 khalil-1 uses it only with the option robot_prior on: on the simulated robot it narrows σ 8× with the error covered,
 on the real UR10e it moves the mass by −0.5..−1.3 % at an unchanged σ (docs/design.md h195).
+
+The methods that hold robot.yaml's offsets by their structure (direct-rls, an online RLS whose width d̂_j is known
+only from the whole run; khalil-2, whose conversion of the re-identified θ_b has no offset unknown; gaz-dtau against
+robot.yaml's prediction) take the same widths alone (run_offset_drift, h192) into σ through their own response to
+the offsets (covariance_extra.offset_drift_covariance's `run_drift`), where a drift record would be.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -105,29 +111,10 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     A = W[..., ok].reshape(N * n, -1) * w[:, None]
     Yw = np.asarray(y_a, dtype=float).reshape(N * n, -1) * w[:, None]
     k = int(ok.sum())
-    # The offsets' drift since the calibration: the run's own ΔB̂_j (the fit with them free) beyond what "not moved"
-    # gives it, its noise (Newey–West) and θ̂_a's error along the offset column (C_a): d̂_j² = max(ΔB̂_j² − v_j, 0),
-    # the marginal maximum-likelihood width of a drift N(0, d_j²) from one draw (empirical Bayes).
-    Af = np.hstack([A, Yw[:, offs]])
-    Mf = _least_squares_map(Af)
-    xf = Mf @ y
-    Mb = Mf[k:]
-    Gb = Mb @ Yw
-    vn = long_run_cov(Mb, (y - Af @ xf).reshape(N, n), Af.shape[1])
-    v0 = vn + Gb @ ca @ Gb.T
-    dB = xf[k:]
-    # Where the calibration knows an offset better than this run resolves it, the run has nothing to add: its free
-    # ΔB̂_j is then the robot model's error on this motion (real drives: the UR10e's 15harm run, every offset ΔB̂_j
-    # 1.4-1.9 × its v_j, C_a 0.01-0.14 N·m against the run's 0.09-0.48 N·m; fitting them moved khalil-1 −0.34 →
-    # −2.40 %), not an offset drift the run measures. Only an offset C_a leaves looser than the run resolves it
-    # (the h86 robot's shoulder lift: 0.18 against 0.03 N·m) is fitted; with none, the fit is not this module's.
-    if recorded_drift is not None:
-        drift = np.where(np.isfinite(recorded_drift), np.maximum(np.asarray(recorded_drift, dtype=float), 0.0), 0.0)
-    else:
-        loose = np.sqrt(np.maximum(np.diag(ca)[offs], 0.0)) > np.sqrt(np.maximum(np.diag(vn), 0.0))
-        if not loose.any():
-            return None
-        drift = np.where(loose, np.sqrt(np.maximum(dB**2 - np.diag(v0), 0.0)), 0.0)
+    shown = _drift_shown(A, y, Yw, ca, offs, N, n, recorded_drift)
+    if shown is None:
+        return None
+    dB, v0, drift = shown.offsets, np.diag(shown.cov), shown.drift
     moved = drift > 0
     Z = np.hstack([Yw @ V[:, keep], Yw[:, offs[moved]]])
     prior = np.r_[np.sqrt(lam[keep]), drift[moved]]
@@ -145,7 +132,50 @@ def robot_prior_fit(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.nda
     noise, robot = (np.full((u, u), np.nan) for _ in range(2))
     noise[np.ix_(ok, ok)] = (M * level) @ M.T
     robot[np.ix_(ok, ok)] = G @ ca @ G.T + (Gd * drift[moved] ** 2) @ Gd.T
-    return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(np.diag(v0), 0.0)), drift, M, w, ok)
+    return RobotPriorFit(x, noise, robot, dB, np.sqrt(np.maximum(v0, 0.0)), drift, M, w, ok)
+
+
+class _Shown(NamedTuple):
+    """_drift_shown's answer: per offset the run's free ΔB̂_j (N·m), the covariance of ΔB̂ under "not moved" (noise and
+    C_a), the drift width d̂_j, and which offsets the gate lets the run speak for (`loose`)."""
+
+    offsets: np.ndarray
+    cov: np.ndarray
+    drift: np.ndarray
+    loose: np.ndarray
+
+
+def _drift_shown(A: np.ndarray, y: np.ndarray, Yw: np.ndarray, ca: np.ndarray, offs: np.ndarray, N: int, n: int,
+                 recorded_drift: np.ndarray | None = None) -> _Shown | None:
+    """Per offset column `offs` of the weighted robot regressor `Yw` beside the weighted fit columns `A` (weighted
+    residual `y`): the run's free ΔB̂_j, their covariance under "not moved" and the drift width d̂_j the run shows beyond
+    it (0 where the gate below holds the offset); None where C_a (`ca`) leaves no offset looser than the run resolves
+    it (h191's gate). `recorded_drift`: robot_prior_fit's, the width in place of d̂_j, without the gate."""
+    k = A.shape[1]
+    # The offsets' drift since the calibration: the run's own ΔB̂_j (the fit with them free) beyond what "not moved"
+    # gives it, its noise (Newey–West) and θ̂_a's error along the offset column (C_a): d̂_j² = max(ΔB̂_j² − v_j, 0),
+    # the marginal maximum-likelihood width of a drift N(0, d_j²) from one draw (empirical Bayes).
+    Af = np.hstack([A, Yw[:, offs]])
+    Mf = _least_squares_map(Af)
+    xf = Mf @ y
+    Mb = Mf[k:]
+    Gb = Mb @ Yw
+    vn = long_run_cov(Mb, (y - Af @ xf).reshape(N, n), Af.shape[1])
+    v0 = vn + Gb @ ca @ Gb.T
+    dB = xf[k:]
+    # Where the calibration knows an offset better than this run resolves it, the run has nothing to add: its free
+    # ΔB̂_j is then the robot model's error on this motion (real drives: the UR10e's 15harm run, every offset ΔB̂_j
+    # 1.4-1.9 × its v_j, C_a 0.01-0.14 N·m against the run's 0.09-0.48 N·m; fitting them moved khalil-1 −0.34 →
+    # −2.40 %), not an offset drift the run measures. Only an offset C_a leaves looser than the run resolves it
+    # (the h86 robot's shoulder lift: 0.18 against 0.03 N·m) is fitted; with none, the fit is not this module's.
+    loose = np.sqrt(np.maximum(np.diag(ca)[offs], 0.0)) > np.sqrt(np.maximum(np.diag(vn), 0.0))
+    if recorded_drift is not None:
+        return _Shown(dB, v0, np.where(np.isfinite(recorded_drift),
+                                       np.maximum(np.asarray(recorded_drift, dtype=float), 0.0), 0.0), loose)
+    if not loose.any():
+        return None
+    drift = np.where(loose, np.sqrt(np.maximum(dB**2 - np.diag(v0), 0.0)), 0.0)
+    return _Shown(dB, v0, drift, loose)
 
 
 def _least_squares_map(A: np.ndarray) -> np.ndarray:
@@ -167,6 +197,56 @@ def robot_offset_entries(robot: RobotIdentification) -> np.ndarray:
 def robot_offset_joints(robot: RobotIdentification) -> list[str]:
     """The joints of robot_offset_entries' offsets, in their order."""
     return [name.partition("_")[2] for name in robot.friction.param_names if name.partition("_")[0] == "B"]
+
+
+@dataclass(frozen=True)
+class RunOffsetDrift:
+    """What a loaded run shows of robot.yaml's constant friction offsets where robot.yaml records no drift (h192):
+    per offset (robot_offset_joints' order) the run's free ΔB̂_j (N·m), its std under "not moved" (noise and C_a) and
+    the drift width d̂_j robot_prior_fit gives it (0 where the run shows none beyond that, or where the calibration
+    knows the offset better than the run resolves it). A method that holds the offsets at robot.yaml's values cannot
+    fit that drift as khalil-1 does; its σ carries it where the drift is beyond chance in the mass that method reads
+    (covariance_extra.offset_drift_covariance's `run_drift`, h202's test on `cov` and `loose`)."""
+
+    joints: list[str]
+    offsets: np.ndarray
+    offsets_std: np.ndarray
+    drift_std: np.ndarray
+    cov: np.ndarray         # (offsets, offsets) of the free ΔB̂ under "not moved" (noise and C_a)
+    loose: np.ndarray       # (offsets,) bool: those the run resolves better than C_a (h191's gate)
+
+    @property
+    def moved(self) -> np.ndarray:
+        """Indices of the offsets given a drift width."""
+        return np.flatnonzero(self.drift_std > 0)
+
+    def shown(self) -> str:
+        """The moved offsets as the notes name them."""
+        return ", ".join(f"{self.joints[j]} {self.offsets[j]:+.3f} N·m against ± {self.offsets_std[j]:.3f}"
+                         for j in self.moved)
+
+
+def run_offset_drift(W: np.ndarray, r: np.ndarray, y_a: np.ndarray, sigma: np.ndarray, identifiable: np.ndarray,
+                     robot_cov: np.ndarray, robot: RobotIdentification) -> RunOffsetDrift | None:
+    """robot_prior_fit's drift widths on the same fit (its arguments; `robot` names the offsets), without the fit
+    itself: None where C_a holds no uncertainty or leaves no offset looser than this run resolves it (h191's gate:
+    the real UR10e's runs, where the free ΔB̂_j are the model's error, not a drift)."""
+    W = np.asarray(W, dtype=float)
+    N, n, _ = W.shape
+    ca = np.asarray(robot_cov, dtype=float)
+    ca = np.where(np.isfinite(ca), ca, 0.0)
+    ca = 0.5 * (ca + ca.T)
+    if not np.any(np.diag(ca) > 0):
+        return None
+    ok = np.asarray(identifiable, dtype=bool)
+    w = np.tile(1.0 / np.maximum(np.asarray(sigma, dtype=float).reshape(n), 1e-12), N)
+    shown = _drift_shown(W[..., ok].reshape(N * n, -1) * w[:, None], np.asarray(r, dtype=float).reshape(N * n) * w,
+                         np.asarray(y_a, dtype=float).reshape(N * n, -1) * w[:, None], ca,
+                         np.flatnonzero(robot_offset_entries(robot)), N, n)
+    if shown is None:
+        return None
+    return RunOffsetDrift(robot_offset_joints(robot), shown.offsets, np.sqrt(np.maximum(np.diag(shown.cov), 0.0)),
+                          shown.drift, shown.cov, shown.loose)
 
 
 def recorded_offset_drift(robot: RobotIdentification) -> np.ndarray | None:

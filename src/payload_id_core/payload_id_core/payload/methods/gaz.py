@@ -15,7 +15,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.dynamics.regressor import payload_transform, rigid_body_regressor
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
-from payload_id_core.payload.covariance_extra import offset_drift_covariance
+from payload_id_core.payload.covariance_extra import offset_drift_covariance, run_offset_drift_on
 from payload_id_core.payload.gain_uncertainty import with_gain_uncertainty
 from payload_id_core.payload.jacobian import difference_jacobian, theta_layout
 from payload_id_core.payload.linear import generalized_lstsq, weighted_lstsq
@@ -250,8 +250,11 @@ def gaz_dtau(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
             shift[cols] = fit_shift[:k]
             return np.stack([generalized_lstsq(J, d, C, C_measured).x for d in shift.T], axis=1)
 
+        # Without a drift record, the drift this run shows of the offsets it resolves better than robot.yaml, as
+        # khalil-2's (h192).
+        run_drift = run_offset_drift_on(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau, sig.temperature, lf, rc)
         drift, drift_note = offset_drift_covariance(robot, y_b, re_all, W_used, frame, model, to_payload,
-                                                    float(sol.x[0]), holds_measured_error=False)
+                                                    float(sol.x[0]), holds_measured_error=False, run_drift=run_drift)
         notes += [] if drift_note is None else [drift_note]
     spread = friction_change_spread(sol.x, sol.identifiable, options, robot, unloaded is not None,
                                     lambda o: gaz_dtau(model, robot, loaded, frame, unloaded, o))

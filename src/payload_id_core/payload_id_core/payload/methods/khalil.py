@@ -26,6 +26,7 @@ from payload_id_core.payload.covariance_extra import (
     offset_drift_covariance,
     resolution_floor_note,
     resolution_floored_covariance,
+    run_offset_drift_on,
 )
 from payload_id_core.payload.finish import MODEL_RESOLUTION, model_error_notes, model_error_ratio
 from payload_id_core.payload.gain_uncertainty import joint_gain_covariance, with_gain_uncertainty
@@ -238,8 +239,12 @@ def khalil_2(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         return np.stack([_difference_payload(model, robot, frame, theta_a + d[:p], re.cov[:p, :p],
                                              re.identifiable[:p], options).x for d in theta_shift.T], axis=1)
 
+    # Without a drift record, the drift this run shows of the offsets it resolves better than robot.yaml (the width
+    # khalil-1 fits them with, h184) in the record's place: the conversion cannot fit it (h192).
+    run_drift = run_offset_drift_on(model, robot, frame, sig.q, sig.qd, sig.qdd, sig.tau, sig.temperature, lf,
+                                    robot_uncertainty(robot, options))
     drift, drift_note = offset_drift_covariance(robot, y_b, re, y_used, frame, model, to_payload, float(sol.x[0]),
-                                                holds_measured_error=False)
+                                                holds_measured_error=False, run_drift=run_drift)
     notes += [] if drift_note is None else [drift_note]
     return finish(frame, PayloadMethod.KHALIL_2, sol.x, cov if drift is None else cov + drift, sol.identifiable,
                   notes, options, convergence_time=duration, friction_unknowns=sol.x.size - 10, projection_cov=cov)

@@ -334,7 +334,8 @@ class OnlineEstimator(ABC):
         return online_covariance_extra(self.model, self.robot, self.frame, q, qd, qdd, tau,
                                        load_friction=self.n_lf > 0, friction_prior_var=self.batch_friction_prior_var(),
                                        method=self.method, mass_information_std=self.mass_information_std(),
-                                       residual=residual, gram=gram)
+                                       residual=residual, gram=gram,
+                                       robot_cov=self.robot_cov if self.include_robot_uncertainty else None)
 
     def mass_information_std(self) -> float:
         """The mass σ the rows fed so far give at the rows' assumed noise (noise_std; the estimator's own mass σ
