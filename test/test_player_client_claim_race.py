@@ -46,7 +46,8 @@ class _Player:
 
 class _Future:
     def __init__(self) -> None:
-        self._result, self._done, self._callbacks = None, False, []
+        self._result, self._done = None, False
+        self._callbacks: list = []
 
     def done(self) -> bool:
         return self._done
@@ -81,7 +82,7 @@ class _GoalHandle:
         return _Future()
 
 
-def _client(player: _Player, held_first: bool, lost: set[int]):
+def _client(player, held_first, lost):
     """A client whose requests reach `player` at once, each in its own thread; with `held_first`, request 1 reaches it
     only when request 2 is sent (a request the player's executor took late), just before request 2. An accepted
     request in `lost` never has its acceptance delivered (and so never starts, as rclpy does)."""
@@ -98,7 +99,7 @@ def _client(player: _Player, held_first: bool, lost: set[int]):
         if k != 1 or not held_first:
             go.set()
 
-        def serve() -> None:
+        def serve():
             go.wait()
             accepted = player._on_goal(goal) == GoalResponse.ACCEPT
             if accepted and k in lost:
