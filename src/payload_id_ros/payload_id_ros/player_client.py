@@ -122,13 +122,21 @@ class ExcitationPlayerClient:
         try:
             handle = None
             while handle is None:
-                if not any(f.done() for _, f in sent):   # once the player answers, it hears us: no more requests
-                    if sent:
-                        self._node.get_logger().warn(
-                            f"the excitation player has not answered the goal in {RESEND_AFTER:g} s: sending it again "
-                            f"(request {len(sent) + 1}; a request sent before a restarted player has discovered this "
-                            "node is lost)")
-                    sent.append(self._send(trajectory, on_feedback))
+                # Sent again while a request is unanswered (_await_answer returns here only then): besides a request
+                # lost on its way, an unanswered one may have been accepted with its acceptance lost, its claim on the
+                # player given up CLAIM_TIMEOUT (1 s) later (excitation_player); a request that reached the player
+                # within that second was rejected "already playing" by an idle player, so a rejection alone does not
+                # end the requests while an earlier one is unanswered (h207). Every request answered and none
+                # accepted: the player is busy (the loop ends below).
+                if sent:
+                    rejected = sum(f.done() for _, f in sent)
+                    why = (f"{rejected} of {len(sent)} rejected while the others are unanswered: an unanswered one "
+                           "may hold the player's claim, lost with its acceptance" if rejected else
+                           "a request sent before a restarted player has discovered this node is lost")
+                    self._node.get_logger().warn(
+                        f"the excitation player has not {'accepted' if rejected else 'answered'} the goal in "
+                        f"{RESEND_AFTER:g} s: sending it again (request {len(sent) + 1}; {why})")
+                sent.append(self._send(trajectory, on_feedback))
                 handle, answered = self._await_answer(sent, min(time.monotonic() + RESEND_AFTER, deadline))
                 if handle is None and (answered or time.monotonic() >= deadline):
                     break
