@@ -70,3 +70,21 @@ def test_a_goal_whose_acceptance_never_reached_its_client_does_not_block_the_nex
     handle = _Handle()
     player._on_accepted(handle)
     assert handle.executed == 1 and player._busy and player._claimed_at is None
+
+
+def test_a_claim_that_never_started_does_not_hold_up_the_wind_down(clock):
+    """A SIGTERM waits for the running goal to end (node_main's wind-down, up to its limit): a claim whose start never
+    came is no running goal once CLAIM_TIMEOUT has passed."""
+    player = _Player()
+    player._idle = ExcitationPlayer._idle.__get__(player)
+    assert player._idle()
+    assert player._on_goal(None) == GoalResponse.ACCEPT
+    assert not player._idle()                                # it may still start
+    clock[0] += 2 * CLAIM_TIMEOUT
+    assert player._idle()                                    # it never will
+    player2 = _Player()
+    player2._idle = ExcitationPlayer._idle.__get__(player2)
+    player2._on_goal(None)
+    player2._on_accepted(_Handle())
+    clock[0] += 10 * CLAIM_TIMEOUT
+    assert not player2._idle()                               # a running goal holds the wind-down

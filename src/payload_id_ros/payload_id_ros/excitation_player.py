@@ -326,7 +326,14 @@ class ExcitationPlayer(Node):
         self._closing_reason = reason
         if self.stop_motion(final=True) > 0.0:
             self.get_logger().info(f"{reason}: decelerating stop sent")
-        return lambda: not self._busy
+        return self._idle
+
+    def _idle(self) -> bool:
+        """No goal running, nor one accepted that may still start: a claim whose start never came within
+        CLAIM_TIMEOUT is no goal (a SIGTERM would otherwise wait node_main's whole wind-down limit for it, h207)."""
+        with self._lock:
+            claimed = self._claimed_at
+            return not self._busy or (claimed is not None and time.monotonic() - claimed > CLAIM_TIMEOUT)
 
     def close(self) -> None:
         """On exit (Ctrl-C, SIGTERM): a player that dies mid-trajectory still stops the arm."""
