@@ -107,9 +107,10 @@ DRIFT = [] if os.environ.get("UR10E_DRIFT", "1") == "0" else [
 COM_PAIRS = {rd.GAIN_PAIR: (rd.PAIRS[rd.GAIN_PAIR][1], rd.PAIRS[rd.GAIN_PAIR][0]), **CSV}
 with tempfile.TemporaryDirectory() as tmp:
     robot_yaml = Path(tmp) / "robot.yaml"
-    cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][0]),
-              "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]),
-              "--known-payload-mass", str(rd.LOAD_MASS_KG), *HELD_OUT, *DRIFT, "--out", str(robot_yaml)])
+    if cli_main(["identify-robot", "--urdf", str(data / "ur10e.urdf"), "--csv-ur",
+                 str(data / rd.PAIRS[rd.GAIN_PAIR][0]), "--loaded-csv-ur", str(data / rd.PAIRS[rd.GAIN_PAIR][1]),
+                 "--known-payload-mass", str(rd.LOAD_MASS_KG), *HELD_OUT, *DRIFT, "--out", str(robot_yaml)]) != 0:
+        raise SystemExit("bench/ur10e.py: identify-robot refused the user path's recordings (its message above)")
     written = yaml.safe_load(robot_yaml.read_text())
     # The identified gains and their σ robot.yaml carries (issue 29 item 5: they must not move beyond rounding).
     for i, (gain, std) in enumerate(zip(written["effort_scale"], written["effort"]["scale_std"], strict=True)):
@@ -121,16 +122,26 @@ with tempfile.TemporaryDirectory() as tmp:
         fig[f"ur10e_cli_offset_prior_std_nm_joint{i + 1}"] = float(drift["prior_std"][j])
     cli_ratio, cli_err, cli_ratios = 0.0, 0.0, []
     mass_std: dict[str, float] = {}
-    for k, (loaded_csv, unloaded_csv) in CSV.items():
-        for m in (*TARGET_METHODS, "khalil-2"):
+    payload_runs: dict[tuple[str, str], dict | None] = {}
+
+    def identify_payload(m: str, k: str, loaded_csv: str, unloaded_csv: str) -> dict | None:
+        """payload.yaml of the user's command line for method `m` on recording `k` (None: refused, said), each run once
+        (the mass and the CoM sections read the same runs)."""
+        if (m, k) not in payload_runs:
             out = Path(tmp) / f"{m}_{k}.yaml"
             code = cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
                              "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
                              "--method", m, "--out", str(out)])
             if code != 0:
-                print(k, m, "refused")
+                print(k, m, "refused, exit code", code)
+            payload_runs[m, k] = yaml.safe_load(out.read_text()) if code == 0 else None
+        return payload_runs[m, k]
+
+    for k, (loaded_csv, unloaded_csv) in CSV.items():
+        for m in (*TARGET_METHODS, "khalil-2"):
+            d = identify_payload(m, k, loaded_csv, unloaded_csv)
+            if d is None:
                 continue
-            d = yaml.safe_load(out.read_text())
             err = d["mass"] - rd.LOAD_MASS_KG
             name = f"ur10e_cli_{m.replace('-', '_')}_{{}}_{k.replace('_', '')}"
             fig[name.format("mass_err_pct")] = 100 * err / rd.LOAD_MASS_KG
@@ -147,13 +158,12 @@ with tempfile.TemporaryDirectory() as tmp:
     for k, (loaded_csv, unloaded_csv) in COM_PAIRS.items():
         com = {}
         for m in ("khalil-3", "khalil-1", "difference-rls"):
-            out = Path(tmp) / f"com_{m}_{k}.yaml"
-            cli_main(["identify-payload", "--urdf", str(data / "ur10e.urdf"), "--robot", str(robot_yaml),
-                      "--csv-ur", str(data / loaded_csv), "--unloaded-csv-ur", str(data / unloaded_csv),
-                      "--method", m, "--out", str(out)])
-            d = yaml.safe_load(out.read_text())
-            com[m] = (np.array(d["com"], dtype=float), np.array(d["std"]["com"], dtype=float))
-        for m in ("khalil-1", "difference-rls"):
+            d = identify_payload(m, k, loaded_csv, unloaded_csv)
+            if d is not None:
+                com[m] = (np.array(d["com"], dtype=float), np.array(d["std"]["com"], dtype=float))
+        for m in ("khalil-1", "difference-rls") if "khalil-3" in com else ():
+            if m not in com:
+                continue
             c, s_ = com[m]
             gap = np.abs(c - com["khalil-3"][0])
             key = f"ur10e_cli_{m.replace('-', '_')}_{{}}_{k.replace('_', '')}"
