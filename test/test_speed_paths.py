@@ -42,6 +42,7 @@ from payload_id_core.payload.online.base import LOAD_REFRESH, ConvergenceRule
 from payload_id_core.payload.online.direct_rls import LOAD_REF_REL_STD
 from payload_id_core.robot_id import fit_given_model, gear_friction
 from payload_id_core.robot_id.estimators import NormalEquations, wls
+from payload_id_core.robot_id.regressors import full_regressor
 from payload_id_core.signals import tracking
 from payload_id_core.sim.pick_place import pick_and_place
 from payload_id_core.testing.synthetic import sum_of_sines, synthetic_recording
@@ -491,6 +492,11 @@ def reference_filter_update(self, t, p, f):
 
 
 def reference_observer_terms(self, q, qd):
+    # robot.yaml's regressor at the block's stacked arguments, kept as the fast path keeps it for the monitor's
+    # information limit (h201: ObserverModel.robot_regressor_terms), here without the shared rigid-body memo.
+    robot = self.robot
+    self.last_regressor = full_regressor(self.model, robot.base, robot.rotor, robot.friction,
+                                         *observer.stacked_arguments(np.atleast_2d(q), np.atleast_2d(qd)))
     return reference_momentum_terms(self.torque, q, qd, self.friction)
 
 
