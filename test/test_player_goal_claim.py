@@ -2,36 +2,12 @@
 the goal callback, sends the acceptance, then starts the goal; where the send fails ("Failed to send goal response",
 a client a restarted player has not discovered yet, h200) it never starts it. Before, the claim taken in the goal
 callback stayed, and every later goal was rejected "already playing" until the player was restarted."""
-import threading
-
 import pytest
 from rclpy.action import GoalResponse
+from test_player_client_claim_race import _Player  # the player's claim state, as ExcitationPlayer.__init__ sets it
 
 from payload_id_ros import excitation_player
 from payload_id_ros.excitation_player import CLAIM_TIMEOUT, ExcitationPlayer
-
-
-class _Logger:
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    def warn(self, text: str) -> None:
-        self.warnings.append(text)
-
-
-class _Player:
-    """The state _on_goal and _on_accepted read and write, as ExcitationPlayer.__init__ sets it."""
-    _on_goal = ExcitationPlayer._on_goal
-    _on_accepted = ExcitationPlayer._on_accepted
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._busy = False
-        self._claimed_at = None
-        self.logger = _Logger()
-
-    def get_logger(self) -> _Logger:
-        return self.logger
 
 
 class _Handle:
