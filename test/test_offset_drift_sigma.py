@@ -271,13 +271,14 @@ JOINT_RHO = 0.95       # their correlation under "not moved" (h207's probe): tog
 def test_a_drift_beyond_chance_only_jointly_is_given_its_joint_width(ur10, monkeypatch, method, rel):
     """h207's probe (h214): the shoulder lift's and the elbow's free changes +0.9σ and −0.9σ of "not moved", their
     correlation there 0.95 (robot_prior.run_offset_drift's answer on the honest seed 2 with those values put in): χ²
-    32.4 on 2 (on the five offsets the run resolves better than C_a: 32.4 on 5, p 4e-6), yet each under 1σ, so the
+    32.4 on the two (33.5 on the five offsets the run resolves better than C_a, p 2.9e-6), yet each under 1σ, so the
     per-offset widths opened none and σ added nothing (main; h202's gate let it through to no width). The width now
     lies along the drift's joint direction, D = (1 − 1/χ²) ΔB̂ ΔB̂ᵀ (the marginal maximum-likelihood rank-one drift
     from the one draw), so the mass variance gains (1 − 1/χ²) × (the method's mass change for exactly that joint
     change of the two offsets)², the change measured by moving them so in the simulated run (same noise seed):
     khalil-2 and gaz-dtau within 2 %; direct-rls 1.17× (its term is the batch fit's response, online_covariance_extra,
-    not the recursion's own). The estimate is the method's own."""
+    not the recursion's own). The estimate is the method's own; mass σ direct-rls / khalil-2 / gaz-dtau 0.067 / 0.060 /
+    0.051 % → 0.072 / 0.063 / 0.055 % (errors −0.010 / +0.030 / +0.019 %: this run's offsets did not really move)."""
     model, robot, _ = ur10
     real = covariance_extra.run_offset_drift
     given = {}
