@@ -44,7 +44,7 @@ PAIRS = {"14harm": ("ur-20_02_19_14harm50secLoad.csv", "ur-20_02_19_14harm50sec.
          "15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
          "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
 HELD_OUT = ("15harm", "01_31")
-# the quality reason of an estimate whose σ rests on robot.yaml's one held-out motion (covariance_extra.few_motions_note)
+# the quality reason of an estimate whose σ rests on robot.yaml's one held-out motion (few_motions_note)
 FEW_MOTIONS = "--held-out-csv-ur / --held-out-bag run of another motion to identify-robot"
 # (held-out run, judged loaded run): every loaded run but the held-out run's own twin
 JUDGED = [(h, p) for h in HELD_OUT for p in PAIRS if p != h]
@@ -89,7 +89,7 @@ def test_mass_sigma_covers_the_error_on_runs_whose_twin_was_not_held_out(runs, h
     err, std = d["mass"] - LOAD_MASS_KG, d["std"]["mass"]
     if method == "khalil-1":      # the run's own unloaded motion joined the one held-out motion: nothing against it
         assert d["quality"]["status"] == "ok", (held, pair, d["quality"])
-    else:                         # difference-rls reads no unloaded run: its σ rests on the one motion, suspect for that
+    else:                         # difference-rls reads no unloaded run: σ rests on the one motion, suspect for that
         assert d["quality"]["status"] == "suspect" and not d["converged"], (held, pair, d["quality"])
         assert [r for r in d["quality"]["reasons"] if FEW_MOTIONS in r] == d["quality"]["reasons"], d["quality"]
     # measured |err|/σ 0.12-0.96 over these eight (0.21-1.67 before khalil-1 joined the run's own unloaded run: on

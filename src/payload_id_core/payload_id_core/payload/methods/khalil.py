@@ -177,13 +177,15 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
 
 
 def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame: str, unloaded: Recording,
-                           options: PayloadOptions, measured: np.ndarray) -> tuple[np.ndarray, Note | None, bool]:
+                           options: PayloadOptions, measured: np.ndarray
+                           ) -> tuple[np.ndarray, Note | None, bool]:
     """khalil-1's measured model error `measured` (C_me for `frame`) with the payload run's own unloaded run joined
     to robot.yaml's held-out runs as one more motion (robot_id/model_error.OWN_UNLOADED_RUN), the note that says
     so, and whether this motion's error is now among the measured ones (joined, or already held out; False where the
     run carries a load: covariance_extra.few_motions_note); `measured` unchanged (no note, or one saying why) where
-    that run is already held out, carries a load, or does not widen it. Its spurious payload is khalil-1's regression on it (Khalil 2007 eq. 23 with no payload on), as
-    identify-robot measures a held-out run's (payload/held_out_error.spurious_payload)."""
+    that run is already held out, carries a load, or does not widen it. Its spurious payload is khalil-1's regression
+    on it (Khalil 2007 eq. 23 with no payload on), as identify-robot measures a held-out run's
+    (payload/held_out_error.spurious_payload)."""
     from payload_id_core.payload.held_out_error import MAX_MASS_SIGMAS  # noqa: PLC0415 - it imports the methods
 
     me = robot.model_error.in_frame(model, frame) if robot.model_error is not None else None
