@@ -102,6 +102,7 @@ LIGHT_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_LIGHT_SEEDS", "21,22
 VETO = os.environ.get("MONITOR_LOAD_FRICTION_VETO", "0") not in ("", "0")
 SIGN_DOUBT = os.environ.get("MONITOR_FRICTION_SIGN_DOUBT", "0") not in ("", "0")
 SINCE_CHANGE = os.environ.get("MONITOR_SINCE_CHANGE_ALARM", "0") not in ("", "0")
+DOUBT_ALARM_COV = os.environ.get("MONITOR_DOUBT_ALARM_COV", "1") not in ("", "0")
 MATCH_S = 0.1
 FOUND_ABOVE_N = 30.0
 
@@ -116,7 +117,8 @@ def watch(model, robot, run, floors: list | None = None):
     [(t, kg)] of the alarm's floor over the samples just watched (PayloadMonitor.recent_floor) after each block."""
     monitor = PayloadMonitor(model, robot, run.frame, settings=MonitorSettings(load_friction_veto=VETO,
                                                                                friction_sign_doubt=SIGN_DOUBT,
-                                                                               since_change_alarm=SINCE_CHANGE))
+                                                                               since_change_alarm=SINCE_CHANGE,
+                                                                               doubt_alarm_cov=DOUBT_ALARM_COV))
     events, masses, published = [], [], []
     t0 = time.perf_counter()
     for k in range(0, run.t.size, 10):
@@ -300,7 +302,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                             "MONITOR_TASK_S (600), MONITOR_QUIET_S (3600), MONITOR_HUMAN_S (1500), "
                                             "MONITOR_HUMAN_SEEDS (7,8,9), MONITOR_LIGHT_S (120), "
                                             "MONITOR_LIGHT_SEEDS (21,22), MONITOR_LOAD_FRICTION_VETO (0), "
-                                            "MONITOR_FRICTION_SIGN_DOUBT (0), MONITOR_SINCE_CHANGE_ALARM (0).")
+                                            "MONITOR_FRICTION_SIGN_DOUBT (0), MONITOR_SINCE_CHANGE_ALARM (0), "
+                                            "MONITOR_DOUBT_ALARM_COV (1).")
     return parser.parse_args(argv)
 
 

@@ -63,6 +63,9 @@ class MonitorSettings:
     # `placed` -0.44 kg at its release (0 -> 1 of 310 pushes called a load; design.md, h140). Still so on main at
     # 7b2b49a (h206): a doubt kept by 5 g at 152.15 s, whose step-wide σ then hides a real place (design.md).
     since_change_alarm: bool = False
+    # A doubt's alarm takes the implied load's own fit covariance with the model's error on its samples
+    # (doubt.ImpliedLoad.alarm_cov), not the step-wide σ the doubt publishes (PayloadState.alarm_cov; h211).
+    doubt_alarm_cov: bool = True
     # The alarm expects the carried load's gear friction where robot.yaml measured it and the data chose it, as a veto
     # beside the unchanged CUSUM (load_friction_veto). Off: it removes the heavy part's false event and the 10 kg part's
     # contact, but measured on main with h149-h152 (h154, bench/monitor.py, design.md) it names 2 of the task's 70
