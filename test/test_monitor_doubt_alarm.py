@@ -1,11 +1,11 @@
 """A doubt's alarm (issue 31, h206, h211): bench/monitor.py's pushed task, seed 8, its first 160 s.
 
-A 21 N push on the flange held 3.1 s in a move from 148.95 s disarms the monitor, which puts the 2.78 kg carried in doubt
-at 150.23 s (+1.85 kg implied: the push held, fitted as a load). The doubt publishes a σ that covers the whole implied
-step (1.85 kg), which is right for what it says of the payload; taken into the alarm's allowance (F Σ Fᵀ) as well, it
-hid the real place at 152.57 s (−2.92 kg) whenever the doubt outlived it, and the monitor believed 2.78 kg on an empty
-flange for 88 s (with the since-change alarm on, h206). The alarm takes the implied load's own fit covariance with the
-robot model's error on its samples instead (PayloadState.alarm_cov: 0.29 kg of mass σ here).
+A 21 N push on the flange held 3.1 s in a move from 148.95 s disarms the monitor, which puts the 2.78 kg carried in
+doubt at 150.23 s (+1.85 kg implied: the push held, fitted as a load). The doubt publishes a σ that covers the whole
+implied step (1.85 kg), which is right for what it says of the payload; taken into the alarm's allowance (F Σ Fᵀ) as
+well, it hid the real place at 152.57 s (−2.92 kg) whenever the doubt outlived it, and the monitor believed 2.78 kg on
+an empty flange for 88 s (with the since-change alarm on, h206). The alarm takes the implied load's own fit covariance
+with the robot model's error on its samples instead (PayloadState.alarm_cov: 0.29 kg of mass σ here).
 """
 
 import numpy as np
