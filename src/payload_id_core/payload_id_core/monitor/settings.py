@@ -61,7 +61,9 @@ class MonitorSettings:
     # PayloadMonitor._alarm_reference). Off by default: it hears a part in the second after a pick (floor 2.59 -> 0.68
     # kg), but on bench/monitor.py's pushed task seed 8 a 106 N flange push held 2.6 s in a move was then named
     # `placed` -0.44 kg at its release (0 -> 1 of 310 pushes called a load; design.md, h140). Still so on main at
-    # 7b2b49a (h206): a doubt kept by 5 g at 152.15 s, whose step-wide σ then hides a real place (design.md).
+    # 7b2b49a (h206): a doubt kept by 5 g at 152.15 s, whose step-wide σ then hides a real place (design.md). With that
+    # σ kept out of the alarm (doubt_alarm_cov, h211) the place is heard, but 3 of 151 pushes are called a load (seed 8:
+    # the release's window on the doubt and the place named as one change dated at the release; design.md).
     since_change_alarm: bool = False
     # A doubt's alarm takes the implied load's own fit covariance with the model's error on its samples
     # (doubt.ImpliedLoad.alarm_cov), not the step-wide σ the doubt publishes (PayloadState.alarm_cov; h211).
