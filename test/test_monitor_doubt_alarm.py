@@ -5,7 +5,8 @@ doubt at 150.23 s (+1.85 kg implied: the push held, fitted as a load). The doubt
 implied step (1.85 kg), which is right for what it says of the payload; taken into the alarm's allowance (F Σ Fᵀ) as
 well, it hid the real place at 152.57 s (−2.92 kg) whenever the doubt outlived it, and the monitor believed 2.78 kg on
 an empty flange for 88 s (with the since-change alarm on, h206). The alarm takes the implied load's own fit covariance
-with the robot model's error on its samples instead (PayloadState.alarm_cov: 0.29 kg of mass σ here).
+with the robot model's error on its samples instead (PayloadState.alarm_cov: 0.29 kg of mass σ here), with
+MonitorSettings.doubt_alarm_cov (opt-in: design.md, h211).
 """
 
 import numpy as np
@@ -54,7 +55,8 @@ def test_a_place_under_a_doubt_is_heard(ur10_cell_robot, run, since_change):
     """The doubt publishes its step-wide σ (1.85 kg) while its alarm takes 0.29 kg; the place 2.3 s after it is alarmed
     on within 0.1 s, and at 160 s the flange is carried as empty (within 3σ of the part's 0 kg; main with the
     since-change alarm on: 2.78 kg, no alarm at the place)."""
-    monitor, alarms, doubt = watched(ur10_cell_robot, run, MonitorSettings(since_change_alarm=since_change))
+    settings = MonitorSettings(since_change_alarm=since_change, doubt_alarm_cov=True)
+    monitor, alarms, doubt = watched(ur10_cell_robot, run, settings)
     assert doubt is not None
     published, alarmed = doubt
     assert published > 1.5 and alarmed < 0.5, doubt

@@ -44,8 +44,9 @@ def implied_load(history, phi: np.ndarray, level: np.ndarray, gain: np.ndarray, 
     # (AᵀA)⁻¹, times the variance factor of the observer's filtered, hence correlated, samples.
     per_row = max(sse / max(A.shape[0] - 4, 1), 1.0)
     AtA_inv = np.linalg.pinv(A.T @ A, rcond=1e-12) if rank == 4 else np.full((4, 4), np.inf)
+    mass_var = float(AtA_inv[0, 0])
+    fit_std = float(np.sqrt(per_row * mass_var * ar1_factor(gain, dt)))
     fit_cov = per_row * ar1_factor(gain, dt) * AtA_inv
-    fit_std = float(np.sqrt(fit_cov[0, 0]))
     # The model's error at the running level (the rows' unit), correlated over the N samples fitted: Cauchy-Schwarz
     # bounds Var(Σ_k a_kᵀ e_k) by N Σ_k |a_k|², so N (AᵀA)⁻¹ on top of the fit's own (since_change's model term).
     alarm_cov = fit_cov + len(hist) * AtA_inv

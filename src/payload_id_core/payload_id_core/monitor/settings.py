@@ -66,8 +66,11 @@ class MonitorSettings:
     # the release's window on the doubt and the place named as one change dated at the release; design.md).
     since_change_alarm: bool = False
     # A doubt's alarm takes the implied load's own fit covariance with the model's error on its samples
-    # (doubt.ImpliedLoad.alarm_cov), not the step-wide σ the doubt publishes (PayloadState.alarm_cov; h211).
-    doubt_alarm_cov: bool = True
+    # (doubt.ImpliedLoad.alarm_cov), not the step-wide σ the doubt publishes (PayloadState.alarm_cov; h211). Off: it
+    # hears the place under seed 8's doubt (test_monitor_doubt_alarm), but on bench/monitor.py's pushed task seed 7 a
+    # place made in a doubt is named 6.5 s late (197.77 s, a load event without a change) and a 76 N flange push in a
+    # move is no longer found (design.md, h211).
+    doubt_alarm_cov: bool = False
     # The alarm expects the carried load's gear friction where robot.yaml measured it and the data chose it, as a veto
     # beside the unchanged CUSUM (load_friction_veto). Off: it removes the heavy part's false event and the 10 kg part's
     # contact, but measured on main with h149-h152 (h154, bench/monitor.py, design.md) it names 2 of the task's 70
