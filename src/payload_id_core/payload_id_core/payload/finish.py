@@ -185,11 +185,19 @@ def inertia_scale(est: PayloadEstimate) -> float:
     a small σ). Not the estimate itself: that let an over-estimated inertia raise its own bar (khalil-3 on the
     simulated ur10 cell, issue 29: ixx 0.058 ± 0.011 kg·m² for 0.012 passed as σ ≤ 0.25 × 0.058). With the
     lower bound an estimate lifts the bar above the compact payload's only as far as it is significant: the
-    test σ ≤ INERTIA_STD_FRACTION × (λ − 3σ) asks σ ≤ λ / 5.5."""
+    test σ ≤ INERTIA_STD_FRACTION × (λ − 3σ) asks σ ≤ λ / 5.5.
+
+    The compact payload's m·r² is never taken above the estimate's own largest moment λ̂: a part the estimate says
+    is more compact than r is judged against its moments, not against the size it was assumed to have (so the floor
+    asks at least σ ≤ 0.4 λ̂, the moment 2.5σ from zero). Without that cap the Panda's 1.5 kg block (10 × 8 × 6 cm,
+    largest moment 2.05e-3 = m·(3.7 cm)², bench/priors.py on the 10 s panda_payload) was "determined" at a largest
+    σ of 0.67 × its moment (λ̂ 1.04 of σ on seeds where the data put it low), under the floor's 0.4·m·(5 cm)² =
+    1.5e-3 kg·m²: a number of the order of its own σ, which issue 30 measures as not determined (σ ≤ 25 %).
+    The cap only lowers the scale, so issue 29's over-estimate stays undetermined."""
     largest = float(np.max(np.linalg.eigvalsh(est.inertia_about_com)))
     std = est.propagated_std()[4:]
     lower = largest - INERTIA_LOWER_BOUND_SIGMA * float(np.max(std)) if np.all(np.isfinite(std)) else 0.0
-    return max(lower, abs(est.mass) * PAYLOAD_SIZE_FLOOR ** 2)
+    return max(lower, min(abs(est.mass) * PAYLOAD_SIZE_FLOOR ** 2, largest))
 
 
 def judge_determination(est: PayloadEstimate) -> PayloadEstimate:
