@@ -148,7 +148,8 @@ def test_an_over_estimated_inertia_does_not_pass_its_own_test():
     assert over.propagated_std()[4] == pytest.approx(0.011, rel=0.01)
     assert over.propagated_std()[4] < INERTIA_STD_FRACTION * 0.058     # what let it pass before
     assert inertia_scale(over) == pytest.approx(0.058 - 3 * 0.011, rel=0.02)
-    # The compact payload's m·r² (0.00875) is not what this σ shows the moment to be at least: 0.015 − 0.011 at 1σ (h210).
+    # The compact payload's m·r² (0.00875) is not what this σ shows the moment to be at least: 0.015 − 0.011 at
+    # 1σ (h210).
     assert inertia_scale(right) == pytest.approx(0.015 - 0.011, rel=0.02)
     for est in (over, right):
         assert list(est.determined) == [True, True, False]

@@ -19,7 +19,6 @@ goes through the same steps:
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 
 import numpy as np
