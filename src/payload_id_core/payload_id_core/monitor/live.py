@@ -380,8 +380,8 @@ class LiveMonitor:
         step = LiveStep(update, self._published(update.estimate, q[-1]))
         if self._silent:
             moves = "the simulated clock moves again and " if self._silent == CLOCK_SILENCE else ""
-            step.resumed.append(f"monitor resumed: {moves}joint states arrive again (stamped from {float(t[0]):.3f} s), "
-                                "watched from there")
+            step.resumed.append(f"monitor resumed: {moves}joint states arrive again (stamped from "
+                                f"{float(t[0]):.3f} s), watched from there")
             self._silent = ""
         return step
 
