@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from payload_id_core.notes import NoteCode
+from payload_id_core.payload import covariance_extra
 from payload_id_core.payload.held_out_error import measure_offset_spread
 from payload_id_core.payload.methods import identify_payload
 from payload_id_core.payload_estimate import Quality
@@ -260,6 +261,54 @@ def test_without_a_drift_record_sigma_is_no_wider_on_honest_runs(ur10, seed):
     assert std <= 1.02 * std_held, (100 * std / DRIFT_MASS, 100 * std_held / DRIFT_MASS)
     assert abs(est.mass - DRIFT_MASS) <= 2.5 * std, (100 * (est.mass - DRIFT_MASS) / DRIFT_MASS, 100 * std / DRIFT_MASS)
     assert est.converged and est.quality is Quality.OK, est.quality_reasons
+
+
+JOINT_Z = 0.9          # each offset's change over its own std: within 1σ, no per-offset width opens
+JOINT_RHO = 0.95       # their correlation under "not moved" (h207's probe): together far beyond chance
+
+
+@pytest.mark.parametrize("method, rel", [("direct-rls", 0.2), ("khalil-2", 0.02), ("gaz-dtau", 0.02)])
+def test_a_drift_beyond_chance_only_jointly_is_given_its_joint_width(ur10, monkeypatch, method, rel):
+    """h207's probe (h214): the shoulder lift's and the elbow's free changes +0.9σ and −0.9σ of "not moved", their
+    correlation there 0.95 (robot_prior.run_offset_drift's answer on the honest seed 2 with those values put in): χ²
+    32.4 on the two (33.5 on the five offsets the run resolves better than C_a, p 2.9e-6), yet each under 1σ, so the
+    per-offset widths opened none and σ added nothing (main; h202's gate let it through to no width). The width now
+    lies along the drift's joint direction, D = (1 − 1/χ²) ΔB̂ ΔB̂ᵀ (the marginal maximum-likelihood rank-one drift
+    from the one draw), so the mass variance gains (1 − 1/χ²) × (the method's mass change for exactly that joint
+    change of the two offsets)², the change measured by moving them so in the simulated run (same noise seed):
+    khalil-2 and gaz-dtau within 2 %; direct-rls 1.17× (its term is the batch fit's response, online_covariance_extra,
+    not the recursion's own). The estimate is the method's own; mass σ direct-rls / khalil-2 / gaz-dtau 0.067 / 0.060 /
+    0.051 % → 0.072 / 0.063 / 0.055 % (errors −0.010 / +0.030 / +0.019 %: this run's offsets did not really move)."""
+    model, robot, _ = ur10
+    real = covariance_extra.run_offset_drift
+    given = {}
+
+    def jointly_moved(*args, **kwargs):
+        shown = real(*args, **kwargs)
+        if shown is None or not shown.loose[[1, 2]].all():                  # a quick check's prefix of the run
+            return shown
+        std = shown.offsets_std
+        offsets = np.zeros_like(shown.offsets)
+        offsets[[1, 2]] = JOINT_Z * std[1], -JOINT_Z * std[2]
+        cov = shown.cov.copy()
+        cov[1, 2] = cov[2, 1] = JOINT_RHO * std[1] * std[2]
+        given["offsets"] = offsets                                            # the last: the final estimate's
+        return replace(shown, offsets=offsets, cov=cov, drift_std=np.zeros_like(std))
+
+    monkeypatch.setattr(covariance_extra, "run_offset_drift", jointly_moved)
+    run = drift_run(model, 2)
+    held = _estimate(model, _holding(model, robot), method, run)
+    est = _estimate(model, robot, method, run)
+    note = _drift_note(est)
+    chi2 = float(re.search(r"χ² ([0-9.]+) on", note).group(1))
+    assert chi2 > 30, note                                                  # beyond chance together ...
+    assert est.mass == pytest.approx(held.mass, rel=1e-9)                    # σ only
+    # ... and the change those two offsets made, as the method reads it (the run with them moved, same noise)
+    moved = given["offsets"]                                                # offsets' order is the joints'
+    shift = _estimate(model, _holding(model, robot), method, drift_run(model, 2, offsets=moved)).mass - held.mass
+    added = est.covariance[0, 0] - held.covariance[0, 0]
+    assert added == pytest.approx((1 - 1 / chi2) * shift**2, rel=rel), (added, shift**2, chi2)
+    assert "shoulder_lift_joint" in note and "elbow_joint" in note and "--drift-bag" in note, note
 
 
 def test_offsets_the_calibration_knows_better_than_the_run_are_held(ur10):
