@@ -108,7 +108,12 @@ class PayloadMonitor:
         n = model.n
         self.gain = np.full(n, float(self.s.gain))
         self.sigma = robot.monitor_noise_scale
-        self.observer = MomentumObserver(ObserverModel(model, robot), self.gain)
+        # robot.yaml's parameter covariance C_a (None: it has none): its error δθ moves r₀ by Y_a δθ, Y_a the same
+        # filter on robot.yaml's regressor, which the re-estimate's published covariance carries (PayloadRefiner);
+        # the observer keeps its block's regressor for that only.
+        self.theta_cov = robot_theta_cov(robot)
+        self.observer = MomentumObserver(ObserverModel(model, robot, keep_regressor=self.theta_cov is not None),
+                                         self.gain)
         # One rigid-body regressor per block for both (observer.RigidRegressorMemo), held by this monitor alone.
         self.regressor = FilteredPayloadRegressor(model, frame, self.gain, memo=self.observer.dynamics.memo)
         self.load_friction = FilteredLoadFriction(self.gain, robot) if self.s.load_friction else None
@@ -121,9 +126,6 @@ class PayloadMonitor:
         # r₀, F, L and G are the same filter on the same samples, so one MomentumFilter runs them all, side by side on
         # one array (_run): its per-sample recursion is elementwise, so each gets the numbers of its own filter, for
         # the price of one (each object's own filter is left unused here).
-        # robot.yaml's parameter covariance C_a (None: it has none): its error δθ moves r₀ by Y_a δθ, Y_a the same
-        # filter on robot.yaml's regressor, which the re-estimate's published covariance carries (PayloadRefiner).
-        self.theta_cov = robot_theta_cov(robot)
         widths = [1, 10, 0 if self.load_friction is None else 2 + self.load_friction.k,
                   WRENCH * (1 + len(self.link_jacobians)), 0 if self.theta_cov is None else self.theta_cov.shape[0]]
         ends = np.cumsum(widths).tolist()
