@@ -66,8 +66,8 @@
   monitor_light_part_undecided_carries     carries whose standing payload says an undecided change
 MONITOR_LOAD_FRICTION_VETO=1 runs every task with MonitorSettings(load_friction_veto=True) (off by default, as the
 monitor is; h154 measured it with a wrapper). MONITOR_FRICTION_SIGN_DOUBT=1 likewise with friction_sign_doubt (h182),
-MONITOR_LOAD_FRICTION_EXPECTED=1 with load_friction_expected (h212), MONITOR_SINCE_CHANGE_ALARM=1 with since_change_alarm
-(h206), MONITOR_DOUBT_ALARM_COV=1 with doubt_alarm_cov (h211).
+MONITOR_LOAD_FRICTION_EXPECTED=1 with load_friction_expected (h212), MONITOR_SINCE_CHANGE_ALARM=1 with
+since_change_alarm (h206), MONITOR_DOUBT_ALARM_COV=1 with doubt_alarm_cov (h211).
 Targets (issue 17): latency ≤ 50 ms median, 0 false alarms per hour, mass within 2 % after 5 s; (issue 31): no
 person's push called a load, ≥ 0.9 of the pushes above 30 N found.
 The last stdout line is one JSON object.
