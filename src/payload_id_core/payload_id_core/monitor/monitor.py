@@ -903,6 +903,8 @@ class PayloadMonitor:
             self.change.begin(self.state, dated, unlocated, self._unarmed_motion_s, t, None)
             self._doubt_rows = None if rows is None else {**rows, "dated": dated}
         cov = self.state.cov.copy()
+        # A rank-deficient implied fit has an infinite covariance: the alarm would go deaf under it, so the doubt's
+        # alarm then keeps the step-wide covariance it publishes (h211's noticed gap).
         alarm_cov = self.state.alarm_covariance.copy()
         alarm_cov[:4, :4] += implied.alarm_cov
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
@@ -915,7 +917,8 @@ class PayloadMonitor:
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra,
                                   held_out_var=self.state.held_out_var,
-                                  alarm_cov=alarm_cov if self.s.doubt_alarm_cov else None)
+                                  alarm_cov=alarm_cov if self.s.doubt_alarm_cov and np.isfinite(alarm_cov).all()
+                                  else None)
         self.change.doubt_mass = float(self.state.phi[0])
         self.change.doubt_mass_std = implied.fit_std
         self._undo = None
