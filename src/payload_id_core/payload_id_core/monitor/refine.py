@@ -218,7 +218,7 @@ class PayloadRefiner:
         # for every row block, so no clustering sees it.
         self.correction_cov: np.ndarray | None = None
         # The same spread for a correction not learnt at all before the change (monitor.UnloadedFriction had no motion
-        # of the empty flange to learn from: its prior, (n, m, m)), added to `published` only (unlearnt_friction_cov).
+        # of the empty flange to learn from: its prior, (n, m, m)), added to `published` only (UnloadedFriction.unlearnt_cov).
         self.unlearnt_correction_cov: np.ndarray | None = None
         self._M: np.ndarray | None = None
 
