@@ -217,8 +217,8 @@ class PayloadRefiner:
         # M_j = Σ_k a_kj c_kjᵀ (whitened), so its covariance adds G⁻¹ (Σ_j M_j P_j M_jᵀ) G⁻¹. It is the same
         # for every row block, so no clustering sees it.
         self.correction_cov: np.ndarray | None = None
-        # The same spread for a correction not learnt at all before the change (monitor.UnloadedFriction had no motion
-        # of the empty flange to learn from: its prior, (n, m, m)), added to `published` only (UnloadedFriction.unlearnt_cov).
+        # The same spread for a correction not learnt at all before the change (no motion of the empty flange to learn
+        # it from: its prior, UnloadedFriction.unlearnt_cov, (n, m, m)), added to `published` only.
         self.unlearnt_correction_cov: np.ndarray | None = None
         self._M: np.ndarray | None = None
 
