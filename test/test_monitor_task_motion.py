@@ -81,19 +81,22 @@ class Task:
         self.cell.set_payload(None if phi is None else PayloadEstimate(FRAME, phi, np.zeros((10, 10)), "truth"))
         self.truth.append((self.cell.time, "picked" if mass else "placed", mass))
 
-    def watch(self, robot, settings: MonitorSettings | None = None):
+    def watch(self, robot, settings: MonitorSettings | None = None, named_at: list[float] | None = None):
         """(monitor, events, [(t, published PayloadState)]) of a monitor fed the task (`feed`)."""
         t, q, qd, tau = (np.concatenate([getattr(p, k) for p in self.parts]) for k in ("t", "q", "qd", "tau"))
         monitor = PayloadMonitor(self.model, robot, FRAME, settings=settings)
-        return (monitor, *feed(monitor, t, q, qd, tau))
+        return (monitor, *feed(monitor, t, q, qd, tau, named_at))
 
 
-def feed(monitor: PayloadMonitor, t, q, qd, tau):
-    """(events, [(t, published PayloadState)]) of the monitor fed joint states in 20 ms blocks."""
+def feed(monitor: PayloadMonitor, t, q, qd, tau, named_at: list[float] | None = None):
+    """(events, [(t, published PayloadState)]) of the monitor fed joint states in 20 ms blocks; `named_at`, if given,
+    gets the end of the block that made each event, in the events' order."""
     events, published = [], []
     for k in range(0, t.size, 10):
         u = monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
         events += u.events
+        if named_at is not None:
+            named_at += [float(t[min(k + 9, t.size - 1)])] * len(u.events)
         published += [(float(t[min(k + 9, t.size - 1)]), u.estimate)] if u.estimate is not None else []
     return events, published
 
@@ -482,7 +485,10 @@ def test_a_place_with_under_a_second_of_motion_before_the_next_pick_is_named_by_
     The place's window fit held until the next change but the arm had moved under it less than `min_refine_s` (1 s),
     so it was called a `contact` "not confirmed" (at rest a push fits a load as well). The motion it did have fits a
     load far better than a constant force on the flange (+1223 there; the margin that refutes a load is 100): that
-    evidence names it. Here: 3 kg picked, carried, put down at rest, a 0.8 s move, 0.2 s of rest, 2 kg picked."""
+    evidence names it. Here: 3 kg picked, carried, put down at rest, a 0.8 s move, 0.2 s of rest, 2 kg picked, and
+    4 moves after it: the 2 kg pick is named 4.3 s after it (from 3 s of its motion), with 2 moves (4.5 s) that came
+    0.16 s before the recording ended (h203), a slower decision would have been no event at all; now 4 moves (8.7 s)
+    leave it over 4 s, and the margin is asserted."""
     model, robot = cell
     task = Task(model, 3)
     task.rest(0.5)
@@ -498,9 +504,14 @@ def test_a_place_with_under_a_second_of_motion_before_the_next_pick_is_named_by_
     task.carry(2.0)
     t_pick = task.cell.time
     task.rest(0.3)
-    task.moves(2)
-    _, events, _ = task.watch(robot)
+    task.moves(4)
+    named_at: list[float] = []
+    _, events, _ = task.watch(robot, named_at=named_at)
     said = [(e.kind.value, round(e.t_change, 2), e.mass_change_text, e.reason) for e in events]
+    t_end = task.cell.time
+    picked = [at for e, at in zip(events, named_at) if e.kind is EventKind.PICKED and abs(e.t_change - t_pick) < 0.1]
+    assert picked and t_end - picked[0] >= 2.0, \
+        f"the pick at {t_pick:.2f} s named at {picked} with the recording ending at {t_end:.2f} s: under 2 s of margin"
     placed = [e for e in events if e.kind is EventKind.PLACED and abs(e.t_change - t_place) < 0.1]
     assert len(placed) == 1, (t_place, said)
     assert abs(placed[0].delta_mass + 3.0) <= max(0.1, 3 * placed[0].delta_mass_std), said
