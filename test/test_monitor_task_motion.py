@@ -472,7 +472,9 @@ def test_a_heavy_part_carried_into_a_move_is_no_change(cell):
     μ = 0.02; robot.yaml's identification 0.019 ± 0.002 and 0.020 ± 0.003): 0.3-0.7 N·m there, which the residual
     did not expect. Added to the move's start, it alarmed on the elbow; its window fitted −0.36 ± 0.06 kg (−0.25 with
     the friction taken out), adopted, and 2.5 s later named `contact` "did not persist". Right: no event, and the part
-    carried at its mass. Today the `contact` is still raised (strict xfail: design.md says what was tried)."""
+    carried at its mass. Today the `contact` is still raised (strict xfail: design.md says what was tried). It came with
+    70c5cbc (the alarm level rising 20x slower than it falls, h4): with the level rising at 1 s and unclipped the same
+    run has no event there (h219's bisection)."""
     model, robot = cell
     run = pick_and_place(model, "ur10", seconds=53.5, seed=5)
     monitor = PayloadMonitor(model, robot, run.frame)
