@@ -91,6 +91,7 @@ from payload_id_core.sim.pick_place import HumanContacts, pick_and_place
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from monitor_match import Match, match_events  # noqa: E402 - tools/: the matching, unit-tested in test_monitor_match
+from env_switch import env_switch  # noqa: E402 - tools/: the on/off spelling, unit-tested in test_env_switch
 
 TASK_S = float(os.environ.get("MONITOR_TASK_S", "600"))
 QUIET_S = float(os.environ.get("MONITOR_QUIET_S", "3600"))
@@ -101,11 +102,11 @@ HUMAN_S = float(os.environ.get("MONITOR_HUMAN_S", "1500"))
 HUMAN_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_HUMAN_SEEDS", "7,8,9").split(","))
 LIGHT_S = float(os.environ.get("MONITOR_LIGHT_S", "120"))
 LIGHT_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_LIGHT_SEEDS", "21,22").split(","))
-VETO = os.environ.get("MONITOR_LOAD_FRICTION_VETO", "0") not in ("", "0")
-EXPECTED = os.environ.get("MONITOR_LOAD_FRICTION_EXPECTED", "0") not in ("", "0")
-SIGN_DOUBT = os.environ.get("MONITOR_FRICTION_SIGN_DOUBT", "0") not in ("", "0")
-SINCE_CHANGE = os.environ.get("MONITOR_SINCE_CHANGE_ALARM", "0") not in ("", "0")
-DOUBT_ALARM_COV = os.environ.get("MONITOR_DOUBT_ALARM_COV", "0") not in ("", "0")
+VETO = env_switch("MONITOR_LOAD_FRICTION_VETO")
+EXPECTED = env_switch("MONITOR_LOAD_FRICTION_EXPECTED")
+SIGN_DOUBT = env_switch("MONITOR_FRICTION_SIGN_DOUBT")
+SINCE_CHANGE = env_switch("MONITOR_SINCE_CHANGE_ALARM")
+DOUBT_ALARM_COV = env_switch("MONITOR_DOUBT_ALARM_COV")
 MATCH_S = 0.1
 FOUND_ABOVE_N = 30.0
 
