@@ -90,8 +90,8 @@ from payload_id_core.sim import simulate
 from payload_id_core.sim.pick_place import HumanContacts, pick_and_place
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from monitor_match import Match, match_events  # noqa: E402 - tools/: the matching, unit-tested in test_monitor_match
 from env_switch import env_switch  # noqa: E402 - tools/: the on/off spelling, unit-tested in test_env_switch
+from monitor_match import Match, match_events  # noqa: E402 - tools/: the matching, unit-tested in test_monitor_match
 
 TASK_S = float(os.environ.get("MONITOR_TASK_S", "600"))
 QUIET_S = float(os.environ.get("MONITOR_QUIET_S", "3600"))

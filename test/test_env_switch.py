@@ -1,5 +1,6 @@
 """tools/env_switch.py: the bench scripts' on/off switches (h220: "false" used to read as on)."""
 import pytest
+
 from env_switch import env_switch
 
 
