@@ -402,8 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     light = light_parts(model, robot)
     detail = (without_a_change_detail(events, matches, run, "task", 5) + human.pop("without_detail")
               + light.pop("without_detail")
-              + without_a_change_detail([e for e in quiet_events if e.is_load_change],
-                                        [Match(None)] * sum(e.is_load_change for e in quiet_events), quiet, "quiet", 11))
+              + without_a_change_detail(quiet_events, [Match(None)] * len(quiet_events), quiet, "quiet", 11))
     without = {"task": load_events_without_a_change(events, matches), "human": human.pop("without_a_change"),
                "light": light.pop("without_a_change"), "quiet": sum(e.is_load_change for e in quiet_events)}
     unlocated_events = {"task": unlocated(matches), "human": human.pop("unlocated"), "light": light.pop("unlocated")}
