@@ -68,7 +68,8 @@
                                            over the carries without an undecided change (must not grow)
   monitor_light_part_undecided_carries     carries whose standing payload says an undecided change
 MONITOR_LOAD_FRICTION_VETO=1 runs every task with MonitorSettings(load_friction_veto=True) (off by default, as the
-monitor is; h154 measured it with a wrapper). MONITOR_FRICTION_SIGN_DOUBT=1 likewise with friction_sign_doubt (h182).
+monitor is; h154 measured it with a wrapper). MONITOR_FRICTION_SIGN_DOUBT=1 likewise with friction_sign_doubt (h182),
+MONITOR_LOAD_FRICTION_EXPECTED=1 with load_friction_expected (h212).
 Targets (issue 17): latency ≤ 50 ms median, 0 false alarms per hour, mass within 2 % after 5 s; (issue 31): no
 person's push called a load, ≥ 0.9 of the pushes above 30 N found.
 The last stdout line is one JSON object.
@@ -103,6 +104,7 @@ HUMAN_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_HUMAN_SEEDS", "7,8,9
 LIGHT_S = float(os.environ.get("MONITOR_LIGHT_S", "120"))
 LIGHT_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_LIGHT_SEEDS", "21,22").split(","))
 VETO = os.environ.get("MONITOR_LOAD_FRICTION_VETO", "0") not in ("", "0")
+EXPECTED = os.environ.get("MONITOR_LOAD_FRICTION_EXPECTED", "0") not in ("", "0")
 SIGN_DOUBT = os.environ.get("MONITOR_FRICTION_SIGN_DOUBT", "0") not in ("", "0")
 SINCE_CHANGE = os.environ.get("MONITOR_SINCE_CHANGE_ALARM", "0") not in ("", "0")
 MATCH_S = 0.1
@@ -118,6 +120,7 @@ def watch(model, robot, run, floors: list | None = None):
     sample); `floors`: if given,
     [(t, kg)] of the alarm's floor over the samples just watched (PayloadMonitor.recent_floor) after each block."""
     monitor = PayloadMonitor(model, robot, run.frame, settings=MonitorSettings(load_friction_veto=VETO,
+                                                                               load_friction_expected=EXPECTED,
                                                                                friction_sign_doubt=SIGN_DOUBT,
                                                                                since_change_alarm=SINCE_CHANGE))
     events, masses, published = [], [], []
@@ -335,7 +338,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                             "MONITOR_TASK_S (600), MONITOR_QUIET_S (3600), MONITOR_HUMAN_S (1500), "
                                             "MONITOR_HUMAN_SEEDS (7,8,9), MONITOR_LIGHT_S (120), "
                                             "MONITOR_LIGHT_SEEDS (21,22), MONITOR_LOAD_FRICTION_VETO (0), "
-                                            "MONITOR_FRICTION_SIGN_DOUBT (0), MONITOR_SINCE_CHANGE_ALARM (0).")
+                                            "MONITOR_FRICTION_SIGN_DOUBT (0), MONITOR_SINCE_CHANGE_ALARM (0), "
+                                            "MONITOR_LOAD_FRICTION_EXPECTED (0).")
     return parser.parse_args(argv)
 
 

@@ -27,6 +27,8 @@ monitor_priors_excluding_confident_wrong       share ok with the box applied and
 monitor_priors_apply_ms_median, _max           process time of apply_prior + judge_quality per re-estimate, ms
 monitor_priors_re_estimates                    how many re-estimates the figures are over (and parts picked)
 MONITOR_PRIORS_SEEDS (default 10) tasks of MONITOR_PRIORS_TASK_S s (default 60) each. The last stdout line is JSON.
+MONITOR_LOAD_FRICTION_EXPECTED=1 runs the monitor with MonitorSettings(load_friction_expected=True) (h212; off by
+default).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import numpy as np
 from payload_id_core.blas import limit_blas_threads
 from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.excitation.fourier import load_trajectory
-from payload_id_core.monitor import PayloadMonitor
+from payload_id_core.monitor import MonitorSettings, PayloadMonitor
 from payload_id_core.payload.finish import judge_quality
 from payload_id_core.payload.priors import PayloadPrior, apply_prior
 from payload_id_core.robot_id import fit_given_model
@@ -50,6 +52,7 @@ from payload_id_core.sim.pick_place import pick_and_place
 
 SEEDS = tuple(range(int(os.environ.get("MONITOR_PRIORS_SEEDS", "10"))))
 TASK_S = float(os.environ.get("MONITOR_PRIORS_TASK_S", "60"))
+EXPECTED = os.environ.get("MONITOR_LOAD_FRICTION_EXPECTED", "0") not in ("", "0")
 CUBE_M = 0.2
 EXCLUDING_SIGMA = 4.0
 SETTINGS = ("hull", "offset", "face", "excluding")
@@ -96,7 +99,7 @@ def main() -> int:
     for seed in SEEDS:
         t0 = time.perf_counter()
         run = pick_and_place(model, "ur10", seconds=TASK_S, seed=seed)
-        monitor = PayloadMonitor(model, robot, run.frame)
+        monitor = PayloadMonitor(model, robot, run.frame, settings=MonitorSettings(load_friction_expected=EXPECTED))
         picks = [c for c in run.changes if c.kind == "picked"]
         parts += len(picks)
         rng = np.random.default_rng(1000 + seed)

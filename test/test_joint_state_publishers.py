@@ -50,7 +50,7 @@ def test_the_monitor_pauses_on_a_second_source_says_so_once_and_resumes(cell):
         source = second if 5 <= i < 15 else ""
         step = live.feed(j.t[b], j.q[b], j.qd[b], j.tau[b], None, source)
         said += [step.update.paused] if step.update.paused else []
-        resumed += [step.resumed] if step.resumed else []
+        resumed += step.resumed
         if step.update.residual is not None:
             fed.append(i)
         else:
@@ -70,6 +70,32 @@ def test_the_monitor_pauses_on_a_second_source_says_so_once_and_resumes(cell):
 
 @pytest.mark.slow
 @pytest.mark.wall_clock     # DDS discovery and delivery of the two publishers' messages within the drains
+def test_a_silence_ending_with_the_other_publishers_wait_says_both_resumes(cell):
+    """A second source named in blocks 5-14 (to 0.30 s), then no joint states at all for 0.5 s (the node's silence,
+    said at 0.90 s of its clock), then block 40 (from 0.80 s): one batch ends both pauses, and both are said (h215:
+    the other publisher's line replaced the silence's)."""
+    model, robot, task = cell
+    j = task.joints
+    live = LiveMonitor(model, robot, "wrist_3_link", None, publisher_silence_s=0.1)
+    second = "2 publishers send joint states of the same joints (shoulder_pan_joint)"
+    for i in range(15):
+        b = slice(10 * i, 10 * i + 10)
+        step = live.feed(j.t[b], j.q[b], j.qd[b], j.tau[b], None, second if i >= 5 else "")
+        assert not step.resumed
+    last = float(j.t[149])
+    assert live.silence(last + 0.6, last).startswith("monitor paused: no joint states for 0.60 s")
+    b = slice(400, 410)
+    step = live.feed(j.t[b], j.q[b], j.qd[b], j.tau[b], None, "")
+    assert step.update.residual is not None                     # fed: the other publisher silent for 0.5 s ≥ 0.1 s
+    assert len(step.resumed) == 2, step.resumed
+    assert step.resumed[0].startswith("monitor resumed: the other publisher of these joints has been silent for "
+                                      "0.5"), step.resumed
+    assert step.resumed[1] == (f"monitor resumed: joint states arrive again (stamped from {float(j.t[400]):.3f} s), "
+                               "watched from there"), step.resumed
+    b = slice(410, 420)
+    assert not live.feed(j.t[b], j.q[b], j.qd[b], j.tau[b], None, "").resumed     # each said once
+
+
 def test_the_inbox_names_a_second_publisher_of_the_arms_joints_over_ros(spawn):
     """Across processes' middleware (one child: publishers on their own nodes, the estimator's SensorInbox): a
     second node publishing the same six joints frozen is named in the batch; a gripper's joints are not."""
@@ -170,7 +196,7 @@ def test_a_pick_while_a_second_publisher_paused_the_monitor_is_named_not_located
                          "2 publishers send joint states of the same joints (shoulder_pan_joint)" if named else "")
         events += step.update.events
         said += [step.update.paused] if step.update.paused else []
-        resumed += [step.resumed] if step.resumed else []
+        resumed += step.resumed
     assert len(said) == 1 and len(resumed) == 1, (said, resumed)
     assert last_named is not None
     _check(events, task, t_off, last_named + 1.0)

@@ -69,7 +69,10 @@ CASES = {
 # push by 224) and its fit's sigma is down to the robot model's error (PayloadMonitor._name_confirmed).
 KNOWN = {"wrist-down-moving": "a window's fit of a wrist push held in motion is named at its release: push over load "
                               "by 164 after 3.2 s of motion, but with a push on the upper arm in both models by 96 "
-                              "(load + that push fits its rows as well as a push on the wrist), short of refute_chi2"}
+                              "(load + that push fits its rows as well as a push on the wrist), short of refute_chi2; "
+                              "with the carried load's friction expected in the alarm's residual (h212, opt-in "
+                              "MonitorSettings.load_friction_expected) the push is contacts only and the pick and "
+                              "place named (test_monitor_load_friction_expected)"}
 _RUNS: dict = {}
 
 

@@ -81,19 +81,22 @@ class Task:
         self.cell.set_payload(None if phi is None else PayloadEstimate(FRAME, phi, np.zeros((10, 10)), "truth"))
         self.truth.append((self.cell.time, "picked" if mass else "placed", mass))
 
-    def watch(self, robot, settings: MonitorSettings | None = None):
+    def watch(self, robot, settings: MonitorSettings | None = None, named_at: list[float] | None = None):
         """(monitor, events, [(t, published PayloadState)]) of a monitor fed the task (`feed`)."""
         t, q, qd, tau = (np.concatenate([getattr(p, k) for p in self.parts]) for k in ("t", "q", "qd", "tau"))
         monitor = PayloadMonitor(self.model, robot, FRAME, settings=settings)
-        return (monitor, *feed(monitor, t, q, qd, tau))
+        return (monitor, *feed(monitor, t, q, qd, tau, named_at))
 
 
-def feed(monitor: PayloadMonitor, t, q, qd, tau):
-    """(events, [(t, published PayloadState)]) of the monitor fed joint states in 20 ms blocks."""
+def feed(monitor: PayloadMonitor, t, q, qd, tau, named_at: list[float] | None = None):
+    """(events, [(t, published PayloadState)]) of the monitor fed joint states in 20 ms blocks; `named_at`, if given,
+    gets the end of the block that made each event, in the events' order."""
     events, published = [], []
     for k in range(0, t.size, 10):
         u = monitor.update(t[k:k + 10], q[k:k + 10], qd[k:k + 10], tau[k:k + 10])
         events += u.events
+        if named_at is not None:
+            named_at += [float(t[min(k + 9, t.size - 1)])] * len(u.events)
         published += [(float(t[min(k + 9, t.size - 1)]), u.estimate)] if u.estimate is not None else []
     return events, published
 
@@ -141,6 +144,51 @@ def test_a_part_picked_before_the_robot_has_moved_is_kept(cell):
     estimates = [p for _, p in published if not p.undecided]     # re-estimates (the pick was said undecided first)
     assert estimates and abs(estimates[0].part[0][0] - 3.0) < 0.06
     assert abs(monitor.state.part[0][0] - 3.0) < 0.06
+
+
+def _pick_within_sigma(cell, seed: int, moved_first_s: float) -> list[str]:
+    """The 3 kg part of test_a_part_picked_before_the_robot_has_moved_is_kept on another seed, after `moved_first_s`
+    of motion with the empty flange (0: none): what is wrong about its mass, each published re-estimate and the end
+    state judged in its own σ (empty: every one within 3σ)."""
+    model, robot = cell
+    task = Task(model, seed)
+    task.rest(1.0 if moved_first_s == 0 else 0.5)
+    if moved_first_s:
+        task.moves(3)
+        task.rest(0.5)
+    task.carry(3.0)
+    task.rest(0.5)
+    task.moves(5)
+    monitor, events, published = task.watch(robot)
+    wrong = [] if [e.kind for e in events] == [EventKind.PICKED] else [f"events {[e.kind.value for e in events]}"]
+    states = [(f"published at {t:.2f} s", p) for t, p in published if not p.undecided] + [("end", monitor.state)]
+    for what, p in states:
+        mass, std = float(p.part[0][0]), float(np.sqrt(p.part[1][0, 0]))
+        if abs(mass - 3.0) > 3.0 * std:
+            wrong.append(f"{what}: {mass:.4f} ± {std:.4f} kg ({(mass - 3.0) / std:+.1f}σ)")
+    return wrong
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_a_part_picked_after_the_empty_flange_moved_is_named_within_its_sigma(cell, seed):
+    """The contrast to the xfail below (h213): 3 s of motion with the empty flange before the pick, so that the unloaded
+    robot's friction error is learnt (UnloadedFriction) and taken out of the pick's rows: seed 1 first 2.9805 ± 0.0136
+    kg (1.4σ), end 2.9980 ± 0.0084; seed 5 3.0256 ± 0.0189 (1.4σ), end 2.9956 ± 0.0084. With the unloaded friction off
+    (MonitorSettings(unloaded_friction=False)) the same picks end 2.9435 ± 0.0062 (9.1σ) and 2.9588 ± 0.0101 (4.1σ)."""
+    assert _pick_within_sigma(cell, seed, moved_first_s=3.0) == []
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+@pytest.mark.xfail(strict=True, reason="h213: a part picked before the robot has moved is re-estimated 1.3-4 % low "
+                   "with a σ that does not cover it, on main: seed 1 first published 2.9227 ± 0.0169 kg (4.6σ), end "
+                   "2.9322 ± 0.0075 (9.0σ); seed 5 2.8770 ± 0.0132 (9.3σ), end 2.9386 ± 0.0154 (4.0σ) (seeds 0-6: the "
+                   "end 3.9-9.0σ low on all 7, the first publication beyond 3σ on 1, 3, 5). The unloaded robot's "
+                   "friction error is not learnt before the first move (UnloadedFriction.min_moving_s) and nothing "
+                   "counts it in the re-estimate's σ. Not the load friction μ: held at the simulated 0.02 ± 0.0005 "
+                   "the seed-0 pick still ends 2.960 ± 0.012 (3.3σ); test_a_part_picked_before_the_robot_has_moved_"
+                   "is_kept (seed 0, first 2.9865 ± 0.0288) passes its 0.06 kg tolerance by luck")
+def test_a_part_picked_before_the_robot_has_moved_is_named_within_its_sigma(cell, seed):
+    assert _pick_within_sigma(cell, seed, moved_first_s=0.0) == []
 
 
 def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):
@@ -397,7 +445,11 @@ def test_a_place_while_disarmed_is_not_taken_into_the_pick_still_being_re_estima
                    "test_a_pick_after_a_push_at_rest_is_dated_at_the_pick_not_at_the_push or the real UR10e place "
                    "(design.md); h150's opt-in MonitorSettings.load_friction_veto passes it "
                    "(test_monitor_load_friction_veto) but on main with h149-h152 (h154) it lost 2 of 88 pushes on the "
-                   "pushed task's seed 7, 2 of the task's 70 picks and places, and named a place 6.6 s late")
+                   "pushed task's seed 7, 2 of the task's 70 picks and places, and named a place 6.6 s late; h212's "
+                   "opt-in load_friction_expected (μ L₀ taken out of the alarm's residual itself) passes it too "
+                   "(test_monitor_load_friction_expected) but named light parts 59 → 50 of 89 on "
+                   "bench/monitor.py's short run, one 3σ wrong, and failed "
+                   "test_a_push_held_in_motion_is_no_load_and_the_next_place_is_dated_right")
 def test_a_heavy_part_carried_into_a_move_is_no_change(cell):
     """bench/monitor.py's task (seed 5) to its false event: a 4.89 kg part picked at rest at 48.42 s, one move, a rest,
     and at 50.5 s the start of the next move, the lift and elbow joints starting to move under the part for the
@@ -431,7 +483,10 @@ def test_a_place_with_under_a_second_of_motion_before_the_next_pick_is_named_by_
     The place's window fit held until the next change but the arm had moved under it less than `min_refine_s` (1 s),
     so it was called a `contact` "not confirmed" (at rest a push fits a load as well). The motion it did have fits a
     load far better than a constant force on the flange (+1223 there; the margin that refutes a load is 100): that
-    evidence names it. Here: 3 kg picked, carried, put down at rest, a 0.8 s move, 0.2 s of rest, 2 kg picked."""
+    evidence names it. Here: 3 kg picked, carried, put down at rest, a 0.8 s move, 0.2 s of rest, 2 kg picked, and
+    4 moves after it: the 2 kg pick is named 4.3 s after it (from 3 s of its motion), with 2 moves (4.5 s) that came
+    0.16 s before the recording ended (h203), a slower decision would have been no event at all; now 4 moves (8.7 s)
+    leave it over 4 s, and the margin is asserted."""
     model, robot = cell
     task = Task(model, 3)
     task.rest(0.5)
@@ -447,9 +502,14 @@ def test_a_place_with_under_a_second_of_motion_before_the_next_pick_is_named_by_
     task.carry(2.0)
     t_pick = task.cell.time
     task.rest(0.3)
-    task.moves(2)
-    _, events, _ = task.watch(robot)
+    task.moves(4)
+    named_at: list[float] = []
+    _, events, _ = task.watch(robot, named_at=named_at)
     said = [(e.kind.value, round(e.t_change, 2), e.mass_change_text, e.reason) for e in events]
+    t_end = task.cell.time
+    picked = [at for e, at in zip(events, named_at) if e.kind is EventKind.PICKED and abs(e.t_change - t_pick) < 0.1]
+    assert picked and t_end - picked[0] >= 2.0, \
+        f"the pick at {t_pick:.2f} s named at {picked} with the recording ending at {t_end:.2f} s: under 2 s of margin"
     placed = [e for e in events if e.kind is EventKind.PLACED and abs(e.t_change - t_place) < 0.1]
     assert len(placed) == 1, (t_place, said)
     assert abs(placed[0].delta_mass + 3.0) <= max(0.1, 3 * placed[0].delta_mass_std), said

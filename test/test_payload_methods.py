@@ -335,6 +335,29 @@ def test_bad_input(ur10):
         identify_payload("gaz-static", ur10.model, ur10.robot, loaded, ur10.frame)
 
 
+@pytest.mark.parametrize("field, row, joint, method", [("tau", 40, 2, "direct-rls"), ("q", 7, 0, "khalil-1"),
+                                                      ("qd", 123, 5, "khalil-3")])
+def test_a_nan_sample_in_a_hand_made_recording_is_refused_naming_it(ur10, field, row, joint, method):
+    """A Recording built through the Python API (the file loaders refuse NaN first): a NaN torque made direct-rls
+    raise numpy's LinAlgError ("Eigenvalues did not converge") on the simulated UR10 without its commanded trajectory.
+    Now one ValueError (a PayloadIdError too: exit code 2 on the command line) naming the field, its first row, the
+    count, and the fix; for khalil-3 the unloaded recording, named as such."""
+    loaded, unloaded = ur10.record(PHI_UR, noise=0.1), ur10.record(None, noise=0.1)
+    bad = unloaded if method == "khalil-3" else loaded
+    values = getattr(bad.joints, field).copy()      # q and q̇ are the fixture's motion itself, shared by both runs
+    values[row, joint], values[row + 50, 1] = np.nan, np.inf
+    setattr(bad.joints, field, values)
+    with pytest.raises(ValueError) as err:
+        identify_payload(method, ur10.model, ur10.robot, loaded, ur10.frame,
+                         unloaded=unloaded if method == "khalil-3" else None)
+    assert isinstance(err.value, PayloadIdError)
+    which = "unloaded" if method == "khalil-3" else "loaded"
+    t, name = bad.joints.t[row], ur10.model.joint_names[joint]
+    assert str(err.value) == (f"the {which} recording (synthetic): {field} is NaN or inf in 2 of {bad.joints.t.size} "
+                              f"samples, the first at row {row} (t = {t:.6f} s, joint {name}); drop or repair those "
+                              "rows of the recording before identifying the payload"), str(err.value)
+
+
 def test_misspelt_option_is_refused(ur10):
     loaded = ur10.record(PHI_UR, noise=0.1)
     with pytest.raises(PayloadIdError, match="unknown payload option 'frition_change'") as err:

@@ -270,7 +270,9 @@ def _one_pick_and_one_place(model, robot, seed, mass, hold, move_s, settings=Non
     "the true payload from 9.62 s, the friction law's sign smoothing (tanh(v/0.01) against the drive's sharper sign; "
     "the true Δφ leaves 11.2 per row there); the fit takes it by an unobservable moment, which wrist 2's one trusted "
     "row refutes. MonitorSettings.friction_sign_doubt names it (test below) and is off: on the real UR10e's 14harm "
-    "loaded run it fitted a strike at 1937.36 s as a load (4.22 kg carried at the end, not determined, for 2.81)"))
+    "loaded run it fitted a strike at 1937.36 s as a load (4.22 kg carried at the end, not determined, for 2.81). "
+    "Not the load friction: with it expected in the alarm's residual (h212's load_friction_expected) the place is "
+    "still a `contact`"))
 def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place(cell):
     """The default path (friction_sign_doubt off): today a `contact` at the place, then `placed` not located."""
     model, robot = cell
@@ -302,7 +304,9 @@ def test_a_heavy_part_placed_as_a_fast_move_begins_is_a_place_with_the_sign_doub
     "− |τ_a|) is 3.5-3.8 N·m. A CUSUM with the monitor's allowance on the true-payload residual alarms at 7.370 s; "
     "less μ L₀ it peaks at 5.2 of 12 and never alarms. The simulator with μ = 0 gives `picked` +9.94 / `placed` −9.95"
     " kg and nothing else. Expecting μ L₀ in the alarm (h67, h83, h103, h117; h150's opt-in load_friction_veto) "
-    "passes this case and moved bench/monitor.py's pushed-task figures each time (design.md)"))
+    "passes this case and moved bench/monitor.py's pushed-task figures each time (design.md); h212's opt-in "
+    "load_friction_expected passes it (`picked` +9.937 ± 0.073, `placed` −9.949 ± 0.091 kg; "
+    "test_monitor_load_friction_expected) and lost light parts on the bench (design.md)"))
 def test_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(cell):
     """Today: 10 kg: `picked` +9.951 ± 0.083 kg, a `contact` at 7.254 s in the carry, `placed` −10.146 ± 0.105 kg at
     8.640 s."""

@@ -492,11 +492,12 @@ def reference_filter_update(self, t, p, f):
 
 
 def reference_observer_terms(self, q, qd):
-    # robot.yaml's regressor at the block's stacked arguments, kept as the fast path keeps it for the monitor's
+    # robot.yaml's regressor at the block's stacked arguments, kept where the fast path keeps it, for the monitor's
     # information limit (h201: ObserverModel.robot_regressor_terms), here without the shared rigid-body memo.
     robot = self.robot
-    self.last_regressor = full_regressor(self.model, robot.base, robot.rotor, robot.friction,
-                                         *observer.stacked_arguments(np.atleast_2d(q), np.atleast_2d(qd)))
+    if self.keep_regressor:
+        self.last_regressor = full_regressor(self.model, robot.base, robot.rotor, robot.friction,
+                                             *observer.stacked_arguments(np.atleast_2d(q), np.atleast_2d(qd)))
     return reference_momentum_terms(self.torque, q, qd, self.friction)
 
 

@@ -28,6 +28,10 @@ never moves its subscribers' clocks back (their inboxes drop samples stamped bef
 ready", then one JSON line per trajectory it receives ({"trajectory": summary}): what the robot was told, heard by the
 one process that was matched with the player long before any goal (a probe started later may miss the first messages
 while its discovery completes). SIGUSR1 puts the payload down at the next tick: it prints {"placed": t} there.
+argv[6] (`sim` only): holds, comma-separated, one per excitation (a trajectory of 3 s or more) in the order received,
+'-' for none: its clock stops at that many s into that excitation (no /clock, no joint state until SIGUSR2), and it
+prints {"held": t, "into_excitation": s, "excitation": k}. A test then acts at that instant of the motion however late
+its own process runs (test_monitor_restart_ros kills the estimator there), and resumes the clock with SIGUSR2.
 """
 import json
 import signal
@@ -72,6 +76,9 @@ def main() -> None:
     placed_at, said_placed, place_asked = [float("inf")], [False], [False]
     signal.signal(signal.SIGUSR1, lambda *_: place_asked.__setitem__(0, True))
     simulated = (sys.argv[5] if len(sys.argv) > 5 else "wall") == "sim"
+    holds = [None if h == "-" else float(h) for h in sys.argv[6].split(",")] if len(sys.argv) > 6 else []
+    held = [False]                 # the clock stands (a hold reached, SIGUSR2 not yet received)
+    signal.signal(signal.SIGUSR2, lambda *_: held.__setitem__(0, False))
     rclpy.init()
     node = Node("fake_hardware")
     clock = ClockPublisher(node, CLOCK_PERIOD, TICK) if simulated else None
@@ -94,7 +101,30 @@ def main() -> None:
     count = [0]
     noise = np.random.default_rng(5)
 
+    excitations: list = []         # the trajectories of 3 s or more received, in order (the holds' count)
+    holds_done: set[int] = set()   # the excitations (1, 2, ...) whose hold was reached
+
+    def hold_reached(t: float) -> bool:
+        """At the next tick's time `t`, this excitation's hold is reached: the clock stops before it."""
+        if not cmds or cmds[-1].time_from_start[-1] < 3.0:
+            return False
+        if not excitations or excitations[-1] is not cmds[-1]:
+            excitations.append(cmds[-1])
+        k = len(excitations)
+        hold = holds[k - 1] if k <= len(holds) else None
+        if hold is None or k in holds_done or t - cmds[-1].start_time < hold:
+            return False
+        holds_done.add(k)
+        print(json.dumps({"held": sim_t[0], "into_excitation": sim_t[0] - cmds[-1].start_time, "excitation": k}),
+              flush=True)
+        return True
+
     def tick():
+        if held[0]:
+            return
+        if clock is not None and hold_reached(sim_t[0] + TICK):
+            held[0] = True
+            return
         if clock is not None:
             sim_t[0] += TICK
             clock.tick(sec_to_time(sim_t[0]))

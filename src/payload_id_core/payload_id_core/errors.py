@@ -41,3 +41,9 @@ def parse_choice(choices: type[E], value: E | str, what: str) -> E:
     except ValueError:
         raise PayloadIdError(f"unknown {what} '{value}'",
                              f"use one of: {', '.join(str(c.value) for c in choices)}") from None
+
+
+class BadSamples(PayloadIdError, ValueError):
+    """Samples no fit can use (NaN or inf) in a recording given through the Python API: bad input as every
+    PayloadIdError (the command line's exit code 2, the node's aborted goal), and the ValueError a caller handing numpy
+    arrays expects rather than numpy's LinAlgError from deep inside a fit."""

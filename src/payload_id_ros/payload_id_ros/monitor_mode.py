@@ -128,8 +128,8 @@ class MonitorMode:
         update = step.update
         if update.paused:
             log.warn(update.paused)
-        if step.resumed:
-            log.info(step.resumed)
+        for resumed in step.resumed:
+            log.info(resumed)
         for event in update.events:
             self.pub_event.publish(conv.payload_event_msg(event, live.frame))
             # when_text: "at t", or "between a and b s (its time not located)", never the span's start as a date

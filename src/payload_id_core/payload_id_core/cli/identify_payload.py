@@ -72,8 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", help="robot.yaml of the unloaded robot (payload-id identify-robot); "
                                         f"not needed by {robot_free}")
     add_recording_arguments(parser, what="the run with the payload")
-    add_recording_arguments(parser, prefix="unloaded-", what=f"the run without payload: {with_unloaded}",
-                            required=False)
+    add_recording_arguments(parser, prefix="unloaded-", what=f"the run without payload: {with_unloaded}; khalil-1 "
+                            "adds its model error on it to σ where robot.yaml measured one", required=False)
     parser.add_argument("--frame", help="payload frame (any URDF frame; default: child link of the last joint)")
     parser.add_argument("--method", default=PayloadMethod.DIFFERENCE_RLS.value, choices=[spec.name for spec in SPECS],
                         help=f"payload method (docs/design.md's method table); online: {online}")

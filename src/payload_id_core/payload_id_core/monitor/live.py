@@ -22,7 +22,7 @@ alarm can see here (PayloadMonitor.mass_floor), is said at its start and kept in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -112,8 +112,9 @@ class LiveStep:
 
     update: MonitorUpdate
     estimate: PayloadEstimate | None = None
-    # why the monitor resumed after a pause (another publisher's, a silence, a stopped clock), said once
-    resumed: str | None = None
+    # Why the monitor resumed after a pause (another publisher's; a silence or a stopped clock), each said once: both
+    # when one batch ends both (the node logs each line)
+    resumed: list[str] = field(default_factory=list)
     # Why the monitor's state is to be saved with this batch ('' : not): every publication is, and a material change of
     # the carried state between publications (carried_saves.CarriedSaves)
     save: str = ""
@@ -364,7 +365,7 @@ class LiveMonitor:
                        "observers restart from zero, and a change made while it was paused is named with its time "
                        "not located")
             step = self._fed(t, q, qd, effort)
-            step.resumed = resumed
+            step.resumed.insert(0, resumed)
             if step.update.estimate is None:
                 # ~/payload said the pause (unwatched, suspect): it says the payload watched again.
                 step.update.estimate = watched
@@ -379,8 +380,8 @@ class LiveMonitor:
         step = LiveStep(update, self._published(update.estimate, q[-1]))
         if self._silent:
             moves = "the simulated clock moves again and " if self._silent == CLOCK_SILENCE else ""
-            step.resumed = (f"monitor resumed: {moves}joint states arrive again (stamped from {float(t[0]):.3f} s), "
-                            "watched from there")
+            step.resumed.append(f"monitor resumed: {moves}joint states arrive again (stamped from "
+                                f"{float(t[0]):.3f} s), watched from there")
             self._silent = ""
         return step
 

@@ -145,3 +145,24 @@ class LoadFrictionVeto:
         # this statistic where it held the alarm back.
         self.alarm_time = t
         return t_alarm_change if held is None else own
+
+
+class ExpectedLoadFriction:
+    """The carried load's gear friction expected in the alarm's residual itself (issue 31, h212): where robot.yaml
+    measured μ_j (measured_load_friction), the CUSUM tests z − μ_j L₀,j / σ_j with its allowance widened on both sides
+    by MU_SIGMAS σ_μ,j |L₀,j| / σ_j (μ's own uncertainty on the predicted friction). L₀ is the payload's share
+    μ(|τ_b| − |τ_a|) sgn q̇ per unit μ, τ_b the carried φ's predicted torque (observer.FilteredLoadFriction, column 0):
+    zero with nothing carried, at rest (its sign is the velocity's, smoothed) and on the joints robot.yaml did not
+    measure, so there the CUSUM is the monitor's as it was. Only the alarm's statistic: the verdict, the re-estimate
+    and the levels see r₀ as measured (h103: the re-estimate's rows each expecting the friction of the candidate φ of
+    their moment lost the real 01_31 place)."""
+
+    def __init__(self, measured: tuple[np.ndarray, np.ndarray], sigma: np.ndarray):
+        mu, mu_std = measured
+        self.mu_z = mu / sigma
+        self.spread_z = MU_SIGMAS * mu_std / sigma
+
+    def centred(self, z: np.ndarray, drift: np.ndarray, L0: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(z less the expected friction, the allowance with its σ_μ) for one sample: z and drift as the monitor's
+        CUSUM has them, L₀ (n,) the load friction's filtered column, w the trusted joints."""
+        return z - w * self.mu_z * L0, drift + w * self.spread_z * np.abs(L0)

@@ -45,7 +45,12 @@ from payload_id_core.monitor.disarmed import DisarmedRecord, locate_load
 from payload_id_core.monitor.doubt import implied_load
 from payload_id_core.monitor.floor import AlarmFloor, mass_floor_at_rest
 from payload_id_core.monitor.held_out import HeldOutMassError
-from payload_id_core.monitor.load_friction_veto import CusumWithVeto, LoadFrictionVeto, measured_load_friction
+from payload_id_core.monitor.load_friction_veto import (
+    CusumWithVeto,
+    ExpectedLoadFriction,
+    LoadFrictionVeto,
+    measured_load_friction,
+)
 from payload_id_core.monitor.observer import (
     FilteredLoadFriction,
     FilteredPayloadRegressor,
@@ -103,7 +108,12 @@ class PayloadMonitor:
         n = model.n
         self.gain = np.full(n, float(self.s.gain))
         self.sigma = robot.monitor_noise_scale
-        self.observer = MomentumObserver(ObserverModel(model, robot), self.gain)
+        # robot.yaml's parameter covariance C_a (None: it has none): its error δθ moves r₀ by Y_a δθ, Y_a the same
+        # filter on robot.yaml's regressor, which the re-estimate's published covariance carries (PayloadRefiner);
+        # the observer keeps its block's regressor for that only.
+        self.theta_cov = robot_theta_cov(robot)
+        self.observer = MomentumObserver(ObserverModel(model, robot, keep_regressor=self.theta_cov is not None),
+                                         self.gain)
         # One rigid-body regressor per block for both (observer.RigidRegressorMemo), held by this monitor alone.
         self.regressor = FilteredPayloadRegressor(model, frame, self.gain, memo=self.observer.dynamics.memo)
         self.load_friction = FilteredLoadFriction(self.gain, robot) if self.s.load_friction else None
@@ -116,9 +126,6 @@ class PayloadMonitor:
         # r₀, F, L and G are the same filter on the same samples, so one MomentumFilter runs them all, side by side on
         # one array (_run): its per-sample recursion is elementwise, so each gets the numbers of its own filter, for
         # the price of one (each object's own filter is left unused here).
-        # robot.yaml's parameter covariance C_a (None: it has none): its error δθ moves r₀ by Y_a δθ, Y_a the same
-        # filter on robot.yaml's regressor, which the re-estimate's published covariance carries (PayloadRefiner).
-        self.theta_cov = robot_theta_cov(robot)
         widths = [1, 10, 0 if self.load_friction is None else 2 + self.load_friction.k,
                   WRENCH * (1 + len(self.link_jacobians)), 0 if self.theta_cov is None else self.theta_cov.shape[0]]
         ends = np.cumsum(widths).tolist()
@@ -151,10 +158,12 @@ class PayloadMonitor:
         # The change being re-estimated (none yet: the payload given is settled), one object that _snapshot copies whole
         self.change = AdoptedChange(self.state)
         self._doubt_rows: dict | None = None          # the disarmed rows of that change, to locate it again (_relocate)
-        measured = measured_load_friction(robot) if self.load_friction is not None and self.s.load_friction_veto \
-            else None
-        self.cusum = CusumWithVeto(n, self.s.detector, None if measured is None else
-                                   LoadFrictionVeto(measured, self.sigma, self.s.detector))
+        measured = measured_load_friction(robot) if self.load_friction is not None and \
+            (self.s.load_friction_veto or self.s.load_friction_expected) else None
+        self.expected_friction = ExpectedLoadFriction(measured, self.sigma) \
+            if measured is not None and self.s.load_friction_expected else None
+        self.cusum = CusumWithVeto(n, self.s.detector, None if measured is None or self.expected_friction is not None
+                                   else LoadFrictionVeto(measured, self.sigma, self.s.detector))
         nf = n if self.load_friction is not None else 0
         self._friction_prior: tuple[np.ndarray, np.ndarray] = (np.zeros(nf),
                                                                np.eye(nf) / self.s.load_friction_prior_std**2)
@@ -759,7 +768,12 @@ class PayloadMonitor:
             self._refine_rows([(t, F, r0, L, w, moving, G, Y)])
             self._maybe_publish(t, out)
             self._refresh_alarm_reference(t)
-        t_change, allowance = self.cusum.update_vetoed(t, z, drift, L[:, 0], w, self._expects_load_friction()), drift
+        expects = self._expects_load_friction()
+        if self.expected_friction is not None and expects:
+            z_alarm, drift_alarm = self.expected_friction.centred(z, drift, L[:, 0], w)
+        else:
+            z_alarm, drift_alarm = z, drift
+        t_change, allowance = self.cusum.update_vetoed(t, z_alarm, drift_alarm, L[:, 0], w, expects), drift
         if ref_drift is None:
             if self.s.since_change_alarm:
                 self._ref_cusum.reset(t)

@@ -66,7 +66,10 @@ class ObserverModel:
             tau = tau + payload_regressor(self.model, self.frame, q, qd, qdd) @ np.asarray(self.phi, dtype=float)
         return tau
 
-    last_regressor: np.ndarray | None = field(default=None, repr=False, compare=False)   # (7 N, n, p) of `terms`' block
+    # Whether `terms` keeps its block's regressor for robot_regressor_terms: only where C_a is carried (the monitor's
+    # theta_cov), the one user of it. (7 N, n, p) of `terms`' block; None: not kept.
+    keep_regressor: bool = False
+    last_regressor: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def robot_regressor_terms(self) -> tuple[np.ndarray, np.ndarray]:
         """(P_a, B_a), each (N, n, p): the momentum and β of the last block `terms` made, in the regressor form of
@@ -84,9 +87,11 @@ class ObserverModel:
         momentum_terms(self.torque, q, qd, self.friction), from the block's shared rigid-body regressor."""
         (Q, V, A), rigid = self.memo.stacked(self.model, q, qd)
         robot = self.robot
-        # Kept: the robot's parameter error δθ moves r₀ by the same filter of this regressor (robot_regressor_terms).
-        self.last_regressor = full_regressor(self.model, robot.base, robot.rotor, robot.friction, Q, V, A, rigid=rigid)
-        tau = self.last_regressor @ robot.theta
+        regressor = full_regressor(self.model, robot.base, robot.rotor, robot.friction, Q, V, A, rigid=rigid)
+        if self.keep_regressor:
+            # The robot's parameter error δθ moves r₀ by the same filter of this regressor (robot_regressor_terms).
+            self.last_regressor = regressor
+        tau = regressor @ robot.theta
         if self.phi is not None:
             tau = tau + payload_block(self.model, self.frame, rigid) @ np.asarray(self.phi, dtype=float)
         fr = self.friction(np.concatenate([qd, np.zeros_like(qd)]))

@@ -46,6 +46,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from payload_id_core.monitor.held_out import HeldOutMassError
+from payload_id_core.payload.against_robot_fit import robot_parameter_cov
 from payload_id_core.payload.online.base import gram_identifiable
 
 PRIOR_STD_MASS_MOMENTS = np.array([20.0, 5.0, 5.0, 5.0])   # kg, kg·m: only keeps the fit definite
@@ -109,15 +110,11 @@ class RefinedCovariance:
 
 
 def robot_theta_cov(robot) -> np.ndarray | None:
-    """robot.yaml's parameter covariance C_a (p, p) as the re-estimate carries it (NaN entries as 0, as
-    against_robot_fit.RobotResidual.theta_cov_through takes them), or None where it holds none of θ's size or no
-    variance at all."""
-    theta = np.asarray(getattr(robot, "theta", np.zeros(0)), dtype=float).reshape(-1)
-    cov = np.asarray(getattr(robot, "cov", np.zeros((0, 0))), dtype=float)
-    if theta.size == 0 or cov.shape != (theta.size, theta.size):
-        return None
-    cov = np.where(np.isfinite(cov), cov, 0.0)
-    return 0.5 * (cov + cov.T) if np.any(np.diag(cov) > 0) else None
+    """robot.yaml's parameter covariance C_a (p, p) as the re-estimate carries it (against_robot_fit's
+    robot_parameter_cov, as the identify methods' theta_cov_through takes it), symmetrised, or None where it holds none
+    of θ's size or no variance at all."""
+    cov = robot_parameter_cov(robot)
+    return 0.5 * (cov + cov.T) if cov is not None and np.any(np.diag(cov) > 0) else None
 
 
 def covering(cov: np.ndarray, robust: np.ndarray) -> np.ndarray:
@@ -245,21 +242,16 @@ class PayloadRefiner:
         Aw = (A / scale[None, :, None]).reshape(-1, u)
         bw = (b / scale[None, :]).reshape(-1)
         AtA, Atb = Aw.T @ Aw, Aw.T @ bw
-        info = None
-        if self.held_out is not None and self.info_at_noise is not None:
-            An = (A / self.held_out.noise_std[None, :, None]).reshape(-1, u)
-            info = (An.T @ An) * self.held_out.samples_per_row
-            self.info_at_noise += info
-        noise = None
-        if noise_var is not None:
-            An = (Aw.reshape(b.shape + (u,)) * np.sqrt(np.asarray(noise_var, dtype=float) / scale**2)[None, :, None])
-            An = An.reshape(-1, u)
-            noise = An.T @ An
-            self.noise_info += noise
-        K = None
-        if self.model_info is not None and model_rows is not None:
-            K = Aw.T @ (model_rows / scale[None, :, None]).reshape(-1, self.model_info.shape[1])
-            self.model_info += K
+        # The rows' information at a torque noise alone, each joint's rows whitened by it: direct-rls's assumed noise
+        # (held_out, per sample: × its samples per row) and the noise each row carries (noise_var, through the rows'
+        # own whitening by `scale`).
+        info = None if self.held_out is None or self.info_at_noise is None else \
+            _gram(A / self.held_out.noise_std[None, :, None]) * self.held_out.samples_per_row
+        noise = None if noise_var is None else \
+            _gram(Aw.reshape(b.shape + (u,)) * np.sqrt(np.asarray(noise_var, dtype=float) / scale**2)[None, :, None])
+        K = None if self.model_info is None or model_rows is None else \
+            Aw.T @ (model_rows / scale[None, :, None]).reshape(-1, self.model_info.shape[1])
+        _accumulate(((self.info_at_noise, info), (self.noise_info, noise), (self.model_info, K)), 1.0)
         M = None
         if correction is not None:
             Cw = correction / scale[None, :, None]
@@ -301,12 +293,7 @@ class PayloadRefiner:
         dropped = 0
         while self._recent and self._recent[-1][0] >= t:
             _, AtA, Atb, btb, rows, M, block, t0, t1, info, noise, K = self._recent.pop()
-            if K is not None and self.model_info is not None:
-                self.model_info -= K
-            if info is not None and self.info_at_noise is not None:
-                self.info_at_noise -= info
-            if noise is not None:
-                self.noise_info -= noise
+            _accumulate(((self.info_at_noise, info), (self.noise_info, noise), (self.model_info, K)), -1.0)
             self.AtA -= AtA
             self.Atb -= Atb
             self.btb -= btb
@@ -408,3 +395,17 @@ class PayloadRefiner:
             return float("nan"), 0.0
         information_std = float(np.sqrt(max(np.linalg.inv(self.info_at_noise + W)[0, 0], 0.0)))
         return information_std, self.held_out.excess(information_std, mass)
+
+
+def _gram(rows: np.ndarray) -> np.ndarray:
+    """(u, u) Σ aᵀa over the rows (..., u) as weighted by the caller: the normal equations' information."""
+    flat = rows.reshape(-1, rows.shape[-1])
+    return flat.T @ flat
+
+
+def _accumulate(sums: tuple[tuple[np.ndarray | None, np.ndarray | None], ...], sign: float) -> None:
+    """Each (running sum, one addition's part): the part added in place (`sign` 1) or taken out again (−1), where the
+    sum is kept and the addition made one."""
+    for total, part in sums:
+        if total is not None and part is not None:
+            total += sign * part

@@ -84,12 +84,21 @@ class RobotResidual:
     def theta_cov_through(self, M: np.ndarray, w: np.ndarray) -> np.ndarray:
         """robot.yaml's C_a carried through the linear map M (m, N·n) of the weighted residual (θ̂_a's error is in r
         whatever the run did): (M Y_a) C_a (M Y_a)ᵀ; zeros when robot.yaml holds no covariance."""
-        theta = self.theta_a
-        ca = np.asarray(self.robot.cov, dtype=float)
-        if ca.shape != (theta.size, theta.size):
+        ca = robot_parameter_cov(self.robot)
+        if ca is None:
             return np.zeros((M.shape[0], M.shape[0]))
-        G = M @ (self.y_a.reshape(-1, theta.size) * w[:, None])
-        return G @ np.where(np.isfinite(ca), ca, 0.0) @ G.T
+        G = M @ (self.y_a.reshape(-1, ca.shape[0]) * w[:, None])
+        return G @ ca @ G.T
+
+
+def robot_parameter_cov(robot: RobotIdentification) -> np.ndarray | None:
+    """robot.yaml's C_a (p, p) as a payload fit carries θ̂_a's error: its NaN entries (parameters given, not fitted) as
+    0; None where it is not of θ's size (p = 0 included)."""
+    theta = np.asarray(getattr(robot, "theta", np.zeros(0)), dtype=float).reshape(-1)
+    cov = np.asarray(getattr(robot, "cov", np.zeros((0, 0))), dtype=float)
+    if cov.shape != (theta.size, theta.size):
+        return None
+    return np.where(np.isfinite(cov), cov, 0.0)
 
 
 def robot_residual(model: RobotModel, robot: RobotIdentification, sig: Signals, frame: str) -> RobotResidual:

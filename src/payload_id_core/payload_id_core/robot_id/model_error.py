@@ -60,6 +60,7 @@ the rigid-body transform of inertial parameters), so φ_b = X_b⁻¹ X_a φ_a, a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -86,6 +87,18 @@ CONVERSION_LEVEL = 0.99
 # information direct-rls on 15harm had at 16.8 s, where 15harm's own unloaded run reads 2.87 % and the loaded run was
 # −4.41 % off: declared at 3.74σ (docs/design.md, "Model error measured on held-out motions").
 MIN_DECLARING_MOTIONS = 2
+
+# The payload run's own motion, where an unloaded run of it is given with it (identify-payload --unloaded-csv-ur):
+# that run is robot.yaml's model error on exactly the motion the payload fit suffers it on, measured, where the held-out
+# motions only sample other motions' errors (H of them: with one, its square is one draw of each entry's variance). So
+# khalil-1 joins it to the held-out runs as one more motion (HeldOutModelError.covariance_with_run): the mean square
+# over them and it, per entry, where that is larger than C_me. Never narrower: identify-payload cannot tell the
+# calibration run itself (whose spurious payload is the fit's in-sample residual, ~0.1 g·m on the UR10e's 14harm run)
+# from another motion, as identify-robot does when it refuses it as a held-out run. A run already held out is not
+# counted twice (HeldOutModelError.holds_run). Real UR10e, robot.yaml given only 01_31's unloaded run: khalil-1 on
+# 15harm with its unloaded run CoM x −48.1 ± 4.0 mm against khalil-3's −41.4 ± 1.2 (1.6σ; −48.3 ± 1.3, 4.0σ, before).
+OWN_UNLOADED_RUN = ("the payload run's own unloaded run joined to the held-out runs as one more motion: per entry the "
+                    "larger of C_me and the mean square over the held-out runs and it")
 
 
 def conversion_chi2_limit(runs: int) -> float:
@@ -309,6 +322,30 @@ class HeldOutModelError:
             if with_load is not None:
                 cov[0, 0] = float(with_load[0])
         return cov
+
+    def holds_run(self, phi: np.ndarray, source: str | None) -> bool:
+        """Whether an unloaded run whose spurious payload in this frame is `phi` (10,) is one of the held-out runs
+        already: the same file, or the same samples (its φ one of the rows, to float rounding)."""
+        if source and str(Path(source).resolve()) in {str(Path(s).resolve()) for s in self.sources}:
+            return True
+        rows = np.asarray(self.spurious, dtype=float).reshape(-1, 10)
+        phi = np.asarray(phi, dtype=float).reshape(10)
+        same = np.isclose(rows, phi, rtol=1e-9, atol=1e-12) | (np.isnan(rows) & np.isnan(phi))
+        return bool(np.any(np.all(same, axis=1)))
+
+    def covariance_with_run(self, cov: np.ndarray, phi: np.ndarray) -> np.ndarray:
+        """`cov` (this record's C_me for a payload fit, (10, 10)) with the payload run's own unloaded run joined as
+        one more held-out motion (OWN_UNLOADED_RUN): per entry the larger of `cov`'s and the mean square over the
+        held-out rows and `phi` (its spurious payload, NaN where undetermined)."""
+        rows = np.vstack([np.asarray(self.spurious, dtype=float).reshape(-1, 10),
+                          np.asarray(phi, dtype=float).reshape(1, 10)])
+        known = np.isfinite(rows)
+        count = known.sum(axis=0)
+        joined = np.sum(np.where(known, rows, 0.0) ** 2, axis=0) / np.maximum(count, 1)
+        out = np.array(cov, dtype=float, copy=True)
+        diag = np.diag(out).copy()
+        out[np.diag_indices(10)] = np.where(count > 0, np.maximum(diag, joined), diag)
+        return out
 
     def in_frame(self, model: RobotModel, frame: str) -> HeldOutModelError | None:
         """The spurious payloads expressed in `frame`; None when `frame` is not rigidly attached to the body the

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from payload_id_core.errors import PayloadIdError
+from payload_id_core.errors import BadSamples, PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.signals.effort import EffortUnit
 
@@ -51,6 +51,22 @@ class JointSamples:
 
     def __len__(self) -> int:
         return self.t.size
+
+    def refuse_non_finite(self, what: str) -> None:
+        """BadSamples naming the field, its first bad row (time, joint) and the fix when a time stamp, q, q̇ or τ is NaN
+        or inf (a Recording built by hand: the file loaders refuse such samples first). Unrefused, a NaN torque made
+        the fit fail inside numpy (LinAlgError: eigenvalues did not converge) or reach the estimate."""
+        for name in ("t", "q", "qd", "tau"):
+            arr = getattr(self, name)
+            bad = None if arr is None else ~np.isfinite(arr)
+            if bad is None or not bad.any():
+                continue
+            per_row = bad if bad.ndim == 1 else bad.any(axis=1)
+            k = int(np.argmax(per_row))
+            joint = "" if bad.ndim == 1 else f", joint {self.joint_names[int(np.argmax(bad[k]))]}"
+            raise BadSamples(f"{what}: {name} is NaN or inf in {int(per_row.sum())} of {self.t.size} samples, the "
+                             f"first at row {k} (t = {float(self.t[k]):.6f} s{joint})",
+                             "drop or repair those rows of the recording before identifying the payload")
 
     def reordered(self, idx: np.ndarray, names: list[str]) -> JointSamples:
         """Columns picked by `idx` (see RobotModel.match_joint_order)."""

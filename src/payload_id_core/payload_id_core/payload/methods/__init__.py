@@ -122,6 +122,10 @@ def payload_request(method: PayloadMethod | str, model: RobotModel, robot: Robot
 def estimate_payload(request: PayloadRequest, loaded: Recording, unloaded: Recording | None = None
                      ) -> PayloadEstimate:
     """The payload `request` asks for, from the loaded run (and the unloaded one, for the methods that use it)."""
+    for what, recording in (("loaded", loaded), ("unloaded", unloaded)):
+        if recording is not None:
+            recording.joints.refuse_non_finite(f"the {what} recording"
+                                               + (f" ({recording.source})" if recording.source else ""))
     # A None robot got past payload_request only for the methods that need none, which accept it.
     est = request.spec.runner(request.model, request.robot, loaded, request.frame, unloaded,  # type: ignore[arg-type]
                               request.options)

@@ -69,7 +69,9 @@ from payload_id_core.signals.recording import Recording
 def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, frame: str,
              unloaded: Recording | None, options: PayloadOptions) -> PayloadEstimate:
     """Khalil 2007 eq. 23: χ_L = W_L^+ (Y_T − W χ), weighted per joint; friction assumed unchanged
-    unless friction_change=True (then Δφ_f joins the unknowns, as the paper suggests)."""
+    unless friction_change=True (then Δφ_f joins the unknowns, as the paper suggests). `unloaded`, where given (an
+    unloaded run of this motion), is not a torque reference: it joins robot.yaml's held-out runs in the measured model
+    error (_with_own_unloaded_run)."""
     check_covers_excitation(loaded)
     sig = method_signals(loaded, model, options, robot)
     W, y_a = payload_rows(model, robot, frame, sig, bool(options.friction_change))
@@ -79,6 +81,10 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     sol, W, lf_notes = solve_with_load_friction(W, sig.tau - tau_a, tau_a, sig.qd, sign_epsilon(robot), lf)
     # With the estimate's mass: the loaded held-out runs' part, where robot.yaml has them (robot_id/model_error.py).
     measured = measured_model_error(robot, frame, model, "khalil-1", float(sol.x[0]))
+    # Given an unloaded run of this motion, the model error on it is measured, not only sampled on other motions.
+    own_run_note = None
+    if measured is not None and unloaded is not None:
+        measured, own_run_note = _with_own_unloaded_run(model, robot, frame, unloaded, options, measured)
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
@@ -124,6 +130,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     if measured is not None:
         cov[:10, :10] = cov[:10, :10] + measured
         notes.append(measured_model_error_note(measured, float(sol.x[0]), robot))
+        notes += [] if own_run_note is None else [own_run_note]
         load_note = loaded_model_error_note(robot, frame, model, "khalil-1", float(sol.x[0]), float(measured[0, 0]))
         notes += [] if load_note is None else [load_note]
     if gear is not None:
@@ -161,6 +168,43 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     return finish(frame, PayloadMethod.KHALIL_1, sol.x, cov, sol.identifiable, notes, options,
                   convergence_time=motion_duration(sig), projection_cov=metric,
                   friction_unknowns=W.shape[-1] - 10 - (model.n if lf else 0))
+
+
+def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame: str, unloaded: Recording,
+                           options: PayloadOptions, measured: np.ndarray) -> tuple[np.ndarray, Note | None]:
+    """khalil-1's measured model error `measured` (C_me for `frame`) with the payload run's own unloaded run joined
+    to robot.yaml's held-out runs as one more motion (robot_id/model_error.OWN_UNLOADED_RUN), and the note that says
+    so; `measured` unchanged (no note, or one saying why) where that run is already held out, carries a load, or does
+    not widen it. Its spurious payload is khalil-1's regression on it (Khalil 2007 eq. 23 with no payload on), as
+    identify-robot measures a held-out run's (payload/held_out_error.spurious_payload)."""
+    from payload_id_core.payload.held_out_error import MAX_MASS_SIGMAS  # noqa: PLC0415 - it imports the methods
+
+    me = robot.model_error.in_frame(model, frame) if robot.model_error is not None else None
+    if me is None:
+        return measured, None
+    sig = method_signals(unloaded, model, options, robot)
+    W, y_a = payload_rows(model, robot, frame, sig, False)
+    fit = weighted_lstsq(W, sig.tau - y_a @ np.asarray(robot.theta, dtype=float))
+    std = np.sqrt(np.abs(np.diag(fit.cov)[:10]))
+    phi = np.where(fit.identifiable[:10] & np.isfinite(std), fit.x[:10], np.nan)
+    source = unloaded.source or "the unloaded run"
+    if me.holds_run(phi, unloaded.source):
+        return measured, None
+    if np.isfinite(phi[0]) and abs(phi[0]) > MAX_MASS_SIGMAS * std[0]:
+        return measured, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                              f"{source} not joined to robot.yaml's held-out runs: it carries a load (spurious mass "
+                              f"{phi[0]:.4g} kg, {abs(phi[0]) / std[0]:.0f} σ from zero)")
+    widened = me.covariance_with_run(measured, phi)
+    if not np.any(np.diag(widened) > np.diag(measured)):
+        return measured, None
+    before, after = (np.sqrt(np.maximum(np.diag(c)[:4], 0.0)) for c in (measured, widened))
+    return widened, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                         f"{source}, this motion unloaded, joined robot.yaml's {len(me.sources)} held-out run(s) as "
+                         f"one more motion: its spurious payload mass {phi[0]:.4g} kg, first moments "
+                         f"{np.round(1e3 * phi[1:4], 1).tolist()} g·m; model-error σ mass {before[0]:.4g} → "
+                         f"{after[0]:.4g} kg, first moments {np.round(1e3 * before[1:], 1).tolist()} → "
+                         f"{np.round(1e3 * after[1:], 1).tolist()} g·m (one held-out motion's error is one draw of "
+                         "another motion's)")
 
 
 def _difference_payload(model: RobotModel, robot: RobotIdentification, frame: str, theta_b: np.ndarray,
