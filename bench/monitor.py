@@ -69,7 +69,8 @@
   monitor_light_part_undecided_carries     carries whose standing payload says an undecided change
 MONITOR_LOAD_FRICTION_VETO=1 runs every task with MonitorSettings(load_friction_veto=True) (off by default, as the
 monitor is; h154 measured it with a wrapper). MONITOR_FRICTION_SIGN_DOUBT=1 likewise with friction_sign_doubt (h182),
-MONITOR_LOAD_FRICTION_EXPECTED=1 with load_friction_expected (h212).
+MONITOR_LOAD_FRICTION_EXPECTED=1 with load_friction_expected (h212), MONITOR_SINCE_CHANGE_ALARM=1 with
+since_change_alarm (h206), MONITOR_DOUBT_ALARM_COV=1 with doubt_alarm_cov (h211).
 Targets (issue 17): latency ≤ 50 ms median, 0 false alarms per hour, mass within 2 % after 5 s; (issue 31): no
 person's push called a load, ≥ 0.9 of the pushes above 30 N found.
 The last stdout line is one JSON object.
@@ -107,6 +108,7 @@ VETO = os.environ.get("MONITOR_LOAD_FRICTION_VETO", "0") not in ("", "0")
 EXPECTED = os.environ.get("MONITOR_LOAD_FRICTION_EXPECTED", "0") not in ("", "0")
 SIGN_DOUBT = os.environ.get("MONITOR_FRICTION_SIGN_DOUBT", "0") not in ("", "0")
 SINCE_CHANGE = os.environ.get("MONITOR_SINCE_CHANGE_ALARM", "0") not in ("", "0")
+DOUBT_ALARM_COV = os.environ.get("MONITOR_DOUBT_ALARM_COV", "0") not in ("", "0")
 MATCH_S = 0.1
 FOUND_ABOVE_N = 30.0
 
@@ -122,7 +124,8 @@ def watch(model, robot, run, floors: list | None = None):
     monitor = PayloadMonitor(model, robot, run.frame, settings=MonitorSettings(load_friction_veto=VETO,
                                                                                load_friction_expected=EXPECTED,
                                                                                friction_sign_doubt=SIGN_DOUBT,
-                                                                               since_change_alarm=SINCE_CHANGE))
+                                                                               since_change_alarm=SINCE_CHANGE,
+                                                                               doubt_alarm_cov=DOUBT_ALARM_COV))
     events, masses, published = [], [], []
     t0 = time.perf_counter()
     for k in range(0, run.t.size, 10):
@@ -339,7 +342,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                             "MONITOR_HUMAN_SEEDS (7,8,9), MONITOR_LIGHT_S (120), "
                                             "MONITOR_LIGHT_SEEDS (21,22), MONITOR_LOAD_FRICTION_VETO (0), "
                                             "MONITOR_FRICTION_SIGN_DOUBT (0), MONITOR_SINCE_CHANGE_ALARM (0), "
-                                            "MONITOR_LOAD_FRICTION_EXPECTED (0).")
+                                            "MONITOR_LOAD_FRICTION_EXPECTED (0), MONITOR_DOUBT_ALARM_COV (0).")
     return parser.parse_args(argv)
 
 

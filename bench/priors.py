@@ -4,8 +4,8 @@ priors_<robot>_<method>_<prior>_com_err_mm          median over PRIORS_SEEDS of 
 priors_<robot>_<method>_<prior>_com_std_mm          median over PRIORS_SEEDS of the largest CoM σ, mm (with <prior>
                                                     none: what the motion alone determines)
 priors_<robot>_<method>_<prior>_com_determined      fraction of seeds whose CoM the result gives (σ <= 5 mm)
-priors_<robot>_<method>_<prior>_inertia_determined  fraction of seeds whose inertia the result gives (σ <= 25 % of the
-                                                    inertia scale: finish.judge_determination)
+priors_<robot>_<method>_<prior>_inertia_determined  fraction of seeds whose inertia the result gives (σ <= 0.4 of the
+                                                    inertia scale: finish.judge_determination, inertia_scale)
 priors_<robot>_<method>_<prior>_inertia_std_frac    median of the largest inertia σ over the largest principal moment
 priors_<robot>_<method>_<prior>_coverage_2sigma     fraction of mass and CoM entries within 2σ of the truth
 priors_<robot>_<method>_<prior>_coverage_2sigma_inertia   the same for the six inertia entries

@@ -16,6 +16,10 @@ class ImpliedLoad:
     delta: np.ndarray     # (10,) the step in φ: mass and first moments (the inertia's entries zero)
     fit_std: float        # kg: the fit's own σ of Δm (not the step-wide σ a doubt's state carries)
     rms: np.ndarray       # (n,) N·m: the residual's RMS per joint over the samples fitted
+    # (4, 4) of Δm and Δ(m c): the fit's own covariance and the robot model's error on the samples fitted, at the
+    # running level and correlated over all of them (the worst case of an error that follows the motion, as
+    # since_change.since_change_fit takes it): what the alarm takes for the doubt (PayloadState.alarm_cov)
+    alarm_cov: np.ndarray
 
 
 def implied_load(history, phi: np.ndarray, level: np.ndarray, gain: np.ndarray, dt: float, tare_mass: float,
@@ -39,8 +43,13 @@ def implied_load(history, phi: np.ndarray, level: np.ndarray, gain: np.ndarray, 
     # The fit's own σ of Δm: its residual's variance per row (at least the unit the rows are scaled to), times
     # (AᵀA)⁻¹, times the variance factor of the observer's filtered, hence correlated, samples.
     per_row = max(sse / max(A.shape[0] - 4, 1), 1.0)
-    mass_var = float(np.linalg.pinv(A.T @ A, rcond=1e-12)[0, 0]) if rank == 4 else float("inf")
+    AtA_inv = np.linalg.pinv(A.T @ A, rcond=1e-12) if rank == 4 else np.full((4, 4), np.inf)
+    mass_var = float(AtA_inv[0, 0])
     fit_std = float(np.sqrt(per_row * mass_var * ar1_factor(gain, dt)))
+    fit_cov = per_row * ar1_factor(gain, dt) * AtA_inv
+    # The model's error at the running level (the rows' unit), correlated over the N samples fitted: Cauchy-Schwarz
+    # bounds Var(Σ_k a_kᵀ e_k) by N Σ_k |a_k|², so N (AᵀA)⁻¹ on top of the fit's own (since_change's model term).
+    alarm_cov = fit_cov + len(hist) * AtA_inv
     part_m = float(phi[0] + delta[0]) - tare_mass
     # Joint by joint: a flange load moves every joint its wrench reaches, while a push on a link leaves the joints
     # beyond it untouched. A fit that puts more torque on some joint than that joint's own residual, by more than a
@@ -51,4 +60,4 @@ def implied_load(history, phi: np.ndarray, level: np.ndarray, gain: np.ndarray, 
     if abs(delta[0]) < d.min_mass_change_kg or explained < 0.5 or part_m < -d.min_mass_change_kg or \
             part_m > d.max_mass_kg or float(np.max(worse)) > d.joint_span_chi2:
         return None
-    return ImpliedLoad(delta, fit_std, np.sqrt(np.mean(rh**2, axis=0)))
+    return ImpliedLoad(delta, fit_std, np.sqrt(np.mean(rh**2, axis=0)), alarm_cov)

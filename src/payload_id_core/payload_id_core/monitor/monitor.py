@@ -687,7 +687,7 @@ class PayloadMonitor:
             return
         # The allowance: the residual's normal level (robot model error and noise) plus what the carried
         # payload's own uncertainty leaves, F Σ Fᵀ (large right after a change, shrinking as it is re-estimated).
-        spread = einsum("ij,jk,ik->i", F, self.state.cov, F)     # np.einsum's kernel, without its Python dispatch
+        spread = einsum("ij,jk,ik->i", F, self.state.alarm_covariance, F)   # np.einsum's kernel, without its dispatch
         drift = np.maximum(d.drift, d.drift_levels * np.sqrt(self.alarm_level + spread) / self.sigma)
         if not self._armed:
             if self.s.since_change_alarm:
@@ -907,6 +907,10 @@ class PayloadMonitor:
             self.change.begin(self.state, dated, unlocated, self._unarmed_motion_s, t, None)
             self._doubt_rows = None if rows is None else {**rows, "dated": dated}
         cov = self.state.cov.copy()
+        # A rank-deficient implied fit has an infinite covariance: the alarm would go deaf under it, so the doubt's
+        # alarm then keeps the step-wide covariance it publishes (h211's noticed gap).
+        alarm_cov = self.state.alarm_covariance.copy()
+        alarm_cov[:4, :4] += implied.alarm_cov
         cov[np.arange(4), np.arange(4)] += delta[:4] ** 2
         rms = implied.rms
         reason = (f"the torques since {t - self._unarmed_motion_s:.3f} s are not explained by the carried payload "
@@ -916,7 +920,9 @@ class PayloadMonitor:
         # held-out error of φ goes with its extra, as the covariance does.
         self.state = PayloadState(self.state.phi + delta, cov, False, t, 0.0, *self._tare, doubt=reason,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra,
-                                  held_out_var=self.state.held_out_var)
+                                  held_out_var=self.state.held_out_var,
+                                  alarm_cov=alarm_cov if self.s.doubt_alarm_cov and np.isfinite(alarm_cov).all()
+                                  else None)
         self.change.doubt_mass = float(self.state.phi[0])
         self.change.doubt_mass_std = implied.fit_std
         self._undo = None
@@ -936,6 +942,7 @@ class PayloadMonitor:
         self.refiner.restart(self.state.phi, t, self.s.detector.inertia_prior_std, self._friction_prior)
         if self.unloaded is not None:
             self.refiner.correction_cov = self.unloaded.used_cov
+            self.refiner.unlearnt_correction_cov = self.unloaded.unlearnt_cov()
         self._last_refine = -np.inf
         self._armed, self._unarmed_motion_s = True, 0.0
         self._disarmed.clear()
@@ -1164,9 +1171,11 @@ class PayloadMonitor:
             self.change.take_in(verdict.event, dated, float(w["t_alarm"]), bool(self.state.doubt))
         phi = self.state.phi + verdict.delta_phi
         cov = self.state.cov + verdict.cov
+        # Adopted on a doubt, the alarm keeps the doubt's own covariance (PayloadState.alarm_cov) under the window's.
+        alarm_cov = None if self.state.alarm_cov is None else self.state.alarm_cov + verdict.cov
         self.state = PayloadState(phi, cov, False, float(t[k_c]), 0.0, *self._tare, doubt=self.state.doubt,
                                   **self.state.undecided_fields, published_extra=self.state.published_extra,
-                                  held_out_var=self.state.held_out_var)
+                                  held_out_var=self.state.held_out_var, alarm_cov=alarm_cov)
         self._anchor = (float(t[k_c]), F[k_c].copy(), r0[k_c].copy(), L[k_c].copy())
         self._anchor_G = samples[k_c][6].copy()
         self._anchor_Y = samples[k_c][7].copy()
@@ -1182,6 +1191,7 @@ class PayloadMonitor:
         self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std, self._friction_prior)
         if self.unloaded is not None:
             self.refiner.correction_cov = self.unloaded.used_cov
+            self.refiner.unlearnt_correction_cov = self.unloaded.unlearnt_cov()
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
         extra, window_held_out = self._window_published_extra()
@@ -1423,7 +1433,8 @@ class PayloadMonitor:
         doubt = "" if lifted else self.state.doubt
         self.state = PayloadState(self.state.phi, self.state.cov, not doubt, self.state.since,
                                   self.state.seconds_of_motion, *self._tare, doubt=doubt, **self.state.undecided_fields,
-                                  published_extra=self.state.published_extra, held_out_var=self.state.held_out_var)
+                                  published_extra=self.state.published_extra, held_out_var=self.state.held_out_var,
+                                  alarm_cov=self.state.alarm_cov)
         if lifted:
             out.estimate = self.state
 

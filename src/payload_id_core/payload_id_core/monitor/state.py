@@ -54,6 +54,17 @@ class PayloadState:
     # published with its covariance, as the goal published it, not as a point mass. A change's re-estimate holds the
     # inertia near a prior (task motion seldom excites it), so every state a change builds leaves this False.
     inertia_identified: bool = False
+    # What the alarm's allowance takes as this payload's covariance in place of `cov` (None: `cov`). A doubt's
+    # (PayloadMonitor._put_in_doubt): its `cov` holds the implied step's square, so that the σ published covers the
+    # whole step from the payload before; that is a hypothesis about what is carried, not how far the residual may
+    # wander, and in the allowance it hid a real place 2.3 s later for 88 s (bench/monitor.py's pushed task, seed 8).
+    # Gone with the first re-estimate that replaces the doubt's payload (a new state).
+    alarm_cov: np.ndarray | None = None
+
+    @property
+    def alarm_covariance(self) -> np.ndarray:
+        """The covariance the alarm's allowance takes in (F Σ Fᵀ): `alarm_cov`, else `cov`."""
+        return self.cov if self.alarm_cov is None else self.alarm_cov
 
     @property
     def undecided_fields(self) -> dict:
