@@ -44,6 +44,9 @@
   monitor_load_events_without_a_change     load events (picked / placed / changed) with no true change at their date
                                            or in their span, per task (task, human: not within a push either, those
                                            are the pushes called a load; light; quiet) and in total (target 0)
+  monitor_load_events_without_a_change_detail  each of those events: task, seed, kind, dates, Δm ± σ, reason,
+                                           and what the truth was doing then (the nearest true pick or place and
+                                           how far, a push in progress, moving or at rest; also on stderr)
   monitor_light_part_changes               picks and places of 0.2-1 kg (sim.pick_place, no contacts; seeds of
                                            MONITOR_LIGHT_SEEDS, default 21,22, each with the usual 1-2 s moves
                                            and with fast 0.6-0.9 s ones; MONITOR_LIGHT_S s of task each, default 120)
@@ -90,6 +93,7 @@ from payload_id_core.sim import simulate
 from payload_id_core.sim.pick_place import HumanContacts, pick_and_place
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from env_switch import env_switch  # noqa: E402 - tools/: the on/off spelling, unit-tested in test_env_switch
 from monitor_match import Match, match_events  # noqa: E402 - tools/: the matching, unit-tested in test_monitor_match
 
 TASK_S = float(os.environ.get("MONITOR_TASK_S", "600"))
@@ -101,11 +105,11 @@ HUMAN_S = float(os.environ.get("MONITOR_HUMAN_S", "1500"))
 HUMAN_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_HUMAN_SEEDS", "7,8,9").split(","))
 LIGHT_S = float(os.environ.get("MONITOR_LIGHT_S", "120"))
 LIGHT_SEEDS = tuple(int(s) for s in os.environ.get("MONITOR_LIGHT_SEEDS", "21,22").split(","))
-VETO = os.environ.get("MONITOR_LOAD_FRICTION_VETO", "0") not in ("", "0")
-EXPECTED = os.environ.get("MONITOR_LOAD_FRICTION_EXPECTED", "0") not in ("", "0")
-SIGN_DOUBT = os.environ.get("MONITOR_FRICTION_SIGN_DOUBT", "0") not in ("", "0")
-SINCE_CHANGE = os.environ.get("MONITOR_SINCE_CHANGE_ALARM", "0") not in ("", "0")
-DOUBT_ALARM_COV = os.environ.get("MONITOR_DOUBT_ALARM_COV", "0") not in ("", "0")
+VETO = env_switch("MONITOR_LOAD_FRICTION_VETO")
+EXPECTED = env_switch("MONITOR_LOAD_FRICTION_EXPECTED")
+SIGN_DOUBT = env_switch("MONITOR_FRICTION_SIGN_DOUBT")
+SINCE_CHANGE = env_switch("MONITOR_SINCE_CHANGE_ALARM")
+DOUBT_ALARM_COV = env_switch("MONITOR_DOUBT_ALARM_COV")
 MATCH_S = 0.1
 FOUND_ABOVE_N = 30.0
 
@@ -151,6 +155,36 @@ def load_events_without_a_change(events, matches: list[Match]) -> int:
     return sum(1 for e, m in zip(events, matches) if e.is_load_change and m.without_a_change)
 
 
+def without_a_change_detail(events, matches: list[Match], run, task: str, seed: int, moves: str = "") -> list[dict]:
+    """Each load event with no true change at its date or in its span (the events load_events_without_a_change
+    counts), with what the truth was doing then: the true change nearest its date (kind, kg, time, how far), a push
+    in progress (a person's or the task's contact), and whether the arm moved. Logged, and listed in the JSON."""
+    out = []
+    for e, m in zip(events, matches):
+        if not (e.is_load_change and m.without_a_change):
+            continue
+        k = min(int(np.searchsorted(run.t, e.t_change)), run.t.size - 1)
+        loads = [c for c in run.changes if c.kind in ("picked", "placed")]
+        near = min(loads, key=lambda c: abs(c.t - e.t_change)) if loads else None
+        pushes = [c for c in run.changes if c.kind == "contact" and c.t - 0.5 <= e.t_change <= c.t + c.duration + 0.5]
+        row = {"task": task, "seed": seed, **({"moves_s": moves} if moves else {}),
+               "kind": e.kind.value, "t_change": round(e.t_change, 3), "t_alarm": round(e.t_alarm, 3),
+               "located": bool(getattr(e, "t_change_located", True)),
+               "delta_mass": round(e.delta_mass, 3), "delta_mass_std": round(e.delta_mass_std, 3),
+               "reason": e.reason[:240],
+               "truth_nearest": None if near is None else {"kind": near.kind, "mass": round(near.mass, 3),
+                                                           "t": round(near.t, 3), "dt": round(e.t_change - near.t, 3)},
+               "truth_push": [{"t": round(c.t, 3), "s": round(c.duration, 2), "N": round(c.force),
+                               "link": c.link or "joints"} for c in pushes],
+               "truth_moving": bool(np.linalg.norm(run.qd[k]) > 0.05)}
+        log(f"{task} seed {seed}{' moves ' + moves if moves else ''}: load event without a change: {e.kind.value} "
+            f"{e.mass_change_text} dated {e.t_change:.3f} s (alarm {e.t_alarm:.3f}); truth: "
+            + (f"{near.kind} {near.mass:.3f} kg at {near.t:.3f} s ({e.t_change - near.t:+.3f} s)" if near else "none")
+            + f", {'moving' if row['truth_moving'] else 'at rest'}, pushes {row['truth_push']} ({e.reason[:160]})")
+        out.append(row)
+    return out
+
+
 def unlocated(matches: list[Match]) -> int:
     """Events not located whose span holds two or more true changes."""
     return sum(m.unlocated for m in matches)
@@ -181,9 +215,8 @@ def human_contacts_seed(model, robot, seed: int) -> dict:
 
     called_load = [c for c in pushes if any(c in pushed(e, m) for e, m in zip(events, matches))]
     without = [e for e, m in zip(events, matches) if e.is_load_change and m.without_a_change and not pushed(e, m)]
-    for e in without:
-        log(f"seed {seed}: load event without a change: {e.kind.value} {e.mass_change_text} {e.when_text} "
-            f"({e.reason[:160]})")
+    mine = [(e, m) for e, m in zip(events, matches) if any(e is x for x in without)]
+    detail = without_a_change_detail([e for e, _ in mine], [m for _, m in mine], run, "human", seed)
     strong = [c for c in pushes if c.force > FOUND_ABOVE_N]
     found = [c for c in strong if any(e.kind is EventKind.CONTACT and during(e, c) for e in events)]
     loads = [c for c in run.changes if c.kind in ("picked", "placed") and c.mass >= 1.0]
@@ -200,7 +233,7 @@ def human_contacts_seed(model, robot, seed: int) -> dict:
     return {"pushes": len(pushes), "called_load": len(called_load), "strong": len(strong), "found": len(found),
             "loads": len(loads), "loads_found": len(loads_found),
             "not_located": sum(1 for e in events if not getattr(e, "t_change_located", True)),
-            "unlocated": unlocated(matches), "without_a_change": len(without)}
+            "unlocated": unlocated(matches), "without_a_change": len(without), "without_detail": detail}
 
 
 def human_contacts(model, robot) -> dict:
@@ -217,9 +250,11 @@ def human_contacts(model, robot) -> dict:
         "monitor_contact_found_fraction": round(total("found") / strong, 3) if strong else None,
         "monitor_human_picks_found_fraction": round(total("loads_found") / loads, 3) if loads else None,
         "monitor_human_per_seed": {str(seed): {k: v for k, v in counts.items()
-                                               if k not in ("not_located", "unlocated", "without_a_change")}
+                                               if k not in ("not_located", "unlocated", "without_a_change",
+                                                            "without_detail")}
                                    for seed, counts in per_seed.items()},
         **{key: total(key) for key in ("not_located", "unlocated", "without_a_change")},
+        "without_detail": [row for counts in per_seed.values() for row in counts["without_detail"]],
     }
 
 
@@ -228,7 +263,7 @@ def light_parts(model, robot) -> dict:
     named with the right mass within 3σ, or not named; never a confident wrong mass (module docstring)."""
     changes, within, wrong, floors = 0, 0, 0, []
     named, unnamed_above, uncovered, running, carry_std, undecided_carries = 0, 0, 0, [], [], 0
-    unlocated_events, without = 0, 0
+    unlocated_events, without, detail = 0, 0, []
     for seed in LIGHT_SEEDS:
         for move_s in ((1.0, 2.0), (0.6, 0.9)):
             run = pick_and_place(model, "ur10", seconds=LIGHT_S, seed=seed, masses=(0.2, 1.0), contacts_per_minute=0.0,
@@ -238,6 +273,7 @@ def light_parts(model, robot) -> dict:
             matches = matched(events, run.changes)
             unlocated_events += unlocated(matches)
             without += load_events_without_a_change(events, matches)
+            detail += without_a_change_detail(events, matches, run, "light", seed, f"{move_s[0]}-{move_s[1]}")
             floor_monitor = PayloadMonitor(model, robot, run.frame)
             loads = [c for c in run.changes if c.kind in ("picked", "placed")]
             for i, c in enumerate(loads):
@@ -293,7 +329,7 @@ def light_parts(model, robot) -> dict:
         "monitor_light_part_floor_there_kg": round(float(np.median(running)), 3) if running else None,
         "monitor_light_part_carry_std_kg": round(float(np.median(carry_std)), 3) if carry_std else None,
         "monitor_light_part_undecided_carries": undecided_carries,
-        "unlocated": unlocated_events, "without_a_change": without,
+        "unlocated": unlocated_events, "without_a_change": without, "without_detail": detail,
     }
 
 
@@ -372,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     quiet_events, _, _, _ = watch(model, robot, quiet)
     log(f"quiet {QUIET_S:.0f} s: {len(quiet_events)} events")
     light = light_parts(model, robot)
+    detail = (without_a_change_detail(events, matches, run, "task", 5) + human.pop("without_detail")
+              + light.pop("without_detail")
+              + without_a_change_detail(quiet_events, [Match(None)] * len(quiet_events), quiet, "quiet", 11))
     without = {"task": load_events_without_a_change(events, matches), "human": human.pop("without_a_change"),
                "light": light.pop("without_a_change"), "quiet": sum(e.is_load_change for e in quiet_events)}
     unlocated_events = {"task": unlocated(matches), "human": human.pop("unlocated"), "light": light.pop("unlocated")}
@@ -396,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         "monitor_not_located_events": not_located,
         "monitor_unlocated_events": {**unlocated_events, "total": sum(unlocated_events.values())},
         "monitor_load_events_without_a_change": {**without, "total": sum(without.values())},
+        "monitor_load_events_without_a_change_detail": detail,
         **human,
         **light,
     }

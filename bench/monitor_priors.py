@@ -37,6 +37,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -50,9 +51,12 @@ from payload_id_core.robot_id import fit_given_model
 from payload_id_core.sim import simulate
 from payload_id_core.sim.pick_place import pick_and_place
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from env_switch import env_switch  # noqa: E402 - tools/: the on/off spelling, unit-tested in test_env_switch
+
 SEEDS = tuple(range(int(os.environ.get("MONITOR_PRIORS_SEEDS", "10"))))
 TASK_S = float(os.environ.get("MONITOR_PRIORS_TASK_S", "60"))
-EXPECTED = os.environ.get("MONITOR_LOAD_FRICTION_EXPECTED", "0") not in ("", "0")
+EXPECTED = env_switch("MONITOR_LOAD_FRICTION_EXPECTED")
 CUBE_M = 0.2
 EXCLUDING_SIGMA = 4.0
 SETTINGS = ("hull", "offset", "face", "excluding")

@@ -132,6 +132,7 @@ class Cusum:
         self._zero_down = np.full(n, np.nan)
         self._unset = True                      # the zero times may hold NaN (not set yet): update sets them
         self._work = np.empty(n)
+        self.reset_at = float("nan")            # when it last started from zero (NaN: never reset)
 
     def reset(self, t: float = float("nan")) -> None:
         self.g_up[:] = 0.0
@@ -139,6 +140,7 @@ class Cusum:
         self._zero_up[:] = t
         self._zero_down[:] = t
         self._unset = True
+        self.reset_at = t
 
     def update(self, t: float, z: np.ndarray, drift: np.ndarray | float | None = None) -> float | None:
         """Feed one sample (drift per joint, default the settings'); returns the estimated change time when

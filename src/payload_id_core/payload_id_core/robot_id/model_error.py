@@ -95,7 +95,8 @@ MIN_DECLARING_MOTIONS = 2
 # over them and it, per entry, where that is larger than C_me. Never narrower: identify-payload cannot tell the
 # calibration run itself (whose spurious payload is the fit's in-sample residual, ~0.1 g·m on the UR10e's 14harm run)
 # from another motion, as identify-robot does when it refuses it as a held-out run. A run already held out is not
-# counted twice (HeldOutModelError.holds_run). Real UR10e, robot.yaml given only 01_31's unloaded run: khalil-1 on
+# counted twice (HeldOutModelError.holds_run), nor a run of another motion (khalil._with_own_unloaded_run, h220).
+# Real UR10e, robot.yaml given only 01_31's unloaded run: khalil-1 on
 # 15harm with its unloaded run CoM x −48.1 ± 4.0 mm against khalil-3's −41.4 ± 1.2 (1.6σ; −48.3 ± 1.3, 4.0σ, before).
 OWN_UNLOADED_RUN = ("the payload run's own unloaded run joined to the held-out runs as one more motion: per entry the "
                     "larger of C_me and the mean square over the held-out runs and it")

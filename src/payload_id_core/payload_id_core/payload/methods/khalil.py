@@ -64,6 +64,7 @@ from payload_id_core.payload.robot_prior import (
 )
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.signals.conditioning import Signals
 from payload_id_core.signals.recording import Recording
 
 
@@ -86,7 +87,7 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     own_run_note, own_motion_counted = None, False
     if measured is not None and unloaded is not None:
         measured, own_run_note, own_motion_counted = _with_own_unloaded_run(model, robot, frame, unloaded, options,
-                                                                            measured)
+                                                                            measured, loaded, sig)
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
@@ -177,15 +178,18 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
 
 
 def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame: str, unloaded: Recording,
-                           options: PayloadOptions, measured: np.ndarray
+                           options: PayloadOptions, measured: np.ndarray, loaded: Recording, loaded_sig: Signals
                            ) -> tuple[np.ndarray, Note | None, bool]:
     """khalil-1's measured model error `measured` (C_me for `frame`) with the payload run's own unloaded run joined
     to robot.yaml's held-out runs as one more motion (robot_id/model_error.OWN_UNLOADED_RUN), the note that says
     so, and whether this motion's error is now among the measured ones (joined, or already held out; False where the
-    run carries a load: covariance_extra.few_motions_note); `measured` unchanged (no note, or one saying why) where
-    that run is already held out, carries a load, or does not widen it. Its spurious payload is khalil-1's regression
-    on it (Khalil 2007 eq. 23 with no payload on), as identify-robot measures a held-out run's
-    (payload/held_out_error.spurious_payload)."""
+    run carries a load or is of another motion: covariance_extra.few_motions_note); `measured` unchanged (no note, or
+    one saying why) where that run is already held out, carries a load, or does not widen it. Its spurious payload is
+    khalil-1's regression on it (Khalil 2007 eq. 23 with no payload on), as identify-robot measures a held-out run's
+    (payload/held_out_error.spurious_payload). A run of another motion is
+    not joined (h220): it is not this motion's error, and where it determines the payload poorly its spurious φ is its
+    own noise (the real UR10e's jointwise-joint_1 run: mass −18.3 kg, 5σ test passed, the mass σ 0.031 → 13.0 kg on
+    15harm, the CoM withheld, the estimate +0.24 % off)."""
     from payload_id_core.payload.held_out_error import MAX_MASS_SIGMAS  # noqa: PLC0415 - it imports the methods
 
     me = robot.model_error.in_frame(model, frame) if robot.model_error is not None else None
@@ -198,7 +202,13 @@ def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame:
     phi = np.where(fit.identifiable[:10] & np.isfinite(std), fit.x[:10], np.nan)
     source = unloaded.source or "the unloaded run"
     if me.holds_run(phi, unloaded.source):
-        return measured, None, True
+        # Already one of the held-out runs: this motion's error is measured only where it is a run of this motion.
+        return measured, None, shared_trajectory_slots(sig, loaded_sig, unloaded, loaded) is not None
+    if shared_trajectory_slots(sig, loaded_sig, unloaded, loaded) is None:
+        return measured, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
+                              f"{source} not joined to robot.yaml's held-out runs: it is not an unloaded run of this "
+                              "motion (its joint positions do not follow the loaded run's on one trajectory "
+                              "clock)"), False
     if np.isfinite(phi[0]) and abs(phi[0]) > MAX_MASS_SIGMAS * std[0]:
         return measured, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
                               f"{source} not joined to robot.yaml's held-out runs: it carries a load (spurious mass "
