@@ -21,9 +21,12 @@ Given the loaded run's own unloaded run (identify-payload --unloaded-csv-ur, as 
 robot.yaml's held-out runs as one more motion where that widens the model error (h209, robot_id/model_error.py
 OWN_UNLOADED_RUN): 15harm's own unloaded run reads m·c_x −15.3 g·m, the CoM x −48.1 ± 4.0 mm, 1.6σ from khalil-3's;
 14harm's is the calibration run (0.1 g·m: nothing widened), 01_31's already held out. Without it (khalil-1's use: no
-twin) robot.yaml's one held-out motion is all there is, and the confident wrong CoM stays (the strict xfail below):
-one draw of another motion's error does not bound this one's, and no width from that one draw (a Student-t_1
-predictive matched at ±1σ: every CoM withheld on the user path, mass σ 1.07-1.14 %) separates the two.
+twin) robot.yaml's one held-out motion is all there is: one draw of another motion's error does not bound this one's,
+and no width from that one draw (a Student-t_1 predictive matched at ±1σ: every CoM withheld on the user path, mass σ
+1.07-1.14 %) separates the two. So an estimate whose σ rests on that one motion (khalil-1 without its run's own
+unloaded motion joined, difference-rls and direct-rls always: they read no unloaded run) is reported but suspect, not
+converged, with the cause and the fix (h218, covariance_extra.few_motions_note): the 4.0σ CoM is still reported, no
+longer as a confident answer.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ PAIRS = {"14harm": ("ur-20_02_19_14harm50secLoad.csv", "ur-20_02_19_14harm50sec.
          "15harm": ("ur-20_02_19_15harm50secLoad.csv", "ur-20_02_19_15harm50sec.csv"),
          "01_31": ("ur-20_01_31-load.csv", "ur-20_01_31-unload.csv")}
 HELD_OUT = ("15harm", "01_31")
+# the quality reason of an estimate whose σ rests on robot.yaml's one held-out motion (few_motions_note)
+FEW_MOTIONS = "--held-out-csv-ur / --held-out-bag run of another motion to identify-robot"
 # (held-out run, judged loaded run): every loaded run but the held-out run's own twin
 JUDGED = [(h, p) for h in HELD_OUT for p in PAIRS if p != h]
 
@@ -82,7 +87,11 @@ def runs(tmp_path_factory):
 def test_mass_sigma_covers_the_error_on_runs_whose_twin_was_not_held_out(runs, held, method, pair):
     d = runs(held, method, pair)
     err, std = d["mass"] - LOAD_MASS_KG, d["std"]["mass"]
-    assert d["quality"]["status"] == "ok", (held, pair, d["quality"])
+    if method == "khalil-1":      # the run's own unloaded motion joined the one held-out motion: nothing against it
+        assert d["quality"]["status"] == "ok", (held, pair, d["quality"])
+    else:                         # difference-rls reads no unloaded run: σ rests on the one motion, suspect for that
+        assert d["quality"]["status"] == "suspect" and not d["converged"], (held, pair, d["quality"])
+        assert [r for r in d["quality"]["reasons"] if FEW_MOTIONS in r] == d["quality"]["reasons"], d["quality"]
     # measured |err|/σ 0.12-0.96 over these eight (0.21-1.67 before khalil-1 joined the run's own unloaded run: on
     # 01_31 with 15harm held out +0.85 ± 0.51 → +0.89 ± 0.93 %); 2.5 is issue 29's "none above"
     assert abs(err) <= 2.5 * std, (held, method, pair, err, std)
@@ -121,12 +130,15 @@ def test_khalil_1_joins_the_own_unloaded_run_only_where_it_is_another_motion(run
 
 
 @requires_ur10e_data
-@pytest.mark.xfail(strict=True, reason=(
-    "robot.yaml's model error measured on 01_31's unloaded run alone and no unloaded run given with the payload run "
-    "(khalil-1's use): khalil-1 on 15harm reports the CoM x −48.3 ± 1.3 mm against khalil-3's −41.4 ± 1.2 mm (6.9 "
-    "mm, 4.0 combined σ), converged and ok. One motion's spurious m·c_x (−2.9 g·m) is no measure of another "
-    "motion's (15harm's own unloaded run: −15.3 g·m; h204's diagnosis); a Student-t_1 width on that one draw, "
-    "matched at ±1σ, covers it (2.7σ) but withholds every CoM on the user path (h209, docs/design.md)"))
-def test_khalil_1_without_the_own_unloaded_run_is_within_3_sigma_on_15harm(runs):
+def test_khalil_1_without_the_own_unloaded_run_is_no_confident_answer_on_15harm(runs):
+    """robot.yaml's model error measured on 01_31's unloaded run alone and no unloaded run given with the payload run
+    (khalil-1's use): khalil-1 on 15harm reports the CoM x −48.3 ± 1.3 mm against khalil-3's −41.4 ± 1.2 mm (6.9 mm,
+    4.0 combined σ). One motion's spurious m·c_x (−2.9 g·m) is no measure of another motion's (15harm's own unloaded
+    run: −15.3 g·m; h204); no width from that one draw separates the two (h209). Converged and ok before (a strict
+    xfail); now reported, suspect and not converged, with the cause and the fix (h218)."""
     d, ref = runs("01_31", "khalil-1", "15harm", with_unloaded=False), runs("01_31", "khalil-3", "15harm")
-    assert d["com"][0] is None or np.all(_com_gap_sigma(d, ref) <= 3.0), _com_gap_sigma(d, ref)
+    gap = _com_gap_sigma(d, ref)
+    assert np.max(gap) > 3.0, gap                 # the premise: the number is still the 4.0σ one, reported
+    # the bar: no estimate converged and ok beyond 3σ
+    assert not (d["converged"] or d["quality"]["status"] == "ok"), (d["converged"], d["quality"])
+    assert any(FEW_MOTIONS in r and "--unloaded-csv-ur" in r for r in d["quality"]["reasons"]), d["quality"]

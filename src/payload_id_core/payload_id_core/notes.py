@@ -102,6 +102,8 @@ class NoteCode(str, Enum):
     ROBOT_MODEL_ERROR_FEW_MOTIONS = "robot.model_error_few_motions"  # held-out motions too few to declare on
     PAYLOAD_LOAD_FRICTION_CHOSEN = "payload.load_friction_chosen"  # on/off as robot.yaml records it for the method
     PAYLOAD_MODEL_ERROR_SEVERE = "payload.model_error_severe"  # ratio far above the limit: estimate suspect
+    # σ's model error measured on fewer held-out motions than can bound another motion's: estimate suspect
+    PAYLOAD_MODEL_ERROR_FEW_MOTIONS = "payload.model_error_few_motions"
     PAYLOAD_QUALITY = "payload.quality"                  # the estimate is suspect or failed: the reasons
     PAYLOAD_SCALE_UNCERTAINTY = "payload.scale_uncertainty"  # robot.yaml's scale factor off 1: σ carries it
     PAYLOAD_MODEL_RESOLUTION_FLOOR = "payload.model_resolution_floor"  # residual below 0.5 % of effort RMS: σ floored

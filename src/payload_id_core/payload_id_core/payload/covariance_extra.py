@@ -74,6 +74,31 @@ def single_motion_model_error(robot: RobotIdentification | None, frame: str, mod
     return me.mass_motions() < MIN_DECLARING_MOTIONS
 
 
+def few_motions_note(robot: RobotIdentification | None, frame: str, model: RobotModel, method: str,
+                     own_run_fix: bool = False) -> Note | None:
+    """The note that makes an estimate whose σ holds robot.yaml's measured model error suspect (finish.judge_quality)
+    where that error rests on fewer than MIN_DECLARING_MOTIONS held-out motions (single_motion_model_error); None
+    otherwise. The caller has not joined this run's own motion to them (khalil-1 with --unloaded-csv-ur:
+    robot_id/model_error.OWN_UNLOADED_RUN).
+
+    With H held-out motions another motion's error over the RMS of the H measured ones is Student-t with H dof: at
+    H = 1 no width from that one draw bounds another motion's error at 3σ without withholding every estimate (a t_1
+    matched at ±1σ withheld every CoM of the real UR10e's user path, h209). The estimate is reported with its σ, but not
+    as a confident answer: real UR10e, robot.yaml given 01_31's unloaded run only, khalil-1 on 15harm read the CoM x
+    −48.3 ± 1.3 mm against khalil-3's −41.4 ± 1.2 (4.0σ), converged and ok before. The online rule already refuses to
+    declare on such a robot.yaml (online/base.py); this is the same rule for the quality every method reports.
+    `own_run_fix`: the method joins a given unloaded run of this motion (khalil-1), so the fix names that too."""
+    if not single_motion_model_error(robot, frame, model):
+        return None
+    motions = robot.model_error.mass_motions() if robot is not None and robot.model_error is not None else 0
+    twin = ", or give this run's unloaded twin (identify-payload --unloaded-csv-ur / --unloaded-bag)" \
+        if own_run_fix else ""
+    return Note(NoteCode.PAYLOAD_MODEL_ERROR_FEW_MOTIONS,
+                f"{method}'s σ rests on robot.yaml's model error measured on {motions} held-out motion(s), which "
+                f"cannot bound this motion's (a spread between motions needs {MIN_DECLARING_MOTIONS} to be seen): add "
+                f"a --held-out-csv-ur / --held-out-bag run of another motion to identify-robot{twin}")
+
+
 def model_error_frame_note(robot: RobotIdentification | None, frame: str, model: RobotModel) -> Note | None:
     """Why robot.yaml's measured model error is not used: `frame` is on another body than the frame it was
     measured in, so the error there was not measured (None when it is used, or there is none)."""

@@ -301,7 +301,8 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     """Lower est.quality for every failed check, and make a not-ok estimate not converged (step 4).
 
     Checks: what the recorded data determine, and no payload (judge_determination); the model-error
-    ratio far above its limit (the note's code, set by model_error_notes);
+    ratio far above its limit (the note's code, set by model_error_notes); σ's model error measured on fewer held-out
+    motions than bound another motion's (covariance_extra.few_motions_note: its text is the reason);
     the mass not significantly above 0; the robot identification's scale against the URDF; each of
     `recordings`' efforts against the URDF's gravity torques (currents read as torques). The
     projection distance is judged where it is known (project_if_inconsistent). Idempotent: a check
@@ -317,6 +318,11 @@ def judge_quality(est: PayloadEstimate, robot: RobotIdentification | None = None
     if has_note(est.notes, NoteCode.PAYLOAD_MODEL_ERROR_SEVERE):
         mark(Quality.SUSPECT, f"model-error ratio above {MODEL_ERROR_RATIO_SUSPECT}: the payload model does not "
              "explain the loaded run")
+    # σ's model error measured on too few held-out motions to bound this one's (covariance_extra.few_motions_note):
+    # reported, never withheld for it, but not as a confident answer; the note's text is the reason and the fix.
+    for note in map(Note.from_any, est.notes):
+        if note.code is NoteCode.PAYLOAD_MODEL_ERROR_FEW_MOTIONS:
+            mark(Quality.SUSPECT, note.text)
     judge_determination(est)
     std_m = float(np.sqrt(est.covariance[0, 0])) if np.isfinite(est.covariance[0, 0]) else float("nan")
     no_payload = has_note(est.notes, NoteCode.PAYLOAD_NO_PAYLOAD)   # its own reason, said once

@@ -17,6 +17,7 @@ from payload_id_core.dynamics.model import RobotModel
 from payload_id_core.errors import PayloadIdError
 from payload_id_core.notes import Note, NoteCode
 from payload_id_core.payload.covariance_extra import (
+    few_motions_note,
     gear_model_error,
     gear_model_error_note,
     loaded_model_error_note,
@@ -83,9 +84,10 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
     # With the estimate's mass: the loaded held-out runs' part, where robot.yaml has them (robot_id/model_error.py).
     measured = measured_model_error(robot, frame, model, "khalil-1", float(sol.x[0]))
     # Given an unloaded run of this motion, the model error on it is measured, not only sampled on other motions.
-    own_run_note = None
+    own_run_note, own_motion_counted = None, False
     if measured is not None and unloaded is not None:
-        measured, own_run_note = _with_own_unloaded_run(model, robot, frame, unloaded, options, measured, loaded, sig)
+        measured, own_run_note, own_motion_counted = _with_own_unloaded_run(model, robot, frame, unloaded, options,
+                                                                            measured, loaded, sig)
     # With the model error measured on held-out motions, the residuals' serial-correlation inflation (an
     # estimate of the same error from this run's residuals) gives way to it (robot_id/model_error.py).
     cov = sol.cov if measured is None else sol.cov / sol.inflation**2
@@ -134,6 +136,10 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
         notes += [] if own_run_note is None else [own_run_note]
         load_note = loaded_model_error_note(robot, frame, model, "khalil-1", float(sol.x[0]), float(measured[0, 0]))
         notes += [] if load_note is None else [load_note]
+        # One held-out motion's error does not bound this one's: suspect (finish.judge_quality), unless this run's
+        # own motion joined it.
+        few = None if own_motion_counted else few_motions_note(robot, frame, model, "khalil-1", own_run_fix=True)
+        notes += [] if few is None else [few]
     if gear is not None:
         shift, mu = gear
         cov = cov + np.outer(shift, shift)
@@ -173,12 +179,14 @@ def khalil_1(model: RobotModel, robot: RobotIdentification, loaded: Recording, f
 
 def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame: str, unloaded: Recording,
                            options: PayloadOptions, measured: np.ndarray, loaded: Recording, loaded_sig: Signals
-                           ) -> tuple[np.ndarray, Note | None]:
+                           ) -> tuple[np.ndarray, Note | None, bool]:
     """khalil-1's measured model error `measured` (C_me for `frame`) with the payload run's own unloaded run joined
-    to robot.yaml's held-out runs as one more motion (robot_id/model_error.OWN_UNLOADED_RUN), and the note that says
-    so; `measured` unchanged (no note, or one saying why) where that run is already held out, carries a load, or does
-    not widen it. Its spurious payload is khalil-1's regression on it (Khalil 2007 eq. 23 with no payload on), as
-    identify-robot measures a held-out run's (payload/held_out_error.spurious_payload). A run of another motion is
+    to robot.yaml's held-out runs as one more motion (robot_id/model_error.OWN_UNLOADED_RUN), the note that says
+    so, and whether this motion's error is now among the measured ones (joined, or already held out; False where the
+    run carries a load or is of another motion: covariance_extra.few_motions_note); `measured` unchanged (no note, or
+    one saying why) where that run is already held out, carries a load, or does not widen it. Its spurious payload is
+    khalil-1's regression on it (Khalil 2007 eq. 23 with no payload on), as identify-robot measures a held-out run's
+    (payload/held_out_error.spurious_payload). A run of another motion is
     not joined (h220): it is not this motion's error, and where it determines the payload poorly its spurious φ is its
     own noise (the real UR10e's jointwise-joint_1 run: mass −18.3 kg, 5σ test passed, the mass σ 0.031 → 13.0 kg on
     15harm, the CoM withheld, the estimate +0.24 % off)."""
@@ -186,7 +194,7 @@ def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame:
 
     me = robot.model_error.in_frame(model, frame) if robot.model_error is not None else None
     if me is None:
-        return measured, None
+        return measured, None, False
     sig = method_signals(unloaded, model, options, robot)
     W, y_a = payload_rows(model, robot, frame, sig, False)
     fit = weighted_lstsq(W, sig.tau - y_a @ np.asarray(robot.theta, dtype=float))
@@ -194,18 +202,20 @@ def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame:
     phi = np.where(fit.identifiable[:10] & np.isfinite(std), fit.x[:10], np.nan)
     source = unloaded.source or "the unloaded run"
     if me.holds_run(phi, unloaded.source):
-        return measured, None
+        # Already one of the held-out runs: this motion's error is measured only where it is a run of this motion.
+        return measured, None, shared_trajectory_slots(sig, loaded_sig, unloaded, loaded) is not None
     if shared_trajectory_slots(sig, loaded_sig, unloaded, loaded) is None:
         return measured, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
                               f"{source} not joined to robot.yaml's held-out runs: it is not an unloaded run of this "
-                              "motion (its joint positions do not follow the loaded run's on one trajectory clock)")
+                              "motion (its joint positions do not follow the loaded run's on one trajectory "
+                              "clock)"), False
     if np.isfinite(phi[0]) and abs(phi[0]) > MAX_MASS_SIGMAS * std[0]:
         return measured, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
                               f"{source} not joined to robot.yaml's held-out runs: it carries a load (spurious mass "
-                              f"{phi[0]:.4g} kg, {abs(phi[0]) / std[0]:.0f} σ from zero)")
+                              f"{phi[0]:.4g} kg, {abs(phi[0]) / std[0]:.0f} σ from zero)"), False
     widened = me.covariance_with_run(measured, phi)
     if not np.any(np.diag(widened) > np.diag(measured)):
-        return measured, None
+        return measured, None, True
     before, after = (np.sqrt(np.maximum(np.diag(c)[:4], 0.0)) for c in (measured, widened))
     return widened, Note(NoteCode.PAYLOAD_MODEL_ERROR_MEASURED,
                          f"{source}, this motion unloaded, joined robot.yaml's {len(me.sources)} held-out run(s) as "
@@ -213,7 +223,7 @@ def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame:
                          f"{np.round(1e3 * phi[1:4], 1).tolist()} g·m; model-error σ mass {before[0]:.4g} → "
                          f"{after[0]:.4g} kg, first moments {np.round(1e3 * before[1:], 1).tolist()} → "
                          f"{np.round(1e3 * after[1:], 1).tolist()} g·m (one held-out motion's error is one draw of "
-                         "another motion's)")
+                         "another motion's)"), True
 
 
 def _difference_payload(model: RobotModel, robot: RobotIdentification, frame: str, theta_b: np.ndarray,

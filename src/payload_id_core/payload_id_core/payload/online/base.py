@@ -72,6 +72,7 @@ from payload_id_core.numpy_kernels import concatenate
 from payload_id_core.payload.against_robot_fit import FedResidual, RobotResidual
 from payload_id_core.payload.covariance_extra import (
     OnlineExtra,
+    few_motions_note,
     lasting_from_robot,
     online_covariance_extra,
     prefix_mass_excess,
@@ -770,6 +771,11 @@ class OnlineEstimator(ABC):
                               "load-dependent Coulomb friction μ per joint (N·m per N·m of load change): "
                               f"{np.round(mu, 4).tolist()} ± {np.round(mu_std, 4).tolist()}"))
         notes += model_error_notes(self.model_error_ratio())
+        # σ's model error from one held-out motion (the rule does not declare on it, _declared_how): the running and
+        # the final estimate are suspect too (finish.judge_quality), never applied as a confident answer.
+        few = few_motions_note(self.robot, self.frame, self.model, self.method) \
+            if self._single_motion_model_error else None
+        notes += [] if few is None else [few]
         history = None
         if self._hist_t:
             history = {"t": np.array(self._hist_t), "phi": np.array(self._hist_phi), "std": np.array(self._hist_std)}
