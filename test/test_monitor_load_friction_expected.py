@@ -4,13 +4,13 @@ data chose it (measured_load_friction, h150's gate), its σ_μ in the allowance.
 whose strict xfails are the load friction on the default path: test_monitor_task_motion's heavy part carried into a
 move, test_redteam_issue31_h87's 10 kg part into fast moves, test_monitor_push_or_load's wrist push held in motion."""
 import numpy as np
-from test_monitor_push_or_load import CARRIED, CASES, carried_push
+from test_monitor_load_friction_veto import assert_the_heavy_part_is_no_change
+from test_monitor_push_or_load import CASES, assert_the_pick_and_the_place_at_their_times, carried_push
 from test_redteam_issue31_h87 import _one_pick_and_one_place
 
-from payload_id_core.monitor import EventKind, MonitorSettings, PayloadMonitor
+from payload_id_core.monitor import EventKind, MonitorSettings
 from payload_id_core.monitor.detect import Cusum, DetectorSettings
 from payload_id_core.monitor.load_friction_veto import MU_SIGMAS, ExpectedLoadFriction
-from payload_id_core.sim.pick_place import pick_and_place
 
 EXPECTED = MonitorSettings(load_friction_expected=True)
 
@@ -62,18 +62,7 @@ def test_with_the_expectation_a_heavy_part_carried_into_a_move_is_no_change(ur10
     48.42 s, on the default path a `contact` at 50.52 s as the next move starts, the load's friction on the lift and
     elbow). With the expectation: no event but the pick, the part carried within 2 % and 2σ (h212: 4.891 ± 0.024 kg for
     4.887)."""
-    model, robot = ur10_cell_robot
-    run = pick_and_place(model, "ur10", seconds=53.5, seed=5)
-    monitor = PayloadMonitor(model, robot, run.frame, settings=EXPECTED)
-    events = []
-    for k in range(0, run.t.size, 10):
-        events += monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10]).events
-    assert not [e for e in events if not any(abs(e.t_change - c.t) < 0.1 for c in run.changes)], events
-    assert [e.kind for e in events if abs(e.t_change - 48.42) < 0.1] == [EventKind.PICKED], events
-    truth = run.carried_mass(run.t[-1])
-    mass, cov = monitor.state.part
-    assert truth > 4.8 and monitor.state.determined
-    assert abs(mass[0] - truth) < 0.02 * truth and abs(mass[0] - truth) < 2.0 * np.sqrt(cov[0, 0]), (mass[0], cov[0, 0])
+    assert_the_heavy_part_is_no_change(*ur10_cell_robot, EXPECTED)
 
 
 def test_with_the_expectation_a_heavy_part_into_fast_moves_is_one_pick_and_one_place(ur10_cell_robot):
@@ -95,11 +84,6 @@ def test_with_the_expectation_a_wrist_push_held_in_motion_is_no_load(ur10_cell_r
     (t_pick, _, _), (t_place, _, _) = task.truth
     during = [e for e in events if start - 0.1 <= e.t_change <= end + 0.5]
     assert during and all(e.kind is EventKind.CONTACT for e in during), events
-    loads = [e for e in events if e.is_load_change]
-    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events
-    for e, t_true, sign in ((loads[0], t_pick, 1.0), (loads[1], t_place, -1.0)):
-        assert abs(e.t_change - t_true) < 0.1, (e, t_true)
-        err = e.delta_mass - sign * CARRIED
-        assert abs(err) < 3.0 * e.delta_mass_std and abs(err) < 0.05 * CARRIED, e
+    assert_the_pick_and_the_place_at_their_times(events, t_pick, t_place)
 
 

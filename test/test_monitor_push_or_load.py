@@ -76,6 +76,17 @@ KNOWN = {"wrist-down-moving": "a window's fit of a wrist push held in motion is 
 _RUNS: dict = {}
 
 
+def assert_the_pick_and_the_place_at_their_times(events, t_pick: float, t_place: float) -> None:
+    """The loads named are the pick and the place, each within 0.1 s of its time and with the part's mass (3σ, and
+    5 %): a push's mass is carried by neither."""
+    loads = [e for e in events if e.is_load_change]
+    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events
+    for e, t_true, sign in ((loads[0], t_pick, 1.0), (loads[1], t_place, -1.0)):
+        assert abs(e.t_change - t_true) < 0.1, (e, t_true)
+        err = e.delta_mass - sign * CARRIED
+        assert abs(err) < 3.0 * e.delta_mass_std and abs(err) < 0.05 * CARRIED, e
+
+
 def watched(cell, case: str):
     """(task, (start, end) of the push, monitor, events, published) of `case`, simulated and watched once."""
     if case not in _RUNS:
@@ -95,12 +106,7 @@ def test_a_push_held_while_carrying_is_no_load_and_the_part_keeps_its_mass(cell,
     assert all(e.kind is EventKind.CONTACT for e in during), events
     # The loads are the pick and the place, each at its time and with the part's mass (3σ, and 5 %): the push's
     # mass is carried by neither.
-    loads = [e for e in events if e.is_load_change]
-    assert [e.kind for e in loads] == [EventKind.PICKED, EventKind.PLACED], events
-    for e, t_true, sign in ((loads[0], t_pick, 1.0), (loads[1], t_place, -1.0)):
-        assert abs(e.t_change - t_true) < 0.1, (e, t_true)
-        err = e.delta_mass - sign * CARRIED
-        assert abs(err) < 3.0 * e.delta_mass_std and abs(err) < 0.05 * CARRIED, e
+    assert_the_pick_and_the_place_at_their_times(events, t_pick, t_place)
     # Never a wrong payload published ok: every converged, ok estimate is the part carried then (3σ, 5 %).
     for t, state in published:
         est = state.to_estimate("tool0")
