@@ -27,6 +27,7 @@ from payload_id_core.payload.options import SIGNAL_OPTIONS, PayloadOptions
 from payload_id_core.robot_id import RobotIdentification, serial_correlation
 from payload_id_core.robot_id.model_error import (
     DATA_ONLY,
+    MAX_MASS_SIGMAS,
     WITH_ROBOT_COVARIANCE,
     DifferenceRLSConversion,
     HeldOutModelError,
@@ -132,10 +133,6 @@ def refuse_repeated_runs(runs: Sequence[Recording], option: str) -> None:
 # one joint at a time: jointwise-joint_2 inertia 290 kg·m², jointwise-joint_5 mass 49 kg).
 MAX_OWN_STD = (0.4, 0.4, 1.0)
 _GROUPS = (slice(0, 1), slice(1, 4), slice(4, 10))
-# A spurious mass this many of the run's own σ from zero is a load on the flange, not the model's error (the
-# good held-out runs: 0.03σ and 1.1σ; the loaded 15harm run: 57σ). A smaller load cannot be told from the
-# model error by the run itself; it widens every payload's σ rather than narrowing it.
-MAX_MASS_SIGMAS = 5.0
 # A drift run is refused as loaded beyond this many σ of its spurious mass (offsets free): wider than the held-out
 # runs' 5σ, because a drift run need not be an excitation that resolves the model's error from a load. Honest
 # unloaded drift runs: bench/accuracy.py's xtraj (UR10 and Panda, seeds 0-2, three 10 s sums of sines each) up to

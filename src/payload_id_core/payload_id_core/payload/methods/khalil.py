@@ -64,6 +64,7 @@ from payload_id_core.payload.robot_prior import (
 )
 from payload_id_core.payload_estimate import PayloadEstimate
 from payload_id_core.robot_id import RobotIdentification
+from payload_id_core.robot_id.model_error import MAX_MASS_SIGMAS
 from payload_id_core.signals.conditioning import Signals
 from payload_id_core.signals.recording import Recording
 
@@ -190,7 +191,6 @@ def _with_own_unloaded_run(model: RobotModel, robot: RobotIdentification, frame:
     not joined (h220): it is not this motion's error, and where it determines the payload poorly its spurious φ is its
     own noise (the real UR10e's jointwise-joint_1 run: mass −18.3 kg, 5σ test passed, the mass σ 0.031 → 13.0 kg on
     15harm, the CoM withheld, the estimate +0.24 % off)."""
-    from payload_id_core.payload.held_out_error import MAX_MASS_SIGMAS  # noqa: PLC0415 - it imports the methods
 
     me = robot.model_error.in_frame(model, frame) if robot.model_error is not None else None
     if me is None:
