@@ -146,12 +146,10 @@ def test_a_part_picked_before_the_robot_has_moved_is_kept(cell):
     assert abs(monitor.state.part[0][0] - 3.0) < 0.06
 
 
-def _pick_within_sigma(cell, seed: int, moved_first_s: float, deciding: bool = False,
-                       max_end_std: float = np.inf) -> list[str]:
+def _pick_within_sigma(cell, seed: int, moved_first_s: float) -> list[str]:
     """The 3 kg part of test_a_part_picked_before_the_robot_has_moved_is_kept on another seed, after `moved_first_s`
     of motion with the empty flange (0: none): what is wrong about its mass, each published re-estimate and the end
-    state judged in the σ published on ~/payload (PayloadState.published_part; `deciding`: in the σ the monitor decides
-    with, PayloadState.part), the end's σ above `max_end_std` kg (empty: every one within 3σ)."""
+    state judged in its own σ (empty: every one within 3σ)."""
     model, robot = cell
     task = Task(model, seed)
     task.rest(1.0 if moved_first_s == 0 else 0.5)
@@ -165,45 +163,32 @@ def _pick_within_sigma(cell, seed: int, moved_first_s: float, deciding: bool = F
     wrong = [] if [e.kind for e in events] == [EventKind.PICKED] else [f"events {[e.kind.value for e in events]}"]
     states = [(f"published at {t:.2f} s", p) for t, p in published if not p.undecided] + [("end", monitor.state)]
     for what, p in states:
-        mass, cov = p.part if deciding else p.published_part
-        std = float(np.sqrt(cov[0, 0]))
-        if abs(float(mass[0]) - 3.0) > 3.0 * std:
-            wrong.append(f"{what}: {float(mass[0]):.4f} ± {std:.4f} kg ({(float(mass[0]) - 3.0) / std:+.1f}σ)")
-        if what == "end" and std > max_end_std:
-            wrong.append(f"end σ {std:.4f} kg > {max_end_std} kg")
+        mass, std = float(p.part[0][0]), float(np.sqrt(p.part[1][0, 0]))
+        if abs(mass - 3.0) > 3.0 * std:
+            wrong.append(f"{what}: {mass:.4f} ± {std:.4f} kg ({(mass - 3.0) / std:+.1f}σ)")
     return wrong
 
 
 @pytest.mark.parametrize("seed", [1, 5])
 def test_a_part_picked_after_the_empty_flange_moved_is_named_within_its_sigma(cell, seed):
-    """The contrast to the pick before the robot has moved (h213): 3 s of motion with the empty flange before the
-    pick, so that the unloaded robot's friction error is learnt (UnloadedFriction) and taken out of the pick's rows:
-    seed 1 first 2.9805 ± 0.0136 kg (1.4σ), end 2.9980 ± 0.0084; seed 5 3.0256 ± 0.0189 (1.4σ), end 2.9956 ± 0.0084
-    (in the deciding σ; published seed 1 ± 0.0147, ± 0.0098; seed 5 ± 0.0223, ± 0.0105). With the unloaded friction
-    off (MonitorSettings(unloaded_friction=False)) the same picks end 2.9435 ± 0.0062 (9.1σ) and 2.9588 ± 0.0101
-    (4.1σ). The end's published σ stays within 0.02 kg: a friction that was learnt is not spread again."""
-    assert _pick_within_sigma(cell, seed, moved_first_s=3.0, deciding=True, max_end_std=0.02) == []
+    """The contrast to the xfail below (h213): 3 s of motion with the empty flange before the pick, so that the unloaded
+    robot's friction error is learnt (UnloadedFriction) and taken out of the pick's rows: seed 1 first 2.9805 ± 0.0136
+    kg (1.4σ), end 2.9980 ± 0.0084; seed 5 3.0256 ± 0.0189 (1.4σ), end 2.9956 ± 0.0084. With the unloaded friction off
+    (MonitorSettings(unloaded_friction=False)) the same picks end 2.9435 ± 0.0062 (9.1σ) and 2.9588 ± 0.0101 (4.1σ)."""
+    assert _pick_within_sigma(cell, seed, moved_first_s=3.0) == []
 
 
 @pytest.mark.parametrize("seed", [1, 5])
+@pytest.mark.xfail(strict=True, reason="h213: a part picked before the robot has moved is re-estimated 1.3-4 % low "
+                   "with a σ that does not cover it, on main: seed 1 first published 2.9227 ± 0.0169 kg (4.6σ), end "
+                   "2.9322 ± 0.0075 (9.0σ); seed 5 2.8770 ± 0.0132 (9.3σ), end 2.9386 ± 0.0154 (4.0σ) (seeds 0-6: the "
+                   "end 3.9-9.0σ low on all 7, the first publication beyond 3σ on 1, 3, 5). The unloaded robot's "
+                   "friction error is not learnt before the first move (UnloadedFriction.min_moving_s) and nothing "
+                   "counts it in the re-estimate's σ. Not the load friction μ: held at the simulated 0.02 ± 0.0005 "
+                   "the seed-0 pick still ends 2.960 ± 0.012 (3.3σ); test_a_part_picked_before_the_robot_has_moved_"
+                   "is_kept (seed 0, first 2.9865 ± 0.0288) passes its 0.06 kg tolerance by luck")
 def test_a_part_picked_before_the_robot_has_moved_is_named_within_its_sigma(cell, seed):
-    """h213's strict xfail, passing since h217: the unloaded robot's friction error is not learnt before the first move
-    (UnloadedFriction.min_moving_s), and the re-estimate reads the part 1.3-4 % low (seed 1 first 2.9227, end 2.9322;
-    seed 5 first 2.8770, end 2.9386 kg). Its prior spread (UnloadedFriction.unlearnt_cov, μ_a ± 0.05) is now in the
-    published σ: seed 1 first ± 0.0740 (1.0σ), end ± 0.0497 (1.4σ); seed 5 ± 0.0803 (1.5σ), ± 0.0521 (1.2σ); on
-    seeds 0-6 every publication within 1.5σ, the end σ 0.047-0.065 kg. The pick is still named, at the same time as
-    before (the deciding σ is unchanged); the end's published σ below 0.07 kg (2.3 %)."""
-    assert _pick_within_sigma(cell, seed, moved_first_s=0.0, max_end_std=0.07) == []
-
-
-@pytest.mark.xfail(strict=True, reason="h217: the σ the monitor decides with (PayloadState.part: the alarm's "
-                   "F Σ Fᵀ, a refutation's 3σ) still takes the unlearnt friction as known: seed 5 first 2.8770 ± "
-                   "0.0132 kg (9.3σ), end 2.9386 ± 0.0154 (4.0σ); seeds 0-6 end 3.9-9.0σ low. Spread into it "
-                   "(h213: μ_a ± 0.05 as correction_cov) the pick is never named on seeds 0-2; fitted jointly with "
-                   "the payload from the loaded motion (all 4 columns per joint) it is worse: seed 1 2.8173 ± 0.0495 "
-                   "(3.7σ), seed 5 2.8654 ± 0.0153 (8.8σ), named 2.4-4.1 s later")
-def test_a_part_picked_before_the_robot_has_moved_is_decided_within_its_sigma(cell):
-    assert _pick_within_sigma(cell, 5, moved_first_s=0.0, deciding=True) == []
+    assert _pick_within_sigma(cell, seed, moved_first_s=0.0) == []
 
 
 def test_the_robot_models_own_error_is_tared_off_the_next_part(cell):

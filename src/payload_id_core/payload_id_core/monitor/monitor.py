@@ -942,7 +942,6 @@ class PayloadMonitor:
         self.refiner.restart(self.state.phi, t, self.s.detector.inertia_prior_std, self._friction_prior)
         if self.unloaded is not None:
             self.refiner.correction_cov = self.unloaded.used_cov
-            self.refiner.unlearnt_correction_cov = self.unloaded.unlearnt_cov()
         self._last_refine = -np.inf
         self._armed, self._unarmed_motion_s = True, 0.0
         self._disarmed.clear()
@@ -1191,7 +1190,6 @@ class PayloadMonitor:
         self.refiner.restart(phi, float(t[k_c]), self.s.detector.inertia_prior_std, self._friction_prior)
         if self.unloaded is not None:
             self.refiner.correction_cov = self.unloaded.used_cov
-            self.refiner.unlearnt_correction_cov = self.unloaded.unlearnt_cov()
         self._refine_rows(samples[k_c::self.s.refine_stride])
         self._last_refine = -np.inf
         extra, window_held_out = self._window_published_extra()

@@ -217,9 +217,6 @@ class PayloadRefiner:
         # M_j = Σ_k a_kj c_kjᵀ (whitened), so its covariance adds G⁻¹ (Σ_j M_j P_j M_jᵀ) G⁻¹. It is the same
         # for every row block, so no clustering sees it.
         self.correction_cov: np.ndarray | None = None
-        # The same spread for a correction not learnt at all before the change (no motion of the empty flange to learn
-        # it from: its prior, UnloadedFriction.unlearnt_cov, (n, m, m)), added to `published` only.
-        self.unlearnt_correction_cov: np.ndarray | None = None
         self._M: np.ndarray | None = None
 
     def add(self, t: np.ndarray, A: np.ndarray, b: np.ndarray, scale: np.ndarray, L: np.ndarray | None = None,
@@ -364,9 +361,6 @@ class PayloadRefiner:
         if self.correction_cov is not None and self._M is not None:
             spread = np.einsum("jum,jmp,jvp->uv", self._M, self.correction_cov, self._M)
             cov = cov + Ginv @ spread @ Ginv
-            published = published + Ginv @ spread @ Ginv
-        if self.unlearnt_correction_cov is not None and self._M is not None:
-            spread = np.einsum("jum,jmp,jvp->uv", self._M, self.unlearnt_correction_cov, self._M)
             published = published + Ginv @ spread @ Ginv
         cov = 0.5 * (cov + cov.T)
         published = 0.5 * (published + published.T)

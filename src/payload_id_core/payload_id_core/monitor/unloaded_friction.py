@@ -20,7 +20,6 @@ class UnloadedFriction:
 
     def __init__(self, n: int, m: int, mu_prior_std: float, other_prior_std: float = 10.0, min_moving_s: float = 0.0):
         self.min_moving_s = min_moving_s
-        self.mu_prior_std = mu_prior_std
         prior = np.concatenate([[mu_prior_std], np.full(m - 1, other_prior_std)]) ** -2.0
         self.AtA = np.tile(np.diag(prior), (n, 1, 1))
         self.data_AtA = np.zeros((n, m, m))      # the rows' information alone (the ridge's is not data)
@@ -56,19 +55,6 @@ class UnloadedFriction:
         s2 = np.maximum(rss / max(self.rows, 1), 1e-12)
         inv = np.linalg.inv(self.AtA)
         self.used_cov = (inv @ self.data_AtA @ inv) * (s2 * correlation)[:, None, None]
-
-    def unlearnt_cov(self) -> np.ndarray | None:
-        """(n, m, m): the spread of the correction a re-estimate takes when `freeze` learnt nothing (no motion of the
-        empty flange before its change): μ_a ± mu_prior_std on column 0, |τ̂_a| sgn(q̇), the friction the identification
-        did not model; None once something is learnt (then used_cov says it). The identification's own friction
-        columns carry none: it fitted them, and what it absorbed of μ_a |τ̂_a| is column 0's mean (h213: this spread
-        covered the 3 kg part picked before the robot moved on the simulated cell, seeds 0-6, end σ 0.043-0.055 kg)."""
-        if self.used_cov is not None:
-            return None
-        n, m = self.Atb.shape
-        cov = np.zeros((n, m, m))
-        cov[:, 0, 0] = self.mu_prior_std**2
-        return cov
 
     def add(self, C: np.ndarray, r: np.ndarray, scale: np.ndarray, moving_s: float = 0.0) -> None:
         """Columns (N, n, m) and residual (N, n), whitened per joint by `scale`; `moving_s` of them in motion."""
