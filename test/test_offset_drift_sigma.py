@@ -267,6 +267,12 @@ JOINT_Z = 0.9          # each offset's change over its own std: within 1σ, no p
 JOINT_RHO = 0.95       # their correlation under "not moved" (h207's probe): together far beyond chance
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "h214's width along the drift's joint direction, (1 − 1/χ²) ΔB̂ΔB̂ᵀ, passed this, but taken back after CI34: on "
+    "test_goal_witnesses' run with every offset moved 0.3 N·m it widened direct-rls's mass σ 0.058 → 0.083 kg (error "
+    "+0.084 kg, z 1.44 → 1.01), so direct-rls's offset witness (payload/offset_drift.py, the shift against the "
+    "estimate's σ) no longer made it suspect with its fix ('use difference-rls') while khalil-2 and gaz-dtau, at the "
+    "same z, still were. The width and the witness must be reconciled before the joint width can land"))
 @pytest.mark.parametrize("method, rel", [("direct-rls", 0.2), ("khalil-2", 0.02), ("gaz-dtau", 0.02)])
 def test_a_drift_beyond_chance_only_jointly_is_given_its_joint_width(ur10, monkeypatch, method, rel):
     """h207's probe (h214): the shoulder lift's and the elbow's free changes +0.9σ and −0.9σ of "not moved", their

@@ -359,37 +359,24 @@ def _run_drift_covariance(robot: RobotIdentification, run_drift: RunOffsetDrift,
     better than C_a, against their covariance under "not moved" V_LL (noise and C_a), χ² = ΔB̂_Lᵀ V_LL⁺ ΔB̂_L on
     rank(V_LL) degrees of freedom, exceeds chance at RUN_DRIFT_FALSE_ALARM: one test over the offsets, not one draw
     per offset (docs/design.md h202: 0 of 52 honest runs opened; the h86 moved lift's seeds 3 / 4, χ² p 0.066 / 0.078,
-    are no more than the Panda's honest runs' 0.078 and 0.015, and stay shut). The width is the test's too (h214):
-    along ΔB̂_L, not per offset, so a change beyond chance only jointly is carried (per-offset widths gave it none)."""
+    are no more than the Panda's honest runs' 0.078 and 0.015, and stay shut)."""
     L = np.flatnonzero(run_drift.loose)
-    if not L.size:
+    if not run_drift.moved.size or not L.size:
         return None
-    d = run_drift.offsets[L]
-    chi2, dof = chi2_stat(d, run_drift.cov[np.ix_(L, L)])
+    chi2, dof = chi2_stat(run_drift.offsets[L], run_drift.cov[np.ix_(L, L)])
     if dof == 0 or not chi2_sf(chi2, dof) < RUN_DRIFT_FALSE_ALARM:
         return None
-    # The width along the drift's joint direction (h214), the one the test found: ΔB ~ N(0, V + D) with D = τ b bᵀ,
-    # whose marginal likelihood from the one draw ΔB̂_L is largest at b ∝ ΔB̂_L and τ = 1 − 1/χ² (then
-    # ΔB̂ᵀ (V + D)⁻¹ ΔB̂ = 1). On one offset it is the per-offset width d̂² = ΔB̂² − v; on several it keeps their
-    # correlation, so two offsets each within 1σ whose changes together are beyond chance (h207: ±0.9σ, correlated
-    # 0.95, χ² 32.4 on 2) are given the width their joint change shows, where the per-offset widths gave none.
     offsets = np.flatnonzero([name.partition("_")[0] == "B" for name in robot.friction.param_names])
-    width = (1.0 - 1.0 / chi2) * np.outer(d, d)
-    S = _offset_response(robot, offsets[L], y_a, fit, W, to_payload, gram)
-    cov = S @ width @ S.T
-    mass = float(fit.x[0]) if mass is None else float(mass)
-    mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
-    share = f" ({100 * mass_std / mass:.2f} % of the mass)" if mass > 0 else ""
-    shown = ", ".join(f"{run_drift.joints[j]} {run_drift.offsets[j]:+.3f} N·m against ± {run_drift.offsets_std[j]:.3f}"
-                      for j in L)
+    std = np.zeros(len(robot.friction.param_names))
+    std[offsets] = run_drift.drift_std
+    cov, mass_std, share = _drift_term(robot, std, y_a, fit, W, to_payload, mass, gram)
     return cov, Note(NoteCode.PAYLOAD_OFFSET_DRIFT_SIGMA,
                      "robot.yaml records no drift of its constant friction offsets, and this run resolves some of "
-                     "them better than robot.yaml's calibration and shows them moved together beyond its C_a and its "
-                     f"noise ({shown}; χ² {chi2:.1f} on {dof}, p {chi2_sf(chi2, dof):.2g}): this method "
+                     "them better than robot.yaml's calibration and shows them moved beyond its C_a and its noise ("
+                     f"{run_drift.shown()}; together χ² {chi2:.1f} on {dof}, p {chi2_sf(chi2, dof):.2g}): this method "
                      "holds them at robot.yaml's values and cannot fit that drift (khalil-1 fits it), so its width "
-                     "from this run, along the offsets' joint change, moves this fit's mass by σ "
-                     f"{mass_std:.4g} kg{share}, added to the covariance; identify-robot --drift-bag/--drift-csv-ur "
-                     "on unloaded runs of other occasions measures the drift")
+                     f"from this run moves this fit's mass by σ {mass_std:.4g} kg{share}, added to the covariance; "
+                     "identify-robot --drift-bag/--drift-csv-ur on unloaded runs of other occasions measures the drift")
 
 
 class OnlineExtra(NamedTuple):
