@@ -91,7 +91,7 @@ MIN_DECLARING_MOTIONS = 2
 # A spurious mass this many of the run's own σ from zero is a load on the flange, not the model's error (the
 # good held-out runs: 0.03σ and 1.1σ; the loaded 15harm run: 57σ). A smaller load cannot be told from the
 # model error by the run itself; it widens every payload's σ rather than narrowing it. Here, not in
-# payload/held_out_error.py, because khalil-1's own-unloaded-run join uses it too and held_out_error imports the methods.
+# payload/held_out_error.py: khalil-1's own-unloaded-run join uses it too, and held_out_error imports the methods.
 MAX_MASS_SIGMAS = 5.0
 
 # The payload run's own motion, where an unloaded run of it is given with it (identify-payload --unloaded-csv-ur):
