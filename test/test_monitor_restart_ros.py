@@ -31,7 +31,12 @@ from ros_cell.json_lines import json_lines
 from ros_cell.process_group import stop_groups
 from ros_cell.signal_cell import OutputReader, restart_ended
 
-pytestmark = pytest.mark.slow
+# wall_clock: run alone after the others (Makefile). With the clock holds the kill's instant is the fake's, but in
+# CI35's parallel phase the killed node named the pick "from 4.9 s of task motion" before a hold came (with the move to
+# the excitation's start 1.3 s were due): the hold fell on another trajectory than the first excitation under that load
+# (not diagnosed further: a resent goal request, player_client's RESEND_AFTER, is the suspect). Alone it passed 7 of 7
+# (h215) and in CI34's parallel phase.
+pytestmark = [pytest.mark.slow, pytest.mark.wall_clock]
 HERE = Path(__file__).parent / "ros_cell"
 PART_KG = 3.0
 PICK_AFTER_S = 1.0          # simulated s after the fake is ready
