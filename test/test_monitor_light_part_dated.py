@@ -12,6 +12,7 @@ on the window's first row (PayloadMonitor._earlier_date), and the pick is dated 
 
 import numpy as np
 import pytest
+from test_monitor_task_motion import feed
 
 from payload_id_core.sim.pick_place import pick_and_place
 
@@ -29,9 +30,7 @@ def light(ur10_cell_robot):
     run = pick_and_place(model, "ur10", seconds=SECONDS, seed=21, masses=(0.2, 1.0), contacts_per_minute=0.0,
                          move_s=(0.6, 0.9))
     monitor = PayloadMonitor(model, robot, run.frame)
-    events = []
-    for k in range(0, run.t.size, 10):
-        events += monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10]).events
+    events, _ = feed(monitor, run.t, run.q, run.qd, run.tau)
     return run, events
 
 

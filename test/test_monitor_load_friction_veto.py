@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_monitor_task_motion import feed
 
 from payload_id_core.monitor import EventKind, MonitorSettings, PayloadMonitor
 from payload_id_core.monitor.detect import Cusum, DetectorSettings
@@ -85,9 +86,7 @@ def assert_the_heavy_part_is_no_change(model, robot, settings: MonitorSettings) 
     `settings`: no event but the pick, the part carried within 2 % and 2σ."""
     run = pick_and_place(model, "ur10", seconds=53.5, seed=5)
     monitor = PayloadMonitor(model, robot, run.frame, settings=settings)
-    events = []
-    for k in range(0, run.t.size, 10):
-        events += monitor.update(run.t[k:k + 10], run.q[k:k + 10], run.qd[k:k + 10], run.tau[k:k + 10]).events
+    events, _ = feed(monitor, run.t, run.q, run.qd, run.tau)
     assert not [e for e in events if not any(abs(e.t_change - c.t) < 0.1 for c in run.changes)], events
     assert [e.kind for e in events if abs(e.t_change - 48.42) < 0.1] == [EventKind.PICKED], events
     truth = run.carried_mass(run.t[-1])
